@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file egpu.h
+ * @brief libegpu: run eBPF programs inside NVIDIA GPU kernels.
+ *
+ * The only header an application needs. Every fallible call returns 0 (or a
+ * non-negative count) on success and a negative ::egpu_error code on failure,
+ * or NULL for constructors; egpu_errmsg() then returns a message that names
+ * what failed and where. Options structs start with `size_t sz` (set it with
+ * EGPU_OPTS()) so they can grow without breaking binary compatibility.
+ * Handles are opaque; every free/close function accepts NULL.
+ */
+#ifndef EGPU_H
+#define EGPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Marks the exported API; everything else in the library is hidden. */
+#if defined(__GNUC__)
+#define EGPU_API __attribute__((visibility("default")))
+#else
+#define EGPU_API
+#endif
+
+/** Major version of the library this header belongs to. */
+#define EGPU_VERSION_MAJOR 0
+/** Minor version of the library this header belongs to. */
+#define EGPU_VERSION_MINOR 1
+/** Patch version of the library this header belongs to. */
+#define EGPU_VERSION_PATCH 0
+
+/**
+ * Declare and zero an options struct with its `sz` set, like libbpf's
+ * LIBBPF_OPTS: `EGPU_OPTS(egpu_load_opts, o, .name = "probe");`
+ */
+#define EGPU_OPTS(TYPE, NAME, ...)                                            \
+	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
+
+/** Error codes. All are negative; 0 is success. */
+enum egpu_error {
+	EGPU_EINVAL = -1,   /**< invalid argument */
+	EGPU_ENOMEM = -2,   /**< out of memory */
+	EGPU_EIO = -3,      /**< a file could not be read or written */
+	EGPU_EFORMAT = -4,  /**< malformed input: ELF, instructions, PTX */
+	EGPU_EVERIFY = -5,  /**< a program was refused as unsafe */
+	EGPU_EJIT = -6,     /**< translation to PTX or host code failed */
+	EGPU_ENODEV = -7,   /**< no CUDA driver or no GPU */
+	EGPU_ENOENT = -8,   /**< no such program, map, kernel or key */
+	EGPU_E2BIG = -9,    /**< a map or buffer is full or too small */
+	EGPU_ECUDA = -10,   /**< the CUDA driver returned an error */
+	EGPU_ENOTSUP = -11, /**< valid, but not supported by this build */
+	EGPU_EEXIST = -12,  /**< the key exists and BPF_NOEXIST was asked */
+};
+
+/** Message describing the last error on the calling thread ("" if none). */
+EGPU_API const char *egpu_errmsg(void);
+/** Short fixed description of an ::egpu_error code. */
+EGPU_API const char *egpu_strerror(int err);
+/** Library version as "MAJOR.MINOR.PATCH". */
+EGPU_API const char *egpu_version(void);
+
+/** Severity of a log message. */
+enum egpu_log_level {
+	EGPU_LOG_ERROR = 0,
+	EGPU_LOG_WARN = 1,
+	EGPU_LOG_INFO = 2,
+	EGPU_LOG_DEBUG = 3,
+};
+
+/** Receives log messages; @p msg has no trailing newline. */
+typedef void (*egpu_log_fn)(enum egpu_log_level level, const char *msg,
+			    void *user);
+
+/** Opaque library context: owns objects, maps and the GPU binding. */
+typedef struct egpu_ctx egpu_ctx;
+/** Opaque loaded eBPF object (one ELF file or one raw program). */
+typedef struct egpu_obj egpu_obj;
+/** Opaque program inside an ::egpu_obj. */
+typedef struct egpu_prog egpu_prog;
+/** Opaque map inside an ::egpu_obj. */
+typedef struct egpu_map egpu_map;
+
+/** Options for egpu_ctx_new(). */
+struct egpu_ctx_opts {
+	size_t sz;            /**< sizeof(struct egpu_ctx_opts) */
+	const char *sm;       /**< PTX target, e.g. "sm_90"; NULL: "sm_90" */
+	egpu_log_fn log;      /**< log callback; NULL: stderr */
+	void *log_user;       /**< passed to @ref log */
+	enum egpu_log_level log_level; /**< most verbose level delivered */
+};
+
+/**
+ * Create a context. Needs no GPU: the CUDA driver is opened only when a GPU
+ * operation first asks for it. Returns NULL on failure (see egpu_errmsg()).
+ */
+EGPU_API egpu_ctx *egpu_ctx_new(const struct egpu_ctx_opts *opts);
+/** Free a context and everything loaded into it. NULL-safe. */
+EGPU_API void egpu_ctx_free(egpu_ctx *ctx);
+/**
+ * Whether a CUDA driver and at least one GPU are usable. Returns 1 if so,
+ * 0 if not (egpu_errmsg() then says why); never fails otherwise.
+ */
+EGPU_API int egpu_gpu_available(void);
+
+/** Which helper conventions a program is built against. */
+enum egpu_helper_abi {
+	/** DESIGN helpers: 5 = ktime_get_ns (globaltimer) etc. */
+	EGPU_HELPERS_GPU = 0,
+	/**
+	 * The bpf_conformance suite's convention: helper 5 returns its first
+	 * argument ("unwind"); no other helper exists.
+	 */
+	EGPU_HELPERS_CONFORMANCE = 1,
+};
+
+/** Options for egpu_load(), egpu_load_mem() and egpu_load_insns(). */
+struct egpu_load_opts {
+	size_t sz;                   /**< sizeof(struct egpu_load_opts) */
+	const char *name;            /**< object name for messages; NULL: file name */
+	enum egpu_helper_abi helpers; /**< helper convention, default GPU */
+};
+
+/** Load an eBPF ELF object from @p path. NULL on failure. */
+EGPU_API egpu_obj *egpu_load(egpu_ctx *ctx, const char *path,
+		    const struct egpu_load_opts *opts);
+/** Load an eBPF ELF object from memory (copied). NULL on failure. */
+EGPU_API egpu_obj *egpu_load_mem(egpu_ctx *ctx, const void *elf, size_t len,
+			const struct egpu_load_opts *opts);
+/**
+ * Load a raw instruction stream (8 bytes per instruction, little-endian,
+ * `lddw` taking two) as an object with one program named "prog" and no maps.
+ */
+EGPU_API egpu_obj *egpu_load_insns(egpu_ctx *ctx, const void *insns, size_t len,
+			  const struct egpu_load_opts *opts);
+/** Close an object, its programs and maps. NULL-safe. */
+EGPU_API void egpu_obj_close(egpu_obj *obj);
+/** Name of the object. */
+EGPU_API const char *egpu_obj_name(const egpu_obj *obj);
+
+/** Program by name, or NULL (EGPU_ENOENT in egpu_errmsg()). */
+EGPU_API egpu_prog *egpu_obj_prog(const egpu_obj *obj, const char *name);
+/** Iterate programs: pass NULL for the first, the previous for the next. */
+EGPU_API egpu_prog *egpu_obj_next_prog(const egpu_obj *obj, const egpu_prog *prev);
+/** Map by name, or NULL (EGPU_ENOENT in egpu_errmsg()). */
+EGPU_API egpu_map *egpu_obj_map(const egpu_obj *obj, const char *name);
+/** Iterate maps: pass NULL for the first, the previous for the next. */
+EGPU_API egpu_map *egpu_obj_next_map(const egpu_obj *obj, const egpu_map *prev);
+
+/** Where in a kernel a program runs. */
+enum egpu_attach_point {
+	EGPU_ATTACH_NONE = 0,  /**< not attachable: run directly only */
+	EGPU_ATTACH_ENTRY = 1, /**< at kernel entry, every thread */
+	EGPU_ATTACH_EXIT = 2,  /**< at every ret/exit, every thread */
+	EGPU_ATTACH_MEM = 3,   /**< before every memory access */
+};
+
+/** Name of an attach point: "none", "entry", "exit" or "mem". */
+EGPU_API const char *egpu_attach_point_str(enum egpu_attach_point at);
+
+/** Program name (its function name in the ELF). */
+EGPU_API const char *egpu_prog_name(const egpu_prog *prog);
+/** ELF section the program came from ("" for raw programs). */
+EGPU_API const char *egpu_prog_section(const egpu_prog *prog);
+/** Attach point named by the section, or EGPU_ATTACH_NONE. */
+EGPU_API enum egpu_attach_point egpu_prog_attach_point(const egpu_prog *prog);
+/** Kernel name or glob from the section ("" if none). */
+EGPU_API const char *egpu_prog_kernel(const egpu_prog *prog);
+/** Number of instructions after linking subprograms (lddw counts 2). */
+EGPU_API size_t egpu_prog_insn_cnt(const egpu_prog *prog);
+/** Linked instructions (8 bytes each), valid while the object lives. */
+EGPU_API const void *egpu_prog_insns(const egpu_prog *prog);
+
+/** Options for egpu_prog_jit_ptx(). */
+struct egpu_jit_opts {
+	size_t sz;          /**< sizeof(struct egpu_jit_opts) */
+	const char *sm;     /**< target; NULL: the context's */
+	const char *func;   /**< PTX function name; NULL: "egpu_prog_<name>" */
+	bool kernel;        /**< also emit a one-thread `.entry` wrapper */
+	double jit_ms;      /**< out: time spent translating */
+};
+
+/**
+ * Translate a program to PTX. The result holds a `.visible .func` named
+ * @ref egpu_jit_opts.func taking (ctx pointer, ctx length) and returning r0
+ * as .b64; with @ref egpu_jit_opts.kernel also an `.entry` of the same name
+ * plus "_kernel" taking (ctx, ctx_len, u64 *r0). *ptx is malloc'ed,
+ * NUL-terminated; free() it.
+ */
+EGPU_API int egpu_prog_jit_ptx(egpu_prog *prog, struct egpu_jit_opts *opts,
+		      char **ptx, size_t *len);
+
+/** Where egpu_prog_run() executes a program. */
+enum egpu_backend {
+	EGPU_BACKEND_CPU = 0, /**< host code through LLVM ORC; needs no GPU */
+	EGPU_BACKEND_GPU = 1, /**< one GPU thread; needs a GPU */
+};
+
+/** Options and results of egpu_prog_run(). */
+struct egpu_run_opts {
+	size_t sz;                 /**< sizeof(struct egpu_run_opts) */
+	enum egpu_backend backend; /**< CPU (default) or GPU */
+	void *ctx;                 /**< r1: memory the program may access */
+	size_t ctx_len;            /**< r2: its length; copied back after a GPU run */
+	uint64_t retval;           /**< out: r0 at exit */
+	double run_ns;             /**< out: execution time, excluding translation */
+};
+
+/** Run a program once, directly, with r1 = ctx and r2 = ctx_len. */
+EGPU_API int egpu_prog_run(egpu_prog *prog, struct egpu_run_opts *opts);
+
+/** Map types. Values match Linux's BPF_MAP_TYPE_* and bpftime's GPU types. */
+enum egpu_map_type {
+	EGPU_MAP_HASH = 1,
+	EGPU_MAP_ARRAY = 2,
+	EGPU_MAP_PERF_EVENT_ARRAY = 4,
+	EGPU_MAP_PERCPU_ARRAY = 6,   /**< one value per GPU thread */
+	EGPU_MAP_RINGBUF = 27,
+	EGPU_MAP_PERTHREAD_ARRAY = 1502, /**< bpftime's per-thread array */
+	EGPU_MAP_GPU_ARRAY = 1503,       /**< bpftime's GPU array */
+	EGPU_MAP_GPU_RINGBUF = 1527,     /**< bpftime's GPU ring buffer */
+};
+
+/** Map name ("name.data" style names for global data sections). */
+EGPU_API const char *egpu_map_name(const egpu_map *map);
+/** Map type (an ::egpu_map_type value). */
+EGPU_API uint32_t egpu_map_type(const egpu_map *map);
+/** Key size in bytes. */
+EGPU_API uint32_t egpu_map_key_size(const egpu_map *map);
+/** Value size in bytes. */
+EGPU_API uint32_t egpu_map_value_size(const egpu_map *map);
+/** Maximum number of entries. */
+EGPU_API uint32_t egpu_map_max_entries(const egpu_map *map);
+
+/** Flags of egpu_map_update(), as in Linux. */
+enum egpu_update_flags {
+	EGPU_ANY = 0,     /**< create or replace */
+	EGPU_NOEXIST = 1, /**< create only */
+	EGPU_EXIST = 2,   /**< replace only */
+};
+
+/** Copy the value stored under @p key into @p value. */
+EGPU_API int egpu_map_lookup(egpu_map *map, const void *key, void *value);
+/** Store @p value under @p key (see ::egpu_update_flags). */
+EGPU_API int egpu_map_update(egpu_map *map, const void *key, const void *value,
+		    uint64_t flags);
+/** Remove @p key (array maps: EGPU_EINVAL, as in Linux). */
+EGPU_API int egpu_map_delete(egpu_map *map, const void *key);
+/**
+ * Key following @p key in iteration order into @p next_key; @p key NULL
+ * gives the first. EGPU_ENOENT after the last.
+ */
+EGPU_API int egpu_map_next_key(egpu_map *map, const void *key, void *next_key);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EGPU_H */

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal essentials shared by every stage: errors, logging, growable text. */
+#ifndef EGPU_CORE_H
+#define EGPU_CORE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "egpu.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#if defined(__GNUC__)
+#define EGPU_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define EGPU_PRINTF(f, a)
+#endif
+
+/*
+ * Record a message for egpu_errmsg() on this thread and return @code, so a
+ * failing path reads `return err_set(EGPU_EFORMAT, "...", ...);`.
+ */
+int err_set(int code, const char *fmt, ...) EGPU_PRINTF(2, 3);
+int err_vset(int code, const char *fmt, va_list ap);
+/* Put @prefix and ": " in front of the current message (adds context). */
+void err_prefix(const char *fmt, ...) EGPU_PRINTF(1, 2);
+void err_clear(void);
+
+/* A growable NUL-terminated string. Out of memory is sticky: check sb_ok(). */
+struct strbuf {
+	char *buf;
+	size_t len;
+	size_t cap;
+	int oom;
+};
+
+void sb_init(struct strbuf *sb);
+void sb_free(struct strbuf *sb);
+void sb_addn(struct strbuf *sb, const char *s, size_t n);
+void sb_adds(struct strbuf *sb, const char *s);
+void sb_printf(struct strbuf *sb, const char *fmt, ...) EGPU_PRINTF(2, 3);
+int sb_ok(const struct strbuf *sb);
+/* Hand the buffer to the caller (NULL if out of memory) and reset @sb. */
+char *sb_detach(struct strbuf *sb, size_t *len);
+
+/* Logging through a context's callback (or stderr when there is none). */
+struct egpu_logger {
+	egpu_log_fn fn;
+	void *user;
+	enum egpu_log_level level;
+};
+
+void log_msg(const struct egpu_logger *lg, enum egpu_log_level level,
+	     const char *fmt, ...) EGPU_PRINTF(3, 4);
+
+/* Monotonic clock in nanoseconds, for the timings the API reports. */
+uint64_t now_ns(void);
+
+#endif

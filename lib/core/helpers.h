@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The helper functions a program may call, by number. Numbers follow Linux
+ * and bpftime so existing programs run unchanged; new ones start at 512.
+ * The verifier adds argument types (lib/verifier), the JIT lowers each one
+ * per back end (lib/jit).
+ */
+#ifndef EGPU_HELPERS_H
+#define EGPU_HELPERS_H
+
+#include <stdint.h>
+
+enum egpu_helper_id {
+	HELPER_MAP_LOOKUP = 1,
+	HELPER_MAP_UPDATE = 2,
+	HELPER_MAP_DELETE = 3,
+	HELPER_KTIME_GET_NS = 5,
+	HELPER_TRACE_PRINTK = 6,
+	HELPER_GET_PID_TGID = 14,
+	HELPER_PERF_EVENT_OUTPUT = 25,
+	HELPER_RINGBUF_OUTPUT = 130,
+	HELPER_RINGBUF_RESERVE = 131,
+	HELPER_RINGBUF_SUBMIT = 132,
+	HELPER_RINGBUF_DISCARD = 133,
+	HELPER_PUTS = 501,
+	HELPER_GLOBALTIMER = 502,
+	HELPER_BLOCK_IDX = 503,
+	HELPER_BLOCK_DIM = 504,
+	HELPER_THREAD_IDX = 505,
+	HELPER_MEMBAR = 506,
+	HELPER_EXIT_THREAD = 507,
+	HELPER_GRID_DIM = 508,
+	HELPER_SMID = 509,
+	HELPER_WARPID = 510,
+	HELPER_LANEID = 511,
+};
+
+struct helper_info {
+	int32_t id;
+	const char *name;
+	uint8_t nargs;
+};
+
+/*
+ * The helper numbered @id under the given enum egpu_helper_abi, or NULL if
+ * no such helper exists there.
+ */
+const struct helper_info *helper_find(int32_t id, int abi);
+
+#endif

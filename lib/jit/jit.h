@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * eBPF -> LLVM IR (one lifter) -> PTX (NVPTX) or host code (ORC LLJIT).
+ *
+ * The input is a linked, verified program (lib/core/bpf.h). Map references
+ * (lddw src BPF_PSEUDO_MAP_IDX / _IDX_VALUE) become constant addresses taken
+ * from @maps, so the same program is translated once per address space.
+ */
+#ifndef EGPU_JIT_H
+#define EGPU_JIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/bpf.h"
+
+/* What the translated code needs to know of map number i. */
+struct jit_map {
+	uint64_t addr;       /* runtime address of the map (its handle) */
+	uint64_t value_addr; /* array-like maps: address of entry 0's value */
+	uint32_t type;
+	uint32_t key_size;
+	uint32_t value_size;
+	uint32_t max_entries;
+};
+
+struct jit_input {
+	const char *name;              /* symbol of the emitted function */
+	const struct bpf_insn *insns;
+	size_t insn_cnt;
+	const struct jit_map *maps;
+	size_t map_cnt;
+	int helpers;                   /* enum egpu_helper_abi */
+	int attach;                    /* enum egpu_attach_point */
+};
+
+/*
+ * PTX text holding `.visible .func (.param .b64 r0) NAME(.param .b64 ctx,
+ * .param .b64 ctx_len)`; with @kernel also `.visible .entry NAME_kernel(ctx,
+ * ctx_len, r0_out)` that runs it once and stores r0. *ptx is malloc'ed.
+ */
+int jit_ptx(const struct jit_input *in, const char *sm, bool kernel,
+	    char **ptx, size_t *len);
+
+/* A program translated to host code, callable as a C function. */
+struct jit_host;
+
+int jit_host_new(const struct jit_input *in, struct jit_host **out);
+uint64_t jit_host_call(const struct jit_host *jh, void *ctx, uint64_t ctx_len);
+void jit_host_free(struct jit_host *jh);
+
+#endif

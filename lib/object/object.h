@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ELF -> programs and map specs (lib/core/bpf.h), with libbpf. Relocations
+ * to maps and global data are applied, subprograms in .text are appended to
+ * each program that calls them, attach points come from section names.
+ */
+#ifndef EGPU_OBJECT_H
+#define EGPU_OBJECT_H
+
+#include <stddef.h>
+
+#include "core/bpf.h"
+
+struct bpf_object_spec {
+	struct bpf_prog_spec *progs;
+	size_t prog_cnt;
+	struct bpf_map_spec *maps;
+	size_t map_cnt;
+};
+
+/*
+ * Parse an ELF image. @name is used in messages. On failure returns a
+ * negative EGPU_E* code with a message naming the program, instruction and
+ * reason; *out is untouched.
+ */
+int object_parse_elf(const void *elf, size_t len, const char *name, int abi,
+		     struct bpf_object_spec *out);
+/* One program named "prog" from raw instructions; no maps. */
+int object_parse_raw(const void *insns, size_t len, int abi,
+		     struct bpf_object_spec *out);
+void object_spec_free(struct bpf_object_spec *spec);
+
+/* Attach point and kernel pattern named by a section, e.g. "gpu/exit/k*". */
+int object_attach_from_section(const char *section, char **kernel);
+
+#endif
