@@ -11,6 +11,26 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Options structs grow at their end: a field past the caller's opts->sz is
+ * absent and reads as @def (libbpf's OPTS_GET).
+ */
+#define offsetofend(T, f) (offsetof(T, f) + sizeof(((T *)0)->f))
+#define OPTS_HAS(o, f) ((o) && (o)->sz >= offsetofend(__typeof__(*(o)), f))
+#define OPTS_GET(o, f, def) (OPTS_HAS(o, f) ? (o)->f : (def))
+#define OPTS_SET(o, f, v)                                                     \
+	do {                                                                  \
+		if (OPTS_HAS(o, f))                                           \
+			(o)->f = (v);                                         \
+	} while (0)
+#define OPTS_VALID(o, fn) opts_valid((o), (o) ? (o)->sz : 0, sizeof(*(o)), fn)
+
+/*
+ * Check an options struct: NULL is fine; sz must cover at least the first
+ * field, and bytes past what this build knows must be zero.
+ */
+int opts_valid(const void *opts, size_t sz, size_t known, const char *fn);
+
 #if defined(__GNUC__)
 #define EGPU_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else

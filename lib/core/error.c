@@ -71,3 +71,20 @@ const char *egpu_strerror(int err)
 		return "unknown error";
 	return names[-err];
 }
+
+int opts_valid(const void *opts, size_t sz, size_t known, const char *fn)
+{
+	const unsigned char *p = opts;
+
+	if (!opts)
+		return 0;
+	if (sz < sizeof(size_t))
+		return err_set(EGPU_EINVAL, "%s: opts->sz is %zu (use EGPU_OPTS)",
+			       fn, sz);
+	for (size_t i = known; i < sz; i++)
+		if (p[i])
+			return err_set(EGPU_ENOTSUP,
+				       "%s: opts has non-zero fields this library (%zu bytes) does not know",
+				       fn, known);
+	return 0;
+}

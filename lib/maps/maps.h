@@ -5,7 +5,9 @@
  * device side shares lib/maps/layout.h).
  *
  * The map_host_* functions are what CPU-translated programs call for
- * helpers 1-3: @map is the address the JIT put in the program (jit_map.addr).
+ * helpers 1-3, so they return Linux errno values (-ENOENT, -EEXIST, -E2BIG)
+ * as a program expects; @map is the address the JIT put in the program
+ * (jit_map.addr).
  */
 #ifndef EGPU_MAPS_H
 #define EGPU_MAPS_H

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* Contexts and library-wide queries. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+#include "cuda/cu.h"
+
+const char *egpu_version(void)
+{
+	return EGPU_VERSION_STRING;
+}
+
+int egpu_gpu_available(void)
+{
+	return cu() != NULL;
+}
+
+static int sm_valid(const char *sm)
+{
+	size_t n = strlen(sm);
+
+	return n >= 5 && n < sizeof(((struct egpu_ctx *)0)->sm) &&
+	       !strncmp(sm, "sm_", 3) && sm[3] >= '1' && sm[3] <= '9';
+}
+
+egpu_ctx *egpu_ctx_new(const struct egpu_ctx_opts *opts)
+{
+	const char *sm = "sm_90";
+	struct egpu_ctx *ctx;
+
+	if (OPTS_VALID(opts, "egpu_ctx_new"))
+		return NULL;
+	if (OPTS_GET(opts, sm, NULL))
+		sm = opts->sm;
+	if (!sm_valid(sm)) {
+		err_set(EGPU_EINVAL, "egpu_ctx_new: invalid target '%s' (want e.g. sm_90)", sm);
+		return NULL;
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx) {
+		err_set(EGPU_ENOMEM, "egpu_ctx_new: out of memory");
+		return NULL;
+	}
+	strcpy(ctx->sm, sm);
+	ctx->log.level = EGPU_LOG_WARN;
+	ctx->log.fn = OPTS_GET(opts, log, NULL);
+	ctx->log.user = OPTS_GET(opts, log_user, NULL);
+	if (OPTS_HAS(opts, log_level))
+		ctx->log.level = opts->log_level;
+	return ctx;
+}
+
+void egpu_ctx_free(egpu_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	while (ctx->objs)
+		egpu_obj_close(ctx->objs);
+	free(ctx);
+}

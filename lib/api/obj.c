@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+/* Loading objects and walking their programs and maps. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+#include "verifier/verifier.h"
+
+static void obj_free(struct egpu_obj *obj)
+{
+	for (size_t i = 0; obj->progs && i < obj->spec.prog_cnt; i++) {
+		jit_host_free(obj->progs[i].host);
+		pthread_mutex_destroy(&obj->progs[i].lock);
+	}
+	for (size_t i = 0; obj->maps && i < obj->spec.map_cnt; i++)
+		host_map_free(obj->maps[i].host);
+	free(obj->progs);
+	free(obj->maps);
+	object_spec_free(&obj->spec);
+	free(obj->name);
+	free(obj);
+}
+
+static int obj_create_maps(struct egpu_obj *obj)
+{
+	obj->maps = calloc(obj->spec.map_cnt ? obj->spec.map_cnt : 1,
+			   sizeof(*obj->maps));
+	if (!obj->maps)
+		return err_set(EGPU_ENOMEM, "object '%s': out of memory", obj->name);
+	for (size_t i = 0; i < obj->spec.map_cnt; i++) {
+		struct egpu_map *m = &obj->maps[i];
+		int err;
+
+		m->obj = obj;
+		m->spec = &obj->spec.maps[i];
+		err = host_map_new(m->spec, &m->host);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int obj_check_progs(struct egpu_obj *obj)
+{
+	obj->progs = calloc(obj->spec.prog_cnt, sizeof(*obj->progs));
+	if (!obj->progs)
+		return err_set(EGPU_ENOMEM, "object '%s': out of memory", obj->name);
+	for (size_t i = 0; i < obj->spec.prog_cnt; i++) {
+		struct egpu_prog *p = &obj->progs[i];
+		int err;
+
+		p->obj = obj;
+		p->spec = &obj->spec.progs[i];
+		pthread_mutex_init(&p->lock, NULL);
+		err = verifier_check_insns(p->spec, obj->spec.map_cnt, obj->abi);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Takes ownership of @spec whatever happens. */
+static egpu_obj *obj_new(egpu_ctx *ctx, struct bpf_object_spec *spec,
+			 const char *name, int abi)
+{
+	struct egpu_obj *obj = calloc(1, sizeof(*obj));
+	int err;
+
+	if (!obj || !(obj->name = strdup(name))) {
+		free(obj);
+		object_spec_free(spec);
+		err_set(EGPU_ENOMEM, "object '%s': out of memory", name);
+		return NULL;
+	}
+	obj->ctx = ctx;
+	obj->abi = abi;
+	obj->spec = *spec;
+	err = obj_check_progs(obj);
+	if (!err)
+		err = obj_create_maps(obj);
+	if (err) {
+		err_prefix("object '%s'", name);
+		obj_free(obj);
+		return NULL;
+	}
+	obj->next = ctx->objs;
+	if (ctx->objs)
+		ctx->objs->prev = obj;
+	ctx->objs = obj;
+	return obj;
+}
+
+typedef int (*parse_fn)(const void *data, size_t len, const char *name,
+			int abi, struct bpf_object_spec *out);
+
+static int parse_raw(const void *data, size_t len, const char *name, int abi,
+		     struct bpf_object_spec *out)
+{
+	(void)name;
+	return object_parse_raw(data, len, abi, out);
+}
+
+static egpu_obj *load(egpu_ctx *ctx, const void *data, size_t len,
+		      const char *default_name, parse_fn parse,
+		      const struct egpu_load_opts *opts)
+{
+	const char *name = OPTS_GET(opts, name, NULL);
+	int abi = OPTS_GET(opts, helpers, EGPU_HELPERS_GPU);
+	struct bpf_object_spec spec;
+
+	if (!ctx || (!data && len)) {
+		err_set(EGPU_EINVAL, "egpu_load: NULL context or data");
+		return NULL;
+	}
+	if (OPTS_VALID(opts, "egpu_load"))
+		return NULL;
+	if (abi != EGPU_HELPERS_GPU && abi != EGPU_HELPERS_CONFORMANCE) {
+		err_set(EGPU_EINVAL, "egpu_load: unknown helper ABI %d", abi);
+		return NULL;
+	}
+	if (!name)
+		name = default_name;
+	if (parse(data, len, name, abi, &spec))
+		return NULL;
+	return obj_new(ctx, &spec, name, abi);
+}
+
+egpu_obj *egpu_load_mem(egpu_ctx *ctx, const void *elf, size_t len,
+			const struct egpu_load_opts *opts)
+{
+	return load(ctx, elf, len, "<memory>", object_parse_elf, opts);
+}
+
+egpu_obj *egpu_load_insns(egpu_ctx *ctx, const void *insns, size_t len,
+			  const struct egpu_load_opts *opts)
+{
+	return load(ctx, insns, len, "<raw>", parse_raw, opts);
+}
+
+static int read_file(const char *path, void **data, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 0, n = 0;
+	char *buf = NULL;
+
+	if (!f)
+		return err_set(EGPU_EIO, "%s: %s", path, strerror(errno));
+	for (;;) {
+		if (n == cap) {
+			char *p = realloc(buf, cap = cap ? cap * 2 : 65536);
+
+			if (!p) {
+				free(buf);
+				fclose(f);
+				return err_set(EGPU_ENOMEM, "%s: out of memory", path);
+			}
+			buf = p;
+		}
+		size_t got = fread(buf + n, 1, cap - n, f);
+
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		free(buf);
+		fclose(f);
+		return err_set(EGPU_EIO, "%s: read error", path);
+	}
+	fclose(f);
+	*data = buf;
+	*len = n;
+	return 0;
+}
+
+egpu_obj *egpu_load(egpu_ctx *ctx, const char *path,
+		    const struct egpu_load_opts *opts)
+{
+	const char *base;
+	egpu_obj *obj;
+	void *data = NULL;
+	size_t len = 0;
+
+	if (!path) {
+		err_set(EGPU_EINVAL, "egpu_load: NULL path");
+		return NULL;
+	}
+	if (read_file(path, &data, &len))
+		return NULL;
+	base = strrchr(path, '/');
+	obj = load(ctx, data, len, base ? base + 1 : path, object_parse_elf, opts);
+	free(data);
+	return obj;
+}
+
+void egpu_obj_close(egpu_obj *obj)
+{
+	if (!obj)
+		return;
+	if (obj->prev)
+		obj->prev->next = obj->next;
+	else
+		obj->ctx->objs = obj->next;
+	if (obj->next)
+		obj->next->prev = obj->prev;
+	obj_free(obj);
+}
+
+const char *egpu_obj_name(const egpu_obj *obj)
+{
+	return obj ? obj->name : "";
+}
+
+egpu_prog *egpu_obj_prog(const egpu_obj *obj, const char *name)
+{
+	for (size_t i = 0; obj && name && i < obj->spec.prog_cnt; i++)
+		if (!strcmp(obj->spec.progs[i].name, name))
+			return &obj->progs[i];
+	err_set(EGPU_ENOENT, "object '%s': no program '%s'",
+		obj ? obj->name : "(null)", name ? name : "(null)");
+	return NULL;
+}
+
+egpu_prog *egpu_obj_next_prog(const egpu_obj *obj, const egpu_prog *prev)
+{
+	size_t i;
+
+	if (!obj)
+		return NULL;
+	i = prev ? (size_t)(prev - obj->progs) + 1 : 0;
+	return i < obj->spec.prog_cnt ? &obj->progs[i] : NULL;
+}
+
+egpu_map *egpu_obj_map(const egpu_obj *obj, const char *name)
+{
+	for (size_t i = 0; obj && name && i < obj->spec.map_cnt; i++)
+		if (!strcmp(obj->spec.maps[i].name, name))
+			return &obj->maps[i];
+	err_set(EGPU_ENOENT, "object '%s': no map '%s'",
+		obj ? obj->name : "(null)", name ? name : "(null)");
+	return NULL;
+}
+
+egpu_map *egpu_obj_next_map(const egpu_obj *obj, const egpu_map *prev)
+{
+	size_t i;
+
+	if (!obj)
+		return NULL;
+	i = prev ? (size_t)(prev - obj->maps) + 1 : 0;
+	return i < obj->spec.map_cnt ? &obj->maps[i] : NULL;
+}
+
+void obj_host_jit_maps(const struct egpu_obj *obj, struct jit_map *out)
+{
+	for (size_t i = 0; i < obj->spec.map_cnt; i++) {
+		const struct egpu_map *m = &obj->maps[i];
+
+		out[i] = (struct jit_map){
+			.addr = (uint64_t)(uintptr_t)m->host,
+			.value_addr = (uint64_t)(uintptr_t)host_map_array_base(m->host),
+			.type = m->spec->type,
+			.key_size = m->spec->key_size,
+			.value_size = m->spec->value_size,
+			.max_entries = m->spec->max_entries,
+		};
+	}
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/* Program accessors, translation to PTX and direct runs on the CPU. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+
+const char *egpu_attach_point_str(enum egpu_attach_point at)
+{
+	static const char *const names[] = { "none", "entry", "exit", "mem" };
+
+	return (unsigned)at < ARRAY_SIZE(names) ? names[at] : "unknown";
+}
+
+const char *egpu_prog_name(const egpu_prog *prog)
+{
+	return prog ? prog->spec->name : "";
+}
+
+const char *egpu_prog_section(const egpu_prog *prog)
+{
+	return prog ? prog->spec->section : "";
+}
+
+enum egpu_attach_point egpu_prog_attach_point(const egpu_prog *prog)
+{
+	return prog ? (enum egpu_attach_point)prog->spec->attach : EGPU_ATTACH_NONE;
+}
+
+const char *egpu_prog_kernel(const egpu_prog *prog)
+{
+	return prog ? prog->spec->kernel : "";
+}
+
+size_t egpu_prog_insn_cnt(const egpu_prog *prog)
+{
+	return prog ? prog->spec->insn_cnt : 0;
+}
+
+const void *egpu_prog_insns(const egpu_prog *prog)
+{
+	return prog ? prog->spec->insns : NULL;
+}
+
+void prog_jit_input(const struct egpu_prog *prog, const struct jit_map *maps,
+		    struct jit_input *in)
+{
+	*in = (struct jit_input){
+		.name = prog->spec->name,
+		.insns = prog->spec->insns,
+		.insn_cnt = prog->spec->insn_cnt,
+		.maps = maps,
+		.map_cnt = prog->obj->spec.map_cnt,
+		.helpers = prog->obj->abi,
+		.attach = prog->spec->attach,
+	};
+}
+
+/* Host maps stand in for device ones until the context binds a GPU. */
+static struct jit_map *prog_host_maps(const struct egpu_prog *prog)
+{
+	size_t n = prog->obj->spec.map_cnt;
+	struct jit_map *maps = calloc(n ? n : 1, sizeof(*maps));
+
+	if (!maps)
+		err_set(EGPU_ENOMEM, "prog '%s': out of memory", prog->spec->name);
+	else
+		obj_host_jit_maps(prog->obj, maps);
+	return maps;
+}
+
+int egpu_prog_jit_ptx(egpu_prog *prog, struct egpu_jit_opts *opts, char **ptx,
+		      size_t *len)
+{
+	const char *sm, *func;
+	struct jit_input in;
+	struct jit_map *maps;
+	char fname[256];
+	uint64_t t0;
+	int err;
+
+	if (!prog || !ptx)
+		return err_set(EGPU_EINVAL, "egpu_prog_jit_ptx: NULL argument");
+	if (OPTS_VALID(opts, "egpu_prog_jit_ptx"))
+		return EGPU_EINVAL;
+	sm = OPTS_GET(opts, sm, NULL);
+	func = OPTS_GET(opts, func, NULL);
+	if (!func) {
+		snprintf(fname, sizeof(fname), "egpu_prog_%s", prog->spec->name);
+		func = fname;
+	}
+	maps = prog_host_maps(prog);
+	if (!maps)
+		return EGPU_ENOMEM;
+	prog_jit_input(prog, maps, &in);
+	in.name = func;
+	t0 = now_ns();
+	err = jit_ptx(&in, sm ? sm : prog->obj->ctx->sm,
+		      OPTS_GET(opts, kernel, false), ptx, len);
+	OPTS_SET(opts, jit_ms, (double)(now_ns() - t0) / 1e6);
+	free(maps);
+	if (err)
+		err_prefix("prog '%s'", prog->spec->name);
+	return err;
+}
+
+static int prog_host_code(struct egpu_prog *prog, struct jit_host **out)
+{
+	struct jit_input in;
+	struct jit_map *maps;
+	int err = 0;
+
+	pthread_mutex_lock(&prog->lock);
+	if (!prog->host) {
+		maps = prog_host_maps(prog);
+		if (!maps) {
+			err = EGPU_ENOMEM;
+		} else {
+			prog_jit_input(prog, maps, &in);
+			err = jit_host_new(&in, &prog->host);
+			free(maps);
+			if (err)
+				err_prefix("prog '%s'", prog->spec->name);
+		}
+	}
+	*out = prog->host;
+	pthread_mutex_unlock(&prog->lock);
+	return err;
+}
+
+int egpu_prog_run(egpu_prog *prog, struct egpu_run_opts *opts)
+{
+	struct jit_host *host;
+	uint64_t t0, r0;
+	int err;
+
+	if (!prog || !opts)
+		return err_set(EGPU_EINVAL, "egpu_prog_run: NULL argument");
+	if (OPTS_VALID(opts, "egpu_prog_run"))
+		return EGPU_EINVAL;
+	if (OPTS_GET(opts, ctx_len, 0) && !OPTS_GET(opts, ctx, NULL))
+		return err_set(EGPU_EINVAL, "egpu_prog_run: ctx_len without ctx");
+	if (OPTS_GET(opts, backend, EGPU_BACKEND_CPU) == EGPU_BACKEND_GPU)
+		return prog_run_gpu(prog, opts);
+	err = prog_host_code(prog, &host);
+	if (err)
+		return err;
+	t0 = now_ns();
+	r0 = jit_host_call(host, OPTS_GET(opts, ctx, NULL),
+			   OPTS_GET(opts, ctx_len, 0));
+	OPTS_SET(opts, run_ns, (double)(now_ns() - t0));
+	OPTS_SET(opts, retval, r0);
+	return 0;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CUDA driver, opened with dlopen("libcuda.so.1") at first use so that
+ * libegpu loads and works (without GPU features) where there is no driver.
+ * Call through cu()->name(...) with the names of <cuda.h>; versioned
+ * symbols (cuMemAlloc_v2, ...) are resolved as cuda.h maps them.
+ */
+#ifndef EGPU_CU_H
+#define EGPU_CU_H
+
+#include <cuda.h>
+
+#define CU_FUNCS(X)                                                           \
+	X(cuInit)                                                             \
+	X(cuGetErrorName)                                                     \
+	X(cuGetErrorString)                                                   \
+	X(cuDeviceGetCount)                                                   \
+	X(cuDeviceGet)                                                        \
+	X(cuDeviceGetAttribute)                                               \
+	X(cuDevicePrimaryCtxRetain)                                           \
+	X(cuDevicePrimaryCtxRelease)                                          \
+	X(cuCtxGetCurrent)                                                    \
+	X(cuCtxSetCurrent)                                                    \
+	X(cuCtxGetDevice)                                                     \
+	X(cuCtxSynchronize)                                                   \
+	X(cuModuleLoadDataEx)                                                 \
+	X(cuModuleUnload)                                                     \
+	X(cuModuleGetFunction)                                                \
+	X(cuModuleGetGlobal)                                                  \
+	X(cuMemAlloc)                                                         \
+	X(cuMemFree)                                                          \
+	X(cuMemcpyHtoD)                                                       \
+	X(cuMemcpyDtoH)                                                       \
+	X(cuMemsetD8)                                                         \
+	X(cuLaunchKernel)                                                     \
+	X(cuEventCreate)                                                      \
+	X(cuEventRecord)                                                      \
+	X(cuEventSynchronize)                                                 \
+	X(cuEventElapsedTime)                                                 \
+	X(cuEventDestroy)
+
+#define CU_FIELD(name) __typeof__(&name) name;
+struct cu_driver {
+	CU_FUNCS(CU_FIELD)
+};
+#undef CU_FIELD
+
+/*
+ * The driver's entry points, or NULL with EGPU_ENODEV in egpu_errmsg() when
+ * there is no driver or no device. Safe to call from any thread.
+ */
+const struct cu_driver *cu(void);
+/* 0, or EGPU_ECUDA with "WHAT: CUDA_ERROR_X (description)" recorded. */
+int cu_check(CUresult res, const char *what);
+/*
+ * Make a context current on this thread: the one already current, else
+ * device 0's primary context (retained once for the process).
+ */
+int cu_ctx_current(CUcontext *out);
+/* "sm_XY" of the current context's device into @buf. */
+int cu_device_sm(char *buf, size_t len);
+
+#endif

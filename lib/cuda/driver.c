@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+
+#include "core/core.h"
+#include "cuda/cu.h"
+
+#define STR(x) #x
+#define SYMBOL(x) STR(x) /* expands cuda.h's versioning macros first */
+
+static struct cu_driver driver;
+static char open_error[512];
+static int open_status = 1; /* 1: not tried, 0: ready, <0: failed */
+static pthread_once_t open_once = PTHREAD_ONCE_INIT;
+
+static int open_fail(const char *fmt, const char *detail)
+{
+	snprintf(open_error, sizeof(open_error), fmt, detail);
+	return EGPU_ENODEV;
+}
+
+static int resolve_all(void *lib)
+{
+#define CU_RESOLVE(name)                                                      \
+	driver.name = (__typeof__(driver.name))dlsym(lib, SYMBOL(name));      \
+	if (!driver.name)                                                     \
+		return open_fail("CUDA driver lacks %s", SYMBOL(name));
+	CU_FUNCS(CU_RESOLVE)
+#undef CU_RESOLVE
+	return 0;
+}
+
+static int open_driver(void)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	int count = 0;
+	CUresult res;
+
+	if (!lib)
+		return open_fail("no CUDA driver: %s", dlerror());
+	if (resolve_all(lib))
+		return EGPU_ENODEV;
+	res = driver.cuInit(0);
+	if (res != CUDA_SUCCESS) {
+		const char *name = "unknown";
+
+		driver.cuGetErrorName(res, &name);
+		return open_fail("CUDA driver present but cuInit failed: %s", name);
+	}
+	if (driver.cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0)
+		return open_fail("%s", "CUDA driver present but no GPU found");
+	return 0;
+}
+
+static void open_once_fn(void)
+{
+	open_status = open_driver();
+}
+
+const struct cu_driver *cu(void)
+{
+	pthread_once(&open_once, open_once_fn);
+	if (open_status) {
+		err_set(EGPU_ENODEV, "%s", open_error);
+		return NULL;
+	}
+	return &driver;
+}
+
+int cu_check(CUresult res, const char *what)
+{
+	const char *name = "CUDA_ERROR_UNKNOWN", *desc = "unknown error";
+
+	if (res == CUDA_SUCCESS)
+		return 0;
+	driver.cuGetErrorName(res, &name);
+	driver.cuGetErrorString(res, &desc);
+	return err_set(EGPU_ECUDA, "%s: %s (%s)", what, name, desc);
+}
+
+static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUcontext primary;
+
+static int retain_primary(void)
+{
+	CUdevice dev;
+	int err = 0;
+
+	pthread_mutex_lock(&primary_lock);
+	if (!primary) {
+		err = cu_check(driver.cuDeviceGet(&dev, 0), "cuDeviceGet");
+		if (!err)
+			err = cu_check(driver.cuDevicePrimaryCtxRetain(&primary, dev),
+				       "cuDevicePrimaryCtxRetain");
+	}
+	pthread_mutex_unlock(&primary_lock);
+	return err;
+}
+
+int cu_ctx_current(CUcontext *out)
+{
+	CUcontext cur = NULL;
+	int err;
+
+	if (!cu())
+		return EGPU_ENODEV;
+	err = cu_check(driver.cuCtxGetCurrent(&cur), "cuCtxGetCurrent");
+	if (err || cur) {
+		*out = cur;
+		return err;
+	}
+	err = retain_primary();
+	if (!err)
+		err = cu_check(driver.cuCtxSetCurrent(primary), "cuCtxSetCurrent");
+	*out = primary;
+	return err;
+}
+
+int cu_device_sm(char *buf, size_t len)
+{
+	int major = 0, minor = 0, err;
+	CUcontext ctx;
+	CUdevice dev;
+
+	err = cu_ctx_current(&ctx);
+	if (!err)
+		err = cu_check(driver.cuCtxGetDevice(&dev), "cuCtxGetDevice");
+	if (!err)
+		err = cu_check(driver.cuDeviceGetAttribute(&major,
+				CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+			       "cuDeviceGetAttribute");
+	if (!err)
+		err = cu_check(driver.cuDeviceGetAttribute(&minor,
+				CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+			       "cuDeviceGetAttribute");
+	if (!err)
+		snprintf(buf, len, "sm_%d%d", major, minor);
+	return err;
+}

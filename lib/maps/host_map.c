@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Host-memory maps. Arrays are plain value arrays. Hash maps use open
+ * addressing with linear probing, the layout the GPU side uses too, so one
+ * algorithm serves both; deleted slots become tombstones so probe chains
+ * stay intact.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "maps/host_map.h"
+
+enum slot_state { SLOT_EMPTY = 0, SLOT_USED = 1, SLOT_DELETED = 2 };
+
+#define SLOT_HDR 8 /* state word, keeps key and value 8-byte aligned */
+
+int map_type_is_array(uint32_t type)
+{
+	return type == EGPU_MAP_ARRAY || type == EGPU_MAP_GPU_ARRAY ||
+	       type == EGPU_MAP_PERCPU_ARRAY ||
+	       type == EGPU_MAP_PERTHREAD_ARRAY;
+}
+
+static size_t round8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+static size_t slot_size(const struct host_map *m)
+{
+	return SLOT_HDR + round8(m->key_size) + round8(m->value_size);
+}
+
+static uint8_t *slot_at(const struct host_map *m, uint32_t i)
+{
+	return m->data + (size_t)i * slot_size(m);
+}
+
+static uint8_t *slot_key(uint8_t *slot)
+{
+	return slot + SLOT_HDR;
+}
+
+static uint8_t *slot_value(const struct host_map *m, uint8_t *slot)
+{
+	return slot + SLOT_HDR + round8(m->key_size);
+}
+
+/* FNV-1a: keys are small and arbitrary bytes. */
+static uint32_t hash_key(const void *key, uint32_t len)
+{
+	const uint8_t *p = key;
+	uint32_t h = 2166136261u;
+
+	for (uint32_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+int host_map_new(const struct bpf_map_spec *spec, struct host_map **out)
+{
+	struct host_map *m = calloc(1, sizeof(*m));
+	size_t bytes;
+
+	if (!m)
+		return err_set(EGPU_ENOMEM, "map '%s': out of memory", spec->name);
+	m->type = spec->type;
+	m->key_size = spec->key_size;
+	m->value_size = spec->value_size;
+	m->max_entries = spec->max_entries;
+	if (spec->type == EGPU_MAP_HASH) {
+		/* At most half full, so probe chains stay short. */
+		m->slot_cnt = spec->max_entries * 2 + 1;
+		bytes = (size_t)m->slot_cnt * slot_size(m);
+	} else {
+		bytes = (size_t)spec->max_entries * spec->value_size;
+	}
+	m->data = calloc(1, bytes ? bytes : 1);
+	if (!m->data) {
+		free(m);
+		return err_set(EGPU_ENOMEM, "map '%s': cannot allocate %zu bytes",
+			       spec->name, bytes);
+	}
+	if (spec->init && map_type_is_array(spec->type))
+		memcpy(m->data, spec->init,
+		       spec->init_len < bytes ? spec->init_len : bytes);
+	*out = m;
+	return 0;
+}
+
+void host_map_free(struct host_map *map)
+{
+	if (!map)
+		return;
+	free(map->data);
+	free(map);
+}
+
+void *host_map_array_base(struct host_map *map)
+{
+	return map_type_is_array(map->type) ? map->data : NULL;
+}
+
+/*
+ * Slot holding @key, or (when @free_slot is given) the first reusable slot
+ * on its probe chain. Returns NULL when the key is absent.
+ */
+static uint8_t *hash_find(const struct host_map *m, const void *key,
+			  uint8_t **free_slot)
+{
+	uint32_t i = hash_key(key, m->key_size) % m->slot_cnt;
+
+	if (free_slot)
+		*free_slot = NULL;
+	for (uint32_t n = 0; n < m->slot_cnt; n++, i = (i + 1) % m->slot_cnt) {
+		uint8_t *s = slot_at(m, i);
+		uint32_t state = *(uint32_t *)s;
+
+		if (state == SLOT_EMPTY) {
+			if (free_slot && !*free_slot)
+				*free_slot = s;
+			return NULL;
+		}
+		if (state == SLOT_DELETED) {
+			if (free_slot && !*free_slot)
+				*free_slot = s;
+			continue;
+		}
+		if (!memcmp(slot_key(s), key, m->key_size))
+			return s;
+	}
+	return NULL;
+}
+
+static int array_index(const struct host_map *m, const void *key,
+		       uint32_t *idx)
+{
+	memcpy(idx, key, sizeof(*idx));
+	return *idx < m->max_entries ? 0 : -ENOENT;
+}
+
+void *map_host_lookup(struct host_map *m, const void *key)
+{
+	uint32_t idx;
+	uint8_t *s;
+
+	if (map_type_is_array(m->type))
+		return array_index(m, key, &idx) ? NULL :
+		       m->data + (size_t)idx * m->value_size;
+	if (m->type != EGPU_MAP_HASH)
+		return NULL;
+	s = hash_find(m, key, NULL);
+	return s ? slot_value(m, s) : NULL;
+}
+
+static long hash_update(struct host_map *m, const void *key,
+			const void *value, uint64_t flags)
+{
+	uint8_t *free_slot, *s = hash_find(m, key, &free_slot);
+
+	if (s && flags == EGPU_NOEXIST)
+		return -EEXIST;
+	if (!s && flags == EGPU_EXIST)
+		return -ENOENT;
+	if (!s) {
+		if (m->count >= m->max_entries || !free_slot)
+			return -E2BIG;
+		s = free_slot;
+		memcpy(slot_key(s), key, m->key_size);
+		*(uint32_t *)s = SLOT_USED;
+		m->count++;
+	}
+	memcpy(slot_value(m, s), value, m->value_size);
+	return 0;
+}
+
+long map_host_update(struct host_map *m, const void *key, const void *value,
+		     uint64_t flags)
+{
+	uint32_t idx;
+
+	if (flags > EGPU_EXIST)
+		return -EINVAL;
+	if (m->type == EGPU_MAP_HASH)
+		return hash_update(m, key, value, flags);
+	if (!map_type_is_array(m->type))
+		return -EOPNOTSUPP;
+	if (array_index(m, key, &idx))
+		return -E2BIG;
+	if (flags == EGPU_NOEXIST)
+		return -EEXIST; /* every array entry always exists */
+	memcpy(m->data + (size_t)idx * m->value_size, value, m->value_size);
+	return 0;
+}
+
+long map_host_delete(struct host_map *m, const void *key)
+{
+	uint8_t *s;
+
+	if (m->type != EGPU_MAP_HASH)
+		return -EINVAL;
+	s = hash_find(m, key, NULL);
+	if (!s)
+		return -ENOENT;
+	*(uint32_t *)s = SLOT_DELETED;
+	m->count--;
+	return 0;
+}
+
+static int hash_next_key(struct host_map *m, const void *key, void *next)
+{
+	uint32_t start = 0;
+	uint8_t *s;
+
+	if (key) {
+		s = hash_find(m, key, NULL);
+		/* A vanished key restarts iteration, as Linux does. */
+		start = s ? (uint32_t)((s - m->data) / slot_size(m)) + 1 : 0;
+	}
+	for (uint32_t i = start; i < m->slot_cnt; i++) {
+		s = slot_at(m, i);
+		if (*(uint32_t *)s == SLOT_USED) {
+			memcpy(next, slot_key(s), m->key_size);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int host_map_next_key(struct host_map *m, const void *key, void *next)
+{
+	uint32_t idx = 0;
+
+	if (m->type == EGPU_MAP_HASH)
+		return hash_next_key(m, key, next);
+	if (!map_type_is_array(m->type))
+		return -EOPNOTSUPP;
+	if (key) {
+		memcpy(&idx, key, sizeof(idx));
+		idx = idx < m->max_entries ? idx + 1 : 0;
+	}
+	if (idx >= m->max_entries)
+		return -ENOENT;
+	memcpy(next, &idx, sizeof(idx));
+	return 0;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* Map storage in host memory: what the CPU back end and host API use. */
+#ifndef EGPU_HOST_MAP_H
+#define EGPU_HOST_MAP_H
+
+#include <stdint.h>
+
+#include "core/bpf.h"
+#include "maps/maps.h"
+
+struct host_map {
+	uint32_t type;
+	uint32_t key_size;
+	uint32_t value_size;
+	uint32_t max_entries;
+	uint32_t count;    /* hash: live entries */
+	uint32_t slot_cnt; /* hash: slots in the open-addressing table */
+	uint8_t *data;     /* array: values; hash: slots (state, key, value) */
+};
+
+int host_map_new(const struct bpf_map_spec *spec, struct host_map **out);
+void host_map_free(struct host_map *map);
+/* Address of entry 0's value for array-like maps, NULL otherwise. */
+void *host_map_array_base(struct host_map *map);
+int host_map_next_key(struct host_map *map, const void *key, void *next);
+int map_type_is_array(uint32_t type);
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* The egpu command-line tool: one file per subcommand. */
+#ifndef EGPU_CLI_H
+#define EGPU_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "egpu.h"
+
+int cmd_run(int argc, char **argv);
+int cmd_jit(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+
+/* A program chosen from an object, with what owns it. */
+struct cli_prog {
+	egpu_ctx *ctx;
+	egpu_obj *obj;
+	egpu_prog *prog;
+};
+
+/*
+ * Load from @path, or from hex on stdin when @path is NULL (@elf: the hex
+ * is an ELF image, else raw instructions), and pick program @name (NULL:
+ * the first). Prints the error and returns non-zero on failure.
+ */
+int cli_load(struct cli_prog *cp, const char *path, bool elf,
+	     const char *name, enum egpu_helper_abi abi);
+void cli_unload(struct cli_prog *cp);
+
+/* Print "egpu: WHAT: <egpu_errmsg()>" to stderr and return 1. */
+int cli_fail(const char *what);
+/* Print a usage error to stderr and return 2. */
+int cli_usage(const char *fmt, ...);
+
+/*
+ * Decode hex digits, whitespace allowed anywhere between bytes, into a
+ * malloc'ed buffer. Returns 0, or -1 with a message on stderr.
+ */
+int hex_decode(const char *text, uint8_t **out, size_t *len);
+/* Read all of stdin into a NUL-terminated malloc'ed string. */
+char *read_stdin(void);
+/* Whole file as malloc'ed bytes, or NULL with a message on stderr. */
+uint8_t *read_path(const char *path, size_t *len);
+
+#endif
