@@ -93,6 +93,14 @@ struct egpu_ctx_opts {
 	egpu_log_fn log;      /**< log callback; NULL: stderr */
 	void *log_user;       /**< passed to @ref log */
 	enum egpu_log_level log_level; /**< most verbose level delivered */
+	/**
+	 * Instrument for inspection only: maps get placeholder addresses so
+	 * egpu_instrument_ptx() works without a GPU; egpu_module_load() and
+	 * GPU runs are refused.
+	 */
+	bool offline;
+	/** Per-thread slots of per-thread maps on the GPU; 0: 1<<20. */
+	uint32_t thread_slots;
 };
 
 /**
@@ -256,6 +264,89 @@ EGPU_API int egpu_map_delete(egpu_map *map, const void *key);
  * gives the first. EGPU_ENOENT after the last.
  */
 EGPU_API int egpu_map_next_key(egpu_map *map, const void *key, void *next_key);
+
+/**
+ * Values per key of a map: the number of per-thread slots for
+ * PERCPU_ARRAY/PERTHREAD_ARRAY maps living in GPU memory, else 1.
+ * egpu_map_lookup() fills value_size * egpu_map_values_per_key() bytes.
+ */
+EGPU_API uint32_t egpu_map_values_per_key(const egpu_map *map);
+/**
+ * Sum of every thread's value under @p key of a per-thread map (of any map:
+ * then the value itself), word by word: 8-byte words when value_size is a
+ * multiple of 8, else 4-byte words. @p sum receives value_size bytes.
+ */
+EGPU_API int egpu_map_lookup_sum(egpu_map *map, const void *key, void *sum);
+
+/** Opaque attachment of a program to the kernels matching a pattern. */
+typedef struct egpu_link egpu_link;
+
+/** Options for egpu_attach_kernel(). */
+struct egpu_attach_opts {
+	size_t sz; /**< sizeof(struct egpu_attach_opts) */
+};
+
+/**
+ * Attach @p prog at @p at to every kernel whose name matches @p kernel: the
+ * mangled name, the demangled name with or without its parameter list, or
+ * a glob (fnmatch) over either. Takes effect in the next
+ * egpu_instrument_ptx() or egpu_module_load() of the program's context.
+ */
+EGPU_API egpu_link *egpu_attach_kernel(egpu_prog *prog, const char *kernel,
+				       enum egpu_attach_point at,
+				       const struct egpu_attach_opts *opts);
+/**
+ * Attach every program of @p obj whose section names an attach point
+ * (gpu/entry/K, gpu/exit/K, kprobe/K, ...). Returns the number attached.
+ */
+EGPU_API int egpu_attach_all(egpu_obj *obj);
+/** Remove an attachment. NULL-safe. */
+EGPU_API void egpu_link_destroy(egpu_link *link);
+
+/** What egpu_instrument_ptx() did to one kernel. */
+struct egpu_kernel_report {
+	const char *name;       /**< mangled name as in the PTX */
+	const char *demangled;  /**< demangled name (= name for C kernels) */
+	uint32_t kernel_id;     /**< ctx->kernel_id seen by probes */
+	uint32_t entry_points;  /**< entry probes inserted */
+	uint32_t exit_points;   /**< ret/exit sites patched */
+	uint32_t programs;      /**< programs attached to this kernel */
+};
+
+/** Summary of an instrumentation; arrays live until the next call. */
+struct egpu_report {
+	size_t sz;                  /**< sizeof(struct egpu_report) */
+	uint32_t kernel_cnt;        /**< kernels in the module */
+	uint32_t kernels_patched;   /**< kernels with at least one probe */
+	uint32_t entry_points;      /**< entry probes inserted in all */
+	uint32_t exit_points;       /**< exit sites patched in all */
+	uint32_t programs;          /**< distinct programs linked in */
+	double instrument_ms;       /**< time for JIT + rewrite + link */
+	const struct egpu_kernel_report *kernels; /**< kernel_cnt entries */
+};
+
+/**
+ * Instrument a PTX module with every attachment of @p ctx. *out is a
+ * malloc'ed, NUL-terminated PTX text (free() it). Maps referenced by the
+ * programs are bound to their GPU memory, so this needs a GPU unless the
+ * context was made with egpu_ctx_opts.offline.
+ */
+EGPU_API int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
+				 char **out, size_t *out_len,
+				 struct egpu_report *report);
+
+#ifndef EGPU_NO_CUDA_TYPES
+/** The CUDA driver's module handle (identical to cuda.h's typedef). */
+typedef struct CUmod_st *CUmodule;
+#endif
+
+/**
+ * Instrument PTX @p image (as egpu_instrument_ptx()) and load it into the
+ * current CUDA context with cuModuleLoadDataEx. Maps are allocated in that
+ * context's memory.
+ */
+EGPU_API int egpu_module_load(egpu_ctx *ctx, CUmodule *mod, const void *image,
+			      size_t len);
 
 #ifdef __cplusplus
 }

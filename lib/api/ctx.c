@@ -44,6 +44,8 @@ egpu_ctx *egpu_ctx_new(const struct egpu_ctx_opts *opts)
 	}
 	strcpy(ctx->sm, sm);
 	ctx->log.level = EGPU_LOG_WARN;
+	ctx->offline = OPTS_GET(opts, offline, false);
+	ctx->thread_slots = OPTS_GET(opts, thread_slots, 0);
 	ctx->log.fn = OPTS_GET(opts, log, NULL);
 	ctx->log.user = OPTS_GET(opts, log_user, NULL);
 	if (OPTS_HAS(opts, log_level))
@@ -57,5 +59,7 @@ void egpu_ctx_free(egpu_ctx *ctx)
 		return;
 	while (ctx->objs)
 		egpu_obj_close(ctx->objs);
+	ptx_report_free(&ctx->last);
+	free(ctx->last_kernels);
 	free(ctx);
 }

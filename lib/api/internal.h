@@ -7,19 +7,37 @@
 
 #include "core/core.h"
 #include "jit/jit.h"
+#include "maps/dev_map.h"
 #include "maps/host_map.h"
 #include "object/object.h"
+#include "ptx/ptx.h"
 
 struct egpu_ctx {
 	struct egpu_logger log;
 	char sm[16];
-	struct egpu_obj *objs; /* every open object, for egpu_ctx_free() */
+	bool offline;           /* maps get placeholder addresses */
+	uint32_t thread_slots;  /* per-thread map slots on the GPU, 0: default */
+	struct egpu_obj *objs;  /* every open object, for egpu_ctx_free() */
+	struct egpu_link *links;
+	uint32_t next_probe_id; /* names linked probe functions uniquely */
+	void *cu_ctx;           /* CUcontext holding the maps, once bound */
+	struct ptx_report last; /* backs the arrays of the last egpu_report */
+	struct egpu_kernel_report *last_kernels;
+};
+
+struct egpu_link {
+	struct egpu_ctx *ctx;
+	struct egpu_link *next, *prev;
+	struct egpu_prog *prog;
+	char *kernel;
+	enum egpu_attach_point at;
 };
 
 struct egpu_map {
 	struct egpu_obj *obj;
 	const struct bpf_map_spec *spec;
-	struct host_map *host;
+	struct host_map *host;  /* CPU back end; the host API without a GPU */
+	struct dev_map *dev;    /* GPU memory, once the object uses the GPU */
 };
 
 struct egpu_prog {
@@ -27,6 +45,7 @@ struct egpu_prog {
 	const struct bpf_prog_spec *spec;
 	pthread_mutex_t lock;    /* guards the lazily built host code */
 	struct jit_host *host;
+	uint32_t probe_id;       /* 0 until linked into a module */
 };
 
 struct egpu_obj {
@@ -39,11 +58,24 @@ struct egpu_obj {
 	struct egpu_map *maps;
 };
 
+struct jit_map jit_map_make(const struct bpf_map_spec *spec, uint64_t addr,
+			    uint64_t value_addr);
 /* The jit_map table of @obj for host execution. */
 void obj_host_jit_maps(const struct egpu_obj *obj, struct jit_map *out);
 /* Fill a jit_input for @prog; @maps has one entry per map of its object. */
 void prog_jit_input(const struct egpu_prog *prog, const struct jit_map *maps,
 		    struct jit_input *in);
 int prog_run_gpu(struct egpu_prog *prog, struct egpu_run_opts *opts);
+/*
+ * Give every map of @obj its GPU memory in the current CUDA context (once)
+ * and fill @maps (one per map) with the device addresses. With an offline
+ * context, fills placeholders instead.
+ */
+int obj_gpu_maps(struct egpu_obj *obj, struct jit_map *maps);
+/* PTX of @prog for the GPU, its maps bound to GPU memory (or offline). */
+int prog_gpu_ptx(struct egpu_prog *prog, const char *func, const char *sm,
+		 bool kernel, char **ptx, size_t *len);
+/* Remove every link of @obj's programs (the object is closing). */
+void links_drop_obj(struct egpu_ctx *ctx, const struct egpu_obj *obj);
 
 #endif

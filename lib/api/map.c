@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Map accessors and the host-side map operations. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/internal.h"
@@ -46,6 +47,9 @@ static int map_result(const egpu_map *map, long res, const char *op)
 	case -EOPNOTSUPP:
 		return err_set(EGPU_ENOTSUP, "map '%s': %s: not supported on map type %u",
 			       map->spec->name, op, map->spec->type);
+	case -EIO:
+		err_prefix("map '%s': %s", map->spec->name, op);
+		return EGPU_ECUDA;
 	default:
 		return err_set(EGPU_EINVAL, "map '%s': %s: invalid argument (%s)",
 			       map->spec->name, op,
@@ -54,12 +58,20 @@ static int map_result(const egpu_map *map, long res, const char *op)
 	}
 }
 
+uint32_t egpu_map_values_per_key(const egpu_map *map)
+{
+	return map && map->dev ? dev_map_threads(map->dev) : 1;
+}
+
+/* Maps live in GPU memory once their object used the GPU. */
 int egpu_map_lookup(egpu_map *map, const void *key, void *value)
 {
 	void *v;
 
 	if (!map || !key || !value)
 		return err_set(EGPU_EINVAL, "egpu_map_lookup: NULL argument");
+	if (map->dev)
+		return map_result(map, dev_map_lookup(map->dev, key, value), "lookup");
 	v = map_host_lookup(map->host, key);
 	if (!v)
 		return map_result(map, -ENOENT, "lookup");
@@ -75,21 +87,58 @@ int egpu_map_update(egpu_map *map, const void *key, const void *value,
 	if (map->spec->readonly)
 		return err_set(EGPU_EINVAL, "map '%s': read-only (.rodata)",
 			       map->spec->name);
-	return map_result(map, map_host_update(map->host, key, value, flags),
-			  "update");
+	return map_result(map, map->dev ? dev_map_update(map->dev, key, value, flags) :
+			  map_host_update(map->host, key, value, flags), "update");
 }
 
 int egpu_map_delete(egpu_map *map, const void *key)
 {
 	if (!map || !key)
 		return err_set(EGPU_EINVAL, "egpu_map_delete: NULL argument");
-	return map_result(map, map_host_delete(map->host, key), "delete");
+	return map_result(map, map->dev ? dev_map_delete(map->dev, key) :
+			  map_host_delete(map->host, key), "delete");
 }
 
 int egpu_map_next_key(egpu_map *map, const void *key, void *next_key)
 {
 	if (!map || !next_key)
 		return err_set(EGPU_EINVAL, "egpu_map_next_key: NULL argument");
-	return map_result(map, host_map_next_key(map->host, key, next_key),
-			  "next_key");
+	return map_result(map, map->dev ? dev_map_next_key(map->dev, key, next_key) :
+			  host_map_next_key(map->host, key, next_key), "next_key");
+}
+
+/* Add @n values of @size bytes word by word into @sum. */
+static void sum_values(const uint8_t *vals, uint32_t n, uint32_t size, void *sum)
+{
+	uint32_t word = size % 8 ? 4 : 8;
+
+	memset(sum, 0, size);
+	for (uint32_t t = 0; t < n; t++) {
+		for (uint32_t off = 0; off + word <= size; off += word) {
+			uint64_t a = 0, b = 0;
+
+			memcpy(&a, (uint8_t *)sum + off, word);
+			memcpy(&b, vals + (size_t)t * size + off, word);
+			a += b;
+			memcpy((uint8_t *)sum + off, &a, word);
+		}
+	}
+}
+
+int egpu_map_lookup_sum(egpu_map *map, const void *key, void *sum)
+{
+	uint32_t n = egpu_map_values_per_key(map);
+	uint8_t *vals;
+	int err;
+
+	if (!map || !key || !sum)
+		return err_set(EGPU_EINVAL, "egpu_map_lookup_sum: NULL argument");
+	vals = malloc((size_t)n * map->spec->value_size);
+	if (!vals)
+		return err_set(EGPU_ENOMEM, "map '%s': out of memory", map->spec->name);
+	err = egpu_map_lookup(map, key, vals);
+	if (!err)
+		sum_values(vals, n, map->spec->value_size, sum);
+	free(vals);
+	return err;
 }

@@ -14,8 +14,10 @@ static void obj_free(struct egpu_obj *obj)
 		jit_host_free(obj->progs[i].host);
 		pthread_mutex_destroy(&obj->progs[i].lock);
 	}
-	for (size_t i = 0; obj->maps && i < obj->spec.map_cnt; i++)
+	for (size_t i = 0; obj->maps && i < obj->spec.map_cnt; i++) {
 		host_map_free(obj->maps[i].host);
+		dev_map_free(obj->maps[i].dev);
+	}
 	free(obj->progs);
 	free(obj->maps);
 	object_spec_free(&obj->spec);
@@ -199,6 +201,7 @@ void egpu_obj_close(egpu_obj *obj)
 {
 	if (!obj)
 		return;
+	links_drop_obj(obj->ctx, obj);
 	if (obj->prev)
 		obj->prev->next = obj->next;
 	else
@@ -253,18 +256,25 @@ egpu_map *egpu_obj_next_map(const egpu_obj *obj, const egpu_map *prev)
 	return i < obj->spec.map_cnt ? &obj->maps[i] : NULL;
 }
 
+struct jit_map jit_map_make(const struct bpf_map_spec *spec, uint64_t addr,
+			    uint64_t value_addr)
+{
+	return (struct jit_map){
+		.addr = addr,
+		.value_addr = value_addr,
+		.type = spec->type,
+		.key_size = spec->key_size,
+		.value_size = spec->value_size,
+		.max_entries = spec->max_entries,
+	};
+}
+
 void obj_host_jit_maps(const struct egpu_obj *obj, struct jit_map *out)
 {
 	for (size_t i = 0; i < obj->spec.map_cnt; i++) {
 		const struct egpu_map *m = &obj->maps[i];
 
-		out[i] = (struct jit_map){
-			.addr = (uint64_t)(uintptr_t)m->host,
-			.value_addr = (uint64_t)(uintptr_t)host_map_array_base(m->host),
-			.type = m->spec->type,
-			.key_size = m->spec->key_size,
-			.value_size = m->spec->value_size,
-			.max_entries = m->spec->max_entries,
-		};
+		out[i] = jit_map_make(m->spec, (uint64_t)(uintptr_t)m->host,
+				      (uint64_t)(uintptr_t)host_map_array_base(m->host));
 	}
 }

@@ -74,8 +74,6 @@ int egpu_prog_jit_ptx(egpu_prog *prog, struct egpu_jit_opts *opts, char **ptx,
 		      size_t *len)
 {
 	const char *sm, *func;
-	struct jit_input in;
-	struct jit_map *maps;
 	char fname[256];
 	uint64_t t0;
 	int err;
@@ -90,18 +88,10 @@ int egpu_prog_jit_ptx(egpu_prog *prog, struct egpu_jit_opts *opts, char **ptx,
 		snprintf(fname, sizeof(fname), "egpu_prog_%s", prog->spec->name);
 		func = fname;
 	}
-	maps = prog_host_maps(prog);
-	if (!maps)
-		return EGPU_ENOMEM;
-	prog_jit_input(prog, maps, &in);
-	in.name = func;
 	t0 = now_ns();
-	err = jit_ptx(&in, sm ? sm : prog->obj->ctx->sm,
-		      OPTS_GET(opts, kernel, false), ptx, len);
+	err = prog_gpu_ptx(prog, func, sm ? sm : prog->obj->ctx->sm,
+			   OPTS_GET(opts, kernel, false), ptx, len);
 	OPTS_SET(opts, jit_ms, (double)(now_ns() - t0) / 1e6);
-	free(maps);
-	if (err)
-		err_prefix("prog '%s'", prog->spec->name);
 	return err;
 }
 

@@ -13,22 +13,6 @@ struct gpu_run {
 	CUdeviceptr ret;
 };
 
-static int load_module(const char *ptx, CUmodule *mod)
-{
-	char log[4096] = "";
-	CUjit_option keys[] = { CU_JIT_ERROR_LOG_BUFFER,
-				CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
-	void *vals[] = { log, (void *)(uintptr_t)sizeof(log) };
-	CUresult res = cu()->cuModuleLoadDataEx(mod, ptx, 2, keys, vals);
-
-	if (res != CUDA_SUCCESS) {
-		cu_check(res, "cuModuleLoadDataEx");
-		err_prefix("loading the program's PTX (%s)", log[0] ? log : "no log");
-		return EGPU_ECUDA;
-	}
-	return 0;
-}
-
 static int launch(struct gpu_run *run, const char *kernel,
 		  struct egpu_run_opts *opts)
 {
@@ -69,18 +53,12 @@ static int launch(struct gpu_run *run, const char *kernel,
 
 static int compile(struct egpu_prog *prog, const char *func, char **ptx)
 {
-	struct jit_input in;
 	char sm[16];
 	int err;
 
 	err = cu_device_sm(sm, sizeof(sm));
-	if (err)
-		return err;
-	prog_jit_input(prog, NULL, &in);
-	in.name = func;
-	err = jit_ptx(&in, sm, true, ptx, NULL);
-	if (err)
-		err_prefix("prog '%s'", prog->spec->name);
+	if (!err)
+		err = prog_gpu_ptx(prog, func, sm, true, ptx, NULL);
 	return err;
 }
 
@@ -92,9 +70,8 @@ int prog_run_gpu(struct egpu_prog *prog, struct egpu_run_opts *opts)
 	char *ptx = NULL;
 	int err;
 
-	if (prog->obj->spec.map_cnt)
-		return err_set(EGPU_ENOTSUP,
-			       "prog '%s': running a program that uses maps on the GPU needs maps in GPU memory (egpu_module_load)",
+	if (prog->obj->ctx->offline)
+		return err_set(EGPU_EINVAL, "prog '%s': the context is offline (inspection only)",
 			       prog->spec->name);
 	err = cu_ctx_current(&ctx);
 	if (err)
@@ -103,7 +80,7 @@ int prog_run_gpu(struct egpu_prog *prog, struct egpu_run_opts *opts)
 	snprintf(kernel, sizeof(kernel), "%s_kernel", func);
 	err = compile(prog, func, &ptx);
 	if (!err)
-		err = load_module(ptx, &run.mod);
+		err = cu_module_load_ptx(ptx, &run.mod);
 	free(ptx);
 	if (!err)
 		err = launch(&run, kernel, opts);

@@ -57,6 +57,11 @@ int cu_check(CUresult res, const char *what);
  * device 0's primary context (retained once for the process).
  */
 int cu_ctx_current(CUcontext *out);
+/*
+ * cuModuleLoadDataEx with the JIT's error log in the message on failure,
+ * in the current context.
+ */
+int cu_module_load_ptx(const char *ptx, CUmodule *mod);
 /* "sm_XY" of the current context's device into @buf. */
 int cu_device_sm(char *buf, size_t len);
 

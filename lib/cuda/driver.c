@@ -138,3 +138,25 @@ int cu_device_sm(char *buf, size_t len)
 		snprintf(buf, len, "sm_%d%d", major, minor);
 	return err;
 }
+
+int cu_module_load_ptx(const char *ptx, CUmodule *mod)
+{
+	char log[8192] = "";
+	CUjit_option keys[] = { CU_JIT_ERROR_LOG_BUFFER,
+				CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
+	void *vals[] = { log, (void *)(uintptr_t)sizeof(log) };
+	CUcontext ctx;
+	CUresult res;
+	int err;
+
+	err = cu_ctx_current(&ctx);
+	if (err)
+		return err;
+	res = driver.cuModuleLoadDataEx(mod, ptx, 2, keys, vals);
+	if (res == CUDA_SUCCESS)
+		return 0;
+	cu_check(res, "cuModuleLoadDataEx");
+	if (log[0])
+		err_prefix("%s", log);
+	return EGPU_ECUDA;
+}

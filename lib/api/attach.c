@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/* Attachments: which program runs where, applied at instrumentation. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+
+static int link_add(struct egpu_prog *prog, const char *kernel,
+		    enum egpu_attach_point at, struct egpu_link **out)
+{
+	struct egpu_ctx *ctx = prog->obj->ctx;
+	struct egpu_link *l;
+
+	if (at == EGPU_ATTACH_MEM)
+		return err_set(EGPU_ENOTSUP,
+			       "prog '%s': memory-access probes are not available in this version",
+			       prog->spec->name);
+	if (at != EGPU_ATTACH_ENTRY && at != EGPU_ATTACH_EXIT)
+		return err_set(EGPU_EINVAL, "prog '%s': attach point %d is not entry or exit",
+			       prog->spec->name, at);
+	l = calloc(1, sizeof(*l));
+	if (!l || !(l->kernel = strdup(kernel))) {
+		free(l);
+		return err_set(EGPU_ENOMEM, "prog '%s': out of memory", prog->spec->name);
+	}
+	l->ctx = ctx;
+	l->prog = prog;
+	l->at = at;
+	l->next = ctx->links;
+	if (ctx->links)
+		ctx->links->prev = l;
+	ctx->links = l;
+	*out = l;
+	return 0;
+}
+
+egpu_link *egpu_attach_kernel(egpu_prog *prog, const char *kernel,
+			      enum egpu_attach_point at,
+			      const struct egpu_attach_opts *opts)
+{
+	struct egpu_link *l = NULL;
+
+	if (!prog || !kernel || !*kernel) {
+		err_set(EGPU_EINVAL, "egpu_attach_kernel: NULL program or empty kernel name");
+		return NULL;
+	}
+	if (OPTS_VALID(opts, "egpu_attach_kernel"))
+		return NULL;
+	link_add(prog, kernel, at, &l);
+	return l;
+}
+
+int egpu_attach_all(egpu_obj *obj)
+{
+	struct egpu_link *l;
+	int n = 0, err;
+
+	if (!obj)
+		return err_set(EGPU_EINVAL, "egpu_attach_all: NULL object");
+	for (size_t i = 0; i < obj->spec.prog_cnt; i++) {
+		struct egpu_prog *p = &obj->progs[i];
+
+		if (p->spec->attach == EGPU_ATTACH_NONE)
+			continue;
+		err = link_add(p, p->spec->kernel, p->spec->attach, &l);
+		if (err) {
+			err_prefix("object '%s': section '%s'", obj->name, p->spec->section);
+			return err;
+		}
+		n++;
+	}
+	return n;
+}
+
+void egpu_link_destroy(egpu_link *l)
+{
+	if (!l)
+		return;
+	if (l->prev)
+		l->prev->next = l->next;
+	else
+		l->ctx->links = l->next;
+	if (l->next)
+		l->next->prev = l->prev;
+	free(l->kernel);
+	free(l);
+}
+
+void links_drop_obj(struct egpu_ctx *ctx, const struct egpu_obj *obj)
+{
+	struct egpu_link *l = ctx->links, *next;
+
+	for (; l; l = next) {
+		next = l->next;
+		if (l->prog->obj == obj)
+			egpu_link_destroy(l);
+	}
+}

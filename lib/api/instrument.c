@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * egpu_instrument_ptx() and egpu_module_load(): translate every attached
+ * program for the GPU, splice the calls into the application's PTX and link
+ * the probes and the device runtime in.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+#include "cuda/cu.h"
+#include "device/device.h"
+
+/* The probes of one instrumentation: PTX modules and attach requests. */
+struct probe_set {
+	struct ptx_attach *reqs;
+	struct ptx_text *mods; /* one per distinct program, then the runtime */
+	char **names;          /* probe function name per request */
+	size_t nreq;
+	size_t nmod;
+	size_t nprog;
+};
+
+static void probe_set_free(struct probe_set *ps)
+{
+	for (size_t i = 0; i < ps->nprog; i++)
+		free((char *)ps->mods[i].text);
+	for (size_t i = 0; i < ps->nreq; i++)
+		free(ps->names[i]);
+	free(ps->reqs);
+	free(ps->mods);
+	free(ps->names);
+}
+
+static int jit_probe(struct egpu_prog *prog, const char *func,
+		     struct ptx_text *mod)
+{
+	char *ptx = NULL;
+	int err;
+
+	err = prog_gpu_ptx(prog, func, prog->obj->ctx->sm, false, &ptx, &mod->len);
+	if (err)
+		return err;
+	mod->name = prog->spec->name;
+	mod->text = ptx;
+	return 0;
+}
+
+/* Probe function name of @prog, unique in the context. */
+static char *probe_name(struct egpu_ctx *ctx, struct egpu_prog *prog)
+{
+	char buf[300];
+
+	if (!prog->probe_id)
+		prog->probe_id = ++ctx->next_probe_id;
+	snprintf(buf, sizeof(buf), "__egpu_probe%u_%s", prog->probe_id,
+		 prog->spec->name);
+	return strdup(buf);
+}
+
+/* Whether one of the first @upto links already brought @prog in. */
+static int prog_seen(const struct egpu_ctx *ctx, size_t upto,
+		     const struct egpu_prog *prog)
+{
+	const struct egpu_link *l = ctx->links;
+
+	for (size_t i = 0; i < upto && l; i++, l = l->next)
+		if (l->prog == prog)
+			return 1;
+	return 0;
+}
+
+static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
+{
+	size_t n = 0, i = 0;
+	int err = 0;
+
+	for (struct egpu_link *l = ctx->links; l; l = l->next)
+		n++;
+	ps->reqs = calloc(n + 1, sizeof(*ps->reqs));
+	ps->mods = calloc(n + 1, sizeof(*ps->mods));
+	ps->names = calloc(n + 1, sizeof(*ps->names));
+	if (!ps->reqs || !ps->mods || !ps->names)
+		return err_set(EGPU_ENOMEM, "instrumenting: out of memory");
+	for (struct egpu_link *l = ctx->links; l && !err; l = l->next, i++) {
+		ps->names[i] = probe_name(ctx, l->prog);
+		if (!ps->names[i])
+			return err_set(EGPU_ENOMEM, "instrumenting: out of memory");
+		ps->nreq++;
+		ps->reqs[i] = (struct ptx_attach){ .kernel = l->kernel,
+						   .point = l->at,
+						   .func = ps->names[i] };
+		if (!prog_seen(ctx, i, l->prog))
+			err = jit_probe(l->prog, ps->names[i], &ps->mods[ps->nprog++]);
+	}
+	if (err)
+		ps->nprog--; /* the failed slot holds no text */
+	return err;
+}
+
+/* Link the device runtime only where a probe calls into it. */
+static void probe_set_add_runtime(struct probe_set *ps)
+{
+	for (size_t i = 0; i < ps->nprog; i++) {
+		if (strstr(ps->mods[i].text, "egpu_dev_")) {
+			ps->mods[ps->nprog] = (struct ptx_text){
+				.name = "device runtime",
+				.text = device_runtime_ptx,
+				.len = device_runtime_ptx_len,
+			};
+			ps->nmod = ps->nprog + 1;
+			return;
+		}
+	}
+	ps->nmod = ps->nprog;
+}
+
+static int fill_report(struct egpu_ctx *ctx, struct egpu_report *rep,
+		       size_t nprog, double ms)
+{
+	const struct ptx_report *pr = &ctx->last;
+	struct egpu_kernel_report *k;
+
+	free(ctx->last_kernels);
+	ctx->last_kernels = k = calloc(pr->nkernels + 1, sizeof(*k));
+	if (!k)
+		return err_set(EGPU_ENOMEM, "instrumenting: out of memory");
+	EGPU_OPTS(egpu_report, r, .kernel_cnt = (uint32_t)pr->nkernels,
+		  .programs = (uint32_t)nprog, .instrument_ms = ms, .kernels = k);
+	for (size_t i = 0; i < pr->nkernels; i++) {
+		const struct ptx_kernel_info *ki = &pr->kernels[i];
+
+		k[i] = (struct egpu_kernel_report){
+			.name = ki->name, .demangled = ki->demangled,
+			.kernel_id = ki->id, .entry_points = ki->entry_points,
+			.exit_points = ki->exit_points, .programs = ki->programs,
+		};
+		r.kernels_patched += ki->programs > 0;
+		r.entry_points += ki->entry_points;
+		r.exit_points += ki->exit_points;
+	}
+	if (rep) {
+		/* The caller's struct may be older (smaller) than ours. */
+		size_t sz = rep->sz < sizeof(r) ? rep->sz : sizeof(r);
+
+		memcpy(rep, &r, sz);
+		rep->sz = sz;
+	}
+	return 0;
+}
+
+int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
+			char **out, size_t *out_len, struct egpu_report *report)
+{
+	struct probe_set ps = { 0 };
+	struct strbuf sb;
+	uint64_t t0 = now_ns();
+	int err;
+
+	if (!ctx || !ptx || !out)
+		return err_set(EGPU_EINVAL, "egpu_instrument_ptx: NULL argument");
+	if (report && report->sz < sizeof(size_t))
+		return err_set(EGPU_EINVAL, "egpu_instrument_ptx: report->sz not set");
+	sb_init(&sb);
+	err = probe_set_build(ctx, &ps);
+	if (!err) {
+		probe_set_add_runtime(&ps);
+		ptx_report_free(&ctx->last);
+		err = ptx_instrument(ptx, len, ps.reqs, ps.nreq, ps.mods, ps.nmod,
+				     &sb, &ctx->last);
+	}
+	if (!err)
+		err = fill_report(ctx, report, ps.nprog,
+				  (double)(now_ns() - t0) / 1e6);
+	probe_set_free(&ps);
+	if (err) {
+		sb_free(&sb);
+		return err;
+	}
+	*out = sb_detach(&sb, out_len);
+	return *out ? 0 : err_set(EGPU_ENOMEM, "instrumenting: out of memory");
+}
+
+int egpu_module_load(egpu_ctx *ctx, CUmodule *mod, const void *image,
+		     size_t len)
+{
+	char *ptx = NULL;
+	int err;
+
+	if (!ctx || !mod || !image)
+		return err_set(EGPU_EINVAL, "egpu_module_load: NULL argument");
+	if (ctx->offline)
+		return err_set(EGPU_EINVAL, "egpu_module_load: the context is offline (inspection only)");
+	if (!cu())
+		return EGPU_ENODEV;
+	err = egpu_instrument_ptx(ctx, image, len, &ptx, NULL, NULL);
+	if (err)
+		return err;
+	err = cu_module_load_ptx(ptx, mod);
+	free(ptx);
+	if (err)
+		err_prefix("loading the instrumented PTX");
+	return err;
+}
