@@ -23,3 +23,5 @@ find_program(PTXAS ptxas HINTS /usr/local/cuda/bin ENV CUDA_HOME PATH_SUFFIXES b
 find_program(BPF_CLANG NAMES clang-16 clang-17 clang-18 clang-19 clang-15 clang
   HINTS ${LLVM_TOOLS_BINARY_DIR})
 message(STATUS "nvcc: ${NVCC}  ptxas: ${PTXAS}  bpf clang: ${BPF_CLANG}")
+find_path(CUDA_DRIVER_INCLUDE cuda.h REQUIRED
+  HINTS /usr/local/cuda/include ENV CUDA_HOME PATH_SUFFIXES include)

@@ -1,0 +1,30 @@
+# Build rules shared by tests and examples: eBPF objects from restricted C
+# (clang -target bpf) and PTX from CUDA C (nvcc -ptx), both at build time.
+
+# egpu_bpf_object(OUT_VAR SOURCE) -> ${OUT_VAR} = path of SOURCE's .bpf.o
+function(egpu_bpf_object out_var src)
+  get_filename_component(name ${src} NAME_WE)
+  get_filename_component(abs ${src} ABSOLUTE)
+  set(obj ${CMAKE_CURRENT_BINARY_DIR}/${name}.bpf.o)
+  add_custom_command(OUTPUT ${obj}
+    COMMAND ${BPF_CLANG} -target bpf -mcpu=v3 -O2 -g -Wall -Werror
+      -I${PROJECT_SOURCE_DIR}/include -c ${abs} -o ${obj}
+    DEPENDS ${abs} ${PROJECT_SOURCE_DIR}/include/egpu/bpf_helpers.h
+    COMMENT "eBPF object ${name}.bpf.o" VERBATIM)
+  set(${out_var} ${obj} PARENT_SCOPE)
+endfunction()
+
+# egpu_cuda_ptx(OUT_VAR SOURCE [ARCH sm_90] [FLAGS ...]) -> .ptx path
+function(egpu_cuda_ptx out_var src)
+  cmake_parse_arguments(P "" "ARCH;SUFFIX" "FLAGS" ${ARGN})
+  if(NOT P_ARCH)
+    set(P_ARCH sm_90)
+  endif()
+  get_filename_component(name ${src} NAME_WE)
+  get_filename_component(abs ${src} ABSOLUTE)
+  set(ptx ${CMAKE_CURRENT_BINARY_DIR}/${name}${P_SUFFIX}.ptx)
+  add_custom_command(OUTPUT ${ptx}
+    COMMAND ${NVCC} -ptx -arch=${P_ARCH} ${P_FLAGS} ${abs} -o ${ptx}
+    DEPENDS ${abs} COMMENT "PTX ${name}${P_SUFFIX}.ptx" VERBATIM)
+  set(${out_var} ${ptx} PARENT_SCOPE)
+endfunction()

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+
+void app_cuda_check(cudaError_t err, const char *what, const char *file,
+		    int line)
+{
+	if (err == cudaSuccess)
+		return;
+	fprintf(stderr, "%s:%d: %s: %s\n", file, line, what, cudaGetErrorString(err));
+	exit(1);
+}
+
+void app_egpu_check(bool ok, const char *what, const char *file, int line)
+{
+	if (ok)
+		return;
+	fprintf(stderr, "%s:%d: %s: %s\n", file, line, what, egpu_errmsg());
+	exit(1);
+}
+
+bool app_gpu_present(const char **why)
+{
+	int n = 0;
+	cudaError_t err = cudaGetDeviceCount(&n);
+
+	if (err != cudaSuccess) {
+		*why = cudaGetErrorString(err);
+		return false;
+	}
+	if (n == 0) {
+		*why = "no CUDA device found";
+		return false;
+	}
+	return true;
+}
+
+char *app_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+		perror(path);
+		exit(1);
+	}
+	buf = malloc((size_t)n + 1);
+	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		perror(path);
+		exit(1);
+	}
+	fclose(f);
+	buf[n] = '\0';
+	if (len)
+		*len = (size_t)n;
+	return buf;
+}
+
+cudaLibrary_t app_load_ptx(const char *ptx)
+{
+	cudaLibrary_t lib;
+
+	CUDA_CHECK(cudaLibraryLoadData(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0));
+	return lib;
+}
+
+cudaKernel_t app_kernel(cudaLibrary_t lib, const char *name)
+{
+	cudaKernel_t k;
+
+	CUDA_CHECK(cudaLibraryGetKernel(&k, lib, name));
+	return k;
+}
+
+void app_print_report(const struct egpu_report *r)
+{
+	printf("instrumented %u of %u kernels in %.2f ms (%u programs, %u entry, %u exit points)\n",
+	       r->kernels_patched, r->kernel_cnt, r->instrument_ms, r->programs,
+	       r->entry_points, r->exit_points);
+	for (uint32_t i = 0; i < r->kernel_cnt; i++)
+		printf("  kernel %u %-28s entry %u exit %u\n", r->kernels[i].kernel_id,
+		       r->kernels[i].demangled, r->kernels[i].entry_points,
+		       r->kernels[i].exit_points);
+}
+
+void app_start(struct app *app, const char *probe_path, const char *ptx_path)
+{
+	size_t len, out_len;
+
+	memset(app, 0, sizeof(*app));
+	app->gpu = app_gpu_present(&app->why_no_gpu);
+	EGPU_OPTS(egpu_ctx_opts, co, .offline = !app->gpu);
+	app->ctx = egpu_ctx_new(&co);
+	EGPU_CHECK(app->ctx);
+	app->obj = egpu_load(app->ctx, probe_path, NULL);
+	EGPU_CHECK(app->obj);
+	EGPU_CHECK(egpu_attach_all(app->obj) > 0);
+	app->ptx = app_read_file(ptx_path, &len);
+	app->report.sz = sizeof(app->report);
+	EGPU_CHECK(!egpu_instrument_ptx(app->ctx, app->ptx, len, &app->instrumented,
+				       &out_len, &app->report));
+	app_print_report(&app->report);
+}
+
+int app_no_gpu(const struct app *app, bool check)
+{
+	printf("\nno GPU here (%s).\n"
+	       "Shown: the probe loaded and checked, translated to PTX and spliced into\n"
+	       "the application's kernels (%zu bytes of PTX, maps at placeholder addresses).\n"
+	       "Running the kernels and reading the maps needs an NVIDIA GPU.\n",
+	       app->why_no_gpu, strlen(app->instrumented));
+	return check ? APP_SKIP : 0;
+}
+
+void app_stop(struct app *app)
+{
+	egpu_ctx_free(app->ctx);
+	free(app->ptx);
+	free(app->instrumented);
+}

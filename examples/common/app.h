@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the example applications share: a CUDA runtime application that
+ * instruments its own PTX with libegpu before loading it. They link the
+ * static CUDA runtime, which opens the driver itself, so they start (and
+ * explain) on machines without one.
+ */
+#ifndef EGPU_EXAMPLE_APP_H
+#define EGPU_EXAMPLE_APP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cuda_runtime.h>
+
+#include "egpu.h"
+
+/* Exit code of a --check run that cannot check anything (ctest: skipped). */
+#define APP_SKIP 77
+
+/* Abort with the file, line and CUDA message when @e fails. */
+#define CUDA_CHECK(e) app_cuda_check((e), #e, __FILE__, __LINE__)
+void app_cuda_check(cudaError_t err, const char *what, const char *file,
+		    int line);
+/* Abort with libegpu's message when @ok is false. */
+#define EGPU_CHECK(ok) app_egpu_check((ok), #ok, __FILE__, __LINE__)
+void app_egpu_check(bool ok, const char *what, const char *file, int line);
+
+/* Whether a GPU is usable; if not, *why says what is missing. */
+bool app_gpu_present(const char **why);
+/* Whole file, NUL-terminated; aborts on failure. */
+char *app_read_file(const char *path, size_t *len);
+/* Load PTX text as a CUDA library and find a kernel in it. */
+cudaLibrary_t app_load_ptx(const char *ptx);
+cudaKernel_t app_kernel(cudaLibrary_t lib, const char *name);
+/* Print what egpu_instrument_ptx() did, one line per kernel. */
+void app_print_report(const struct egpu_report *r);
+
+/*
+ * The common start of an instrumenting example: a context (offline when
+ * there is no GPU), the probe object loaded and attached from its section
+ * names, the application's PTX instrumented. Returns the instrumented PTX.
+ */
+struct app {
+	egpu_ctx *ctx;
+	egpu_obj *obj;
+	bool gpu;
+	const char *why_no_gpu;
+	char *ptx;          /* the application's own PTX */
+	char *instrumented; /* the same with the probes */
+	struct egpu_report report;
+};
+
+void app_start(struct app *app, const char *probe_path, const char *ptx_path);
+/*
+ * Without a GPU, say why and what was shown, and return the exit code the
+ * example should end with (0, or APP_SKIP for --check runs).
+ */
+int app_no_gpu(const struct app *app, bool check);
+void app_stop(struct app *app);
+
+#endif
