@@ -5,6 +5,7 @@
  * at constant addresses, so a context's PTX is only valid in that CUcontext.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/internal.h"
 #include "cuda/cu.h"
@@ -24,6 +25,49 @@ static int ctx_bind_cuda(struct egpu_ctx *ctx)
 	return 0;
 }
 
+/* Insert every entry of the host hash map into its new GPU copy. */
+static int hash_copy_to_gpu(struct egpu_map *m)
+{
+	size_t ks = m->spec->key_size;
+	uint8_t *buf = malloc(2 * ks), *key = buf, *prev = NULL;
+	long res = 0;
+
+	if (!buf)
+		return err_set(EGPU_ENOMEM, "out of memory");
+	/* The current and the previous key take turns in the two halves. */
+	while (!res && !host_map_next_key(m->host, prev, key)) {
+		res = dev_map_update(m->dev, key, map_host_lookup(m->host, key),
+				     EGPU_ANY);
+		prev = key;
+		key = key == buf ? buf + ks : buf;
+	}
+	free(buf);
+	if (res)
+		return err_set(EGPU_ECUDA, "copying entries to the GPU failed (%ld)", res);
+	return 0;
+}
+
+/*
+ * Copy what the host stored so far (host API, CPU runs) into the new GPU
+ * map: array values travel as the initial bytes, hash entries one by one.
+ * Per-thread maps start at zero: their host copy has a single thread.
+ */
+static int map_move_to_gpu(struct egpu_map *m, uint32_t threads)
+{
+	struct bpf_map_spec spec = *m->spec;
+	int err;
+
+	if (map_type_is_array(spec.type) && spec.type != EGPU_MAP_PERCPU_ARRAY &&
+	    spec.type != EGPU_MAP_PERTHREAD_ARRAY) {
+		spec.init = host_map_array_base(m->host);
+		spec.init_len = (size_t)spec.max_entries * spec.value_size;
+	}
+	err = dev_map_new(&spec, threads, &m->dev);
+	if (!err && spec.type == EGPU_MAP_HASH)
+		err = hash_copy_to_gpu(m);
+	return err;
+}
+
 static int obj_alloc_dev_maps(struct egpu_obj *obj)
 {
 	for (size_t i = 0; i < obj->spec.map_cnt; i++) {
@@ -32,7 +76,7 @@ static int obj_alloc_dev_maps(struct egpu_obj *obj)
 
 		if (m->dev)
 			continue;
-		err = dev_map_new(m->spec, obj->ctx->thread_slots, &m->dev);
+		err = map_move_to_gpu(m, obj->ctx->thread_slots);
 		if (err) {
 			err_prefix("object '%s': map '%s'", obj->name, m->spec->name);
 			return err;
