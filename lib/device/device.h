@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The device runtime as PTX text, built from lib/device/*.cu by nvcc at
+ * The device runtime as PTX text, built from the CUDA C in lib/device by nvcc at
  * build time: `.visible .func egpu_dev_<helper>` definitions (map helpers)
  * that translated programs call, to be merged into the instrumented module.
  * It defines no other symbol, so merging it cannot clash with names of the

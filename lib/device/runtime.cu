@@ -10,7 +10,8 @@
 #include "map_array.cuh"
 #include "map_hash.cuh"
 
-#define RT_API extern "C" __device__
+/* Called from translated code, never inlined into a caller here. */
+#define RT_API extern "C" __device__ __noinline__
 
 RT_INLINE struct dev_map_desc *rt_map(uint64_t handle)
 {
