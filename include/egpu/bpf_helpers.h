@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Everything an eBPF program for libegpu needs, with no other header:
+ * fixed-width types, SEC() and the GPU section macros, map definitions,
+ * the helpers and bpf_printk(). Build with `clang -target bpf -O2 -g`.
+ *
+ * Helper numbers are Linux's for the standard helpers and bpftime's for
+ * the GPU ones (501-511), so existing bpftime probes run unchanged. To
+ * combine with libbpf's <bpf/bpf_helpers.h>, include that one first: the
+ * definitions it already made are then not repeated here.
+ */
+#ifndef EGPU_BPF_HELPERS_H
+#define EGPU_BPF_HELPERS_H
+
+#include "bpf_maps.h"
+#include "bpf_sections.h"
+#include "bpf_types.h"
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+#ifndef __noinline
+#define __noinline __attribute__((noinline))
+#endif
+
+#ifndef __BPF_HELPERS__
+/* Standard helpers (Linux numbers). */
+
+/* Pointer to the value stored under @key, or NULL. */
+static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
+/* Store @value under @key; @flags: EGPU_ANY, EGPU_NOEXIST, EGPU_EXIST. */
+static long (*bpf_map_update_elem)(void *map, const void *key,
+				   const void *value, __u64 flags) = (void *)2;
+static long (*bpf_map_delete_elem)(void *map, const void *key) = (void *)3;
+/* The GPU's global timer, in nanoseconds. */
+static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
+/* Formatted print, at most three arguments; use bpf_printk(). */
+static long (*bpf_trace_printk)(const char *fmt, __u32 fmt_size, ...) = (void *)6;
+static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
+static long (*bpf_perf_event_output)(void *ctx, void *map, __u64 flags,
+				     void *data, __u64 size) = (void *)25;
+static long (*bpf_ringbuf_output)(void *ringbuf, void *data, __u64 size,
+				  __u64 flags) = (void *)130;
+static void *(*bpf_ringbuf_reserve)(void *ringbuf, __u64 size,
+				    __u64 flags) = (void *)131;
+static void (*bpf_ringbuf_submit)(void *data, __u64 flags) = (void *)132;
+static void (*bpf_ringbuf_discard)(void *data, __u64 flags) = (void *)133;
+
+/* bpf_printk("x=%d", x): the format string is a constant in .rodata. */
+#define bpf_printk(fmt, ...)                                                 \
+	({                                                                   \
+		static const char ____fmt[] = fmt;                           \
+		bpf_trace_printk(____fmt, sizeof(____fmt), ##__VA_ARGS__);   \
+	})
+#endif /* __BPF_HELPERS__ */
+
+/* GPU helpers (bpftime's numbers). */
+
+/* Print a NUL-terminated string. */
+static long (*bpf_puts)(const char *s) = (void *)501;
+/* %globaltimer, in nanoseconds. */
+static __u64 (*bpf_get_globaltimer)(void) = (void *)502;
+/* blockIdx, blockDim, threadIdx and gridDim, one component each. */
+static __u64 (*bpf_get_block_idx)(__u64 *x, __u64 *y, __u64 *z) = (void *)503;
+static __u64 (*bpf_get_block_dim)(__u64 *x, __u64 *y, __u64 *z) = (void *)504;
+static __u64 (*bpf_get_thread_idx)(__u64 *x, __u64 *y, __u64 *z) = (void *)505;
+/* Memory barrier at GPU scope. */
+static long (*bpf_membar)(void) = (void *)506;
+/* End the calling GPU thread. */
+static long (*bpf_exit_thread)(void) = (void *)507;
+static __u64 (*bpf_get_grid_dim)(__u64 *x, __u64 *y, __u64 *z) = (void *)508;
+/* %smid, %warpid and %laneid. */
+static __u64 (*bpf_get_sm_id)(void) = (void *)509;
+static __u64 (*bpf_get_warp_id)(void) = (void *)510;
+static __u64 (*bpf_get_lane_id)(void) = (void *)511;
+
+#endif

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Map types and map definitions for eBPF programs run by libegpu.
+ *
+ *	struct {
+ *		__uint(type, EGPU_MAP_HASH);
+ *		__uint(max_entries, 1024);
+ *		__type(key, u32);
+ *		__type(value, u64);
+ *	} counts SEC(".maps");
+ *
+ * Compile with -g: libbpf reads these definitions from BTF.
+ */
+#ifndef EGPU_BPF_MAPS_H
+#define EGPU_BPF_MAPS_H
+
+/* The same values as include/egpu.h, for programs that do not include it. */
+#ifndef EGPU_H
+enum egpu_map_type {
+	EGPU_MAP_HASH = 1,
+	EGPU_MAP_ARRAY = 2,
+	EGPU_MAP_PERF_EVENT_ARRAY = 4,
+	EGPU_MAP_PERCPU_ARRAY = 6,       /* one value per GPU thread */
+	EGPU_MAP_RINGBUF = 27,
+	EGPU_MAP_PERTHREAD_ARRAY = 1502, /* bpftime's per-thread array */
+	EGPU_MAP_GPU_ARRAY = 1503,       /* bpftime's GPU array */
+	EGPU_MAP_GPU_RINGBUF = 1527,     /* bpftime's GPU ring buffer */
+};
+
+/* Flags of bpf_map_update_elem(). */
+enum egpu_update_flags {
+	EGPU_ANY = 0,     /* create or replace */
+	EGPU_NOEXIST = 1, /* create only */
+	EGPU_EXIST = 2,   /* replace only */
+};
+#endif
+
+/* bpftime's names, so its GPU probes build unchanged. */
+#ifndef BPF_MAP_TYPE_PERGPUTD_ARRAY_MAP
+#define BPF_MAP_TYPE_PERGPUTD_ARRAY_MAP 1502
+#endif
+#ifndef BPF_MAP_TYPE_GPU_ARRAY_MAP
+#define BPF_MAP_TYPE_GPU_ARRAY_MAP 1503
+#endif
+#ifndef BPF_MAP_TYPE_GPU_RINGBUF_MAP
+#define BPF_MAP_TYPE_GPU_RINGBUF_MAP 1527
+#endif
+
+/* BTF map definitions, as libbpf's bpf_helpers.h spells them. */
+#ifndef __uint
+#define __uint(name, val) int (*name)[val]
+#endif
+#ifndef __type
+#define __type(name, val) typeof(val) *name
+#endif
+#ifndef __array
+#define __array(name, val) typeof(val) *name[]
+#endif
+
+#endif

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The device runtime as PTX text, built from the CUDA C in lib/device by nvcc at
+ * build time: `.visible .func egpu_dev_<helper>` definitions (map helpers)
+ * that translated programs call, to be merged into the instrumented module.
+ * It defines no other symbol, so merging it cannot clash with names of the
+ * application. Its .target is the lowest nvcc supports (sm_75).
+ */
+#ifndef EGPU_DEVICE_H
+#define EGPU_DEVICE_H
+
+extern const char device_runtime_ptx[];      /* NUL-terminated */
+extern const unsigned device_runtime_ptx_len; /* bytes, without the NUL */
+
+#endif

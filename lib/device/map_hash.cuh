@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Hash maps on the device: open addressing with linear probing over the
+ * slots of layout.h, safe under concurrent use by every thread of a grid.
+ *
+ * - Lookups and deletes are lock-free: they walk the probe chain from the
+ *   key's home slot, skip DELETED and BUSY slots and stop at EMPTY.
+ * - Updates of a key that exists are lock-free too.
+ * - Creating a key happens under the lock word of the key's home slot, so
+ *   two threads inserting the same new key cannot both create it: the
+ *   second finds the first's slot when it re-walks the chain under the
+ *   lock. The new slot is claimed by a CAS from EMPTY or DELETED to BUSY
+ *   (keys with other homes race for the same slots), filled, then published
+ *   as USED with a release store.
+ * - desc->count is reserved before claiming, so at most max_entries slots
+ *   are ever USED or BUSY and a free slot always exists on the chain.
+ * - A slot never goes back to EMPTY, so a chain walked up to an EMPTY slot
+ *   has seen every slot that could hold the key.
+ */
+#ifndef EGPU_DEVICE_MAP_HASH_CUH
+#define EGPU_DEVICE_MAP_HASH_CUH
+
+#include "rt.cuh"
+
+RT_INLINE struct dev_slot_hdr *hash_slot(const struct dev_map_desc *m,
+					 uint32_t i)
+{
+	return (struct dev_slot_hdr *)(uintptr_t)(m->data +
+						   (uint64_t)i * m->slot_size);
+}
+
+RT_INLINE uint8_t *hash_slot_key(struct dev_slot_hdr *s)
+{
+	return (uint8_t *)s + dev_slot_key_offset();
+}
+
+RT_INLINE uint8_t *hash_slot_value(const struct dev_map_desc *m,
+				   struct dev_slot_hdr *s)
+{
+	return (uint8_t *)s + dev_slot_value_offset(m->key_size);
+}
+
+RT_INLINE uint32_t hash_home(const struct dev_map_desc *m, const void *key)
+{
+	return dev_hash_key(key, m->key_size) % m->slot_cnt;
+}
+
+RT_INLINE uint32_t hash_next(const struct dev_map_desc *m, uint32_t i)
+{
+	return i + 1 == m->slot_cnt ? 0 : i + 1;
+}
+
+/* The USED slot holding @key, or NULL. */
+RT_INLINE struct dev_slot_hdr *hash_find(const struct dev_map_desc *m,
+					 const void *key)
+{
+	uint32_t i = hash_home(m, key);
+
+	for (uint32_t n = 0; n < m->slot_cnt; n++, i = hash_next(m, i)) {
+		struct dev_slot_hdr *s = hash_slot(m, i);
+		uint32_t state = rt_load_acquire(&s->state);
+
+		if (state == DEV_SLOT_EMPTY)
+			return NULL;
+		if (state == DEV_SLOT_USED &&
+		    rt_equal(hash_slot_key(s), key, m->key_size))
+			return s;
+	}
+	return NULL;
+}
+
+RT_INLINE void *hash_lookup(const struct dev_map_desc *m, const void *key)
+{
+	struct dev_slot_hdr *s = hash_find(m, key);
+
+	return s ? hash_slot_value(m, s) : NULL;
+}
+
+/* Claim the first free slot from @home on: EMPTY or DELETED -> BUSY. */
+RT_INLINE struct dev_slot_hdr *hash_claim(const struct dev_map_desc *m,
+					  uint32_t home)
+{
+	uint32_t i = home;
+
+	/* Two rounds: a slot passed as taken may be freed behind us. */
+	for (uint32_t n = 0; n < 2 * m->slot_cnt; n++, i = hash_next(m, i)) {
+		struct dev_slot_hdr *s = hash_slot(m, i);
+		uint32_t state = rt_load_acquire(&s->state);
+
+		if (state != DEV_SLOT_EMPTY && state != DEV_SLOT_DELETED)
+			continue;
+		if (atomicCAS(&s->state, state, (uint32_t)DEV_SLOT_BUSY) == state)
+			return s;
+	}
+	return NULL;
+}
+
+/* Reserve one of max_entries live entries; false when the map is full. */
+RT_INLINE bool hash_reserve(struct dev_map_desc *m)
+{
+	if (atomicAdd(&m->count, 1u) < m->max_entries)
+		return true;
+	atomicSub(&m->count, 1u);
+	return false;
+}
+
+RT_INLINE int64_t hash_write_existing(const struct dev_map_desc *m,
+				      struct dev_slot_hdr *s,
+				      const void *value, uint64_t flags)
+{
+	if (flags == EGPU_NOEXIST)
+		return -EEXIST;
+	rt_copy(hash_slot_value(m, s), value, m->value_size);
+	return 0;
+}
+
+/* Create @key; the caller holds the home slot's lock. */
+RT_INLINE int64_t hash_insert(struct dev_map_desc *m, uint32_t home,
+			      const void *key, const void *value)
+{
+	struct dev_slot_hdr *s;
+
+	if (!hash_reserve(m))
+		return -E2BIG;
+	s = hash_claim(m, home);
+	if (!s) {
+		atomicSub(&m->count, 1u);
+		return -E2BIG;
+	}
+	rt_copy(hash_slot_key(s), key, m->key_size);
+	rt_copy(hash_slot_value(m, s), value, m->value_size);
+	rt_store_release(&s->state, DEV_SLOT_USED);
+	return 0;
+}
+
+RT_INLINE int64_t hash_update(struct dev_map_desc *m, const void *key,
+			      const void *value, uint64_t flags)
+{
+	struct dev_slot_hdr *s;
+	uint32_t home;
+	int64_t ret;
+
+	if (flags > EGPU_EXIST)
+		return -EINVAL;
+	s = hash_find(m, key);
+	if (s)
+		return hash_write_existing(m, s, value, flags);
+	if (flags == EGPU_EXIST)
+		return -ENOENT;
+	home = hash_home(m, key);
+	rt_lock(&hash_slot(m, home)->lock);
+	s = hash_find(m, key); /* an inserter we waited for may have made it */
+	if (s)
+		ret = hash_write_existing(m, s, value, flags);
+	else
+		ret = hash_insert(m, home, key, value);
+	rt_unlock(&hash_slot(m, home)->lock);
+	return ret;
+}
+
+RT_INLINE int64_t hash_delete(struct dev_map_desc *m, const void *key)
+{
+	struct dev_slot_hdr *s;
+
+	/* A lost CAS means a concurrent delete won: look again. */
+	while ((s = hash_find(m, key))) {
+		if (atomicCAS(&s->state, (uint32_t)DEV_SLOT_USED,
+			      (uint32_t)DEV_SLOT_DELETED) == DEV_SLOT_USED) {
+			atomicSub(&m->count, 1u);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+#endif

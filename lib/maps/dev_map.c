@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Maps in GPU memory, host side: allocation, and the host's lookups and
+ * updates, which copy only the bytes they need (one small copy for an array
+ * value, a batch of consecutive slots for a hash probe).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "cuda/cu.h"
+#include "maps/dev_map.h"
+#include "maps/host_map.h"
+#include "maps/layout.h"
+
+/*
+ * Bytes of consecutive hash slots one probe copy reads. A small device to
+ * host copy costs its latency, not its size, so one copy usually covers the
+ * whole probe chain (chains are short: the table is at most half full).
+ */
+#define PROBE_BYTES 1024
+/* Bytes of slots next_key scans per copy. */
+#define SCAN_BYTES (64 * 1024)
+#define NO_SLOT UINT32_MAX
+
+struct dev_map {
+	struct dev_map_desc desc; /* host copy; desc.count lives on the device */
+	CUdeviceptr base;         /* the descriptor, then the data */
+	CUcontext ctx;
+	char *name;
+};
+
+static int is_per_thread(uint32_t type)
+{
+	return type == EGPU_MAP_PERCPU_ARRAY || type == EGPU_MAP_PERTHREAD_ARRAY;
+}
+
+/* Make sure the calling thread has a context: the map's if it has none. */
+static int enter(const struct dev_map *m)
+{
+	CUcontext cur = NULL;
+
+	if (cu_check(cu()->cuCtxGetCurrent(&cur), "cuCtxGetCurrent"))
+		return -EIO;
+	if (!cur && cu_check(cu()->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent"))
+		return -EIO;
+	return 0;
+}
+
+static int dtoh(const struct dev_map *m, void *dst, uint64_t off, size_t n)
+{
+	CUresult res = cu()->cuMemcpyDtoH(dst, m->base + off, n);
+
+	if (cu_check(res, "cuMemcpyDtoH")) {
+		err_prefix("map '%s'", m->name);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int htod(const struct dev_map *m, uint64_t off, const void *src,
+		size_t n)
+{
+	CUresult res = cu()->cuMemcpyHtoD(m->base + off, src, n);
+
+	if (cu_check(res, "cuMemcpyHtoD")) {
+		err_prefix("map '%s'", m->name);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* ---- creation ---- */
+
+static int check_spec(const struct bpf_map_spec *spec)
+{
+	if (spec->type != EGPU_MAP_HASH && !map_type_is_array(spec->type))
+		return err_set(EGPU_ENOTSUP,
+			       "map '%s': type %u cannot live in GPU memory as a map",
+			       spec->name, spec->type);
+	if (!spec->key_size || !spec->value_size || !spec->max_entries)
+		return err_set(EGPU_EINVAL,
+			       "map '%s': key size %u, value size %u and max entries %u must not be 0",
+			       spec->name, spec->key_size, spec->value_size,
+			       spec->max_entries);
+	if (map_type_is_array(spec->type) && spec->key_size != 4)
+		return err_set(EGPU_EINVAL,
+			       "map '%s': array keys are 4-byte indices, not %u bytes",
+			       spec->name, spec->key_size);
+	if (spec->type == EGPU_MAP_HASH &&
+	    (spec->max_entries > (UINT32_MAX - 1) / 2 ||
+	     (uint64_t)spec->key_size + spec->value_size > UINT32_MAX / 2))
+		return err_set(EGPU_E2BIG,
+			       "map '%s': hash map too large (%u entries of %u + %u bytes)",
+			       spec->name, spec->max_entries, spec->key_size,
+			       spec->value_size);
+	return 0;
+}
+
+static uint32_t default_threads(const struct bpf_map_spec *spec)
+{
+	uint64_t per_thread = (uint64_t)spec->value_size * spec->max_entries;
+	uint32_t t = DEV_MAP_THREADS_MAX;
+
+	while (t > 1 && (uint64_t)t * per_thread > DEV_MAP_THREADS_BYTES)
+		t >>= 1;
+	return t;
+}
+
+static int choose_threads(const struct bpf_map_spec *spec, uint32_t threads,
+			  uint32_t *out)
+{
+	if (!is_per_thread(spec->type))
+		threads = 1;
+	else if (!threads)
+		threads = default_threads(spec);
+	else if (threads & (threads - 1))
+		return err_set(EGPU_EINVAL,
+			       "map '%s': per-thread slots %u is not a power of two",
+			       spec->name, threads);
+	*out = threads;
+	return 0;
+}
+
+/* Fill the descriptor (but data) and compute the data's size. */
+static int describe(const struct bpf_map_spec *spec, uint32_t threads,
+		    struct dev_map_desc *d, uint64_t *bytes)
+{
+	uint64_t n;
+
+	*d = (struct dev_map_desc){
+		.type = spec->type,
+		.key_size = spec->key_size,
+		.value_size = spec->value_size,
+		.max_entries = spec->max_entries,
+		.threads = threads,
+	};
+	if (spec->type == EGPU_MAP_HASH) {
+		d->slot_cnt = 2 * spec->max_entries + 1; /* at most half full */
+		d->slot_size = dev_slot_size(spec->key_size, spec->value_size);
+		*bytes = (uint64_t)d->slot_cnt * d->slot_size;
+		return 0;
+	}
+	if (__builtin_mul_overflow((uint64_t)spec->max_entries * threads,
+				   (uint64_t)spec->value_size, &n))
+		return err_set(EGPU_E2BIG,
+			       "map '%s': %u entries x %u threads x %u bytes overflows",
+			       spec->name, spec->max_entries, threads,
+			       spec->value_size);
+	*bytes = n;
+	return 0;
+}
+
+static int alloc_and_fill(struct dev_map *m, const struct bpf_map_spec *spec,
+			  uint64_t bytes)
+{
+	const struct cu_driver *d = cu();
+	uint64_t total = DEV_MAP_DATA_OFFSET + bytes;
+	int err;
+
+	err = cu_check(d->cuMemAlloc(&m->base, total), "cuMemAlloc");
+	if (!err)
+		err = cu_check(d->cuMemsetD8(m->base, 0, total), "cuMemsetD8");
+	if (err) {
+		err_prefix("map '%s': %llu bytes of GPU memory", spec->name,
+			   (unsigned long long)total);
+		return err;
+	}
+	m->desc.data = m->base + DEV_MAP_DATA_OFFSET;
+	if (htod(m, 0, &m->desc, sizeof(m->desc)))
+		return EGPU_ECUDA;
+	/* Global data (.data, .rodata) starts with its initial bytes. */
+	if (spec->init && (spec->type == EGPU_MAP_ARRAY ||
+			   spec->type == EGPU_MAP_GPU_ARRAY) &&
+	    htod(m, DEV_MAP_DATA_OFFSET, spec->init,
+		 spec->init_len < bytes ? spec->init_len : bytes))
+		return EGPU_ECUDA;
+	return 0;
+}
+
+int dev_map_new(const struct bpf_map_spec *spec, uint32_t threads,
+		struct dev_map **out)
+{
+	struct dev_map *m;
+	uint64_t bytes;
+	int err;
+
+	err = check_spec(spec);
+	if (!err)
+		err = choose_threads(spec, threads, &threads);
+	if (err)
+		return err;
+	m = calloc(1, sizeof(*m));
+	if (!m || !(m->name = strdup(spec->name))) {
+		free(m);
+		return err_set(EGPU_ENOMEM, "map '%s': out of memory", spec->name);
+	}
+	err = describe(spec, threads, &m->desc, &bytes);
+	if (!err && (err = cu_ctx_current(&m->ctx)))
+		err_prefix("map '%s'", spec->name);
+	if (!err)
+		err = alloc_and_fill(m, spec, bytes);
+	if (err) {
+		dev_map_free(m);
+		return err;
+	}
+	*out = m;
+	return 0;
+}
+
+void dev_map_free(struct dev_map *m)
+{
+	if (!m)
+		return;
+	if (m->base && !enter(m))
+		cu()->cuMemFree(m->base);
+	free(m->name);
+	free(m);
+}
+
+uint64_t dev_map_handle(const struct dev_map *m)
+{
+	return m->base;
+}
+
+uint64_t dev_map_value_base(const struct dev_map *m)
+{
+	return map_type_is_array(m->desc.type) ? m->desc.data : 0;
+}
+
+uint32_t dev_map_threads(const struct dev_map *m)
+{
+	return m->desc.threads;
+}
+
+/* ---- arrays ---- */
+
+/* Offset of key @idx's values and their size (all threads' for per-thread). */
+static uint64_t array_span(const struct dev_map *m, uint32_t idx,
+			   size_t *len)
+{
+	*len = (size_t)m->desc.threads * m->desc.value_size;
+	return DEV_MAP_DATA_OFFSET + (uint64_t)idx * *len;
+}
+
+static int array_lookup(struct dev_map *m, const void *key, void *value)
+{
+	uint32_t idx;
+	uint64_t off;
+	size_t len;
+
+	memcpy(&idx, key, sizeof(idx));
+	if (idx >= m->desc.max_entries)
+		return -ENOENT;
+	off = array_span(m, idx, &len);
+	return dtoh(m, value, off, len);
+}
+
+static int array_update(struct dev_map *m, const void *key, const void *value,
+			uint64_t flags)
+{
+	uint32_t idx;
+	uint64_t off;
+	size_t len;
+
+	memcpy(&idx, key, sizeof(idx));
+	if (idx >= m->desc.max_entries)
+		return -E2BIG;
+	if (flags == EGPU_NOEXIST)
+		return -EEXIST; /* every array entry always exists */
+	off = array_span(m, idx, &len);
+	return htod(m, off, value, len);
+}
+
+static int array_next_key(struct dev_map *m, const void *key, void *next)
+{
+	uint32_t idx = 0;
+
+	if (key) {
+		memcpy(&idx, key, sizeof(idx));
+		idx = idx < m->desc.max_entries ? idx + 1 : 0;
+	}
+	if (idx >= m->desc.max_entries)
+		return -ENOENT;
+	memcpy(next, &idx, sizeof(idx));
+	return 0;
+}
+
+/* ---- hash ---- */
+
+/* Where a probe for a key ended. */
+struct probe {
+	uint32_t slot;      /* the key's slot, NO_SLOT when absent */
+	uint32_t free_slot; /* first reusable slot on the chain, or NO_SLOT */
+};
+
+static uint64_t slot_off(const struct dev_map *m, uint32_t i)
+{
+	return DEV_MAP_DATA_OFFSET + (uint64_t)i * m->desc.slot_size;
+}
+
+static uint32_t slot_state(const uint8_t *slot)
+{
+	struct dev_slot_hdr hdr;
+
+	memcpy(&hdr, slot, sizeof(hdr));
+	return hdr.state;
+}
+
+/*
+ * Look at @n slots copied from slot @first on. Returns 1 when the probe is
+ * over (key found, or an EMPTY slot ends the chain), 0 to go on.
+ */
+static int probe_batch(const struct dev_map *m, const uint8_t *buf,
+		       uint32_t first, uint32_t n, const void *key,
+		       void *value, struct probe *p)
+{
+	const uint32_t ss = m->desc.slot_size;
+
+	for (uint32_t j = 0; j < n; j++) {
+		const uint8_t *s = buf + (size_t)j * ss;
+		uint32_t state = slot_state(s);
+
+		if ((state == DEV_SLOT_EMPTY || state == DEV_SLOT_DELETED) &&
+		    p->free_slot == NO_SLOT)
+			p->free_slot = first + j;
+		if (state == DEV_SLOT_EMPTY)
+			return 1;
+		if (state == DEV_SLOT_USED &&
+		    !memcmp(s + dev_slot_key_offset(), key, m->desc.key_size)) {
+			p->slot = first + j;
+			if (value)
+				memcpy(value, s + dev_slot_value_offset(m->desc.key_size),
+				       m->desc.value_size);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Walk @key's probe chain; copy its value into @value (if given) when found. */
+static int hash_probe(const struct dev_map *m, const void *key, void *value,
+		      struct probe *p)
+{
+	const uint32_t ss = m->desc.slot_size, cnt = m->desc.slot_cnt;
+	uint32_t batch = PROBE_BYTES / ss ? PROBE_BYTES / ss : 1;
+	uint32_t i = dev_hash_key(key, m->desc.key_size) % cnt, seen = 0;
+	uint8_t *buf = malloc((size_t)batch * ss);
+	int err = 0;
+
+	*p = (struct probe){ NO_SLOT, NO_SLOT };
+	if (!buf) {
+		err_set(EGPU_ENOMEM, "map '%s': out of memory", m->name);
+		return -ENOMEM;
+	}
+	while (seen < cnt) {
+		uint32_t n = batch < cnt - i ? batch : cnt - i;
+
+		if (n > cnt - seen)
+			n = cnt - seen;
+		err = dtoh(m, buf, slot_off(m, i), (size_t)n * ss);
+		if (err || probe_batch(m, buf, i, n, key, value, p))
+			break;
+		seen += n;
+		i = (i + n == cnt) ? 0 : i + n;
+	}
+	free(buf);
+	return err;
+}
+
+static int count_add(struct dev_map *m, int32_t delta)
+{
+	const uint64_t off = offsetof(struct dev_map_desc, count);
+	uint32_t count;
+	int err = dtoh(m, &count, off, sizeof(count));
+
+	if (err)
+		return err;
+	count += (uint32_t)delta;
+	return htod(m, off, &count, sizeof(count));
+}
+
+static int hash_lookup(struct dev_map *m, const void *key, void *value)
+{
+	struct probe p;
+	int err = hash_probe(m, key, value, &p);
+
+	return err ? err : p.slot == NO_SLOT ? -ENOENT : 0;
+}
+
+/* Key and value first, state last, so a device reader sees a whole slot. */
+static int hash_insert(struct dev_map *m, uint32_t slot, const void *key,
+		       const void *value)
+{
+	const struct dev_map_desc *d = &m->desc;
+	size_t key_len = dev_round8(d->key_size), len = key_len + d->value_size;
+	uint32_t state = DEV_SLOT_USED, count;
+	uint8_t *buf;
+	int err;
+
+	err = dtoh(m, &count, offsetof(struct dev_map_desc, count), sizeof(count));
+	if (err)
+		return err;
+	if (count >= d->max_entries)
+		return -E2BIG;
+	buf = calloc(1, len);
+	if (!buf) {
+		err_set(EGPU_ENOMEM, "map '%s': out of memory", m->name);
+		return -ENOMEM;
+	}
+	memcpy(buf, key, d->key_size);
+	memcpy(buf + key_len, value, d->value_size);
+	err = htod(m, slot_off(m, slot) + dev_slot_key_offset(), buf, len);
+	free(buf);
+	if (!err)
+		err = htod(m, slot_off(m, slot), &state, sizeof(state));
+	return err ? err : count_add(m, 1);
+}
+
+static int hash_update(struct dev_map *m, const void *key, const void *value,
+		       uint64_t flags)
+{
+	struct probe p;
+	int err = hash_probe(m, key, NULL, &p);
+
+	if (err)
+		return err;
+	if (p.slot != NO_SLOT) {
+		if (flags == EGPU_NOEXIST)
+			return -EEXIST;
+		return htod(m, slot_off(m, p.slot) +
+			    dev_slot_value_offset(m->desc.key_size),
+			    value, m->desc.value_size);
+	}
+	if (flags == EGPU_EXIST)
+		return -ENOENT;
+	if (p.free_slot == NO_SLOT)
+		return -E2BIG;
+	return hash_insert(m, p.free_slot, key, value);
+}
+
+static int hash_delete(struct dev_map *m, const void *key)
+{
+	uint32_t state = DEV_SLOT_DELETED;
+	struct probe p;
+	int err = hash_probe(m, key, NULL, &p);
+
+	if (err)
+		return err;
+	if (p.slot == NO_SLOT)
+		return -ENOENT;
+	err = htod(m, slot_off(m, p.slot), &state, sizeof(state));
+	return err ? err : count_add(m, -1);
+}
+
+/* The first USED slot at or after @from, scanning in large copies. */
+static int hash_scan(struct dev_map *m, uint32_t from, void *next)
+{
+	const uint32_t ss = m->desc.slot_size, cnt = m->desc.slot_cnt;
+	uint32_t batch = SCAN_BYTES / ss ? SCAN_BYTES / ss : 1;
+	uint8_t *buf = malloc((size_t)batch * ss);
+	int err = -ENOENT;
+
+	if (!buf) {
+		err_set(EGPU_ENOMEM, "map '%s': out of memory", m->name);
+		return -ENOMEM;
+	}
+	for (uint64_t i = from; i < cnt && err == -ENOENT; i += batch) {
+		uint32_t n = batch < cnt - i ? batch : (uint32_t)(cnt - i);
+
+		if (dtoh(m, buf, slot_off(m, (uint32_t)i), (size_t)n * ss)) {
+			err = -EIO;
+			break;
+		}
+		for (uint32_t j = 0; j < n; j++) {
+			const uint8_t *s = buf + (size_t)j * ss;
+
+			if (slot_state(s) == DEV_SLOT_USED) {
+				memcpy(next, s + dev_slot_key_offset(),
+				       m->desc.key_size);
+				err = 0;
+				break;
+			}
+		}
+	}
+	free(buf);
+	return err;
+}
+
+static int hash_next_key(struct dev_map *m, const void *key, void *next)
+{
+	struct probe p = { NO_SLOT, NO_SLOT };
+	int err = key ? hash_probe(m, key, NULL, &p) : 0;
+
+	if (err)
+		return err;
+	/* A vanished key restarts iteration, as Linux does. */
+	return hash_scan(m, p.slot == NO_SLOT ? 0 : p.slot + 1, next);
+}
+
+/* ---- operations ---- */
+
+int dev_map_lookup(struct dev_map *m, const void *key, void *value)
+{
+	int err = enter(m);
+
+	if (err)
+		return err;
+	if (m->desc.type == EGPU_MAP_HASH)
+		return hash_lookup(m, key, value);
+	return array_lookup(m, key, value);
+}
+
+int dev_map_update(struct dev_map *m, const void *key, const void *value,
+		   uint64_t flags)
+{
+	int err = enter(m);
+
+	if (err)
+		return err;
+	if (flags > EGPU_EXIST)
+		return -EINVAL;
+	if (m->desc.type == EGPU_MAP_HASH)
+		return hash_update(m, key, value, flags);
+	return array_update(m, key, value, flags);
+}
+
+int dev_map_delete(struct dev_map *m, const void *key)
+{
+	int err = enter(m);
+
+	if (err)
+		return err;
+	if (m->desc.type != EGPU_MAP_HASH)
+		return -EINVAL;
+	return hash_delete(m, key);
+}
+
+int dev_map_next_key(struct dev_map *m, const void *key, void *next)
+{
+	int err = enter(m);
+
+	if (err)
+		return err;
+	if (m->desc.type == EGPU_MAP_HASH)
+		return hash_next_key(m, key, next);
+	return array_next_key(m, key, next);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Maps in GPU memory: the host side. Layout and device protocol are in
+ * lib/maps/layout.h and docs/maps.md; the device side is lib/device.
+ *
+ * dev_map_new() returns 0 or a negative EGPU_E* code with a message. The
+ * map operations return Linux errno values, negated, like host_map.c
+ * (-ENOENT, -EEXIST, -E2BIG, -EINVAL, -EOPNOTSUPP), and -EIO when the CUDA
+ * driver fails (the driver's message is then in egpu_errmsg()).
+ *
+ * Per-thread maps (PERCPU_ARRAY, PERTHREAD_ARRAY) exchange all of a key's
+ * per-thread values at once: the value buffer holds threads * value_size
+ * bytes in thread order, as Linux per-CPU maps do for CPUs.
+ *
+ * Host updates and deletes are meant for when no kernel writes the map: they
+ * are not atomic with respect to device inserts (host lookups are safe at any
+ * time, a value may be read mid-update).
+ */
+#ifndef EGPU_DEV_MAP_H
+#define EGPU_DEV_MAP_H
+
+#include <stdint.h>
+
+#include "core/bpf.h"
+
+struct dev_map;
+
+/*
+ * Allocate a map in the current CUDA context (made current if none), zeroed,
+ * global-data bytes copied in. @threads: per-thread slots of per-thread maps,
+ * a power of two, or 0 for the default, min(2^20, the largest power of two
+ * keeping the data within 256 MiB); other map types ignore it.
+ */
+int dev_map_new(const struct bpf_map_spec *spec, uint32_t threads,
+		struct dev_map **out);
+void dev_map_free(struct dev_map *m);
+
+/* For jit_map: the handle (device address of the descriptor) ... */
+uint64_t dev_map_handle(const struct dev_map *m);
+/* ... and, for array-like maps, the device address of entry 0's value. */
+uint64_t dev_map_value_base(const struct dev_map *m);
+/* Per-thread slots per key (1 for maps that are not per-thread). */
+uint32_t dev_map_threads(const struct dev_map *m);
+
+int dev_map_lookup(struct dev_map *m, const void *key, void *value);
+int dev_map_update(struct dev_map *m, const void *key, const void *value,
+		   uint64_t flags);
+int dev_map_delete(struct dev_map *m, const void *key);
+/* First key when @key is NULL or absent; -ENOENT after the last. */
+int dev_map_next_key(struct dev_map *m, const void *key, void *next);
+
+#endif

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ELF objects: libbpf parses and links them (libbpf_read.c); this file turns
+ * what it reports into a struct bpf_object_spec, refuses map types libegpu
+ * does not implement and runs the structural verifier on every program.
+ */
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "object/libbpf_read.h"
+#include "object/spec.h"
+
+static const uint32_t supported_map_types[] = {
+	EGPU_MAP_HASH, EGPU_MAP_ARRAY, EGPU_MAP_PERF_EVENT_ARRAY,
+	EGPU_MAP_PERCPU_ARRAY, EGPU_MAP_RINGBUF, EGPU_MAP_PERTHREAD_ARRAY,
+	EGPU_MAP_GPU_ARRAY, EGPU_MAP_GPU_RINGBUF,
+};
+
+static bool map_type_supported(uint32_t type)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(supported_map_types); i++)
+		if (supported_map_types[i] == type)
+			return true;
+	return false;
+}
+
+static int map_init(struct bpf_map_spec *m, const struct object_map_desc *d)
+{
+	m->name = strdup(d->name);
+	m->type = d->type;
+	m->key_size = d->key_size;
+	m->value_size = d->value_size;
+	m->max_entries = d->max_entries;
+	m->flags = d->flags;
+	m->readonly = d->readonly;
+	if (!m->name)
+		return err_set(EGPU_ENOMEM, "out of memory");
+	if (!d->init || !d->init_len)
+		return 0;
+	m->init = malloc(d->init_len);
+	if (!m->init)
+		return err_set(EGPU_ENOMEM, "out of memory");
+	memcpy(m->init, d->init, d->init_len);
+	m->init_len = d->init_len;
+	return 0;
+}
+
+static int add_map(const struct object_map_desc *d, void *arg)
+{
+	struct bpf_object_spec *spec = arg;
+	struct bpf_map_spec *maps, *m;
+	int err;
+
+	if (!map_type_supported(d->type))
+		return err_set(EGPU_ENOTSUP,
+			       "map '%s': type %u is not supported (supported: 1 hash, 2 array, 4 perf event array, 6 percpu array, 27 ringbuf, 1502 per-thread array, 1503 GPU array, 1527 GPU ringbuf)",
+			       d->name, d->type);
+	maps = realloc(spec->maps, (spec->map_cnt + 1) * sizeof(*maps));
+	if (!maps)
+		return err_set(EGPU_ENOMEM, "out of memory");
+	spec->maps = maps;
+	m = &maps[spec->map_cnt];
+	memset(m, 0, sizeof(*m));
+	err = map_init(m, d);
+	if (err) {
+		free(m->name);
+		free(m->init);
+		return err;
+	}
+	spec->map_cnt++;
+	return 0;
+}
+
+static int add_prog(const struct object_prog_desc *d, void *arg)
+{
+	return object_spec_add_prog(arg, d->name, d->section, d->insns,
+				    d->insn_cnt);
+}
+
+/*
+ * The object name libbpf derives from a file name: no directories, nothing
+ * from the first dot ("probe.bpf.o" -> "probe"). Global data maps are named
+ * after it ("probe.rodata"), the same whether loaded from a file or memory.
+ */
+static char *libbpf_object_name(const char *name)
+{
+	const char *base = strrchr(name, '/');
+	size_t n;
+
+	base = base ? base + 1 : name;
+	n = strcspn(base, ".");
+	return n ? strndup(base, n) : strdup("obj");
+}
+
+static int check_elf_magic(const void *elf, size_t len)
+{
+	if (!len)
+		return err_set(EGPU_EFORMAT, "the file is empty");
+	if (!elf)
+		return err_set(EGPU_EINVAL, "NULL image");
+	if (len < SELFMAG || memcmp(elf, ELFMAG, SELFMAG))
+		return err_set(EGPU_EFORMAT,
+			       "not an ELF file (no ELF magic in the first bytes)");
+	return 0;
+}
+
+static int read_elf(const void *elf, size_t len, const char *name,
+		    struct bpf_object_spec *spec)
+{
+	struct object_visitor v = { add_map, add_prog, spec };
+	char *obj_name;
+	int err;
+
+	err = check_elf_magic(elf, len);
+	if (err)
+		return err;
+	obj_name = libbpf_object_name(name);
+	if (!obj_name)
+		return err_set(EGPU_ENOMEM, "out of memory");
+	err = object_read_libbpf(elf, len, obj_name, &v);
+	free(obj_name);
+	if (err)
+		return err;
+	if (!spec->prog_cnt)
+		return err_set(EGPU_EFORMAT,
+			       "no programs: put each program in its own SEC(\"...\") section, e.g. SEC(\"gpu/entry/KERNEL\")");
+	return 0;
+}
+
+int object_parse_elf(const void *elf, size_t len, const char *name, int abi,
+		     struct bpf_object_spec *out)
+{
+	struct bpf_object_spec spec = { 0 };
+	int err;
+
+	if (!name || !*name)
+		name = "object";
+	err = read_elf(elf, len, name, &spec);
+	if (!err)
+		err = object_spec_check(&spec, abi);
+	if (err) {
+		err_prefix("object '%s'", name);
+		object_spec_free(&spec);
+		return err;
+	}
+	*out = spec;
+	return 0;
+}

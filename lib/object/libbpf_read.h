@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one door to libbpf. libbpf's headers define struct bpf_insn just as
+ * core/bpf.h does, so this interface uses neither: maps and programs are
+ * described with plain types and instructions as raw 8-byte records.
+ */
+#ifndef EGPU_OBJECT_LIBBPF_READ_H
+#define EGPU_OBJECT_LIBBPF_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct object_map_desc {
+	const char *name;
+	uint32_t type;
+	uint32_t key_size;
+	uint32_t value_size;
+	uint32_t max_entries;
+	uint32_t flags;        /* 0 for global data */
+	const void *init;      /* global data: initial bytes, else NULL */
+	size_t init_len;
+	bool global_data;      /* .data, .rodata, .bss and their .name forms */
+	bool readonly;         /* .rodata forms */
+};
+
+struct object_prog_desc {
+	const char *name;
+	const char *section;
+	const void *insns;     /* linked: 8 bytes per instruction */
+	size_t insn_cnt;
+};
+
+/* Receives what libbpf found; a non-zero return stops the walk. */
+struct object_visitor {
+	int (*map)(const struct object_map_desc *map, void *arg);
+	int (*prog)(const struct object_prog_desc *prog, void *arg);
+	void *arg;
+};
+
+/*
+ * Open the ELF image @elf as the BPF object @obj_name, report every map in
+ * index order (the index linked lddw instructions use), link every program
+ * and report it. Descriptors are valid only during the callback. Returns 0
+ * or a negative EGPU_E* code with a message (libbpf's own reason if it
+ * gave one).
+ */
+int object_read_libbpf(const void *elf, size_t len, const char *obj_name,
+		       const struct object_visitor *v);
+
+#endif

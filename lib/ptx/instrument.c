@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptx_instrument(): parse every module, match attach requests to kernels,
+ * plan the probe calls, link the modules in after the application's header
+ * and splice it all into the application's text.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptx/instr.h"
+
+/* cvta.param on kernel parameters needs PTX ISA 7.7. */
+#define PARAM_CVTA_MAJOR 7
+#define PARAM_CVTA_MINOR 7
+
+struct kernel {
+	struct kernel_names names;
+	struct kernel_plan plan;
+};
+
+struct session {
+	struct ptx_module *app;
+	struct ptx_module **mods;
+	size_t nmod;
+	char (*mod_names)[48];
+	struct kernel *kernels;
+	size_t nkernels;
+	struct edits edits;
+	struct link_result link;
+	char prefix[16];
+};
+
+static int check_args(const char *app_ptx, const struct ptx_attach *reqs,
+		      size_t nreq, const struct ptx_text *modules, size_t nmod)
+{
+	size_t i;
+
+	if (!app_ptx || (nreq && !reqs) || (nmod && !modules))
+		return err_set(EGPU_EINVAL, "ptx_instrument: missing input");
+	for (i = 0; i < nreq; i++) {
+		if (!reqs[i].kernel || !reqs[i].func)
+			return err_set(EGPU_EINVAL,
+				       "attach request %zu: no kernel or function",
+				       i);
+		if (reqs[i].point != EGPU_ATTACH_ENTRY &&
+		    reqs[i].point != EGPU_ATTACH_EXIT)
+			return err_set(EGPU_EINVAL,
+				       "attach request %zu (%s): attach point %d is not entry or exit",
+				       i, reqs[i].func, reqs[i].point);
+	}
+	for (i = 0; i < nmod; i++)
+		if (!modules[i].text)
+			return err_set(EGPU_EINVAL, "module %zu: no text", i);
+	return 0;
+}
+
+static int parse_modules(struct session *s, const char *app_ptx, size_t len,
+			 const struct ptx_text *modules)
+{
+	size_t i;
+	int err;
+
+	s->mods = calloc(s->nmod + 1, sizeof(*s->mods));
+	s->mod_names = calloc(s->nmod + 1, sizeof(*s->mod_names));
+	if (!s->mods || !s->mod_names)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	err = ptx_parse("application", app_ptx, len, &s->app);
+	for (i = 0; !err && i < s->nmod; i++) {
+		if (modules[i].name)
+			snprintf(s->mod_names[i], sizeof(s->mod_names[i]),
+				 "module '%s'", modules[i].name);
+		else
+			snprintf(s->mod_names[i], sizeof(s->mod_names[i]),
+				 "module %zu", i);
+		err = ptx_parse(s->mod_names[i], modules[i].text,
+				modules[i].len, &s->mods[i]);
+	}
+	return err;
+}
+
+static int collect_kernels(struct session *s)
+{
+	const struct ptx_module *m = s->app;
+	uint32_t i;
+	int err = 0;
+
+	s->kernels = calloc(m->nitems + 1, sizeof(*s->kernels));
+	if (!s->kernels)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	for (i = 0; i < m->nitems && !err; i++) {
+		const struct ptx_item *it = &m->items[i];
+		struct kernel *k = &s->kernels[s->nkernels];
+
+		if (it->kind != IT_FUNC || !it->func->entry || !it->func->defined)
+			continue;
+		err = kernel_names_init(&k->names, tok_text(m, it->name),
+					m->toks[it->name].len);
+		k->plan.item = i;
+		k->plan.id = (uint32_t)s->nkernels;
+		if (!err)
+			s->nkernels++;
+	}
+	return err;
+}
+
+/* The probe function must be linked in and have the JIT's signature. */
+static int check_probe(const struct session *s, const struct ptx_attach *r)
+{
+	const struct ptx_module *owner;
+	const struct ptx_item *it =
+		link_find_func(s->mods, s->nmod, r->func, &owner);
+
+	if (!it)
+		return err_set(EGPU_ENOENT,
+			       "probe function '%s' is not defined by any linked module",
+			       r->func);
+	if (it->func->nret != 1 || it->func->nparams != 2)
+		return err_set(EGPU_EINVAL,
+			       "probe function '%s' (%s line %u) must take (ctx, ctx_len) and return one value",
+			       r->func, owner->name,
+			       owner->toks[it->first].line);
+	return 0;
+}
+
+static int no_match(const struct session *s, const char *pattern)
+{
+	char list[600] = "";
+	size_t i, used = 0;
+
+	for (i = 0; i < s->nkernels; i++) {
+		const char *name = s->kernels[i].names.qualified;
+		int n = snprintf(list + used, sizeof(list) - used, "%s%s",
+				 i ? ", " : "", name);
+
+		if (n < 0 || (size_t)n >= sizeof(list) - used) {
+			list[used] = '\0';
+			snprintf(list + used, sizeof(list) - used,
+				 " ... (%zu more)", s->nkernels - i);
+			break;
+		}
+		used += (size_t)n;
+	}
+	return err_set(EGPU_ENOENT, "no kernel matches '%s'; kernels: %s",
+		       pattern, s->nkernels ? list : "(none)");
+}
+
+static int add_call(struct kernel_plan *p, const struct ptx_attach *r,
+		    size_t nreq)
+{
+	const char ***list = r->point == EGPU_ATTACH_ENTRY ? &p->entry : &p->exit;
+	size_t *n = r->point == EGPU_ATTACH_ENTRY ? &p->nentry : &p->nexit;
+
+	if (!*list) {
+		*list = calloc(nreq, sizeof(**list));
+		if (!*list)
+			return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	}
+	(*list)[(*n)++] = r->func;
+	return 0;
+}
+
+static int plan_requests(struct session *s, const struct ptx_attach *reqs,
+			 size_t nreq)
+{
+	size_t i, k;
+	int err = 0;
+
+	for (i = 0; i < nreq && !err; i++) {
+		size_t hits = 0;
+
+		err = check_probe(s, &reqs[i]);
+		for (k = 0; k < s->nkernels && !err; k++) {
+			if (!kernel_names_match(&s->kernels[k].names,
+						reqs[i].kernel))
+				continue;
+			err = add_call(&s->kernels[k].plan, &reqs[i], nreq);
+			hits++;
+		}
+		if (!err && !hits)
+			err = no_match(s, reqs[i].kernel);
+	}
+	return err;
+}
+
+/* A prefix that starts no %register or $label of the application. */
+static int choose_prefix(struct session *s)
+{
+	const struct ptx_module *m = s->app;
+	unsigned n;
+	uint32_t i;
+
+	for (n = 0; n < 1000; n++) {
+		size_t len;
+		bool used = false;
+
+		snprintf(s->prefix, sizeof(s->prefix), n ? "egpu%u" : "egpu", n);
+		len = strlen(s->prefix);
+		for (i = 0; i < m->ntoks && !used; i++) {
+			const char *t = tok_text(m, i);
+
+			used = m->toks[i].kind == TOK_IDENT &&
+			       m->toks[i].len > len + 1 &&
+			       (t[0] == '%' || t[0] == '$') &&
+			       !memcmp(t + 1, s->prefix, len) && t[len + 1] == '_';
+		}
+		if (!used)
+			return 0;
+	}
+	return err_set(EGPU_ENOTSUP, "PTX: no free prefix for inserted names");
+}
+
+static void raise_version(struct link_result *v, unsigned major,
+			  unsigned minor)
+{
+	if (major > v->version_major ||
+	    (major == v->version_major && minor > v->version_minor)) {
+		v->version_major = major;
+		v->version_minor = minor;
+	}
+}
+
+static int rewrite_kernels(struct session *s)
+{
+	size_t i;
+	int err = 0;
+	bool probed = false;
+
+	for (i = 0; i < s->nkernels && !err; i++) {
+		err = rewrite_kernel(s->app, &s->kernels[i].plan, s->prefix,
+				     &s->edits);
+		if (err)
+			err_prefix("%s", s->app->name);
+		probed |= s->kernels[i].plan.nentry || s->kernels[i].plan.nexit;
+	}
+	if (probed)
+		raise_version(&s->link, PARAM_CVTA_MAJOR, PARAM_CVTA_MINOR);
+	return err;
+}
+
+static int edit_version(struct session *s)
+{
+	const struct ptx_module *m = s->app;
+	struct strbuf *sb;
+
+	if (s->link.version_major == m->version_major &&
+	    s->link.version_minor == m->version_minor)
+		return 0;
+	sb = edit_at(&s->edits, m->toks[m->version_tok].off,
+		     m->toks[m->version_tok].len);
+	if (!sb)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	sb_printf(sb, "%u.%u", s->link.version_major, s->link.version_minor);
+	return 0;
+}
+
+static int edit_link(struct session *s)
+{
+	struct strbuf *sb;
+
+	s->link.version_major = s->app->version_major;
+	s->link.version_minor = s->app->version_minor;
+	if (!s->nmod)
+		return 0;
+	sb = edit_at(&s->edits, s->app->header_end, 0);
+	if (!sb)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	return link_modules(s->app, s->mods, s->nmod, sb, &s->link);
+}
+
+static int fill_report(struct session *s, struct ptx_report *r)
+{
+	size_t i;
+
+	r->kernels = calloc(s->nkernels + 1, sizeof(*r->kernels));
+	if (!r->kernels)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	r->nkernels = s->nkernels;
+	r->version_major = s->link.version_major;
+	r->version_minor = s->link.version_minor;
+	r->linked_funcs = s->link.funcs;
+	for (i = 0; i < s->nkernels; i++) {
+		struct kernel *k = &s->kernels[i];
+		struct ptx_kernel_info *ki = &r->kernels[i];
+
+		ki->name = k->names.mangled;
+		ki->demangled = k->names.demangled;
+		k->names.mangled = k->names.demangled = NULL;
+		ki->id = k->plan.id;
+		ki->entry_points = k->plan.entry_points;
+		ki->exit_points = k->plan.exit_points;
+		ki->programs = (uint32_t)(k->plan.nentry + k->plan.nexit);
+	}
+	return 0;
+}
+
+static void session_free(struct session *s)
+{
+	size_t i;
+
+	for (i = 0; s->kernels && i < s->nkernels; i++) {
+		kernel_names_free(&s->kernels[i].names);
+		free(s->kernels[i].plan.entry);
+		free(s->kernels[i].plan.exit);
+	}
+	free(s->kernels);
+	for (i = 0; s->mods && i < s->nmod; i++)
+		ptx_module_free(s->mods[i]);
+	free(s->mods);
+	free(s->mod_names);
+	ptx_module_free(s->app);
+	edits_free(&s->edits);
+}
+
+int ptx_instrument(const char *app_ptx, size_t len,
+		   const struct ptx_attach *reqs, size_t nreq,
+		   const struct ptx_text *modules, size_t nmod,
+		   struct strbuf *out, struct ptx_report *report)
+{
+	struct session s = { .nmod = nmod };
+	int err;
+
+	if (report)
+		memset(report, 0, sizeof(*report));
+	err = check_args(app_ptx, reqs, nreq, modules, nmod);
+	if (err)
+		return err;
+	edits_init(&s.edits);
+	err = parse_modules(&s, app_ptx, len, modules);
+	if (!err)
+		err = collect_kernels(&s);
+	if (!err)
+		err = plan_requests(&s, reqs, nreq);
+	if (!err)
+		err = choose_prefix(&s);
+	if (!err)
+		err = edit_link(&s);
+	if (!err)
+		err = rewrite_kernels(&s);
+	if (!err)
+		err = edit_version(&s);
+	if (!err)
+		err = edits_apply(&s.edits, app_ptx, len, out);
+	if (!err && report)
+		err = fill_report(&s, report);
+	session_free(&s);
+	return err;
+}
+
+void ptx_report_free(struct ptx_report *report)
+{
+	size_t i;
+
+	if (!report)
+		return;
+	for (i = 0; i < report->nkernels; i++) {
+		free(report->kernels[i].name);
+		free(report->kernels[i].demangled);
+	}
+	free(report->kernels);
+	memset(report, 0, sizeof(*report));
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * PTX instrumentation: parse an application's PTX module, call probe
+ * functions at the entry and at every exit of chosen kernels, and link the
+ * modules that define those functions (JIT output, the device runtime) into
+ * it. The result is one PTX module to hand to cuModuleLoadData*.
+ *
+ * Probe functions have the JIT's signature
+ *   .func (.param .b64 ret) NAME(.param .b64 ctx, .param .b64 ctx_len)
+ * and receive a generic pointer to a struct egpu_kernel_ctx
+ * (include/egpu/ctx.h) built per thread in .local memory; their return
+ * value is ignored. See docs/ptx.md for the insertion and linking rules.
+ */
+#ifndef EGPU_PTX_H
+#define EGPU_PTX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/core.h"
+
+/* One attach request: call @func at @point of every kernel @kernel names. */
+struct ptx_attach {
+	/*
+	 * Mangled name, demangled signature ("vectorAdd(float const*, int)"),
+	 * qualified name ("ns::vectorAdd", "scale<float>"), base name
+	 * ("vectorAdd"), or a glob (fnmatch) over any of these forms.
+	 */
+	const char *kernel;
+	int point;        /* EGPU_ATTACH_ENTRY or EGPU_ATTACH_EXIT */
+	const char *func; /* probe function defined by one of the modules */
+};
+
+/* A PTX module to link into the application's: JIT output, runtime. */
+struct ptx_text {
+	const char *name; /* for messages, e.g. the program's name */
+	const char *text;
+	size_t len;
+};
+
+/* What happened to one kernel of the application. */
+struct ptx_kernel_info {
+	char *name;            /* mangled, as in the PTX */
+	char *demangled;       /* full demangled signature, or the name */
+	uint32_t id;           /* egpu_kernel_ctx.kernel_id */
+	uint32_t entry_points; /* 1 if entry probes were inserted */
+	uint32_t exit_points;  /* ret/exit instructions given exit probes */
+	uint32_t programs;     /* attach requests applied to this kernel */
+};
+
+struct ptx_report {
+	/* Every .entry defined by the application, in order: kernels[id]. */
+	struct ptx_kernel_info *kernels;
+	size_t nkernels;
+	unsigned version_major; /* .version of the output */
+	unsigned version_minor;
+	size_t linked_funcs;    /* function definitions linked in */
+};
+
+/*
+ * Instrument @app_ptx for @reqs, linking @modules into it; the result is
+ * appended to @out (NUL-terminated) and @report (may be NULL) describes
+ * it; free it with ptx_report_free(). With no requests and no modules the
+ * output is the input, byte for byte.
+ *
+ * Errors: EGPU_EFORMAT for unparsable PTX ("NAME: PTX line L col C: ..."),
+ * EGPU_ENOENT for a pattern matching no kernel or an undefined probe or
+ * extern function, EGPU_EEXIST for two different definitions of a symbol,
+ * EGPU_ENOTSUP for inputs this instrumentation cannot serve (e.g. a target
+ * below sm_70), EGPU_EINVAL for bad arguments.
+ */
+int ptx_instrument(const char *app_ptx, size_t len,
+		   const struct ptx_attach *reqs, size_t nreq,
+		   const struct ptx_text *modules, size_t nmod,
+		   struct strbuf *out, struct ptx_report *report);
+
+void ptx_report_free(struct ptx_report *report);
+
+#endif

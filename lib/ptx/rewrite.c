@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where probes go in a kernel: entry probes before the first statement
+ * that is not a declaration (or .loc), exit probes before every ret and
+ * exit instruction at any depth (after its label, before its guard), and
+ * before the closing brace when control can fall off the end of the body.
+ */
+#include "ptx/instr.h"
+
+static bool is_op(const struct ptx_module *m, const struct ptx_stmt *st,
+		  const char *name)
+{
+	return st->kind == ST_INSN && tok_is(m, st->op, name);
+}
+
+static bool is_exit(const struct ptx_module *m, const struct ptx_stmt *st)
+{
+	return is_op(m, st, "ret") || is_op(m, st, "exit");
+}
+
+static const struct ptx_stmt *entry_stmt(const struct ptx_module *m,
+					 const struct ptx_func *f)
+{
+	uint32_t i;
+
+	for (i = 0; i + 1 < f->nstmts; i++) {
+		const struct ptx_stmt *st = &f->stmts[i];
+
+		if (st->kind == ST_DECL)
+			continue;
+		if (st->kind == ST_DIR && tok_is(m, st->op, ".loc"))
+			continue;
+		return st;
+	}
+	return &f->stmts[f->nstmts - 1];
+}
+
+/* Whether the last instruction lets control reach the closing brace. */
+static bool falls_off_end(const struct ptx_module *m, const struct ptx_func *f)
+{
+	static const char *const ends[] = { "ret", "exit", "bra", "brx", "trap" };
+	uint32_t i = f->nstmts;
+	size_t j;
+
+	while (i-- > 0) {
+		const struct ptx_stmt *st = &f->stmts[i];
+
+		if (st->kind != ST_INSN)
+			continue;
+		if (st->pred >= 0)
+			return true;
+		for (j = 0; j < ARRAY_SIZE(ends); j++)
+			if (is_op(m, st, ends[j]))
+				return false;
+		return true;
+	}
+	return true;
+}
+
+static int insert_site(struct edits *e, const struct probe_site *s,
+		       const struct ptx_stmt *at)
+{
+	struct strbuf *sb = edit_at(e, s->m->toks[at->first].off, 0);
+
+	if (!sb)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
+	emit_probe_site(sb, s);
+	return 0;
+}
+
+static int check_kernel(const struct ptx_module *m, const struct ptx_item *it)
+{
+	const struct ptx_func *f = it->func;
+	int n = (int)m->toks[it->name].len;
+	const char *name = tok_text(m, it->name);
+
+	if (!f->params_known)
+		return err_set(EGPU_ENOTSUP,
+			       "kernel %.*s: a parameter's size is unknown, so ctx.params_size cannot be given",
+			       n, name);
+	/* cvta.param on kernel parameters needs sm_70. */
+	if (f->nparams && m->sm < 70)
+		return err_set(EGPU_ENOTSUP,
+			       "kernel %.*s: probes need sm_70 or later to address kernel parameters; the module targets sm_%u",
+			       n, name, m->sm);
+	return 0;
+}
+
+static int add_exits(const struct ptx_module *m, struct kernel_plan *plan,
+		     struct probe_site *s, struct edits *e)
+{
+	const struct ptx_func *f = s->kernel;
+	uint32_t i;
+	int err = 0;
+
+	s->point = EGPU_ATTACH_EXIT;
+	s->funcs = plan->exit;
+	s->nfuncs = plan->nexit;
+	for (i = 0; !err && i < f->nstmts; i++) {
+		const struct ptx_stmt *st = &f->stmts[i];
+
+		if (!is_exit(m, st))
+			continue;
+		s->guard = st->pred >= 0 ? st : NULL;
+		err = insert_site(e, s, st);
+		s->site++;
+	}
+	if (!err && falls_off_end(m, f)) {
+		s->guard = NULL;
+		err = insert_site(e, s, &f->stmts[f->nstmts - 1]);
+		s->site++;
+	}
+	plan->exit_points = s->site;
+	return err;
+}
+
+int rewrite_kernel(const struct ptx_module *m, struct kernel_plan *plan,
+		   const char *prefix, struct edits *e)
+{
+	const struct ptx_item *it = &m->items[plan->item];
+	struct probe_site s = {
+		.m = m, .kernel = it->func, .kernel_id = plan->id,
+		.prefix = prefix,
+	};
+	int err;
+
+	if (!plan->nentry && !plan->nexit)
+		return 0;
+	err = check_kernel(m, it);
+	if (!err && plan->nentry) {
+		s.point = EGPU_ATTACH_ENTRY;
+		s.funcs = plan->entry;
+		s.nfuncs = plan->nentry;
+		err = insert_site(e, &s, entry_stmt(m, it->func));
+		plan->entry_points = 1;
+	}
+	if (!err && plan->nexit)
+		err = add_exits(m, plan, &s, e);
+	return err;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared by the lib/object tests. */
+#ifndef EGPU_OBJECT_TEST_H
+#define EGPU_OBJECT_TEST_H
+
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "object/object.h"
+#include "verifier/verifier.h"
+
+/* Assert that @expr failed with @code and a message containing @text. */
+#define ck_assert_fails(expr, code, text)                                    \
+	do {                                                                 \
+		int err_ = (expr);                                           \
+		ck_assert_msg(err_ == (code), "%s: %d, not %d (%s)", #expr,  \
+			      err_, (code), egpu_errmsg());                  \
+		ck_assert_msg(strstr(egpu_errmsg(), (text)),                 \
+			      "message '%s' lacks '%s'", egpu_errmsg(),      \
+			      (text));                                       \
+	} while (0)
+
+#define ck_assert_ok(expr)                                                   \
+	do {                                                                 \
+		int err_ = (expr);                                           \
+		ck_assert_msg(err_ == 0, "%s: %d (%s)", #expr, err_,         \
+			      egpu_errmsg());                                \
+	} while (0)
+
+/* Whole file at @path (malloc'ed), its length in *len. */
+void *test_read_file(const char *path, size_t *len);
+
+/* A test case suite from one or more TCase-adding functions. */
+int test_run_suite(Suite *s);
+
+#endif

@@ -1,0 +1,546 @@
+/* SPDX-License-Identifier: MIT */
+/* ELF objects compiled from the bpf/ sources at build time. */
+#include "object_test.h"
+
+#define BPF_OBJ(name) EGPU_TEST_BUILD "/" name ".bpf.o"
+
+static int parse_file(const char *path, const char *name, int abi,
+		      struct bpf_object_spec *spec)
+{
+	size_t len;
+	void *elf = test_read_file(path, &len);
+	int err = object_parse_elf(elf, len, name, abi, spec);
+
+	free(elf);
+	return err;
+}
+
+static const struct bpf_prog_spec *prog(const struct bpf_object_spec *s,
+					const char *name)
+{
+	for (size_t i = 0; i < s->prog_cnt; i++)
+		if (!strcmp(s->progs[i].name, name))
+			return &s->progs[i];
+	ck_abort_msg("no program '%s'", name);
+	return NULL;
+}
+
+static size_t map_index(const struct bpf_object_spec *s, const char *name)
+{
+	for (size_t i = 0; i < s->map_cnt; i++)
+		if (!strcmp(s->maps[i].name, name))
+			return i;
+	ck_abort_msg("no map '%s'", name);
+	return 0;
+}
+
+/* ---- programs and attach points ---- */
+
+static void assert_prog(const struct bpf_object_spec *s, const char *name,
+			const char *section, int attach, const char *kernel)
+{
+	const struct bpf_prog_spec *p = prog(s, name);
+
+	ck_assert_str_eq(p->section, section);
+	ck_assert_int_eq(p->attach, attach);
+	ck_assert_str_eq(p->kernel, kernel);
+	ck_assert_uint_gt(p->insn_cnt, 1);
+}
+
+START_TEST(programs_and_sections)
+{
+	struct bpf_object_spec s;
+
+	ck_assert_ok(parse_file(BPF_OBJ("progs"), "dir/progs.bpf.o",
+				EGPU_HELPERS_GPU, &s));
+	ck_assert_uint_eq(s.prog_cnt, 7);
+	assert_prog(&s, "on_entry", "gpu/entry/vecAdd", EGPU_ATTACH_ENTRY, "vecAdd");
+	assert_prog(&s, "on_exit", "gpu/exit/_Z9*", EGPU_ATTACH_EXIT, "_Z9*");
+	assert_prog(&s, "on_mem", "gpu/mem/*", EGPU_ATTACH_MEM, "*");
+	assert_prog(&s, "kp", "kprobe/_Z9vectorAddPKfS0_Pf", EGPU_ATTACH_ENTRY,
+		    "_Z9vectorAddPKfS0_Pf");
+	assert_prog(&s, "krp", "kretprobe/reduce", EGPU_ATTACH_EXIT, "reduce");
+	assert_prog(&s, "memcap", "kprobe/__memcapture", EGPU_ATTACH_MEM, "*");
+	assert_prog(&s, "sock", "socket", EGPU_ATTACH_NONE, "");
+	object_spec_free(&s);
+	ck_assert_uint_eq(s.prog_cnt, 0);
+	ck_assert_ptr_null(s.progs);
+}
+END_TEST
+
+/* ---- maps ---- */
+
+static void assert_map(const struct bpf_object_spec *s, const char *name,
+		       uint32_t type, uint32_t key, uint32_t value,
+		       uint32_t max, uint32_t flags)
+{
+	const struct bpf_map_spec *m = &s->maps[map_index(s, name)];
+
+	ck_assert_uint_eq(m->type, type);
+	ck_assert_uint_eq(m->key_size, key);
+	ck_assert_uint_eq(m->value_size, value);
+	ck_assert_uint_eq(m->max_entries, max);
+	ck_assert_uint_eq(m->flags, flags);
+	ck_assert_ptr_null(m->init);
+	ck_assert_int_eq(m->readonly, 0);
+}
+
+START_TEST(declared_maps)
+{
+	struct bpf_object_spec s;
+
+	ck_assert_ok(parse_file(BPF_OBJ("progs"), "progs.bpf.o",
+				EGPU_HELPERS_GPU, &s));
+	ck_assert_uint_eq(s.map_cnt, 11);
+	assert_map(&s, "counts", EGPU_MAP_HASH, 4, 8, 64, 1);
+	assert_map(&s, "arr", EGPU_MAP_ARRAY, 4, 4, 8, 0);
+	assert_map(&s, "perf", EGPU_MAP_PERF_EVENT_ARRAY, 4, 4, 2, 0);
+	assert_map(&s, "pcpu", EGPU_MAP_PERCPU_ARRAY, 4, 8, 1, 0);
+	assert_map(&s, "rb", EGPU_MAP_RINGBUF, 0, 0, 4096, 0);
+	assert_map(&s, "perthread", EGPU_MAP_PERTHREAD_ARRAY, 4, 8, 4, 0);
+	assert_map(&s, "garr", EGPU_MAP_GPU_ARRAY, 4, 16, 16, 0);
+	assert_map(&s, "grb", EGPU_MAP_GPU_RINGBUF, 4, 16, 32, 0);
+	object_spec_free(&s);
+}
+END_TEST
+
+/* Offset of the first occurrence of @v (@n bytes) in the map's init bytes. */
+static size_t init_offset(const struct bpf_map_spec *m, const void *v, size_t n)
+{
+	const uint8_t *b = m->init;
+
+	for (size_t off = 0; off + n <= m->init_len; off++)
+		if (!memcmp(b + off, v, n))
+			return off;
+	ck_abort_msg("map '%s': value not in its initial bytes", m->name);
+	return 0;
+}
+
+START_TEST(global_data)
+{
+	struct bpf_object_spec s;
+	const struct bpf_map_spec *data, *ro, *bss;
+	uint64_t first = 0x1122334455667788ULL;
+	uint32_t second = 0xabcd0042, rov = 0x0badf00d;
+
+	ck_assert_ok(parse_file(BPF_OBJ("progs"), "/some/where/progs.bpf.o",
+				EGPU_HELPERS_GPU, &s));
+	data = &s.maps[map_index(&s, "progs.data")];
+	ro = &s.maps[map_index(&s, "progs.rodata")];
+	bss = &s.maps[map_index(&s, "progs.bss")];
+	for (const struct bpf_map_spec *m = data; m; m = m == data ? ro : m == ro ? bss : NULL) {
+		ck_assert_uint_eq(m->type, EGPU_MAP_ARRAY);
+		ck_assert_uint_eq(m->key_size, 4);
+		ck_assert_uint_eq(m->max_entries, 1);
+		ck_assert_uint_eq(m->flags, 0);
+		ck_assert_uint_eq(m->init_len, m->value_size);
+		ck_assert_ptr_nonnull(m->init);
+	}
+	ck_assert_uint_eq(data->value_size, 12); /* u64 + u32 */
+	init_offset(data, &first, sizeof(first));
+	init_offset(data, &second, sizeof(second));
+	init_offset(ro, &rov, sizeof(rov));
+	ck_assert_int_eq(data->readonly, 0);
+	ck_assert_int_eq(ro->readonly, 1);
+	ck_assert_int_eq(bss->readonly, 0);
+	ck_assert_uint_eq(bss->value_size, 8);
+	for (size_t i = 0; i < bss->init_len; i++)
+		ck_assert_uint_eq(((uint8_t *)bss->init)[i], 0);
+	object_spec_free(&s);
+}
+END_TEST
+
+/* ---- relocations ---- */
+
+/* The lddw of @p with this source form and map index, or abort. */
+static const struct bpf_insn *find_lddw(const struct bpf_prog_spec *p,
+					int src, size_t map)
+{
+	for (size_t i = 0; i + 1 < p->insn_cnt; i++) {
+		const struct bpf_insn *in = &p->insns[i];
+
+		if (bpf_is_lddw(in) && in->src_reg == src &&
+		    (size_t)in->imm == map)
+			return in;
+	}
+	ck_abort_msg("prog '%s': no lddw src %d map %zu", p->name, src, map);
+	return NULL;
+}
+
+START_TEST(map_relocations)
+{
+	struct bpf_object_spec s;
+	const struct bpf_prog_spec *entry, *exit_p;
+	const struct bpf_insn *in;
+	size_t data, ro, bss;
+	uint32_t second = 0xabcd0042, rov = 0x0badf00d;
+
+	ck_assert_ok(parse_file(BPF_OBJ("progs"), "progs.bpf.o",
+				EGPU_HELPERS_GPU, &s));
+	entry = prog(&s, "on_entry");
+	exit_p = prog(&s, "on_exit");
+	data = map_index(&s, "progs.data");
+	ro = map_index(&s, "progs.rodata");
+	bss = map_index(&s, "progs.bss");
+
+	in = find_lddw(entry, BPF_PSEUDO_MAP_IDX, map_index(&s, "counts"));
+	ck_assert_int_eq(in[1].imm, 0);
+	in = find_lddw(entry, BPF_PSEUDO_MAP_IDX_VALUE, data);
+	ck_assert_int_eq(in[1].imm,
+			 init_offset(&s.maps[data], &second, sizeof(second)));
+	in = find_lddw(entry, BPF_PSEUDO_MAP_IDX_VALUE, ro);
+	ck_assert_int_eq(in[1].imm,
+			 init_offset(&s.maps[ro], &rov, sizeof(rov)));
+	find_lddw(entry, BPF_PSEUDO_MAP_IDX_VALUE, bss);
+	find_lddw(exit_p, BPF_PSEUDO_MAP_IDX, map_index(&s, "perthread"));
+	find_lddw(prog(&s, "on_mem"), BPF_PSEUDO_MAP_IDX, map_index(&s, "rb"));
+	find_lddw(prog(&s, "kp"), BPF_PSEUDO_MAP_IDX, map_index(&s, "garr"));
+	find_lddw(prog(&s, "krp"), BPF_PSEUDO_MAP_IDX, map_index(&s, "arr"));
+	find_lddw(prog(&s, "memcap"), BPF_PSEUDO_MAP_IDX, map_index(&s, "pcpu"));
+	find_lddw(prog(&s, "sock"), BPF_PSEUDO_MAP_IDX, map_index(&s, "perf"));
+	find_lddw(prog(&s, "sock"), BPF_PSEUDO_MAP_IDX, map_index(&s, "grb"));
+	/* no map reference is left in the file descriptor forms */
+	for (size_t i = 0; i < s.prog_cnt; i++)
+		for (size_t j = 0; j < s.progs[i].insn_cnt; j++) {
+			in = &s.progs[i].insns[j];
+			ck_assert(!bpf_is_lddw(in) || in->src_reg == 0 ||
+				  in->src_reg == BPF_PSEUDO_MAP_IDX ||
+				  in->src_reg == BPF_PSEUDO_MAP_IDX_VALUE);
+		}
+	object_spec_free(&s);
+}
+END_TEST
+
+/* ---- subprograms ---- */
+
+/* Times an ALU instruction with immediate @imm occurs in @p. */
+static int count_imm(const struct bpf_prog_spec *p, int32_t imm)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < p->insn_cnt; i++)
+		if ((BPF_CLASS(p->insns[i].code) == BPF_ALU ||
+		     BPF_CLASS(p->insns[i].code) == BPF_ALU64) &&
+		    BPF_SRC(p->insns[i].code) == BPF_K && p->insns[i].imm == imm)
+			n++;
+	return n;
+}
+
+/* Does the function starting at @start contain ALU immediate @imm? */
+static int body_has_imm(const struct bpf_prog_spec *p, size_t start,
+			int32_t imm)
+{
+	for (size_t i = start; i < p->insn_cnt; i++) {
+		if (p->insns[i].code == (BPF_JMP | BPF_EXIT))
+			return 0;
+		if (BPF_CLASS(p->insns[i].code) == BPF_ALU64 &&
+		    BPF_SRC(p->insns[i].code) == BPF_K && p->insns[i].imm == imm)
+			return 1;
+	}
+	return 0;
+}
+
+/* Entry of the called function whose body has @imm, scanning calls in
+ * [from, to); -1 if none. */
+static long callee_with(const struct bpf_prog_spec *p, size_t from, size_t to,
+			int32_t imm)
+{
+	for (size_t i = from; i < to && i < p->insn_cnt; i++) {
+		const struct bpf_insn *in = &p->insns[i];
+		long t = (long)i + in->imm + 1;
+
+		if (in->code != (BPF_JMP | BPF_CALL) ||
+		    in->src_reg != BPF_PSEUDO_CALL)
+			continue;
+		ck_assert_int_ge(t, 0);
+		ck_assert_int_lt(t, p->insn_cnt);
+		if (body_has_imm(p, t, imm))
+			return t;
+	}
+	return -1;
+}
+
+static size_t first_exit(const struct bpf_prog_spec *p, size_t from)
+{
+	while (p->insns[from].code != (BPF_JMP | BPF_EXIT))
+		from++;
+	return from;
+}
+
+START_TEST(subprogram_linking)
+{
+	struct bpf_object_spec s;
+	const struct bpf_prog_spec *two, *shares;
+	long mid, leaf, other;
+
+	ck_assert_ok(parse_file(BPF_OBJ("subprogs"), "subprogs.bpf.o",
+				EGPU_HELPERS_GPU, &s));
+	ck_assert_uint_eq(s.prog_cnt, 2); /* .text functions are no programs */
+	two = prog(&s, "two_calls");
+	shares = prog(&s, "shares");
+
+	/* the main body calls mid and other, appended after it */
+	mid = callee_with(two, 0, first_exit(two, 0), 2222);
+	other = callee_with(two, 0, first_exit(two, 0), 3333);
+	ck_assert_int_gt(mid, (long)first_exit(two, 0));
+	ck_assert_int_gt(other, (long)first_exit(two, 0));
+	/* mid calls leaf, appended as well */
+	leaf = callee_with(two, mid, first_exit(two, mid), 1111);
+	ck_assert_int_gt(leaf, 0);
+	/* each subprogram appended exactly once */
+	ck_assert_int_eq(count_imm(two, 1111), 1);
+	ck_assert_int_eq(count_imm(two, 2222), 1);
+	ck_assert_int_eq(count_imm(two, 3333), 1);
+
+	/* the second program gets its own copy of the shared leaf only */
+	ck_assert_int_gt(callee_with(shares, 0, first_exit(shares, 0), 1111),
+			 (long)first_exit(shares, 0));
+	ck_assert_int_eq(count_imm(shares, 1111), 1);
+	ck_assert_int_eq(count_imm(shares, 2222), 0);
+	ck_assert_int_eq(count_imm(shares, 3333), 0);
+	object_spec_free(&s);
+}
+END_TEST
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Every helper the author header declares is known, with its number. */
+START_TEST(header_helpers)
+{
+	static const int32_t want[] = {
+		1, 2, 3, 5, 6, 14, 25, 130, 131, 131, 132, 133,
+		501, 502, 503, 504, 505, 506, 507, 508, 509, 510, 511,
+	};
+	int32_t got[ARRAY_SIZE(want)];
+	struct bpf_object_spec s;
+	const struct bpf_prog_spec *p;
+	size_t n = 0;
+
+	ck_assert_ok(parse_file(BPF_OBJ("helpers"), "helpers.bpf.o",
+				EGPU_HELPERS_GPU, &s));
+	p = prog(&s, "all_helpers");
+	for (size_t i = 0; i < p->insn_cnt; i++) {
+		if (p->insns[i].code != (BPF_JMP | BPF_CALL))
+			continue;
+		ck_assert_uint_lt(n, ARRAY_SIZE(want));
+		got[n++] = p->insns[i].imm;
+	}
+	ck_assert_uint_eq(n, ARRAY_SIZE(want));
+	qsort(got, n, sizeof(got[0]), cmp_i32);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(got[i], want[i]);
+	object_spec_free(&s);
+}
+END_TEST
+
+/* ---- failures ---- */
+
+START_TEST(unsupported_map_type)
+{
+	struct bpf_object_spec s;
+
+	ck_assert_fails(parse_file(BPF_OBJ("bad_map_type"), "bad.o",
+				   EGPU_HELPERS_GPU, &s),
+			EGPU_ENOTSUP, "object 'bad.o': map 'gpu_hash': type 1501 is not supported");
+}
+END_TEST
+
+START_TEST(no_programs)
+{
+	struct bpf_object_spec s;
+
+	ck_assert_fails(parse_file(BPF_OBJ("no_progs"), "np.o",
+				   EGPU_HELPERS_GPU, &s),
+			EGPU_EFORMAT, "object 'np.o': no programs");
+}
+END_TEST
+
+START_TEST(unknown_helper)
+{
+	struct bpf_object_spec s;
+
+	ck_assert_fails(parse_file(BPF_OBJ("bad_helper"), "bh.o",
+				   EGPU_HELPERS_GPU, &s),
+			EGPU_EVERIFY, "object 'bh.o': prog 'p': insn 0 (call 9999): unknown helper 9999");
+}
+END_TEST
+
+START_TEST(legacy_maps)
+{
+	struct bpf_object_spec s;
+
+	ck_assert_fails(parse_file(BPF_OBJ("legacy_maps"), "lm.o",
+				   EGPU_HELPERS_GPU, &s),
+			EGPU_EFORMAT, "legacy map definitions in 'maps' section");
+}
+END_TEST
+
+START_TEST(function_address)
+{
+	struct bpf_object_spec s;
+
+	ck_assert_fails(parse_file(BPF_OBJ("func_addr"), "fa.o",
+				   EGPU_HELPERS_GPU, &s),
+			EGPU_ENOTSUP, "function addresses (callbacks) are not supported");
+}
+END_TEST
+
+START_TEST(section_without_kernel)
+{
+	struct bpf_object_spec s;
+
+	ck_assert_fails(parse_file(BPF_OBJ("bad_section"), "bs.o",
+				   EGPU_HELPERS_GPU, &s),
+			EGPU_EFORMAT, "prog 'nameless': section 'gpu/entry/' names no kernel");
+}
+END_TEST
+
+START_TEST(kconfig_extern)
+{
+	struct bpf_object_spec s;
+
+	ck_assert_fails(parse_file(BPF_OBJ("kconfig"), "kc.o",
+				   EGPU_HELPERS_GPU, &s),
+			EGPU_ENOTSUP, "extern .kconfig variables are not supported");
+}
+END_TEST
+
+START_TEST(empty_file)
+{
+	struct bpf_object_spec s;
+	char byte = 0;
+
+	ck_assert_fails(object_parse_elf(&byte, 0, "empty.o", 0, &s),
+			EGPU_EFORMAT, "object 'empty.o': the file is empty");
+}
+END_TEST
+
+START_TEST(garbage_bytes)
+{
+	struct bpf_object_spec s;
+	uint8_t junk[512];
+
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(i * 37 + 11);
+	ck_assert_fails(object_parse_elf(junk, sizeof(junk), "junk", 0, &s),
+			EGPU_EFORMAT, "object 'junk': not an ELF file");
+	/* ELF magic followed by junk gets as far as libbpf */
+	memcpy(junk, "\177ELF", 4);
+	ck_assert_fails(object_parse_elf(junk, sizeof(junk), "junk", 0, &s),
+			EGPU_EFORMAT, "object 'junk': not a valid BPF object: libbpf: ");
+}
+END_TEST
+
+START_TEST(truncated_elf)
+{
+	struct bpf_object_spec s;
+	size_t len;
+	uint8_t *elf = test_read_file(BPF_OBJ("progs"), &len);
+
+	ck_assert_fails(object_parse_elf(elf, len / 2, "half", 0, &s),
+			EGPU_EFORMAT, "object 'half': not a valid BPF object");
+	/* every length short of the whole file fails cleanly */
+	for (size_t n = 0; n < len; n += 61)
+		ck_assert_int_lt(object_parse_elf(elf, n, "cut", 0, &s), 0);
+	free(elf);
+}
+END_TEST
+
+/* Flipped bytes must give a clean result, never a crash or a leak. */
+START_TEST(corrupted_elf)
+{
+	struct bpf_object_spec s;
+	size_t len;
+	uint8_t *elf = test_read_file(BPF_OBJ("subprogs"), &len);
+	uint8_t *copy = malloc(len);
+	unsigned int seed = 1;
+
+	ck_assert_ptr_nonnull(copy);
+	for (int round = 0; round < 300; round++) {
+		memcpy(copy, elf, len);
+		for (int k = 0; k < 4; k++) {
+			seed = seed * 1103515245 + 12345;
+			copy[(seed >> 8) % len] ^= (uint8_t)(seed >> 24) | 1;
+		}
+		if (!object_parse_elf(copy, len, "flip", 0, &s))
+			object_spec_free(&s);
+	}
+	free(copy);
+	free(elf);
+}
+END_TEST
+
+/* ---- section names ---- */
+
+static void assert_section(const char *section, int attach, const char *kernel)
+{
+	char *k = NULL;
+
+	ck_assert_int_eq(object_attach_from_section(section, &k), attach);
+	ck_assert_str_eq(k, kernel);
+	free(k);
+}
+
+static void assert_bad_section(const char *section, const char *text)
+{
+	char *k = (char *)section;
+
+	ck_assert_fails(object_attach_from_section(section, &k), EGPU_EFORMAT,
+			text);
+	ck_assert_ptr_null(k);
+}
+
+START_TEST(section_names)
+{
+	assert_section("gpu/entry/vectorAdd", EGPU_ATTACH_ENTRY, "vectorAdd");
+	assert_section("gpu/exit/_Z*", EGPU_ATTACH_EXIT, "_Z*");
+	assert_section("gpu/mem/*", EGPU_ATTACH_MEM, "*");
+	assert_section("gpu/entry/a/b", EGPU_ATTACH_ENTRY, "a/b");
+	assert_section("kprobe/k1", EGPU_ATTACH_ENTRY, "k1");
+	assert_section("kretprobe/k?", EGPU_ATTACH_EXIT, "k?");
+	assert_section("kprobe/__memcapture", EGPU_ATTACH_MEM, "*");
+	assert_section("kretprobe/__memcapture", EGPU_ATTACH_EXIT, "__memcapture");
+	assert_section("socket", EGPU_ATTACH_NONE, "");
+	assert_section(".text", EGPU_ATTACH_NONE, "");
+	assert_section("kprobe", EGPU_ATTACH_NONE, "");
+	assert_section("", EGPU_ATTACH_NONE, "");
+	assert_bad_section("gpu/exit/", "section 'gpu/exit/' names no kernel (use 'gpu/exit/*'");
+	assert_bad_section("kprobe/", "section 'kprobe/' names no kernel");
+	assert_bad_section("gpu/entry", "unknown attach point");
+	assert_bad_section("gpu/start/k", "section 'gpu/start/k': unknown attach point");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("object_elf");
+	TCase *ok = tcase_create("load"), *bad = tcase_create("errors");
+
+	tcase_add_test(ok, programs_and_sections);
+	tcase_add_test(ok, declared_maps);
+	tcase_add_test(ok, global_data);
+	tcase_add_test(ok, map_relocations);
+	tcase_add_test(ok, subprogram_linking);
+	tcase_add_test(ok, header_helpers);
+	tcase_add_test(ok, section_names);
+	tcase_add_test(bad, unsupported_map_type);
+	tcase_add_test(bad, no_programs);
+	tcase_add_test(bad, unknown_helper);
+	tcase_add_test(bad, legacy_maps);
+	tcase_add_test(bad, function_address);
+	tcase_add_test(bad, section_without_kernel);
+	tcase_add_test(bad, kconfig_extern);
+	tcase_add_test(bad, empty_file);
+	tcase_add_test(bad, garbage_bytes);
+	tcase_add_test(bad, truncated_elf);
+	tcase_add_test(bad, corrupted_elf);
+	tcase_set_timeout(bad, 60);
+	suite_add_tcase(s, ok);
+	suite_add_tcase(s, bad);
+	return test_run_suite(s);
+}
