@@ -183,7 +183,7 @@ int dev_map_new(const struct bpf_map_spec *spec, uint32_t threads,
 		struct dev_map **out)
 {
 	struct dev_map *m;
-	uint64_t bytes;
+	uint64_t bytes = 0;
 	int err;
 
 	err = check_spec(spec);

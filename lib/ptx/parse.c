@@ -136,7 +136,7 @@ static int parse_target(struct parser *p)
 
 static int parse_address_size(struct parser *p)
 {
-	uint64_t v;
+	uint64_t v = 0;
 	int err = expect_int(p, &v, "32 or 64");
 
 	if (err)
