@@ -93,7 +93,7 @@ int cmd_jit(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc;
-	rc = cli_load(&cp, a.path, false, a.prog, EGPU_HELPERS_GPU);
+	rc = cli_load(&cp, a.path, false, a.prog, EGPU_HELPERS_GPU, true);
 	if (rc)
 		return rc;
 	rc = jit_print(cp.prog, &a);

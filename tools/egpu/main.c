@@ -14,6 +14,7 @@ static const struct {
 	{ "run", cmd_run, "run [--backend cpu|gpu] [--elf] [--prog NAME] [MEMHEX]   program (hex) on stdin, prints r0" },
 	{ "jit", cmd_jit, "jit [--sm SM] [--stats] [--repeat N] [--kernel] (FILE.o [--prog NAME] | --raw)" },
 	{ "inspect", cmd_inspect, "inspect FILE.o                 list programs and maps" },
+	{ "instrument", cmd_instrument, "instrument [--sm SM] FILE.o IN.ptx [-o OUT.ptx]   splice probes (maps at placeholders)" },
 };
 
 int cli_fail(const char *what)

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * egpu instrument: splice an object's probes into a PTX module, for
+ * inspection and for checking with ptxas. Maps get placeholder addresses:
+ * the PTX to run comes from egpu_module_load() or egpu_instrument_ptx()
+ * inside the application, where the maps live.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct instrument_args {
+	const char *obj;
+	const char *ptx;
+	const char *out;
+	const char *sm;
+};
+
+static int parse_args(int argc, char **argv, struct instrument_args *a)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			a->out = argv[++i];
+		else if (!strcmp(argv[i], "--sm") && i + 1 < argc)
+			a->sm = argv[++i];
+		else if (!strncmp(argv[i], "-", 1) || (a->obj && a->ptx))
+			return cli_usage("instrument: unexpected argument '%s'", argv[i]);
+		else if (!a->obj)
+			a->obj = argv[i];
+		else
+			a->ptx = argv[i];
+	}
+	if (!a->obj || !a->ptx)
+		return cli_usage("instrument: give FILE.o IN.ptx [-o OUT.ptx]");
+	return 0;
+}
+
+static void print_report(const struct egpu_report *r)
+{
+	fprintf(stderr, "%u of %u kernels patched, %u entry and %u exit points, %u programs, %.2f ms\n",
+		r->kernels_patched, r->kernel_cnt, r->entry_points, r->exit_points,
+		r->programs, r->instrument_ms);
+	for (uint32_t i = 0; i < r->kernel_cnt; i++)
+		fprintf(stderr, "  kernel %u %s: entry %u exit %u programs %u\n",
+			r->kernels[i].kernel_id, r->kernels[i].demangled,
+			r->kernels[i].entry_points, r->kernels[i].exit_points,
+			r->kernels[i].programs);
+}
+
+static int write_out(const char *path, const char *text, size_t len)
+{
+	FILE *f = path ? fopen(path, "wb") : stdout;
+
+	if (!f) {
+		perror(path);
+		return 1;
+	}
+	if (fwrite(text, 1, len, f) != len || (path && fclose(f))) {
+		perror(path ? path : "stdout");
+		return 1;
+	}
+	return 0;
+}
+
+static int instrument(egpu_ctx *ctx, const struct instrument_args *a)
+{
+	EGPU_OPTS(egpu_report, rep);
+	egpu_obj *obj = egpu_load(ctx, a->obj, NULL);
+	char *ptx, *out = NULL;
+	size_t len, out_len;
+	int rc;
+
+	if (!obj)
+		return cli_fail("loading the object");
+	if (egpu_attach_all(obj) < 0)
+		return cli_fail("attaching");
+	ptx = (char *)read_path(a->ptx, &len);
+	if (!ptx)
+		return 1;
+	rc = egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, &rep);
+	free(ptx);
+	if (rc)
+		return cli_fail(a->ptx);
+	print_report(&rep);
+	rc = write_out(a->out, out, out_len);
+	free(out);
+	return rc;
+}
+
+int cmd_instrument(int argc, char **argv)
+{
+	struct instrument_args a = { 0 };
+	egpu_ctx *ctx;
+	int rc;
+
+	rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc;
+	EGPU_OPTS(egpu_ctx_opts, co, .offline = true, .sm = a.sm);
+	ctx = egpu_ctx_new(&co);
+	if (!ctx)
+		return cli_fail("creating a context");
+	rc = instrument(ctx, &a);
+	egpu_ctx_free(ctx);
+	return rc;
+}
