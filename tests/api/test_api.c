@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: MIT
+/* The public API without a GPU: contexts, loading, maps, CPU runs, offline
+ * instrumentation checked by ptxas, and the errors of each. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "egpu.h"
+
+#define API_OBJ EGPU_TEST_BUILD "/api/api.bpf.o"
+#define API_PTX EGPU_TEST_BUILD "/api/kernels.ptx"
+
+static egpu_ctx *ctx;
+static egpu_obj *obj;
+
+static void setup(void)
+{
+	EGPU_OPTS(egpu_ctx_opts, co, .offline = true);
+
+	ctx = egpu_ctx_new(&co);
+	ck_assert_ptr_nonnull(ctx);
+	obj = egpu_load(ctx, API_OBJ, NULL);
+	ck_assert_msg(obj, "load: %s", egpu_errmsg());
+}
+
+static void teardown(void)
+{
+	egpu_ctx_free(ctx);
+}
+
+START_TEST(ctx_opts_checked)
+{
+	struct egpu_ctx_opts bad = { .sz = 0 };
+	struct {
+		struct egpu_ctx_opts o;
+		uint64_t future;
+	} newer = { .o = { .sz = sizeof(newer) }, .future = 1 };
+
+	ck_assert_ptr_null(egpu_ctx_new(&bad));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "sz"));
+	ck_assert_ptr_null(egpu_ctx_new(&newer.o));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "does not know"));
+	newer.future = 0;
+	egpu_ctx_free(egpu_ctx_new(&newer.o));
+	EGPU_OPTS(egpu_ctx_opts, sm, .sm = "gfx90a");
+	ck_assert_ptr_null(egpu_ctx_new(&sm));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "gfx90a"));
+}
+END_TEST
+
+START_TEST(load_errors_name_the_input)
+{
+	static const char garbage[] = "\x7f" "ELF not really an object";
+
+	ck_assert_ptr_null(egpu_load(ctx, "/nonexistent/probe.o", NULL));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "/nonexistent/probe.o"));
+	ck_assert_ptr_null(egpu_load_mem(ctx, garbage, sizeof(garbage), NULL));
+	ck_assert_str_ne(egpu_errmsg(), "");
+	ck_assert_ptr_null(egpu_load_insns(ctx, garbage, 7, NULL));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "8"));
+	ck_assert_ptr_null(egpu_obj_prog(obj, "nope"));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "nope"));
+	ck_assert_ptr_null(egpu_obj_map(obj, "nope"));
+	ck_assert_int_eq(egpu_strerror(EGPU_ENODEV)[0] != 0, 1);
+}
+END_TEST
+
+START_TEST(programs_and_maps_listed)
+{
+	const char *progs[] = { "bump", "on_entry", "on_exit" };
+	enum egpu_attach_point at[] = { EGPU_ATTACH_NONE, EGPU_ATTACH_ENTRY,
+					EGPU_ATTACH_EXIT };
+	const char *kernels[] = { "", "saxpy", "*" };
+	egpu_prog *p = NULL;
+	int n = 0, maps = 0;
+
+	while ((p = egpu_obj_next_prog(obj, p))) {
+		ck_assert_int_lt(n, 3);
+		ck_assert_str_eq(egpu_prog_name(p), progs[n]);
+		ck_assert_int_eq(egpu_prog_attach_point(p), at[n]);
+		ck_assert_str_eq(egpu_prog_kernel(p), kernels[n]);
+		ck_assert_uint_gt(egpu_prog_insn_cnt(p), 2);
+		n++;
+	}
+	ck_assert_int_eq(n, 3);
+	for (egpu_map *m = NULL; (m = egpu_obj_next_map(obj, m));)
+		maps++;
+	ck_assert_int_ge(maps, 4); /* counts, slots, .rodata, .data */
+	ck_assert_uint_eq(egpu_map_type(egpu_obj_map(obj, "counts")), EGPU_MAP_HASH);
+	ck_assert_uint_eq(egpu_map_max_entries(egpu_obj_map(obj, "slots")), 8);
+}
+END_TEST
+
+START_TEST(hash_map_semantics)
+{
+	egpu_map *m = egpu_obj_map(obj, "counts");
+	uint32_t k, next, seen = 0;
+	uint64_t v = 7, out;
+
+	for (k = 0; k < 16; k++)
+		ck_assert_int_eq(egpu_map_update(m, &k, &v, EGPU_NOEXIST), 0);
+	ck_assert_int_eq(egpu_map_update(m, &k, &v, EGPU_ANY), EGPU_E2BIG);
+	k = 3;
+	ck_assert_int_eq(egpu_map_update(m, &k, &v, EGPU_NOEXIST), EGPU_EEXIST);
+	v = 9;
+	ck_assert_int_eq(egpu_map_update(m, &k, &v, EGPU_EXIST), 0);
+	ck_assert_int_eq(egpu_map_lookup(m, &k, &out), 0);
+	ck_assert_uint_eq(out, 9);
+	ck_assert_int_eq(egpu_map_delete(m, &k), 0);
+	ck_assert_int_eq(egpu_map_delete(m, &k), EGPU_ENOENT);
+	ck_assert_int_eq(egpu_map_update(m, &k, &v, EGPU_EXIST), EGPU_ENOENT);
+	ck_assert_int_eq(egpu_map_lookup(m, &k, &out), EGPU_ENOENT);
+	for (int r = egpu_map_next_key(m, NULL, &next); !r;
+	     r = egpu_map_next_key(m, &k, &next)) {
+		seen |= 1u << next;
+		k = next;
+	}
+	ck_assert_uint_eq(seen, 0xffffu & ~(1u << 3));
+}
+END_TEST
+
+START_TEST(array_map_semantics)
+{
+	egpu_map *m = egpu_obj_map(obj, "slots");
+	uint32_t k = 8, n = 0, next;
+	uint64_t v = 1;
+
+	ck_assert_int_eq(egpu_map_update(m, &k, &v, EGPU_ANY), EGPU_E2BIG);
+	k = 2;
+	ck_assert_int_eq(egpu_map_delete(m, &k), EGPU_EINVAL);
+	ck_assert_int_eq(egpu_map_update(m, &k, &v, EGPU_NOEXIST), EGPU_EEXIST);
+	for (int r = egpu_map_next_key(m, NULL, &next); !r;
+	     r = egpu_map_next_key(m, &next, &next))
+		n++;
+	ck_assert_uint_eq(n, 8);
+}
+END_TEST
+
+START_TEST(cpu_run_updates_maps)
+{
+	egpu_prog *p = egpu_obj_prog(obj, "bump");
+	uint8_t mem[4] = { 5 };
+	uint32_t key = 5;
+	uint64_t v;
+
+	for (int i = 1; i <= 3; i++) {
+		EGPU_OPTS(egpu_run_opts, ro, .ctx = mem, .ctx_len = sizeof(mem));
+
+		ck_assert_msg(!egpu_prog_run(p, &ro), "run: %s", egpu_errmsg());
+		ck_assert_uint_eq(ro.retval, 100 + 3 * i);
+	}
+	ck_assert_int_eq(egpu_map_lookup(egpu_obj_map(obj, "counts"), &key, &v), 0);
+	ck_assert_uint_eq(v, 9);
+}
+END_TEST
+
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+
+	ck_assert_ptr_nonnull(f);
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc(*len + 1);
+	ck_assert_uint_eq(fread(buf, 1, *len, f), *len);
+	buf[*len] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void assert_ptxas_accepts(const char *ptx, size_t len)
+{
+	char path[] = "/tmp/egpu_api_XXXXXX.ptx", cmd[512];
+	int fd = mkstemps(path, 4);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, ptx, len), (ssize_t)len);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "%s -arch=sm_90 -o /dev/null %s", EGPU_PTXAS, path);
+	ck_assert_msg(system(cmd) == 0, "ptxas refused %s", path);
+	unlink(path);
+}
+
+START_TEST(offline_instrumentation_assembles)
+{
+	EGPU_OPTS(egpu_report, rep);
+	size_t len, out_len;
+	char *ptx = read_all(API_PTX, &len), *out = NULL;
+
+	ck_assert_int_eq(egpu_attach_all(obj), 2);
+	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, &rep),
+		      "instrument: %s", egpu_errmsg());
+	ck_assert_uint_eq(rep.kernel_cnt, 2);
+	ck_assert_uint_eq(rep.kernels_patched, 2);
+	ck_assert_uint_eq(rep.entry_points, 1);
+	ck_assert_uint_ge(rep.exit_points, 2);
+	ck_assert_uint_eq(rep.programs, 2);
+	ck_assert_uint_eq(strlen(out), out_len);
+	if (access(EGPU_PTXAS, X_OK) == 0)
+		assert_ptxas_accepts(out, out_len);
+	free(out);
+	free(ptx);
+}
+END_TEST
+
+START_TEST(unknown_kernel_is_an_error)
+{
+	size_t len;
+	char *ptx = read_all(API_PTX, &len), *out = NULL;
+	egpu_link *l = egpu_attach_kernel(egpu_obj_prog(obj, "on_entry"),
+					  "no_such_kernel", EGPU_ATTACH_ENTRY, NULL);
+
+	ck_assert_ptr_nonnull(l);
+	ck_assert_int_eq(egpu_instrument_ptx(ctx, ptx, len, &out, NULL, NULL),
+			 EGPU_ENOENT);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "no_such_kernel"));
+	egpu_link_destroy(l);
+	ck_assert_ptr_null(egpu_attach_kernel(egpu_obj_prog(obj, "on_entry"), "k",
+					      EGPU_ATTACH_MEM, NULL));
+	free(ptx);
+}
+END_TEST
+
+START_TEST(gpu_calls_refused_offline)
+{
+	EGPU_OPTS(egpu_run_opts, ro, .backend = EGPU_BACKEND_GPU);
+	CUmodule mod;
+
+	ck_assert_int_eq(egpu_module_load(ctx, &mod, "x", 1), EGPU_EINVAL);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "offline"));
+	ck_assert_int_ne(egpu_prog_run(egpu_obj_prog(obj, "bump"), &ro), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("api");
+	TCase *tc = tcase_create("api");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, ctx_opts_checked);
+	tcase_add_test(tc, load_errors_name_the_input);
+	tcase_add_test(tc, programs_and_maps_listed);
+	tcase_add_test(tc, hash_map_semantics);
+	tcase_add_test(tc, array_map_semantics);
+	tcase_add_test(tc, cpu_run_updates_maps);
+	tcase_add_test(tc, offline_instrumentation_assembles);
+	tcase_add_test(tc, unknown_kernel_is_an_error);
+	tcase_add_test(tc, gpu_calls_refused_offline);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
