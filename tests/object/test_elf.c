@@ -329,6 +329,7 @@ START_TEST(header_helpers)
 
 	ck_assert_ok(parse_file(BPF_OBJ("helpers"), "helpers.bpf.o",
 				EGPU_HELPERS_GPU, &s));
+	ck_assert_uint_eq(s.maps[map_index(&s, "h")].type, EGPU_MAP_HASH);
 	p = prog(&s, "all_helpers");
 	for (size_t i = 0; i < p->insn_cnt; i++) {
 		if (p->insns[i].code != (BPF_JMP | BPF_CALL))
