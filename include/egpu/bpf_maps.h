@@ -35,6 +35,22 @@ enum egpu_update_flags {
 };
 #endif
 
+/*
+ * Linux's names, for programs written against libbpf. A vmlinux.h or
+ * <linux/bpf.h> included before this file defines them already; included
+ * after it, they would clash with these macros.
+ */
+#if !defined(__VMLINUX_H__) && !defined(_UAPI__LINUX_BPF_H__)
+#define BPF_MAP_TYPE_HASH EGPU_MAP_HASH
+#define BPF_MAP_TYPE_ARRAY EGPU_MAP_ARRAY
+#define BPF_MAP_TYPE_PERF_EVENT_ARRAY EGPU_MAP_PERF_EVENT_ARRAY
+#define BPF_MAP_TYPE_PERCPU_ARRAY EGPU_MAP_PERCPU_ARRAY
+#define BPF_MAP_TYPE_RINGBUF EGPU_MAP_RINGBUF
+#define BPF_ANY EGPU_ANY
+#define BPF_NOEXIST EGPU_NOEXIST
+#define BPF_EXIST EGPU_EXIST
+#endif
+
 /* bpftime's names, so its GPU probes build unchanged. */
 #ifndef BPF_MAP_TYPE_PERGPUTD_ARRAY_MAP
 #define BPF_MAP_TYPE_PERGPUTD_ARRAY_MAP 1502

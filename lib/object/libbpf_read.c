@@ -138,13 +138,16 @@ static int visit_progs(struct bpf_object *obj, const struct object_visitor *v)
 	return 0;
 }
 
-static int read_object(const void *elf, size_t len, const char *obj_name,
+static int read_object(void *elf, size_t len, const char *obj_name,
 		       const struct object_visitor *v)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = obj_name);
 	struct bpf_object *obj;
 	int err;
 
+	err = object_check_btf(elf, len);
+	if (err)
+		return err;
 	obj = bpf_object__open_mem(elf, len, &opts);
 	if (!obj)
 		return libbpf_failed(errno, "not a valid BPF object");

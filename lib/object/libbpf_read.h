@@ -48,4 +48,10 @@ struct object_visitor {
 int object_read_libbpf(const void *elf, size_t len, const char *obj_name,
 		       const struct object_visitor *v);
 
+/*
+ * Refuse a .BTF that libbpf 1.1 would follow out of bounds or in circles
+ * while opening the object. @image is the writable copy libbpf will get.
+ */
+int object_check_btf(void *image, size_t len);
+
 #endif

@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* ELF objects compiled from the bpf/ sources at build time. */
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+
+#include <bpf/btf.h>
+
 #include "object_test.h"
 
 #define BPF_OBJ(name) EGPU_TEST_BUILD "/" name ".bpf.o"
@@ -323,6 +329,7 @@ START_TEST(header_helpers)
 
 	ck_assert_ok(parse_file(BPF_OBJ("helpers"), "helpers.bpf.o",
 				EGPU_HELPERS_GPU, &s));
+	ck_assert_uint_eq(s.maps[map_index(&s, "h")].type, EGPU_MAP_HASH);
 	p = prog(&s, "all_helpers");
 	for (size_t i = 0; i < p->insn_cnt; i++) {
 		if (p->insns[i].code != (BPF_JMP | BPF_CALL))
@@ -475,6 +482,105 @@ START_TEST(corrupted_elf)
 }
 END_TEST
 
+/* Offset and size of the section @name in the ELF image. */
+static void find_section(uint8_t *elf, size_t len, const char *name,
+			 size_t *off, size_t *size)
+{
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	ck_assert_int_ne(elf_version(EV_CURRENT), EV_NONE);
+	e = elf_memory((char *)elf, len);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(elf_getshdrstrndx(e, &shstrndx), 0);
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+
+		ck_assert_ptr_nonnull(gelf_getshdr(scn, &sh));
+		if (!strcmp(elf_strptr(e, shstrndx, sh.sh_name), name)) {
+			*off = sh.sh_offset;
+			*size = sh.sh_size;
+			elf_end(e);
+			return;
+		}
+	}
+	ck_abort_msg("no section %s", name);
+}
+
+/*
+ * progs.bpf.o with the first type of @kind in its .BTF changed by @edit;
+ * *id gets that type's id.
+ */
+static uint8_t *corrupt_btf(int kind, void (*edit)(struct btf_type *t, uint32_t id),
+			    size_t *len, uint32_t *id)
+{
+	uint8_t *elf = test_read_file(BPF_OBJ("progs"), len);
+	const struct btf_header *hdr;
+	struct btf *btf;
+	size_t off, size;
+
+	find_section(elf, *len, ".BTF", &off, &size);
+	hdr = (const void *)(elf + off);
+	btf = btf__new(elf + off, size);
+	ck_assert_ptr_nonnull(btf);
+	for (*id = 1; *id < btf__type_cnt(btf); (*id)++) {
+		const struct btf_type *t = btf__type_by_id(btf, *id);
+		/* libbpf's copy keeps the types in file order */
+		size_t at = (const char *)t - (const char *)btf__type_by_id(btf, 1);
+
+		if (btf_kind(t) != kind)
+			continue;
+		edit((struct btf_type *)(elf + off + hdr->hdr_len + hdr->type_off + at), *id);
+		btf__free(btf);
+		return elf;
+	}
+	ck_abort_msg("no BTF type of kind %d", kind);
+	return NULL;
+}
+
+static void point_nowhere(struct btf_type *t, uint32_t id)
+{
+	(void)id;
+	t->type = 0x7fffffff;
+}
+
+static void point_at_itself(struct btf_type *t, uint32_t id)
+{
+	t->type = id;
+}
+
+static void name_out_of_range(struct btf_type *t, uint32_t id)
+{
+	(void)id;
+	t->name_off = 0xffffff;
+}
+
+START_TEST(corrupt_btf_types)
+{
+	struct bpf_object_spec s;
+	char text[128];
+	size_t len;
+	uint32_t id;
+	uint8_t *elf;
+
+	elf = corrupt_btf(BTF_KIND_PTR, point_nowhere, &len, &id);
+	snprintf(text, sizeof(text), "corrupt BTF: type %u: refers to missing type 2147483647", id);
+	ck_assert_fails(object_parse_elf(elf, len, "btf", 0, &s), EGPU_EFORMAT, text);
+	free(elf);
+
+	elf = corrupt_btf(BTF_KIND_TYPEDEF, point_at_itself, &len, &id);
+	snprintf(text, sizeof(text), "typedef or modifier loop through type %u", id);
+	ck_assert_fails(object_parse_elf(elf, len, "btf", 0, &s), EGPU_EFORMAT, text);
+	free(elf);
+
+	elf = corrupt_btf(BTF_KIND_VAR, name_out_of_range, &len, &id);
+	ck_assert_fails(object_parse_elf(elf, len, "btf", 0, &s), EGPU_EFORMAT,
+			"name outside the string section at 16777215");
+	free(elf);
+}
+END_TEST
+
 /* ---- section names ---- */
 
 static void assert_section(const char *section, int attach, const char *kernel)
@@ -539,6 +645,7 @@ int main(void)
 	tcase_add_test(bad, garbage_bytes);
 	tcase_add_test(bad, truncated_elf);
 	tcase_add_test(bad, corrupted_elf);
+	tcase_add_test(bad, corrupt_btf_types);
 	tcase_set_timeout(bad, 60);
 	suite_add_tcase(s, ok);
 	suite_add_tcase(s, bad);

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Calls every helper <egpu/bpf_helpers.h> declares, in numeric order. */
+/*
+ * Calls every helper <egpu/bpf_helpers.h> declares, in numeric order; the
+ * hash map and update flag use Linux's names.
+ */
 #include <egpu/bpf_helpers.h>
 
 struct {
-	__uint(type, EGPU_MAP_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 8);
 	__type(key, u32);
 	__type(value, u64);
@@ -27,7 +30,7 @@ GPU_ENTRY("k") int all_helpers(void *ctx)
 	void *e;
 
 	bpf_map_lookup_elem(&h, &k);
-	bpf_map_update_elem(&h, &k, &v, EGPU_NOEXIST);
+	bpf_map_update_elem(&h, &k, &v, BPF_NOEXIST);
 	bpf_map_delete_elem(&h, &k);
 	v += bpf_ktime_get_ns();
 	bpf_printk("v=%llu", v);
