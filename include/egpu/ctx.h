@@ -2,12 +2,12 @@
 /*
  * Context structs that probe programs receive in r1 (ctx), for eBPF
  * programs built with clang -target bpf. Plain C, fixed layout: the PTX
- * rewriter stores these fields at these offsets.
+ * rewriter stores these fields at these offsets. Only base C types, so the
+ * header compiles for -target bpf without a C library.
  */
 #ifndef EGPU_CTX_H
 #define EGPU_CTX_H
 
-#include <stdint.h>
 
 /* egpu_kernel_ctx.attach */
 #define EGPU_CTX_ENTRY 1
@@ -20,19 +20,22 @@
 struct egpu_kernel_ctx {
 	/* Index of the kernel among the .entry definitions of its PTX module,
 	 * in text order (instrumentation reports the names). */
-	uint64_t kernel_id;
+	unsigned long long kernel_id;
 	/* Generic address of the kernel's parameter bytes as the launch
 	 * passed them (ABI layout, each parameter at its alignment);
 	 * read-only; 0 when the kernel has no parameters. */
-	uint64_t params;
+	unsigned long long params;
 	/* Number of parameter bytes at params. */
-	uint32_t params_size;
+	unsigned int params_size;
 	/* EGPU_CTX_ENTRY or EGPU_CTX_EXIT. */
-	uint32_t attach;
+	unsigned int attach;
 	/* Exit probes: which ret/exit of the kernel (0, 1, ... in text
 	 * order); entry probes: 0. */
-	uint32_t site;
-	uint32_t reserved;
+	unsigned int site;
+	unsigned int reserved;
 };
+
+_Static_assert(sizeof(struct egpu_kernel_ctx) == 32,
+	       "struct egpu_kernel_ctx is 32 bytes");
 
 #endif

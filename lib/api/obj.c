@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "api/internal.h"
-#include "verifier/verifier.h"
 
 static void obj_free(struct egpu_obj *obj)
 {
@@ -44,21 +43,17 @@ static int obj_create_maps(struct egpu_obj *obj)
 	return 0;
 }
 
-static int obj_check_progs(struct egpu_obj *obj)
+static int obj_init_progs(struct egpu_obj *obj)
 {
 	obj->progs = calloc(obj->spec.prog_cnt, sizeof(*obj->progs));
 	if (!obj->progs)
 		return err_set(EGPU_ENOMEM, "object '%s': out of memory", obj->name);
 	for (size_t i = 0; i < obj->spec.prog_cnt; i++) {
 		struct egpu_prog *p = &obj->progs[i];
-		int err;
 
 		p->obj = obj;
 		p->spec = &obj->spec.progs[i];
 		pthread_mutex_init(&p->lock, NULL);
-		err = verifier_check_insns(p->spec, obj->spec.map_cnt, obj->abi);
-		if (err)
-			return err;
 	}
 	return 0;
 }
@@ -79,7 +74,7 @@ static egpu_obj *obj_new(egpu_ctx *ctx, struct bpf_object_spec *spec,
 	obj->ctx = ctx;
 	obj->abi = abi;
 	obj->spec = *spec;
-	err = obj_check_progs(obj);
+	err = obj_init_progs(obj);
 	if (!err)
 		err = obj_create_maps(obj);
 	if (err) {

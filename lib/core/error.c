@@ -36,7 +36,8 @@ void err_prefix(const char *fmt, ...)
 	n = vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
 	va_end(ap);
 	if (n >= 0 && (size_t)n < sizeof(errmsg))
-		snprintf(errmsg + n, sizeof(errmsg) - n, ": %s", old);
+		snprintf(errmsg + n, sizeof(errmsg) - n, ": %.*s",
+			 (int)(sizeof(errmsg) - n - 3), old);
 }
 
 void err_clear(void)
