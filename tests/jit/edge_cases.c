@@ -152,6 +152,17 @@ const struct edge_case edge_cases[] = {
 	     STX(BPF_H, 1, 2, 1), LDX(BPF_DW, 0, 1, 0), EXIT),
 	EDGE_MEM(10, "0000000000000000", STX(BPF_W, 1, 2, 0), LDX(BPF_DW, 0, 1, 0),
 	     ALU64_IMM(BPF_ADD, 0, 2), EXIT),
+	/* Atomics on memory (global memory on the GPU). */
+	EDGE_MEM(0x25, "1000000000000000", MOV64(2, 5),
+	     ATOMIC(BPF_DW, 1, 2, 0, BPF_ADD | BPF_FETCH), LDX(BPF_DW, 0, 1, 0),
+	     ALU64_REG(BPF_ADD, 0, 2), EXIT),
+	EDGE_MEM(0x0700000010, "1000000000000000", MOV64(2, 7), MOV64(0, 0x10),
+	     ATOMIC(BPF_W, 1, 2, 0, BPF_CMPXCHG), LDX(BPF_W, 1, 1, 0),
+	     ALU64_IMM(BPF_LSH, 1, 32), ALU64_REG(BPF_OR, 0, 1), EXIT),
+	EDGE_MEM(0xff0f, "0f00000000000000", MOV64(2, 0xff00),
+	     ATOMIC(BPF_W, 1, 2, 0, BPF_OR), LDX(BPF_DW, 0, 1, 0), EXIT),
+	EDGE_MEM(0x0f, "0f00000000000000", MOV64(2, 0xff00),
+	     ATOMIC(BPF_DW, 1, 2, 0, BPF_XCHG), MOV64_REG(0, 2), EXIT),
 	/* The stack: r10 is its top, 512 bytes below are ours. */
 	EDGE(0x1122334455667788, LDDW(1, 0x1122334455667788),
 	     STX(BPF_DW, 10, 1, -8), LDX(BPF_DW, 0, 10, -8), EXIT),
