@@ -18,7 +18,7 @@
 #include "jit/jit.h"
 
 /* Longest program name accepted (it prefixes every PTX symbol we emit). */
-#define JIT_NAME_MAX 256
+#define JIT_NAME_MAX 512
 
 struct lift;
 

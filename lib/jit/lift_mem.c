@@ -4,11 +4,12 @@
  * stores (st, stx).
  *
  * eBPF allows unaligned accesses. Accesses through r10 (or a register known
- * to hold r10 + k) have a known alignment: the frame is 8-aligned. Other pointers are unknown: the host
- * loads them with align 1, which costs nothing on the CPU; a back end with
- * check_align (the GPU, where a misaligned access faults) tests the address
- * and uses a natural-width access when it is aligned and a byte-wise one
- * otherwise. LLVM folds the test away wherever it can prove the alignment.
+ * to hold r10 + k) have a known alignment: the frame is 8-aligned. Other
+ * pointers are unknown: the host loads them with align 1, which costs
+ * nothing on the CPU; a back end with check_align (the GPU, where a
+ * misaligned access faults) tests the address and uses a natural-width
+ * access when it is aligned and a byte-wise one otherwise. LLVM folds the
+ * test away wherever it can prove the alignment.
  */
 #include "lift.h"
 

@@ -47,7 +47,11 @@ struct edge_case {
 	uint64_t expected;
 };
 
-#define EDGE_MEM(want, hex, ...)                                               	{ __LINE__, (const struct bpf_insn[]){ __VA_ARGS__ },                  	  sizeof((const struct bpf_insn[]){ __VA_ARGS__ }) /                   		  sizeof(struct bpf_insn),                                     	  hex, (uint64_t)(want) }
+#define EDGE_MEM(want, hex, ...)                                               \
+	{ __LINE__, (const struct bpf_insn[]){ __VA_ARGS__ },                  \
+	  sizeof((const struct bpf_insn[]){ __VA_ARGS__ }) /                   \
+		  sizeof(struct bpf_insn),                                     \
+	  hex, (uint64_t)(want) }
 #define EDGE(want, ...) EDGE_MEM(want, "", __VA_ARGS__)
 
 /* The table in edge_cases.c: every opcode class and RFC 9669 corner. */
