@@ -65,12 +65,14 @@ struct vector {
 	size_t insn_cnt;
 	uint8_t *mem;
 	size_t mem_len;
-	bool has_expected;
 	uint64_t expected;
 };
 
-/* Every row; the array lives until the process exits. */
-size_t vectors_load(struct vector **out);
+/*
+ * The rows with an expected result (the others are programs the loader
+ * must refuse); the array lives until the process exits.
+ */
+size_t vectors_with_result(struct vector **out);
 
 /* A jit_input named @name for @n instructions with the given helper set. */
 struct jit_input test_input(const char *name, const struct bpf_insn *insns,
