@@ -337,7 +337,6 @@ static void init_types(struct lift *l)
 {
 	l->i1 = LLVMInt1TypeInContext(l->ctx);
 	l->i8 = LLVMInt8TypeInContext(l->ctx);
-	l->i16 = LLVMInt16TypeInContext(l->ctx);
 	l->i32 = LLVMInt32TypeInContext(l->ctx);
 	l->i64 = LLVMInt64TypeInContext(l->ctx);
 	l->ptr = LLVMPointerTypeInContext(l->ctx, 0);

@@ -67,7 +67,7 @@ struct lift {
 	LLVMContextRef ctx;
 	LLVMModuleRef mod;
 	LLVMBuilderRef b;
-	LLVMTypeRef i1, i8, i16, i32, i64, ptr, void_t;
+	LLVMTypeRef i1, i8, i32, i64, ptr, void_t;
 	LLVMTypeRef sub_type; /* i64 (i64 r1, ..., i64 r5, ptr stop) */
 
 	uint8_t *flags;                /* LIFT_* per instruction */

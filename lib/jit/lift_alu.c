@@ -203,7 +203,7 @@ static bool fp_result(const struct lift *l, const struct bpf_insn *insn,
 
 int lift_alu(struct lift *l, const struct bpf_insn *insn)
 {
-	int64_t fp;
+	int64_t fp = 0;
 	bool on_frame = fp_result(l, insn, &fp);
 	int err = lift_alu_op(l, insn);
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * JIT time of a generated ~1000-instruction program (ctx loads, ALU, stack
- * traffic, branches, helper calls), PTX and host: prints the medians.
+ * JIT time of generated programs (ctx loads, ALU, stack traffic, branches,
+ * helper calls) of about 1000 and 100 instructions, PTX and host: prints
+ * the medians.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,10 +12,10 @@
 #include "core/helpers.h"
 #include "jit_test.h"
 
-#define BLOCKS 90
+#define MAX_BLOCKS 90
 #define RUNS 21
 
-static size_t gen_program(struct bpf_insn *p)
+static size_t gen_program(struct bpf_insn *p, int blocks)
 {
 	size_t n = 0;
 
@@ -23,7 +24,7 @@ static size_t gen_program(struct bpf_insn *p)
 	p[n++] = I(MOV64(8, 0));
 	for (int s = 0; s < 32; s++)
 		p[n++] = I(ST(BPF_DW, 10, -8 - 8 * s, s));
-	for (int i = 0; i < BLOCKS; i++) {
+	for (int i = 0; i < blocks; i++) {
 		p[n++] = I(LDX(BPF_DW, 2, 6, (i % 8) * 8));
 		p[n++] = I(ALU64_IMM(BPF_MUL, 2, i + 3));
 		p[n++] = I(ALU64_REG(BPF_ADD, 7, 2));
@@ -86,11 +87,11 @@ static double time_host(const struct jit_input *in)
 	return ms_since(&t0);
 }
 
-int main(void)
+static void bench(int blocks)
 {
-	static struct bpf_insn prog[64 + BLOCKS * 11];
+	static struct bpf_insn prog[64 + MAX_BLOCKS * 11];
 	struct jit_input in = { .name = "bench", .insns = prog,
-				.insn_cnt = gen_program(prog) };
+				.insn_cnt = gen_program(prog, blocks) };
 	double ptx[RUNS], host[RUNS], first_ptx, first_host;
 
 	first_ptx = time_ptx(&in);
@@ -106,5 +107,11 @@ int main(void)
 	       ptx[RUNS / 2], ptx[0], ptx[RUNS - 1], first_ptx);
 	printf("jit_host_new: median %.2f ms (min %.2f, max %.2f, first %.2f)\n",
 	       host[RUNS / 2], host[0], host[RUNS - 1], first_host);
+}
+
+int main(void)
+{
+	bench(MAX_BLOCKS);
+	bench(5);
 	return 0;
 }
