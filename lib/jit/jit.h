@@ -39,6 +39,8 @@ struct jit_input {
  * PTX text holding `.visible .func (.param .b64 r0) NAME(.param .b64 ctx,
  * .param .b64 ctx_len)`; with @kernel also `.visible .entry NAME_kernel(ctx,
  * ctx_len, r0_out)` that runs it once and stores r0. *ptx is malloc'ed.
+ * Callers pass an 8-byte aligned ctx (or NULL): accesses at constant
+ * offsets from it are emitted without alignment checks.
  */
 int jit_ptx(const struct jit_input *in, const char *sm, bool kernel,
 	    char **ptx, size_t *len);

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GPU helpers as the CPU back end runs them: the program is one GPU thread
+ * (thread and block 0 of a 1x1x1 grid, SM, warp and lane 0), the clocks are
+ * CLOCK_MONOTONIC, map helpers go to the host maps (lib/maps), and output
+ * helpers print to stderr. Helpers without a host meaning here (ring
+ * buffers, perf output) are absent: programs using them do not translate
+ * for the CPU.
+ */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "core/helpers.h"
+#include "host_helpers.h"
+#include "maps/maps.h"
+
+static uint64_t host_map_lookup_elem(uint64_t map, uint64_t key)
+{
+	return (uintptr_t)map_host_lookup((struct host_map *)(uintptr_t)map,
+					  (const void *)(uintptr_t)key);
+}
+
+static uint64_t host_map_update_elem(uint64_t map, uint64_t key,
+				     uint64_t value, uint64_t flags)
+{
+	return (uint64_t)map_host_update((struct host_map *)(uintptr_t)map,
+					 (const void *)(uintptr_t)key,
+					 (const void *)(uintptr_t)value, flags);
+}
+
+static uint64_t host_map_delete_elem(uint64_t map, uint64_t key)
+{
+	return (uint64_t)map_host_delete((struct host_map *)(uintptr_t)map,
+					 (const void *)(uintptr_t)key);
+}
+
+static uint64_t host_ktime_get_ns(void)
+{
+	return now_ns();
+}
+
+static uint64_t host_trace_printk(uint64_t fmt, uint64_t fmt_size, uint64_t a,
+				  uint64_t b, uint64_t c)
+{
+	const uint64_t args[3] = { a, b, c };
+	struct strbuf sb;
+	uint64_t n;
+
+	sb_init(&sb);
+	host_format(&sb, (const char *)(uintptr_t)fmt, fmt_size, args, 3);
+	n = sb_ok(&sb) ? sb.len : 0;
+	if (n)
+		fwrite(sb.buf, 1, n, stderr);
+	sb_free(&sb);
+	return n;
+}
+
+static uint64_t host_get_current_pid_tgid(void)
+{
+	return (uint64_t)getpid() << 32 | (uint32_t)gettid();
+}
+
+static uint64_t host_puts(uint64_t s)
+{
+	return fprintf(stderr, "%s\n", (const char *)(uintptr_t)s) < 0;
+}
+
+static uint64_t store_xyz(uint64_t x, uint64_t y, uint64_t z, uint64_t v)
+{
+	*(uint64_t *)(uintptr_t)x = v;
+	*(uint64_t *)(uintptr_t)y = v;
+	*(uint64_t *)(uintptr_t)z = v;
+	return 0;
+}
+
+static uint64_t host_index_xyz(uint64_t x, uint64_t y, uint64_t z)
+{
+	return store_xyz(x, y, z, 0);
+}
+
+static uint64_t host_dim_xyz(uint64_t x, uint64_t y, uint64_t z)
+{
+	return store_xyz(x, y, z, 1);
+}
+
+static uint64_t host_zero(void)
+{
+	return 0;
+}
+
+#define HOST_HELPER(id, fn) { id, #fn, (void (*)(void))fn }
+
+const struct host_helper host_helpers[] = {
+	HOST_HELPER(HELPER_MAP_LOOKUP, host_map_lookup_elem),
+	HOST_HELPER(HELPER_MAP_UPDATE, host_map_update_elem),
+	HOST_HELPER(HELPER_MAP_DELETE, host_map_delete_elem),
+	HOST_HELPER(HELPER_KTIME_GET_NS, host_ktime_get_ns),
+	HOST_HELPER(HELPER_GLOBALTIMER, host_ktime_get_ns),
+	HOST_HELPER(HELPER_TRACE_PRINTK, host_trace_printk),
+	HOST_HELPER(HELPER_GET_PID_TGID, host_get_current_pid_tgid),
+	HOST_HELPER(HELPER_PUTS, host_puts),
+	HOST_HELPER(HELPER_BLOCK_IDX, host_index_xyz),
+	HOST_HELPER(HELPER_THREAD_IDX, host_index_xyz),
+	HOST_HELPER(HELPER_BLOCK_DIM, host_dim_xyz),
+	HOST_HELPER(HELPER_GRID_DIM, host_dim_xyz),
+	HOST_HELPER(HELPER_SMID, host_zero),
+	HOST_HELPER(HELPER_WARPID, host_zero),
+	HOST_HELPER(HELPER_LANEID, host_zero),
+};
+
+const size_t host_helper_cnt = ARRAY_SIZE(host_helpers);
+
+const struct host_helper *host_helper_find(int32_t id)
+{
+	for (size_t i = 0; i < host_helper_cnt; i++)
+		if (host_helpers[i].id == id)
+			return &host_helpers[i];
+	return NULL;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers for the host (CPU) back end: C functions the translated code
+ * calls by absolute address. Each takes exactly the helper's number of
+ * uint64_t arguments and returns uint64_t.
+ */
+#ifndef EGPU_JIT_HOST_HELPERS_H
+#define EGPU_JIT_HOST_HELPERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/core.h"
+
+struct host_helper {
+	int32_t id;
+	const char *symbol; /* its name in the translated code */
+	void (*fn)(void);   /* the C function, cast */
+};
+
+extern const struct host_helper host_helpers[];
+extern const size_t host_helper_cnt;
+
+const struct host_helper *host_helper_find(int32_t id);
+
+/*
+ * Append @fmt (at most @fmt_len bytes, or up to its NUL) to @sb formatted
+ * the way bpf_trace_printk does with arguments @args (host_printk.c).
+ */
+void host_format(struct strbuf *sb, const char *fmt, size_t fmt_len,
+		 const uint64_t *args, unsigned nargs);
+
+#endif

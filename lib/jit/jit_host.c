@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host back end: the lifted module compiled for this CPU by ORC LLJIT.
+ * Each program gets its own LLJIT instance, so freeing a program frees all
+ * its code and programs never share symbols; helpers are absolute symbols
+ * in the instance's main JITDylib.
+ */
+#include <stdlib.h>
+
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+
+#include "host_helpers.h"
+#include "jit_llvm.h"
+
+typedef uint64_t (*host_prog_fn)(void *ctx, uint64_t ctx_len);
+
+struct jit_host {
+	LLVMOrcLLJITRef jit;
+	host_prog_fn fn;
+};
+
+/*
+ * An LLJIT whose code generator does no optimisation of its own (fast
+ * instruction selection): the IR comes optimised, and code generation at
+ * the default level costs twenty times as much.
+ */
+static int create_jit(const char *name, LLVMOrcLLJITRef *jit)
+{
+	char *triple = LLVMGetDefaultTargetTriple();
+	char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
+	LLVMOrcLLJITBuilderRef builder;
+	LLVMTargetMachineRef tm = NULL;
+	LLVMTargetRef target;
+	char *msg = NULL;
+	LLVMErrorRef e;
+
+	if (LLVMGetTargetFromTriple(triple, &target, &msg) == 0)
+		tm = LLVMCreateTargetMachine(target, triple, cpu, features,
+					     LLVMCodeGenLevelNone,
+					     LLVMRelocDefault,
+					     LLVMCodeModelJITDefault);
+	LLVMDisposeMessage(triple);
+	LLVMDisposeMessage(cpu);
+	LLVMDisposeMessage(features);
+	if (!tm) {
+		err_set(EGPU_EJIT, "%s: no code generator for this CPU: %s", name,
+			msg ? msg : "unknown");
+		LLVMDisposeMessage(msg);
+		return EGPU_EJIT;
+	}
+	builder = LLVMOrcCreateLLJITBuilder();
+	LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(
+		builder, LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm));
+	e = LLVMOrcCreateLLJIT(jit, builder);
+	return e ? jit_llvm_err(e, name, "creating the CPU JIT") : 0;
+}
+
+static int define_helpers(const char *name, LLVMOrcLLJITRef jit)
+{
+	LLVMOrcCSymbolMapPair *syms = calloc(host_helper_cnt, sizeof(*syms));
+	LLVMOrcMaterializationUnitRef mu;
+	LLVMErrorRef e;
+
+	if (!syms)
+		return err_set(EGPU_ENOMEM, "%s: out of memory", name);
+	for (size_t i = 0; i < host_helper_cnt; i++) {
+		syms[i].Name = LLVMOrcLLJITMangleAndIntern(jit,
+							   host_helpers[i].symbol);
+		syms[i].Sym.Address = (uintptr_t)host_helpers[i].fn;
+		syms[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported |
+						 LLVMJITSymbolGenericFlagsCallable;
+	}
+	mu = LLVMOrcAbsoluteSymbols(syms, host_helper_cnt);
+	free(syms);
+	e = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(jit), mu);
+	if (e) {
+		LLVMOrcDisposeMaterializationUnit(mu);
+		return jit_llvm_err(e, name, "defining helpers");
+	}
+	return 0;
+}
+
+/* Lift and optimise @in into a module of @tsctx made for @jit. */
+static int build_module(const struct jit_input *in, LLVMOrcLLJITRef jit,
+			LLVMOrcThreadSafeContextRef tsctx, LLVMModuleRef *out)
+{
+	LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsctx);
+	LLVMModuleRef mod;
+	int err;
+
+	LLVMContextSetDiscardValueNames(ctx, 1);
+	mod = LLVMModuleCreateWithNameInContext(in->name, ctx);
+	LLVMSetTarget(mod, LLVMOrcLLJITGetTripleString(jit));
+	LLVMSetDataLayout(mod, LLVMOrcLLJITGetDataLayoutStr(jit));
+	err = lift_program(in, &host_backend, ctx, mod);
+	if (!err)
+		err = jit_optimize(in->name, mod, NULL);
+	if (err) {
+		LLVMDisposeModule(mod);
+		return err;
+	}
+	*out = mod;
+	return 0;
+}
+
+static int add_program(const struct jit_input *in, struct jit_host *jh)
+{
+	LLVMOrcThreadSafeContextRef tsctx = LLVMOrcCreateNewThreadSafeContext();
+	LLVMOrcExecutorAddress addr;
+	LLVMModuleRef mod;
+	LLVMErrorRef e;
+	int err;
+
+	err = build_module(in, jh->jit, tsctx, &mod);
+	if (!err) {
+		/* The JIT owns the module (and keeps the context alive). */
+		e = LLVMOrcLLJITAddLLVMIRModule(jh->jit,
+						LLVMOrcLLJITGetMainJITDylib(jh->jit),
+						LLVMOrcCreateNewThreadSafeModule(mod, tsctx));
+		if (e)
+			err = jit_llvm_err(e, in->name, "adding the module");
+	}
+	LLVMOrcDisposeThreadSafeContext(tsctx);
+	if (err)
+		return err;
+	e = LLVMOrcLLJITLookup(jh->jit, &addr, in->name);
+	if (e)
+		return jit_llvm_err(e, in->name, "compiling");
+	jh->fn = (host_prog_fn)(uintptr_t)addr;
+	return 0;
+}
+
+int jit_host_new(const struct jit_input *in, struct jit_host **out)
+{
+	struct jit_host *jh;
+	int err;
+
+	err = jit_check_input(in);
+	if (err)
+		return err;
+	if (!out)
+		return err_set(EGPU_EINVAL, "%s: no place for the program",
+			       in->name);
+	*out = NULL;
+	jit_llvm_init();
+	jh = calloc(1, sizeof(*jh));
+	if (!jh)
+		return err_set(EGPU_ENOMEM, "%s: out of memory", in->name);
+	err = create_jit(in->name, &jh->jit);
+	if (err) {
+		free(jh);
+		return err;
+	}
+	err = define_helpers(in->name, jh->jit);
+	if (!err)
+		err = add_program(in, jh);
+	if (err) {
+		jit_host_free(jh);
+		return err;
+	}
+	*out = jh;
+	return 0;
+}
+
+uint64_t jit_host_call(const struct jit_host *jh, void *ctx, uint64_t ctx_len)
+{
+	return jh->fn(ctx, ctx_len);
+}
+
+void jit_host_free(struct jit_host *jh)
+{
+	LLVMErrorRef e;
+
+	if (!jh)
+		return;
+	/* Disposal errors cannot be acted on; consume the message. */
+	e = LLVMOrcDisposeLLJIT(jh->jit);
+	if (e)
+		LLVMConsumeError(e);
+	free(jh);
+}

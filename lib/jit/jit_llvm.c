@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/* LLVM set-up, input checks, verification and the pass pipeline. */
+#include <ctype.h>
+#include <pthread.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "jit_llvm.h"
+
+/*
+ * The IR pipeline: not default<O2>, which costs three times as much for
+ * little gain here. Lifted code needs its register and stack allocas
+ * promoted (sroa), local calls inlined, constants folded through helper
+ * and map-lookup lowering (instcombine, simplifycfg) and redundant loads
+ * and stores removed (early-cse, gvn, dse); ptxas does the rest on the GPU.
+ */
+#define JIT_PIPELINE                                                           \
+	"cgscc(inline),globaldce,"                                             \
+	"function(sroa,early-cse<memssa>,instcombine,simplifycfg,gvn,dse,"     \
+	"adce,simplifycfg)"
+
+static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
+
+static void llvm_init_once(void)
+{
+	LLVMInitializeNVPTXTargetInfo();
+	LLVMInitializeNVPTXTarget();
+	LLVMInitializeNVPTXTargetMC();
+	LLVMInitializeNVPTXAsmPrinter();
+	LLVMInitializeNativeTarget();
+	LLVMInitializeNativeAsmPrinter();
+}
+
+void jit_llvm_init(void)
+{
+	pthread_once(&llvm_once, llvm_init_once);
+}
+
+/* Names become PTX identifiers: [A-Za-z_$][A-Za-z0-9_$]*. */
+static bool valid_name(const char *s)
+{
+	if (!*s || isdigit((unsigned char)*s))
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '$')
+			return false;
+	return true;
+}
+
+int jit_check_input(const struct jit_input *in)
+{
+	if (!in || !in->name)
+		return err_set(EGPU_EINVAL, "jit: no program or no name");
+	if (!valid_name(in->name) || strlen(in->name) > JIT_NAME_MAX)
+		return err_set(EGPU_EINVAL, "jit: \"%.64s\" is not a valid function name (identifier of at most %d characters)",
+			       in->name, JIT_NAME_MAX);
+	if (!in->insns || !in->insn_cnt)
+		return err_set(EGPU_EINVAL, "%s: no instructions", in->name);
+	if (in->map_cnt && !in->maps)
+		return err_set(EGPU_EINVAL, "%s: %zu maps but no map table",
+			       in->name, in->map_cnt);
+	if (in->helpers != EGPU_HELPERS_GPU &&
+	    in->helpers != EGPU_HELPERS_CONFORMANCE)
+		return err_set(EGPU_EINVAL, "%s: unknown helper set %d",
+			       in->name, in->helpers);
+	return 0;
+}
+
+int jit_llvm_err(LLVMErrorRef e, const char *name, const char *what)
+{
+	char *msg = LLVMGetErrorMessage(e);
+
+	err_set(EGPU_EJIT, "%s: %s: %s", name, what, msg);
+	LLVMDisposeErrorMessage(msg);
+	return EGPU_EJIT;
+}
+
+int jit_optimize(const char *name, LLVMModuleRef mod, LLVMTargetMachineRef tm)
+{
+	LLVMPassBuilderOptionsRef opts;
+	LLVMErrorRef e;
+	char *msg = NULL;
+
+	/* A lifter bug must give an error, never a crash inside LLVM. */
+	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+		err_set(EGPU_EJIT, "%s: invalid IR (a JIT bug): %s", name, msg);
+		LLVMDisposeMessage(msg);
+		return EGPU_EJIT;
+	}
+	LLVMDisposeMessage(msg);
+	opts = LLVMCreatePassBuilderOptions();
+	e = LLVMRunPasses(mod, JIT_PIPELINE, tm, opts);
+	LLVMDisposePassBuilderOptions(opts);
+	return e ? jit_llvm_err(e, name, "optimisation") : 0;
+}

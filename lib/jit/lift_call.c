@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Calls: helpers by number, local (bpf-to-bpf) calls and callx, plus the
+ * way a helper ends the whole program from any subprogram depth.
+ *
+ * A local call passes r1-r5 and a pointer to the entry function's "stop"
+ * flag; the callee has its own registers and frame, so r6-r9 and the
+ * caller's stack are preserved by construction. A helper that ends the
+ * program sets the flag and returns; every caller checks the flag after a
+ * local call and returns too. Programs that cannot end early get no check.
+ */
+#include "lift.h"
+
+/* Highest helper number callx looks for. */
+#define CALLX_MAX_HELPER 1024
+
+static LLVMBasicBlockRef abort_block(struct lift *l)
+{
+	struct lift_func *f = l->fn;
+	LLVMBasicBlockRef here = LLVMGetInsertBlock(l->b);
+
+	if (f->abort)
+		return f->abort;
+	f->abort = lift_block(l, "abort");
+	LLVMPositionBuilderAtEnd(l->b, f->abort);
+	if (f->start != 0)
+		LLVMBuildStore(l->b, lift_const(l->i8, 1), f->stop);
+	LLVMBuildRet(l->b, lift_const(l->i64, 0));
+	LLVMPositionBuilderAtEnd(l->b, here);
+	return f->abort;
+}
+
+void lift_abort_if(struct lift *l, LLVMValueRef cond)
+{
+	LLVMBasicBlockRef abort = abort_block(l), cont = lift_block(l, "");
+
+	if (cond)
+		LLVMBuildCondBr(l->b, cond, abort, cont);
+	else
+		LLVMBuildBr(l->b, abort);
+	LLVMPositionBuilderAtEnd(l->b, cont);
+}
+
+static int lift_local_call(struct lift *l, const struct bpf_insn *insn)
+{
+	size_t target = l->pc + 1 + insn->imm;
+	struct lift_func *callee = &l->funcs[l->func_at[target] - 1];
+	LLVMValueRef args[6], r0, stop;
+
+	for (unsigned r = 1; r <= 5; r++)
+		args[r - 1] = lift_reg(l, r);
+	args[5] = l->fn->stop;
+	r0 = LLVMBuildCall2(l->b, l->sub_type, callee->fn, args, 6, "");
+	lift_set_reg(l, 0, r0);
+	if (!l->may_abort)
+		return 0;
+	stop = LLVMBuildLoad2(l->b, l->i8, l->fn->stop, "");
+	lift_abort_if(l, LLVMBuildICmp(l->b, LLVMIntNE, stop,
+				       lift_const(l->i8, 0), ""));
+	return 0;
+}
+
+static int lift_helper_call(struct lift *l, int32_t id)
+{
+	const struct helper_info *h = helper_find(id, l->in->helpers);
+	LLVMValueRef r0;
+	int err;
+
+	if (!h)
+		return lift_err(l, "unknown helper %d", id);
+	err = lift_helper(l, h, &r0);
+	if (!err)
+		lift_set_reg(l, 0, r0);
+	return err;
+}
+
+/*
+ * callx: call the helper whose number is in a register. The conformance
+ * suite's assembler puts that register in the dst field. The call becomes
+ * a switch over every helper of the program's helper set that the back end
+ * implements; any other number ends the program with r0 = 0.
+ */
+static int lift_callx(struct lift *l, const struct bpf_insn *insn)
+{
+	LLVMValueRef id = lift_reg(l, insn->dst_reg), sw, phi;
+	LLVMBasicBlockRef none = lift_block(l, ""), join = lift_block(l, "");
+	LLVMBasicBlockRef bb;
+	LLVMValueRef r0;
+	int err;
+
+	sw = LLVMBuildSwitch(l->b, id, none, 0);
+	LLVMPositionBuilderAtEnd(l->b, join);
+	phi = LLVMBuildPhi(l->b, l->i64, "");
+	for (int32_t n = 0; n < CALLX_MAX_HELPER; n++) {
+		const struct helper_info *h = helper_find(n, l->in->helpers);
+
+		if (!h || !lift_helper_exists(l, h))
+			continue;
+		bb = lift_block(l, "");
+		LLVMAddCase(sw, lift_const(l->i64, (uint64_t)n), bb);
+		LLVMPositionBuilderAtEnd(l->b, bb);
+		err = lift_helper(l, h, &r0);
+		if (err)
+			return err;
+		bb = LLVMGetInsertBlock(l->b);
+		LLVMBuildBr(l->b, join);
+		LLVMAddIncoming(phi, &r0, &bb, 1);
+	}
+	LLVMPositionBuilderAtEnd(l->b, none);
+	lift_abort_if(l, NULL);
+	LLVMBuildUnreachable(l->b);
+	LLVMPositionBuilderAtEnd(l->b, join);
+	lift_set_reg(l, 0, phi);
+	return 0;
+}
+
+int lift_call_insn(struct lift *l, const struct bpf_insn *insn)
+{
+	if (insn->code == (BPF_JMP | BPF_CALL | BPF_X))
+		return lift_callx(l, insn);
+	if (insn->code != (BPF_JMP | BPF_CALL))
+		return lift_err(l, "unknown call opcode 0x%02x", insn->code);
+	switch (insn->src_reg) {
+	case 0:
+		return lift_helper_call(l, insn->imm);
+	case BPF_PSEUDO_CALL:
+		return lift_local_call(l, insn);
+	case BPF_PSEUDO_KFUNC_CALL:
+		return lift_err(l, "kfunc calls are not supported");
+	default:
+		return lift_err(l, "call with unknown src %u", insn->src_reg);
+	}
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helper lowerings shared by every back end: the conformance suite's
+ * "unwind" helper, and map lookups in array maps, which need no call: the
+ * value of key k sits at value_addr + k * value_size. Everything else is the
+ * back end's (lift_backend.helper).
+ */
+#include "lift.h"
+
+bool lift_helper_may_abort(const struct lift *l, int32_t id)
+{
+	if (l->in->helpers == EGPU_HELPERS_CONFORMANCE)
+		return id == HELPER_KTIME_GET_NS;
+	return l->be->abort_helper && id == l->be->abort_helper;
+}
+
+bool lift_helper_exists(const struct lift *l, const struct helper_info *h)
+{
+	return l->in->helpers == EGPU_HELPERS_CONFORMANCE || !l->be->has_helper ||
+	       l->be->has_helper(h->id);
+}
+
+/* Conformance helper 5 returns r1; like uBPF's unwind, 0 ends the program. */
+static void lift_unwind(struct lift *l, LLVMValueRef *args, LLVMValueRef *r0)
+{
+	lift_abort_if(l, LLVMBuildICmp(l->b, LLVMIntEQ, args[0],
+				       lift_const(l->i64, 0), ""));
+	*r0 = args[0];
+}
+
+static bool inline_lookup(const struct jit_map *m)
+{
+	return (m->type == EGPU_MAP_ARRAY || m->type == EGPU_MAP_GPU_ARRAY) &&
+	       m->value_addr && m->key_size == 4 && m->value_size;
+}
+
+/* Whether map @i is the first inlinable map with its address. */
+static bool first_inline(const struct jit_input *in, size_t i)
+{
+	if (!inline_lookup(&in->maps[i]))
+		return false;
+	for (size_t j = 0; j < i; j++)
+		if (inline_lookup(&in->maps[j]) &&
+		    in->maps[j].addr == in->maps[i].addr)
+			return false;
+	return true;
+}
+
+/* &value[*r2] or NULL when the key is out of range. */
+static LLVMValueRef array_value(struct lift *l, const struct jit_map *m)
+{
+	LLVMBuilderRef b = l->b;
+	LLVMValueRef key, in, addr;
+	unsigned align;
+
+	key = lift_addr(l, 2, 0, sizeof(uint32_t), &align);
+	key = lift_load(l, key, align, l->i32);
+	key = LLVMBuildZExt(b, key, l->i64, "");
+	in = LLVMBuildICmp(b, LLVMIntULT, key,
+			   lift_const(l->i64, m->max_entries), "");
+	addr = LLVMBuildMul(b, key, lift_const(l->i64, m->value_size), "");
+	addr = LLVMBuildAdd(b, addr, lift_const(l->i64, m->value_addr), "");
+	return LLVMBuildSelect(b, in, addr, lift_const(l->i64, 0), "");
+}
+
+/*
+ * A switch on r1 over the array maps' addresses: when r1 is a constant
+ * (the usual lddw right before the call) LLVM keeps only the matching arm.
+ */
+static int lift_map_lookup(struct lift *l, const struct helper_info *h,
+			   LLVMValueRef *args, LLVMValueRef *r0)
+{
+	const struct jit_input *in = l->in;
+	LLVMBasicBlockRef other, join, bb;
+	LLVMValueRef sw, phi, v;
+	size_t n = 0;
+	int err;
+
+	for (size_t i = 0; i < in->map_cnt; i++)
+		n += first_inline(in, i);
+	if (!n)
+		return l->be->helper(l, h, args, r0);
+	other = lift_block(l, "");
+	join = lift_block(l, "");
+	sw = LLVMBuildSwitch(l->b, args[0], other, n);
+	LLVMPositionBuilderAtEnd(l->b, join);
+	phi = LLVMBuildPhi(l->b, l->i64, "");
+	for (size_t i = 0; i < in->map_cnt; i++) {
+		if (!first_inline(in, i))
+			continue;
+		bb = lift_block(l, "");
+		LLVMAddCase(sw, lift_const(l->i64, in->maps[i].addr), bb);
+		LLVMPositionBuilderAtEnd(l->b, bb);
+		v = array_value(l, &in->maps[i]);
+		bb = LLVMGetInsertBlock(l->b);
+		LLVMBuildBr(l->b, join);
+		LLVMAddIncoming(phi, &v, &bb, 1);
+	}
+	LLVMPositionBuilderAtEnd(l->b, other);
+	err = l->be->helper(l, h, args, &v);
+	if (err)
+		return err;
+	bb = LLVMGetInsertBlock(l->b);
+	LLVMBuildBr(l->b, join);
+	LLVMAddIncoming(phi, &v, &bb, 1);
+	LLVMPositionBuilderAtEnd(l->b, join);
+	*r0 = phi;
+	return 0;
+}
+
+int lift_helper(struct lift *l, const struct helper_info *h, LLVMValueRef *r0)
+{
+	LLVMValueRef args[5];
+
+	for (unsigned r = 1; r <= 5; r++)
+		args[r - 1] = lift_reg(l, r);
+	if (l->in->helpers == EGPU_HELPERS_CONFORMANCE) {
+		if (h->id != HELPER_KTIME_GET_NS)
+			return lift_err(l, "conformance helper %d has no lowering",
+					h->id);
+		lift_unwind(l, args, r0);
+		return 0;
+	}
+	if (h->id == HELPER_MAP_LOOKUP)
+		return lift_map_lookup(l, h, args, r0);
+	return l->be->helper(l, h, args, r0);
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GPU helper lowering. Cheap helpers become NVVM intrinsics or inline PTX
+ * so they optimise with the program; the rest call `egpu_dev_<name>`,
+ * extern device functions (all arguments and the result .b64) that the
+ * device runtime (lib/device) links in.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jit_llvm.h"
+
+static LLVMValueRef inline_asm(struct lift *l, LLVMTypeRef ret,
+			       const char *text, const char *constraints)
+{
+	LLVMTypeRef type = LLVMFunctionType(ret, NULL, 0, 0);
+	LLVMValueRef fn = LLVMGetInlineAsm(type, (char *)text, strlen(text),
+					   (char *)constraints,
+					   strlen(constraints), 1, 0,
+					   LLVMInlineAsmDialectATT, 0);
+
+	return LLVMBuildCall2(l->b, type, fn, NULL, 0, "");
+}
+
+/* Special register %<name> as i64, through llvm.nvvm.read.ptx.sreg.*. */
+static LLVMValueRef sreg(struct lift *l, const char *name)
+{
+	char fn[64];
+
+	snprintf(fn, sizeof(fn), "llvm.nvvm.read.ptx.sreg.%s", name);
+	return LLVMBuildZExt(l->b, lift_call(l, fn, l->i32, NULL, 0), l->i64,
+			     "");
+}
+
+/* bpftime's (u64 *x, u64 *y, u64 *z) helpers: store %<name>.{x,y,z}. */
+static LLVMValueRef store_xyz(struct lift *l, const char *name)
+{
+	static const char axis[] = "xyz";
+	unsigned align;
+	char reg[32];
+
+	for (unsigned i = 0; i < 3; i++) {
+		LLVMValueRef p = lift_addr(l, 1 + i, 0, sizeof(uint64_t), &align);
+
+		snprintf(reg, sizeof(reg), "%s.%c", name, axis[i]);
+		lift_store(l, p, align, sreg(l, reg));
+	}
+	return lift_const(l->i64, 0);
+}
+
+/* The process's tgid in both halves: the GPU has no thread ids of its own. */
+static uint64_t pid_tgid(void)
+{
+	uint64_t pid = (uint64_t)getpid();
+
+	return pid << 32 | pid;
+}
+
+static LLVMValueRef extern_call(struct lift *l, const struct helper_info *h,
+				LLVMValueRef *args)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "egpu_dev_%s", h->name);
+	return lift_call(l, name, l->i64, args, h->nargs);
+}
+
+static int ptx_helper(struct lift *l, const struct helper_info *h,
+		      LLVMValueRef *args, LLVMValueRef *r0)
+{
+	LLVMValueRef zero = lift_const(l->i64, 0);
+
+	switch (h->id) {
+	case HELPER_KTIME_GET_NS:
+	case HELPER_GLOBALTIMER:
+		*r0 = inline_asm(l, l->i64, "mov.u64 $0, %globaltimer;", "=l");
+		break;
+	case HELPER_BLOCK_IDX:
+		*r0 = store_xyz(l, "ctaid");
+		break;
+	case HELPER_BLOCK_DIM:
+		*r0 = store_xyz(l, "ntid");
+		break;
+	case HELPER_THREAD_IDX:
+		*r0 = store_xyz(l, "tid");
+		break;
+	case HELPER_GRID_DIM:
+		*r0 = store_xyz(l, "nctaid");
+		break;
+	case HELPER_SMID:
+		*r0 = sreg(l, "smid");
+		break;
+	case HELPER_WARPID:
+		*r0 = sreg(l, "warpid");
+		break;
+	case HELPER_LANEID:
+		*r0 = sreg(l, "laneid");
+		break;
+	case HELPER_MEMBAR:
+		lift_call(l, "llvm.nvvm.membar.sys", l->void_t, NULL, 0);
+		*r0 = zero;
+		break;
+	case HELPER_EXIT_THREAD:
+		inline_asm(l, l->void_t, "exit;", "");
+		*r0 = zero;
+		break;
+	case HELPER_GET_PID_TGID:
+		*r0 = lift_const(l->i64, pid_tgid());
+		break;
+	default:
+		*r0 = extern_call(l, h, args);
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Generic addresses in the thread's local window cannot take atomics. The
+ * mov hides the address's origin, so LLVM never turns the atomic into a
+ * (nonexistent) local-space one; isspacep.local decides at run time.
+ */
+static LLVMValueRef ptx_private_addr(struct lift *l, LLVMValueRef *addr)
+{
+	LLVMTypeRef type = LLVMFunctionType(l->i64, &l->i64, 1, 0);
+	LLVMValueRef mov = LLVMGetInlineAsm(type, "mov.b64 $0, $1;", 15,
+					    "=l,l", 5, 0, 0,
+					    LLVMInlineAsmDialectATT, 0);
+	LLVMValueRef a = LLVMBuildPtrToInt(l->b, *addr, l->i64, "");
+	LLVMTypeRef is_type = LLVMFunctionType(l->i1, &l->ptr, 1, 0);
+
+	a = LLVMBuildCall2(l->b, type, mov, &a, 1, "");
+	*addr = LLVMBuildIntToPtr(l->b, a, l->ptr, "");
+	return LLVMBuildCall2(l->b, is_type,
+			      lift_function(l, "llvm.nvvm.isspacep.local",
+					    is_type),
+			      addr, 1, "");
+}
+
+const struct lift_backend ptx_backend = {
+	.helper = ptx_helper,
+	.check_align = true,
+	.ctx_align = 8,
+	.private_addr = ptx_private_addr,
+};

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The PTX back end's output: signatures, targets, helper lowering and the
+ * alignment strategy, read from the PTX text (no ptxas needed).
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "core/helpers.h"
+#include "jit_test.h"
+
+static const struct jit_map maps[] = {
+	{ .addr = 0x1000, .value_addr = 0x7000000, .type = EGPU_MAP_ARRAY,
+	  .key_size = 4, .value_size = 8, .max_entries = 16 },
+	{ .addr = 0x2000, .type = EGPU_MAP_HASH, .key_size = 4,
+	  .value_size = 8, .max_entries = 16 },
+};
+
+static char *ptx_for(const struct bpf_insn *p, size_t n, const char *sm,
+		     bool kernel)
+{
+	struct jit_input in = test_input("probe", p, n, EGPU_HELPERS_GPU);
+	char *ptx = NULL;
+	size_t len = 0;
+	int err;
+
+	in.maps = maps;
+	in.map_cnt = ARRAY_SIZE(maps);
+	err = jit_ptx(&in, sm, kernel, &ptx, &len);
+	ck_assert_msg(!err, "jit_ptx: %d %s", err, egpu_errmsg());
+	ck_assert_uint_eq(strlen(ptx), len);
+	return ptx;
+}
+
+#define PTX(p, kernel) ptx_for(p, ARRAY_SIZE(p), "sm_90", kernel)
+
+static void assert_has(const char *ptx, const char *s, bool want)
+{
+	ck_assert_msg(!!strstr(ptx, s) == want, "PTX %s \"%s\":\n%s",
+		      want ? "lacks" : "has", s, ptx);
+}
+
+START_TEST(signature_and_kernel)
+{
+	const struct bpf_insn p[] = { MOV64_REG(0, 2), EXIT };
+	char *ptx = PTX(p, false);
+
+	assert_has(ptx, ".target sm_90", true);
+	assert_has(ptx, ".visible .func  (.param .b64 func_retval0) probe(", true);
+	assert_has(ptx, ".entry", false);
+	free(ptx);
+	ptx = PTX(p, true);
+	assert_has(ptx, ".visible .entry probe_kernel(", true);
+	free(ptx);
+}
+END_TEST
+
+START_TEST(targets)
+{
+	const struct bpf_insn p[] = { MOV64(0, 0), EXIT };
+	char *ptx;
+
+	ptx = ptx_for(p, 2, "sm_90a", false);
+	assert_has(ptx, ".target sm_90\n", true);
+	free(ptx);
+	ptx = ptx_for(p, 2, "sm_80", false);
+	assert_has(ptx, ".target sm_80\n", true);
+	free(ptx);
+	/* Newer than this LLVM knows: code for the newest it knows. */
+	ptx = ptx_for(p, 2, "sm_120", false);
+	assert_has(ptx, ".target sm_90\n", true);
+	free(ptx);
+	ptx = ptx_for(p, 2, NULL, false);
+	assert_has(ptx, ".target sm_90\n", true);
+	free(ptx);
+}
+END_TEST
+
+/* Subprograms are internal functions named after the program. */
+START_TEST(subprogram_names)
+{
+	/* Recursive, so it stays a function of its own. */
+	const struct bpf_insn p[] = {
+		MOV64_REG(1, 2), CALL_LOCAL(1), EXIT,
+		/* fib(r1) */
+		MOV64_REG(0, 1), JMP_IMM(BPF_JLE, 1, 1, 8),
+		MOV64_REG(6, 1), ALU64_IMM(BPF_SUB, 1, 1), CALL_LOCAL(-5),
+		MOV64_REG(7, 0), MOV64_REG(1, 6), ALU64_IMM(BPF_SUB, 1, 2),
+		CALL_LOCAL(-9), ALU64_REG(BPF_ADD, 0, 7), EXIT,
+	};
+	char *ptx = PTX(p, false);
+
+	assert_has(ptx, ".func  (.param .b64 func_retval0) probe_sub3(", true);
+	assert_has(ptx, ".visible .func  (.param .b64 func_retval0) probe_sub3(",
+		   false);
+	free(ptx);
+}
+END_TEST
+
+#define LOOKUP(map)                                                            \
+	MOV64(1, 3), STX(BPF_W, 10, 1, -4),                                    \
+	LDDW_SRC(1, BPF_PSEUDO_MAP_IDX, map, 0), MOV64_REG(2, 10),             \
+	ALU64_IMM(BPF_ADD, 2, -4), CALL(HELPER_MAP_LOOKUP), EXIT
+
+START_TEST(array_lookup_is_inline)
+{
+	const struct bpf_insn array[] = { LOOKUP(0) };
+	const struct bpf_insn hash[] = { LOOKUP(1) };
+	char *ptx = PTX(array, false);
+
+	/* key 3 < 16: the value address is a constant, 0x7000000 + 24. */
+	assert_has(ptx, "egpu_dev_map_lookup_elem", false);
+	assert_has(ptx, "117440536", true);
+	free(ptx);
+	ptx = PTX(hash, false);
+	assert_has(ptx, ".extern .func  (.param .b64 func_retval0) egpu_dev_map_lookup_elem", true);
+	free(ptx);
+}
+END_TEST
+
+START_TEST(inline_helpers)
+{
+	static const struct {
+		int32_t id;
+		const char *text;
+	} cases[] = {
+		{ HELPER_KTIME_GET_NS, "%globaltimer" },
+		{ HELPER_GLOBALTIMER, "%globaltimer" },
+		{ HELPER_BLOCK_IDX, "%ctaid.z" },
+		{ HELPER_BLOCK_DIM, "%ntid.x" },
+		{ HELPER_THREAD_IDX, "%tid.x" },
+		{ HELPER_GRID_DIM, "%nctaid.x" },
+		{ HELPER_SMID, "%smid" },
+		{ HELPER_WARPID, "%warpid" },
+		{ HELPER_LANEID, "%laneid" },
+		{ HELPER_MEMBAR, "membar.sys" },
+		{ HELPER_EXIT_THREAD, "exit;" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const struct bpf_insn p[] = {
+			ST(BPF_DW, 10, -8, 0), ST(BPF_DW, 10, -16, 0),
+			ST(BPF_DW, 10, -24, 0), MOV64(0, 0),
+			MOV64_REG(1, 10), ALU64_IMM(BPF_ADD, 1, -8),
+			MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -16),
+			MOV64_REG(3, 10), ALU64_IMM(BPF_ADD, 3, -24),
+			CALL(cases[i].id), LDX(BPF_DW, 1, 10, -24),
+			ALU64_REG(BPF_ADD, 0, 1), LDX(BPF_DW, 1, 10, -8),
+			ALU64_REG(BPF_ADD, 0, 1), EXIT,
+		};
+		char *ptx = PTX(p, false);
+
+		assert_has(ptx, cases[i].text, true);
+		assert_has(ptx, ".extern", false);
+		free(ptx);
+	}
+}
+END_TEST
+
+START_TEST(extern_helpers)
+{
+	static const struct {
+		int32_t id;
+		const char *name;
+	} cases[] = {
+		{ HELPER_MAP_UPDATE, "egpu_dev_map_update_elem" },
+		{ HELPER_MAP_DELETE, "egpu_dev_map_delete_elem" },
+		{ HELPER_TRACE_PRINTK, "egpu_dev_trace_printk" },
+		{ HELPER_PERF_EVENT_OUTPUT, "egpu_dev_perf_event_output" },
+		{ HELPER_RINGBUF_RESERVE, "egpu_dev_ringbuf_reserve" },
+		{ HELPER_PUTS, "egpu_dev_puts" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const struct bpf_insn p[] = { CALL(cases[i].id), EXIT };
+		char *ptx = PTX(p, false);
+
+		assert_has(ptx, ".extern .func", true);
+		assert_has(ptx, cases[i].name, true);
+		free(ptx);
+	}
+}
+END_TEST
+
+START_TEST(pid_tgid_is_constant)
+{
+	const struct bpf_insn p[] = { CALL(HELPER_GET_PID_TGID), EXIT };
+	char *ptx = PTX(p, false);
+
+	assert_has(ptx, "call", false);
+	free(ptx);
+}
+END_TEST
+
+START_TEST(alignment)
+{
+	/* ctx is 8-aligned: a constant offset needs no test. */
+	const struct bpf_insn ctx[] = { LDX(BPF_DW, 0, 1, 8), EXIT };
+	/* A pointer read from memory: tested at run time, two paths. */
+	const struct bpf_insn unknown[] = {
+		LDX(BPF_DW, 3, 1, 0), LDX(BPF_DW, 0, 3, 0), EXIT,
+	};
+	/* The stack has a known layout: no byte accesses. */
+	const struct bpf_insn stack[] = {
+		MOV64(1, 5), STX(BPF_DW, 10, 1, -8), STX(BPF_W, 10, 1, -12),
+		MOV64_REG(1, 10), ALU64_IMM(BPF_ADD, 1, -12),
+		CALL(HELPER_PUTS), EXIT,
+	};
+	char *ptx = PTX(ctx, false);
+
+	assert_has(ptx, "ld.u64", true);
+	assert_has(ptx, "ld.u8", false);
+	free(ptx);
+	ptx = PTX(unknown, false);
+	assert_has(ptx, "ld.u64", true);
+	assert_has(ptx, "ld.u8", true);
+	free(ptx);
+	ptx = PTX(stack, false);
+	assert_has(ptx, ".u8", false);
+	free(ptx);
+}
+END_TEST
+
+START_TEST(errors_leave_no_output)
+{
+	const struct bpf_insn p[] = { MOV64(0, 0) };
+	struct jit_input in = test_input("probe", p, 1, EGPU_HELPERS_GPU);
+	char *ptx = (char *)1;
+
+	ck_assert_int_eq(jit_ptx(&in, "sm_90", true, &ptx, NULL), EGPU_EJIT);
+	ck_assert_ptr_null(ptx);
+	ck_assert_int_eq(jit_ptx(&in, "sm_90", true, NULL, NULL), EGPU_EINVAL);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("jit_ptx");
+	TCase *tc = tcase_create("ptx");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, signature_and_kernel);
+	tcase_add_test(tc, targets);
+	tcase_add_test(tc, subprogram_names);
+	tcase_add_test(tc, array_lookup_is_inline);
+	tcase_add_test(tc, inline_helpers);
+	tcase_add_test(tc, extern_helpers);
+	tcase_add_test(tc, pid_tgid_is_constant);
+	tcase_add_test(tc, alignment);
+	tcase_add_test(tc, errors_leave_no_output);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
