@@ -9,8 +9,8 @@
 
 #include "egpu.h"
 
-#define API_OBJ EGPU_TEST_BUILD "/api/api.bpf.o"
-#define API_PTX EGPU_TEST_BUILD "/api/kernels.ptx"
+#define API_OBJ EGPU_TEST_BUILD "/api.bpf.o"
+#define API_PTX EGPU_TEST_BUILD "/kernels.ptx"
 
 static egpu_ctx *ctx;
 static egpu_obj *obj;

@@ -11,8 +11,8 @@
 #include "cuda/cu.h"
 #include "egpu.h"
 
-#define API_OBJ EGPU_TEST_BUILD "/api/api.bpf.o"
-#define API_PTX EGPU_TEST_BUILD "/api/kernels.ptx"
+#define API_OBJ EGPU_TEST_BUILD "/api.bpf.o"
+#define API_PTX EGPU_TEST_BUILD "/kernels.ptx"
 #define N 1000
 #define BLOCK 256
 #define GRID 4 /* 1024 threads: 24 return early */
