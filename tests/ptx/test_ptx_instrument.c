@@ -287,8 +287,11 @@ START_TEST(link_probe_and_runtime)
 	ck_assert_ptr_null(strstr(out, ".extern .func (.param .b64 r) egpu_dev_x"));
 	ck_assert_ptr_null(strstr(out, ".extern .global"));
 	ck_assert_uint_eq(count(out, "vprintf"), 1);
-	/* The identical helper is linked once; egpu_dev_x is declared first. */
-	ck_assert_uint_eq(count(out, ".func (.param .b64 r) helper(.param .b64 a)\n{"), 1);
+	/* Each module keeps its own local helper, renamed apart. */
+	ck_assert_uint_eq(count(out, ".func (.param .b64 r) helper_egpu1(.param .b64 a)\n{"), 1);
+	ck_assert_uint_eq(count(out, ".func (.param .b64 r) helper_egpu2(.param .b64 a)\n{"), 1);
+	ck_assert_ptr_null(strstr(out, " helper("));
+	/* egpu_dev_x is declared before its use. */
 	proto = strstr(out, ".visible .func (.param .b64 r) egpu_dev_x(.param .b64 a);\n");
 	use = strstr(out, "call.uni (r0), egpu_dev_x");
 	ck_assert(proto && use && proto < use);
@@ -305,6 +308,38 @@ START_TEST(link_probe_and_runtime)
 }
 END_TEST
 
+START_TEST(link_renames_locals)
+{
+	static const char app[] =
+		".version 8.0\n.target sm_90\n.address_size 64\n"
+		".func sub()\n{\n\tret;\n}\n"
+		".visible .entry k()\n{\n\tcall.uni sub, ();\n\tret;\n}\n";
+	static const char a[] =
+		".version 7.8\n.target sm_90\n.address_size 64\n"
+		".func sub();\n"
+		".visible .func (.param .b64 r) p(.param .b64 c, .param .b64 n)\n{\n\tcall.uni sub, ();\n\tret;\n}\n"
+		".func sub()\n{\n\tret;\n}\n"
+		".global .u32 sub_egpu1;\n";
+	static const char b[] =
+		".version 7.8\n.target sm_90\n.address_size 64\n"
+		".func sub()\n{\n\texit;\n}\n"
+		".visible .func (.param .b64 r) q(.param .b64 c, .param .b64 n)\n{\n\tcall.uni sub, ();\n\tret;\n}\n";
+	const char *texts[] = { a, b };
+	char *out;
+
+	ck_assert_int_eq(link_case(app, texts, 2, &out), 0);
+	/* The application's sub stays; a's is renamed past a's own global. */
+	ck_assert_uint_eq(count(out, ".func sub()\n{\n\tret;"), 1);
+	ck_assert_uint_eq(count(out, ".func sub_egpu1_1()\n{\n\tret;"), 1);
+	ck_assert_uint_eq(count(out, ".func sub_egpu2()\n{\n\texit;"), 1);
+	ck_assert_ptr_nonnull(strstr(out, "p(.param .b64 c, .param .b64 n)\n{\n\tcall.uni sub_egpu1_1, ();"));
+	ck_assert_ptr_nonnull(strstr(out, "q(.param .b64 c, .param .b64 n)\n{\n\tcall.uni sub_egpu2, ();"));
+	ck_assert_ptr_nonnull(strstr(out, ".global .u32 sub_egpu1;"));
+	ck_assert_ptr_nonnull(strstr(out, "\tcall.uni sub, ();\n\tret;\n}\n"));
+	free(out);
+}
+END_TEST
+
 START_TEST(link_errors)
 {
 	static const char other_p[] =
@@ -313,6 +348,7 @@ START_TEST(link_errors)
 	static const char app_helper[] =
 		".version 8.0\n.target sm_90\n.address_size 64\n"
 		".func (.param .b64 r) helper(.param .b64 a)\n{\n\texit;\n}\n"
+		".visible .func (.param .b64 r) egpu_dev_x(.param .b64 a)\n{\n\texit;\n}\n"
 		".visible .entry k(.param .u64 k_p)\n{\n\tret;\n}\n";
 	static const char uses_app[] =
 		".version 7.8\n.target sm_90\n.address_size 64\n"
@@ -332,7 +368,7 @@ START_TEST(link_errors)
 	texts[0] = runtime;
 	ck_assert_int_eq(link_case(app_helper, texts, 2, &out), EGPU_EEXIST);
 	ck_assert_str_eq(egpu_errmsg(),
-			 "symbol 'helper' is defined differently by application (line 4) and module 'a' (line 6)");
+			 "symbol 'egpu_dev_x' is defined differently by application (line 8) and module 'a' (line 10)");
 	texts[0] = other_p;
 	texts[1] = uses_app;
 	ck_assert_int_eq(link_case(app_helper, texts, 2, &out), EGPU_ENOTSUP);
@@ -351,6 +387,9 @@ START_TEST(request_errors)
 	static const char bad_sig[] =
 		".version 7.8\n.target sm_90\n.address_size 64\n"
 		".visible .func p(.param .b64 c)\n{\n\tret;\n}\n";
+	static const char local_probe[] =
+		".version 7.8\n.target sm_90\n.address_size 64\n"
+		".func (.param .b64 r) p(.param .b64 c, .param .b64 n)\n{\n\tret;\n}\n";
 	char *probe = probe_module("7.8", "sm_90", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
 	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "q" };
@@ -371,6 +410,11 @@ START_TEST(request_errors)
 	ck_assert_int_eq(ptx_instrument(plain_app, strlen(plain_app), &req, 1,
 					&mod, 1, &sb, NULL), EGPU_EINVAL);
 	ck_assert_str_eq(egpu_errmsg(), "probe function 'p' (module 'p' line 4) must take (ctx, ctx_len) and return one value");
+	mod.text = local_probe;
+	mod.len = strlen(local_probe);
+	ck_assert_int_eq(ptx_instrument(plain_app, strlen(plain_app), &req, 1,
+					&mod, 1, &sb, NULL), EGPU_EINVAL);
+	ck_assert_str_eq(egpu_errmsg(), "probe function 'p' (module 'p' line 4) must be .visible");
 	mod.text = "garbage";
 	mod.len = 7;
 	ck_assert_int_eq(ptx_instrument(plain_app, strlen(plain_app), &req, 1,
@@ -488,6 +532,7 @@ int main(void)
 	tcase_add_test(tc, kernel_names_forms);
 	tcase_add_test(tc, unknown_pattern);
 	tcase_add_test(tc, link_probe_and_runtime);
+	tcase_add_test(tc, link_renames_locals);
 	tcase_add_test(tc, link_errors);
 	tcase_add_test(tc, request_errors);
 	tcase_add_test(tc, identity_without_requests);

@@ -37,7 +37,7 @@ START_TEST(corpus)
 {
 	char **paths, *llc, *runtime;
 	size_t n = corpus_list(&paths), i, llc_len, rt_len;
-	struct ptx_text mods[3] = {
+	struct ptx_text mods[4] = {
 		{ "probe_ptx", probe_ptx, strlen(probe_ptx) },
 	};
 	struct ptx_attach reqs[] = {
@@ -52,6 +52,8 @@ START_TEST(corpus)
 	ck_assert_msg(llc && runtime, "llc_probe.ptx or runtime.ptx missing");
 	mods[1] = (struct ptx_text){ "llc_probe", llc, llc_len };
 	mods[2] = (struct ptx_text){ "runtime", runtime, rt_len };
+	/* Twice: its global probe is linked once, its local helper twice. */
+	mods[3] = mods[1];
 	for (i = 0; i < n; i++) {
 		const char *base = strrchr(paths[i], '/') + 1;
 		char tag[256];
@@ -60,7 +62,7 @@ START_TEST(corpus)
 
 		snprintf(tag, sizeof(tag), "out_%s", base);
 		tag[strlen(tag) - 4] = '\0';
-		assemble(tag, text, len, mods, 3, reqs, 3);
+		assemble(tag, text, len, mods, 4, reqs, 3);
 		free(text);
 	}
 	free(llc);
