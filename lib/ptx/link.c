@@ -10,7 +10,9 @@
  *   identically (kept once), unless one is weak (the first stays);
  *   otherwise both definitions are named in an EGPU_EEXIST error;
  * - declarations of symbols some linked module defines are dropped (every
- *   linked function gets a prototype), other declarations are kept once.
+ *   linked function gets a prototype), other declarations are kept once;
+ * - application functions that linked code uses get a prototype (the
+ *   linked block comes first); application variables cannot be used.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +183,26 @@ static int clash(const struct sym *old, const struct ptx_module *m,
 		       m->toks[it->first].line);
 }
 
+/*
+ * Linked code refers to @def of the application, which comes after the
+ * linked block: functions get a prototype, variables cannot be declared.
+ */
+static int use_app_symbol(struct linker *l, const struct sym *def,
+			  const struct ptx_module *m, const struct ptx_item *it)
+{
+	size_t i;
+
+	if (def->it->kind != IT_FUNC)
+		return err_set(EGPU_ENOTSUP,
+			       "%s uses variable '%.*s' of the application; linked code may not",
+			       m->name, (int)m->toks[it->name].len,
+			       tok_text(m, it->name));
+	for (i = 0; i < l->app_protos.n; i++)
+		if (l->app_protos.v[i].it == def->it)
+			return 0;
+	return sym_add(&l->app_protos, def->m, def->it);
+}
+
 /* Global definitions are linked once; local ones always are. */
 static int resolve_definitions(struct linker *l)
 {
@@ -204,13 +226,16 @@ static int resolve_definitions(struct linker *l)
 			if (is_local_definition(it))
 				continue;
 			old = sym_find(&l->defs, lm->m, it);
-			if (!old)
+			if (!old) {
 				err = sym_add(&l->defs, lm->m, it);
-			else if (same_text(old->m, old->it, lm->m, it) ||
-				 is_weak(old->it) || is_weak(it))
-				lm->act[j] = DROP;
-			else
-				err = clash(old, lm->m, it);
+				continue;
+			}
+			if (!same_text(old->m, old->it, lm->m, it) &&
+			    !is_weak(old->it) && !is_weak(it))
+				return clash(old, lm->m, it);
+			lm->act[j] = DROP;
+			if (old->m == l->app)
+				err = use_app_symbol(l, old, lm->m, it);
 		}
 	}
 	return err;
@@ -227,10 +252,7 @@ static int resolve_declaration(struct linker *l, struct link_module *lm,
 		return 0;
 	def = sym_find(&l->defs, m, it);
 	if (def && def->m == l->app)
-		return err_set(EGPU_ENOTSUP,
-			       "%s uses '%.*s' of the application; linked code may only use symbols of linked modules",
-			       m->name, (int)m->toks[it->name].len,
-			       tok_text(m, it->name));
+		return use_app_symbol(l, def, m, it);
 	decl = def ? NULL : sym_find(&l->decls, m, it);
 	if (def || (decl && same_text(decl->m, decl->it, m, it)))
 		return 0;
@@ -342,6 +364,7 @@ int link_modules(const struct ptx_module *app, struct ptx_module *const *mods,
 	free(l.mods);
 	free(l.defs.v);
 	free(l.decls.v);
+	free(l.app_protos.v);
 	return err;
 }
 

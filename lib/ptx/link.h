@@ -38,6 +38,9 @@ struct linker {
 	size_t nmod;
 	struct symtab defs;  /* the application's, then linked global ones */
 	struct symtab decls; /* declarations kept */
+	/* Application functions that linked code calls: their prototypes
+	 * go first, as the definitions come after the linked block. */
+	struct symtab app_protos;
 };
 
 static inline bool is_definition(const struct ptx_item *it)

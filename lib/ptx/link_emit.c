@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The linked block, in an order that declares everything before its use
- * whatever the order of the modules: kept declarations, a prototype of
- * every linked function, variables and pragmas, function definitions,
- * aliases. Items are copied as they are, but for renamed module-local
+ * whatever the order of the modules: kept declarations, prototypes of the
+ * application functions it calls and of every linked function, variables
+ * and pragmas, function definitions, aliases. Items are copied as they are, but for renamed module-local
  * symbols and the .loc lines whose .file table is dropped.
  */
 #include <string.h>
@@ -121,12 +121,24 @@ static void emit_pass(const struct linker *l, struct strbuf *sb,
 	}
 }
 
+static void emit_app_prototypes(const struct linker *l, struct strbuf *sb)
+{
+	const struct link_module app = { .m = l->app };
+	size_t i;
+
+	for (i = 0; i < l->app_protos.n; i++)
+		emit_prototype(sb, &app, l->app_protos.v[i].it);
+}
+
 void link_emit(const struct linker *l, struct strbuf *block, size_t *funcs)
 {
 	int p;
 
 	sb_printf(block, "\n\n// begin egpu linked code (%zu modules)\n", l->nmod);
-	for (p = 0; p < P_COUNT; p++)
+	for (p = 0; p < P_COUNT; p++) {
+		if (p == P_PROTO)
+			emit_app_prototypes(l, block);
 		emit_pass(l, block, (enum pass)p, funcs);
+	}
 	sb_adds(block, "// end egpu linked code\n");
 }

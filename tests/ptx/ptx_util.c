@@ -61,6 +61,30 @@ const char fall_off_ptx[] =
 	".entry debug_end()\n{\n\tret;\n$L__tmp1:\n$L__func_end0:\n}\n"
 	".entry empty()\n{\n}\n";
 
+const char weak_app_ptx[] =
+	".version 8.0\n.target sm_90\n.address_size 64\n"
+	".weak .func (.param .b32 r) w(.param .b32 x)\n{\n"
+	"\t.reg .b32 %r<3>;\n\tld.param.u32 %r1, [x];\n"
+	"\tadd.u32 %r2, %r1, 1;\n\tst.param.b32 [r], %r2;\n\tret;\n}\n"
+	".visible .func (.param .b64 r) app_helper(.param .b64 a)\n{\n"
+	"\t.reg .b64 %rd<2>;\n\tld.param.u64 %rd1, [a];\n"
+	"\tst.param.b64 [r], %rd1;\n\tret;\n}\n"
+	".visible .entry k(.param .u64 k_p)\n{\n\tret;\n}\n";
+
+const char weak_probe_ptx[] =
+	".version 7.8\n.target sm_90\n.address_size 64\n"
+	".extern .func (.param .b64 r) app_helper(.param .b64 a);\n"
+	".weak .func (.param .b32 r) w(.param .b32 x)\n{\n"
+	"\t.reg .b32 %r<3>;\n\tld.param.u32 %r1, [x];\n"
+	"\tadd.u32 %r2, %r1, 2;\n\tst.param.b32 [r], %r2;\n\tret;\n}\n"
+	".visible .func (.param .b64 r) p(.param .b64 c, .param .b64 n)\n{\n"
+	"\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<3>;\n\tld.param.u64 %rd1, [c];\n"
+	"\t{\n\t.param .b32 a0;\n\tst.param.b32 [a0], 1;\n\t.param .b32 r0;\n"
+	"\tcall.uni (r0), w, (a0);\n\tld.param.b32 %r1, [r0];\n\t}\n"
+	"\t{\n\t.param .b64 a1;\n\tst.param.b64 [a1], %rd1;\n\t.param .b64 r1;\n"
+	"\tcall.uni (r1), app_helper, (a1);\n\tld.param.b64 %rd2, [r1];\n\t}\n"
+	"\tst.param.b64 [r], %rd2;\n\tret;\n}\n";
+
 char *read_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");

@@ -16,6 +16,11 @@ extern const char exits_ptx[];
 /* sm_90 kernels whose control falls off the closing brace, or not. */
 extern const char fall_off_ptx[];
 
+/* An application defining a weak w() and app_helper(), and a probe "p"
+ * module with its own weak w() that calls both. */
+extern const char weak_app_ptx[];
+extern const char weak_probe_ptx[];
+
 /* Whole file, NUL-terminated; NULL if it cannot be read. */
 char *read_file(const char *path, size_t *len);
 /* Sorted paths of the corpus files (*.ptx in PTX_CORPUS_DIR). */

@@ -233,7 +233,7 @@ START_TEST(unknown_pattern)
 }
 END_TEST
 
-/* Instrument @app with "p" at every kernel's entry; expect @want. */
+/* Instrument @app with "p" at every kernel's entry, linking @texts. */
 static int link_case(const char *app, const char *const *texts, size_t n,
 		     char **out)
 {
@@ -340,6 +340,26 @@ START_TEST(link_renames_locals)
 }
 END_TEST
 
+/* Linked code calling application functions sees their prototypes. */
+START_TEST(link_uses_application_functions)
+{
+	const char *texts[] = { weak_probe_ptx };
+	char *out;
+	const char *proto, *def;
+
+	ck_assert_int_eq(link_case(weak_app_ptx, texts, 1, &out), 0);
+	/* The application's weak w wins over the module's; helper is used. */
+	ck_assert_uint_eq(count(out, ".weak .func (.param .b32 r) w(.param .b32 x)\n{"), 1);
+	ck_assert_uint_eq(count(out, "\tadd.u32 %r2, %r1, 1;"), 1);
+	proto = strstr(out, ".weak .func (.param .b32 r) w(.param .b32 x);\n");
+	def = strstr(out, ".weak .func (.param .b32 r) w(.param .b32 x)\n{");
+	ck_assert(proto && def && proto < strstr(out, "call.uni (r0), w,") &&
+		  strstr(out, "call.uni (r0), w,") < def);
+	ck_assert_ptr_nonnull(strstr(out, ".visible .func (.param .b64 r) app_helper(.param .b64 a);\n"));
+	free(out);
+}
+END_TEST
+
 START_TEST(link_errors)
 {
 	static const char other_p[] =
@@ -350,9 +370,13 @@ START_TEST(link_errors)
 		".func (.param .b64 r) helper(.param .b64 a)\n{\n\texit;\n}\n"
 		".visible .func (.param .b64 r) egpu_dev_x(.param .b64 a)\n{\n\texit;\n}\n"
 		".visible .entry k(.param .u64 k_p)\n{\n\tret;\n}\n";
-	static const char uses_app[] =
+	static const char uses_app_var[] =
 		".version 7.8\n.target sm_90\n.address_size 64\n"
-		".extern .func (.param .b64 r) helper(.param .b64 a);\n";
+		".extern .global .u32 table;\n";
+	static const char app_var[] =
+		".version 8.0\n.target sm_90\n.address_size 64\n"
+		".visible .global .u32 table;\n"
+		".visible .entry k(.param .u64 k_p)\n{\n\tret;\n}\n";
 	static const char low_app[] =
 		".version 8.0\n.target sm_80\n.address_size 64\n.entry k()\n{\n\tret;\n}\n";
 	static const char addr32[] =
@@ -370,9 +394,9 @@ START_TEST(link_errors)
 	ck_assert_str_eq(egpu_errmsg(),
 			 "symbol 'egpu_dev_x' is defined differently by application (line 8) and module 'a' (line 10)");
 	texts[0] = other_p;
-	texts[1] = uses_app;
-	ck_assert_int_eq(link_case(app_helper, texts, 2, &out), EGPU_ENOTSUP);
-	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "module 'b' uses 'helper' of the application"));
+	texts[1] = uses_app_var;
+	ck_assert_int_eq(link_case(app_var, texts, 2, &out), EGPU_ENOTSUP);
+	ck_assert_str_eq(egpu_errmsg(), "module 'b' uses variable 'table' of the application; linked code may not");
 	ck_assert_int_eq(link_case(low_app, texts, 1, &out), EGPU_ENOTSUP);
 	ck_assert_str_eq(egpu_errmsg(),
 			 "module 'a' targets sm_90 but the application targets sm_80; translate it for sm_80");
@@ -533,6 +557,7 @@ int main(void)
 	tcase_add_test(tc, unknown_pattern);
 	tcase_add_test(tc, link_probe_and_runtime);
 	tcase_add_test(tc, link_renames_locals);
+	tcase_add_test(tc, link_uses_application_functions);
 	tcase_add_test(tc, link_errors);
 	tcase_add_test(tc, request_errors);
 	tcase_add_test(tc, identity_without_requests);

@@ -3,7 +3,8 @@
  * ptxas accepts everything the instrumentation produces: every corpus
  * file with entry and exit probes from a hand-written module and from llc,
  * linked with a runtime module built by nvcc, and the hand-written cases
- * (guarded and labelled exits, control falling off the end). Skipped where
+ * (guarded and labelled exits, control falling off the end, probes calling
+ * application functions). Skipped where
  * ptxas is absent.
  */
 #include <check.h>
@@ -86,6 +87,9 @@ START_TEST(hand_written)
 	mod.text = probe_ptx;
 	assemble("out_fall_off", fall_off_ptx, strlen(fall_off_ptx), &mod, 1,
 		 reqs, 3);
+	mod = (struct ptx_text){ "weak", weak_probe_ptx, strlen(weak_probe_ptx) };
+	reqs[0].func = reqs[1].func = reqs[2].func = "p";
+	assemble("out_weak", weak_app_ptx, strlen(weak_app_ptx), &mod, 1, reqs, 3);
 	free(probe80);
 }
 END_TEST
