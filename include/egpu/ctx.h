@@ -7,7 +7,13 @@
 #ifndef EGPU_CTX_H
 #define EGPU_CTX_H
 
+#ifdef __bpf__
+/* clang -target bpf has no C library headers: the compiler's own types. */
+typedef __UINT64_TYPE__ uint64_t;
+typedef __UINT32_TYPE__ uint32_t;
+#else
 #include <stdint.h>
+#endif
 
 /* egpu_kernel_ctx.attach */
 #define EGPU_CTX_ENTRY 1
