@@ -65,8 +65,8 @@ START_TEST(entry_and_exits)
 	/* Entry: after the declarations, before the first instruction. */
 	ck_assert_ptr_nonnull(strstr(out, "\t.reg .b32 %r<4>;\n\n\t// begin egpu entry probes\n"));
 	ck_assert_ptr_nonnull(strstr(out, "// end egpu entry probes\n\tld.param.u32 %r1, [k_n];\n"));
-	ck_assert_uint_eq(count(out, "call.uni \t(%egpu_rd4), pa, (%egpu_rd1, %egpu_rd3);"), 1);
-	ck_assert_uint_eq(count(out, "call \t(%egpu_rd4), pa, (%egpu_rd1, %egpu_rd3);"), 3);
+	ck_assert_uint_eq(count(out, "call.uni \t(%egpu_rd5), pa, (%egpu_rd1, %egpu_rd4);"), 1);
+	ck_assert_uint_eq(count(out, "call \t(%egpu_rd5), pa, (%egpu_rd1, %egpu_rd4);"), 3);
 	/* A guarded exit is skipped over with the inverse guard. */
 	ck_assert_ptr_nonnull(strstr(out, "\t@!%p1 bra \t$egpu_skip_0_0;\n\t{\n"));
 	ck_assert_ptr_nonnull(strstr(out, "$egpu_skip_0_0:\n\t// end egpu exit probes\n\t@%p1 ret;\n"));
@@ -75,10 +75,10 @@ START_TEST(entry_and_exits)
 	ck_assert_ptr_nonnull(strstr(out, "$L_end:\n\t// begin egpu exit probes\n"));
 	ck_assert_ptr_nonnull(strstr(out, "// end egpu exit probes\n\tret;\n}\n"));
 	/* ctx: kernel id 0, params at k_p, 12 bytes, attach and site. */
-	ck_assert_ptr_nonnull(strstr(out, "mov.u64 \t%egpu_rd2, k_p;\n\tcvta.param.u64 \t%egpu_rd2, %egpu_rd2;\n\tst.local.u64 \t[%egpu_rd0+8], %egpu_rd2;\n"));
+	ck_assert_ptr_nonnull(strstr(out, "mov.u64 \t%egpu_rd2, 0;\n\tmov.u64 \t%egpu_rd3, k_p;\n\tcvta.param.u64 \t%egpu_rd3, %egpu_rd3;\n\tst.shared.v2.u64 \t[%egpu_rd0+0], {%egpu_rd2, %egpu_rd3};\n"));
 	ck_assert_ptr_nonnull(strstr(out, "mov.u64 \t%egpu_rd2, 4294967308;\n")); /* 12 | 1 << 32 */
 	ck_assert_uint_eq(count(out, "mov.u64 \t%egpu_rd2, 8589934604;\n"), 3); /* 12 | 2 << 32 */
-	ck_assert_ptr_nonnull(strstr(out, "mov.u64 \t%egpu_rd2, 2;\n\tst.local.u64 \t[%egpu_rd0+24]"));
+	ck_assert_ptr_nonnull(strstr(out, "mov.u64 \t%egpu_rd3, 2;\n\tst.shared.v2.u64 \t[%egpu_rd0+16]"));
 	/* Outside the inserted blocks, the input byte for byte (but .version). */
 	back = strip_inserted(out, &len, &entries, &exits);
 	ck_assert_uint_eq(entries, 1);
@@ -113,10 +113,10 @@ START_TEST(programs_in_attach_order)
 	const char *pb, *pa, *pc, *pa2;
 
 	ck_assert_msg(out, "%s", egpu_errmsg());
-	pb = strstr(out, "call.uni \t(%egpu_rd4), pb,");
-	pa = strstr(out, "call.uni \t(%egpu_rd4), pa,");
-	pc = strstr(out, "call \t(%egpu_rd4), pc,");
-	pa2 = strstr(out, "call \t(%egpu_rd4), pa,");
+	pb = strstr(out, "call.uni \t(%egpu_rd5), pb,");
+	pa = strstr(out, "call.uni \t(%egpu_rd5), pa,");
+	pc = strstr(out, "call \t(%egpu_rd5), pc,");
+	pa2 = strstr(out, "call \t(%egpu_rd5), pa,");
 	ck_assert(pb && pa && pc && pa2);
 	ck_assert(pb < pa && pa < pc && pc < pa2);
 	/* No parameters: ctx.params is 0 and the size too. */
