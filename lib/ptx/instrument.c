@@ -120,6 +120,12 @@ static int check_probe(const struct session *s, const struct ptx_attach *r)
 			       "probe function '%s' (%s line %u) must take (ctx, ctx_len) and return one value",
 			       r->func, owner->name,
 			       owner->toks[it->first].line);
+	/* A module-local function may be renamed by the linker. */
+	if (it->linkage != LINK_VISIBLE)
+		return err_set(EGPU_EINVAL,
+			       "probe function '%s' (%s line %u) must be .visible",
+			       r->func, owner->name,
+			       owner->toks[it->first].line);
 	return 0;
 }
 

@@ -1,30 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Link probe and runtime modules into the application's module. Their
- * headers and debug data (.file, .section, .loc) are dropped; a symbol
- * defined twice must be defined identically (kept once); declarations of
- * symbols some module defines are dropped, and every linked function gets
- * a prototype first, so the block declares everything before its use
- * whatever the order of the modules.
+ * Link probe and runtime modules into the application's module, as one
+ * module would have been written:
+ * - headers and debug data (.version, .target, .address_size, .file,
+ *   .section, .loc) of linked modules are dropped;
+ * - module-local definitions (no linkage directive) stay private to their
+ *   module: one whose name another module uses is renamed NAME_egpuN;
+ * - a global (.visible/.weak/.common) symbol defined twice must be defined
+ *   identically (kept once), unless one is weak (the first stays);
+ *   otherwise both definitions are named in an EGPU_EEXIST error;
+ * - declarations of symbols some linked module defines are dropped (every
+ *   linked function gets a prototype), other declarations are kept once;
+ * - application functions that linked code uses get a prototype (the
+ *   linked block comes first); application variables cannot be used.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptx/instr.h"
-
-enum action { DROP, EMIT };
-
-struct sym {
-	const struct ptx_module *m;
-	const struct ptx_item *it;
-};
-
-struct symtab {
-	struct sym *v;
-	size_t n;
-	size_t cap;
-};
+#include "ptx/link.h"
 
 static int sym_add(struct symtab *t, const struct ptx_module *m,
 		   const struct ptx_item *it)
@@ -42,13 +36,14 @@ static int sym_add(struct symtab *t, const struct ptx_module *m,
 	return 0;
 }
 
-static bool same_name(const struct ptx_module *a, const struct ptx_item *x,
-		      const struct ptx_module *b, const struct ptx_item *y)
+static bool has_name(const struct ptx_module *m, const struct ptx_item *it,
+		     const char *s, size_t n)
 {
-	const struct tok *s = &a->toks[x->name], *t = &b->toks[y->name];
+	const struct tok *t = &m->toks[it->name];
 
-	return s->len == t->len &&
-	       !memcmp(a->text + s->off, b->text + t->off, s->len);
+	return (it->kind == IT_FUNC || it->kind == IT_VAR ||
+		it->kind == IT_ALIAS) &&
+	       t->len == n && !memcmp(m->text + t->off, s, n);
 }
 
 static const struct sym *sym_find(const struct symtab *t,
@@ -58,40 +53,124 @@ static const struct sym *sym_find(const struct symtab *t,
 	size_t i;
 
 	for (i = 0; i < t->n; i++)
-		if (same_name(t->v[i].m, t->v[i].it, m, it))
+		if (has_name(t->v[i].m, t->v[i].it, tok_text(m, it->name),
+			     m->toks[it->name].len))
 			return &t->v[i];
 	return NULL;
-}
-
-static uint32_t item_begin(const struct ptx_module *m, const struct ptx_item *it)
-{
-	return m->toks[it->first].off;
-}
-
-static uint32_t item_end(const struct ptx_module *m, const struct ptx_item *it)
-{
-	return tok_end(m, it->last - 1);
 }
 
 static bool same_text(const struct ptx_module *a, const struct ptx_item *x,
 		      const struct ptx_module *b, const struct ptx_item *y)
 {
-	uint32_t n = item_end(a, x) - item_begin(a, x);
+	uint32_t ax = a->toks[x->first].off, bx = b->toks[y->first].off;
+	uint32_t n = tok_end(a, x->last - 1) - ax;
 
-	return n == item_end(b, y) - item_begin(b, y) &&
-	       !memcmp(a->text + item_begin(a, x), b->text + item_begin(b, y), n);
+	return n == tok_end(b, y->last - 1) - bx &&
+	       !memcmp(a->text + ax, b->text + bx, n);
 }
 
-static bool is_definition(const struct ptx_item *it)
+static bool is_weak(const struct ptx_item *it)
 {
-	if (it->kind == IT_FUNC)
-		return it->func->defined;
-	return it->kind == IT_VAR && it->linkage != LINK_EXTERN;
+	return it->linkage == LINK_WEAK || it->linkage == LINK_COMMON;
 }
 
-static bool is_declaration(const struct ptx_item *it)
+static bool is_local_definition(const struct ptx_item *it)
 {
-	return (it->kind == IT_FUNC || it->kind == IT_VAR) && !is_definition(it);
+	return is_definition(it) && it->linkage == LINK_NONE;
+}
+
+/* Whether @m defines the symbol that @it (an item of @im) names. */
+static bool defined_in(const struct ptx_module *m, const struct ptx_module *im,
+		       const struct ptx_item *it)
+{
+	uint32_t j;
+
+	for (j = 0; j < m->nitems; j++)
+		if (is_definition(&m->items[j]) &&
+		    has_name(m, &m->items[j], tok_text(im, it->name),
+			     im->toks[it->name].len))
+			return true;
+	return false;
+}
+
+static bool module_names(const struct ptx_module *m, const char *s, size_t n)
+{
+	uint32_t j;
+
+	for (j = 0; j < m->nitems; j++)
+		if (has_name(m, &m->items[j], s, n))
+			return true;
+	return false;
+}
+
+/* Whether a module other than @self (or any, if NULL) names @s. */
+static bool name_used(const struct linker *l, const struct ptx_module *self,
+		      const char *s, size_t n)
+{
+	size_t i, k;
+
+	if (module_names(l->app, s, n))
+		return true;
+	for (i = 0; i < l->nmod; i++) {
+		const struct link_module *lm = &l->mods[i];
+
+		if (lm->m != self && module_names(lm->m, s, n))
+			return true;
+		for (k = 0; !self && k < lm->nrenames; k++)
+			if (strlen(lm->renames[k].name) == n &&
+			    !memcmp(lm->renames[k].name, s, n))
+				return true;
+	}
+	return false;
+}
+
+static int add_rename(struct linker *l, struct link_module *lm,
+		      const struct ptx_item *it, size_t index)
+{
+	const char *old = tok_text(lm->m, it->name);
+	uint32_t len = lm->m->toks[it->name].len;
+	struct rename *v;
+	struct strbuf sb;
+	unsigned k;
+
+	v = realloc(lm->renames, (lm->nrenames + 1) * sizeof(*v));
+	if (!v)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	lm->renames = v;
+	for (k = 0;; k++) {
+		sb_init(&sb);
+		sb_printf(&sb, "%.*s_egpu%zu", (int)len, old, index + 1);
+		if (k)
+			sb_printf(&sb, "_%u", k);
+		if (!sb_ok(&sb))
+			return err_set(EGPU_ENOMEM, "PTX: out of memory");
+		if (!name_used(l, NULL, sb.buf, sb.len))
+			break;
+		sb_free(&sb);
+	}
+	v[lm->nrenames++] = (struct rename){ old, len, sb_detach(&sb, NULL) };
+	return 0;
+}
+
+static int plan_renames(struct linker *l)
+{
+	size_t i;
+	uint32_t j;
+	int err = 0;
+
+	for (i = 0; i < l->nmod && !err; i++) {
+		struct link_module *lm = &l->mods[i];
+
+		for (j = 0; j < lm->m->nitems && !err; j++) {
+			const struct ptx_item *it = &lm->m->items[j];
+
+			if (is_local_definition(it) &&
+			    name_used(l, lm->m, tok_text(lm->m, it->name),
+				      lm->m->toks[it->name].len))
+				err = add_rename(l, lm, it, i);
+		}
+	}
+	return err;
 }
 
 static int clash(const struct sym *old, const struct ptx_module *m,
@@ -104,24 +183,27 @@ static int clash(const struct sym *old, const struct ptx_module *m,
 		       m->toks[it->first].line);
 }
 
-struct linker {
-	const struct ptx_module *app;
-	struct ptx_module *const *mods;
-	size_t nmod;
-	enum action **act;   /* per module, per item */
-	struct symtab defs;  /* every definition, the application's first */
-	struct symtab decls; /* declarations kept in the block */
-};
-
-static bool is_weak(const struct ptx_item *it)
+/*
+ * Linked code refers to @def of the application, which comes after the
+ * linked block: functions get a prototype, variables cannot be declared.
+ */
+static int use_app_symbol(struct linker *l, const struct sym *def,
+			  const struct ptx_module *m, const struct ptx_item *it)
 {
-	return it->linkage == LINK_WEAK || it->linkage == LINK_COMMON;
+	size_t i;
+
+	if (def->it->kind != IT_FUNC)
+		return err_set(EGPU_ENOTSUP,
+			       "%s uses variable '%.*s' of the application; linked code may not",
+			       m->name, (int)m->toks[it->name].len,
+			       tok_text(m, it->name));
+	for (i = 0; i < l->app_protos.n; i++)
+		if (l->app_protos.v[i].it == def->it)
+			return 0;
+	return sym_add(&l->app_protos, def->m, def->it);
 }
 
-/*
- * A definition is linked unless an identical one already is, or it or
- * the first one is weak (the first stays).
- */
+/* Global definitions are linked once; local ones always are. */
 static int resolve_definitions(struct linker *l)
 {
 	size_t i;
@@ -132,58 +214,62 @@ static int resolve_definitions(struct linker *l)
 		if (is_definition(&l->app->items[j]))
 			err = sym_add(&l->defs, l->app, &l->app->items[j]);
 	for (i = 0; i < l->nmod && !err; i++) {
-		const struct ptx_module *m = l->mods[i];
+		struct link_module *lm = &l->mods[i];
 
-		for (j = 0; j < m->nitems && !err; j++) {
-			const struct ptx_item *it = &m->items[j];
+		for (j = 0; j < lm->m->nitems && !err; j++) {
+			const struct ptx_item *it = &lm->m->items[j];
 			const struct sym *old;
 
 			if (!is_definition(it))
 				continue;
-			old = sym_find(&l->defs, m, it);
-			if (!old)
-				err = sym_add(&l->defs, m, it);
-			else if (!same_text(old->m, old->it, m, it) &&
-				 !is_weak(old->it) && !is_weak(it))
-				err = clash(old, m, it);
-			l->act[i][j] = old ? DROP : EMIT;
+			lm->act[j] = EMIT;
+			if (is_local_definition(it))
+				continue;
+			old = sym_find(&l->defs, lm->m, it);
+			if (!old) {
+				err = sym_add(&l->defs, lm->m, it);
+				continue;
+			}
+			if (!same_text(old->m, old->it, lm->m, it) &&
+			    !is_weak(old->it) && !is_weak(it))
+				return clash(old, lm->m, it);
+			lm->act[j] = DROP;
+			if (old->m == l->app)
+				err = use_app_symbol(l, old, lm->m, it);
 		}
 	}
 	return err;
 }
 
-/*
- * A declaration is dropped when a linked module defines the symbol (its
- * prototype comes first) or an identical one is kept already.
- */
+static int resolve_declaration(struct linker *l, struct link_module *lm,
+			       uint32_t j)
+{
+	const struct ptx_module *m = lm->m;
+	const struct ptx_item *it = &m->items[j];
+	const struct sym *def, *decl;
+
+	if (defined_in(m, m, it))
+		return 0;
+	def = sym_find(&l->defs, m, it);
+	if (def && def->m == l->app)
+		return use_app_symbol(l, def, m, it);
+	decl = def ? NULL : sym_find(&l->decls, m, it);
+	if (def || (decl && same_text(decl->m, decl->it, m, it)))
+		return 0;
+	lm->act[j] = EMIT;
+	return sym_add(&l->decls, m, it);
+}
+
 static int resolve_declarations(struct linker *l)
 {
 	size_t i;
 	uint32_t j;
 	int err = 0;
 
-	for (i = 0; i < l->nmod && !err; i++) {
-		const struct ptx_module *m = l->mods[i];
-
-		for (j = 0; j < m->nitems && !err; j++) {
-			const struct ptx_item *it = &m->items[j];
-			const struct sym *def, *decl;
-
-			if (!is_declaration(it))
-				continue;
-			def = sym_find(&l->defs, m, it);
-			if (def && def->m == l->app)
-				return err_set(EGPU_ENOTSUP,
-					       "%s uses '%.*s' of the application; linked code may only use symbols of linked modules",
-					       m->name, (int)m->toks[it->name].len,
-					       tok_text(m, it->name));
-			decl = def ? NULL : sym_find(&l->decls, m, it);
-			if (def || (decl && same_text(decl->m, decl->it, m, it)))
-				continue;
-			l->act[i][j] = EMIT;
-			err = sym_add(&l->decls, m, it);
-		}
-	}
+	for (i = 0; i < l->nmod && !err; i++)
+		for (j = 0; j < l->mods[i].m->nitems && !err; j++)
+			if (is_declaration(&l->mods[i].m->items[j]))
+				err = resolve_declaration(l, &l->mods[i], j);
 	return err;
 }
 
@@ -201,98 +287,6 @@ static int check_module(const struct ptx_module *app,
 	return 0;
 }
 
-static void emit_item(struct strbuf *sb, const struct ptx_module *m,
-		      const struct ptx_item *it)
-{
-	sb_addn(sb, m->text + item_begin(m, it),
-		item_end(m, it) - item_begin(m, it));
-	sb_adds(sb, "\n");
-}
-
-/* The header up to the body, as a declaration. */
-static void emit_prototype(struct strbuf *sb, const struct ptx_module *m,
-			   const struct ptx_item *it)
-{
-	uint32_t begin = item_begin(m, it);
-	uint32_t end = tok_end(m, it->func->body - 1);
-
-	sb_addn(sb, m->text + begin, end - begin);
-	sb_adds(sb, ";\n");
-}
-
-/* A definition without its .loc lines: their .file table is dropped. */
-static void emit_function(struct strbuf *sb, const struct ptx_module *m,
-			  const struct ptx_item *it)
-{
-	const struct ptx_func *f = it->func;
-	uint32_t pos = item_begin(m, it), i;
-
-	for (i = 0; i < f->nstmts; i++) {
-		const struct ptx_stmt *st = &f->stmts[i];
-
-		if (st->kind != ST_DIR || !tok_is(m, st->op, ".loc"))
-			continue;
-		sb_addn(sb, m->text + pos, m->toks[st->first].off - pos);
-		pos = tok_end(m, st->last - 1);
-	}
-	sb_addn(sb, m->text + pos, item_end(m, it) - pos);
-	sb_adds(sb, "\n");
-}
-
-enum pass { P_DECL, P_PROTO, P_DATA, P_FUNC, P_ALIAS, P_COUNT };
-
-static enum pass pass_of(const struct ptx_item *it)
-{
-	if (is_declaration(it))
-		return P_DECL;
-	if (it->kind == IT_FUNC)
-		return P_FUNC;
-	return it->kind == IT_ALIAS ? P_ALIAS : P_DATA;
-}
-
-static void emit_pass(struct linker *l, struct strbuf *sb, enum pass pass,
-		      size_t *funcs)
-{
-	size_t i;
-	uint32_t j;
-
-	for (i = 0; i < l->nmod; i++) {
-		const struct ptx_module *m = l->mods[i];
-
-		for (j = 0; j < m->nitems; j++) {
-			const struct ptx_item *it = &m->items[j];
-			enum pass p = pass_of(it);
-
-			if (l->act[i][j] != EMIT)
-				continue;
-			if (pass == P_PROTO && p == P_FUNC && !it->func->entry) {
-				emit_prototype(sb, m, it);
-			} else if (pass == P_FUNC && p == P_FUNC) {
-				emit_function(sb, m, it);
-				(*funcs)++;
-			} else if (pass == p && pass != P_FUNC) {
-				emit_item(sb, m, it);
-			}
-		}
-	}
-}
-
-static void mark_kept(struct linker *l)
-{
-	size_t i;
-	uint32_t j;
-
-	for (i = 0; i < l->nmod; i++) {
-		const struct ptx_module *m = l->mods[i];
-
-		for (j = 0; j < m->nitems; j++) {
-			uint8_t k = m->items[j].kind;
-
-			l->act[i][j] = k == IT_PRAGMA || k == IT_ALIAS ? EMIT : DROP;
-		}
-	}
-}
-
 static void higher_version(struct link_result *res, const struct ptx_module *m)
 {
 	if (m->version_major > res->version_major ||
@@ -303,56 +297,74 @@ static void higher_version(struct link_result *res, const struct ptx_module *m)
 	}
 }
 
-static int link_all(struct linker *l, struct strbuf *block,
-		    struct link_result *res)
+/* Pragmas and aliases are kept; the rest is decided by resolution. */
+static int init_modules(struct linker *l, struct ptx_module *const *mods)
 {
-	int err = 0;
 	size_t i;
-	int p;
+	uint32_t j;
+
+	for (i = 0; i < l->nmod; i++) {
+		struct link_module *lm = &l->mods[i];
+
+		lm->m = mods[i];
+		lm->act = calloc(mods[i]->nitems + 1, sizeof(*lm->act));
+		if (!lm->act)
+			return err_set(EGPU_ENOMEM, "PTX: out of memory");
+		for (j = 0; j < mods[i]->nitems; j++) {
+			uint8_t k = mods[i]->items[j].kind;
+
+			lm->act[j] = k == IT_PRAGMA || k == IT_ALIAS ? EMIT : DROP;
+		}
+	}
+	return 0;
+}
+
+static int link_all(struct linker *l, struct ptx_module *const *mods,
+		    struct strbuf *block, struct link_result *res)
+{
+	int err = init_modules(l, mods);
+	size_t i;
 
 	for (i = 0; i < l->nmod && !err; i++) {
-		err = check_module(l->app, l->mods[i]);
-		higher_version(res, l->mods[i]);
+		err = check_module(l->app, mods[i]);
+		higher_version(res, mods[i]);
 	}
-	mark_kept(l);
+	if (!err)
+		err = plan_renames(l);
 	if (!err)
 		err = resolve_definitions(l);
 	if (!err)
 		err = resolve_declarations(l);
 	if (err)
 		return err;
-	sb_printf(block, "\n\n// begin egpu linked code (%zu modules)\n", l->nmod);
-	for (p = 0; p < P_COUNT; p++)
-		emit_pass(l, block, (enum pass)p, &res->funcs);
-	sb_adds(block, "// end egpu linked code\n");
+	link_emit(l, block, &res->funcs);
 	return sb_ok(block) ? 0 : err_set(EGPU_ENOMEM, "PTX: out of memory");
 }
 
 int link_modules(const struct ptx_module *app, struct ptx_module *const *mods,
 		 size_t nmod, struct strbuf *block, struct link_result *res)
 {
-	struct linker l = { .app = app, .mods = mods, .nmod = nmod };
-	int err = 0;
-	size_t i;
+	struct linker l = { .app = app, .nmod = nmod };
+	int err;
+	size_t i, k;
 
 	res->version_major = app->version_major;
 	res->version_minor = app->version_minor;
 	res->funcs = 0;
-	l.act = calloc(nmod ? nmod : 1, sizeof(*l.act));
-	for (i = 0; l.act && i < nmod; i++) {
-		l.act[i] = calloc(mods[i]->nitems + 1, sizeof(**l.act));
-		if (!l.act[i])
-			err = EGPU_ENOMEM;
+	l.mods = calloc(nmod + 1, sizeof(*l.mods));
+	if (!l.mods)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	err = link_all(&l, mods, block, res);
+	for (i = 0; i < nmod; i++) {
+		for (k = 0; k < l.mods[i].nrenames; k++)
+			free(l.mods[i].renames[k].name);
+		free(l.mods[i].renames);
+		free(l.mods[i].act);
 	}
-	if (!l.act || err)
-		err = err_set(EGPU_ENOMEM, "PTX: out of memory");
-	else
-		err = link_all(&l, block, res);
-	for (i = 0; l.act && i < nmod; i++)
-		free(l.act[i]);
-	free(l.act);
+	free(l.mods);
 	free(l.defs.v);
 	free(l.decls.v);
+	free(l.app_protos.v);
 	return err;
 }
 

@@ -55,6 +55,7 @@ int expect_int(struct parser *p, uint64_t *v, const char *what)
 	char buf[32];
 	const struct tok *t = cur(p);
 
+	*v = 0;
 	if (t->kind != TOK_INT || t->len >= sizeof(buf))
 		return expected(p, what);
 	memcpy(buf, tok_text(p->m, p->pos), t->len);

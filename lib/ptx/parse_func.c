@@ -144,19 +144,19 @@ static int parse_params(struct parser *p, struct ptx_func *f, bool ret)
 	int err;
 
 	err = expect(p, "(");
-	if (err || accept(p, ")"))
-		return err;
-	do {
-		struct ptx_param prm = { 0 };
+	if (!err && !accept(p, ")")) {
+		do {
+			struct ptx_param prm = { 0 };
 
-		err = parse_param(p, &prm);
-		if (!err && ret)
-			f->nret++;
-		else if (!err)
-			err = add_param(f, &prm, &cap);
-	} while (!err && accept(p, ","));
-	if (!err)
-		err = expect(p, ")");
+			err = parse_param(p, &prm);
+			if (!err && ret)
+				f->nret++;
+			else if (!err)
+				err = add_param(f, &prm, &cap);
+		} while (!err && accept(p, ","));
+		if (!err)
+			err = expect(p, ")");
+	}
 	if (!err && !ret)
 		layout_params(f);
 	return err;

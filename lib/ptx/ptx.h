@@ -8,7 +8,7 @@
  * Probe functions have the JIT's signature
  *   .func (.param .b64 ret) NAME(.param .b64 ctx, .param .b64 ctx_len)
  * and receive a generic pointer to a struct egpu_kernel_ctx
- * (include/egpu/ctx.h) built per thread in .local memory; their return
+ * (include/egpu/ctx.h) built at each site in .shared memory; their return
  * value is ignored. See docs/ptx.md for the insertion and linking rules.
  */
 #ifndef EGPU_PTX_H

@@ -66,7 +66,8 @@ int edits_apply(struct edits *e, const char *text, size_t len,
 		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
 	for (i = 0; i + 1 < e->n; i++)
 		ends[i] = e->v[i + 1].ins;
-	qsort(e->v, e->n, sizeof(*e->v), by_offset);
+	if (e->n)
+		qsort(e->v, e->n, sizeof(*e->v), by_offset);
 	for (i = 0; i < e->n; i++) {
 		const struct edit *d = &e->v[i];
 		size_t end = text_end(e, ends, d->seq);
