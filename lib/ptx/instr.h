@@ -59,6 +59,7 @@ struct probe_site {
 	const char *prefix;           /* unique prefix of inserted names */
 	const char *const *funcs;     /* probe functions, in attach order */
 	size_t nfuncs;
+	bool need_ctx;                /* some probe reads the ctx */
 };
 
 /* The code calling every probe of @s, in its own scope. */
@@ -72,6 +73,8 @@ struct kernel_plan {
 	size_t nentry;
 	const char **exit;          /* exit probe functions */
 	size_t nexit;
+	bool entry_ctx;             /* an entry probe reads the ctx */
+	bool exit_ctx;              /* an exit probe reads the ctx */
 	uint32_t entry_points;      /* out */
 	uint32_t exit_points;       /* out */
 };

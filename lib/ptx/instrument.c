@@ -163,6 +163,8 @@ static int add_call(struct kernel_plan *p, const struct ptx_attach *r,
 			return err_set(EGPU_ENOMEM, "PTX: out of memory");
 	}
 	(*list)[(*n)++] = r->func;
+	if (!r->no_ctx)
+		*(r->point == EGPU_ATTACH_ENTRY ? &p->entry_ctx : &p->exit_ctx) = true;
 	return 0;
 }
 
