@@ -183,7 +183,7 @@ int dev_map_new(const struct bpf_map_spec *spec, uint32_t threads,
 		struct dev_map **out)
 {
 	struct dev_map *m;
-	uint64_t bytes;
+	uint64_t bytes = 0;
 	int err;
 
 	err = check_spec(spec);
@@ -289,10 +289,12 @@ static int array_next_key(struct dev_map *m, const void *key, void *next)
 
 /* ---- hash ---- */
 
-/* Where a probe for a key ended. */
+/* Where a probe for a key ended, and the state words seen there. */
 struct probe {
 	uint32_t slot;      /* the key's slot, NO_SLOT when absent */
 	uint32_t free_slot; /* first reusable slot on the chain, or NO_SLOT */
+	uint32_t word;      /* state word of slot */
+	uint32_t free_word; /* state word of free_slot */
 };
 
 static uint64_t slot_off(const struct dev_map *m, uint32_t i)
@@ -300,7 +302,7 @@ static uint64_t slot_off(const struct dev_map *m, uint32_t i)
 	return DEV_MAP_DATA_OFFSET + (uint64_t)i * m->desc.slot_size;
 }
 
-static uint32_t slot_state(const uint8_t *slot)
+static uint32_t slot_word(const uint8_t *slot)
 {
 	struct dev_slot_hdr hdr;
 
@@ -320,16 +322,19 @@ static int probe_batch(const struct dev_map *m, const uint8_t *buf,
 
 	for (uint32_t j = 0; j < n; j++) {
 		const uint8_t *s = buf + (size_t)j * ss;
-		uint32_t state = slot_state(s);
+		uint32_t word = slot_word(s), state = dev_slot_state_of(word);
 
 		if ((state == DEV_SLOT_EMPTY || state == DEV_SLOT_DELETED) &&
-		    p->free_slot == NO_SLOT)
+		    p->free_slot == NO_SLOT) {
 			p->free_slot = first + j;
+			p->free_word = word;
+		}
 		if (state == DEV_SLOT_EMPTY)
 			return 1;
 		if (state == DEV_SLOT_USED &&
 		    !memcmp(s + dev_slot_key_offset(), key, m->desc.key_size)) {
 			p->slot = first + j;
+			p->word = word;
 			if (value)
 				memcpy(value, s + dev_slot_value_offset(m->desc.key_size),
 				       m->desc.value_size);
@@ -349,7 +354,7 @@ static int hash_probe(const struct dev_map *m, const void *key, void *value,
 	uint8_t *buf = malloc((size_t)batch * ss);
 	int err = 0;
 
-	*p = (struct probe){ NO_SLOT, NO_SLOT };
+	*p = (struct probe){ .slot = NO_SLOT, .free_slot = NO_SLOT };
 	if (!buf) {
 		err_set(EGPU_ENOMEM, "map '%s': out of memory", m->name);
 		return -ENOMEM;
@@ -390,12 +395,12 @@ static int hash_lookup(struct dev_map *m, const void *key, void *value)
 }
 
 /* Key and value first, state last, so a device reader sees a whole slot. */
-static int hash_insert(struct dev_map *m, uint32_t slot, const void *key,
-		       const void *value)
+static int hash_insert(struct dev_map *m, const struct probe *p,
+		       const void *key, const void *value)
 {
 	const struct dev_map_desc *d = &m->desc;
 	size_t key_len = dev_round8(d->key_size), len = key_len + d->value_size;
-	uint32_t state = DEV_SLOT_USED, count;
+	uint32_t state = dev_slot_claim_word(p->free_word, DEV_SLOT_USED), count;
 	uint8_t *buf;
 	int err;
 
@@ -411,10 +416,10 @@ static int hash_insert(struct dev_map *m, uint32_t slot, const void *key,
 	}
 	memcpy(buf, key, d->key_size);
 	memcpy(buf + key_len, value, d->value_size);
-	err = htod(m, slot_off(m, slot) + dev_slot_key_offset(), buf, len);
+	err = htod(m, slot_off(m, p->free_slot) + dev_slot_key_offset(), buf, len);
 	free(buf);
 	if (!err)
-		err = htod(m, slot_off(m, slot), &state, sizeof(state));
+		err = htod(m, slot_off(m, p->free_slot), &state, sizeof(state));
 	return err ? err : count_add(m, 1);
 }
 
@@ -437,19 +442,20 @@ static int hash_update(struct dev_map *m, const void *key, const void *value,
 		return -ENOENT;
 	if (p.free_slot == NO_SLOT)
 		return -E2BIG;
-	return hash_insert(m, p.free_slot, key, value);
+	return hash_insert(m, &p, key, value);
 }
 
 static int hash_delete(struct dev_map *m, const void *key)
 {
-	uint32_t state = DEV_SLOT_DELETED;
 	struct probe p;
+	uint32_t state;
 	int err = hash_probe(m, key, NULL, &p);
 
 	if (err)
 		return err;
 	if (p.slot == NO_SLOT)
 		return -ENOENT;
+	state = dev_slot_word(p.word, DEV_SLOT_DELETED);
 	err = htod(m, slot_off(m, p.slot), &state, sizeof(state));
 	return err ? err : count_add(m, -1);
 }
@@ -476,7 +482,7 @@ static int hash_scan(struct dev_map *m, uint32_t from, void *next)
 		for (uint32_t j = 0; j < n; j++) {
 			const uint8_t *s = buf + (size_t)j * ss;
 
-			if (slot_state(s) == DEV_SLOT_USED) {
+			if (dev_slot_state_of(slot_word(s)) == DEV_SLOT_USED) {
 				memcpy(next, s + dev_slot_key_offset(),
 				       m->desc.key_size);
 				err = 0;
@@ -490,7 +496,7 @@ static int hash_scan(struct dev_map *m, uint32_t from, void *next)
 
 static int hash_next_key(struct dev_map *m, const void *key, void *next)
 {
-	struct probe p = { NO_SLOT, NO_SLOT };
+	struct probe p = { .slot = NO_SLOT, .free_slot = NO_SLOT };
 	int err = key ? hash_probe(m, key, NULL, &p) : 0;
 
 	if (err)

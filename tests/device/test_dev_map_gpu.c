@@ -38,34 +38,46 @@ static CUmodule kernels, abi;
 
 #define CU_OK(call) ck_assert_msg(cu_check((call), #call) == 0, "%s", egpu_errmsg())
 
+/* Setup outside a test: report and stop. */
+static void setup_fail(const char *what, const char *detail)
+{
+	fprintf(stderr, "setup: %s: %s\n", what, detail);
+	exit(EXIT_FAILURE);
+}
+
 static char *read_file(const char *path)
 {
 	FILE *f = fopen(path, "rb");
 	char *buf;
 	long n;
 
-	ck_assert_msg(f, "cannot open %s", path);
+	if (!f)
+		setup_fail("cannot open", path);
 	fseek(f, 0, SEEK_END);
 	n = ftell(f);
 	rewind(f);
 	buf = malloc(n + 1);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_int_eq(fread(buf, 1, n, f), n);
+	if (!buf || fread(buf, 1, n, f) != (size_t)n)
+		setup_fail("cannot read", path);
 	buf[n] = 0;
 	fclose(f);
 	return buf;
 }
 
-static CUmodule load_ptx(const char *ptx)
+static CUmodule load_ptx(const char *ptx, const char *what)
 {
 	char log[8192] = "";
 	CUjit_option keys[] = { CU_JIT_ERROR_LOG_BUFFER,
 				CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
 	void *vals[] = { log, (void *)(uintptr_t)sizeof(log) };
 	CUmodule mod;
+	CUresult res = d->cuModuleLoadDataEx(&mod, ptx, 2, keys, vals);
 
-	ck_assert_msg(d->cuModuleLoadDataEx(&mod, ptx, 2, keys, vals) == CUDA_SUCCESS,
-		      "PTX load failed: %s", log);
+	if (res != CUDA_SUCCESS) {
+		cu_check(res, what);
+		fprintf(stderr, "%s\n", log);
+		setup_fail(what, egpu_errmsg());
+	}
 	return mod;
 }
 
@@ -148,8 +160,8 @@ static uint32_t check_table(struct dev_map *m, uint32_t nkeys, uint8_t *seen)
 
 		memcpy(&hdr, s, sizeof(hdr));
 		ck_assert_uint_eq(hdr.lock, 0);
-		ck_assert_uint_ne(hdr.state, DEV_SLOT_BUSY);
-		if (hdr.state != DEV_SLOT_USED)
+		ck_assert_uint_ne(dev_slot_state_of(hdr.state), DEV_SLOT_BUSY);
+		if (dev_slot_state_of(hdr.state) != DEV_SLOT_USED)
 			continue;
 		memcpy(&key, s + dev_slot_key_offset(), sizeof(key));
 		memcpy(&v, s + dev_slot_value_offset(4), sizeof(v));
@@ -668,11 +680,12 @@ static void load_modules(void)
 	size_t n = strlen(device_runtime_ptx), m = strlen(caller);
 	char *both = malloc(n + m + 1);
 
-	ck_assert_ptr_nonnull(both);
-	kernels = load_ptx(text);
+	if (!both)
+		setup_fail("load_modules", "out of memory");
+	kernels = load_ptx(text, "loading map_kernels.ptx");
 	memcpy(both, device_runtime_ptx, n);
 	memcpy(both + n, caller, m + 1);
-	abi = load_ptx(both);
+	abi = load_ptx(both, "loading the runtime PTX with abi_kernel.ptx");
 	free(text);
 	free(caller);
 	free(both);
