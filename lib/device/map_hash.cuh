@@ -15,7 +15,10 @@
  * - desc->count is reserved before claiming, so at most max_entries slots
  *   are ever USED or BUSY and a free slot always exists on the chain.
  * - A slot never goes back to EMPTY, so a chain walked up to an EMPTY slot
- *   has seen every slot that could hold the key.
+ *   has seen every slot that could hold the key. So has a walk of
+ *   desc->max_probe + 1 slots: inserters raise max_probe to their distance
+ *   from home before they publish. Walks stay short even when tombstones
+ *   have replaced every EMPTY slot.
  * - Each claim advances the slot's generation (layout.h), so a delete that
  *   found its key in a slot which was then deleted and reused fails its CAS
  *   instead of deleting the new key.
@@ -57,9 +60,10 @@ RT_INLINE uint32_t hash_next(const struct dev_map_desc *m, uint32_t i)
 RT_INLINE struct dev_slot_hdr *hash_find(const struct dev_map_desc *m,
 					 const void *key, uint32_t *word)
 {
-	uint32_t i = hash_home(m, key);
+	uint32_t i = hash_home(m, key), limit = rt_load_acquire(&m->max_probe);
 
-	for (uint32_t n = 0; n < m->slot_cnt; n++, i = hash_next(m, i)) {
+	for (uint32_t n = 0; n <= limit && n < m->slot_cnt;
+	     n++, i = hash_next(m, i)) {
 		struct dev_slot_hdr *s = hash_slot(m, i);
 		uint32_t w = rt_load_acquire(&s->state);
 
@@ -84,10 +88,11 @@ RT_INLINE void *hash_lookup(const struct dev_map_desc *m, const void *key)
 
 /*
  * Claim the first free slot from @home on: EMPTY or DELETED -> BUSY, with
- * the next generation, which *word receives.
+ * the next generation, which *word receives; *dist: slots past home.
  */
 RT_INLINE struct dev_slot_hdr *hash_claim(const struct dev_map_desc *m,
-					  uint32_t home, uint32_t *word)
+					  uint32_t home, uint32_t *word,
+					  uint32_t *dist)
 {
 	uint32_t i = home;
 
@@ -99,6 +104,7 @@ RT_INLINE struct dev_slot_hdr *hash_claim(const struct dev_map_desc *m,
 		if (state != DEV_SLOT_EMPTY && state != DEV_SLOT_DELETED)
 			continue;
 		*word = dev_slot_claim_word(w, DEV_SLOT_BUSY);
+		*dist = n % m->slot_cnt;
 		if (atomicCAS(&s->state, w, *word) == w)
 			return s;
 	}
@@ -129,15 +135,16 @@ RT_INLINE int64_t hash_insert(struct dev_map_desc *m, uint32_t home,
 			      const void *key, const void *value)
 {
 	struct dev_slot_hdr *s;
-	uint32_t word;
+	uint32_t word, dist;
 
 	if (!hash_reserve(m))
 		return -E2BIG;
-	s = hash_claim(m, home, &word);
+	s = hash_claim(m, home, &word, &dist);
 	if (!s) {
 		atomicSub(&m->count, 1u);
 		return -E2BIG;
 	}
+	atomicMax(&m->max_probe, dist); /* ordered before USED by the release */
 	rt_copy(hash_slot_key(s), key, m->key_size);
 	rt_copy(hash_slot_value(m, s), value, m->value_size);
 	rt_store_release(&s->state, dev_slot_word(word, DEV_SLOT_USED));
@@ -158,6 +165,9 @@ RT_INLINE int64_t hash_update(struct dev_map_desc *m, const void *key,
 		return hash_write_existing(m, s, value, flags);
 	if (flags == EGPU_EXIST)
 		return -ENOENT;
+	/* Full: no need to queue on the lock to find that out. */
+	if (rt_load_acquire(&m->count) >= m->max_entries)
+		return -E2BIG;
 	home = hash_home(m, key);
 	rt_lock(&hash_slot(m, home)->lock);
 	s = hash_find(m, key, &word); /* an inserter we waited for made it? */

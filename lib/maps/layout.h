@@ -85,7 +85,9 @@ struct dev_map_desc {
 	uint32_t threads;     /* per-thread arrays: slots per key, a power of 2 */
 	uint32_t count;       /* hash: live entries, kept with atomics */
 	uint64_t data;        /* device address of the values or slots */
-	uint64_t reserved[3]; /* zero; room to grow without moving data */
+	uint32_t max_probe;   /* hash: farthest any key was placed from its home */
+	uint32_t pad;
+	uint64_t reserved[2]; /* zero; room to grow without moving data */
 };
 
 /* Where the data starts inside a map's allocation (keeps it 256-aligned). */
@@ -133,6 +135,7 @@ LAYOUT_ASSERT(offsetof(struct dev_slot_hdr, lock) == 4, "lock after state");
 LAYOUT_ASSERT(offsetof(struct dev_map_desc, slot_cnt) == 16, "descriptor");
 LAYOUT_ASSERT(offsetof(struct dev_map_desc, count) == 28, "descriptor");
 LAYOUT_ASSERT(offsetof(struct dev_map_desc, data) == 32, "descriptor");
+LAYOUT_ASSERT(offsetof(struct dev_map_desc, max_probe) == 40, "descriptor");
 LAYOUT_ASSERT(sizeof(struct dev_map_desc) == 64, "descriptor is 64 bytes");
 LAYOUT_ASSERT(sizeof(struct dev_map_desc) <= DEV_MAP_DATA_OFFSET,
 	      "descriptor fits before the data");

@@ -186,8 +186,11 @@ static void insert_1m(struct dev_map *m, uint64_t flags,
 	uint64_t handle = dev_map_handle(m);
 	uint32_t nkeys = NKEYS;
 	void *args[] = { &handle, &nkeys, &flags, &dres, &dok };
+	uint64_t t0 = now_ns();
 
 	launch_1d("hash_insert", GRID_1M, 256, args);
+	printf("1M threads updating %d keys (flags %llu): %.2f ms\n", NKEYS,
+	       (unsigned long long)flags, (now_ns() - t0) / 1e6);
 	CU_OK(d->cuMemcpyDtoH(res, dres, RES_CNT * sizeof(*res)));
 	CU_OK(d->cuMemcpyDtoH(ok_per_key, dok, NKEYS * sizeof(*ok_per_key)));
 	d->cuMemFree(dres);
@@ -272,6 +275,10 @@ START_TEST(churn_leaves_an_empty_reusable_map)
 	ck_assert_uint_gt(res[RES_OK], 0);
 	ck_assert_uint_eq(res[RES_OK] + res[RES_E2BIG], GRID_1M * 256ull);
 	ck_assert_uint_eq(map_desc(m).count, 0);
+	/* Walks are bounded by max_probe, not by the (EMPTY-less) table. */
+	printf("churn: max_probe %u of %u slots\n", map_desc(m).max_probe,
+	       map_desc(m).slot_cnt);
+	ck_assert_uint_lt(map_desc(m).max_probe, map_desc(m).slot_cnt / 4);
 
 	insert_1m(m, EGPU_ANY, res, ok);
 	ck_assert_uint_eq(res[RES_OK], GRID_1M * 256ull);
@@ -531,6 +538,40 @@ START_TEST(host_hash_round_trips)
 }
 END_TEST
 
+/* Host churn turns every EMPTY slot into a tombstone; all still works. */
+START_TEST(host_hash_after_churn)
+{
+	struct dev_map *m = map_new(EGPU_MAP_HASH, 4, 8, 16, 0);
+	uint32_t keys[16], next;
+	uint64_t v = 5, *dev;
+	int n = 0, err;
+
+	for (uint32_t k = 0; k < 200; k++) {
+		ck_assert_int_eq(dev_map_update(m, &k, &v, EGPU_NOEXIST), 0);
+		ck_assert_int_eq(dev_map_delete(m, &k), 0);
+	}
+	ck_assert_uint_eq(map_desc(m).count, 0);
+	ck_assert_int_eq(dev_map_next_key(m, NULL, &next), -ENOENT);
+	for (uint32_t i = 0; i < 16; i++) {
+		keys[i] = 1000 + i;
+		v = keys[i];
+		ck_assert_int_eq(dev_map_lookup(m, &keys[i], &v), -ENOENT);
+		ck_assert_int_eq(dev_map_update(m, &keys[i], &v, EGPU_NOEXIST), 0);
+	}
+	next = 2000;
+	ck_assert_int_eq(dev_map_update(m, &next, &v, EGPU_ANY), -E2BIG);
+	for (err = dev_map_next_key(m, NULL, &next); !err;
+	     err = dev_map_next_key(m, &next, &next))
+		n++;
+	ck_assert_int_eq(n, 16);
+	dev = device_lookup(m, keys, 4, 16);
+	for (uint32_t i = 0; i < 16; i++)
+		ck_assert_uint_eq(dev[i], keys[i]);
+	free(dev);
+	dev_map_free(m);
+}
+END_TEST
+
 START_TEST(host_array_round_trips)
 {
 	uint64_t init[5] = { 10, 11, 12, 13, 14 }, v, keys64[16];
@@ -693,9 +734,9 @@ static void load_modules(void)
 
 int main(void)
 {
-	Suite *s = suite_create("dev_map_gpu");
-	TCase *dev = tcase_create("device"), *host = tcase_create("host");
+	TCase *dev, *host;
 	CUcontext ctx;
+	Suite *s;
 	SRunner *sr;
 	int failed;
 
@@ -711,6 +752,9 @@ int main(void)
 	}
 	load_modules();
 
+	s = suite_create("dev_map_gpu");
+	dev = tcase_create("device");
+	host = tcase_create("host");
 	tcase_add_test(dev, concurrent_insert_any_keeps_each_key_once);
 	tcase_add_test(dev, concurrent_insert_noexist_succeeds_once_per_key);
 	tcase_add_test(dev, full_map_reports_e2big_and_stays_whole);
@@ -724,6 +768,7 @@ int main(void)
 	tcase_add_test(dev, per_thread_slot_counts);
 	tcase_set_timeout(dev, 120);
 	tcase_add_test(host, host_hash_round_trips);
+	tcase_add_test(host, host_hash_after_churn);
 	tcase_add_test(host, host_array_round_trips);
 	tcase_add_test(host, host_per_thread_round_trip);
 	tcase_add_test(host, host_lookup_latency);
