@@ -670,13 +670,14 @@ static double lookup_median_us(struct dev_map *m, uint32_t nkeys)
 	return ns[SAMPLES / 2] / 1e3;
 }
 
-/* The floor: one cuMemcpyDtoH of a few sizes. */
-static void print_copy_latency(void)
+/* The floor: one cuMemcpyDtoH of a few sizes; returns the 1 KiB median. */
+static double print_copy_latency(void)
 {
 	static const size_t sizes[] = { 8, 24, 1024, 4096, 65536 };
 	static uint64_t ns[SAMPLES];
 	static uint8_t buf[65536];
 	CUdeviceptr p = dev_zalloc(sizeof(buf));
+	double kib_us = 0;
 
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		for (int i = 0; i < SAMPLES; i++) {
@@ -688,27 +689,33 @@ static void print_copy_latency(void)
 		qsort(ns, SAMPLES, sizeof(ns[0]), cmp_u64);
 		printf("cuMemcpyDtoH %6zu bytes: median %.2f us\n", sizes[s],
 		       ns[SAMPLES / 2] / 1e3);
+		if (sizes[s] == 1024)
+			kib_us = ns[SAMPLES / 2] / 1e3;
 	}
 	d->cuMemFree(p);
+	return kib_us;
 }
 
+/*
+ * The target is 5 us, but the floor is one small copy, whose cost depends on
+ * the machine (and on sanitizers): check that a lookup costs one copy.
+ */
 START_TEST(host_lookup_latency)
 {
 	struct dev_map *a = map_new(EGPU_MAP_ARRAY, 4, 8, NKEYS, 0);
 	struct dev_map *h = map_new(EGPU_MAP_HASH, 4, 8, NKEYS, 0);
 	uint64_t value = 1;
-	double array_us, hash_us;
+	double copy_us, array_us, hash_us;
 
 	for (uint32_t k = 0; k < NKEYS; k++)
 		ck_assert_int_eq(dev_map_update(h, &k, &value, EGPU_NOEXIST), 0);
-	print_copy_latency();
+	copy_us = print_copy_latency();
 	printf("host lookup, array of %d:\n", NKEYS);
 	array_us = lookup_median_us(a, NKEYS);
 	printf("host lookup, full hash of %d:\n", NKEYS);
 	hash_us = lookup_median_us(h, NKEYS);
-	/* Target 5 us; a lookup copying more than it needs shows up far above. */
-	ck_assert_double_lt(array_us, 20);
-	ck_assert_double_lt(hash_us, 20);
+	ck_assert_double_lt(array_us, 1.5 * copy_us);
+	ck_assert_double_lt(hash_us, 1.5 * copy_us);
 	dev_map_free(a);
 	dev_map_free(h);
 }
