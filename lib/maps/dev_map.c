@@ -41,10 +41,11 @@ static int enter(const struct dev_map *m)
 {
 	CUcontext cur = NULL;
 
-	if (cu_check(cu()->cuCtxGetCurrent(&cur), "cuCtxGetCurrent"))
+	if (cu_check(cu()->cuCtxGetCurrent(&cur), "cuCtxGetCurrent") ||
+	    (!cur && cu_check(cu()->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent"))) {
+		err_prefix("map '%s'", m->name);
 		return -EIO;
-	if (!cur && cu_check(cu()->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent"))
-		return -EIO;
+	}
 	return 0;
 }
 
@@ -103,7 +104,8 @@ static uint32_t default_threads(const struct bpf_map_spec *spec)
 	uint64_t per_thread = (uint64_t)spec->value_size * spec->max_entries;
 	uint32_t t = DEV_MAP_THREADS_MAX;
 
-	while (t > 1 && (uint64_t)t * per_thread > DEV_MAP_THREADS_BYTES)
+	/* t * per_thread > bound, without overflow */
+	while (t > 1 && t > DEV_MAP_THREADS_BYTES / per_thread)
 		t >>= 1;
 	return t;
 }
@@ -143,7 +145,8 @@ static int describe(const struct bpf_map_spec *spec, uint32_t threads,
 		return 0;
 	}
 	if (__builtin_mul_overflow((uint64_t)spec->max_entries * threads,
-				   (uint64_t)spec->value_size, &n))
+				   (uint64_t)spec->value_size, &n) ||
+	    n > UINT64_MAX - DEV_MAP_DATA_OFFSET)
 		return err_set(EGPU_E2BIG,
 			       "map '%s': %u entries x %u threads x %u bytes overflows",
 			       spec->name, spec->max_entries, threads,
