@@ -79,6 +79,12 @@ int prog_gpu_ptx(struct egpu_prog *prog, const char *func, const char *sm,
 /* Whether translated code calls the device runtime, and the runtime. */
 bool ptx_calls_runtime(const char *ptx);
 struct ptx_text runtime_module(void);
+/*
+ * A loadable module running @prog once: its PTX with the one-thread
+ * `FUNC_kernel` wrapper and, where it calls it, the device runtime.
+ */
+int prog_kernel_ptx(struct egpu_prog *prog, const char *func, const char *sm,
+		    char **ptx);
 /* Remove every link of @obj's programs (the object is closing). */
 void links_drop_obj(struct egpu_ctx *ctx, const struct egpu_obj *obj);
 

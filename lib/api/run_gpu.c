@@ -51,30 +51,12 @@ static int launch(struct gpu_run *run, const char *kernel,
 	return err;
 }
 
-/* The program's PTX with its kernel wrapper and, if used, the runtime. */
 static int compile(struct egpu_prog *prog, const char *func, char **ptx)
 {
-	struct ptx_text rt = runtime_module();
-	struct strbuf sb;
-	char sm[16], *own = NULL;
-	size_t len;
-	int err;
+	char sm[16];
+	int err = cu_device_sm(sm, sizeof(sm));
 
-	err = cu_device_sm(sm, sizeof(sm));
-	if (!err)
-		err = prog_gpu_ptx(prog, func, sm, true, &own, &len);
-	if (err || !ptx_calls_runtime(own)) {
-		*ptx = own;
-		return err;
-	}
-	sb_init(&sb);
-	err = ptx_instrument(own, len, NULL, 0, &rt, 1, &sb, NULL);
-	free(own);
-	*ptx = err ? NULL : sb_detach(&sb, NULL);
-	sb_free(&sb);
-	if (!err && !*ptx)
-		err = err_set(EGPU_ENOMEM, "out of memory");
-	return err;
+	return err ? err : prog_kernel_ptx(prog, func, sm, ptx);
 }
 
 int prog_run_gpu(struct egpu_prog *prog, struct egpu_run_opts *opts)

@@ -94,6 +94,9 @@ struct link_result {
  * Check @mods against @app and append to @block the declarations and
  * definitions they contribute, in an order that declares before use.
  */
+/* Whether one of @mods defines the symbol @m's item @it declares. */
+bool link_defined_by(struct ptx_module *const *mods, size_t nmod,
+		     const struct ptx_module *m, const struct ptx_item *it);
 int link_modules(const struct ptx_module *app, struct ptx_module *const *mods,
 		 size_t nmod, struct strbuf *block, struct link_result *res);
 /* The .func definition named @name in @mods, or NULL. */
