@@ -153,6 +153,21 @@ def triton_cases():
              torch.empty(M, N, device="cuda", dtype=torch.float16), "wgmma")]
 
 
+def launch_ptx(probe, tmp, tag, ptx, ck, grid, args, out):
+    """Run the kernel of @ptx as Triton would launch @ck; returns @out."""
+    kname = ck.name if hasattr(ck, "name") else ck.metadata.name
+    fn = load_ptx(ptx, tmp, tag).get_function(kname)
+    shared = ck.metadata.shared
+    if shared > 48 * 1024:
+        fn.max_dynamic_shared_size_bytes = shared
+    gridxyz = tuple(grid) + (1,) * (3 - len(grid))
+    out.zero_()
+    fn(gridxyz, (ck.metadata.num_warps * 32, 1, 1),
+       cupy_args(entry_params(ptx, kname), args), shared_mem=shared)
+    cp.cuda.Device().synchronize()
+    return out.clone()
+
+
 def run_triton_case(probe, tmp, name, run, out, needs):
     grid, args, ck = run(out)
     torch.cuda.synchronize()
@@ -163,26 +178,20 @@ def run_triton_case(probe, tmp, name, run, out, needs):
     inst, rep = probe.instrument(ptx)
     if rep.kernels_patched != 1:
         return "report: %d kernels patched" % rep.kernels_patched
-    kname = ck.name if hasattr(ck, "name") else ck.metadata.name
-    fn = load_ptx(inst, tmp, kname).get_function(kname)
-    shared = ck.metadata.shared
-    if shared > 48 * 1024:
-        fn.max_dynamic_shared_size_bytes = shared
-    block = ck.metadata.num_warps * 32
-    out.zero_()
+    plain = launch_ptx(probe, tmp, "plain", ptx, ck, grid, args, out)
+    if not torch.equal(plain, ref):
+        return "this test's launch of Triton's own PTX differs from Triton's run"
     probe.reset("counts", [0, 1])
-    gridxyz = tuple(grid) + (1,) * (3 - len(grid))
-    fn(gridxyz, (block, 1, 1), cupy_args(entry_params(inst, kname), args),
-       shared_mem=shared)
-    cp.cuda.Device().synchronize()
-    threads = block
+    got = launch_ptx(probe, tmp, "inst", inst, ck, grid, args, out)
+    if not torch.equal(got, ref):
+        bad = (got != ref).sum().item()
+        return "instrumented results differ in %d of %d elements" % (bad, ref.numel())
+    threads = ck.metadata.num_warps * 32
     for d in grid:
         threads *= d
-    if not torch.equal(out, ref):
-        return "results differ from Triton's own run"
-    got = (probe.u64("counts", 0), probe.u64("counts", 1))
-    if got != (threads, threads):
-        return "counted %d entries, %d exits; %d threads launched" % (got + (threads,))
+    counts = (probe.u64("counts", 0), probe.u64("counts", 1))
+    if counts != (threads, threads):
+        return "counted %d entries, %d exits; %d threads launched" % (counts + (threads,))
     return None
 
 
