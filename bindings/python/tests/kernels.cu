@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Kernels the Python binding tests instrument offline (PTX made by nvcc).
+// Kernels the Python and Go binding tests instrument (PTX made by nvcc).
 extern "C" __global__ void add_one(float *x, int n)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
