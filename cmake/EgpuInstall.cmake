@@ -21,6 +21,8 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/egpuConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/egpuConfig.cmake
   ${PROJECT_BINARY_DIR}/egpuConfigVersion.cmake DESTINATION ${EGPU_CMAKE_DIR})
 
+file(RELATIVE_PATH EGPU_PC_PREFIX_REL
+  ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
 configure_file(${PROJECT_SOURCE_DIR}/pkgconfig/egpu.pc.in
   ${PROJECT_BINARY_DIR}/egpu.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/egpu.pc

@@ -20,4 +20,4 @@ grep -E '^[0-9]+ (passed|failed|skipped)|^(ok|FAIL)[[:space:]]+libegpu|GPU tests
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DEGPU_SANITIZE=ON \
 	-DEGPU_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -LE gpu -j"$jobs")
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -LE "gpu|install" -j"$jobs")

@@ -45,8 +45,10 @@ int count_entry(struct egpu_kernel_ctx *ctx)
 	__sync_fetch_and_add(&s->entries, 1);
 	if (is_first_thread())
 		__sync_fetch_and_add(&s->launches, 1);
-	/* Keep the earliest entry: the first thread to get here wins. */
-	__sync_val_compare_and_swap(&s->first_entry, 0, now);
+	/* Keep the earliest entry: the first thread to get here wins; the
+	 * others see it set and leave the cache line alone. */
+	if (!s->first_entry)
+		__sync_val_compare_and_swap(&s->first_entry, 0, now);
 	return 0;
 }
 

@@ -133,3 +133,27 @@ int prog_gpu_ptx(struct egpu_prog *prog, const char *func, const char *sm,
 		err_prefix("prog '%s'", prog->spec->name);
 	return err;
 }
+
+int prog_kernel_ptx(struct egpu_prog *prog, const char *func, const char *sm,
+		    char **ptx)
+{
+	struct ptx_text rt = runtime_module();
+	struct strbuf sb;
+	char *own = NULL;
+	size_t len;
+	int err;
+
+	err = prog_gpu_ptx(prog, func, sm, true, &own, &len);
+	if (err || !ptx_calls_runtime(own)) {
+		*ptx = own;
+		return err;
+	}
+	sb_init(&sb);
+	err = ptx_instrument(own, len, NULL, 0, &rt, 1, &sb, NULL);
+	free(own);
+	*ptx = err ? NULL : sb_detach(&sb, NULL);
+	sb_free(&sb);
+	if (!err && !*ptx)
+		err = err_set(EGPU_ENOMEM, "out of memory");
+	return err;
+}

@@ -33,6 +33,22 @@ static void probe_set_free(struct probe_set *ps)
 	free(ps->names);
 }
 
+/*
+ * Whether the translated probe reads r1 or r2: LLVM names a function's
+ * parameters FUNC_param_N and emits no load of an unused one.
+ */
+static bool probe_reads_ctx(const char *ptx, const char *func)
+{
+	char name[320];
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(name, sizeof(name), "%s_param_%d", func, i);
+		if (strstr(ptx, name))
+			return true;
+	}
+	return false;
+}
+
 static int jit_probe(struct egpu_prog *prog, const char *func,
 		     struct ptx_text *mod)
 {
@@ -44,6 +60,7 @@ static int jit_probe(struct egpu_prog *prog, const char *func,
 		return err;
 	mod->name = prog->spec->name;
 	mod->text = ptx;
+	prog->probe_no_ctx = !probe_reads_ctx(ptx, func);
 	return 0;
 }
 
@@ -88,32 +105,40 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
 		if (!ps->names[i])
 			return err_set(EGPU_ENOMEM, "instrumenting: out of memory");
 		ps->nreq++;
-		ps->reqs[i] = (struct ptx_attach){ .kernel = l->kernel,
-						   .point = l->at,
-						   .func = ps->names[i] };
 		if (!prog_seen(ctx, i, l->prog))
 			err = jit_probe(l->prog, ps->names[i], &ps->mods[ps->nprog++]);
+		ps->reqs[i] = (struct ptx_attach){ .kernel = l->kernel,
+						   .point = l->at,
+						   .func = ps->names[i],
+						   .no_ctx = l->prog->probe_no_ctx };
 	}
 	if (err)
 		ps->nprog--; /* the failed slot holds no text */
 	return err;
 }
 
+bool ptx_calls_runtime(const char *ptx)
+{
+	return strstr(ptx, "egpu_dev_") != NULL;
+}
+
+struct ptx_text runtime_module(void)
+{
+	return (struct ptx_text){ .name = "device runtime",
+				  .text = device_runtime_ptx,
+				  .len = device_runtime_ptx_len };
+}
+
 /* Link the device runtime only where a probe calls into it. */
 static void probe_set_add_runtime(struct probe_set *ps)
 {
+	ps->nmod = ps->nprog;
 	for (size_t i = 0; i < ps->nprog; i++) {
-		if (strstr(ps->mods[i].text, "egpu_dev_")) {
-			ps->mods[ps->nprog] = (struct ptx_text){
-				.name = "device runtime",
-				.text = device_runtime_ptx,
-				.len = device_runtime_ptx_len,
-			};
-			ps->nmod = ps->nprog + 1;
+		if (ptx_calls_runtime(ps->mods[i].text)) {
+			ps->mods[ps->nmod++] = runtime_module();
 			return;
 		}
 	}
-	ps->nmod = ps->nprog;
 }
 
 static int fill_report(struct egpu_ctx *ctx, struct egpu_report *rep,

@@ -46,6 +46,7 @@ struct egpu_prog {
 	pthread_mutex_t lock;    /* guards the lazily built host code */
 	struct jit_host *host;
 	uint32_t probe_id;       /* 0 until linked into a module */
+	bool probe_no_ctx;       /* its probe code never reads r1 or r2 */
 };
 
 struct egpu_obj {
@@ -75,6 +76,15 @@ int obj_gpu_maps(struct egpu_obj *obj, struct jit_map *maps);
 /* PTX of @prog for the GPU, its maps bound to GPU memory (or offline). */
 int prog_gpu_ptx(struct egpu_prog *prog, const char *func, const char *sm,
 		 bool kernel, char **ptx, size_t *len);
+/* Whether translated code calls the device runtime, and the runtime. */
+bool ptx_calls_runtime(const char *ptx);
+struct ptx_text runtime_module(void);
+/*
+ * A loadable module running @prog once: its PTX with the one-thread
+ * `FUNC_kernel` wrapper and, where it calls it, the device runtime.
+ */
+int prog_kernel_ptx(struct egpu_prog *prog, const char *func, const char *sm,
+		    char **ptx);
 /* Remove every link of @obj's programs (the object is closing). */
 void links_drop_obj(struct egpu_ctx *ctx, const struct egpu_obj *obj);
 

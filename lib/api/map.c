@@ -47,6 +47,8 @@ static int map_result(const egpu_map *map, long res, const char *op)
 	case -EOPNOTSUPP:
 		return err_set(EGPU_ENOTSUP, "map '%s': %s: not supported on map type %u",
 			       map->spec->name, op, map->spec->type);
+	case -ENOMEM:
+		return err_set(EGPU_ENOMEM, "map '%s': %s: out of memory", map->spec->name, op);
 	case -EIO:
 		err_prefix("map '%s': %s", map->spec->name, op);
 		return EGPU_ECUDA;

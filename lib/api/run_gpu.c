@@ -54,12 +54,9 @@ static int launch(struct gpu_run *run, const char *kernel,
 static int compile(struct egpu_prog *prog, const char *func, char **ptx)
 {
 	char sm[16];
-	int err;
+	int err = cu_device_sm(sm, sizeof(sm));
 
-	err = cu_device_sm(sm, sizeof(sm));
-	if (!err)
-		err = prog_gpu_ptx(prog, func, sm, true, ptx, NULL);
-	return err;
+	return err ? err : prog_kernel_ptx(prog, func, sm, ptx);
 }
 
 int prog_run_gpu(struct egpu_prog *prog, struct egpu_run_opts *opts)

@@ -15,7 +15,13 @@
  * - desc->count is reserved before claiming, so at most max_entries slots
  *   are ever USED or BUSY and a free slot always exists on the chain.
  * - A slot never goes back to EMPTY, so a chain walked up to an EMPTY slot
- *   has seen every slot that could hold the key.
+ *   has seen every slot that could hold the key. So has a walk of
+ *   desc->max_probe + 1 slots: inserters raise max_probe to their distance
+ *   from home before they publish. Walks stay short even when tombstones
+ *   have replaced every EMPTY slot.
+ * - Each claim advances the slot's generation (layout.h), so a delete that
+ *   found its key in a slot which was then deleted and reused fails its CAS
+ *   instead of deleting the new key.
  */
 #ifndef EGPU_DEVICE_MAP_HASH_CUH
 #define EGPU_DEVICE_MAP_HASH_CUH
@@ -50,46 +56,56 @@ RT_INLINE uint32_t hash_next(const struct dev_map_desc *m, uint32_t i)
 	return i + 1 == m->slot_cnt ? 0 : i + 1;
 }
 
-/* The USED slot holding @key, or NULL. */
+/* The USED slot holding @key and the state word it had, or NULL. */
 RT_INLINE struct dev_slot_hdr *hash_find(const struct dev_map_desc *m,
-					 const void *key)
+					 const void *key, uint32_t *word)
 {
-	uint32_t i = hash_home(m, key);
+	uint32_t i = hash_home(m, key), limit = rt_load_acquire(&m->max_probe);
 
-	for (uint32_t n = 0; n < m->slot_cnt; n++, i = hash_next(m, i)) {
+	for (uint32_t n = 0; n <= limit && n < m->slot_cnt;
+	     n++, i = hash_next(m, i)) {
 		struct dev_slot_hdr *s = hash_slot(m, i);
-		uint32_t state = rt_load_acquire(&s->state);
+		uint32_t w = rt_load_acquire(&s->state);
 
-		if (state == DEV_SLOT_EMPTY)
+		if (dev_slot_state_of(w) == DEV_SLOT_EMPTY)
 			return NULL;
-		if (state == DEV_SLOT_USED &&
-		    rt_equal(hash_slot_key(s), key, m->key_size))
+		if (dev_slot_state_of(w) == DEV_SLOT_USED &&
+		    rt_equal(hash_slot_key(s), key, m->key_size)) {
+			*word = w;
 			return s;
+		}
 	}
 	return NULL;
 }
 
 RT_INLINE void *hash_lookup(const struct dev_map_desc *m, const void *key)
 {
-	struct dev_slot_hdr *s = hash_find(m, key);
+	uint32_t word;
+	struct dev_slot_hdr *s = hash_find(m, key, &word);
 
 	return s ? hash_slot_value(m, s) : NULL;
 }
 
-/* Claim the first free slot from @home on: EMPTY or DELETED -> BUSY. */
+/*
+ * Claim the first free slot from @home on: EMPTY or DELETED -> BUSY, with
+ * the next generation, which *word receives; *dist: slots past home.
+ */
 RT_INLINE struct dev_slot_hdr *hash_claim(const struct dev_map_desc *m,
-					  uint32_t home)
+					  uint32_t home, uint32_t *word,
+					  uint32_t *dist)
 {
 	uint32_t i = home;
 
 	/* Two rounds: a slot passed as taken may be freed behind us. */
 	for (uint32_t n = 0; n < 2 * m->slot_cnt; n++, i = hash_next(m, i)) {
 		struct dev_slot_hdr *s = hash_slot(m, i);
-		uint32_t state = rt_load_acquire(&s->state);
+		uint32_t w = rt_load_acquire(&s->state), state = dev_slot_state_of(w);
 
 		if (state != DEV_SLOT_EMPTY && state != DEV_SLOT_DELETED)
 			continue;
-		if (atomicCAS(&s->state, state, (uint32_t)DEV_SLOT_BUSY) == state)
+		*word = dev_slot_claim_word(w, DEV_SLOT_BUSY);
+		*dist = n % m->slot_cnt;
+		if (atomicCAS(&s->state, w, *word) == w)
 			return s;
 	}
 	return NULL;
@@ -119,17 +135,19 @@ RT_INLINE int64_t hash_insert(struct dev_map_desc *m, uint32_t home,
 			      const void *key, const void *value)
 {
 	struct dev_slot_hdr *s;
+	uint32_t word, dist;
 
 	if (!hash_reserve(m))
 		return -E2BIG;
-	s = hash_claim(m, home);
+	s = hash_claim(m, home, &word, &dist);
 	if (!s) {
 		atomicSub(&m->count, 1u);
 		return -E2BIG;
 	}
+	atomicMax(&m->max_probe, dist); /* ordered before USED by the release */
 	rt_copy(hash_slot_key(s), key, m->key_size);
 	rt_copy(hash_slot_value(m, s), value, m->value_size);
-	rt_store_release(&s->state, DEV_SLOT_USED);
+	rt_store_release(&s->state, dev_slot_word(word, DEV_SLOT_USED));
 	return 0;
 }
 
@@ -137,19 +155,22 @@ RT_INLINE int64_t hash_update(struct dev_map_desc *m, const void *key,
 			      const void *value, uint64_t flags)
 {
 	struct dev_slot_hdr *s;
-	uint32_t home;
+	uint32_t home, word;
 	int64_t ret;
 
 	if (flags > EGPU_EXIST)
 		return -EINVAL;
-	s = hash_find(m, key);
+	s = hash_find(m, key, &word);
 	if (s)
 		return hash_write_existing(m, s, value, flags);
 	if (flags == EGPU_EXIST)
 		return -ENOENT;
+	/* Full: no need to queue on the lock to find that out. */
+	if (rt_load_acquire(&m->count) >= m->max_entries)
+		return -E2BIG;
 	home = hash_home(m, key);
 	rt_lock(&hash_slot(m, home)->lock);
-	s = hash_find(m, key); /* an inserter we waited for may have made it */
+	s = hash_find(m, key, &word); /* an inserter we waited for made it? */
 	if (s)
 		ret = hash_write_existing(m, s, value, flags);
 	else
@@ -161,11 +182,15 @@ RT_INLINE int64_t hash_update(struct dev_map_desc *m, const void *key,
 RT_INLINE int64_t hash_delete(struct dev_map_desc *m, const void *key)
 {
 	struct dev_slot_hdr *s;
+	uint32_t word;
 
-	/* A lost CAS means a concurrent delete won: look again. */
-	while ((s = hash_find(m, key))) {
-		if (atomicCAS(&s->state, (uint32_t)DEV_SLOT_USED,
-			      (uint32_t)DEV_SLOT_DELETED) == DEV_SLOT_USED) {
+	/*
+	 * The CAS fails if another delete won, or the slot was deleted and
+	 * claimed again (the generation moved on): look again.
+	 */
+	while ((s = hash_find(m, key, &word))) {
+		if (atomicCAS(&s->state, word,
+			      dev_slot_word(word, DEV_SLOT_DELETED)) == word) {
 			atomicSub(&m->count, 1u);
 			return 0;
 		}

@@ -39,6 +39,11 @@ struct lift_backend {
 	 * (GPUs fault on misaligned accesses; CPUs do not).
 	 */
 	bool check_align;
+	/*
+	 * Emit a non-fetching atomic add of @val (i32 or i64) at @addr in
+	 * memory other threads share; NULL: a plain atomicrmw.
+	 */
+	void (*atomic_add)(struct lift *l, LLVMValueRef addr, LLVMValueRef val);
 	/* Alignment promised for the context pointer r1 (1: none). */
 	unsigned ctx_align;
 	/*

@@ -41,6 +41,10 @@ static LLVMValueRef atomic_rmw(struct lift *l, int32_t imm,
 	unsigned size = LLVMGetIntTypeWidth(t) / 8;
 	LLVMValueRef cmp, v;
 
+	if (imm == BPF_ADD && l->be->atomic_add) {
+		l->be->atomic_add(l, addr, val);
+		return LLVMConstNull(t); /* no fetch: nobody reads it */
+	}
 	if (imm == BPF_CMPXCHG) {
 		cmp = lift_narrow(l, lift_reg(l, 0), t);
 		v = LLVMBuildAtomicCmpXchg(l->b, addr, cmp, val,

@@ -137,7 +137,50 @@ static LLVMValueRef ptx_private_addr(struct lift *l, LLVMValueRef *addr)
 			      addr, 1, "");
 }
 
+/*
+ * Counters and histograms make many lanes of a warp add to one address,
+ * and same-address atomics serialise. Lanes are grouped by address
+ * (match.any); a group whose lanes add the same value (match.all) lets its
+ * lowest lane add value * group size alone: one atomic per distinct address
+ * and warp instead of one per lane. Other groups add lane by lane.
+ */
+static void ptx_atomic_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val)
+{
+	LLVMTypeRef t = LLVMTypeOf(val);
+	LLVMTypeRef pair = LLVMStructTypeInContext(l->ctx,
+				(LLVMTypeRef[]){ l->i32, l->i1 }, 2, 0);
+	LLVMBasicBlockRef add = lift_block(l, ""), join = lift_block(l, "");
+	LLVMValueRef mask, group, same, lane, leader, count, amount, go, v64, rmw;
+	LLVMBuilderRef b = l->b;
+
+	/* LLVM 16 has no activemask intrinsic; the asm has side effects, so it
+	 * stays where it is, next to the match that uses it. */
+	mask = inline_asm(l, l->i32, "activemask.b32 $0;", "=r");
+	group = lift_call(l, "llvm.nvvm.match.any.sync.i64", l->i32,
+			  (LLVMValueRef[]){ mask, LLVMBuildPtrToInt(b, addr, l->i64, "") }, 2);
+	v64 = t == l->i64 ? val : LLVMBuildZExt(b, val, l->i64, "");
+	same = LLVMBuildExtractValue(b, lift_call(l, "llvm.nvvm.match.all.sync.i64p",
+						  pair, (LLVMValueRef[]){ group, v64 }, 2),
+				     1, "");
+	lane = lift_call(l, "llvm.nvvm.read.ptx.sreg.laneid", l->i32, NULL, 0);
+	leader = lift_call(l, "llvm.cttz.i32", l->i32,
+			   (LLVMValueRef[]){ group, lift_const(l->i1, 0) }, 2);
+	count = lift_call(l, "llvm.ctpop.i32", l->i32, &group, 1);
+	count = t == l->i64 ? LLVMBuildZExt(b, count, t, "") : count;
+	amount = LLVMBuildSelect(b, same, LLVMBuildMul(b, val, count, ""), val, "");
+	go = LLVMBuildOr(b, LLVMBuildNot(b, same, ""),
+			 LLVMBuildICmp(b, LLVMIntEQ, lane, leader, ""), "");
+	LLVMBuildCondBr(b, go, add, join);
+	LLVMPositionBuilderAtEnd(b, add);
+	rmw = LLVMBuildAtomicRMW(b, LLVMAtomicRMWBinOpAdd, addr, amount,
+				 LLVMAtomicOrderingMonotonic, 0);
+	LLVMSetAlignment(rmw, LLVMGetIntTypeWidth(t) / 8);
+	LLVMBuildBr(b, join);
+	LLVMPositionBuilderAtEnd(b, join);
+}
+
 const struct lift_backend ptx_backend = {
+	.atomic_add = ptx_atomic_add,
 	.helper = ptx_helper,
 	.check_align = true,
 	.ctx_align = 8,

@@ -41,10 +41,11 @@ static int enter(const struct dev_map *m)
 {
 	CUcontext cur = NULL;
 
-	if (cu_check(cu()->cuCtxGetCurrent(&cur), "cuCtxGetCurrent"))
+	if (cu_check(cu()->cuCtxGetCurrent(&cur), "cuCtxGetCurrent") ||
+	    (!cur && cu_check(cu()->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent"))) {
+		err_prefix("map '%s'", m->name);
 		return -EIO;
-	if (!cur && cu_check(cu()->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent"))
-		return -EIO;
+	}
 	return 0;
 }
 
@@ -103,7 +104,8 @@ static uint32_t default_threads(const struct bpf_map_spec *spec)
 	uint64_t per_thread = (uint64_t)spec->value_size * spec->max_entries;
 	uint32_t t = DEV_MAP_THREADS_MAX;
 
-	while (t > 1 && (uint64_t)t * per_thread > DEV_MAP_THREADS_BYTES)
+	/* t * per_thread > bound, without overflow */
+	while (t > 1 && t > DEV_MAP_THREADS_BYTES / per_thread)
 		t >>= 1;
 	return t;
 }
@@ -143,7 +145,8 @@ static int describe(const struct bpf_map_spec *spec, uint32_t threads,
 		return 0;
 	}
 	if (__builtin_mul_overflow((uint64_t)spec->max_entries * threads,
-				   (uint64_t)spec->value_size, &n))
+				   (uint64_t)spec->value_size, &n) ||
+	    n > UINT64_MAX - DEV_MAP_DATA_OFFSET)
 		return err_set(EGPU_E2BIG,
 			       "map '%s': %u entries x %u threads x %u bytes overflows",
 			       spec->name, spec->max_entries, threads,
@@ -289,10 +292,14 @@ static int array_next_key(struct dev_map *m, const void *key, void *next)
 
 /* ---- hash ---- */
 
-/* Where a probe for a key ended. */
+/* A walk along a key's probe chain, and what it found. */
 struct probe {
+	uint32_t home;
+	uint32_t walked;    /* slots looked at, from home on */
 	uint32_t slot;      /* the key's slot, NO_SLOT when absent */
-	uint32_t free_slot; /* first reusable slot on the chain, or NO_SLOT */
+	uint32_t word;      /* its state word */
+	uint32_t free_dist; /* first reusable slot's distance from home, or NO_SLOT */
+	uint32_t free_word; /* its state word */
 };
 
 static uint64_t slot_off(const struct dev_map *m, uint32_t i)
@@ -300,7 +307,7 @@ static uint64_t slot_off(const struct dev_map *m, uint32_t i)
 	return DEV_MAP_DATA_OFFSET + (uint64_t)i * m->desc.slot_size;
 }
 
-static uint32_t slot_state(const uint8_t *slot)
+static uint32_t slot_word(const uint8_t *slot)
 {
 	struct dev_slot_hdr hdr;
 
@@ -308,28 +315,39 @@ static uint32_t slot_state(const uint8_t *slot)
 	return hdr.state;
 }
 
+static uint32_t probe_index(const struct dev_map *m, const struct probe *p,
+			    uint32_t dist)
+{
+	return (uint32_t)(((uint64_t)p->home + dist) % m->desc.slot_cnt);
+}
+
 /*
- * Look at @n slots copied from slot @first on. Returns 1 when the probe is
- * over (key found, or an EMPTY slot ends the chain), 0 to go on.
+ * Look at @n slots copied from distance p->walked on. With a key, stop
+ * (return 1) at the key or at an EMPTY slot; without, at a reusable slot.
  */
 static int probe_batch(const struct dev_map *m, const uint8_t *buf,
-		       uint32_t first, uint32_t n, const void *key,
-		       void *value, struct probe *p)
+		       uint32_t n, const void *key, void *value,
+		       struct probe *p)
 {
 	const uint32_t ss = m->desc.slot_size;
 
 	for (uint32_t j = 0; j < n; j++) {
 		const uint8_t *s = buf + (size_t)j * ss;
-		uint32_t state = slot_state(s);
+		uint32_t word = slot_word(s), state = dev_slot_state_of(word);
 
 		if ((state == DEV_SLOT_EMPTY || state == DEV_SLOT_DELETED) &&
-		    p->free_slot == NO_SLOT)
-			p->free_slot = first + j;
+		    p->free_dist == NO_SLOT) {
+			p->free_dist = p->walked + j;
+			p->free_word = word;
+			if (!key)
+				return 1;
+		}
 		if (state == DEV_SLOT_EMPTY)
 			return 1;
-		if (state == DEV_SLOT_USED &&
+		if (key && state == DEV_SLOT_USED &&
 		    !memcmp(s + dev_slot_key_offset(), key, m->desc.key_size)) {
-			p->slot = first + j;
+			p->slot = probe_index(m, p, p->walked + j);
+			p->word = word;
 			if (value)
 				memcpy(value, s + dev_slot_value_offset(m->desc.key_size),
 				       m->desc.value_size);
@@ -339,34 +357,61 @@ static int probe_batch(const struct dev_map *m, const uint8_t *buf,
 	return 0;
 }
 
-/* Walk @key's probe chain; copy its value into @value (if given) when found. */
-static int hash_probe(const struct dev_map *m, const void *key, void *value,
-		      struct probe *p)
+/*
+ * Walk on from p->walked in copies of PROBE_BYTES until probe_batch stops
+ * (returns 1) or @limit slots were looked at (returns 0).
+ */
+static int probe_walk(struct dev_map *m, const void *key, void *value,
+		      struct probe *p, uint32_t limit)
 {
 	const uint32_t ss = m->desc.slot_size, cnt = m->desc.slot_cnt;
 	uint32_t batch = PROBE_BYTES / ss ? PROBE_BYTES / ss : 1;
-	uint32_t i = dev_hash_key(key, m->desc.key_size) % cnt, seen = 0;
 	uint8_t *buf = malloc((size_t)batch * ss);
-	int err = 0;
+	int ret = 0;
 
-	*p = (struct probe){ NO_SLOT, NO_SLOT };
 	if (!buf) {
 		err_set(EGPU_ENOMEM, "map '%s': out of memory", m->name);
 		return -ENOMEM;
 	}
-	while (seen < cnt) {
+	while (!ret && p->walked < limit) {
+		uint32_t i = probe_index(m, p, p->walked);
 		uint32_t n = batch < cnt - i ? batch : cnt - i;
 
-		if (n > cnt - seen)
-			n = cnt - seen;
-		err = dtoh(m, buf, slot_off(m, i), (size_t)n * ss);
-		if (err || probe_batch(m, buf, i, n, key, value, p))
-			break;
-		seen += n;
-		i = (i + n == cnt) ? 0 : i + n;
+		if (n > limit - p->walked)
+			n = limit - p->walked;
+		ret = dtoh(m, buf, slot_off(m, i), (size_t)n * ss);
+		if (!ret && !(ret = probe_batch(m, buf, n, key, value, p)))
+			p->walked += n;
 	}
 	free(buf);
-	return err;
+	return ret;
+}
+
+/*
+ * Walk @key's probe chain, copying its value into @value (if given) when
+ * found. The first copy from home usually settles it; otherwise the walk
+ * goes no farther than desc.max_probe, which bounds every key's distance
+ * from home (tombstones may have replaced every EMPTY slot).
+ */
+static int hash_probe(struct dev_map *m, const void *key, void *value,
+		      struct probe *p)
+{
+	const uint32_t cnt = m->desc.slot_cnt;
+	uint32_t first = PROBE_BYTES / m->desc.slot_size, max_probe;
+	int ret;
+
+	*p = (struct probe){ .home = dev_hash_key(key, m->desc.key_size) % cnt,
+			     .slot = NO_SLOT, .free_dist = NO_SLOT };
+	first = first < 1 ? 1 : first < cnt ? first : cnt;
+	ret = probe_walk(m, key, value, p, first);
+	if (ret)
+		return ret < 0 ? ret : 0;
+	ret = dtoh(m, &max_probe, offsetof(struct dev_map_desc, max_probe),
+		   sizeof(max_probe));
+	if (!ret && max_probe >= first)
+		ret = probe_walk(m, key, value, p,
+				 max_probe < cnt ? max_probe + 1 : cnt);
+	return ret < 0 ? ret : 0;
 }
 
 static int count_add(struct dev_map *m, int32_t delta)
@@ -389,20 +434,25 @@ static int hash_lookup(struct dev_map *m, const void *key, void *value)
 	return err ? err : p.slot == NO_SLOT ? -ENOENT : 0;
 }
 
-/* Key and value first, state last, so a device reader sees a whole slot. */
-static int hash_insert(struct dev_map *m, uint32_t slot, const void *key,
-		       const void *value)
+/*
+ * Fill the free slot @p found, in the device's order: key and value,
+ * max_probe, then the state word, so a device reader sees a whole slot.
+ */
+static int hash_insert(struct dev_map *m, const struct probe *p,
+		       const void *key, const void *value)
 {
 	const struct dev_map_desc *d = &m->desc;
 	size_t key_len = dev_round8(d->key_size), len = key_len + d->value_size;
-	uint32_t state = DEV_SLOT_USED, count;
+	uint32_t state = dev_slot_claim_word(p->free_word, DEV_SLOT_USED);
+	uint64_t off = slot_off(m, probe_index(m, p, p->free_dist));
+	struct dev_map_desc cur;
 	uint8_t *buf;
 	int err;
 
-	err = dtoh(m, &count, offsetof(struct dev_map_desc, count), sizeof(count));
+	err = dtoh(m, &cur, 0, sizeof(cur));
 	if (err)
 		return err;
-	if (count >= d->max_entries)
+	if (cur.count >= d->max_entries)
 		return -E2BIG;
 	buf = calloc(1, len);
 	if (!buf) {
@@ -411,11 +461,16 @@ static int hash_insert(struct dev_map *m, uint32_t slot, const void *key,
 	}
 	memcpy(buf, key, d->key_size);
 	memcpy(buf + key_len, value, d->value_size);
-	err = htod(m, slot_off(m, slot) + dev_slot_key_offset(), buf, len);
+	err = htod(m, off + dev_slot_key_offset(), buf, len);
 	free(buf);
+	if (!err && p->free_dist > cur.max_probe)
+		err = htod(m, offsetof(struct dev_map_desc, max_probe),
+			   &p->free_dist, sizeof(p->free_dist));
 	if (!err)
-		err = htod(m, slot_off(m, slot), &state, sizeof(state));
-	return err ? err : count_add(m, 1);
+		err = htod(m, off, &state, sizeof(state));
+	cur.count++;
+	return err ? err : htod(m, offsetof(struct dev_map_desc, count),
+				&cur.count, sizeof(cur.count));
 }
 
 static int hash_update(struct dev_map *m, const void *key, const void *value,
@@ -435,21 +490,26 @@ static int hash_update(struct dev_map *m, const void *key, const void *value,
 	}
 	if (flags == EGPU_EXIST)
 		return -ENOENT;
-	if (p.free_slot == NO_SLOT)
+	/* Every slot the key may be in was taken: look on for a free one. */
+	if (p.free_dist == NO_SLOT &&
+	    (err = probe_walk(m, NULL, NULL, &p, m->desc.slot_cnt)) < 0)
+		return err;
+	if (p.free_dist == NO_SLOT)
 		return -E2BIG;
-	return hash_insert(m, p.free_slot, key, value);
+	return hash_insert(m, &p, key, value);
 }
 
 static int hash_delete(struct dev_map *m, const void *key)
 {
-	uint32_t state = DEV_SLOT_DELETED;
 	struct probe p;
+	uint32_t state;
 	int err = hash_probe(m, key, NULL, &p);
 
 	if (err)
 		return err;
 	if (p.slot == NO_SLOT)
 		return -ENOENT;
+	state = dev_slot_word(p.word, DEV_SLOT_DELETED);
 	err = htod(m, slot_off(m, p.slot), &state, sizeof(state));
 	return err ? err : count_add(m, -1);
 }
@@ -476,7 +536,7 @@ static int hash_scan(struct dev_map *m, uint32_t from, void *next)
 		for (uint32_t j = 0; j < n; j++) {
 			const uint8_t *s = buf + (size_t)j * ss;
 
-			if (slot_state(s) == DEV_SLOT_USED) {
+			if (dev_slot_state_of(slot_word(s)) == DEV_SLOT_USED) {
 				memcpy(next, s + dev_slot_key_offset(),
 				       m->desc.key_size);
 				err = 0;
@@ -490,7 +550,7 @@ static int hash_scan(struct dev_map *m, uint32_t from, void *next)
 
 static int hash_next_key(struct dev_map *m, const void *key, void *next)
 {
-	struct probe p = { NO_SLOT, NO_SLOT };
+	struct probe p = { .slot = NO_SLOT };
 	int err = key ? hash_probe(m, key, NULL, &p) : 0;
 
 	if (err)

@@ -37,7 +37,11 @@ void dev_map_free(struct dev_map *m);
 
 /* For jit_map: the handle (device address of the descriptor) ... */
 uint64_t dev_map_handle(const struct dev_map *m);
-/* ... and, for array-like maps, the device address of entry 0's value. */
+/*
+ * ... and, for array-like maps, the device address of entry 0's value (for
+ * per-thread maps: of thread slot 0, so only ARRAY and GPU_ARRAY lookups can
+ * be inlined with it; per-thread lookups call the runtime).
+ */
 uint64_t dev_map_value_base(const struct dev_map *m);
 /* Per-thread slots per key (1 for maps that are not per-thread). */
 uint32_t dev_map_threads(const struct dev_map *m);

@@ -36,7 +36,12 @@
 #define LAYOUT_INLINE static inline
 #endif
 
-/* Hash slot states: the first word of a slot's header. */
+/*
+ * A hash slot's header. Its state word holds the state in bits 0-1 and a
+ * generation in bits 2-31 that every claim of the slot advances, so an
+ * operation that saw the slot before it was deleted and reused cannot mistake
+ * the new entry for the old (a delete's CAS then fails).
+ */
 enum dev_slot_state {
 	DEV_SLOT_EMPTY = 0,   /* never used: ends every probe chain */
 	DEV_SLOT_USED = 1,    /* key and value valid */
@@ -44,10 +49,30 @@ enum dev_slot_state {
 	DEV_SLOT_BUSY = 3,    /* claimed by an inserter writing key and value */
 };
 
+#define DEV_SLOT_STATE_MASK 3u
+#define DEV_SLOT_GEN_ONE 4u
+
 struct dev_slot_hdr {
-	uint32_t state; /* enum dev_slot_state */
+	uint32_t state; /* enum dev_slot_state | generation */
 	uint32_t lock;  /* serialises inserts of keys whose home is this slot */
 };
+
+LAYOUT_INLINE uint32_t dev_slot_state_of(uint32_t word)
+{
+	return word & DEV_SLOT_STATE_MASK;
+}
+
+/* @word with its state replaced by @state; same generation. */
+LAYOUT_INLINE uint32_t dev_slot_word(uint32_t word, uint32_t state)
+{
+	return (word & ~DEV_SLOT_STATE_MASK) | state;
+}
+
+/* The word of a new claim of a slot whose word is @word. */
+LAYOUT_INLINE uint32_t dev_slot_claim_word(uint32_t word, uint32_t state)
+{
+	return dev_slot_word(word + DEV_SLOT_GEN_ONE, state);
+}
 
 /* The descriptor a map handle points at. */
 struct dev_map_desc {
@@ -60,7 +85,9 @@ struct dev_map_desc {
 	uint32_t threads;     /* per-thread arrays: slots per key, a power of 2 */
 	uint32_t count;       /* hash: live entries, kept with atomics */
 	uint64_t data;        /* device address of the values or slots */
-	uint64_t reserved[3]; /* zero; room to grow without moving data */
+	uint32_t max_probe;   /* hash: farthest any key was placed from its home */
+	uint32_t pad;
+	uint64_t reserved[2]; /* zero; room to grow without moving data */
 };
 
 /* Where the data starts inside a map's allocation (keeps it 256-aligned). */
@@ -108,6 +135,7 @@ LAYOUT_ASSERT(offsetof(struct dev_slot_hdr, lock) == 4, "lock after state");
 LAYOUT_ASSERT(offsetof(struct dev_map_desc, slot_cnt) == 16, "descriptor");
 LAYOUT_ASSERT(offsetof(struct dev_map_desc, count) == 28, "descriptor");
 LAYOUT_ASSERT(offsetof(struct dev_map_desc, data) == 32, "descriptor");
+LAYOUT_ASSERT(offsetof(struct dev_map_desc, max_probe) == 40, "descriptor");
 LAYOUT_ASSERT(sizeof(struct dev_map_desc) == 64, "descriptor is 64 bytes");
 LAYOUT_ASSERT(sizeof(struct dev_map_desc) <= DEV_MAP_DATA_OFFSET,
 	      "descriptor fits before the data");

@@ -59,6 +59,7 @@ struct probe_site {
 	const char *prefix;           /* unique prefix of inserted names */
 	const char *const *funcs;     /* probe functions, in attach order */
 	size_t nfuncs;
+	bool need_ctx;                /* some probe reads the ctx */
 };
 
 /* The code calling every probe of @s, in its own scope. */
@@ -72,6 +73,8 @@ struct kernel_plan {
 	size_t nentry;
 	const char **exit;          /* exit probe functions */
 	size_t nexit;
+	bool entry_ctx;             /* an entry probe reads the ctx */
+	bool exit_ctx;              /* an exit probe reads the ctx */
 	uint32_t entry_points;      /* out */
 	uint32_t exit_points;       /* out */
 };
@@ -91,6 +94,9 @@ struct link_result {
  * Check @mods against @app and append to @block the declarations and
  * definitions they contribute, in an order that declares before use.
  */
+/* Whether one of @mods defines the symbol @m's item @it declares. */
+bool link_defined_by(struct ptx_module *const *mods, size_t nmod,
+		     const struct ptx_module *m, const struct ptx_item *it);
 int link_modules(const struct ptx_module *app, struct ptx_module *const *mods,
 		 size_t nmod, struct strbuf *block, struct link_result *res);
 /* The .func definition named @name in @mods, or NULL. */

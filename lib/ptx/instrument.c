@@ -163,6 +163,8 @@ static int add_call(struct kernel_plan *p, const struct ptx_attach *r,
 			return err_set(EGPU_ENOMEM, "PTX: out of memory");
 	}
 	(*list)[(*n)++] = r->func;
+	if (!r->no_ctx)
+		*(r->point == EGPU_ATTACH_ENTRY ? &p->entry_ctx : &p->exit_ctx) = true;
 	return 0;
 }
 
@@ -260,9 +262,33 @@ static int edit_version(struct session *s)
 	return 0;
 }
 
+/*
+ * The linked block, definitions included, comes before the application's
+ * own text: its declarations of what the block defines must go, or ptxas
+ * sees a redefinition.
+ */
+static int drop_linked_declarations(struct session *s)
+{
+	const struct ptx_module *m = s->app;
+
+	for (uint32_t i = 0; i < m->nitems; i++) {
+		const struct ptx_item *it = &m->items[i];
+		const struct tok *first = &m->toks[it->first];
+		const struct tok *last = &m->toks[it->last - 1];
+
+		if (it->kind != IT_FUNC || it->func->defined ||
+		    !link_defined_by(s->mods, s->nmod, m, it))
+			continue;
+		if (!edit_at(&s->edits, first->off, last->off + last->len - first->off))
+			return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	}
+	return 0;
+}
+
 static int edit_link(struct session *s)
 {
 	struct strbuf *sb;
+	int err;
 
 	s->link.version_major = s->app->version_major;
 	s->link.version_minor = s->app->version_minor;
@@ -271,7 +297,8 @@ static int edit_link(struct session *s)
 	sb = edit_at(&s->edits, s->app->header_end, 0);
 	if (!sb)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
-	return link_modules(s->app, s->mods, s->nmod, sb, &s->link);
+	err = link_modules(s->app, s->mods, s->nmod, sb, &s->link);
+	return err ? err : drop_linked_declarations(s);
 }
 
 static int fill_report(struct session *s, struct ptx_report *r)

@@ -93,6 +93,15 @@ static bool defined_in(const struct ptx_module *m, const struct ptx_module *im,
 	return false;
 }
 
+bool link_defined_by(struct ptx_module *const *mods, size_t nmod,
+		     const struct ptx_module *m, const struct ptx_item *it)
+{
+	for (size_t i = 0; i < nmod; i++)
+		if (defined_in(mods[i], m, it))
+			return true;
+	return false;
+}
+
 static bool module_names(const struct ptx_module *m, const char *s, size_t n)
 {
 	uint32_t j;

@@ -70,6 +70,16 @@ static void build_ctx(struct strbuf *sb, const struct probe_site *s)
 		  sizeof(struct egpu_kernel_ctx));
 }
 
+/* Probes that never read their ctx get (NULL, 0): nothing to build. */
+static void no_ctx(struct strbuf *sb, const struct probe_site *s)
+{
+	const char *p = s->prefix;
+
+	sb_printf(sb, "\t.reg .b64 \t%%%s_rd<6>;\n", p);
+	sb_printf(sb, "\tmov.u64 \t%%%s_rd1, 0;\n", p);
+	sb_printf(sb, "\tmov.u64 \t%%%s_rd4, 0;\n", p);
+}
+
 void emit_probe_site(struct strbuf *sb, const struct probe_site *s)
 {
 	const char *p = s->prefix;
@@ -86,7 +96,10 @@ void emit_probe_site(struct strbuf *sb, const struct probe_site *s)
 			  (int)s->m->toks[g->pred].len, tok_text(s->m, g->pred),
 			  p, s->kernel_id, s->site);
 	sb_adds(sb, "\t{\n");
-	build_ctx(sb, s);
+	if (s->need_ctx)
+		build_ctx(sb, s);
+	else
+		no_ctx(sb, s);
 	for (i = 0; i < s->nfuncs; i++)
 		sb_printf(sb, "\t%s \t(%%%s_rd5), %s, (%%%s_rd1, %%%s_rd4);\n",
 			  call, p, s->funcs[i], p, p);

@@ -14,6 +14,7 @@
 #ifndef EGPU_PTX_H
 #define EGPU_PTX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,11 @@ struct ptx_attach {
 	const char *kernel;
 	int point;        /* EGPU_ATTACH_ENTRY or EGPU_ATTACH_EXIT */
 	const char *func; /* probe function defined by one of the modules */
+	/*
+	 * The probe never reads its ctx: the site passes (NULL, 0) and
+	 * builds none, so a probe that needs nothing costs only its call.
+	 */
+	bool no_ctx;
 };
 
 /* A PTX module to link into the application's: JIT output, runtime. */

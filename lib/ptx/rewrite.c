@@ -96,6 +96,7 @@ static int add_exits(const struct ptx_module *m, struct kernel_plan *plan,
 	s->point = EGPU_ATTACH_EXIT;
 	s->funcs = plan->exit;
 	s->nfuncs = plan->nexit;
+	s->need_ctx = plan->exit_ctx;
 	for (i = 0; !err && i < f->nstmts; i++) {
 		const struct ptx_stmt *st = &f->stmts[i];
 
@@ -131,6 +132,7 @@ int rewrite_kernel(const struct ptx_module *m, struct kernel_plan *plan,
 		s.point = EGPU_ATTACH_ENTRY;
 		s.funcs = plan->entry;
 		s.nfuncs = plan->nentry;
+		s.need_ctx = plan->entry_ctx;
 		err = insert_site(e, &s, entry_stmt(m, it->func));
 		plan->entry_points = 1;
 	}

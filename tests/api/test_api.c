@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/internal.h"
 #include "egpu.h"
 
 #define API_OBJ EGPU_TEST_BUILD "/api.bpf.o"
@@ -225,6 +226,21 @@ START_TEST(unknown_kernel_is_an_error)
 }
 END_TEST
 
+/* What a direct GPU run loads: the program, its kernel, the runtime. */
+START_TEST(direct_run_module_assembles)
+{
+	char *ptx = NULL;
+
+	ck_assert_msg(!prog_kernel_ptx(egpu_obj_prog(obj, "bump"), "run_bump",
+				       "sm_90", &ptx), "%s", egpu_errmsg());
+	ck_assert_ptr_nonnull(strstr(ptx, ".entry run_bump_kernel"));
+	ck_assert_ptr_nonnull(strstr(ptx, "egpu_dev_map_lookup_elem"));
+	if (access(EGPU_PTXAS, X_OK) == 0)
+		assert_ptxas_accepts(ptx, strlen(ptx));
+	free(ptx);
+}
+END_TEST
+
 START_TEST(gpu_calls_refused_offline)
 {
 	EGPU_OPTS(egpu_run_opts, ro, .backend = EGPU_BACKEND_GPU);
@@ -253,6 +269,7 @@ int main(void)
 	tcase_add_test(tc, cpu_run_updates_maps);
 	tcase_add_test(tc, offline_instrumentation_assembles);
 	tcase_add_test(tc, unknown_kernel_is_an_error);
+	tcase_add_test(tc, direct_run_module_assembles);
 	tcase_add_test(tc, gpu_calls_refused_offline);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -38,34 +38,46 @@ static CUmodule kernels, abi;
 
 #define CU_OK(call) ck_assert_msg(cu_check((call), #call) == 0, "%s", egpu_errmsg())
 
+/* Setup outside a test: report and stop. */
+static void setup_fail(const char *what, const char *detail)
+{
+	fprintf(stderr, "setup: %s: %s\n", what, detail);
+	exit(EXIT_FAILURE);
+}
+
 static char *read_file(const char *path)
 {
 	FILE *f = fopen(path, "rb");
 	char *buf;
 	long n;
 
-	ck_assert_msg(f, "cannot open %s", path);
+	if (!f)
+		setup_fail("cannot open", path);
 	fseek(f, 0, SEEK_END);
 	n = ftell(f);
 	rewind(f);
 	buf = malloc(n + 1);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_int_eq(fread(buf, 1, n, f), n);
+	if (!buf || fread(buf, 1, n, f) != (size_t)n)
+		setup_fail("cannot read", path);
 	buf[n] = 0;
 	fclose(f);
 	return buf;
 }
 
-static CUmodule load_ptx(const char *ptx)
+static CUmodule load_ptx(const char *ptx, const char *what)
 {
 	char log[8192] = "";
 	CUjit_option keys[] = { CU_JIT_ERROR_LOG_BUFFER,
 				CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
 	void *vals[] = { log, (void *)(uintptr_t)sizeof(log) };
 	CUmodule mod;
+	CUresult res = d->cuModuleLoadDataEx(&mod, ptx, 2, keys, vals);
 
-	ck_assert_msg(d->cuModuleLoadDataEx(&mod, ptx, 2, keys, vals) == CUDA_SUCCESS,
-		      "PTX load failed: %s", log);
+	if (res != CUDA_SUCCESS) {
+		cu_check(res, what);
+		fprintf(stderr, "%s\n", log);
+		setup_fail(what, egpu_errmsg());
+	}
 	return mod;
 }
 
@@ -148,8 +160,8 @@ static uint32_t check_table(struct dev_map *m, uint32_t nkeys, uint8_t *seen)
 
 		memcpy(&hdr, s, sizeof(hdr));
 		ck_assert_uint_eq(hdr.lock, 0);
-		ck_assert_uint_ne(hdr.state, DEV_SLOT_BUSY);
-		if (hdr.state != DEV_SLOT_USED)
+		ck_assert_uint_ne(dev_slot_state_of(hdr.state), DEV_SLOT_BUSY);
+		if (dev_slot_state_of(hdr.state) != DEV_SLOT_USED)
 			continue;
 		memcpy(&key, s + dev_slot_key_offset(), sizeof(key));
 		memcpy(&v, s + dev_slot_value_offset(4), sizeof(v));
@@ -174,8 +186,11 @@ static void insert_1m(struct dev_map *m, uint64_t flags,
 	uint64_t handle = dev_map_handle(m);
 	uint32_t nkeys = NKEYS;
 	void *args[] = { &handle, &nkeys, &flags, &dres, &dok };
+	uint64_t t0 = now_ns();
 
 	launch_1d("hash_insert", GRID_1M, 256, args);
+	printf("1M threads updating %d keys (flags %llu): %.2f ms\n", NKEYS,
+	       (unsigned long long)flags, (now_ns() - t0) / 1e6);
 	CU_OK(d->cuMemcpyDtoH(res, dres, RES_CNT * sizeof(*res)));
 	CU_OK(d->cuMemcpyDtoH(ok_per_key, dok, NKEYS * sizeof(*ok_per_key)));
 	d->cuMemFree(dres);
@@ -260,6 +275,10 @@ START_TEST(churn_leaves_an_empty_reusable_map)
 	ck_assert_uint_gt(res[RES_OK], 0);
 	ck_assert_uint_eq(res[RES_OK] + res[RES_E2BIG], GRID_1M * 256ull);
 	ck_assert_uint_eq(map_desc(m).count, 0);
+	/* Walks are bounded by max_probe, not by the (EMPTY-less) table. */
+	printf("churn: max_probe %u of %u slots\n", map_desc(m).max_probe,
+	       map_desc(m).slot_cnt);
+	ck_assert_uint_lt(map_desc(m).max_probe, map_desc(m).slot_cnt / 4);
 
 	insert_1m(m, EGPU_ANY, res, ok);
 	ck_assert_uint_eq(res[RES_OK], GRID_1M * 256ull);
@@ -519,6 +538,40 @@ START_TEST(host_hash_round_trips)
 }
 END_TEST
 
+/* Host churn turns every EMPTY slot into a tombstone; all still works. */
+START_TEST(host_hash_after_churn)
+{
+	struct dev_map *m = map_new(EGPU_MAP_HASH, 4, 8, 16, 0);
+	uint32_t keys[16], next;
+	uint64_t v = 5, *dev;
+	int n = 0, err;
+
+	for (uint32_t k = 0; k < 200; k++) {
+		ck_assert_int_eq(dev_map_update(m, &k, &v, EGPU_NOEXIST), 0);
+		ck_assert_int_eq(dev_map_delete(m, &k), 0);
+	}
+	ck_assert_uint_eq(map_desc(m).count, 0);
+	ck_assert_int_eq(dev_map_next_key(m, NULL, &next), -ENOENT);
+	for (uint32_t i = 0; i < 16; i++) {
+		keys[i] = 1000 + i;
+		v = keys[i];
+		ck_assert_int_eq(dev_map_lookup(m, &keys[i], &v), -ENOENT);
+		ck_assert_int_eq(dev_map_update(m, &keys[i], &v, EGPU_NOEXIST), 0);
+	}
+	next = 2000;
+	ck_assert_int_eq(dev_map_update(m, &next, &v, EGPU_ANY), -E2BIG);
+	for (err = dev_map_next_key(m, NULL, &next); !err;
+	     err = dev_map_next_key(m, &next, &next))
+		n++;
+	ck_assert_int_eq(n, 16);
+	dev = device_lookup(m, keys, 4, 16);
+	for (uint32_t i = 0; i < 16; i++)
+		ck_assert_uint_eq(dev[i], keys[i]);
+	free(dev);
+	dev_map_free(m);
+}
+END_TEST
+
 START_TEST(host_array_round_trips)
 {
 	uint64_t init[5] = { 10, 11, 12, 13, 14 }, v, keys64[16];
@@ -617,13 +670,14 @@ static double lookup_median_us(struct dev_map *m, uint32_t nkeys)
 	return ns[SAMPLES / 2] / 1e3;
 }
 
-/* The floor: one cuMemcpyDtoH of a few sizes. */
-static void print_copy_latency(void)
+/* The floor: one cuMemcpyDtoH of a few sizes; returns the 1 KiB median. */
+static double print_copy_latency(void)
 {
 	static const size_t sizes[] = { 8, 24, 1024, 4096, 65536 };
 	static uint64_t ns[SAMPLES];
 	static uint8_t buf[65536];
 	CUdeviceptr p = dev_zalloc(sizeof(buf));
+	double kib_us = 0;
 
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		for (int i = 0; i < SAMPLES; i++) {
@@ -635,27 +689,33 @@ static void print_copy_latency(void)
 		qsort(ns, SAMPLES, sizeof(ns[0]), cmp_u64);
 		printf("cuMemcpyDtoH %6zu bytes: median %.2f us\n", sizes[s],
 		       ns[SAMPLES / 2] / 1e3);
+		if (sizes[s] == 1024)
+			kib_us = ns[SAMPLES / 2] / 1e3;
 	}
 	d->cuMemFree(p);
+	return kib_us;
 }
 
+/*
+ * The target is 5 us, but the floor is one small copy, whose cost depends on
+ * the machine (and on sanitizers): check that a lookup costs one copy.
+ */
 START_TEST(host_lookup_latency)
 {
 	struct dev_map *a = map_new(EGPU_MAP_ARRAY, 4, 8, NKEYS, 0);
 	struct dev_map *h = map_new(EGPU_MAP_HASH, 4, 8, NKEYS, 0);
 	uint64_t value = 1;
-	double array_us, hash_us;
+	double copy_us, array_us, hash_us;
 
 	for (uint32_t k = 0; k < NKEYS; k++)
 		ck_assert_int_eq(dev_map_update(h, &k, &value, EGPU_NOEXIST), 0);
-	print_copy_latency();
+	copy_us = print_copy_latency();
 	printf("host lookup, array of %d:\n", NKEYS);
 	array_us = lookup_median_us(a, NKEYS);
 	printf("host lookup, full hash of %d:\n", NKEYS);
 	hash_us = lookup_median_us(h, NKEYS);
-	/* Target 5 us; a lookup copying more than it needs shows up far above. */
-	ck_assert_double_lt(array_us, 20);
-	ck_assert_double_lt(hash_us, 20);
+	ck_assert_double_lt(array_us, 1.5 * copy_us);
+	ck_assert_double_lt(hash_us, 1.5 * copy_us);
 	dev_map_free(a);
 	dev_map_free(h);
 }
@@ -668,11 +728,12 @@ static void load_modules(void)
 	size_t n = strlen(device_runtime_ptx), m = strlen(caller);
 	char *both = malloc(n + m + 1);
 
-	ck_assert_ptr_nonnull(both);
-	kernels = load_ptx(text);
+	if (!both)
+		setup_fail("load_modules", "out of memory");
+	kernels = load_ptx(text, "loading map_kernels.ptx");
 	memcpy(both, device_runtime_ptx, n);
 	memcpy(both + n, caller, m + 1);
-	abi = load_ptx(both);
+	abi = load_ptx(both, "loading the runtime PTX with abi_kernel.ptx");
 	free(text);
 	free(caller);
 	free(both);
@@ -680,9 +741,9 @@ static void load_modules(void)
 
 int main(void)
 {
-	Suite *s = suite_create("dev_map_gpu");
-	TCase *dev = tcase_create("device"), *host = tcase_create("host");
+	TCase *dev, *host;
 	CUcontext ctx;
+	Suite *s;
 	SRunner *sr;
 	int failed;
 
@@ -698,6 +759,9 @@ int main(void)
 	}
 	load_modules();
 
+	s = suite_create("dev_map_gpu");
+	dev = tcase_create("device");
+	host = tcase_create("host");
 	tcase_add_test(dev, concurrent_insert_any_keeps_each_key_once);
 	tcase_add_test(dev, concurrent_insert_noexist_succeeds_once_per_key);
 	tcase_add_test(dev, full_map_reports_e2big_and_stays_whole);
@@ -711,6 +775,7 @@ int main(void)
 	tcase_add_test(dev, per_thread_slot_counts);
 	tcase_set_timeout(dev, 120);
 	tcase_add_test(host, host_hash_round_trips);
+	tcase_add_test(host, host_hash_after_churn);
 	tcase_add_test(host, host_array_round_trips);
 	tcase_add_test(host, host_per_thread_round_trip);
 	tcase_add_test(host, host_lookup_latency);

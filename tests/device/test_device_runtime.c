@@ -146,6 +146,21 @@ START_TEST(slot_layout)
 }
 END_TEST
 
+/* A claim advances the generation; state changes keep it. */
+START_TEST(slot_generations)
+{
+	uint32_t w = dev_slot_claim_word(DEV_SLOT_EMPTY, DEV_SLOT_BUSY);
+
+	ck_assert_uint_eq(dev_slot_state_of(w), DEV_SLOT_BUSY);
+	w = dev_slot_word(w, DEV_SLOT_DELETED);
+	ck_assert_uint_eq(w, DEV_SLOT_GEN_ONE | DEV_SLOT_DELETED);
+	w = dev_slot_claim_word(w, DEV_SLOT_USED);
+	ck_assert_uint_eq(w, 2 * DEV_SLOT_GEN_ONE | DEV_SLOT_USED);
+	ck_assert_uint_eq(dev_slot_claim_word(UINT32_MAX, DEV_SLOT_USED),
+			  DEV_SLOT_USED); /* wraps */
+}
+END_TEST
+
 /* FNV-1a 32-bit reference values, the hash host_map.c uses too. */
 START_TEST(hash_is_fnv1a)
 {
@@ -210,6 +225,7 @@ int main(void)
 		printf("no ptxas found at configure time: PTX not assembled\n");
 	}
 	tcase_add_test(layout, slot_layout);
+	tcase_add_test(layout, slot_generations);
 	tcase_add_test(layout, hash_is_fnv1a);
 	tcase_add_test(layout, bad_specs_refused_before_the_gpu);
 	if (!cu()) /* no GPU here: its absence must be a clear error */
