@@ -279,10 +279,10 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 	}
 }
 %enddef
-%raise_if_null(egpu_ctx_new, EGPU_EINVAL)
+%raise_if_null(egpu_ctx_new, 0)
 %raise_if_null(egpu_obj_prog, EGPU_ENOENT)
 %raise_if_null(egpu_obj_map, EGPU_ENOENT)
-%raise_if_null(egpu_attach_kernel, EGPU_EINVAL)
+%raise_if_null(egpu_attach_kernel, 0)
 
 /* Loading, translating and instrumenting take long: other threads run. */
 %define %load_without_gil(FUNC)
