@@ -56,7 +56,8 @@ static int view_get(PyObject *o, Py_buffer *view, int text)
 	return PyObject_GetBuffer(o, view, PyBUF_SIMPLE);
 }
 
-/* Log callback calling the Python callable @user(level, message). */
+/* Log callback calling the Python callable @user(level, message), taking
+ * the GIL in case the library ever logs from a thread of its own. */
 static void log_to_python(enum egpu_log_level level, const char *msg, void *user)
 {
 	PyGILState_STATE gil = PyGILState_Ensure();
@@ -269,6 +270,9 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
  * A NULL handle raises with @code. The C API reports no code for NULL
  * returns, so this is the code the function documents, or 0 (egpu.Error
  * with code None) where several are possible.
+ *
+ * Every call holds the GIL: a context is not safe for concurrent use, and
+ * the GIL is what keeps Python threads sharing one from racing in C.
  */
 %define %raise_if_null(FUNC, CODE)
 %exception FUNC {
@@ -283,32 +287,9 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %raise_if_null(egpu_obj_prog, EGPU_ENOENT)
 %raise_if_null(egpu_obj_map, EGPU_ENOENT)
 %raise_if_null(egpu_attach_kernel, 0)
-
-/* Loading, translating and instrumenting take long: other threads run. */
-%define %load_without_gil(FUNC)
-%exception FUNC {
-	Py_BEGIN_ALLOW_THREADS
-	$action
-	Py_END_ALLOW_THREADS
-	if (!result) {
-		raise_last(0);
-		SWIG_fail;
-	}
-}
-%enddef
-%load_without_gil(egpu_load)
-%load_without_gil(egpu_load_mem)
-%load_without_gil(egpu_load_insns)
-%define %without_gil(FUNC)
-%exception FUNC {
-	Py_BEGIN_ALLOW_THREADS
-	$action
-	Py_END_ALLOW_THREADS
-}
-%enddef
-%without_gil(egpu_prog_jit_ptx)
-%without_gil(egpu_instrument_ptx)
-%without_gil(egpu_module_load)
+%raise_if_null(egpu_load, 0)
+%raise_if_null(egpu_load_mem, 0)
+%raise_if_null(egpu_load_insns, 0)
 
 /* Replaced by the size-checked functions below. */
 %ignore egpu_map_lookup;
@@ -492,9 +473,7 @@ PyObject *prog_run(egpu_prog *prog, int backend, PyObject *memory)
 	}
 	ro.ctx = copy ? copy : view.buf;
 	ro.ctx_len = (size_t)view.len;
-	Py_BEGIN_ALLOW_THREADS
 	err = egpu_prog_run(prog, &ro);
-	Py_END_ALLOW_THREADS
 	free(copy);
 	PyBuffer_Release(&view);
 	if (err) {
