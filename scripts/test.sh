@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# Install what is missing, build, and run every test: the unit and GPU tests
-# under ctest (GPU tests report "skipped" without a GPU), then the unit tests
-# again under AddressSanitizer and UBSan.
+# Install what is missing, build, and run every test: the unit, binding
+# (pytest, go test) and GPU tests under ctest (GPU tests report "skipped"
+# without a GPU), then the unit tests again under AddressSanitizer and UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/cuda/bin"
 scripts/deps.sh
 
 jobs=$(nproc)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# The bindings test with the Python that deps.sh gave pytest and numpy.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEGPU_BUILD_PYTHON=ON \
+	-DEGPU_BUILD_GO=ON -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs")
+# pytest's and go test's own summaries, which ctest keeps in its log
+grep -E '^[0-9]+ (passed|failed|skipped)|^(ok|FAIL)[[:space:]]+libegpu|GPU tests skipped' \
+	build/Testing/Temporary/LastTest.log
 
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DEGPU_SANITIZE=ON \
 	-DEGPU_BUILD_EXAMPLES=OFF >/dev/null

@@ -1,0 +1,3 @@
+module libegpu.dev/egpu
+
+go 1.19

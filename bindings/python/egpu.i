@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * egpu._egpu, the C extension under the Python package: include/egpu.h as
+ * SWIG wraps it, plus what makes it Python. Buffers come in as bytes-like
+ * objects (or str for text), malloc'ed text comes back as str and is freed
+ * here, options are dicts of keyword arguments, reports are dicts, and a
+ * failure (a negative return, a NULL handle) raises the egpu.Error subclass
+ * of its code with egpu_errmsg()'s text. The map operations and direct runs
+ * are wrapped by hand (below) because their buffer sizes come from the map
+ * or must be checked before C reads them.
+ *
+ * Built with `swig -python -noproxy`: egpu/__init__.py is the only Python
+ * layer, there are no generated shadow classes.
+ */
+%module _egpu
+
+%{
+#include <stdlib.h>
+#include <string.h>
+
+#include "egpu.h"
+
+/* egpu.Error factory set by the Python layer: factory(code, message). */
+static PyObject *error_factory;
+
+static void raise_msg(int code, const char *msg)
+{
+	PyObject *text = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "replace");
+	PyObject *exc = NULL;
+
+	if (text && error_factory)
+		exc = PyObject_CallFunction(error_factory, "iO", code, text);
+	if (exc)
+		PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+	else if (text && !PyErr_Occurred())
+		PyErr_SetObject(PyExc_RuntimeError, text);
+	Py_XDECREF(exc);
+	Py_XDECREF(text);
+}
+
+/* Raise the calling thread's last library error; @code 0: not known. */
+static void raise_last(int code)
+{
+	raise_msg(code, egpu_errmsg());
+}
+
+/* Borrow the bytes of a bytes-like object, or (@text) of a str as UTF-8. */
+static int view_get(PyObject *o, Py_buffer *view, int text)
+{
+	if (text && PyUnicode_Check(o)) {
+		Py_ssize_t n;
+		const char *s = PyUnicode_AsUTF8AndSize(o, &n);
+
+		return s ? PyBuffer_FillInfo(view, o, (void *)s, n, 1, PyBUF_SIMPLE) : -1;
+	}
+	return PyObject_GetBuffer(o, view, PyBUF_SIMPLE);
+}
+
+/* Log callback calling the Python callable @user(level, message), taking
+ * the GIL in case the library ever logs from a thread of its own. */
+static void log_to_python(enum egpu_log_level level, const char *msg, void *user)
+{
+	PyGILState_STATE gil = PyGILState_Ensure();
+	PyObject *res = PyObject_CallFunction((PyObject *)user, "iN", (int)level,
+		PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "replace"));
+
+	if (!res)
+		PyErr_WriteUnraisable((PyObject *)user);
+	Py_XDECREF(res);
+	PyGILState_Release(gil);
+}
+
+/*
+ * Parse keyword options from dict @d (None: defaults) with @fmt and
+ * @kwlist, as a Python call would: unknown keys raise TypeError.
+ */
+#define OPTS_PARSE(d, fmt, kwlist, ...)                                       \
+	((d) == Py_None ||                                                   \
+	 PyArg_ParseTupleAndKeywords(empty_args(), (d), "|$" fmt, (kwlist),   \
+				     __VA_ARGS__))
+
+static PyObject *empty_args(void)
+{
+	static PyObject *empty;
+
+	if (!empty)
+		empty = PyTuple_New(0);
+	return empty;
+}
+
+static int ctx_opts_from(PyObject *d, struct egpu_ctx_opts *o)
+{
+	static char *kw[] = { "sm", "offline", "thread_slots", "log", "log_level", NULL };
+	PyObject *log = Py_None;
+	int offline = 0, level = EGPU_LOG_WARN;
+
+	if (!OPTS_PARSE(d, "zpIOi", kw, &o->sm, &offline, &o->thread_slots, &log, &level))
+		return -1;
+	o->offline = offline;
+	o->log_level = (enum egpu_log_level)level;
+	if (log != Py_None) {
+		if (!PyCallable_Check(log)) {
+			PyErr_SetString(PyExc_TypeError, "log must be callable(level, message)");
+			return -1;
+		}
+		o->log = log_to_python;
+		o->log_user = log; /* the Python Context keeps it alive */
+	}
+	return 0;
+}
+
+static int load_opts_from(PyObject *d, struct egpu_load_opts *o)
+{
+	static char *kw[] = { "name", "helpers", NULL };
+	int helpers = EGPU_HELPERS_GPU;
+
+	if (!OPTS_PARSE(d, "zi", kw, &o->name, &helpers))
+		return -1;
+	o->helpers = (enum egpu_helper_abi)helpers;
+	return 0;
+}
+
+static int jit_opts_from(PyObject *d, struct egpu_jit_opts *o)
+{
+	static char *kw[] = { "sm", "func", "kernel", NULL };
+	int kernel = 0;
+
+	if (!OPTS_PARSE(d, "zzp", kw, &o->sm, &o->func, &kernel))
+		return -1;
+	o->kernel = kernel;
+	return 0;
+}
+
+static PyObject *report_dict(const struct egpu_report *r)
+{
+	PyObject *kernels = PyList_New(r->kernel_cnt);
+
+	for (uint32_t i = 0; kernels && i < r->kernel_cnt; i++) {
+		const struct egpu_kernel_report *k = &r->kernels[i];
+		PyObject *kd = Py_BuildValue("{s:s,s:s,s:I,s:I,s:I,s:I}",
+			"name", k->name, "demangled", k->demangled,
+			"kernel_id", k->kernel_id, "entry_points", k->entry_points,
+			"exit_points", k->exit_points, "programs", k->programs);
+
+		if (!kd)
+			Py_CLEAR(kernels);
+		else
+			PyList_SET_ITEM(kernels, i, kd);
+	}
+	if (!kernels)
+		return NULL;
+	return Py_BuildValue("{s:I,s:I,s:I,s:I,s:I,s:d,s:N}",
+		"kernel_cnt", r->kernel_cnt, "kernels_patched", r->kernels_patched,
+		"entry_points", r->entry_points, "exit_points", r->exit_points,
+		"programs", r->programs, "instrument_ms", r->instrument_ms,
+		"kernels", kernels);
+}
+
+/* Append malloc'ed text @s of @n bytes to the results as a str. */
+static PyObject *append_text(PyObject *result, const char *s, size_t n)
+{
+	PyObject *str = PyUnicode_DecodeUTF8(s ? s : "", s ? (Py_ssize_t)n : 0,
+					     "surrogateescape");
+
+	if (!str) {
+		Py_XDECREF(result);
+		return NULL;
+	}
+	return SWIG_Python_AppendOutput(result, str);
+}
+%}
+
+%include <stdint.i>
+
+/* Failures raise. Counts (egpu_attach_all) and flags stay ints. */
+%typemap(out) int {
+	if ($1 < 0) {
+		raise_last($1);
+		SWIG_fail;
+	}
+	$result = PyLong_FromLong($1);
+}
+/* Calls whose only result is their out-parameters return just those. */
+%typemap(out) int egpu_prog_jit_ptx, int egpu_instrument_ptx, int egpu_module_load {
+	if ($1 < 0) {
+		raise_last($1);
+		SWIG_fail;
+	}
+	$result = SWIG_Py_Void();
+}
+
+/* Read-only bytes in: bytes, bytearray, memoryview, array, or a str. */
+%typemap(in) (const void *BUF, size_t LEN) (Py_buffer view = { 0 }) {
+	if (view_get($input, &view, 1))
+		SWIG_fail;
+	$1 = ($1_ltype)view.buf;
+	$2 = (size_t)view.len;
+}
+%typemap(freearg) (const void *BUF, size_t LEN) {
+	if (view$argnum.obj)
+		PyBuffer_Release(&view$argnum);
+}
+%apply (const void *BUF, size_t LEN) {
+	(const void *elf, size_t len), (const void *insns, size_t len),
+	(const void *image, size_t len), (const char *ptx, size_t len)
+};
+
+/* Text out: returned as a str, the C buffer freed. */
+%typemap(in, numinputs=0) (char **TEXT, size_t *LEN) (char *text = NULL, size_t n = 0) {
+	$1 = &text;
+	$2 = &n;
+}
+%typemap(argout) (char **TEXT, size_t *LEN) {
+	$result = append_text($result, text$argnum, n$argnum);
+	if (!$result)
+		SWIG_fail;
+}
+%typemap(freearg) (char **TEXT, size_t *LEN) {
+	free(text$argnum);
+}
+%apply (char **TEXT, size_t *LEN) { (char **ptx, size_t *len), (char **out, size_t *out_len) };
+
+%typemap(in, numinputs=0) struct egpu_report *report (struct egpu_report rep) {
+	memset(&rep, 0, sizeof(rep));
+	rep.sz = sizeof(rep);
+	$1 = &rep;
+}
+%typemap(argout) struct egpu_report *report {
+	PyObject *r = report_dict(&rep$argnum);
+
+	if (!r) {
+		Py_CLEAR($result);
+		SWIG_fail;
+	}
+	$result = SWIG_Python_AppendOutput($result, r);
+}
+
+/* The CUmodule comes back as an int, as cuda-python and ctypes take it. */
+%typemap(in, numinputs=0) CUmodule *mod (CUmodule m = NULL) {
+	$1 = &m;
+}
+%typemap(argout) CUmodule *mod {
+	PyObject *h = PyLong_FromVoidPtr((void *)m$argnum);
+
+	if (!h) {
+		Py_CLEAR($result);
+		SWIG_fail;
+	}
+	$result = SWIG_Python_AppendOutput($result, h);
+}
+
+/* Options are dicts of keyword arguments, or None for the defaults. */
+%define %opts_typemap(STRUCT, PARSE)
+%typemap(in) const struct STRUCT *opts (struct STRUCT o), struct STRUCT *opts (struct STRUCT o) {
+	memset(&o, 0, sizeof(o));
+	o.sz = sizeof(o);
+	if (PARSE($input, &o))
+		SWIG_fail;
+	$1 = $input == Py_None ? NULL : &o;
+}
+%enddef
+%opts_typemap(egpu_ctx_opts, ctx_opts_from)
+%opts_typemap(egpu_load_opts, load_opts_from)
+%opts_typemap(egpu_jit_opts, jit_opts_from)
+%typemap(in, numinputs=0) const struct egpu_attach_opts *opts {
+	$1 = NULL;
+}
+
+/*
+ * A NULL handle raises with @code. The C API reports no code for NULL
+ * returns, so this is the code the function documents, or 0 (egpu.Error
+ * with code None) where several are possible.
+ *
+ * Every call holds the GIL: a context is not safe for concurrent use, and
+ * the GIL is what keeps Python threads sharing one from racing in C.
+ */
+%define %raise_if_null(FUNC, CODE)
+%exception FUNC {
+	$action
+	if (!result) {
+		raise_last(CODE);
+		SWIG_fail;
+	}
+}
+%enddef
+%raise_if_null(egpu_ctx_new, 0)
+%raise_if_null(egpu_obj_prog, EGPU_ENOENT)
+%raise_if_null(egpu_obj_map, EGPU_ENOENT)
+%raise_if_null(egpu_attach_kernel, 0)
+%raise_if_null(egpu_load, 0)
+%raise_if_null(egpu_load_mem, 0)
+%raise_if_null(egpu_load_insns, 0)
+
+/* Replaced by the size-checked functions below. */
+%ignore egpu_map_lookup;
+%ignore egpu_map_update;
+%ignore egpu_map_delete;
+%ignore egpu_map_next_key;
+%ignore egpu_map_lookup_sum;
+%ignore egpu_prog_insns;
+%ignore egpu_prog_run;
+/* Options and reports cross as dicts (above), not as structs. */
+%ignore egpu_ctx_opts;
+%ignore egpu_load_opts;
+%ignore egpu_jit_opts;
+%ignore egpu_run_opts;
+%ignore egpu_attach_opts;
+%ignore egpu_report;
+%ignore egpu_kernel_report;
+
+/* The enum's name would hide the function egpu_map_type(). */
+%rename(egpu_map_type_enum, %$isenum) egpu_map_type;
+
+%include "egpu.h"
+
+%{
+/* The bytes of @o, exactly @size of them, as the @what of @map. */
+static int view_sized(egpu_map *map, PyObject *o, uint32_t size,
+		      const char *what, Py_buffer *view)
+{
+	char msg[256];
+
+	if (PyObject_GetBuffer(o, view, PyBUF_SIMPLE))
+		return -1;
+	if ((size_t)view->len == size)
+		return 0;
+	snprintf(msg, sizeof(msg), "map '%s': %s of %zd bytes, expected %u",
+		 egpu_map_name(map), what, view->len, size);
+	PyBuffer_Release(view);
+	raise_msg(EGPU_EINVAL, msg);
+	return -1;
+}
+
+typedef int (*map_read_fn)(egpu_map *map, const void *key, void *out);
+
+/* Read @size bytes under @key with @read into a new bytes object. */
+static PyObject *map_read(egpu_map *map, PyObject *key, size_t size,
+			  map_read_fn read)
+{
+	PyObject *out;
+	Py_buffer k;
+	int err;
+
+	if (view_sized(map, key, egpu_map_key_size(map), "key", &k))
+		return NULL;
+	out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+	if (out) {
+		err = read(map, k.buf, PyBytes_AS_STRING(out));
+		if (err) {
+			Py_CLEAR(out);
+			raise_last(err);
+		}
+	}
+	PyBuffer_Release(&k);
+	return out;
+}
+%}
+
+%inline %{
+/* Install egpu.Error's factory(code, message); returns None. */
+PyObject *set_error_factory(PyObject *factory)
+{
+	Py_XINCREF(factory);
+	Py_XSETREF(error_factory, factory);
+	Py_RETURN_NONE;
+}
+
+/* Every value stored under @key: value_size * values_per_key bytes. */
+PyObject *map_lookup(egpu_map *map, PyObject *key)
+{
+	return map_read(map, key, (size_t)egpu_map_value_size(map) *
+			egpu_map_values_per_key(map), egpu_map_lookup);
+}
+
+/* The per-thread values under @key summed: value_size bytes. */
+PyObject *map_lookup_sum(egpu_map *map, PyObject *key)
+{
+	return map_read(map, key, egpu_map_value_size(map), egpu_map_lookup_sum);
+}
+
+PyObject *map_update(egpu_map *map, PyObject *key, PyObject *value,
+		     uint64_t flags)
+{
+	Py_buffer k, v;
+	int err;
+
+	if (view_sized(map, key, egpu_map_key_size(map), "key", &k))
+		return NULL;
+	if (view_sized(map, value, egpu_map_value_size(map), "value", &v)) {
+		PyBuffer_Release(&k);
+		return NULL;
+	}
+	err = egpu_map_update(map, k.buf, v.buf, flags);
+	PyBuffer_Release(&v);
+	PyBuffer_Release(&k);
+	if (err) {
+		raise_last(err);
+		return NULL;
+	}
+	Py_RETURN_NONE;
+}
+
+PyObject *map_delete(egpu_map *map, PyObject *key)
+{
+	Py_buffer k;
+	int err;
+
+	if (view_sized(map, key, egpu_map_key_size(map), "key", &k))
+		return NULL;
+	err = egpu_map_delete(map, k.buf);
+	PyBuffer_Release(&k);
+	if (err) {
+		raise_last(err);
+		return NULL;
+	}
+	Py_RETURN_NONE;
+}
+
+/* The key after @key (None: the first) as bytes, or None after the last. */
+PyObject *map_next_key(egpu_map *map, PyObject *key)
+{
+	PyObject *next;
+	Py_buffer k = { 0 };
+	int err;
+
+	if (key != Py_None && view_sized(map, key, egpu_map_key_size(map), "key", &k))
+		return NULL;
+	next = PyBytes_FromStringAndSize(NULL, egpu_map_key_size(map));
+	if (next) {
+		err = egpu_map_next_key(map, k.obj ? k.buf : NULL, PyBytes_AS_STRING(next));
+		if (err == EGPU_ENOENT) {
+			Py_INCREF(Py_None);
+			Py_SETREF(next, Py_None);
+		} else if (err) {
+			Py_CLEAR(next);
+			raise_last(err);
+		}
+	}
+	if (k.obj)
+		PyBuffer_Release(&k);
+	return next;
+}
+
+/* The linked instructions, 8 bytes each. */
+PyObject *prog_insns(egpu_prog *prog)
+{
+	return PyBytes_FromStringAndSize(egpu_prog_insns(prog),
+					 (Py_ssize_t)egpu_prog_insn_cnt(prog) * 8);
+}
+
+/*
+ * Run @prog once on @backend with @memory as r1/r2: a writable buffer
+ * (bytearray, numpy array, ...) sees the program's stores, a read-only one
+ * is copied first. Returns (r0, run_ns).
+ */
+PyObject *prog_run(egpu_prog *prog, int backend, PyObject *memory)
+{
+	EGPU_OPTS(egpu_run_opts, ro, .backend = (enum egpu_backend)backend);
+	void *copy = NULL;
+	Py_buffer view;
+	int err;
+
+	if (PyObject_GetBuffer(memory, &view, PyBUF_WRITABLE)) {
+		PyErr_Clear();
+		if (PyObject_GetBuffer(memory, &view, PyBUF_SIMPLE))
+			return NULL;
+		copy = malloc(view.len ? (size_t)view.len : 1);
+		if (!copy) {
+			PyBuffer_Release(&view);
+			return PyErr_NoMemory();
+		}
+		memcpy(copy, view.buf, (size_t)view.len);
+	}
+	ro.ctx = copy ? copy : view.buf;
+	ro.ctx_len = (size_t)view.len;
+	err = egpu_prog_run(prog, &ro);
+	free(copy);
+	PyBuffer_Release(&view);
+	if (err) {
+		raise_last(err);
+		return NULL;
+	}
+	return Py_BuildValue("(Kd)", (unsigned long long)ro.retval, ro.run_ns);
+}
+%}

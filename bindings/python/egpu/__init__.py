@@ -1,0 +1,355 @@
+# SPDX-License-Identifier: MIT
+"""libegpu for Python: load eBPF objects, read and write their maps, run
+their programs on the CPU or a GPU, and splice them into CUDA kernels.
+
+    import egpu
+
+    with egpu.Context() as ctx:
+        obj = ctx.load("probe.bpf.o")
+        obj.attach_all()
+        ptx, report = ctx.instrument(kernels_ptx)   # or ctx.module_load()
+        ...launch...
+        print(dict(obj.maps["counts"]))
+
+Every failure raises an egpu.Error subclass carrying the library's message.
+"""
+
+import os
+from dataclasses import dataclass
+
+from . import _egpu as _c
+from ._errors import (CudaError, Error, Exists, FormatError, Full, IOFailure,
+                      InvalidArgument, JitError, NoDevice, NoMemory, NotFound,
+                      NotSupported, VerifyError)
+from ._maps import ANY, EXIST, NOEXIST, Map
+
+__all__ = [
+    "Context", "Object", "Program", "Map", "Link", "Report", "KernelReport",
+    "gpu_available", "gpu_unavailable_reason", "version",
+    "Error", "InvalidArgument", "NoMemory", "IOFailure", "FormatError",
+    "VerifyError", "JitError", "NoDevice", "NotFound", "Full", "CudaError",
+    "NotSupported", "Exists",
+    "ANY", "NOEXIST", "EXIST", "LOG_ERROR", "LOG_WARN", "LOG_INFO",
+    "LOG_DEBUG", "HELPERS_GPU", "HELPERS_CONFORMANCE",
+]
+
+__version__ = _c.egpu_version()
+
+LOG_ERROR = _c.EGPU_LOG_ERROR
+LOG_WARN = _c.EGPU_LOG_WARN
+LOG_INFO = _c.EGPU_LOG_INFO
+LOG_DEBUG = _c.EGPU_LOG_DEBUG
+HELPERS_GPU = _c.EGPU_HELPERS_GPU
+HELPERS_CONFORMANCE = _c.EGPU_HELPERS_CONFORMANCE
+
+_ATTACH_POINTS = {"none": _c.EGPU_ATTACH_NONE, "entry": _c.EGPU_ATTACH_ENTRY,
+                  "exit": _c.EGPU_ATTACH_EXIT, "mem": _c.EGPU_ATTACH_MEM}
+_BACKENDS = {"cpu": _c.EGPU_BACKEND_CPU, "gpu": _c.EGPU_BACKEND_GPU}
+
+
+def version():
+    """The library's version, "MAJOR.MINOR.PATCH"."""
+    return _c.egpu_version()
+
+
+def gpu_available():
+    """Whether a CUDA driver and at least one GPU are usable."""
+    return bool(_c.egpu_gpu_available())
+
+
+def gpu_unavailable_reason():
+    """Why no GPU is usable, or "" when one is."""
+    return "" if _c.egpu_gpu_available() else _c.egpu_errmsg()
+
+
+def _choice(value, names, what):
+    if isinstance(value, str):
+        try:
+            return names[value]
+        except KeyError:
+            raise InvalidArgument(f"{what} {value!r}: expected one of "
+                                  f"{', '.join(names)}") from None
+    return int(value)
+
+
+@dataclass(frozen=True)
+class KernelReport:
+    """What instrumentation did to one kernel."""
+    name: str           # mangled, as in the PTX
+    demangled: str
+    kernel_id: int      # the kernel_id probes see in their ctx
+    entry_points: int
+    exit_points: int
+    programs: int
+
+
+@dataclass(frozen=True)
+class Report:
+    """Summary of one instrumentation (struct egpu_report)."""
+    kernel_cnt: int
+    kernels_patched: int
+    entry_points: int
+    exit_points: int
+    programs: int
+    instrument_ms: float
+    kernels: tuple
+
+    @classmethod
+    def _from_dict(cls, d):
+        kernels = tuple(KernelReport(**k) for k in d.pop("kernels"))
+        return cls(kernels=kernels, **d)
+
+
+class Context:
+    """A library context: owns the objects loaded into it, their maps and
+    attachments, and (once a GPU call needs it) the CUDA context binding.
+
+    sm: PTX target ("sm_90" by default). offline: instrument for inspection
+    only, without a GPU (maps get placeholder addresses; module_load and GPU
+    runs are refused). thread_slots: per-thread map slots on the GPU (0: the
+    library's default). log: callable(level, message) receiving the
+    library's log (default: stderr), up to log_level.
+    """
+
+    def __init__(self, sm=None, offline=False, thread_slots=0, log=None,
+                 log_level=LOG_WARN):
+        self._h = None
+        self._log = log  # the C context calls it: keep it alive
+        self._objects = []
+        self._h = _c.egpu_ctx_new(dict(sm=sm, offline=offline,
+                                       thread_slots=thread_slots, log=log,
+                                       log_level=log_level))
+        self.sm = sm or "sm_90"
+        self.offline = offline
+
+    def _live(self):
+        if self._h is None:
+            raise InvalidArgument("the egpu context is closed")
+        return self._h
+
+    def close(self):
+        """Free the context and everything loaded into it; idempotent."""
+        if self._h is None:
+            return
+        for obj in self._objects:
+            obj._h = None
+        self._objects.clear()
+        _c.egpu_ctx_free(self._h)
+        self._h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def load(self, source, name=None, helpers=HELPERS_GPU):
+        """Load an eBPF ELF object from a path (str or os.PathLike) or from
+        its bytes (any bytes-like object). ``name`` names it in messages;
+        ``helpers``: HELPERS_GPU or HELPERS_CONFORMANCE."""
+        opts = dict(name=name, helpers=helpers)
+        if isinstance(source, (str, os.PathLike)):
+            h = _c.egpu_load(self._live(), os.fsdecode(source), opts)
+        else:
+            h = _c.egpu_load_mem(self._live(), source, opts)
+        return self._adopt(h)
+
+    def load_insns(self, insns, name=None, helpers=HELPERS_GPU):
+        """Load raw instructions (8 bytes each, little-endian) as an object
+        with one program named "prog"."""
+        h = _c.egpu_load_insns(self._live(), insns,
+                               dict(name=name, helpers=helpers))
+        return self._adopt(h)
+
+    def _adopt(self, h):
+        obj = Object(self, h)
+        self._objects.append(obj)
+        return obj
+
+    def instrument(self, ptx):
+        """Splice every attached program into PTX module text (str or
+        bytes). Returns (instrumented PTX, Report)."""
+        out, report = _c.egpu_instrument_ptx(self._live(), ptx)
+        return out, Report._from_dict(report)
+
+    def module_load(self, image):
+        """Instrument PTX ``image`` and load it into the current CUDA context
+        (CUDA's primary context if none is current). Returns the CUmodule
+        handle as an int, e.g. for cuda-python's ``cuda.CUmodule(handle)``."""
+        return _c.egpu_module_load(self._live(), image)
+
+    @property
+    def objects(self):
+        """The open objects, in load order."""
+        return tuple(self._objects)
+
+    def __repr__(self):
+        state = "closed" if self._h is None else f"{len(self._objects)} objects"
+        return f"<egpu.Context {self.sm}{' offline' if self.offline else ''}, {state}>"
+
+
+class _Named:
+    """An object's programs or maps: a list that is also indexed by name."""
+
+    def __init__(self, items, lookup):
+        self._items = tuple(items)
+        self._by_name = {i.name: i for i in self._items}
+        self._lookup = lookup
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            if key not in self._by_name:
+                self._lookup(key)  # raises NotFound with the library's text
+            return self._by_name[key]
+        return self._items[key]
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def __len__(self):
+        return len(self._items)
+
+    def __contains__(self, key):
+        return key in self._by_name if isinstance(key, str) else key in self._items
+
+    def keys(self):
+        return self._by_name.keys()
+
+    def items(self):
+        return self._by_name.items()
+
+    def __repr__(self):
+        return repr(list(self._items))
+
+
+class Object:
+    """A loaded eBPF object: ``programs`` and ``maps`` are lists also
+    indexed by name (``obj.programs["count"]``, ``obj.maps["counts"]``)."""
+
+    def __init__(self, ctx, h):
+        self._ctx = ctx
+        self._h = h
+        self.name = _c.egpu_obj_name(h)
+        progs, maps = [], []
+        p = _c.egpu_obj_next_prog(h, None)
+        while p is not None:
+            progs.append(Program(self, p))
+            p = _c.egpu_obj_next_prog(h, p)
+        m = _c.egpu_obj_next_map(h, None)
+        while m is not None:
+            maps.append(Map(self, m))
+            m = _c.egpu_obj_next_map(h, m)
+        self.programs = _Named(progs, lambda n: _c.egpu_obj_prog(self._live(), n))
+        self.maps = _Named(maps, lambda n: _c.egpu_obj_map(self._live(), n))
+
+    def _live(self):
+        self._ctx._live()
+        if self._h is None:
+            raise InvalidArgument(f"egpu object {self.name!r} is closed")
+        return self._h
+
+    @property
+    def closed(self):
+        return self._h is None or self._ctx._h is None
+
+    def attach_all(self):
+        """Attach every program whose section names an attach point
+        (gpu/entry/K, gpu/exit/K, kprobe/K, ...). Returns how many."""
+        return _c.egpu_attach_all(self._live())
+
+    def close(self):
+        """Close the object, its programs, maps and attachments."""
+        if self.closed:
+            return
+        self._ctx._objects.remove(self)
+        _c.egpu_obj_close(self._h)
+        self._h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return (f"<egpu.Object {self.name!r}: programs "
+                f"{list(self.programs.keys())}, maps {list(self.maps.keys())}>")
+
+
+class Program:
+    """A program of an object: name, section, attach_point ("none",
+    "entry", "exit" or "mem"), kernel (name or glob from the section),
+    insn_cnt and insns (the linked instructions)."""
+
+    def __init__(self, obj, h):
+        self._obj = obj
+        self._h = h
+        self.name = _c.egpu_prog_name(h)
+        self.section = _c.egpu_prog_section(h)
+        self.attach_point = _c.egpu_attach_point_str(_c.egpu_prog_attach_point(h))
+        self.kernel = _c.egpu_prog_kernel(h)
+        self.insn_cnt = _c.egpu_prog_insn_cnt(h)
+        self.last_run_ns = None
+
+    def _handle(self):
+        self._obj._live()
+        return self._h
+
+    @property
+    def insns(self):
+        return _c.prog_insns(self._handle())
+
+    def attach(self, kernel=None, at=None):
+        """Attach to every kernel matching ``kernel`` (mangled or demangled
+        name, or a glob) at ``at`` ("entry" or "exit"); both default to the
+        program's section. Takes effect at the next instrument() or
+        module_load() of the context. Returns a Link."""
+        kernel = self.kernel if kernel is None else kernel
+        at = _choice(self.attach_point if at is None else at, _ATTACH_POINTS,
+                     "attach point")
+        link = _c.egpu_attach_kernel(self._handle(), kernel, at)
+        return Link(self, link, kernel, at)
+
+    def run(self, memory=b"", backend="cpu"):
+        """Run once with ``memory`` as the program's r1/r2 (a writable
+        buffer such as a bytearray sees the program's stores; bytes are
+        copied) on backend "cpu" or "gpu". Returns r0; the execution time
+        in ns is left in ``last_run_ns``."""
+        r0, ns = _c.prog_run(self._handle(), _choice(backend, _BACKENDS, "backend"),
+                             memory)
+        self.last_run_ns = ns
+        return r0
+
+    def jit_ptx(self, sm=None, func=None, kernel=False):
+        """The program as PTX: a ``.visible .func`` named ``func`` (default
+        egpu_prog_NAME) taking (ctx, ctx_len) and returning r0, and with
+        ``kernel`` also a one-thread ``.entry`` FUNC_kernel."""
+        return _c.egpu_prog_jit_ptx(self._handle(),
+                                    dict(sm=sm, func=func, kernel=kernel))
+
+    def __repr__(self):
+        where = f" {self.attach_point} {self.kernel!r}" if self.kernel else ""
+        return f"<egpu.Program {self.name!r} [{self.section}]{where}, {self.insn_cnt} insns>"
+
+
+class Link:
+    """An attachment of a program to kernels; detach() removes it (closing
+    the program's object removes it too)."""
+
+    def __init__(self, prog, h, kernel, at):
+        self._prog = prog
+        self._h = h
+        self.program = prog.name
+        self.kernel = kernel
+        self.at = _c.egpu_attach_point_str(at)
+
+    def detach(self):
+        if self._h is not None and not self._prog._obj.closed:
+            _c.egpu_link_destroy(self._h)
+        self._h = None
+
+    def __repr__(self):
+        return f"<egpu.Link {self.program} at {self.at} of {self.kernel!r}>"

@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: MIT
+"""Fixtures for the egpu Python tests. ctest passes the test data built
+with the library in environment variables (see ../CMakeLists.txt)."""
+
+import os
+
+import pytest
+
+import egpu
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU and its CUDA driver")
+
+
+def pytest_collection_modifyitems(config, items):
+    if egpu.gpu_available():
+        return
+    skip = pytest.mark.skip(reason=f"no GPU: {egpu.gpu_unavailable_reason()}")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """With EGPU_PYTEST_SKIP_RC set, a run whose every test was skipped
+    exits with that code, so ctest reports it as skipped, not passed."""
+    rc = os.environ.get("EGPU_PYTEST_SKIP_RC")
+    stats = session.config.pluginmanager.get_plugin("terminalreporter").stats
+    if rc and exitstatus == 0 and stats.get("skipped") and not stats.get("passed"):
+        session.exitstatus = int(rc)
+
+
+def _data(var):
+    path = os.environ.get(var)
+    if not path:
+        raise RuntimeError(f"{var} is not set: run these tests through ctest")
+    return path
+
+
+@pytest.fixture
+def probes_path():
+    """tests/probes.bpf.o as built by the build."""
+    return _data("EGPU_TEST_PROBES")
+
+
+@pytest.fixture
+def kernels_ptx():
+    """PTX of tests/kernels.cu (nvcc -arch=sm_90)."""
+    with open(_data("EGPU_TEST_PTX")) as f:
+        return f.read()
+
+
+@pytest.fixture
+def ctx():
+    with egpu.Context(offline=True) as c:
+        yield c
+
+
+@pytest.fixture
+def obj(ctx, probes_path):
+    return ctx.load(probes_path)

@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: MIT
+"""On a GPU: probes in kernels launched by CuPy, direct GPU runs. Skipped
+(by conftest.py) where no GPU is usable; CuPy is imported inside."""
+
+import ctypes
+
+import pytest
+
+import egpu
+
+pytestmark = pytest.mark.gpu
+
+THREADS, BLOCK = 1024, 256
+
+
+@pytest.fixture
+def gpu_obj(probes_path):
+    with egpu.Context(thread_slots=4096) as ctx:
+        obj = ctx.load(probes_path)
+        obj.attach_all()
+        yield ctx, obj
+
+
+def check_counts(obj, x, n):
+    cp = pytest.importorskip("cupy")
+    assert bool((x[:n] == 1).all()) and bool((x[n:] == 0).all())
+    slots = obj.maps["slots"]
+    assert (slots[0], slots[1]) == (THREADS, THREADS)
+    per_thread = obj.maps["per_thread"]
+    assert per_thread.values_per_key == 4096
+    assert per_thread.sum(0) == THREADS
+    assert int(cp.asnumpy(per_thread[0]).max()) == 1
+
+
+def test_cupy_raw_module_runs_instrumented_ptx(gpu_obj, kernels_ptx, tmp_path):
+    cp = pytest.importorskip("cupy")
+    ctx, obj = gpu_obj
+    cp.cuda.Device(0).use()  # the CUDA context egpu binds the maps in
+    out, report = ctx.instrument(kernels_ptx)
+    assert report.kernels_patched == 1
+    path = tmp_path / "instrumented.ptx"
+    path.write_text(out)
+    add_one = cp.RawModule(path=str(path)).get_function("add_one")
+    x = cp.zeros(THREADS + 24, dtype=cp.float32)
+    n = THREADS - 24
+    add_one((THREADS // BLOCK,), (BLOCK,), (x, cp.int32(n)))
+    cp.cuda.Device(0).synchronize()
+    check_counts(obj, x, n)
+
+
+def test_module_load_gives_a_cuda_module(gpu_obj, kernels_ptx):
+    cp = pytest.importorskip("cupy")
+    ctx, obj = gpu_obj
+    cp.cuda.Device(0).use()
+    mod = ctx.module_load(kernels_ptx)
+    func = cp.cuda.driver.moduleGetFunction(mod, "add_one")
+    x = cp.zeros(THREADS, dtype=cp.float32)
+    n = THREADS - 1
+    ptr, count = ctypes.c_void_p(x.data.ptr), ctypes.c_int(n)
+    params = (ctypes.c_void_p * 2)(ctypes.addressof(ptr), ctypes.addressof(count))
+    cp.cuda.driver.launchKernel(func, THREADS // BLOCK, 1, 1, BLOCK, 1, 1, 0, 0,
+                                ctypes.addressof(params), 0)
+    cp.cuda.Device(0).synchronize()
+    check_counts(obj, x, n)
+    cp.cuda.driver.moduleUnload(mod)
+
+
+def test_direct_gpu_run_matches_cpu(probes_path):
+    with egpu.Context() as ctx:
+        obj = ctx.load(probes_path)
+        bump = obj.programs["bump"]
+        mem = bytearray(b"\x02\x00")
+        assert bump.run(mem, backend="cpu") == 103
+        assert bump.run(mem, backend="gpu") == 106  # maps move to the GPU
+        assert mem == bytearray(b"\x02\x2a")  # copied back after the run
+        assert obj.maps["counts"][2] == 6
