@@ -60,6 +60,11 @@ enum egpu_error {
 
 /** Message describing the last error on the calling thread ("" if none). */
 EGPU_API const char *egpu_errmsg(void);
+/**
+ * Code of the last error on the calling thread (0 if none): what failed
+ * when a constructor returned NULL.
+ */
+EGPU_API int egpu_errcode(void);
 /** Short fixed description of an ::egpu_error code. */
 EGPU_API const char *egpu_strerror(int err);
 /** Library version as "MAJOR.MINOR.PATCH". */

@@ -69,13 +69,15 @@ func call(f func() int) (int, error) {
 }
 
 // handle runs a C call returning a handle; a NULL one becomes an *Error
-// with @code (the C API gives no code with NULL; EUNKNOWN where several
-// are possible).
+// with the library's code for it (egpu_errcode), or @code if it gave none.
 func handle[T interface{ Swigcptr() uintptr }](code Errno, f func() T) (T, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	h := f()
 	if h.Swigcptr() == 0 {
+		if c := Errno(capi.Egpu_errcode()); c != 0 {
+			code = c
+		}
 		return h, newError(code, capi.Egpu_errmsg())
 	}
 	return h, nil

@@ -278,7 +278,7 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %exception FUNC {
 	$action
 	if (!result) {
-		raise_last(CODE);
+		raise_last(egpu_errcode() ? egpu_errcode() : CODE);
 		SWIG_fail;
 	}
 }

@@ -8,10 +8,12 @@
 #define ERRMSG_MAX 1024
 
 static _Thread_local char errmsg[ERRMSG_MAX];
+static _Thread_local int errcode;
 
 int err_vset(int code, const char *fmt, va_list ap)
 {
 	vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
+	errcode = code;
 	return code;
 }
 
@@ -43,6 +45,12 @@ void err_prefix(const char *fmt, ...)
 void err_clear(void)
 {
 	errmsg[0] = '\0';
+	errcode = 0;
+}
+
+int egpu_errcode(void)
+{
+	return errcode;
 }
 
 const char *egpu_errmsg(void)
