@@ -47,6 +47,8 @@ struct egpu_prog {
 	struct jit_host *host;
 	uint32_t probe_id;       /* 0 until linked into a module */
 	bool probe_no_ctx;       /* its probe code never reads r1 or r2 */
+	void *gpu_mod;           /* CUmodule of direct GPU runs, once loaded */
+	void *gpu_fn;            /* its CUfunction */
 };
 
 struct egpu_obj {
@@ -67,6 +69,8 @@ void obj_host_jit_maps(const struct egpu_obj *obj, struct jit_map *out);
 void prog_jit_input(const struct egpu_prog *prog, const struct jit_map *maps,
 		    struct jit_input *in);
 int prog_run_gpu(struct egpu_prog *prog, struct egpu_run_opts *opts);
+/* Unload the module of direct GPU runs, if any. */
+void prog_gpu_unload(struct egpu_prog *prog);
 /*
  * Give every map of @obj its GPU memory in the current CUDA context (once)
  * and fill @maps (one per map) with the device addresses. With an offline

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* egpu_prog_run() on the GPU: the program as a one-thread kernel. */
+/*
+ * egpu_prog_run() on the GPU: the program as a one-thread kernel. The
+ * module is built and loaded at the first run and kept with the program,
+ * in the CUDA context that holds the object's maps.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,14 +11,13 @@
 #include "api/internal.h"
 #include "cuda/cu.h"
 
+/* Device buffers of one run: the ctx copy and r0. */
 struct gpu_run {
-	CUmodule mod;
 	CUdeviceptr mem;
 	CUdeviceptr ret;
 };
 
-static int launch(struct gpu_run *run, const char *kernel,
-		  struct egpu_run_opts *opts)
+static int launch(CUfunction fn, struct gpu_run *run, struct egpu_run_opts *opts)
 {
 	const struct cu_driver *d = cu();
 	uint64_t len = OPTS_GET(opts, ctx_len, 0);
@@ -22,13 +25,9 @@ static int launch(struct gpu_run *run, const char *kernel,
 	CUdeviceptr r1 = 0;
 	void *args[] = { &r1, &len, &run->ret };
 	uint64_t r0 = 0, t0;
-	CUfunction fn;
 	int err;
 
-	err = cu_check(d->cuModuleGetFunction(&fn, run->mod, kernel),
-		       "cuModuleGetFunction");
-	if (!err)
-		err = cu_check(d->cuMemAlloc(&run->mem, len ? len : 1), "cuMemAlloc");
+	err = cu_check(d->cuMemAlloc(&run->mem, len ? len : 1), "cuMemAlloc");
 	if (!err)
 		err = cu_check(d->cuMemAlloc(&run->ret, sizeof(r0)), "cuMemAlloc");
 	if (!err && len)
@@ -51,41 +50,63 @@ static int launch(struct gpu_run *run, const char *kernel,
 	return err;
 }
 
-static int compile(struct egpu_prog *prog, const char *func, char **ptx)
+/* The program's kernel, translated and loaded at the first run. */
+static int prog_kernel(struct egpu_prog *prog, CUfunction *fn)
 {
-	char sm[16];
-	int err = cu_device_sm(sm, sizeof(sm));
+	char func[256], kernel[272], sm[16];
+	CUmodule mod = NULL;
+	char *ptx = NULL;
+	int err = 0;
 
-	return err ? err : prog_kernel_ptx(prog, func, sm, ptx);
+	pthread_mutex_lock(&prog->lock);
+	if (!prog->gpu_fn) {
+		snprintf(func, sizeof(func), "egpu_run_%s", prog->spec->name);
+		snprintf(kernel, sizeof(kernel), "%s_kernel", func);
+		err = cu_device_sm(sm, sizeof(sm));
+		if (!err)
+			err = prog_kernel_ptx(prog, func, sm, &ptx);
+		if (!err)
+			err = cu_module_load_ptx(ptx, &mod);
+		free(ptx);
+		if (!err)
+			err = cu_check(cu()->cuModuleGetFunction((CUfunction *)&prog->gpu_fn,
+								 mod, kernel),
+				       "cuModuleGetFunction");
+		if (err && mod)
+			cu()->cuModuleUnload(mod);
+		else
+			prog->gpu_mod = mod;
+	}
+	*fn = prog->gpu_fn;
+	pthread_mutex_unlock(&prog->lock);
+	return err;
+}
+
+void prog_gpu_unload(struct egpu_prog *prog)
+{
+	if (prog->gpu_mod)
+		cu()->cuModuleUnload(prog->gpu_mod);
+	prog->gpu_mod = prog->gpu_fn = NULL;
 }
 
 int prog_run_gpu(struct egpu_prog *prog, struct egpu_run_opts *opts)
 {
 	struct gpu_run run = { 0 };
-	char func[256], kernel[272];
+	CUfunction fn;
 	CUcontext ctx;
-	char *ptx = NULL;
 	int err;
 
 	if (prog->obj->ctx->offline)
 		return err_set(EGPU_EINVAL, "prog '%s': the context is offline (inspection only)",
 			       prog->spec->name);
 	err = cu_ctx_current(&ctx);
-	if (err)
-		return err;
-	snprintf(func, sizeof(func), "egpu_run_%s", prog->spec->name);
-	snprintf(kernel, sizeof(kernel), "%s_kernel", func);
-	err = compile(prog, func, &ptx);
 	if (!err)
-		err = cu_module_load_ptx(ptx, &run.mod);
-	free(ptx);
+		err = prog_kernel(prog, &fn);
 	if (!err)
-		err = launch(&run, kernel, opts);
+		err = launch(fn, &run, opts);
 	if (run.mem)
 		cu()->cuMemFree(run.mem);
 	if (run.ret)
 		cu()->cuMemFree(run.ret);
-	if (run.mod)
-		cu()->cuModuleUnload(run.mod);
 	return err;
 }
