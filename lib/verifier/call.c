@@ -397,7 +397,7 @@ int check_stack_chains(struct verifier *v)
 				next = c;
 		if (next < 0)
 			break;
-		v->cur->insn = v->subprogs[s].callsite[next];
+		v->where = v->subprogs[s].callsite[next];
 		sb_printf(&chain, " -> func@%d", v->subprogs[next].start);
 		s = next;
 		left--;

@@ -37,7 +37,7 @@ int vfail(struct verifier *v, const char *fmt, ...)
 	char reason[512];
 	struct strbuf text;
 	va_list ap;
-	int insn = v->cur ? v->cur->insn : 0;
+	int insn = v->cur ? v->cur->insn : v->where;
 
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof(reason), fmt, ap);
@@ -207,7 +207,7 @@ static int infinite_loop(struct verifier *v)
 }
 
 /* 1: the path is proven safe by a stored state; 0: go on; < 0: refused. */
-static int prune(struct verifier *v, uint64_t *last_checkpoint)
+static int prune(struct verifier *v)
 {
 	struct vstate *cur = v->cur;
 	struct insn_aux *aux = &v->aux[cur->insn];
@@ -236,9 +236,8 @@ static int prune(struct verifier *v, uint64_t *last_checkpoint)
 		}
 		link = &c->next;
 	}
-	if (cur->path_len - *last_checkpoint < gap)
+	if (cur->parent && cur->path_len - cur->parent->st.path_len < gap)
 		return 0;
-	*last_checkpoint = cur->path_len;
 	return add_checkpoint(v, aux, fp);
 }
 
@@ -351,7 +350,7 @@ static int execute(struct verifier *v, const struct bpf_insn *insn, int idx)
 }
 
 /* 0: continue; 1: the path ended; < 0: refused. */
-static int step(struct verifier *v, uint64_t *last_checkpoint)
+static int step(struct verifier *v)
 {
 	struct vstate *cur = v->cur;
 	int idx = cur->insn, next, err;
@@ -361,7 +360,7 @@ static int step(struct verifier *v, uint64_t *last_checkpoint)
 	cur->path_len++;
 	v->aux[idx].visits++;
 	if (v->aux[idx].prune_point && !v->replaying) {
-		err = prune(v, last_checkpoint);
+		err = prune(v);
 		if (err)
 			return err;
 	}
@@ -387,10 +386,8 @@ static struct vstate *pop_pending(struct verifier *v)
 
 static int explore(struct verifier *v)
 {
-	uint64_t last_checkpoint = 0;
-
 	for (;;) {
-		int r = step(v, &last_checkpoint);
+		int r = step(v);
 
 		if (r < 0)
 			return r;
@@ -403,7 +400,6 @@ static int explore(struct verifier *v)
 		v->cur = pop_pending(v);
 		if (!v->cur)
 			return 0;
-		last_checkpoint = v->cur->path_len;
 	}
 }
 

@@ -132,6 +132,7 @@ struct verifier {
 	int nsub;
 
 	struct vstate *cur;
+	int where;      /* instruction messages name when no path is open */
 	struct vstate **pending;
 	size_t npending, pending_cap;
 	uint32_t next_id;
