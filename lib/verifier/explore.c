@@ -14,11 +14,6 @@
 
 #include "vstate.h"
 
-/* Store a state at most every this many instructions of a path. */
-#define CHECKPOINT_GAP 8
-#define CHECKPOINT_GAP_CROWDED 64
-#define CROWDED 64
-
 /* execute(): the path ended at an exit. */
 #define PATH_END -1000
 
@@ -100,145 +95,6 @@ int push_branch(struct verifier *v, int insn, struct vstate **out)
 	v->pending[v->npending++] = st;
 	*out = st;
 	return 0;
-}
-
-/* A path ended: stored states whose every path ended are proven safe. */
-static void path_done(struct checkpoint *c)
-{
-	while (c && --c->branches == 0)
-		c = c->parent;
-}
-
-struct id_count {
-	uint32_t ids[256];
-	uint8_t counts[256];
-	int n;
-};
-
-static void count_id(struct reg *r, void *arg)
-{
-	struct id_count *c = arg;
-
-	if (r->type != REG_SCALAR || !r->id)
-		return;
-	for (int i = 0; i < c->n; i++) {
-		if (c->ids[i] == r->id) {
-			c->counts[i] = 2;
-			return;
-		}
-	}
-	if (c->n < (int)ARRAY_SIZE(c->ids)) {
-		c->ids[c->n] = r->id;
-		c->counts[c->n++] = 1;
-	}
-}
-
-static void drop_single_id(struct reg *r, void *arg)
-{
-	struct id_count *c = arg;
-
-	if (r->type != REG_SCALAR || !r->id)
-		return;
-	for (int i = 0; i < c->n; i++)
-		if (c->ids[i] == r->id && c->counts[i] == 1)
-			r->id = 0;
-}
-
-/* An id no other register shares links nothing: drop it before comparing. */
-static void clear_single_ids(struct vstate *st)
-{
-	struct id_count c = { .n = 0 };
-
-	state_for_each_reg(st, count_id, &c);
-	state_for_each_reg(st, drop_single_id, &c);
-}
-
-static int add_checkpoint(struct verifier *v, struct insn_aux *aux,
-			  uint64_t fingerprint)
-{
-	struct checkpoint *c = calloc(1, sizeof(*c));
-	int err;
-
-	if (!c)
-		return vnomem();
-	err = state_copy(&c->st, v->cur);
-	if (err) {
-		free(c);
-		return err;
-	}
-	free(c->st.hist);
-	c->st.hist = NULL;
-	c->st.hist_len = c->st.hist_cap = 0;
-	c->parent = v->cur->parent;
-	c->branches = 1;
-	c->fingerprint = fingerprint;
-	c->next = aux->states;
-	aux->states = c;
-	aux->nstates++;
-	v->cur->parent = c;
-	v->stats.states++;
-	if (++v->live_states > v->stats.peak_states)
-		v->stats.peak_states = v->live_states;
-	return 0;
-}
-
-/* A stored state that keeps failing to prune is dropped. */
-static bool evictable(const struct checkpoint *c)
-{
-	return !c->branches && c->misses > 16 + 8 * c->hits;
-}
-
-static void evict(struct verifier *v, struct insn_aux *aux,
-		  struct checkpoint **link)
-{
-	struct checkpoint *c = *link;
-
-	*link = c->next;
-	aux->nstates--;
-	v->live_states--;
-	state_release(&c->st);
-	free(c);
-}
-
-static int infinite_loop(struct verifier *v)
-{
-	return vfail(v, "infinite loop: this instruction is reached again "
-		     "in the same state");
-}
-
-/* 1: the path is proven safe by a stored state; 0: go on; < 0: refused. */
-static int prune(struct verifier *v)
-{
-	struct vstate *cur = v->cur;
-	struct insn_aux *aux = &v->aux[cur->insn];
-	uint64_t fp;
-	uint64_t gap = aux->nstates >= CROWDED ? CHECKPOINT_GAP_CROWDED :
-		       CHECKPOINT_GAP;
-
-	clear_single_ids(cur);
-	fp = state_fingerprint(v, cur);
-	for (struct checkpoint **link = &aux->states; *link;) {
-		struct checkpoint *c = *link;
-
-		if (c->branches) {
-			if (c->fingerprint == fp && state_equal(v, &c->st, cur))
-				return infinite_loop(v);
-		} else if (state_covers(v, &c->st, cur)) {
-			c->hits++;
-			v->stats.pruned++;
-			return 1;
-		} else {
-			c->misses++;
-			if (evictable(c)) {
-				evict(v, aux, link);
-				continue;
-			}
-		}
-		link = &c->next;
-	}
-	if (cur->parent && cur->path_len - cur->parent->st.path_len < gap)
-		return 0;
-	return add_checkpoint(v, aux, fp);
 }
 
 /* The loop head visited most: the likely culprit when the limit is hit. */
@@ -395,7 +251,7 @@ static int explore(struct verifier *v)
 			return 0;
 		if (r == 0)
 			continue;
-		path_done(v->cur->parent);
+		path_done(v, v->cur->parent);
 		state_free(v->cur);
 		v->cur = pop_pending(v);
 		if (!v->cur)
@@ -429,17 +285,7 @@ static void free_all(struct verifier *v)
 	v->cur = NULL;
 	while (v->npending)
 		state_free(v->pending[--v->npending]);
-	for (size_t i = 0; v->aux && i < v->cnt; i++) {
-		while (v->aux[i].states) {
-			struct checkpoint *c = v->aux[i].states;
-
-			v->aux[i].states = c->next;
-			state_release(&c->st);
-			free(c);
-		}
-		v->aux[i].nstates = 0;
-	}
-	v->live_states = 0;
+	checkpoints_free(v);
 }
 
 /* Follow the failing path again, logging every step of it. */

@@ -92,7 +92,8 @@ struct vstate {
 struct checkpoint {
 	struct vstate st;
 	struct checkpoint *parent;
-	struct checkpoint *next;  /* same instruction */
+	/* explored: in its instruction's list; open: in the open table */
+	struct checkpoint *next, **prev;
 	uint32_t branches;        /* unfinished paths below it */
 	uint32_t hits, misses;
 	uint64_t fingerprint;     /* of the live registers, for loop checks */
@@ -104,8 +105,9 @@ struct insn_aux {
 	uint8_t back_edge_target;
 	int subprog;
 	uint32_t visits;
-	struct checkpoint *states;
+	struct checkpoint *states; /* fully explored, proven safe */
 	uint32_t nstates;
+	uint32_t nopen;            /* stored here and still open */
 };
 
 #define MAX_SUBPROGS 64
@@ -138,7 +140,9 @@ struct verifier {
 	uint32_t next_id;
 	uint64_t max_insns;
 	uint64_t live_states;
-	struct checkpoint *retired; /* unlinked, freed at the end */
+	/* states still being explored, hashed by instruction and fingerprint */
+	struct checkpoint **open;
+	uint32_t open_size, open_cnt;
 
 	/* verbose replay of a failing path */
 	bool replaying;
@@ -245,6 +249,10 @@ int check_stack_chains(struct verifier *v);
 /* explore.c */
 int push_branch(struct verifier *v, int insn, struct vstate **out);
 uint32_t new_id(struct verifier *v);
+/* prune.c */
+int prune(struct verifier *v);
+void path_done(struct verifier *v, struct checkpoint *c);
+void checkpoints_free(struct verifier *v);
 
 /* report.c */
 void vlog(struct verifier *v, const char *fmt, ...) EGPU_PRINTF(2, 3);
