@@ -173,11 +173,58 @@ static int check_jmp(struct verifier *v, const struct bpf_insn *insn,
 	return err ? err : idx + 1;
 }
 
+static bool alu_known(const struct bpf_insn *insn)
+{
+	uint8_t op = BPF_OP(insn->code);
+
+	if (op > BPF_END)
+		return false;
+	/* the 64-bit byte swap has no source variant */
+	return !(op == BPF_END && BPF_CLASS(insn->code) == BPF_ALU64 &&
+		 BPF_SRC(insn->code) == BPF_X);
+}
+
+static bool jmp_known(const struct bpf_insn *insn)
+{
+	uint8_t op = BPF_OP(insn->code);
+
+	if (op > BPF_JSLE)
+		return false;
+	return BPF_CLASS(insn->code) == BPF_JMP ||
+	       (op != BPF_CALL && op != BPF_EXIT);
+}
+
+/*
+ * The structural pass normally refuses unknown opcodes first; checked here
+ * too so that no instruction is given a meaning the ISA does not define.
+ */
+static int check_opcode(struct verifier *v, const struct bpf_insn *insn)
+{
+	bool known;
+
+	switch (BPF_CLASS(insn->code)) {
+	case BPF_ALU:
+	case BPF_ALU64:
+		known = alu_known(insn);
+		break;
+	case BPF_JMP:
+	case BPF_JMP32:
+		known = jmp_known(insn);
+		break;
+	default:
+		known = true; /* the load and store checks know their modes */
+		break;
+	}
+	return known ? 0 : vfail(v, "unknown opcode %#x", insn->code);
+}
+
 /* Execute one instruction: the next index, or PATH_END. */
 static int execute(struct verifier *v, const struct bpf_insn *insn, int idx)
 {
-	int err;
+	int err = check_opcode(v, insn);
 
+	if (err)
+		return err;
 	switch (BPF_CLASS(insn->code)) {
 	case BPF_ALU:
 	case BPF_ALU64:

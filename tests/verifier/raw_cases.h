@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/core.h"
 #include "egpu.h"
 #include "insn.h"
 
@@ -545,6 +546,31 @@ static const struct raw_case raw_cases[] = {
 	       LDX(BPF_DW, 2, 6, 0), JMP_IMM(BPF_JSGT, 2, 8, 3),
 	       ALU64_REG(BPF_ADD, 0, 2), LDX(BPF_DW, 0, 0, 0), EXIT(),
 	       RET0) },
+};
+
+/* The maps raw programs refer to by index. */
+static char rodata[32] = "hello";
+static char nonul[4] = { 'a', 'b', 'c', 'd' };
+
+static const struct bpf_map_spec raw_maps[] = {
+	[M_COUNTS] = { .name = "counts", .type = EGPU_MAP_HASH,
+		       .key_size = 4, .value_size = 8, .max_entries = 1024 },
+	[M_ARR] = { .name = "arr", .type = EGPU_MAP_ARRAY, .key_size = 4,
+		    .value_size = 16, .max_entries = 8 },
+	[M_RING] = { .name = "events", .type = EGPU_MAP_RINGBUF,
+		     .max_entries = 4096 },
+	[M_RODATA] = { .name = ".rodata", .type = EGPU_MAP_ARRAY,
+		       .key_size = 4, .value_size = 32, .max_entries = 1,
+		       .init = rodata, .init_len = 32, .readonly = 1 },
+	[M_PERF] = { .name = "perf", .type = EGPU_MAP_PERF_EVENT_ARRAY,
+		     .key_size = 4, .value_size = 4, .max_entries = 16 },
+	[M_DATA] = { .name = ".data", .type = EGPU_MAP_ARRAY, .key_size = 4,
+		     .value_size = 64, .max_entries = 1 },
+	[M_NONUL] = { .name = ".rodata.nonul", .type = EGPU_MAP_ARRAY,
+		      .key_size = 4, .value_size = 4, .max_entries = 1,
+		      .init = nonul, .init_len = 4, .readonly = 1 },
+	[M_PT] = { .name = "pt", .type = EGPU_MAP_PERTHREAD_ARRAY,
+		   .key_size = 4, .value_size = 8, .max_entries = 1 },
 };
 
 #endif

@@ -8,30 +8,6 @@
 #include "raw_cases.h"
 #include "verifier/verifier.h"
 
-static char rodata[32] = "hello";
-static char nonul[4] = { 'a', 'b', 'c', 'd' };
-
-static const struct bpf_map_spec raw_maps[] = {
-	[M_COUNTS] = { .name = "counts", .type = EGPU_MAP_HASH,
-		       .key_size = 4, .value_size = 8, .max_entries = 1024 },
-	[M_ARR] = { .name = "arr", .type = EGPU_MAP_ARRAY, .key_size = 4,
-		    .value_size = 16, .max_entries = 8 },
-	[M_RING] = { .name = "events", .type = EGPU_MAP_RINGBUF,
-		     .max_entries = 4096 },
-	[M_RODATA] = { .name = ".rodata", .type = EGPU_MAP_ARRAY,
-		       .key_size = 4, .value_size = 32, .max_entries = 1,
-		       .init = rodata, .init_len = 32, .readonly = 1 },
-	[M_PERF] = { .name = "perf", .type = EGPU_MAP_PERF_EVENT_ARRAY,
-		     .key_size = 4, .value_size = 4, .max_entries = 16 },
-	[M_DATA] = { .name = ".data", .type = EGPU_MAP_ARRAY, .key_size = 4,
-		     .value_size = 64, .max_entries = 1 },
-	[M_NONUL] = { .name = ".rodata.nonul", .type = EGPU_MAP_ARRAY,
-		      .key_size = 4, .value_size = 4, .max_entries = 1,
-		      .init = nonul, .init_len = 4, .readonly = 1 },
-	[M_PT] = { .name = "pt", .type = EGPU_MAP_PERTHREAD_ARRAY,
-		   .key_size = 4, .value_size = 8, .max_entries = 1 },
-};
-
 static int run_case(const struct raw_case *c, struct strbuf *log)
 {
 	struct bpf_prog_spec spec = {
