@@ -44,6 +44,7 @@ struct ref_env {
 	uint32_t ctx_size;
 	bool ctx_writable;
 	uint8_t *ctx;
+	uint8_t *initial_ctx;
 	uint64_t rng;
 	struct frame frames[BPF_MAX_CALL_DEPTH];
 	uint8_t stacks[BPF_MAX_CALL_DEPTH][BPF_STACK_SIZE];
@@ -96,6 +97,7 @@ struct ref_env *ref_env_new(const struct bpf_map_spec *maps, size_t map_cnt,
 	e->ctx_writable = attach == EGPU_ATTACH_NONE && ctx_writable;
 	e->rng = seed | 1;
 	e->ctx = e->ctx_size ? aligned_alloc(8, (e->ctx_size + 7) & ~7u) : NULL;
+	e->initial_ctx = e->ctx_size ? malloc(e->ctx_size) : NULL;
 	e->maps = calloc(map_cnt ? map_cnt : 1, sizeof(*e->maps));
 	for (size_t i = 0; i < map_cnt; i++) {
 		struct ref_map *m = &e->maps[i];
@@ -123,6 +125,7 @@ void ref_env_free(struct ref_env *e)
 		free(e->records[i].mem);
 	free(e->maps);
 	free(e->ctx);
+	free(e->initial_ctx);
 	free(e);
 }
 
@@ -136,6 +139,11 @@ bool ref_env_random(const struct ref_env *e)
 	return e->random;
 }
 
+const uint8_t *ref_env_initial_ctx(const struct ref_env *e)
+{
+	return e->initial_ctx;
+}
+
 static bool is_array(uint32_t type)
 {
 	return type != EGPU_MAP_HASH;
@@ -144,8 +152,10 @@ static bool is_array(uint32_t type)
 /* Fresh inputs for one run: ctx bytes, map contents. */
 static void reset_inputs(struct ref_env *e)
 {
-	if (e->ctx)
+	if (e->ctx) {
 		fill_random(e, e->ctx, e->ctx_size);
+		memcpy(e->initial_ctx, e->ctx, e->ctx_size);
+	}
 	for (size_t i = 0; i < e->map_cnt; i++) {
 		struct ref_map *m = &e->maps[i];
 		uint32_t n = m->spec->max_entries ? m->spec->max_entries : 1;
