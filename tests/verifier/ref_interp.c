@@ -532,24 +532,18 @@ static uint32_t size_of(uint8_t code)
 	return bytes[BPF_SIZE(code) >> 3];
 }
 
+/* Direct runs may access their memory unaligned: go through memcpy. */
 static uint64_t load(uint64_t addr, uint32_t size)
 {
-	switch (size) {
-	case 1: return *(uint8_t *)(uintptr_t)addr;
-	case 2: return *(uint16_t *)(uintptr_t)addr;
-	case 4: return *(uint32_t *)(uintptr_t)addr;
-	default: return *(uint64_t *)(uintptr_t)addr;
-	}
+	uint64_t v = 0;
+
+	memcpy(&v, (void *)(uintptr_t)addr, size); /* little-endian host */
+	return v;
 }
 
 static void store(uint64_t addr, uint32_t size, uint64_t v)
 {
-	switch (size) {
-	case 1: *(uint8_t *)(uintptr_t)addr = (uint8_t)v; break;
-	case 2: *(uint16_t *)(uintptr_t)addr = (uint16_t)v; break;
-	case 4: *(uint32_t *)(uintptr_t)addr = (uint32_t)v; break;
-	default: *(uint64_t *)(uintptr_t)addr = v; break;
-	}
+	memcpy((void *)(uintptr_t)addr, &v, size);
 }
 
 static int exec_atomic(struct ref_env *e, const struct bpf_insn *insn)
