@@ -549,7 +549,7 @@ static void store(uint64_t addr, uint32_t size, uint64_t v)
 static int exec_atomic(struct ref_env *e, const struct bpf_insn *insn)
 {
 	uint32_t size = size_of(insn->code);
-	uint64_t base, src, old, r0 = 0, addr, mask;
+	uint64_t base = 0, src = 0, old, r0 = 0, addr, mask;
 	uint8_t op = (uint8_t)(insn->imm & 0xf0);
 
 	mask = size == 8 ? UINT64_MAX : 0xffffffffULL;
@@ -578,7 +578,7 @@ static int exec_atomic(struct ref_env *e, const struct bpf_insn *insn)
 static int exec_mem(struct ref_env *e, const struct bpf_insn *insn)
 {
 	uint32_t size = size_of(insn->code);
-	uint64_t base, v = (uint64_t)(int64_t)insn->imm, addr;
+	uint64_t base = 0, v = (uint64_t)(int64_t)insn->imm, addr;
 	int base_reg = BPF_CLASS(insn->code) == BPF_LDX ? insn->src_reg :
 		       insn->dst_reg;
 
@@ -639,7 +639,7 @@ static int exec_alu(struct ref_env *e, const struct bpf_insn *insn)
 /* 1: jump taken. */
 static int exec_cond(struct ref_env *e, const struct bpf_insn *insn)
 {
-	uint64_t a, b = (uint64_t)(int64_t)insn->imm;
+	uint64_t a = 0, b = (uint64_t)(int64_t)insn->imm;
 
 	if (reg_get(e, insn->dst_reg, &a))
 		return -1;

@@ -55,7 +55,7 @@ START_TEST(all_tests_rows_accepted)
 	ck_assert_msg(f != NULL, "cannot open %s", VECTORS);
 	ck_assert(fgets(line, sizeof(line), f)); /* header */
 	while (fgets(line, sizeof(line), f)) {
-		size_t nlen, plen, mlen, elen;
+		size_t nlen = 0, plen = 0, mlen = 0, elen = 0;
 		const char *name = field(line, 0, &nlen);
 		const char *prog = field(line, 3, &plen);
 		const char *mem = field(line, 4, &mlen);
