@@ -9,8 +9,6 @@
 #include "protos.h"
 #include "vstate.h"
 
-#define MAX_OFFSET (1LL << 29)
-
 static const char *op_name(uint8_t op)
 {
 	static const char *const names[16] = {
@@ -290,8 +288,8 @@ int check_lddw(struct verifier *v, const struct bpf_insn *insn)
 	}
 	if (!map_is_array(m->type) || m->max_entries < 1)
 		return vfail(v, "direct value access needs an array map; '%s' "
-			     "has type %" PRIu32, m->name ? m->name : "?",
-			     m->type);
+			     "is a %s map", m->name ? m->name : "?",
+			     map_type_name(m->type));
 	if (hi < 0 || (uint32_t)hi >= m->value_size)
 		return vfail(v, "direct value offset %" PRId32 " outside map "
 			     "'%s' (value_size %" PRIu32 ")", hi,

@@ -10,8 +10,6 @@
 #include "protos.h"
 #include "vstate.h"
 
-#define MAX_SIZE (1ULL << 29)
-
 static const char *const attach_names[] = {
 	"direct runs", "entry probes", "exit probes", "memory probes",
 };
@@ -35,9 +33,9 @@ static int check_map_arg(struct verifier *v, const struct helper_proto *p,
 			     m->name, reg_type_name(r));
 	spec = &v->maps[r->map];
 	if (!map_in_group(spec->type, p->maps))
-		return vfail(v, "map '%s' of type %" PRIu32 " cannot be used "
-			     "with %s", spec->name ? spec->name : "?",
-			     spec->type, m->name);
+		return vfail(v, "map '%s' (%s, type %" PRIu32 ") cannot be "
+			     "used with %s", spec->name ? spec->name : "?",
+			     map_type_name(spec->type), spec->type, m->name);
 	m->map = (int)r->map;
 	return 0;
 }
@@ -65,7 +63,7 @@ static int check_size_arg(struct verifier *v, int regno, bool zero_ok,
 			     m->name, reg_type_name(r));
 	if (!zero_ok && r->v.umin == 0)
 		return vfail(v, "r%d: size for %s may be 0", regno, m->name);
-	if (r->v.umax > MAX_SIZE)
+	if (r->v.umax > (uint64_t)MAX_OFFSET)
 		return vfail(v, "r%d: size for %s is not bounded (umax %"
 			     PRIu64 ")", regno, m->name, r->v.umax);
 	return check_mem_arg(v, regno - 1, &r->v, ACCESS_READ, false);
@@ -155,10 +153,10 @@ static int check_arg(struct verifier *v, const struct helper_proto *p,
 		return check_size_arg(v, regno, type == ARG_SIZE_OR_ZERO, m);
 	case ARG_ALLOC_SIZE:
 		if (!reg_const_value(r, &m->alloc) || !m->alloc ||
-		    m->alloc > MAX_SIZE)
+		    m->alloc > (uint64_t)MAX_OFFSET)
 			return vfail(v, "r%d: size for %s must be a constant "
-				     "between 1 and %llu", regno, m->name,
-				     MAX_SIZE);
+				     "between 1 and %lld", regno, m->name,
+				     MAX_OFFSET);
 		return 0;
 	case ARG_U64_OUT:
 		sc_const(&eight, 8);

@@ -11,9 +11,6 @@
 #include "core/helpers.h"
 #include "vstate.h"
 
-/* Largest pointer offset, fixed plus variable, kept well away from overflow. */
-#define MAX_OFFSET (1LL << 29)
-
 /* Name of the helper whose call produced a value, for messages. */
 static const char *origin_name(const struct verifier *v, int32_t insn)
 {
@@ -280,13 +277,15 @@ static int stack_write(struct verifier *v, struct frame *f, int64_t lo,
 	return 0;
 }
 
-static int uninit_stack(struct verifier *v, int64_t lo, int64_t hi)
+static int uninit_stack(struct verifier *v, int64_t lo, int64_t hi,
+			int64_t first)
 {
 	if (hi - lo == 1)
 		return vfail(v, "reading uninitialised stack byte fp%" PRId64,
 			     lo);
 	return vfail(v, "reading uninitialised stack bytes fp%" PRId64
-		     "..fp%" PRId64, lo, hi - 1);
+		     "..fp%" PRId64 " (fp%" PRId64 " never written)", lo,
+		     hi - 1, first);
 }
 
 /* Every byte in [lo, hi) written before; pointer bytes reported too. */
@@ -299,7 +298,7 @@ static int stack_initialised(struct verifier *v, struct frame *f, int64_t lo,
 		struct slot *s = byte_slot(f, o, &b, false);
 
 		if (!s || s->kind[b] == SB_INVALID)
-			return uninit_stack(v, lo, hi);
+			return uninit_stack(v, lo, hi, o);
 		if (s->kind[b] == SB_SPILL && s->spill.type != REG_SCALAR)
 			*has_ptr = true;
 	}

@@ -18,7 +18,7 @@ void vlog(struct verifier *v, const char *fmt, ...)
 	sb_adds(v->opts.log, line);
 }
 
-bool logging_steps(const struct verifier *v)
+static bool logging_steps(const struct verifier *v)
 {
 	if (v->replaying)
 		return v->cur->path_len > v->replay_skip;

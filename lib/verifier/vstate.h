@@ -111,6 +111,11 @@ struct insn_aux {
 };
 
 #define MAX_SUBPROGS 64
+/*
+ * Largest pointer offset (fixed plus variable) and memory size a program
+ * may use: far from any overflow of the 64-bit arithmetic on them.
+ */
+#define MAX_OFFSET (1LL << 29)
 
 struct subprog {
 	int start, end;       /* instructions [start, end) */
@@ -215,10 +220,6 @@ void state_print(struct strbuf *sb, const struct verifier *v,
 int cfg_build(struct verifier *v);
 int insn_subprog(const struct verifier *v, int insn);
 
-/* protos.c */
-struct helper_proto;
-const struct helper_proto *proto_find(int32_t id, int abi);
-
 /* mem.c */
 enum access { ACCESS_READ, ACCESS_WRITE, ACCESS_ATOMIC };
 int check_load(struct verifier *v, const struct bpf_insn *insn);
@@ -257,7 +258,6 @@ void checkpoints_free(struct verifier *v);
 /* report.c */
 void vlog(struct verifier *v, const char *fmt, ...) EGPU_PRINTF(2, 3);
 void log_step(struct verifier *v, int insn);
-bool logging_steps(const struct verifier *v);
 
 /* disasm.c */
 void disasm_insn(struct strbuf *sb, const struct verifier *v, int idx);
