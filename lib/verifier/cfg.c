@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 
-#include "core/helpers.h"
+#include "protos.h"
 #include "vstate.h"
 
 #define ARG_REGS 0x3e  /* r1-r5 */
@@ -133,6 +133,19 @@ static int mark_jumps(struct verifier *v)
 	return 0;
 }
 
+/* The argument registers a helper reads (all five if it is unknown). */
+static uint16_t helper_uses(const struct verifier *v, int32_t id)
+{
+	const struct helper_proto *p = proto_find(id, v->opts.abi);
+	uint16_t use = 0;
+
+	if (!p)
+		return ARG_REGS;
+	for (int i = 0; i < 5 && p->args[i] != ARG_NONE; i++)
+		use |= (uint16_t)(1u << (i + 1));
+	return use;
+}
+
 static void uses_defs(const struct verifier *v, const struct bpf_insn *insn,
 		      uint16_t *use, uint16_t *def)
 {
@@ -171,13 +184,9 @@ static void uses_defs(const struct verifier *v, const struct bpf_insn *insn,
 		if (op == BPF_EXIT) {
 			*use = 1;
 		} else if (op == BPF_CALL) {
-			const struct helper_info *h =
-				helper_find(insn->imm, v->opts.abi);
-
 			*use = ARG_REGS;
-			if (insn->src_reg == 0 && BPF_SRC(insn->code) == BPF_K &&
-			    h)
-				*use = (uint16_t)(((1u << h->nargs) - 1) << 1);
+			if (insn->src_reg == 0 && BPF_SRC(insn->code) == BPF_K)
+				*use = helper_uses(v, insn->imm);
 			if (BPF_SRC(insn->code) == BPF_X)
 				*use |= dst;
 			*def = CALL_DEFS;
