@@ -734,6 +734,13 @@ void sc_print(struct strbuf *sb, const struct scalar *s)
 			sb_printf(sb, "%#" PRIx64, s->t.value);
 		return;
 	}
+	if (sc_equal(s, &(struct scalar){ .t = tnum_unknown(), .umax = UINT64_MAX,
+		      .smin = INT64_MIN, .smax = INT64_MAX,
+		      .u32max = UINT32_MAX, .s32min = INT32_MIN,
+		      .s32max = INT32_MAX })) {
+		sb_adds(sb, "scalar");
+		return;
+	}
 	sb_adds(sb, "scalar(");
 #define FIELD(cond, fmt, v) do {                                              \
 		if (cond) {                                                   \
