@@ -87,27 +87,39 @@ static int check_record_arg(struct verifier *v, int regno,
 	return 0;
 }
 
-/* A NUL within the map's initial bytes, which programs cannot change. */
+/* Whether a NUL follows byte @off of the first @len bytes of @s. */
+static bool nul_after(const char *s, size_t len, int64_t off)
+{
+	return off >= 0 && (size_t)off < len &&
+	       memchr(s + off, '\0', len - (size_t)off);
+}
+
+/*
+ * A NUL after every offset the pointer may have, within the map's initial
+ * bytes, which programs cannot change. A bounded variable offset (a string
+ * picked from a table) is checked offset by offset.
+ */
 static int check_str_arg(struct verifier *v, int regno)
 {
 	const struct reg *r = &cur_regs(v)[regno];
 	const struct bpf_map_spec *spec;
-	const char *s;
 	size_t len;
 
-	if (r->type != REG_PTR_MAP_VALUE || !sc_is_const(&r->v) ||
-	    !v->maps[r->map].readonly || !v->maps[r->map].init)
+	if (r->type != REG_PTR_MAP_VALUE || !v->maps[r->map].readonly ||
+	    !v->maps[r->map].init || r->v.smax - r->v.smin > 4096)
 		return vfail(v, "r%d must point to a constant string in "
 			     "read-only data, got %s", regno,
 			     reg_type_name(r));
 	spec = &v->maps[r->map];
 	len = spec->init_len < spec->value_size ? spec->init_len :
 	      spec->value_size;
-	s = spec->init;
-	if (r->off < 0 || (size_t)r->off >= len ||
-	    !memchr(s + r->off, '\0', len - (size_t)r->off))
-		return vfail(v, "r%d: string is not NUL-terminated inside map "
-			     "'%s'", regno, spec->name ? spec->name : "?");
+	for (int64_t k = r->v.smin; k <= r->v.smax; k++)
+		if (tnum_in(r->v.t, (uint64_t)k) &&
+		    !nul_after(spec->init, len, r->off + k))
+			return vfail(v, "r%d: string at offset %" PRId64
+				     " is not NUL-terminated inside map '%s'",
+				     regno, r->off + k,
+				     spec->name ? spec->name : "?");
 	return 0;
 }
 

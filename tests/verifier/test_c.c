@@ -21,7 +21,7 @@ struct expectation {
 };
 
 static const char *const objects[] = {
-	"maps", "loops", "calls", "ctx", "ringbuf", "helpers",
+	"maps", "loops", "calls", "ctx", "ringbuf", "helpers", "probes",
 };
 
 /* The identifier right before the first '(' of @line. */

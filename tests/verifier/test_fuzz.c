@@ -37,7 +37,7 @@ struct tally {
 };
 
 static const char *const objects[] = {
-	"maps", "loops", "calls", "ctx", "ringbuf", "helpers",
+	"maps", "loops", "calls", "ctx", "ringbuf", "helpers", "probes",
 };
 
 static struct elf_progs elf[ARRAY_SIZE(objects)];
