@@ -408,7 +408,7 @@ static const struct raw_case raw_cases[] = {
 	  .expect = "must point to a constant string in read-only data",
 	  PROG(ST(BPF_DW, 10, -8, 0), MOV64_REG(1, 10),
 	       ALU64_IMM(BPF_ADD, 1, -8), CALL(501), RET0) },
-	{ .name = "puts without a NUL", .expect = "string is not NUL-terminated",
+	{ .name = "puts without a NUL", .expect = "string at offset 0 is not NUL-terminated",
 	  PROG(LD_MAP_VALUE(1, M_NONUL, 0), CALL(501), RET0) },
 	{ .name = "trace_printk from the stack",
 	  PROG(ST(BPF_DW, 10, -8, 0x6968), MOV64_REG(1, 10),
