@@ -88,6 +88,88 @@ START_TEST(verbose_log)
 }
 END_TEST
 
+/* The assembler syntax of every instruction form. */
+START_TEST(disassembly)
+{
+	static const struct {
+		struct bpf_insn insn[2];
+		const char *text;
+	} forms[] = {
+		{ { MOV64_IMM(1, -5) }, "r1 = -5" },
+		{ { MOV32_REG(2, 3) }, "w2 = w3" },
+		{ { ALU64_IMM(BPF_ADD, 10, -8) }, "r10 += -8" },
+		{ { ALU32_REG(BPF_ARSH, 4, 5) }, "w4 s>>= w5" },
+		{ { SDIV64_REG(1, 2) }, "r1 s/= r2" },
+		{ { MOVSX64(1, 2, 16) }, "r1 = (s16)r2" },
+		{ { NEG64(3) }, "r3 = -r3" },
+		{ { ENDIAN(1, 1, 16) }, "r1 = be16 r1" },
+		{ { BSWAP(1, 64) }, "r1 = bswap64 r1" },
+		{ { LDX(BPF_DW, 0, 1, 8) }, "r0 = *(u64 *)(r1 + 8)" },
+		{ { LDXSX(BPF_B, 0, 1, -1) }, "r0 = *(s8 *)(r1 - 1)" },
+		{ { ST(BPF_W, 10, -4, 7) }, "*(u32 *)(r10 - 4) = 7" },
+		{ { STX(BPF_H, 2, 3, 0) }, "*(u16 *)(r2 + 0) = r3" },
+		{ { ATOMIC(BPF_DW, BPF_ADD, 1, 2, 0) },
+		  "lock *(u64 *)(r1 + 0) += r2" },
+		{ { ATOMIC(BPF_W, BPF_OR | BPF_FETCH, 1, 2, 4) },
+		  "w2 = atomic_fetch_or((u32 *)(r1 + 4), w2)" },
+		{ { ATOMIC(BPF_DW, BPF_CMPXCHG, 1, 2, 0) },
+		  "r0 = cmpxchg((u64 *)(r1 + 0), r0, r2)" },
+		{ { LD_IMM64(3, 0x100000002ULL) }, "r3 = 0x100000002 ll" },
+		{ { LD_MAP(1, M_COUNTS) }, "r1 = map[counts]" },
+		{ { LD_MAP_VALUE(1, M_DATA, 16) }, "r1 = map_value[.data] + 16" },
+		{ { JA(-3) }, "goto -3" },
+		{ { INSN(BPF_JMP32 | BPF_JA, 0, 0, 0, 70000) }, "gotol +70000" },
+		{ { JMP_IMM(BPF_JGT, 1, 16, 3) }, "if r1 > 0x10 goto +3" },
+		{ { JMP32_REG(BPF_JSLE, 1, 2, -2) }, "if w1 s<= w2 goto -2" },
+		{ { JMP_IMM(BPF_JSET, 1, -1, 1) }, "if r1 & -1 goto +1" },
+		{ { CALL(1) }, "call map_lookup_elem#1" },
+		{ { CALL(9999) }, "call #9999" },
+		{ { CALL_LOCAL(5) }, "call pc+5" },
+		{ { CALLX(2) }, "callx r2" },
+		{ { EXIT() }, "exit" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(forms); i++) {
+		struct strbuf sb;
+
+		sb_init(&sb);
+		verifier_disasm(&sb, forms[i].insn, 2, 0, raw_maps,
+				ARRAY_SIZE(raw_maps), EGPU_HELPERS_GPU);
+		ck_assert_str_eq(sb.buf, forms[i].text);
+		sb_free(&sb);
+	}
+}
+END_TEST
+
+/* The line a command-line tool prints. */
+START_TEST(report_line)
+{
+	const struct bpf_insn insns[] = { RET0 };
+	struct bpf_prog_spec spec = { .name = "tiny",
+				      .insns = (struct bpf_insn *)insns,
+				      .insn_cnt = 2 };
+	struct verifier_stats st;
+	struct strbuf sb;
+
+	ck_assert_int_eq(verifier_run(&spec, NULL, 0, NULL, &st), 0);
+	ck_assert_uint_eq(st.insns_processed, 2);
+	sb_init(&sb);
+	verifier_report(&sb, &spec, 0, &st);
+	ck_assert_ptr_nonnull(strstr(sb.buf, "prog 'tiny': accepted (2 insns "
+					    "processed, 1 states"));
+	sb_free(&sb);
+	spec.insn_cnt = 1;
+	sb_init(&sb);
+	verifier_report(&sb, &spec, verifier_run(&spec, NULL, 0, NULL, &st),
+			&st);
+	ck_assert_str_eq(sb.buf, "prog 'tiny': refused: prog 'tiny': insn 0 "
+			 "(r0 = 0): execution falls off the end of the "
+			 "function (the last instruction must be exit or a "
+			 "jump)\n");
+	sb_free(&sb);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("verifier_raw");
@@ -98,6 +180,8 @@ int main(void)
 	tcase_add_loop_test(tc, raw_case, 0, (int)ARRAY_SIZE(raw_cases));
 	tcase_add_test(tc, message_format);
 	tcase_add_test(tc, verbose_log);
+	tcase_add_test(tc, disassembly);
+	tcase_add_test(tc, report_line);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
