@@ -200,8 +200,15 @@ static bool jmp_known(const struct bpf_insn *insn)
  */
 static int check_opcode(struct verifier *v, const struct bpf_insn *insn)
 {
+	bool src_is_reg = BPF_CLASS(insn->code) != BPF_LD &&
+			  insn->code != (BPF_JMP | BPF_CALL);
 	bool known;
 
+	if (insn->dst_reg >= BPF_REG_COUNT ||
+	    (src_is_reg && insn->src_reg >= BPF_REG_COUNT))
+		return vfail(v, "invalid register r%d",
+			     insn->dst_reg >= BPF_REG_COUNT ? insn->dst_reg :
+			     insn->src_reg);
 	switch (BPF_CLASS(insn->code)) {
 	case BPF_ALU:
 	case BPF_ALU64:
@@ -366,6 +373,8 @@ static void replay(struct verifier *v)
 	err_set(EGPU_EVERIFY, "%s", msg);
 	free(msg);
 	free(hist);
+	v->replay_hist = NULL;
+	v->replaying = false;
 	v->stats = saved_stats;
 }
 

@@ -20,6 +20,7 @@
 #define RANDOM_PROGRAMS 3000
 #define MUTANTS 6000
 #define RUNS_PER_PROGRAM 6
+#define GARBAGE_PROGRAMS 20000
 
 struct subject {
 	const char *name;
@@ -210,6 +211,37 @@ START_TEST(random_programs_are_sound)
 }
 END_TEST
 
+/* Any bytes at all: refused or accepted, never a crash (run under ASan). */
+START_TEST(garbage_does_not_crash)
+{
+	struct gen g = { .rng = 0xbadc0deULL };
+	struct tally t = { 0 };
+
+	for (int i = 0; i < GARBAGE_PROGRAMS; i++) {
+		struct subject s = {
+			"garbage", g.insns, 1 + gen_rand(&g) % 64, raw_maps,
+			ARRAY_SIZE(raw_maps), (int)(gen_rand(&g) % 4),
+			EGPU_HELPERS_GPU, 16, true,
+		};
+
+		for (size_t k = 0; k < s.cnt; k++) {
+			uint64_t r = gen_rand(&g);
+
+			memcpy(&g.insns[k], &r, sizeof(r));
+			/* favour real opcodes so that some programs get far */
+			if (k % 2)
+				g.insns[k].code = (uint8_t)(0x07 + 8 * (r % 30));
+		}
+		g.insns[s.cnt - 1] = (struct bpf_insn)EXIT();
+		try_subject(&s, gen_rand(&g), &t);
+	}
+	printf("garbage: %d programs, %d accepted, %d runs, %d violations\n",
+	       t.programs, t.accepted, t.runs, t.violations);
+	ck_assert_int_eq(t.violations, 0);
+	ck_assert_int_eq(t.programs, GARBAGE_PROGRAMS);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("verifier_fuzz");
@@ -220,6 +252,7 @@ int main(void)
 	tcase_add_test(tc, accepted_corpus_runs_clean);
 	tcase_add_test(tc, mutants_are_sound);
 	tcase_add_test(tc, random_programs_are_sound);
+	tcase_add_test(tc, garbage_does_not_crash);
 	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
