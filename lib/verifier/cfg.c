@@ -199,21 +199,33 @@ static void uses_defs(const struct verifier *v, const struct bpf_insn *insn,
 	*def &= 0x3ff;
 }
 
-static uint16_t live_out(const struct verifier *v, size_t i)
+/* Where control goes after instruction @i within its function. */
+int cfg_successors(const struct verifier *v, size_t i, size_t succ[2])
 {
 	const struct bpf_insn *insn = &v->insns[i];
-	uint16_t out = 0;
+	int n = 0;
 
 	if (is_jmp_class(insn->code) && BPF_OP(insn->code) == BPF_EXIT)
 		return 0;
 	if (has_target(insn) && !is_local_call(insn))
-		out |= v->aux[jump_target(insn, (int)i)].live_in;
+		succ[n++] = (size_t)jump_target(insn, (int)i);
 	if (!(is_jmp_class(insn->code) && BPF_OP(insn->code) == BPF_JA)) {
 		size_t next = i + (bpf_is_lddw(insn) ? 2 : 1);
 
 		if (next < v->cnt)
-			out |= v->aux[next].live_in;
+			succ[n++] = next;
 	}
+	return n;
+}
+
+static uint16_t live_out(const struct verifier *v, size_t i)
+{
+	size_t succ[2];
+	int n = cfg_successors(v, i, succ);
+	uint16_t out = 0;
+
+	for (int k = 0; k < n; k++)
+		out |= v->aux[succ[k]].live_in;
 	return out;
 }
 
@@ -256,5 +268,5 @@ int cfg_build(struct verifier *v)
 	for (int s = 0; s < v->nsub; s++)
 		v->aux[v->subprogs[s].start].prune_point = 1;
 	compute_liveness(v);
-	return 0;
+	return demand_build(v);
 }

@@ -224,7 +224,8 @@ int prune(struct verifier *v)
 		v->stats.pruned++;
 		return 1;
 	}
-	if (cur->parent && cur->path_len - cur->parent->st.path_len < gap)
+	if (cur->parent && cur->path_len - cur->parent->st.path_len < gap &&
+	    !v->opts.all_states)
 		return 0;
 	return add_checkpoint(v, fp);
 }

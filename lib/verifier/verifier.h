@@ -44,6 +44,7 @@ struct verifier_opts {
 	int verbose;        /* 0: quiet; 1: the failing path; 2: every step */
 	struct strbuf *log; /* receives verbose output; NULL: none */
 	uint64_t max_insns; /* complexity limit; 0: VERIFIER_MAX_INSNS */
+	bool all_states;    /* tests: store a state at every prune point */
 };
 
 struct verifier_stats {

@@ -216,6 +216,19 @@ bool ref_release(struct vstate *st, uint32_t id)
 	return false;
 }
 
+static uint16_t frame_mask(const struct verifier *v, const struct vstate *st,
+			   int frame, bool demand)
+{
+	const struct insn_aux *aux;
+
+	if (frame == st->depth - 1) {
+		aux = &v->aux[st->insn];
+		return demand ? aux->demand_in : aux->live_in;
+	}
+	aux = &v->aux[st->frames[frame + 1]->callsite + 1];
+	return (demand ? aux->demand_in : aux->live_in) & 0x3c0; /* r6-r9 */
+}
+
 /*
  * Registers of frame @frame whose value the rest of the path may read:
  * for a caller, what is live after its call returns, less r0-r5 which the
@@ -224,12 +237,14 @@ bool ref_release(struct vstate *st, uint32_t id)
 uint16_t frame_live_mask(const struct verifier *v, const struct vstate *st,
 			 int frame)
 {
-	int ret;
+	return frame_mask(v, st, frame, false);
+}
 
-	if (frame == st->depth - 1)
-		return v->aux[st->insn].live_in;
-	ret = st->frames[frame + 1]->callsite + 1;
-	return v->aux[ret].live_in & 0x3c0; /* r6-r9 */
+/* The same for the registers whose value may matter (lib/verifier/demand.c). */
+static uint16_t frame_demand_mask(const struct verifier *v,
+				  const struct vstate *st, int frame)
+{
+	return frame_mask(v, st, frame, true);
 }
 
 /* Pairs of ids seen so far, old -> cur, kept one-to-one. */
@@ -311,17 +326,29 @@ static bool slot_covers(const struct slot *old, const struct slot *cur,
 
 static const struct slot empty_slot;
 
+/* Registers to compare: live ones; a scalar whose value cannot matter only
+ * needs to be a scalar on both sides (exact comparisons compare it all). */
 static bool frame_covers(const struct frame *old, const struct frame *cur,
-			 uint16_t live, struct idmap *m, bool exact)
+			 uint16_t live, uint16_t demand, struct idmap *m,
+			 bool exact)
 {
 	uint32_t n = old->nslots > cur->nslots ? old->nslots : cur->nslots;
 
 	if (old->callsite != cur->callsite)
 		return false;
-	for (int r = 0; r < BPF_REG_COUNT - 1; r++)
-		if ((live & (1u << r)) &&
-		    !reg_covers(&old->regs[r], &cur->regs[r], m, exact))
+	for (int r = 0; r < BPF_REG_COUNT - 1; r++) {
+		const struct reg *o = &old->regs[r], *c = &cur->regs[r];
+
+		if (!(live & (1u << r)))
+			continue;
+		if (!exact && !(demand & (1u << r)) && o->type == REG_SCALAR) {
+			if (c->type != REG_SCALAR)
+				return false;
+			continue;
+		}
+		if (!reg_covers(o, c, m, exact))
 			return false;
+	}
 	for (uint32_t s = 0; s < n; s++) {
 		const struct slot *o = s < old->nslots ? &old->slots[s] :
 				       &empty_slot;
@@ -343,7 +370,8 @@ static bool states_compare(const struct verifier *v, const struct vstate *old,
 		return false;
 	for (int i = 0; i < old->depth; i++)
 		if (!frame_covers(old->frames[i], cur->frames[i],
-				  frame_live_mask(v, cur, i), &m, exact))
+				  frame_live_mask(v, cur, i),
+				  frame_demand_mask(v, cur, i), &m, exact))
 			return false;
 	for (uint32_t i = 0; i < old->nrefs; i++)
 		if (!ids_match(&m, old->refs[i].id, cur->refs[i].id))

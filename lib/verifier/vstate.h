@@ -101,6 +101,7 @@ struct checkpoint {
 
 struct insn_aux {
 	uint16_t live_in;     /* registers read before written from here */
+	uint16_t demand_in;   /* live registers whose value may matter */
 	uint8_t prune_point;
 	uint8_t back_edge_target;
 	int subprog;
@@ -219,6 +220,9 @@ void state_print(struct strbuf *sb, const struct verifier *v,
 /* cfg.c */
 int cfg_build(struct verifier *v);
 int insn_subprog(const struct verifier *v, int insn);
+int cfg_successors(const struct verifier *v, size_t i, size_t succ[2]);
+/* demand.c */
+int demand_build(struct verifier *v);
 
 /* mem.c */
 enum access { ACCESS_READ, ACCESS_WRITE, ACCESS_ATOMIC };

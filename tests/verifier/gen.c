@@ -118,6 +118,22 @@ static void snippet_check(struct gen *g)
 					      scratch_reg(g), EXIT_FIXUP, 0));
 }
 
+/* Two paths that meet again with different values in a register. */
+static void snippet_diamond(struct gen *g)
+{
+	int d = scratch_reg(g);
+
+	emit(g, (struct bpf_insn)JMP_IMM(pick(g, 2) ? BPF_JGT : BPF_JEQ,
+					 scratch_reg(g), (int32_t)pick(g, 16),
+					 2));
+	emit(g, (struct bpf_insn)MOV64_IMM(d, (int32_t)pick(g, 64)));
+	emit(g, (struct bpf_insn)JA(1));
+	if (pick(g, 3))
+		emit(g, (struct bpf_insn)MOV64_IMM(d, (int32_t)pick(g, 64)));
+	else
+		emit(g, (struct bpf_insn)MOV64_REG(d, 10));
+}
+
 static void snippet_stack(struct gen *g)
 {
 	int16_t off = (int16_t)(-8 * (int)(1 + pick(g, 8)) + (pick(g, 6) ?
@@ -140,8 +156,14 @@ static void snippet_stack(struct gen *g)
 		if (pick(g, 2))
 			emit(g, (struct bpf_insn)ALU64_REG(BPF_ADD, 9,
 							   scratch_reg(g)));
-		emit(g, (struct bpf_insn)LDX(size, scratch_reg(g), 9,
-					     (int16_t)(pick(g, 2) ? 0 : -4)));
+		if (pick(g, 2))
+			emit(g, (struct bpf_insn)LDX(size, scratch_reg(g), 9,
+						     (int16_t)(pick(g, 2) ?
+							       0 : -4)));
+		else
+			emit(g, (struct bpf_insn)STX(size, 9, scratch_reg(g),
+						     (int16_t)(pick(g, 2) ?
+							       0 : -4)));
 		break;
 	}
 }
@@ -238,7 +260,7 @@ void gen_program(struct gen *g)
 	for (int r = 2; r <= 9; r++)
 		emit(g, (struct bpf_insn)MOV64_IMM(r, (int32_t)pick(g, 16)));
 	for (int i = 0; i < n; i++) {
-		switch (pick(g, 9)) {
+		switch (pick(g, 11)) {
 		case 0: snippet_init(g); break;
 		case 1: snippet_alu(g); break;
 		case 2: snippet_check(g); break;
@@ -247,6 +269,8 @@ void gen_program(struct gen *g)
 		case 5: snippet_loop(g); break;
 		case 6: snippet_ring(g); break;
 		case 7: snippet_atomic(g); break;
+		case 8:
+		case 9: snippet_diamond(g); break;
 		default: snippet_alu(g); snippet_check(g); break;
 		}
 	}

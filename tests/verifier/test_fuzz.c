@@ -83,7 +83,8 @@ static void free_seeds(void)
 		elf_progs_free(&elf[o]);
 }
 
-static int verify(const struct subject *s)
+/* Every other program stores a state at each prune point, to stress pruning. */
+static int verify(const struct subject *s, bool all_states)
 {
 	struct bpf_prog_spec spec = {
 		.name = (char *)s->name, .insns = (struct bpf_insn *)s->insns,
@@ -92,6 +93,7 @@ static int verify(const struct subject *s)
 	struct verifier_opts o = {
 		.abi = s->abi, .attach = s->attach, .ctx_size = s->ctx_size,
 		.ctx_writable = s->writable, .max_insns = 100000,
+		.all_states = all_states,
 	};
 
 	return verifier_run(&spec, s->maps, s->map_cnt, &o, NULL);
@@ -139,7 +141,7 @@ static void try_subject(const struct subject *s, uint64_t seed,
 			struct tally *t)
 {
 	t->programs++;
-	if (verify(s))
+	if (verify(s, t->programs % 2))
 		return;
 	t->accepted++;
 	run_accepted(s, seed, t);

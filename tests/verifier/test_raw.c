@@ -8,7 +8,8 @@
 #include "raw_cases.h"
 #include "verifier/verifier.h"
 
-static int run_case(const struct raw_case *c, struct strbuf *log)
+static int run_case_with(const struct raw_case *c, struct strbuf *log,
+			 bool all_states)
 {
 	struct bpf_prog_spec spec = {
 		.name = (char *)c->name,
@@ -18,19 +19,40 @@ static int run_case(const struct raw_case *c, struct strbuf *log)
 	struct verifier_opts o = {
 		.abi = c->abi, .attach = c->attach, .ctx_size = c->ctx_size,
 		.ctx_writable = c->writable, .verbose = log ? 1 : 0,
-		.log = log,
+		.log = log, .all_states = all_states,
 	};
 
 	return verifier_run(&spec, raw_maps, ARRAY_SIZE(raw_maps), &o, NULL);
 }
 
+static int run_case(const struct raw_case *c, struct strbuf *log)
+{
+	return run_case_with(c, log, false);
+}
+
+static bool as_expected(const struct raw_case *c, int err)
+{
+	const char *msg = egpu_errmsg();
+
+	return c->expect ? err == EGPU_EVERIFY && strstr(msg, c->expect) :
+	       err == 0;
+}
+
+/*
+ * Each case twice: as usual, and storing a state at every prune point so
+ * that pruning decides as much as it can.
+ */
 START_TEST(raw_case)
 {
 	const struct raw_case *c = &raw_cases[_i];
 	int err = run_case(c, NULL);
 	const char *msg = egpu_errmsg();
-	bool ok = c->expect ? err == EGPU_EVERIFY && strstr(msg, c->expect) :
-		  err == 0;
+	bool ok = as_expected(c, err);
+
+	if (ok) {
+		err = run_case_with(c, NULL, true);
+		ok = as_expected(c, err);
+	}
 
 	if (!ok) {
 		struct strbuf log;

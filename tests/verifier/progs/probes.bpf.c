@@ -343,3 +343,30 @@ int unbounded_start(struct egpu_kernel_ctx *ctx)
 		acc += bpf_get_lane_id();
 	return acc;
 }
+
+struct {
+	__uint(type, MAP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u64[24]);
+} limits SEC(".maps");
+
+/* expect: accept */
+SEC("gpu/exit/flags")
+int exceeded_flags(struct egpu_kernel_ctx *ctx)
+{
+	u32 key = 0;
+	u64 *lim = bpf_map_lookup_elem(&limits, &key);
+	u64 t = bpf_get_globaltimer(), flags = 0;
+
+	if (!lim)
+		return 0;
+	/* 24 independent branches: 2^24 paths unless the flags are pruned */
+#define F(i) if (t > lim[i]) flags |= 1ULL << (i);
+	F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11)
+	F(12) F(13) F(14) F(15) F(16) F(17) F(18) F(19) F(20) F(21) F(22)
+	F(23)
+#undef F
+	*lim = flags;
+	return 0;
+}
