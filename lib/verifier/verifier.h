@@ -17,4 +17,73 @@
 int verifier_check_insns(const struct bpf_prog_spec *prog, size_t map_cnt,
 			 int abi);
 
+
+/*
+ * The abstract interpreter. Every path of the program is followed with
+ * precise register and stack contents (lib/verifier/vstate.h), states are
+ * compared at jump targets to prune paths already proven safe, and a loop
+ * whose state repeats exactly is refused. docs/verifier.md lists the rules.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+struct strbuf;
+
+/* Instructions processed over all paths before a program is refused. */
+#define VERIFIER_MAX_INSNS 1000000
+
+/* Bytes of r1 at each attach point (placeholders until include/egpu/ctx.h). */
+#define VERIFIER_CTX_KERNEL_SIZE 24 /* struct egpu_kernel_ctx */
+#define VERIFIER_CTX_MEM_SIZE 32    /* struct egpu_mem_ctx */
+
+struct verifier_opts {
+	int abi;            /* enum egpu_helper_abi */
+	int attach;         /* enum egpu_attach_point */
+	uint32_t ctx_size;  /* EGPU_ATTACH_NONE: bytes r1 points to (r2 = this) */
+	bool ctx_writable;  /* EGPU_ATTACH_NONE: the program may write them */
+	int verbose;        /* 0: quiet; 1: the failing path; 2: every step */
+	struct strbuf *log; /* receives verbose output; NULL: none */
+	uint64_t max_insns; /* complexity limit; 0: VERIFIER_MAX_INSNS */
+	bool all_states;    /* tests: store a state at every prune point */
+};
+
+struct verifier_stats {
+	uint64_t insns_processed; /* over all paths */
+	uint64_t states;          /* states stored for pruning */
+	uint64_t peak_states;     /* most stored at once */
+	uint64_t pruned;          /* paths cut short by an equivalent state */
+	uint32_t stack_depth;     /* bytes, deepest chain of bpf-to-bpf calls */
+	double ms;
+};
+
+/*
+ * Prove @prog safe: 0, or EGPU_EVERIFY with a message naming the program,
+ * the instruction (index and text) and the reason; EGPU_ENOMEM, EGPU_EINVAL.
+ * @opts may be NULL (GPU helpers, attach point EGPU_ATTACH_NONE, no ctx);
+ * @stats may be NULL. Thread-safe: all state is local to the call.
+ */
+int verifier_run(const struct bpf_prog_spec *prog,
+		 const struct bpf_map_spec *maps, size_t map_cnt,
+		 const struct verifier_opts *opts,
+		 struct verifier_stats *stats);
+
+/*
+ * Append instruction @idx of @insns in assembler syntax, e.g.
+ * "r0 = *(u64 *)(r1 + 8)" or "call map_lookup_elem#1"; map references are
+ * named after @maps when given (may be NULL).
+ */
+void verifier_disasm(struct strbuf *sb, const struct bpf_insn *insns,
+		     size_t cnt, size_t idx, const struct bpf_map_spec *maps,
+		     size_t map_cnt, int abi);
+/* A listing of the whole program, one "IDX: insn" line each. */
+void verifier_dump(struct strbuf *sb, const struct bpf_prog_spec *prog,
+		   const struct bpf_map_spec *maps, size_t map_cnt, int abi);
+/*
+ * One line for a command-line tool after verifier_run() returned @rc:
+ * "prog 'x': accepted (N insns processed, S states, peak P, stack B, T ms)"
+ * or "prog 'x': refused: <message>".
+ */
+void verifier_report(struct strbuf *sb, const struct bpf_prog_spec *prog,
+		     int rc, const struct verifier_stats *stats);
+
 #endif

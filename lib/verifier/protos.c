@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Prototypes of the helpers of lib/core/helpers.h. Attach rules: every
+ * helper may run at every attach point, except exit_thread, which would
+ * leave the application's work undone at entry and memory probes and is
+ * therefore allowed only at exit probes and in direct runs.
+ */
+#include "core/core.h"
+#include "core/helpers.h"
+#include "protos.h"
+
+#define NOT_IN_KERNEL_BODY                                                    \
+	(ATTACH_BIT(EGPU_ATTACH_NONE) | ATTACH_BIT(EGPU_ATTACH_EXIT))
+
+static const struct helper_proto gpu_protos[] = {
+	{ HELPER_MAP_LOOKUP, RET_MAP_VALUE_OR_NULL, { ARG_MAP, ARG_MAP_KEY },
+	  MAPS_KV, ATTACH_ALL, false },
+	{ HELPER_MAP_UPDATE, RET_SCALAR,
+	  { ARG_MAP, ARG_MAP_KEY, ARG_MAP_VALUE, ARG_SCALAR }, MAPS_KV,
+	  ATTACH_ALL, false },
+	{ HELPER_MAP_DELETE, RET_SCALAR, { ARG_MAP, ARG_MAP_KEY }, MAPS_KV,
+	  ATTACH_ALL, false },
+	{ HELPER_KTIME_GET_NS, RET_SCALAR, { 0 }, 0, ATTACH_ALL, false },
+	{ HELPER_TRACE_PRINTK, RET_SCALAR,
+	  { ARG_MEM, ARG_SIZE, ARG_ANY_OR_UNINIT, ARG_ANY_OR_UNINIT,
+	    ARG_ANY_OR_UNINIT }, 0, ATTACH_ALL, false },
+	{ HELPER_GET_PID_TGID, RET_SCALAR, { 0 }, 0, ATTACH_ALL, false },
+	{ HELPER_PERF_EVENT_OUTPUT, RET_SCALAR,
+	  { ARG_CTX, ARG_MAP, ARG_SCALAR, ARG_MEM, ARG_SIZE_OR_ZERO },
+	  MAPS_PERF, ATTACH_ALL, false },
+	{ HELPER_RINGBUF_OUTPUT, RET_SCALAR,
+	  { ARG_MAP, ARG_MEM, ARG_SIZE_OR_ZERO, ARG_SCALAR }, MAPS_RING,
+	  ATTACH_ALL, false },
+	{ HELPER_RINGBUF_RESERVE, RET_RECORD_OR_NULL,
+	  { ARG_MAP, ARG_ALLOC_SIZE, ARG_SCALAR }, MAPS_RING, ATTACH_ALL,
+	  false },
+	{ HELPER_RINGBUF_SUBMIT, RET_VOID, { ARG_RECORD, ARG_SCALAR }, 0,
+	  ATTACH_ALL, false },
+	{ HELPER_RINGBUF_DISCARD, RET_VOID, { ARG_RECORD, ARG_SCALAR }, 0,
+	  ATTACH_ALL, false },
+	{ HELPER_PUTS, RET_SCALAR, { ARG_CONST_STR }, 0, ATTACH_ALL, false },
+	{ HELPER_GLOBALTIMER, RET_SCALAR, { 0 }, 0, ATTACH_ALL, false },
+	{ HELPER_BLOCK_IDX, RET_SCALAR,
+	  { ARG_U64_OUT, ARG_U64_OUT, ARG_U64_OUT }, 0, ATTACH_ALL, false },
+	{ HELPER_BLOCK_DIM, RET_SCALAR,
+	  { ARG_U64_OUT, ARG_U64_OUT, ARG_U64_OUT }, 0, ATTACH_ALL, false },
+	{ HELPER_THREAD_IDX, RET_SCALAR,
+	  { ARG_U64_OUT, ARG_U64_OUT, ARG_U64_OUT }, 0, ATTACH_ALL, false },
+	{ HELPER_MEMBAR, RET_SCALAR, { 0 }, 0, ATTACH_ALL, false },
+	{ HELPER_EXIT_THREAD, RET_SCALAR, { 0 }, 0, NOT_IN_KERNEL_BODY, true },
+	{ HELPER_GRID_DIM, RET_SCALAR,
+	  { ARG_U64_OUT, ARG_U64_OUT, ARG_U64_OUT }, 0, ATTACH_ALL, false },
+	{ HELPER_SMID, RET_SCALAR, { 0 }, 0, ATTACH_ALL, false },
+	{ HELPER_WARPID, RET_SCALAR, { 0 }, 0, ATTACH_ALL, false },
+	{ HELPER_LANEID, RET_SCALAR, { 0 }, 0, ATTACH_ALL, false },
+};
+
+/* The conformance suite's helper 5 returns its argument. */
+static const struct helper_proto conformance_protos[] = {
+	{ 5, RET_ARG1, { ARG_SCALAR }, 0, ATTACH_ALL, false },
+};
+
+const struct helper_proto *proto_find(int32_t id, int abi)
+{
+	const struct helper_proto *t = gpu_protos;
+	size_t n = ARRAY_SIZE(gpu_protos);
+
+	if (abi == EGPU_HELPERS_CONFORMANCE) {
+		t = conformance_protos;
+		n = ARRAY_SIZE(conformance_protos);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (t[i].id == id)
+			return &t[i];
+	return NULL;
+}
+
+const char *map_type_name(uint32_t type)
+{
+	switch (type) {
+	case EGPU_MAP_HASH: return "hash";
+	case EGPU_MAP_ARRAY: return "array";
+	case EGPU_MAP_PERF_EVENT_ARRAY: return "perf_event_array";
+	case EGPU_MAP_PERCPU_ARRAY: return "percpu_array";
+	case EGPU_MAP_RINGBUF: return "ringbuf";
+	case EGPU_MAP_PERTHREAD_ARRAY: return "perthread_array";
+	case EGPU_MAP_GPU_ARRAY: return "gpu_array";
+	case EGPU_MAP_GPU_RINGBUF: return "gpu_ringbuf";
+	default: return "unknown";
+	}
+}
+
+bool map_is_array(uint32_t type)
+{
+	return type == EGPU_MAP_ARRAY || type == EGPU_MAP_GPU_ARRAY;
+}
+
+bool map_in_group(uint32_t type, uint8_t group)
+{
+	switch (type) {
+	case EGPU_MAP_HASH:
+	case EGPU_MAP_ARRAY:
+	case EGPU_MAP_PERCPU_ARRAY:
+	case EGPU_MAP_PERTHREAD_ARRAY:
+	case EGPU_MAP_GPU_ARRAY:
+		return group & MAPS_KV;
+	case EGPU_MAP_RINGBUF:
+		return group & MAPS_RING;
+	case EGPU_MAP_PERF_EVENT_ARRAY:
+		return group & MAPS_PERF;
+	case EGPU_MAP_GPU_RINGBUF:
+		return group & (MAPS_RING | MAPS_PERF);
+	default:
+		return false;
+	}
+}

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Stored states. A state is stored at a prune point at most every few
+ * instructions of a path; it stays "open" while paths below it are being
+ * explored and becomes "explored" (proven safe) when the last one ends.
+ * A path reaching a prune point in a state that an explored state there
+ * covers is safe already; one reaching it in exactly the state of an open
+ * state there (its own ancestor) is looping without progress.
+ */
+#include <stdlib.h>
+
+#include "vstate.h"
+
+/*
+ * Store a state at most every CHECKPOINT_GAP instructions of a path, and
+ * where more than CROWDED are stored at one instruction (a long loop), only
+ * after as many instructions as there are states: a loop of n instructions
+ * processed stores O(sqrt(n)) states instead of O(n).
+ */
+#define CHECKPOINT_GAP 8
+#define CROWDED 64
+
+static uint32_t open_bucket(const struct verifier *v, int insn, uint64_t fp)
+{
+	uint64_t h = (fp ^ (uint64_t)insn * 0x9e3779b97f4a7c15ULL);
+
+	return (uint32_t)(h ^ h >> 29) & (v->open_size - 1);
+}
+
+static void list_insert(struct checkpoint **head, struct checkpoint *c)
+{
+	c->next = *head;
+	c->prev = head;
+	if (*head)
+		(*head)->prev = &c->next;
+	*head = c;
+}
+
+static void list_remove(struct checkpoint *c)
+{
+	*c->prev = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+}
+
+static int open_grow(struct verifier *v)
+{
+	uint32_t size = v->open_size ? 2 * v->open_size : 1024;
+	struct checkpoint **old = v->open, **t = calloc(size, sizeof(*t));
+	uint32_t old_size = v->open_size;
+
+	if (!t)
+		return vnomem();
+	v->open = t;
+	v->open_size = size;
+	for (uint32_t b = 0; b < old_size; b++) {
+		while (old[b]) {
+			struct checkpoint *c = old[b];
+
+			list_remove(c);
+			list_insert(&t[open_bucket(v, c->st.insn,
+						    c->fingerprint)], c);
+		}
+	}
+	free(old);
+	return 0;
+}
+
+/* A path ended: stored states whose every path ended are proven safe. */
+void path_done(struct verifier *v, struct checkpoint *c)
+{
+	while (c && --c->branches == 0) {
+		struct insn_aux *aux = &v->aux[c->st.insn];
+
+		list_remove(c);
+		v->open_cnt--;
+		aux->nopen--;
+		list_insert(&aux->states, c);
+		aux->nstates++;
+		c = c->parent;
+	}
+}
+
+struct id_count {
+	uint32_t ids[256];
+	uint8_t counts[256];
+	int n;
+};
+
+static void count_id(struct reg *r, void *arg)
+{
+	struct id_count *c = arg;
+
+	if (r->type != REG_SCALAR || !r->id)
+		return;
+	for (int i = 0; i < c->n; i++) {
+		if (c->ids[i] == r->id) {
+			c->counts[i] = 2;
+			return;
+		}
+	}
+	if (c->n < (int)ARRAY_SIZE(c->ids)) {
+		c->ids[c->n] = r->id;
+		c->counts[c->n++] = 1;
+	}
+}
+
+static void drop_single_id(struct reg *r, void *arg)
+{
+	struct id_count *c = arg;
+
+	if (r->type != REG_SCALAR || !r->id)
+		return;
+	for (int i = 0; i < c->n; i++)
+		if (c->ids[i] == r->id && c->counts[i] == 1)
+			r->id = 0;
+}
+
+/* An id no other register shares links nothing: drop it before comparing. */
+static void clear_single_ids(struct vstate *st)
+{
+	struct id_count c = { .n = 0 };
+
+	state_for_each_reg(st, count_id, &c);
+	state_for_each_reg(st, drop_single_id, &c);
+}
+
+static int add_checkpoint(struct verifier *v, uint64_t fingerprint)
+{
+	struct checkpoint *c;
+	int err;
+
+	if (v->open_cnt >= v->open_size && (err = open_grow(v)))
+		return err;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return vnomem();
+	err = state_copy(&c->st, v->cur);
+	if (err) {
+		free(c);
+		return err;
+	}
+	free(c->st.hist);
+	c->st.hist = NULL;
+	c->st.hist_len = c->st.hist_cap = 0;
+	c->parent = v->cur->parent;
+	c->branches = 1;
+	c->fingerprint = fingerprint;
+	list_insert(&v->open[open_bucket(v, c->st.insn, fingerprint)], c);
+	v->open_cnt++;
+	v->aux[c->st.insn].nopen++;
+	v->cur->parent = c;
+	v->stats.states++;
+	if (++v->live_states > v->stats.peak_states)
+		v->stats.peak_states = v->live_states;
+	return 0;
+}
+
+static void checkpoint_free(struct verifier *v, struct checkpoint *c)
+{
+	list_remove(c);
+	v->live_states--;
+	state_release(&c->st);
+	free(c);
+}
+
+/* An explored state that keeps failing to prune is dropped. */
+static bool evictable(const struct checkpoint *c)
+{
+	return c->misses > 16 + 8 * c->hits;
+}
+
+static bool is_looping(struct verifier *v, uint64_t fp)
+{
+	struct vstate *cur = v->cur;
+
+	if (!v->open_size)
+		return false;
+	for (struct checkpoint *c = v->open[open_bucket(v, cur->insn, fp)]; c;
+	     c = c->next)
+		if (c->st.insn == cur->insn && c->fingerprint == fp &&
+		    state_equal(v, &c->st, cur))
+			return true;
+	return false;
+}
+
+static bool is_covered(struct verifier *v)
+{
+	struct insn_aux *aux = &v->aux[v->cur->insn];
+	struct checkpoint *c = aux->states;
+
+	while (c) {
+		struct checkpoint *next = c->next;
+
+		if (state_covers(v, &c->st, v->cur)) {
+			c->hits++;
+			return true;
+		}
+		c->misses++;
+		if (evictable(c)) {
+			aux->nstates--;
+			checkpoint_free(v, c);
+		}
+		c = next;
+	}
+	return false;
+}
+
+/* 1: the path is proven safe by a stored state; 0: go on; < 0: refused. */
+int prune(struct verifier *v)
+{
+	struct vstate *cur = v->cur;
+	struct insn_aux *aux = &v->aux[cur->insn];
+	uint64_t crowd = aux->nstates + aux->nopen;
+	uint64_t gap = crowd < CROWDED ? CHECKPOINT_GAP : crowd;
+	uint64_t fp;
+
+	clear_single_ids(cur);
+	fp = state_fingerprint(v, cur);
+	if (is_looping(v, fp))
+		return vfail(v, "infinite loop: this instruction is reached "
+			     "again in the same state");
+	if (is_covered(v)) {
+		v->stats.pruned++;
+		return 1;
+	}
+	if (cur->parent && cur->path_len - cur->parent->st.path_len < gap &&
+	    !v->opts.all_states)
+		return 0;
+	return add_checkpoint(v, fp);
+}
+
+void checkpoints_free(struct verifier *v)
+{
+	for (size_t i = 0; v->aux && i < v->cnt; i++) {
+		while (v->aux[i].states)
+			checkpoint_free(v, v->aux[i].states);
+		v->aux[i].nstates = 0;
+	}
+	for (uint32_t b = 0; b < v->open_size; b++)
+		while (v->open[b])
+			checkpoint_free(v, v->open[b]);
+	free(v->open);
+	v->open = NULL;
+	v->open_size = v->open_cnt = 0;
+}

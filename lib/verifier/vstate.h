@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal model of the verifier: what a register may hold, what the stack
+ * holds, the state of one path, and the verifier's own bookkeeping.
+ */
+#ifndef EGPU_VSTATE_H
+#define EGPU_VSTATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/bpf.h"
+#include "core/core.h"
+#include "scalar.h"
+#include "verifier.h"
+
+enum reg_type {
+	REG_NOT_INIT,
+	REG_SCALAR,
+	REG_PTR_CTX,
+	REG_PTR_STACK,
+	REG_PTR_MAP_VALUE,
+	REG_PTR_MAP_VALUE_OR_NULL,
+	REG_PTR_RECORD,          /* ring buffer record from ringbuf_reserve */
+	REG_PTR_RECORD_OR_NULL,
+	REG_MAP_HANDLE,
+};
+
+/*
+ * For a pointer, the address is base + @off + v, with @v the variable part
+ * of the offset (a constant 0 when there is none).
+ */
+struct reg {
+	uint8_t type;
+	uint8_t frameno;   /* REG_PTR_STACK: whose frame */
+	int32_t off;
+	uint32_t map;      /* map index: map values and handles */
+	uint32_t id;       /* copies of one scalar, or of one lookup result */
+	uint32_t ref;      /* records: the reservation it belongs to */
+	uint32_t size;     /* records: reserved bytes */
+	int32_t origin;    /* insn that produced the value (or released it), -1 */
+	struct scalar v;
+};
+
+/* What each stack byte holds. */
+enum stack_byte {
+	SB_INVALID, /* never written on this path */
+	SB_MISC,    /* data of unknown value */
+	SB_SPILL,   /* part of the register kept in the slot */
+};
+
+struct slot {
+	uint8_t kind[8];
+	uint8_t spill_off;  /* byte of the slot where the spill starts */
+	uint8_t spill_size; /* 4 or 8 */
+	struct reg spill;
+};
+
+/* Slot i covers the bytes r10 - 8 * (i + 1) .. r10 - 8 * i - 1. */
+struct frame {
+	struct reg regs[BPF_REG_COUNT];
+	int callsite;   /* insn of the call that made the frame; -1: main */
+	int subprog;
+	uint32_t nslots;
+	struct slot *slots;
+};
+
+/* A ring buffer reservation that must be submitted or discarded. */
+struct ref {
+	uint32_t id;
+	int32_t insn;
+};
+
+struct checkpoint;
+
+/* The state of the path being explored. */
+struct vstate {
+	struct frame *frames[BPF_MAX_CALL_DEPTH];
+	int depth;         /* frames in use; the current is frames[depth - 1] */
+	int insn;
+	struct ref *refs;
+	uint32_t nrefs;
+	struct checkpoint *parent; /* last stored state on this path */
+	uint64_t path_len;
+	/* verbose: the direction taken at each two-way branch */
+	uint8_t *hist;
+	uint32_t hist_len, hist_cap;
+};
+
+/* A stored state: pruning compares against it once fully explored. */
+struct checkpoint {
+	struct vstate st;
+	struct checkpoint *parent;
+	/* explored: in its instruction's list; open: in the open table */
+	struct checkpoint *next, **prev;
+	uint32_t branches;        /* unfinished paths below it */
+	uint32_t hits, misses;
+	uint64_t fingerprint;     /* of the live registers, for loop checks */
+};
+
+struct insn_aux {
+	uint16_t live_in;     /* registers read before written from here */
+	uint16_t demand_in;   /* live registers whose value may matter */
+	uint8_t prune_point;
+	uint8_t back_edge_target;
+	int subprog;
+	uint32_t visits;
+	struct checkpoint *states; /* fully explored, proven safe */
+	uint32_t nstates;
+	uint32_t nopen;            /* stored here and still open */
+};
+
+#define MAX_SUBPROGS 64
+/*
+ * Largest pointer offset (fixed plus variable) and memory size a program
+ * may use: far from any overflow of the 64-bit arithmetic on them.
+ */
+#define MAX_OFFSET (1LL << 29)
+
+struct subprog {
+	int start, end;       /* instructions [start, end) */
+	uint32_t stack_depth; /* deepest byte touched below r10, any path */
+	uint64_t callees;     /* bit i: calls subprog i on some path */
+	int callsite[MAX_SUBPROGS]; /* a call into subprog i, for messages */
+};
+
+struct verifier {
+	const struct bpf_prog_spec *prog;
+	const struct bpf_insn *insns;
+	size_t cnt;
+	const struct bpf_map_spec *maps;
+	size_t map_cnt;
+	struct verifier_opts opts;
+	uint32_t ctx_size;
+	bool ctx_writable;
+
+	struct insn_aux *aux;
+	struct subprog subprogs[MAX_SUBPROGS];
+	int nsub;
+
+	struct vstate *cur;
+	int where;      /* instruction messages name when no path is open */
+	struct vstate **pending;
+	size_t npending, pending_cap;
+	uint32_t next_id;
+	uint64_t max_insns;
+	uint64_t live_states;
+	/* states still being explored, hashed by instruction and fingerprint */
+	struct checkpoint **open;
+	uint32_t open_size, open_cnt;
+
+	/* verbose replay of a failing path */
+	bool replaying;
+	uint32_t replay_pos;
+	const uint8_t *replay_hist;
+	uint32_t replay_len;
+	uint64_t replay_len_steps; /* length of the failing path */
+	uint64_t replay_skip;      /* steps not printed (very long paths) */
+
+	struct verifier_stats stats;
+};
+
+static inline struct frame *cur_frame(const struct vstate *st)
+{
+	return st->frames[st->depth - 1];
+}
+
+static inline struct reg *cur_regs(struct verifier *v)
+{
+	return cur_frame(v->cur)->regs;
+}
+
+static inline bool reg_is_ptr(const struct reg *r)
+{
+	return r->type > REG_SCALAR;
+}
+
+static inline bool reg_is_nullable(const struct reg *r)
+{
+	return r->type == REG_PTR_MAP_VALUE_OR_NULL ||
+	       r->type == REG_PTR_RECORD_OR_NULL;
+}
+
+/* Refuse the program: message with program, instruction and reason. */
+int vfail(struct verifier *v, const char *fmt, ...) EGPU_PRINTF(2, 3);
+int vnomem(void);
+
+/* vstate.c */
+void reg_not_init(struct reg *r);
+void reg_unknown(struct reg *r);
+void reg_const(struct reg *r, uint64_t c);
+void reg_scalar(struct reg *r, const struct scalar *s);
+bool reg_const_value(const struct reg *r, uint64_t *c);
+const char *reg_type_name(const struct reg *r);
+struct vstate *state_new(void);
+struct frame *frame_new(int callsite, int subprog, int frameno);
+void frame_free(struct frame *f);
+int state_copy(struct vstate *dst, const struct vstate *src);
+void state_release(struct vstate *st);
+void state_free(struct vstate *st);
+struct slot *stack_slot(struct frame *f, uint32_t index);
+/* Call @fn on every register and spilled register of every frame. */
+void state_for_each_reg(struct vstate *st,
+			void (*fn)(struct reg *r, void *arg), void *arg);
+int ref_acquire(struct vstate *st, uint32_t id, int insn);
+bool ref_release(struct vstate *st, uint32_t id);
+uint16_t frame_live_mask(const struct verifier *v, const struct vstate *st,
+			 int frame);
+bool state_covers(const struct verifier *v, const struct vstate *old,
+		  const struct vstate *cur);
+bool state_equal(const struct verifier *v, const struct vstate *a,
+		 const struct vstate *b);
+uint64_t state_fingerprint(const struct verifier *v, const struct vstate *st);
+void reg_print(struct strbuf *sb, const struct verifier *v,
+	       const struct reg *r);
+void state_print(struct strbuf *sb, const struct verifier *v,
+		 const struct vstate *st);
+
+/* cfg.c */
+int cfg_build(struct verifier *v);
+int insn_subprog(const struct verifier *v, int insn);
+int cfg_successors(const struct verifier *v, size_t i, size_t succ[2]);
+/* demand.c */
+int demand_build(struct verifier *v);
+
+/* mem.c */
+enum access { ACCESS_READ, ACCESS_WRITE, ACCESS_ATOMIC };
+int check_load(struct verifier *v, const struct bpf_insn *insn);
+int check_store(struct verifier *v, const struct bpf_insn *insn);
+int check_atomic(struct verifier *v, const struct bpf_insn *insn);
+/*
+ * Helper memory argument: @regno points to at least @size.umax bytes that
+ * may be accessed as @acc (stack bytes read must be initialised; written
+ * ones become initialised up to @size.umin).
+ */
+int check_mem_arg(struct verifier *v, int regno, const struct scalar *size,
+		  enum access acc, bool aligned8);
+int reg_readable(struct verifier *v, int regno);
+int reg_writable(struct verifier *v, int regno);
+void track_stack_depth(struct verifier *v, const struct reg *ptr, int64_t low);
+
+/* alu.c */
+int check_alu(struct verifier *v, const struct bpf_insn *insn);
+int check_lddw(struct verifier *v, const struct bpf_insn *insn);
+/* jmp.c: returns the next instruction, or a negative error */
+int check_cond_jmp(struct verifier *v, const struct bpf_insn *insn);
+/* call.c */
+int check_helper_call(struct verifier *v, int32_t id);
+int check_local_call(struct verifier *v, const struct bpf_insn *insn);
+/* Returns 1 when the path ends, 0 when it returns into a caller. */
+int check_exit(struct verifier *v);
+int check_stack_chains(struct verifier *v);
+/* explore.c */
+int push_branch(struct verifier *v, int insn, struct vstate **out);
+uint32_t new_id(struct verifier *v);
+/* prune.c */
+int prune(struct verifier *v);
+void path_done(struct verifier *v, struct checkpoint *c);
+void checkpoints_free(struct verifier *v);
+
+/* report.c */
+void vlog(struct verifier *v, const char *fmt, ...) EGPU_PRINTF(2, 3);
+void log_step(struct verifier *v, int insn);
+
+/* disasm.c */
+void disasm_insn(struct strbuf *sb, const struct verifier *v, int idx);
+
+#endif
