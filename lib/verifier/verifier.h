@@ -33,7 +33,7 @@ struct strbuf;
 #define VERIFIER_MAX_INSNS 1000000
 
 /* Bytes of r1 at each attach point (placeholders until include/egpu/ctx.h). */
-#define VERIFIER_CTX_KERNEL_SIZE 24 /* struct egpu_kernel_ctx */
+#define VERIFIER_CTX_KERNEL_SIZE 32 /* struct egpu_kernel_ctx (egpu/ctx.h) */
 #define VERIFIER_CTX_MEM_SIZE 32    /* struct egpu_mem_ctx */
 
 struct verifier_opts {

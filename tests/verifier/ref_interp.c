@@ -7,12 +7,13 @@
 #include "egpu.h"
 #include "ref_interp.h"
 #include "ref_isa.h"
+#include "verifier/verifier.h"
 
 #define MAX_STEPS 20000000ULL
 #define MAX_RECORDS 16
 #define MAP_HANDLE(i) (0xa5a5000000000000ULL | (uint64_t)(i))
-#define CTX_KERNEL 24
-#define CTX_MEM 32
+#define CTX_KERNEL VERIFIER_CTX_KERNEL_SIZE
+#define CTX_MEM VERIFIER_CTX_MEM_SIZE
 
 struct ref_map {
 	const struct bpf_map_spec *spec;

@@ -71,8 +71,9 @@ static bool accepted(const struct bpf_insn *insns, size_t cnt, int attach,
 		.max_insns = 100000,
 	};
 
-	return verifier_run(&spec, raw_maps, ARRAY_SIZE(raw_maps), &o,
-			    NULL) == 0;
+	/* As the loader does: the structural pass, then the interpreter. */
+	return verifier_check_insns(&spec, ARRAY_SIZE(raw_maps), EGPU_HELPERS_GPU) == 0 &&
+	       verifier_run(&spec, raw_maps, ARRAY_SIZE(raw_maps), &o, NULL) == 0;
 }
 
 /* 1 when run and compared, 0 when skipped. */
@@ -85,6 +86,10 @@ static int run_on_cpu(const struct bpf_insn *insns, size_t cnt, int attach,
 	};
 	struct ref_env *env;
 	struct jit_host *jh;
+	/* Attach points fix the ctx size; direct runs choose it. */
+	uint32_t mem = attach == EGPU_ATTACH_NONE ? ctx_size :
+		       attach == EGPU_ATTACH_MEM ? VERIFIER_CTX_MEM_SIZE :
+						   VERIFIER_CTX_KERNEL_SIZE;
 	struct guarded ctx;
 	uint64_t want, got;
 
@@ -97,10 +102,10 @@ static int run_on_cpu(const struct bpf_insn *insns, size_t cnt, int attach,
 	ck_assert_msg(ref_run(env, insns, cnt, &want) == 0, "interpreter: %s",
 		      ref_env_violation(env));
 	ck_assert_msg(jit_host_new(&in, &jh) == 0, "jit: %s", egpu_errmsg());
-	guarded_new(&ctx, ctx_size);
-	if (ctx_size)
-		memcpy(ctx.bytes, ref_env_initial_ctx(env), ctx_size);
-	got = jit_host_call(jh, ctx_size ? ctx.bytes : NULL, ctx_size);
+	guarded_new(&ctx, mem);
+	if (mem)
+		memcpy(ctx.bytes, ref_env_initial_ctx(env), mem);
+	got = jit_host_call(jh, mem ? ctx.bytes : NULL, mem);
 	if (!ref_env_random(env))
 		ck_assert_msg(got == want, "r0 %#llx on the CPU, %#llx in the "
 			      "interpreter", (unsigned long long)got,

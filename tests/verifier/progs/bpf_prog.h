@@ -30,12 +30,7 @@ enum {
 };
 
 /* r1 of entry and exit probes */
-struct egpu_kernel_ctx {
-	u64 kernel_id;
-	u64 params;
-	u32 params_size;
-	u32 attach;
-};
+#include <egpu/ctx.h> /* struct egpu_kernel_ctx, as the rewriter builds it */
 
 /* r1 of memory probes */
 struct egpu_mem_ctx {

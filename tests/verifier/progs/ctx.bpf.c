@@ -24,7 +24,7 @@ int write_entry_ctx(struct egpu_kernel_ctx *ctx)
 	return 0;
 }
 
-/* expect: reject "out-of-bounds access to ctx: off 24 size 8" */
+/* expect: reject "out-of-bounds access to ctx: off 32 size 8" */
 SEC("kprobe/past_end")
 int read_past_ctx(struct egpu_kernel_ctx *ctx)
 {
