@@ -196,6 +196,11 @@ struct egpu_jit_opts {
 	const char *func;   /**< PTX function name; NULL: "egpu_prog_<name>" */
 	bool kernel;        /**< also emit a one-thread `.entry` wrapper */
 	double jit_ms;      /**< out: time spent translating */
+	/**
+	 * Programs run directly (no attach point): bytes of memory r1 points
+	 * to, as the verifier must assume; 0: none.
+	 */
+	size_t ctx_len;
 };
 
 /**
@@ -207,6 +212,28 @@ struct egpu_jit_opts {
  */
 EGPU_API int egpu_prog_jit_ptx(egpu_prog *prog, struct egpu_jit_opts *opts,
 		      char **ptx, size_t *len);
+
+/** Options and results of egpu_prog_verify(). */
+struct egpu_verify_opts {
+	size_t sz;                /**< sizeof(struct egpu_verify_opts) */
+	/** Attach point to verify for; EGPU_ATTACH_NONE with @ref ctx_len
+	 *  for a direct run. Default: the program's own. */
+	enum egpu_attach_point at;
+	bool at_set;              /**< use @ref at (else the program's) */
+	size_t ctx_len;           /**< direct runs: bytes of memory at r1 */
+	int verbose;              /**< 1: state along the failing path; 2: every step */
+	char *log;                /**< out: malloc'ed report and log; free() it */
+	uint64_t insns_processed; /**< out: instructions the verifier walked */
+	uint64_t states;          /**< out: states stored for pruning */
+	double verify_ms;         /**< out: time taken */
+};
+
+/**
+ * Run the verifier on @p prog (programs are verified anyway before they are
+ * translated; this call reports how). 0 if accepted, EGPU_EVERIFY with the
+ * reason, naming the instruction, in egpu_errmsg() if not.
+ */
+EGPU_API int egpu_prog_verify(egpu_prog *prog, struct egpu_verify_opts *opts);
 
 /** Where egpu_prog_run() executes a program. */
 enum egpu_backend {

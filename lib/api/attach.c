@@ -18,6 +18,8 @@ static int link_add(struct egpu_prog *prog, const char *kernel,
 	if (at != EGPU_ATTACH_ENTRY && at != EGPU_ATTACH_EXIT)
 		return err_set(EGPU_EINVAL, "prog '%s': attach point %d is not entry or exit",
 			       prog->spec->name, at);
+	if (prog_verify(prog, at, 0))
+		return EGPU_EVERIFY;
 	l = calloc(1, sizeof(*l));
 	if (!l || !(l->kernel = strdup(kernel))) {
 		free(l);

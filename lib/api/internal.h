@@ -47,6 +47,8 @@ struct egpu_prog {
 	struct jit_host *host;
 	uint32_t probe_id;       /* 0 until linked into a module */
 	bool probe_no_ctx;       /* its probe code never reads r1 or r2 */
+	unsigned verified;       /* bit per attach point the verifier accepted */
+	uint32_t verified_ctx;   /* ctx size of the accepted direct run */
 	void *gpu_mod;           /* CUmodule of direct GPU runs, once loaded */
 	void *gpu_fn;            /* its CUfunction */
 };
@@ -69,6 +71,12 @@ void obj_host_jit_maps(const struct egpu_obj *obj, struct jit_map *out);
 void prog_jit_input(const struct egpu_prog *prog, const struct jit_map *maps,
 		    struct jit_input *in);
 int prog_run_gpu(struct egpu_prog *prog, struct egpu_run_opts *opts);
+/*
+ * Verify @prog for attach point @at (EGPU_ATTACH_NONE: a direct run with
+ * @ctx_size bytes at r1), once per use; EGPU_EVERIFY says why not.
+ */
+int prog_verify(struct egpu_prog *prog, enum egpu_attach_point at,
+		uint32_t ctx_size);
 /* Unload the module of direct GPU runs, if any. */
 void prog_gpu_unload(struct egpu_prog *prog);
 /*

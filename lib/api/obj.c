@@ -56,6 +56,17 @@ static int obj_init_progs(struct egpu_obj *obj)
 		p->spec = &obj->spec.progs[i];
 		pthread_mutex_init(&p->lock, NULL);
 	}
+	/* Probes are verified now; direct runs when their memory is known. */
+	for (size_t i = 0; i < obj->spec.prog_cnt; i++) {
+		struct egpu_prog *p = &obj->progs[i];
+		int err;
+
+		if (p->spec->attach == EGPU_ATTACH_NONE)
+			continue;
+		err = prog_verify(p, p->spec->attach, 0);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 

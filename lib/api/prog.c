@@ -70,6 +70,15 @@ static struct jit_map *prog_host_maps(const struct egpu_prog *prog)
 	return maps;
 }
 
+/* The verifier reasons about 32-bit sizes of direct-run memory. */
+static int direct_ctx_ok(const struct egpu_prog *prog, size_t len)
+{
+	if (len > UINT32_MAX)
+		return err_set(EGPU_E2BIG, "prog '%s': %zu bytes of memory; at most 4 GiB",
+			       prog->spec->name, len);
+	return 0;
+}
+
 int egpu_prog_jit_ptx(egpu_prog *prog, struct egpu_jit_opts *opts, char **ptx,
 		      size_t *len)
 {
@@ -88,6 +97,11 @@ int egpu_prog_jit_ptx(egpu_prog *prog, struct egpu_jit_opts *opts, char **ptx,
 		snprintf(fname, sizeof(fname), "egpu_prog_%s", prog->spec->name);
 		func = fname;
 	}
+	err = direct_ctx_ok(prog, OPTS_GET(opts, ctx_len, 0));
+	if (!err)
+		err = prog_verify(prog, prog->spec->attach, OPTS_GET(opts, ctx_len, 0));
+	if (err)
+		return err;
 	t0 = now_ns();
 	err = prog_gpu_ptx(prog, func, sm ? sm : prog->obj->ctx->sm,
 			   OPTS_GET(opts, kernel, false), ptx, len);
@@ -131,6 +145,11 @@ int egpu_prog_run(egpu_prog *prog, struct egpu_run_opts *opts)
 		return EGPU_EINVAL;
 	if (OPTS_GET(opts, ctx_len, 0) && !OPTS_GET(opts, ctx, NULL))
 		return err_set(EGPU_EINVAL, "egpu_prog_run: ctx_len without ctx");
+	err = direct_ctx_ok(prog, OPTS_GET(opts, ctx_len, 0));
+	if (!err)
+		err = prog_verify(prog, EGPU_ATTACH_NONE, OPTS_GET(opts, ctx_len, 0));
+	if (err)
+		return err;
 	if (OPTS_GET(opts, backend, EGPU_BACKEND_CPU) == EGPU_BACKEND_GPU)
 		return prog_run_gpu(prog, opts);
 	err = prog_host_code(prog, &host);

@@ -13,6 +13,7 @@ int cmd_run(int argc, char **argv);
 int cmd_jit(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_instrument(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 /* A program chosen from an object, with what owns it. */
 struct cli_prog {
@@ -24,12 +25,12 @@ struct cli_prog {
 /*
  * Load from @path, or from hex on stdin when @path is NULL (@elf: the hex
  * is an ELF image, else raw instructions), and pick program @name (NULL:
- * the first). @offline: the context translates for inspection only (maps
- * at placeholder addresses). Prints the error and returns non-zero on
- * failure.
+ * the first), in a context made with @co. Prints the error and returns
+ * non-zero on failure.
  */
 int cli_load(struct cli_prog *cp, const char *path, bool elf,
-	     const char *name, enum egpu_helper_abi abi, bool offline);
+	     const char *name, enum egpu_helper_abi abi,
+	     const struct egpu_ctx_opts *co);
 void cli_unload(struct cli_prog *cp);
 
 /* Print "egpu: WHAT: <egpu_errmsg()>" to stderr and return 1. */

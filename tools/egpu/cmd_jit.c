@@ -14,6 +14,7 @@ struct jit_args {
 	bool stats;
 	bool kernel;
 	int repeat;
+	size_t ctx_len;
 };
 
 static int parse_args(int argc, char **argv, struct jit_args *a)
@@ -27,6 +28,8 @@ static int parse_args(int argc, char **argv, struct jit_args *a)
 			a->prog = argv[++i];
 		else if (!strcmp(argv[i], "--repeat") && more)
 			a->repeat = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--ctx-len") && more)
+			a->ctx_len = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--raw"))
 			a->raw = true;
 		else if (!strcmp(argv[i], "--stats"))
@@ -63,7 +66,8 @@ static int jit_print(egpu_prog *prog, const struct jit_args *a)
 	if (!ms)
 		return cli_usage("out of memory");
 	for (int i = 0; i < a->repeat && !rc; i++) {
-		EGPU_OPTS(egpu_jit_opts, jo, .sm = a->sm, .kernel = a->kernel);
+		EGPU_OPTS(egpu_jit_opts, jo, .sm = a->sm, .kernel = a->kernel,
+			  .ctx_len = a->ctx_len);
 
 		free(ptx);
 		ptx = NULL;
@@ -86,6 +90,8 @@ static int jit_print(egpu_prog *prog, const struct jit_args *a)
 
 int cmd_jit(int argc, char **argv)
 {
+	/* Translation for inspection: maps at placeholder addresses. */
+	EGPU_OPTS(egpu_ctx_opts, co, .offline = true);
 	struct jit_args a = { .repeat = 1 };
 	struct cli_prog cp;
 	int rc;
@@ -93,7 +99,7 @@ int cmd_jit(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc;
-	rc = cli_load(&cp, a.path, false, a.prog, EGPU_HELPERS_GPU, true);
+	rc = cli_load(&cp, a.path, false, a.prog, EGPU_HELPERS_GPU, &co);
 	if (rc)
 		return rc;
 	rc = jit_print(cp.prog, &a);

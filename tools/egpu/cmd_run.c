@@ -57,8 +57,7 @@ int cmd_run(int argc, char **argv)
 		return rc;
 	if (a.mem_hex && hex_decode(a.mem_hex, &mem, &mem_len))
 		return 1;
-	rc = cli_load(&cp, NULL, a.elf, a.prog, EGPU_HELPERS_CONFORMANCE,
-		      a.backend == EGPU_BACKEND_CPU);
+	rc = cli_load(&cp, NULL, a.elf, a.prog, EGPU_HELPERS_CONFORMANCE, NULL);
 	if (!rc) {
 		ro.backend = a.backend;
 		ro.ctx = mem_len ? mem : NULL;

@@ -26,12 +26,12 @@ static egpu_obj *load_stdin_hex(egpu_ctx *ctx, bool elf,
 }
 
 int cli_load(struct cli_prog *cp, const char *path, bool elf,
-	     const char *name, enum egpu_helper_abi abi, bool offline)
+	     const char *name, enum egpu_helper_abi abi,
+	     const struct egpu_ctx_opts *co)
 {
 	EGPU_OPTS(egpu_load_opts, opts, .helpers = abi);
-	EGPU_OPTS(egpu_ctx_opts, co, .offline = offline);
 
-	*cp = (struct cli_prog){ .ctx = egpu_ctx_new(&co) };
+	*cp = (struct cli_prog){ .ctx = egpu_ctx_new(co) };
 	if (!cp->ctx)
 		return cli_fail("creating a context");
 	if (path) {

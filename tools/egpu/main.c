@@ -12,7 +12,8 @@ static const struct {
 	const char *help;
 } commands[] = {
 	{ "run", cmd_run, "run [--backend cpu|gpu] [--elf] [--prog NAME] [MEMHEX]   program (hex) on stdin, prints r0" },
-	{ "jit", cmd_jit, "jit [--sm SM] [--stats] [--repeat N] [--kernel] (FILE.o [--prog NAME] | --raw)" },
+	{ "jit", cmd_jit, "jit [--sm SM] [--stats] [--repeat N] [--kernel] [--ctx-len N] (FILE.o [--prog NAME] | --raw)" },
+	{ "verify", cmd_verify, "verify [-v|-vv] [--stats] [--ctx-len N] [--prog NAME] FILE.o   verifier verdicts" },
 	{ "inspect", cmd_inspect, "inspect FILE.o                 list programs and maps" },
 	{ "instrument", cmd_instrument, "instrument [--sm SM] FILE.o IN.ptx [-o OUT.ptx]   splice probes (maps at placeholders)" },
 };
