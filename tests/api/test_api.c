@@ -9,6 +9,7 @@
 
 #include "api/internal.h"
 #include "egpu.h"
+#include "test_util.h"
 
 #define API_OBJ EGPU_TEST_BUILD "/api.bpf.o"
 #define API_PTX EGPU_TEST_BUILD "/kernels.ptx"
@@ -157,40 +158,19 @@ START_TEST(cpu_run_updates_maps)
 }
 END_TEST
 
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-
-	ck_assert_ptr_nonnull(f);
-	fseek(f, 0, SEEK_END);
-	*len = (size_t)ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc(*len + 1);
-	ck_assert_uint_eq(fread(buf, 1, *len, f), *len);
-	buf[*len] = '\0';
-	fclose(f);
-	return buf;
-}
-
 static void assert_ptxas_accepts(const char *ptx, size_t len)
 {
-	char path[] = "/tmp/egpu_api_XXXXXX.ptx", cmd[512];
-	int fd = mkstemps(path, 4);
+	char log[4096];
 
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, ptx, len), (ssize_t)len);
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "%s -arch=sm_90 -o /dev/null %s", EGPU_PTXAS, path);
-	ck_assert_msg(system(cmd) == 0, "ptxas refused %s", path);
-	unlink(path);
+	ck_assert_msg(tu_ptxas(ptx, len, "sm_90", false, log, sizeof(log)),
+		      "ptxas refused it: %s", log);
 }
 
 START_TEST(offline_instrumentation_assembles)
 {
 	EGPU_OPTS(egpu_report, rep);
 	size_t len, out_len;
-	char *ptx = read_all(API_PTX, &len), *out = NULL;
+	char *ptx = tu_read_file(API_PTX, &len), *out = NULL;
 
 	ck_assert_int_eq(egpu_attach_all(obj), 2);
 	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, &rep),
@@ -201,7 +181,7 @@ START_TEST(offline_instrumentation_assembles)
 	ck_assert_uint_ge(rep.exit_points, 2);
 	ck_assert_uint_eq(rep.programs, 2);
 	ck_assert_uint_eq(strlen(out), out_len);
-	if (access(EGPU_PTXAS, X_OK) == 0)
+	if (tu_have_ptxas())
 		assert_ptxas_accepts(out, out_len);
 	free(out);
 	free(ptx);
@@ -211,7 +191,7 @@ END_TEST
 START_TEST(unknown_kernel_is_an_error)
 {
 	size_t len;
-	char *ptx = read_all(API_PTX, &len), *out = NULL;
+	char *ptx = tu_read_file(API_PTX, &len), *out = NULL;
 	egpu_link *l = egpu_attach_kernel(egpu_obj_prog(obj, "on_entry"),
 					  "no_such_kernel", EGPU_ATTACH_ENTRY, NULL);
 
@@ -235,7 +215,7 @@ START_TEST(direct_run_module_assembles)
 				       "sm_90", &ptx), "%s", egpu_errmsg());
 	ck_assert_ptr_nonnull(strstr(ptx, ".entry run_bump_kernel"));
 	ck_assert_ptr_nonnull(strstr(ptx, "egpu_dev_map_lookup_elem"));
-	if (access(EGPU_PTXAS, X_OK) == 0)
+	if (tu_have_ptxas())
 		assert_ptxas_accepts(ptx, strlen(ptx));
 	free(ptx);
 }
@@ -256,8 +236,6 @@ int main(void)
 {
 	Suite *s = suite_create("api");
 	TCase *tc = tcase_create("api");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
@@ -272,9 +250,5 @@ int main(void)
 	tcase_add_test(tc, direct_run_module_assembles);
 	tcase_add_test(tc, gpu_calls_refused_offline);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(s, true);
 }

@@ -10,6 +10,7 @@
 
 #include "cuda/cu.h"
 #include "egpu.h"
+#include "test_util.h"
 
 #define API_OBJ EGPU_TEST_BUILD "/api.bpf.o"
 #define API_PTX EGPU_TEST_BUILD "/kernels.ptx"
@@ -31,22 +32,6 @@ static void setup(void)
 static void teardown(void)
 {
 	egpu_ctx_free(ctx);
-}
-
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-
-	ck_assert_ptr_nonnull(f);
-	fseek(f, 0, SEEK_END);
-	*len = (size_t)ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc(*len + 1);
-	ck_assert_uint_eq(fread(buf, 1, *len, f), *len);
-	buf[*len] = '\0';
-	fclose(f);
-	return buf;
 }
 
 #define CK_CU(e) ck_assert_msg(cu_check((e), #e) == 0, "%s", egpu_errmsg())
@@ -87,7 +72,7 @@ START_TEST(probes_count_every_thread)
 	float y[N];
 
 	ck_assert_int_eq(egpu_attach_all(obj), 2);
-	ptx = read_all(API_PTX, &len);
+	ptx = tu_read_file(API_PTX, &len);
 	ck_assert_msg(!egpu_module_load(ctx, &mod, ptx, len), "%s", egpu_errmsg());
 	run_saxpy(mod, y);
 	for (int i = 0; i < N; i++)
@@ -170,8 +155,6 @@ int main(void)
 {
 	Suite *s = suite_create("api_gpu");
 	TCase *tc = tcase_create("gpu");
-	SRunner *sr;
-	int failed;
 
 	if (!egpu_gpu_available()) {
 		printf("skipped: %s\n", egpu_errmsg());
@@ -183,11 +166,6 @@ int main(void)
 	tcase_add_test(tc, direct_gpu_run_matches_cpu);
 	tcase_add_test(tc, host_lookup_latency);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
 	/* One process: the maps' CUDA context must outlive each test. */
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(s, false);
 }

@@ -17,6 +17,7 @@
 #include "device/device.h"
 #include "maps/dev_map.h"
 #include "maps/layout.h"
+#include "test_util.h"
 
 #define GRID_1M 4096 /* blocks of 256 threads: 1M threads */
 #define NKEYS 4096
@@ -744,8 +745,6 @@ int main(void)
 	TCase *dev, *host;
 	CUcontext ctx;
 	Suite *s;
-	SRunner *sr;
-	int failed;
 
 	/* cu() is what egpu_gpu_available() asks, without the API layer. */
 	d = cu();
@@ -783,11 +782,6 @@ int main(void)
 	suite_add_tcase(s, dev);
 	suite_add_tcase(s, host);
 
-	sr = srunner_create(s);
 	/* A CUDA context does not survive fork(): run the tests in-process. */
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run_suite(s, false);
 }

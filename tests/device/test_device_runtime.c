@@ -18,6 +18,7 @@
 #include "device/device.h"
 #include "maps/dev_map.h"
 #include "maps/layout.h"
+#include "test_util.h"
 
 static const int map_helpers[] = { HELPER_MAP_LOOKUP, HELPER_MAP_UPDATE,
 				   HELPER_MAP_DELETE };
@@ -95,31 +96,21 @@ START_TEST(defines_nothing_else)
 }
 END_TEST
 
+/* The runtime, alone or followed by a caller, through ptxas -c. */
 static void ptxas_accepts(const char *extra_file)
 {
-	char path[] = "/tmp/egpu_rt_XXXXXX.ptx", cmd[1024];
-	int fd = mkstemps(path, 4);
-	FILE *f;
+	size_t rt_len = strlen(device_runtime_ptx), extra_len = 0;
+	char *extra = extra_file ? tu_read_file(extra_file, &extra_len) : NULL;
+	char *ptx = malloc(rt_len + extra_len + 1), log[4096];
 
-	ck_assert_int_ge(fd, 0);
-	f = fdopen(fd, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(device_runtime_ptx, f);
-	if (extra_file) {
-		FILE *in = fopen(extra_file, "r");
-		int c;
-
-		ck_assert_msg(in, "cannot open %s", extra_file);
-		while ((c = fgetc(in)) != EOF)
-			fputc(c, f);
-		fclose(in);
-	}
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "'%s' -arch=sm_90 -c -o /dev/null '%s'",
-		 EGPU_PTXAS, path);
-	ck_assert_msg(system(cmd) == 0, "ptxas refused the runtime PTX (%s)",
-		      extra_file ? extra_file : "alone");
-	unlink(path);
+	ck_assert_ptr_nonnull(ptx);
+	memcpy(ptx, device_runtime_ptx, rt_len);
+	memcpy(ptx + rt_len, extra ? extra : "", extra_len + 1);
+	ck_assert_msg(tu_ptxas(ptx, rt_len + extra_len, "sm_90", true, log, sizeof(log)),
+		      "ptxas refused the runtime PTX (%s): %s",
+		      extra_file ? extra_file : "alone", log);
+	free(ptx);
+	free(extra);
 }
 
 START_TEST(ptxas_accepts_runtime)
@@ -210,8 +201,6 @@ int main(void)
 {
 	Suite *s = suite_create("device");
 	TCase *ptx = tcase_create("runtime_ptx"), *layout = tcase_create("layout");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(ptx, embedded_text_is_whole);
 	tcase_add_loop_test(ptx, defines_every_map_helper, 0,
@@ -232,9 +221,5 @@ int main(void)
 		tcase_add_test(layout, no_gpu_is_a_clear_error);
 	suite_add_tcase(s, ptx);
 	suite_add_tcase(s, layout);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run_suite(s, true);
 }

@@ -85,8 +85,5 @@ struct jit_input test_input(const char *name, const struct bpf_insn *insns,
  */
 uint64_t run_host(const struct jit_input *in, void *mem, size_t len);
 
-/* ptxas on @ptx: 1 it passed, 0 it failed (message in @log). */
-int ptxas_ok(const char *ptx, bool compile_only, char *log, size_t log_len);
-bool ptxas_present(void);
 
 #endif

@@ -14,6 +14,7 @@
 #include "jit/host_helpers.h"
 #include "jit_test.h"
 #include "maps_double.h"
+#include "test_util.h"
 
 #define RUN(prog, mem, len)                                                    \
 	run_host(&(struct jit_input){ .name = "t", .insns = (prog),            \
@@ -577,13 +578,7 @@ static Suite *jit_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
 
 	vector_cnt = vectors_with_result(&vectors);
-	sr = srunner_create(jit_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(jit_suite(), true);
 }

@@ -10,6 +10,7 @@
 #include "core/core.h"
 #include "core/helpers.h"
 #include "jit_test.h"
+#include "test_util.h"
 
 static const struct jit_map maps[] = {
 	{ .addr = 0x1000, .value_addr = 0x7000000, .type = EGPU_MAP_ARRAY,
@@ -239,8 +240,6 @@ int main(void)
 {
 	Suite *s = suite_create("jit_ptx");
 	TCase *tc = tcase_create("ptx");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, signature_and_kernel);
 	tcase_add_test(tc, targets);
@@ -252,9 +251,5 @@ int main(void)
 	tcase_add_test(tc, alignment);
 	tcase_add_test(tc, errors_leave_no_output);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(s, true);
 }

@@ -13,6 +13,7 @@
 #include "core/core.h"
 #include "core/helpers.h"
 #include "jit_test.h"
+#include "test_util.h"
 
 static struct vector *vectors;
 static size_t vector_cnt;
@@ -23,7 +24,7 @@ static void assemble(const char *what, const struct jit_input *in)
 	int err = jit_ptx(in, "sm_90", true, &ptx, NULL);
 
 	ck_assert_msg(!err, "%s: jit_ptx: %s", what, egpu_errmsg());
-	ck_assert_msg(ptxas_ok(ptx, strstr(ptx, ".extern") != NULL, log,
+	ck_assert_msg(tu_ptxas(ptx, strlen(ptx), "sm_90", strstr(ptx, ".extern") != NULL, log,
 			       sizeof(log)),
 		      "%s: ptxas failed:\n%s\n%s", what, log, ptx);
 	free(ptx);
@@ -93,10 +94,8 @@ int main(void)
 {
 	Suite *s = suite_create("jit_ptxas");
 	TCase *tc = tcase_create("ptxas");
-	SRunner *sr;
-	int failed;
 
-	if (!ptxas_present()) {
+	if (!tu_have_ptxas()) {
 		fprintf(stderr, "ptxas not found (%s): skipped\n", EGPU_PTXAS);
 		return 77;
 	}
@@ -106,9 +105,5 @@ int main(void)
 	tcase_add_loop_test(tc, edge_case, 0, (int)edge_case_cnt);
 	tcase_add_test(tc, every_helper);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(s, true);
 }

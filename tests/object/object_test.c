@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "object_test.h"
+#include "test_util.h"
 
 void *test_read_file(const char *path, size_t *len)
 {
@@ -24,11 +25,5 @@ void *test_read_file(const char *path, size_t *len)
 
 int test_run_suite(Suite *s)
 {
-	SRunner *sr = srunner_create(s);
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run_suite(s, true);
 }

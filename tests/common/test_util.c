@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+bool tu_have_ptxas(void)
+{
+	return access(EGPU_PTXAS, X_OK) == 0;
+}
+
+/* A new temporary file named from @tmpl (ending in a 4-char suffix). */
+static int temp_file(char *path, const char *tmpl)
+{
+	strcpy(path, tmpl);
+	return mkstemps(path, 4);
+}
+
+static bool write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n <= 0)
+			return false;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+bool tu_ptxas(const char *ptx, size_t len, const char *arch, bool compile_only,
+	      char *log, size_t log_len)
+{
+	char src[64], out[64], opt[32];
+	int fd = temp_file(src, "/tmp/egpu_test_XXXXXX.ptx"), logfd, status = -1;
+	const char *argv[8] = { "ptxas", opt };
+	int argc = 2;
+	pid_t pid;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert(write_all(fd, ptx, len));
+	close(fd);
+	logfd = temp_file(out, "/tmp/egpu_test_XXXXXX.log");
+	ck_assert_int_ge(logfd, 0);
+	snprintf(opt, sizeof(opt), "-arch=%s", arch);
+	if (compile_only)
+		argv[argc++] = "-c";
+	argv[argc++] = "-o";
+	argv[argc++] = "/dev/null";
+	argv[argc] = src;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(logfd, 1);
+		dup2(logfd, 2);
+		execv(EGPU_PTXAS, (char *const *)argv);
+		_exit(127);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	if (log && log_len) {
+		ssize_t got = pread(logfd, log, log_len - 1, 0);
+
+		log[got > 0 ? got : 0] = '\0';
+	}
+	close(logfd);
+	unlink(out);
+	unlink(src);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+char *tu_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+	char *buf;
+
+	ck_assert_msg(f, "cannot open %s", path);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	ck_assert_int_ge(n, 0);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	if (len)
+		*len = (size_t)n;
+	return buf;
+}
+
+int tu_run_suite(Suite *s, bool fork)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	if (!fork)
+		srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

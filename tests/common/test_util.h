@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* What many tests need: files, ptxas, the Check runner. */
+#ifndef EGPU_TEST_UTIL_H
+#define EGPU_TEST_UTIL_H
+
+#include <check.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Whether ptxas (EGPU_PTXAS) can be run here. */
+bool tu_have_ptxas(void);
+/*
+ * Assemble @ptx (@len bytes) with `ptxas -arch=@arch [-c]`; true if ptxas
+ * accepts it. @log (may be NULL) receives what ptxas printed.
+ */
+bool tu_ptxas(const char *ptx, size_t len, const char *arch, bool compile_only,
+	      char *log, size_t log_len);
+/* A whole file, NUL-terminated; the test fails if it cannot be read. */
+char *tu_read_file(const char *path, size_t *len);
+/* Run @s, print its results, free it; 0 if every test passed. */
+int tu_run_suite(Suite *s, bool fork);
+
+#endif
