@@ -26,6 +26,8 @@ struct session {
 	char (*mod_names)[48];
 	struct kernel *kernels;
 	size_t nkernels;
+	struct inline_func **bodies; /* per request, NULL where called */
+	size_t nreq;
 	struct edits edits;
 	struct link_result link;
 	char prefix[16];
@@ -151,10 +153,38 @@ static int no_match(const struct session *s, const char *pattern)
 		       pattern, s->nkernels ? list : "(none)");
 }
 
-static int add_call(struct kernel_plan *p, const struct ptx_attach *r,
-		    size_t nreq)
+/* Index of @m among the linked modules. */
+static size_t owner_index(const struct session *s, const struct ptx_module *m)
 {
-	const char ***list = r->point == EGPU_ATTACH_ENTRY ? &p->entry : &p->exit;
+	size_t i = 0;
+
+	while (s->mods[i] != m)
+		i++;
+	return i;
+}
+
+/* Copy the probe's body into its sites unless asked not to or unable. */
+static int prepare_body(struct session *s, const struct ptx_attach *r,
+			struct inline_func **body)
+{
+	const struct ptx_module *owner;
+	const struct ptx_item *it;
+	const char *why;
+
+	*body = NULL;
+	if (r->no_inline)
+		return 0;
+	it = link_find_func(s->mods, s->nmod, r->func, &owner);
+	return inline_prepare(owner, it,
+			      &s->link.renames[owner_index(s, owner)], body,
+			      &why);
+}
+
+static int add_call(struct kernel_plan *p, const struct ptx_attach *r,
+		    const struct inline_func *body, size_t nreq)
+{
+	struct probe_call **list =
+		r->point == EGPU_ATTACH_ENTRY ? &p->entry : &p->exit;
 	size_t *n = r->point == EGPU_ATTACH_ENTRY ? &p->nentry : &p->nexit;
 
 	if (!*list) {
@@ -162,7 +192,7 @@ static int add_call(struct kernel_plan *p, const struct ptx_attach *r,
 		if (!*list)
 			return err_set(EGPU_ENOMEM, "PTX: out of memory");
 	}
-	(*list)[(*n)++] = r->func;
+	(*list)[(*n)++] = (struct probe_call){ r->func, body };
 	if (!r->no_ctx)
 		*(r->point == EGPU_ATTACH_ENTRY ? &p->entry_ctx : &p->exit_ctx) = true;
 	return 0;
@@ -174,15 +204,22 @@ static int plan_requests(struct session *s, const struct ptx_attach *reqs,
 	size_t i, k;
 	int err = 0;
 
+	s->bodies = calloc(nreq + 1, sizeof(*s->bodies));
+	if (!s->bodies)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	s->nreq = nreq;
 	for (i = 0; i < nreq && !err; i++) {
 		size_t hits = 0;
 
 		err = check_probe(s, &reqs[i]);
+		if (!err)
+			err = prepare_body(s, &reqs[i], &s->bodies[i]);
 		for (k = 0; k < s->nkernels && !err; k++) {
 			if (!kernel_names_match(&s->kernels[k].names,
 						reqs[i].kernel))
 				continue;
-			err = add_call(&s->kernels[k].plan, &reqs[i], nreq);
+			err = add_call(&s->kernels[k].plan, &reqs[i],
+				       s->bodies[i], nreq);
 			hits++;
 		}
 		if (!err && !hits)
@@ -301,6 +338,15 @@ static int edit_link(struct session *s)
 	return err ? err : drop_linked_declarations(s);
 }
 
+static uint32_t inlined(const struct probe_call *calls, size_t n)
+{
+	uint32_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += calls[i].body != NULL;
+	return k;
+}
+
 static int fill_report(struct session *s, struct ptx_report *r)
 {
 	size_t i;
@@ -323,6 +369,8 @@ static int fill_report(struct session *s, struct ptx_report *r)
 		ki->entry_points = k->plan.entry_points;
 		ki->exit_points = k->plan.exit_points;
 		ki->programs = (uint32_t)(k->plan.nentry + k->plan.nexit);
+		ki->inlined = ki->entry_points * inlined(k->plan.entry, k->plan.nentry) +
+			      ki->exit_points * inlined(k->plan.exit, k->plan.nexit);
 	}
 	return 0;
 }
@@ -337,6 +385,10 @@ static void session_free(struct session *s)
 		free(s->kernels[i].plan.exit);
 	}
 	free(s->kernels);
+	for (i = 0; s->bodies && i < s->nreq; i++)
+		inline_free(s->bodies[i]);
+	free(s->bodies);
+	link_result_free(&s->link);
 	for (i = 0; s->mods && i < s->nmod; i++)
 		ptx_module_free(s->mods[i]);
 	free(s->mods);
@@ -363,11 +415,11 @@ int ptx_instrument(const char *app_ptx, size_t len,
 	if (!err)
 		err = collect_kernels(&s);
 	if (!err)
+		err = edit_link(&s);
+	if (!err)
 		err = plan_requests(&s, reqs, nreq);
 	if (!err)
 		err = choose_prefix(&s);
-	if (!err)
-		err = edit_link(&s);
 	if (!err)
 		err = rewrite_kernels(&s);
 	if (!err)

@@ -72,6 +72,7 @@ struct ptx_func {
 	bool entry;              /* .entry, otherwise .func */
 	bool defined;            /* has a body (not just a prototype) */
 	uint32_t nret;           /* return parameters */
+	uint32_t ret;            /* name token of the first one */
 	struct ptx_param *params;
 	uint32_t nparams;
 	uint32_t param_bytes;    /* end of the last parameter */

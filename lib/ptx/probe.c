@@ -13,6 +13,7 @@
  * time of a one-element-per-thread kernel on an H100, against +10% here.
  */
 #include <stddef.h>
+#include <stdio.h>
 
 #include "egpu/ctx.h"
 #include "ptx/instr.h"
@@ -80,6 +81,24 @@ static void no_ctx(struct strbuf *sb, const struct probe_site *s)
 	sb_printf(sb, "\tmov.u64 \t%%%s_rd4, 0;\n", p);
 }
 
+/*
+ * The copy of probe @i's body: its names are "PREFIX_KERNEL_eSITE_I" (x
+ * for exits) plus their own, so every site and probe has its own.
+ */
+static void inline_call(struct strbuf *sb, const struct probe_site *s,
+			size_t i)
+{
+	char name[64], ctx[32], len[32];
+	struct inline_site at = { name, s->depot, ctx, len };
+
+	snprintf(name, sizeof(name), "%s_%u_%c%u_%zu", s->prefix, s->kernel_id,
+		 s->point == EGPU_ATTACH_ENTRY ? 'e' : 'x', s->site, i);
+	snprintf(ctx, sizeof(ctx), "%%%s_rd1", s->prefix);
+	snprintf(len, sizeof(len), "%%%s_rd4", s->prefix);
+	sb_printf(sb, "\t// inlined %s\n", s->calls[i].func);
+	emit_inlined(sb, s->calls[i].body, &at);
+}
+
 void emit_probe_site(struct strbuf *sb, const struct probe_site *s)
 {
 	const char *p = s->prefix;
@@ -100,9 +119,13 @@ void emit_probe_site(struct strbuf *sb, const struct probe_site *s)
 		build_ctx(sb, s);
 	else
 		no_ctx(sb, s);
-	for (i = 0; i < s->nfuncs; i++)
-		sb_printf(sb, "\t%s \t(%%%s_rd5), %s, (%%%s_rd1, %%%s_rd4);\n",
-			  call, p, s->funcs[i], p, p);
+	for (i = 0; i < s->ncalls; i++) {
+		if (s->calls[i].body)
+			inline_call(sb, s, i);
+		else
+			sb_printf(sb, "\t%s \t(%%%s_rd5), %s, (%%%s_rd1, %%%s_rd4);\n",
+				  call, p, s->calls[i].func, p, p);
+	}
 	sb_adds(sb, "\t}\n");
 	if (g)
 		sb_printf(sb, "$%s_skip_%u_%u:\n", p, s->kernel_id, s->site);
