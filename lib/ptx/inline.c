@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Probe bodies copied into their sites (inlined) instead of called, so
- * that ptxas optimises them together with the kernel: no call, no
- * parameter passing through memory, no registers saved around it, and an
- * empty probe costs nothing.
+ * that ptxas optimises them together with the kernel, and loads of the
+ * ctx can become constants (inline_ctx.c).
  *
  * The body is copied statement by statement, its layout and comments kept:
  * - every register and label the function declares gets the site's name
@@ -26,38 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptx/instr.h"
+#include "ptx/inline.h"
 
-enum stmt_act { S_COPY, S_DROP, S_ARG0, S_ARG1, S_RET };
-enum tok_act { T_KEEP, T_OWN, T_DROP, T_DEPOT };
-
-struct inline_func {
-	const struct ptx_module *m;
-	const struct ptx_func *f;
-	const struct renames *rn;
-	uint8_t *stmt;       /* enum stmt_act per statement */
-	uint8_t *tok;        /* enum tok_act per token, from the body's '{' */
-	bool has_local;      /* declares a .local variable (its stack) */
-	uint32_t local;      /* its name token */
-	uint32_t local_size; /* bytes */
-	uint32_t local_align;
-};
-
-/* A name the body declares: "%SP", a label, or a family "%rd<8>". */
-struct own_name {
-	uint32_t tok;
-	bool family;
-};
-
-struct scan {
-	struct inline_func *fn;
-	struct own_name *names;
-	size_t n;
-	size_t cap;
-	const char *why; /* set when the body cannot be copied */
-};
-
-static int add_name(struct scan *sc, uint32_t tok, bool family)
+static int add_name(struct scan *sc, uint32_t tok, bool family, uint32_t bytes)
 {
 	if (sc->n == sc->cap) {
 		size_t cap = sc->cap ? sc->cap * 2 : 32;
@@ -68,7 +38,21 @@ static int add_name(struct scan *sc, uint32_t tok, bool family)
 		sc->names = v;
 		sc->cap = cap;
 	}
-	sc->names[sc->n++] = (struct own_name){ tok, family };
+	sc->names[sc->n++] = (struct own_name){ tok, family, (uint8_t)bytes };
+	return 0;
+}
+
+uint32_t type_bytes(const struct ptx_module *m, uint32_t t)
+{
+	static const char *const types[][3] = {
+		{ ".b8", ".u8", ".s8" },    { ".b16", ".u16", ".s16" },
+		{ ".b32", ".u32", ".s32" }, { ".b64", ".u64", ".s64" },
+	};
+
+	for (uint32_t i = 0; i < ARRAY_SIZE(types); i++)
+		for (uint32_t j = 0; j < 3; j++)
+			if (tok_is(m, t, types[i][j]))
+				return 1u << i;
 	return 0;
 }
 
@@ -76,15 +60,15 @@ static int add_name(struct scan *sc, uint32_t tok, bool family)
 static int reg_names(struct scan *sc, const struct ptx_stmt *st)
 {
 	const struct ptx_module *m = sc->fn->m;
-	uint32_t t = st->op + 1;
+	uint32_t t = st->op + 1, bytes = 0;
 	int err = 0;
 
-	while (m->toks[t].kind == TOK_DIR)
-		t++;
+	for (; m->toks[t].kind == TOK_DIR; t++)
+		bytes = type_bytes(m, t);
 	while (!err && m->toks[t].kind == TOK_IDENT) {
 		bool family = tok_is(m, t + 1, "<");
 
-		err = add_name(sc, t, family);
+		err = add_name(sc, t, family, bytes);
 		t += family ? 4 : 1;
 		if (!tok_is(m, t, ","))
 			break;
@@ -93,20 +77,6 @@ static int reg_names(struct scan *sc, const struct ptx_stmt *st)
 	if (!err && t + 1 != st->last)
 		sc->why = "a register declaration of an unknown form";
 	return err;
-}
-
-static uint32_t type_bytes(const struct ptx_module *m, uint32_t t)
-{
-	static const char *const types[][3] = {
-		{ ".b8", ".u8", ".s8" },       { ".b16", ".u16", ".s16" },
-		{ ".b32", ".u32", ".s32" },    { ".b64", ".u64", ".s64" },
-	};
-
-	for (uint32_t i = 0; i < ARRAY_SIZE(types); i++)
-		for (uint32_t j = 0; j < 3; j++)
-			if (tok_is(m, t, types[i][j]))
-				return 1u << i;
-	return 0;
 }
 
 /*
@@ -156,7 +126,7 @@ static int collect_names(struct scan *sc)
 		const struct ptx_stmt *st = &f->stmts[i];
 
 		if (st->kind == ST_LABEL)
-			err = add_name(sc, st->first, false);
+			err = add_name(sc, st->first, false, 0);
 		else if (st->kind == ST_DIR && (tok_is(m, st->op, ".callprototype") ||
 						tok_is(m, st->op, ".calltargets")))
 			sc->why = "it calls through a pointer";
@@ -180,29 +150,25 @@ static bool all_digits(const char *s, size_t n)
 	return n > 0;
 }
 
-static bool tok_same(const struct ptx_module *m, uint32_t a, uint32_t b)
-{
-	return m->toks[a].len == m->toks[b].len &&
-	       !memcmp(tok_text(m, a), tok_text(m, b), m->toks[a].len);
-}
-
-static bool is_own(const struct scan *sc, uint32_t t)
+const struct own_name *own_name_of(const struct scan *sc, uint32_t t)
 {
 	const struct ptx_module *m = sc->fn->m;
 	const char *s = tok_text(m, t);
 	uint32_t len = m->toks[t].len;
 
+	if (m->toks[t].kind != TOK_IDENT)
+		return NULL;
 	for (size_t i = 0; i < sc->n; i++) {
 		uint32_t nl = m->toks[sc->names[i].tok].len;
 		const char *ns = tok_text(m, sc->names[i].tok);
 
 		if (tok_same(m, t, sc->names[i].tok))
-			return true;
+			return &sc->names[i];
 		if (sc->names[i].family && len > nl && !memcmp(s, ns, nl) &&
 		    all_digits(s + nl, len - nl))
-			return true;
+			return &sc->names[i];
 	}
-	return false;
+	return NULL;
 }
 
 /* Which tokens are the body's own names (opcodes never are). */
@@ -215,8 +181,8 @@ static void mark_own(struct scan *sc)
 		const struct ptx_stmt *st = &f->stmts[i];
 
 		for (uint32_t t = st->first; t < st->last; t++)
-			if (fn->m->toks[t].kind == TOK_IDENT &&
-			    !(st->kind == ST_INSN && t == st->op) && is_own(sc, t))
+			if (!(st->kind == ST_INSN && t == st->op) &&
+			    own_name_of(sc, t))
 				fn->tok[t - f->body] = T_OWN;
 			else if (fn->has_local && tok_same(fn->m, t, fn->local))
 				fn->tok[t - f->body] = T_DEPOT;
@@ -350,13 +316,17 @@ int inline_prepare(const struct ptx_module *m, const struct ptx_item *it,
 	}
 	*fn = (struct inline_func){ .m = m, .f = f, .rn = rn };
 	fn->stmt = calloc(f->nstmts, 1);
+	fn->width = calloc(f->nstmts, 1);
 	fn->tok = calloc(f->stmts[f->nstmts - 1].last - f->body, 1);
-	err = fn->stmt && fn->tok ? collect_names(&sc) :
-				    err_set(EGPU_ENOMEM, "PTX: out of memory");
+	err = fn->stmt && fn->width && fn->tok ?
+		      collect_names(&sc) :
+		      err_set(EGPU_ENOMEM, "PTX: out of memory");
 	if (!err && !sc.why) {
 		mark_own(&sc);
 		classify(&sc);
 	}
+	if (!err && !sc.why)
+		ctx_scan(&sc);
 	free(sc.names);
 	*why = sc.why;
 	if (err || sc.why) {
@@ -374,18 +344,23 @@ void inline_local(const struct inline_func *fn, uint32_t *size,
 	*align = fn->has_local ? fn->local_align : 1;
 }
 
+bool inline_folds_ctx(const struct inline_func *fn)
+{
+	return fn->folds_ctx;
+}
+
 void inline_free(struct inline_func *fn)
 {
 	if (!fn)
 		return;
 	free(fn->stmt);
+	free(fn->width);
 	free(fn->tok);
 	free(fn);
 }
 
-/* Token @t of the body as copy @at writes it. */
-static void put_tok(struct strbuf *sb, const struct inline_func *fn,
-		    uint32_t t, const struct inline_site *at)
+void put_tok(struct strbuf *sb, const struct inline_func *fn, uint32_t t,
+	     const struct inline_site *at)
 {
 	const struct ptx_module *m = fn->m;
 	const char *s = tok_text(m, t), *linked;
@@ -414,9 +389,8 @@ static void put_tok(struct strbuf *sb, const struct inline_func *fn,
 	}
 }
 
-/* Tokens [first, last) with the text between them. */
-static void put_toks(struct strbuf *sb, const struct inline_func *fn,
-		     uint32_t first, uint32_t last, const struct inline_site *at)
+void put_toks(struct strbuf *sb, const struct inline_func *fn, uint32_t first,
+	      uint32_t last, const struct inline_site *at)
 {
 	const struct ptx_module *m = fn->m;
 	uint32_t pos = m->toks[first].off;
@@ -426,6 +400,22 @@ static void put_toks(struct strbuf *sb, const struct inline_func *fn,
 		put_tok(sb, fn, t, at);
 		pos = tok_end(m, t);
 	}
+}
+
+/* ld.param.T %dst, [...]  ->  mov.T %dst, ARG */
+static void put_arg(struct strbuf *sb, const struct inline_func *fn,
+		    uint32_t i, const struct inline_site *at)
+{
+	const struct ptx_stmt *st = &fn->f->stmts[i];
+
+	if (at->image && fn->stmt[i] == S_ARG0)
+		return; /* every load of ctx became a constant */
+	sb_adds(sb, "mov");
+	put_toks(sb, fn, st->op + 2, st->op + 4, at);
+	if (at->image)
+		sb_adds(sb, ", 32;"); /* sizeof(struct egpu_kernel_ctx) */
+	else
+		sb_printf(sb, ", %s;", fn->stmt[i] == S_ARG0 ? at->ctx : at->len);
 }
 
 /* Statement @i of the body, as copy @at writes it. */
@@ -440,10 +430,10 @@ static void put_stmt(struct strbuf *sb, const struct inline_func *fn,
 		break;
 	case S_ARG0:
 	case S_ARG1:
-		/* ld.param.T %dst, [...]  ->  mov.T %dst, ARG */
-		sb_adds(sb, "mov");
-		put_toks(sb, fn, st->op + 2, st->op + 4, at);
-		sb_printf(sb, ", %s;", fn->stmt[i] == S_ARG0 ? at->ctx : at->len);
+		put_arg(sb, fn, i, at);
+		break;
+	case S_CTX:
+		put_ctx_load(sb, fn, i, at);
 		break;
 	case S_RET:
 		if (st->pred >= 0) {

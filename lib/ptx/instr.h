@@ -52,6 +52,7 @@ int edits_apply(struct edits *e, const char *text, size_t len,
 struct probe_call {
 	const char *func;
 	const struct inline_func *body;
+	bool fold; /* the copy's ctx loads become the site's values */
 };
 
 /* One place in a kernel where probes are called (probe.c). */
@@ -151,13 +152,25 @@ void inline_free(struct inline_func *fn);
 /* Bytes and alignment of @fn's .local variable; 0 bytes if it has none. */
 void inline_local(const struct inline_func *fn, uint32_t *size,
 		  uint32_t *align);
+/*
+ * Whether @fn reads its ctx only by loads at constant offsets, which
+ * copies can replace by the values: such a probe needs no ctx built.
+ */
+bool inline_folds_ctx(const struct inline_func *fn);
 
-/* The names one copy of a body uses. */
+/* The names one copy of a body uses, and what it knows of the site. */
 struct inline_site {
 	const char *name;  /* prefix of its names, unique in the module */
 	const char *depot; /* the kernel's .local variable for copies */
 	const char *ctx;   /* registers holding its two arguments */
 	const char *len;
+	/* Replace ctx loads by these bytes of the site's struct
+	 * egpu_kernel_ctx, and ctx.params by cvta.param of @params
+	 * (@params_len bytes; NULL: no parameters, 0); NULL: load from
+	 * @ctx. */
+	const uint8_t *image;
+	const char *params;
+	int params_len;
 };
 
 /* The body of @fn as copy @at, ending with the label $NAME. */

@@ -163,25 +163,52 @@ static size_t owner_index(const struct session *s, const struct ptx_module *m)
 	return i;
 }
 
-/* Copy the probe's body into its sites unless asked not to or unable. */
-static int prepare_body(struct session *s, const struct ptx_attach *r,
-			struct inline_func **body)
+/*
+ * Whether probe @it names its parameters anywhere in its body. The JIT
+ * loads no parameter its program leaves unread: a probe that never reads
+ * its ctx needs none built.
+ */
+static bool reads_params(const struct ptx_module *m, const struct ptx_item *it)
+{
+	const struct ptx_func *f = it->func;
+
+	for (uint32_t t = f->body; t < f->stmts[f->nstmts - 1].last; t++)
+		for (uint32_t i = 0; i < f->nparams; i++)
+			if (tok_same(m, t, f->params[i].name))
+				return true;
+	return false;
+}
+
+/*
+ * Copy the probe's body into its sites unless asked not to or unable;
+ * build its ctx unless told or seen not to need one, or its copies read
+ * the ctx's values directly.
+ */
+static int prepare_probe(struct session *s, const struct ptx_attach *r,
+			 struct inline_func **body, struct probe_call *call,
+			 bool *need_ctx)
 {
 	const struct ptx_module *owner;
-	const struct ptx_item *it;
+	const struct ptx_item *it =
+		link_find_func(s->mods, s->nmod, r->func, &owner);
 	const char *why;
+	int err = 0;
 
 	*body = NULL;
-	if (r->no_inline)
-		return 0;
-	it = link_find_func(s->mods, s->nmod, r->func, &owner);
-	return inline_prepare(owner, it,
-			      &s->link.renames[owner_index(s, owner)], body,
-			      &why);
+	if (!r->no_inline)
+		err = inline_prepare(owner, it,
+				     &s->link.renames[owner_index(s, owner)],
+				     body, &why);
+	*call = (struct probe_call){
+		.func = r->func, .body = *body,
+		.fold = *body && !r->no_ctx && inline_folds_ctx(*body),
+	};
+	*need_ctx = !r->no_ctx && !call->fold && reads_params(owner, it);
+	return err;
 }
 
 static int add_call(struct kernel_plan *p, const struct ptx_attach *r,
-		    const struct inline_func *body, size_t nreq)
+		    const struct probe_call *call, bool need_ctx, size_t nreq)
 {
 	struct probe_call **list =
 		r->point == EGPU_ATTACH_ENTRY ? &p->entry : &p->exit;
@@ -192,8 +219,8 @@ static int add_call(struct kernel_plan *p, const struct ptx_attach *r,
 		if (!*list)
 			return err_set(EGPU_ENOMEM, "PTX: out of memory");
 	}
-	(*list)[(*n)++] = (struct probe_call){ r->func, body };
-	if (!r->no_ctx)
+	(*list)[(*n)++] = *call;
+	if (need_ctx)
 		*(r->point == EGPU_ATTACH_ENTRY ? &p->entry_ctx : &p->exit_ctx) = true;
 	return 0;
 }
@@ -210,16 +237,19 @@ static int plan_requests(struct session *s, const struct ptx_attach *reqs,
 	s->nreq = nreq;
 	for (i = 0; i < nreq && !err; i++) {
 		size_t hits = 0;
+		struct probe_call call;
+		bool need_ctx = false;
 
 		err = check_probe(s, &reqs[i]);
 		if (!err)
-			err = prepare_body(s, &reqs[i], &s->bodies[i]);
+			err = prepare_probe(s, &reqs[i], &s->bodies[i], &call,
+					    &need_ctx);
 		for (k = 0; k < s->nkernels && !err; k++) {
 			if (!kernel_names_match(&s->kernels[k].names,
 						reqs[i].kernel))
 				continue;
-			err = add_call(&s->kernels[k].plan, &reqs[i],
-				       s->bodies[i], nreq);
+			err = add_call(&s->kernels[k].plan, &reqs[i], &call,
+				       need_ctx, nreq);
 			hits++;
 		}
 		if (!err && !hits)

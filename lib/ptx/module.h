@@ -143,5 +143,7 @@ static inline uint32_t tok_end(const struct ptx_module *m, uint32_t t)
 
 /* Whether token @t is exactly @s. */
 bool tok_is(const struct ptx_module *m, uint32_t t, const char *s);
+/* Whether tokens @a and @b have the same text. */
+bool tok_same(const struct ptx_module *m, uint32_t a, uint32_t b);
 
 #endif

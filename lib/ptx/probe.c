@@ -81,6 +81,24 @@ static void no_ctx(struct strbuf *sb, const struct probe_site *s)
 	sb_printf(sb, "\tmov.u64 \t%%%s_rd4, 0;\n", p);
 }
 
+static void put_le(uint8_t *p, uint64_t v, unsigned bytes)
+{
+	for (unsigned i = 0; i < bytes; i++, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+/* The site's ctx as build_ctx() stores it, but for ctx.params (zero). */
+static void ctx_image(const struct probe_site *s, uint8_t *img)
+{
+	put_le(img, s->kernel_id, 8);
+	put_le(img + 8, 0, 8);
+	put_le(img + 16, s->kernel->param_bytes, 4);
+	put_le(img + 20, s->point == EGPU_ATTACH_ENTRY ? EGPU_CTX_ENTRY :
+							 EGPU_CTX_EXIT, 4);
+	put_le(img + 24, s->site, 4);
+	put_le(img + 28, 0, 4);
+}
+
 /*
  * The copy of probe @i's body: its names are "PREFIX_KERNEL_eSITE_I" (x
  * for exits) plus their own, so every site and probe has its own.
@@ -88,9 +106,20 @@ static void no_ctx(struct strbuf *sb, const struct probe_site *s)
 static void inline_call(struct strbuf *sb, const struct probe_site *s,
 			size_t i)
 {
+	const struct ptx_func *k = s->kernel;
 	char name[64], ctx[32], len[32];
-	struct inline_site at = { name, s->depot, ctx, len };
+	uint8_t image[sizeof(struct egpu_kernel_ctx)];
+	struct inline_site at = { .name = name, .depot = s->depot, .ctx = ctx,
+				  .len = len };
 
+	if (s->calls[i].fold) {
+		ctx_image(s, image);
+		at.image = image;
+		if (k->nparams) {
+			at.params = tok_text(s->m, k->params[0].name);
+			at.params_len = (int)s->m->toks[k->params[0].name].len;
+		}
+	}
 	snprintf(name, sizeof(name), "%s_%u_%c%u_%zu", s->prefix, s->kernel_id,
 		 s->point == EGPU_ATTACH_ENTRY ? 'e' : 'x', s->site, i);
 	snprintf(ctx, sizeof(ctx), "%%%s_rd1", s->prefix);

@@ -111,11 +111,20 @@ START_TEST(copies_per_site)
 	ck_assert_ptr_null(strstr(body, "[ctx]"));
 	ck_assert_ptr_null(strstr(body, "st.param"));
 	ck_assert_uint_eq(count(body, "ret;"), 2); /* the kernel's own */
+	/* It reads its ctx by loads only: no ctx is built, values are moved. */
+	ck_assert_ptr_null(strstr(body, "%egpu_ctx"));
 	for (i = 0; i < ARRAY_SIZE(sites); i++) {
-		char want[160];
+		char want[256];
 
 		snprintf(want, sizeof(want),
-			 "\tmov.u64 %%egpu_0_%s_rd1, %%egpu_rd1;\n", sites[i]);
+			 "\tmov.b64 \t%%egpu_0_%s_rd2, 0;           // kernel_id\n"
+			 "\tmov.b32 \t%%egpu_0_%s_r1, 12;         /* params_size */\n",
+			 sites[i], sites[i]);
+		ck_assert_msg(count(body, want) == 1, "no %s", want);
+		snprintf(want, sizeof(want),
+			 "\tmov.u64 \t%%egpu_0_%s_rd3, k_p;\n"
+			 "\tcvta.param.u64 \t%%egpu_0_%s_rd3, %%egpu_0_%s_rd3;\n",
+			 sites[i], sites[i], sites[i]);
 		ck_assert_msg(count(body, want) == 1, "no %s", want);
 		snprintf(want, sizeof(want),
 			 "@%%egpu_0_%s_p1 bra $egpu_0_%s_L_no_params;\n",
@@ -231,6 +240,114 @@ START_TEST(stack_returns_and_uni)
 	free(body);
 	free(out);
 	free(app);
+	ptx_report_free(&rep);
+}
+END_TEST
+
+/* A probe reading every field of its ctx, in several widths. */
+static char *ctx_probe(const char *extra)
+{
+	char *text = malloc(2048);
+
+	snprintf(text, 2048,
+		 ".version 7.8\n.target sm_90\n.address_size 64\n"
+		 ".visible .global .align 8 .u64 sink[8];\n"
+		 ".visible .func (.param .b64 r) c(.param .b64 c_param_0, .param .b64 c_param_1)\n{\n"
+		 "\t.reg .b16 %%rs<2>;\n\t.reg .b32 %%r<3>;\n\t.reg .b64 %%rd<9>;\n"
+		 "\tld.param.u64 %%rd1, [c_param_0];\n"
+		 "\tld.param.u64 %%rd2, [c_param_1];\n"
+		 "\tld.u16 %%r1, [%%rd1+20];\n"
+		 "\tld.s32 %%rd3, [%%rd1+24];\n"
+		 "\tld.b64 %%rd4, [%%rd1+16];\n"
+		 "\tld.u8 %%rs1, [%%rd1];\n"
+		 "\tld.u64 %%rd5, [%%rd1+8];\n"
+		 "%s"
+		 "\tmov.u64 %%rd6, sink;\n"
+		 "\tst.global.u32 [%%rd6], %%r1;\n\tst.global.u64 [%%rd6+8], %%rd3;\n"
+		 "\tst.global.u64 [%%rd6+16], %%rd4;\n\tst.global.u16 [%%rd6+24], %%rs1;\n"
+		 "\tst.global.u64 [%%rd6+32], %%rd5;\n\tst.global.u64 [%%rd6+40], %%rd2;\n"
+		 "\tst.param.b64 [r], 0;\n\tret;\n}\n",
+		 extra);
+	return text;
+}
+
+static char *ctx_case(const char *extra, bool no_ctx, struct ptx_report *rep)
+{
+	char *app = exits_sm90(), *text = ctx_probe(extra), *out, *body;
+	struct ptx_text mod = { "c", text, strlen(text) };
+	struct ptx_attach req = { "k", EGPU_ATTACH_EXIT, "c", no_ctx, false };
+	size_t len;
+	int err;
+
+	out = instrument(app, strlen(app), &req, 1, &mod, 1, rep, &len, &err);
+	ck_assert_msg(out, "%s", egpu_errmsg());
+	assemble(out, len, "inline_ctx");
+	body = kernel_text(out, "k");
+	free(out);
+	free(text);
+	free(app);
+	return body;
+}
+
+START_TEST(ctx_loads_become_constants)
+{
+	struct ptx_report rep;
+	char *body = ctx_case("", false, &rep);
+
+	ck_assert_uint_eq(rep.kernels[0].inlined, 3);
+	ck_assert_ptr_null(strstr(body, "%egpu_ctx"));
+	ck_assert_ptr_null(strstr(body, "%egpu_rd1;"));
+	/* Exit 1 of kernel 0, 12 parameter bytes, attach 2; ctx_len 32. */
+	ck_assert_ptr_nonnull(strstr(body,
+		"\tmov.u64 %egpu_0_x1_0_rd2, 32;\n"
+		"\tmov.b32 \t%egpu_0_x1_0_r1, 2;\n"
+		"\tmov.b64 \t%egpu_0_x1_0_rd3, 1;\n"
+		"\tmov.b64 \t%egpu_0_x1_0_rd4, 8589934604;\n"
+		"\tmov.b16 \t%egpu_0_x1_0_rs1, 0;\n"
+		"\tmov.u64 \t%egpu_0_x1_0_rd5, k_p;\n"
+		"\tcvta.param.u64 \t%egpu_0_x1_0_rd5, %egpu_0_x1_0_rd5;\n"));
+	free(body);
+	ptx_report_free(&rep);
+}
+END_TEST
+
+/* Other uses of the ctx register keep the ctx in memory. */
+START_TEST(ctx_kept_when_used_otherwise)
+{
+	static const char *const extras[] = {
+		"\tld.b32 %rd7, [%rd1];\n",      /* .b into a wider register */
+		"\tld.u32 %r2, [%rd1+12];\n",    /* half of ctx.params */
+		"\tadd.u64 %rd7, %rd1, 8;\n",    /* arithmetic on it */
+		"\tld.u32 %r2, [%rd1+30];\n",    /* past its end */
+		"\tst.u32 [%rd1+28], %r1;\n",    /* a store */
+	};
+	struct ptx_report rep;
+
+	for (size_t i = 0; i < ARRAY_SIZE(extras); i++) {
+		char *body = ctx_case(extras[i], false, &rep);
+
+		ck_assert_uint_eq(rep.kernels[0].inlined, 3);
+		ck_assert_ptr_nonnull(strstr(body, "%egpu_ctx"));
+		ck_assert_ptr_nonnull(strstr(body,
+			"\tmov.u64 %egpu_0_x1_0_rd1, %egpu_rd1;\n"
+			"\tmov.u64 %egpu_0_x1_0_rd2, %egpu_rd4;\n"
+			"\tld.u16 %egpu_0_x1_0_r1, [%egpu_0_x1_0_rd1+20];\n"));
+		free(body);
+		ptx_report_free(&rep);
+	}
+}
+END_TEST
+
+/* no_ctx: the site passes (0, 0) and the copy reads those. */
+START_TEST(ctx_not_folded_under_no_ctx)
+{
+	struct ptx_report rep;
+	char *body = ctx_case("", true, &rep);
+
+	ck_assert_ptr_null(strstr(body, "%egpu_ctx"));
+	ck_assert_ptr_nonnull(strstr(body, "\tmov.u64 \t%egpu_rd1, 0;\n"));
+	ck_assert_ptr_nonnull(strstr(body, "\tmov.u64 %egpu_0_x1_0_rd1, %egpu_rd1;\n"));
+	free(body);
 	ptx_report_free(&rep);
 }
 END_TEST
@@ -378,6 +495,9 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, copies_per_site);
 	tcase_add_test(tc, stack_returns_and_uni);
+	tcase_add_test(tc, ctx_loads_become_constants);
+	tcase_add_test(tc, ctx_kept_when_used_otherwise);
+	tcase_add_test(tc, ctx_not_folded_under_no_ctx);
 	tcase_add_test(tc, copies_follow_link_renames);
 	tcase_add_loop_test(tc, uncopyable_bodies_are_called, 0,
 			    (int)ARRAY_SIZE(uncopyable));

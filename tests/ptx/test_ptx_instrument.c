@@ -536,8 +536,10 @@ START_TEST(names_avoid_application_names)
 	char *out = instrument(app, strlen(app), &req, 1, &mod, 1, NULL, &len, &err);
 
 	ck_assert_msg(out, "%s", egpu_errmsg());
-	ck_assert_ptr_nonnull(strstr(out, "%egpu2_ctx"));
-	ck_assert_ptr_null(strstr(out, "%egpu_ctx"));
+	ck_assert_ptr_nonnull(strstr(out, ".reg .b64 \t%egpu2_rd<6>;"));
+	ck_assert_ptr_nonnull(strstr(out, "\n$egpu2_0_e0_0:\n"));
+	ck_assert_ptr_null(strstr(out, "%egpu_rd<6>"));
+	ck_assert_ptr_null(strstr(out, "$egpu_0"));
 	free(out);
 	free(probe);
 }
