@@ -220,8 +220,12 @@ static int param_load(const struct inline_func *fn, const struct ptx_stmt *st)
 {
 	const struct ptx_module *m = fn->m;
 	uint32_t t = st->op, end;
-	int which = param_of(fn, t + 6);
+	int which;
 
+	/* ld .param .TYPE %dst , [ PARAM ] ; */
+	if (st->last < t + 9)
+		return -1;
+	which = param_of(fn, t + 6);
 	if (st->pred >= 0 || !tok_is(m, t, "ld") || !tok_is(m, t + 1, ".param") ||
 	    !(tok_is(m, t + 2, ".b64") || tok_is(m, t + 2, ".u64") ||
 	      tok_is(m, t + 2, ".s64")) ||

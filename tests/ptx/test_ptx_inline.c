@@ -482,6 +482,65 @@ START_TEST(no_inline_calls)
 }
 END_TEST
 
+/* A damaged probe module fails cleanly or gives output that parses. */
+static void fuzz_probe(const char *app, const char *probe, size_t len,
+		       const char *func)
+{
+	struct ptx_text mod = { "p", probe, len };
+	struct ptx_attach reqs[] = {
+		{ "*", EGPU_ATTACH_ENTRY, func, false, false },
+		{ "*", EGPU_ATTACH_EXIT, func, false, false },
+	};
+	struct ptx_module *m;
+	size_t out_len;
+	int err;
+	char *out = instrument(app, strlen(app), reqs, 2, &mod, 1, NULL,
+			       &out_len, &err);
+
+	ck_assert_msg(err == 0 || err == EGPU_EFORMAT || err == EGPU_ENOENT ||
+			      err == EGPU_EINVAL || err == EGPU_ENOTSUP ||
+			      err == EGPU_EEXIST,
+		      "unexpected error %d: %s", err, egpu_errmsg());
+	if (!out)
+		return;
+	ck_assert_msg(!ptx_parse("output", out, out_len, &m),
+		      "output does not parse: %s", egpu_errmsg());
+	ptx_module_free(m);
+	free(out);
+}
+
+START_TEST(damaged_probes)
+{
+	static const char bytes[] = "{}()[];,:@!%.$<>+-0a_\n ";
+	char *app = exits_sm90(), *ctx = ctx_probe("");
+	const struct {
+		const char *text;
+		const char *func;
+	} probes[] = {
+		{ probe_ptx, "probe_ptx" }, { stack_probe, "q" }, { ctx, "c" },
+	};
+	unsigned seed = 4242;
+
+	for (size_t i = 0; i < ARRAY_SIZE(probes); i++) {
+		size_t len = strlen(probes[i].text);
+		char *copy = malloc(len + 1);
+
+		for (size_t cut = 1; cut < len; cut += 3)
+			fuzz_probe(app, probes[i].text, cut, probes[i].func);
+		for (int round = 0; round < 300; round++) {
+			memcpy(copy, probes[i].text, len + 1);
+			for (int k = 1 + rand_r(&seed) % 3; k > 0; k--)
+				copy[(size_t)rand_r(&seed) % len] =
+					bytes[rand_r(&seed) % (sizeof(bytes) - 1)];
+			fuzz_probe(app, copy, len, probes[i].func);
+		}
+		free(copy);
+	}
+	free(ctx);
+	free(app);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ptx_inline");
@@ -502,6 +561,7 @@ int main(void)
 	tcase_add_loop_test(tc, uncopyable_bodies_are_called, 0,
 			    (int)ARRAY_SIZE(uncopyable));
 	tcase_add_test(tc, no_inline_calls);
+	tcase_add_test(tc, damaged_probes);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
