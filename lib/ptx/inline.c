@@ -311,11 +311,12 @@ int inline_prepare(const struct ptx_module *m, const struct ptx_item *it,
 	int err;
 
 	*out = NULL;
-	*why = "it is not a defined function of two parameters and one result";
 	if (!fn)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
 	if (it->kind != IT_FUNC || !f->defined || f->nparams != 2 || f->nret != 1) {
 		free(fn);
+		if (why)
+			*why = "it is not a defined function of two parameters and one result";
 		return 0;
 	}
 	*fn = (struct inline_func){ .m = m, .f = f, .rn = rn };
@@ -332,7 +333,8 @@ int inline_prepare(const struct ptx_module *m, const struct ptx_item *it,
 	if (!err && !sc.why)
 		ctx_scan(&sc);
 	free(sc.names);
-	*why = sc.why;
+	if (why)
+		*why = sc.why;
 	if (err || sc.why) {
 		inline_free(fn);
 		return err;

@@ -142,8 +142,9 @@ struct inline_func;
 
 /*
  * Prepare @m's function @it (a probe: two parameters, one return value);
- * @rn are the linker's renames of @m's symbols. *out is NULL and *why says
- * why when the body cannot be copied: sites then call it.
+ * @rn are the linker's renames of @m's symbols. *out is NULL and *why (if
+ * @why is not NULL) says why when the body cannot be copied: sites then
+ * call it.
  */
 int inline_prepare(const struct ptx_module *m, const struct ptx_item *it,
 		   const struct renames *rn, struct inline_func **out,

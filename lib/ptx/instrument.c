@@ -191,14 +191,13 @@ static int prepare_probe(struct session *s, const struct ptx_attach *r,
 	const struct ptx_module *owner;
 	const struct ptx_item *it =
 		link_find_func(s->mods, s->nmod, r->func, &owner);
-	const char *why;
 	int err = 0;
 
 	*body = NULL;
 	if (!r->no_inline)
 		err = inline_prepare(owner, it,
 				     &s->link.renames[owner_index(s, owner)],
-				     body, &why);
+				     body, NULL);
 	*call = (struct probe_call){
 		.func = r->func, .body = *body,
 		.fold = *body && !r->no_ctx && inline_folds_ctx(*body),

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The code inserted at one attach site: build a struct egpu_kernel_ctx and
- * call each probe with (generic ctx address, ctx size). Everything lives
- * in its own { } scope with registers named after a prefix no application
+ * The code inserted at one attach site: build a struct egpu_kernel_ctx if
+ * a probe reads it, and run each probe with (generic ctx address, ctx
+ * size): a copy of its body (inline.c), or a call. Everything lives in
+ * its own { } scope with registers named after a prefix no application
  * name uses; a guarded ret/exit is skipped over with the inverse guard, so
  * probes run exactly when the exit is taken.
  *

@@ -34,7 +34,9 @@ struct ptx_attach {
 	const char *func; /* probe function defined by one of the modules */
 	/*
 	 * The probe never reads its ctx: the site passes (NULL, 0) and
-	 * builds none, so a probe that needs nothing costs only its call.
+	 * builds none. (A probe whose body never names its parameters, or
+	 * whose copies read the ctx's values as constants, gets none built
+	 * either way.)
 	 */
 	bool no_ctx;
 	/*
