@@ -48,6 +48,13 @@ struct strbuf *edit_at(struct edits *e, uint32_t off, uint32_t del);
 int edits_apply(struct edits *e, const char *text, size_t len,
 		struct strbuf *out);
 
+/* One probe at a site: called, or its body copied in when @body is set. */
+struct probe_call {
+	const char *func;
+	const struct inline_func *body;
+	bool fold; /* the copy's ctx loads become the site's values */
+};
+
 /* One place in a kernel where probes are called (probe.c). */
 struct probe_site {
 	const struct ptx_module *m;
@@ -57,8 +64,9 @@ struct probe_site {
 	uint32_t site;                /* exit number, 0 for the entry */
 	const struct ptx_stmt *guard; /* guarded ret/exit, or NULL */
 	const char *prefix;           /* unique prefix of inserted names */
-	const char *const *funcs;     /* probe functions, in attach order */
-	size_t nfuncs;
+	const char *depot;            /* the kernel's .local for copied bodies */
+	const struct probe_call *calls; /* in attach order */
+	size_t ncalls;
 	bool need_ctx;                /* some probe reads the ctx */
 };
 
@@ -69,9 +77,9 @@ void emit_probe_site(struct strbuf *sb, const struct probe_site *s);
 struct kernel_plan {
 	uint32_t item;              /* the kernel's item in the module */
 	uint32_t id;
-	const char **entry;         /* entry probe functions, attach order */
+	struct probe_call *entry;   /* entry probes, attach order */
 	size_t nentry;
-	const char **exit;          /* exit probe functions */
+	struct probe_call *exit;    /* exit probes */
 	size_t nexit;
 	bool entry_ctx;             /* an entry probe reads the ctx */
 	bool exit_ctx;              /* an exit probe reads the ctx */
@@ -83,12 +91,32 @@ struct kernel_plan {
 int rewrite_kernel(const struct ptx_module *m, struct kernel_plan *plan,
 		   const char *prefix, struct edits *e);
 
+/* A module-local symbol renamed because another module uses its name. */
+struct rename {
+	const char *old; /* in the module's text */
+	uint32_t len;
+	char *name;      /* NUL-terminated */
+};
+
+struct renames {
+	struct rename *v;
+	size_t n;
+};
+
+/* The new name of @m's token @t, or NULL if it keeps its own. */
+const char *renames_find(const struct renames *r, const struct ptx_module *m,
+			 uint32_t t);
+
 /* Result of linking modules into the application (link.c). */
 struct link_result {
-	unsigned version_major; /* highest .version of all inputs */
+	unsigned version_major;  /* highest .version of all inputs */
 	unsigned version_minor;
-	size_t funcs;           /* function definitions linked in */
+	size_t funcs;            /* function definitions linked in */
+	struct renames *renames; /* per linked module */
+	size_t nmod;
 };
+
+void link_result_free(struct link_result *res);
 
 /*
  * Check @mods against @app and append to @block the declarations and
@@ -103,5 +131,51 @@ int link_modules(const struct ptx_module *app, struct ptx_module *const *mods,
 const struct ptx_item *link_find_func(struct ptx_module *const *mods,
 				      size_t nmod, const char *name,
 				      const struct ptx_module **owner);
+
+/*
+ * A probe function prepared for copying into its sites (inline.c): its
+ * registers, .local variables and labels get each site's own names, its
+ * parameter loads become moves from the site's arguments, and ret a
+ * branch to the end of the copy.
+ */
+struct inline_func;
+
+/*
+ * Prepare @m's function @it (a probe: two parameters, one return value);
+ * @rn are the linker's renames of @m's symbols. *out is NULL and *why (if
+ * @why is not NULL) says why when the body cannot be copied: sites then
+ * call it.
+ */
+int inline_prepare(const struct ptx_module *m, const struct ptx_item *it,
+		   const struct renames *rn, struct inline_func **out,
+		   const char **why);
+void inline_free(struct inline_func *fn);
+/* Bytes and alignment of @fn's .local variable; 0 bytes if it has none. */
+void inline_local(const struct inline_func *fn, uint32_t *size,
+		  uint32_t *align);
+/*
+ * Whether @fn reads its ctx only by loads at constant offsets, which
+ * copies can replace by the values: such a probe needs no ctx built.
+ */
+bool inline_folds_ctx(const struct inline_func *fn);
+
+/* The names one copy of a body uses, and what it knows of the site. */
+struct inline_site {
+	const char *name;  /* prefix of its names, unique in the module */
+	const char *depot; /* the kernel's .local variable for copies */
+	const char *ctx;   /* registers holding its two arguments */
+	const char *len;
+	/* Replace ctx loads by these bytes of the site's struct
+	 * egpu_kernel_ctx, and ctx.params by cvta.param of @params
+	 * (@params_len bytes; NULL: no parameters, 0); NULL: load from
+	 * @ctx. */
+	const uint8_t *image;
+	const char *params;
+	int params_len;
+};
+
+/* The body of @fn as copy @at, ending with the label $NAME. */
+void emit_inlined(struct strbuf *sb, const struct inline_func *fn,
+		  const struct inline_site *at);
 
 #endif

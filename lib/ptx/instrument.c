@@ -26,6 +26,8 @@ struct session {
 	char (*mod_names)[48];
 	struct kernel *kernels;
 	size_t nkernels;
+	struct inline_func **bodies; /* per request, NULL where called */
+	size_t nreq;
 	struct edits edits;
 	struct link_result link;
 	char prefix[16];
@@ -151,10 +153,64 @@ static int no_match(const struct session *s, const char *pattern)
 		       pattern, s->nkernels ? list : "(none)");
 }
 
-static int add_call(struct kernel_plan *p, const struct ptx_attach *r,
-		    size_t nreq)
+/* Index of @m among the linked modules. */
+static size_t owner_index(const struct session *s, const struct ptx_module *m)
 {
-	const char ***list = r->point == EGPU_ATTACH_ENTRY ? &p->entry : &p->exit;
+	size_t i = 0;
+
+	while (s->mods[i] != m)
+		i++;
+	return i;
+}
+
+/*
+ * Whether probe @it names its parameters anywhere in its body. The JIT
+ * loads no parameter its program leaves unread: a probe that never reads
+ * its ctx needs none built.
+ */
+static bool reads_params(const struct ptx_module *m, const struct ptx_item *it)
+{
+	const struct ptx_func *f = it->func;
+
+	for (uint32_t t = f->body; t < f->stmts[f->nstmts - 1].last; t++)
+		for (uint32_t i = 0; i < f->nparams; i++)
+			if (tok_same(m, t, f->params[i].name))
+				return true;
+	return false;
+}
+
+/*
+ * Copy the probe's body into its sites unless asked not to or unable;
+ * build its ctx unless told or seen not to need one, or its copies read
+ * the ctx's values directly.
+ */
+static int prepare_probe(struct session *s, const struct ptx_attach *r,
+			 struct inline_func **body, struct probe_call *call,
+			 bool *need_ctx)
+{
+	const struct ptx_module *owner;
+	const struct ptx_item *it =
+		link_find_func(s->mods, s->nmod, r->func, &owner);
+	int err = 0;
+
+	*body = NULL;
+	if (!r->no_inline)
+		err = inline_prepare(owner, it,
+				     &s->link.renames[owner_index(s, owner)],
+				     body, NULL);
+	*call = (struct probe_call){
+		.func = r->func, .body = *body,
+		.fold = *body && !r->no_ctx && inline_folds_ctx(*body),
+	};
+	*need_ctx = !r->no_ctx && !call->fold && reads_params(owner, it);
+	return err;
+}
+
+static int add_call(struct kernel_plan *p, const struct ptx_attach *r,
+		    const struct probe_call *call, bool need_ctx, size_t nreq)
+{
+	struct probe_call **list =
+		r->point == EGPU_ATTACH_ENTRY ? &p->entry : &p->exit;
 	size_t *n = r->point == EGPU_ATTACH_ENTRY ? &p->nentry : &p->nexit;
 
 	if (!*list) {
@@ -162,8 +218,8 @@ static int add_call(struct kernel_plan *p, const struct ptx_attach *r,
 		if (!*list)
 			return err_set(EGPU_ENOMEM, "PTX: out of memory");
 	}
-	(*list)[(*n)++] = r->func;
-	if (!r->no_ctx)
+	(*list)[(*n)++] = *call;
+	if (need_ctx)
 		*(r->point == EGPU_ATTACH_ENTRY ? &p->entry_ctx : &p->exit_ctx) = true;
 	return 0;
 }
@@ -174,15 +230,25 @@ static int plan_requests(struct session *s, const struct ptx_attach *reqs,
 	size_t i, k;
 	int err = 0;
 
+	s->bodies = calloc(nreq + 1, sizeof(*s->bodies));
+	if (!s->bodies)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	s->nreq = nreq;
 	for (i = 0; i < nreq && !err; i++) {
 		size_t hits = 0;
+		struct probe_call call;
+		bool need_ctx = false;
 
 		err = check_probe(s, &reqs[i]);
+		if (!err)
+			err = prepare_probe(s, &reqs[i], &s->bodies[i], &call,
+					    &need_ctx);
 		for (k = 0; k < s->nkernels && !err; k++) {
 			if (!kernel_names_match(&s->kernels[k].names,
 						reqs[i].kernel))
 				continue;
-			err = add_call(&s->kernels[k].plan, &reqs[i], nreq);
+			err = add_call(&s->kernels[k].plan, &reqs[i], &call,
+				       need_ctx, nreq);
 			hits++;
 		}
 		if (!err && !hits)
@@ -301,6 +367,15 @@ static int edit_link(struct session *s)
 	return err ? err : drop_linked_declarations(s);
 }
 
+static uint32_t inlined(const struct probe_call *calls, size_t n)
+{
+	uint32_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += calls[i].body != NULL;
+	return k;
+}
+
 static int fill_report(struct session *s, struct ptx_report *r)
 {
 	size_t i;
@@ -323,6 +398,8 @@ static int fill_report(struct session *s, struct ptx_report *r)
 		ki->entry_points = k->plan.entry_points;
 		ki->exit_points = k->plan.exit_points;
 		ki->programs = (uint32_t)(k->plan.nentry + k->plan.nexit);
+		ki->inlined = ki->entry_points * inlined(k->plan.entry, k->plan.nentry) +
+			      ki->exit_points * inlined(k->plan.exit, k->plan.nexit);
 	}
 	return 0;
 }
@@ -337,6 +414,10 @@ static void session_free(struct session *s)
 		free(s->kernels[i].plan.exit);
 	}
 	free(s->kernels);
+	for (i = 0; s->bodies && i < s->nreq; i++)
+		inline_free(s->bodies[i]);
+	free(s->bodies);
+	link_result_free(&s->link);
 	for (i = 0; s->mods && i < s->nmod; i++)
 		ptx_module_free(s->mods[i]);
 	free(s->mods);
@@ -363,11 +444,11 @@ int ptx_instrument(const char *app_ptx, size_t len,
 	if (!err)
 		err = collect_kernels(&s);
 	if (!err)
+		err = edit_link(&s);
+	if (!err)
 		err = plan_requests(&s, reqs, nreq);
 	if (!err)
 		err = choose_prefix(&s);
-	if (!err)
-		err = edit_link(&s);
 	if (!err)
 		err = rewrite_kernels(&s);
 	if (!err)

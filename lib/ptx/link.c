@@ -125,9 +125,9 @@ static bool name_used(const struct linker *l, const struct ptx_module *self,
 
 		if (lm->m != self && module_names(lm->m, s, n))
 			return true;
-		for (k = 0; !self && k < lm->nrenames; k++)
-			if (strlen(lm->renames[k].name) == n &&
-			    !memcmp(lm->renames[k].name, s, n))
+		for (k = 0; !self && k < lm->renames->n; k++)
+			if (strlen(lm->renames->v[k].name) == n &&
+			    !memcmp(lm->renames->v[k].name, s, n))
 				return true;
 	}
 	return false;
@@ -142,10 +142,10 @@ static int add_rename(struct linker *l, struct link_module *lm,
 	struct strbuf sb;
 	unsigned k;
 
-	v = realloc(lm->renames, (lm->nrenames + 1) * sizeof(*v));
+	v = realloc(lm->renames->v, (lm->renames->n + 1) * sizeof(*v));
 	if (!v)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
-	lm->renames = v;
+	lm->renames->v = v;
 	for (k = 0;; k++) {
 		sb_init(&sb);
 		sb_printf(&sb, "%.*s_egpu%zu", (int)len, old, index + 1);
@@ -157,7 +157,7 @@ static int add_rename(struct linker *l, struct link_module *lm,
 			break;
 		sb_free(&sb);
 	}
-	v[lm->nrenames++] = (struct rename){ old, len, sb_detach(&sb, NULL) };
+	v[lm->renames->n++] = (struct rename){ old, len, sb_detach(&sb, NULL) };
 	return 0;
 }
 
@@ -355,26 +355,50 @@ int link_modules(const struct ptx_module *app, struct ptx_module *const *mods,
 {
 	struct linker l = { .app = app, .nmod = nmod };
 	int err;
-	size_t i, k;
+	size_t i;
 
 	res->version_major = app->version_major;
 	res->version_minor = app->version_minor;
 	res->funcs = 0;
+	res->renames = calloc(nmod + 1, sizeof(*res->renames));
+	res->nmod = nmod;
 	l.mods = calloc(nmod + 1, sizeof(*l.mods));
-	if (!l.mods)
+	if (!l.mods || !res->renames) {
+		free(l.mods);
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
-	err = link_all(&l, mods, block, res);
-	for (i = 0; i < nmod; i++) {
-		for (k = 0; k < l.mods[i].nrenames; k++)
-			free(l.mods[i].renames[k].name);
-		free(l.mods[i].renames);
-		free(l.mods[i].act);
 	}
+	for (i = 0; i < nmod; i++)
+		l.mods[i].renames = &res->renames[i];
+	err = link_all(&l, mods, block, res);
+	for (i = 0; i < nmod; i++)
+		free(l.mods[i].act);
 	free(l.mods);
 	free(l.defs.v);
 	free(l.decls.v);
 	free(l.app_protos.v);
 	return err;
+}
+
+void link_result_free(struct link_result *res)
+{
+	for (size_t i = 0; res->renames && i < res->nmod; i++) {
+		for (size_t k = 0; k < res->renames[i].n; k++)
+			free(res->renames[i].v[k].name);
+		free(res->renames[i].v);
+	}
+	free(res->renames);
+	res->renames = NULL;
+	res->nmod = 0;
+}
+
+const char *renames_find(const struct renames *r, const struct ptx_module *m,
+			 uint32_t t)
+{
+	for (size_t i = 0; r && i < r->n; i++)
+		if (m->toks[t].len == r->v[i].len &&
+		    !memcmp(tok_text(m, t), r->v[i].old, r->v[i].len))
+			return r->v[i].name;
+	return NULL;
 }
 
 const struct ptx_item *link_find_func(struct ptx_module *const *mods,

@@ -7,18 +7,10 @@
 
 enum action { DROP, EMIT };
 
-/* A module-local symbol renamed because another module uses its name. */
-struct rename {
-	const char *old; /* in the module's text */
-	uint32_t len;
-	char *name;      /* NUL-terminated */
-};
-
 struct link_module {
 	const struct ptx_module *m;
 	enum action *act;        /* per item */
-	struct rename *renames;
-	size_t nrenames;
+	struct renames *renames; /* the result's, for this module */
 };
 
 struct sym {

@@ -10,19 +10,6 @@
 
 #include "ptx/link.h"
 
-static const char *renamed(const struct link_module *lm, const struct tok *t)
-{
-	size_t i;
-
-	for (i = 0; i < lm->nrenames; i++) {
-		const struct rename *r = &lm->renames[i];
-
-		if (t->len == r->len && !memcmp(lm->m->text + t->off, r->old, r->len))
-			return r->name;
-	}
-	return NULL;
-}
-
 /* Bytes [from, to) of the module, renaming identifiers from token @t on. */
 static void copy_span(struct strbuf *sb, const struct link_module *lm,
 		      uint32_t from, uint32_t to, uint32_t t)
@@ -32,7 +19,8 @@ static void copy_span(struct strbuf *sb, const struct link_module *lm,
 	for (; m->toks[t].kind != TOK_EOF && m->toks[t].off < to; t++) {
 		const char *name;
 
-		if (m->toks[t].kind != TOK_IDENT || !(name = renamed(lm, &m->toks[t])))
+		if (m->toks[t].kind != TOK_IDENT ||
+		    !(name = renames_find(lm->renames, m, t)))
 			continue;
 		sb_addn(sb, m->text + from, m->toks[t].off - from);
 		sb_adds(sb, name);

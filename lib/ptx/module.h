@@ -72,6 +72,7 @@ struct ptx_func {
 	bool entry;              /* .entry, otherwise .func */
 	bool defined;            /* has a body (not just a prototype) */
 	uint32_t nret;           /* return parameters */
+	uint32_t ret;            /* name token of the first one */
 	struct ptx_param *params;
 	uint32_t nparams;
 	uint32_t param_bytes;    /* end of the last parameter */
@@ -142,5 +143,7 @@ static inline uint32_t tok_end(const struct ptx_module *m, uint32_t t)
 
 /* Whether token @t is exactly @s. */
 bool tok_is(const struct ptx_module *m, uint32_t t, const char *s);
+/* Whether tokens @a and @b have the same text. */
+bool tok_same(const struct ptx_module *m, uint32_t a, uint32_t b);
 
 #endif

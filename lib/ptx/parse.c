@@ -18,6 +18,12 @@ bool tok_is(const struct ptx_module *m, uint32_t t, const char *s)
 	return k->kind != TOK_EOF && k->len == n && !memcmp(m->text + k->off, s, n);
 }
 
+bool tok_same(const struct ptx_module *m, uint32_t a, uint32_t b)
+{
+	return m->toks[a].len == m->toks[b].len &&
+	       !memcmp(tok_text(m, a), tok_text(m, b), m->toks[a].len);
+}
+
 bool accept(struct parser *p, const char *s)
 {
 	if (!at(p, s))

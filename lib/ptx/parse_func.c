@@ -149,8 +149,8 @@ static int parse_params(struct parser *p, struct ptx_func *f, bool ret)
 			struct ptx_param prm = { 0 };
 
 			err = parse_param(p, &prm);
-			if (!err && ret)
-				f->nret++;
+			if (!err && ret && !f->nret++)
+				f->ret = prm.name;
 			else if (!err)
 				err = add_param(f, &prm, &cap);
 		} while (!err && accept(p, ","));

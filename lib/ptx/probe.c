@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The code inserted at one attach site: build a struct egpu_kernel_ctx and
- * call each probe with (generic ctx address, ctx size). Everything lives
- * in its own { } scope with registers named after a prefix no application
+ * The code inserted at one attach site: build a struct egpu_kernel_ctx if
+ * a probe reads it, and run each probe with (generic ctx address, ctx
+ * size): a copy of its body (inline.c), or a call. Everything lives in
+ * its own { } scope with registers named after a prefix no application
  * name uses; a guarded ret/exit is skipped over with the inverse guard, so
  * probes run exactly when the exit is taken.
  *
@@ -13,6 +14,7 @@
  * time of a one-element-per-thread kernel on an H100, against +10% here.
  */
 #include <stddef.h>
+#include <stdio.h>
 
 #include "egpu/ctx.h"
 #include "ptx/instr.h"
@@ -80,6 +82,53 @@ static void no_ctx(struct strbuf *sb, const struct probe_site *s)
 	sb_printf(sb, "\tmov.u64 \t%%%s_rd4, 0;\n", p);
 }
 
+static void put_le(uint8_t *p, uint64_t v, unsigned bytes)
+{
+	for (unsigned i = 0; i < bytes; i++, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+/* The site's ctx as build_ctx() stores it, but for ctx.params (zero). */
+static void ctx_image(const struct probe_site *s, uint8_t *img)
+{
+	put_le(img, s->kernel_id, 8);
+	put_le(img + 8, 0, 8);
+	put_le(img + 16, s->kernel->param_bytes, 4);
+	put_le(img + 20, s->point == EGPU_ATTACH_ENTRY ? EGPU_CTX_ENTRY :
+							 EGPU_CTX_EXIT, 4);
+	put_le(img + 24, s->site, 4);
+	put_le(img + 28, 0, 4);
+}
+
+/*
+ * The copy of probe @i's body: its names are "PREFIX_KERNEL_eSITE_I" (x
+ * for exits) plus their own, so every site and probe has its own.
+ */
+static void inline_call(struct strbuf *sb, const struct probe_site *s,
+			size_t i)
+{
+	const struct ptx_func *k = s->kernel;
+	char name[64], ctx[32], len[32];
+	uint8_t image[sizeof(struct egpu_kernel_ctx)];
+	struct inline_site at = { .name = name, .depot = s->depot, .ctx = ctx,
+				  .len = len };
+
+	if (s->calls[i].fold) {
+		ctx_image(s, image);
+		at.image = image;
+		if (k->nparams) {
+			at.params = tok_text(s->m, k->params[0].name);
+			at.params_len = (int)s->m->toks[k->params[0].name].len;
+		}
+	}
+	snprintf(name, sizeof(name), "%s_%u_%c%u_%zu", s->prefix, s->kernel_id,
+		 s->point == EGPU_ATTACH_ENTRY ? 'e' : 'x', s->site, i);
+	snprintf(ctx, sizeof(ctx), "%%%s_rd1", s->prefix);
+	snprintf(len, sizeof(len), "%%%s_rd4", s->prefix);
+	sb_printf(sb, "\t// inlined %s\n", s->calls[i].func);
+	emit_inlined(sb, s->calls[i].body, &at);
+}
+
 void emit_probe_site(struct strbuf *sb, const struct probe_site *s)
 {
 	const char *p = s->prefix;
@@ -100,9 +149,13 @@ void emit_probe_site(struct strbuf *sb, const struct probe_site *s)
 		build_ctx(sb, s);
 	else
 		no_ctx(sb, s);
-	for (i = 0; i < s->nfuncs; i++)
-		sb_printf(sb, "\t%s \t(%%%s_rd5), %s, (%%%s_rd1, %%%s_rd4);\n",
-			  call, p, s->funcs[i], p, p);
+	for (i = 0; i < s->ncalls; i++) {
+		if (s->calls[i].body)
+			inline_call(sb, s, i);
+		else
+			sb_printf(sb, "\t%s \t(%%%s_rd5), %s, (%%%s_rd1, %%%s_rd4);\n",
+				  call, p, s->calls[i].func, p, p);
+	}
 	sb_adds(sb, "\t}\n");
 	if (g)
 		sb_printf(sb, "$%s_skip_%u_%u:\n", p, s->kernel_id, s->site);

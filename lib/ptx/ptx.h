@@ -9,7 +9,9 @@
  *   .func (.param .b64 ret) NAME(.param .b64 ctx, .param .b64 ctx_len)
  * and receive a generic pointer to a struct egpu_kernel_ctx
  * (include/egpu/ctx.h) built at each site in .shared memory; their return
- * value is ignored. See docs/ptx.md for the insertion and linking rules.
+ * value is ignored. Their bodies are copied into the sites where possible
+ * (inlined), else called. See docs/ptx.md for the insertion, inlining and
+ * linking rules.
  */
 #ifndef EGPU_PTX_H
 #define EGPU_PTX_H
@@ -32,9 +34,17 @@ struct ptx_attach {
 	const char *func; /* probe function defined by one of the modules */
 	/*
 	 * The probe never reads its ctx: the site passes (NULL, 0) and
-	 * builds none, so a probe that needs nothing costs only its call.
+	 * builds none. (A probe whose body never names its parameters, or
+	 * whose copies read the ctx's values as constants, gets none built
+	 * either way.)
 	 */
 	bool no_ctx;
+	/*
+	 * Call the probe instead of copying its body into each site. By
+	 * default the body is copied in (inlined) where it can be, so ptxas
+	 * optimises it with the kernel; a body that cannot be is called.
+	 */
+	bool no_inline;
 };
 
 /* A PTX module to link into the application's: JIT output, runtime. */
@@ -52,6 +62,7 @@ struct ptx_kernel_info {
 	uint32_t entry_points; /* 1 if entry probes were inserted */
 	uint32_t exit_points;  /* ret/exit instructions given exit probes */
 	uint32_t programs;     /* attach requests applied to this kernel */
+	uint32_t inlined;      /* probe bodies copied in, over all its sites */
 };
 
 struct ptx_report {

@@ -5,6 +5,8 @@
  * exit instruction at any depth (after its label, before its guard), and
  * before the closing brace when control can fall off the end of the body.
  */
+#include <stdio.h>
+
 #include "ptx/instr.h"
 
 static bool is_op(const struct ptx_module *m, const struct ptx_stmt *st,
@@ -94,8 +96,8 @@ static int add_exits(const struct ptx_module *m, struct kernel_plan *plan,
 	int err = 0;
 
 	s->point = EGPU_ATTACH_EXIT;
-	s->funcs = plan->exit;
-	s->nfuncs = plan->nexit;
+	s->calls = plan->exit;
+	s->ncalls = plan->nexit;
 	s->need_ctx = plan->exit_ctx;
 	for (i = 0; !err && i < f->nstmts; i++) {
 		const struct ptx_stmt *st = &f->stmts[i];
@@ -115,6 +117,47 @@ static int add_exits(const struct ptx_module *m, struct kernel_plan *plan,
 	return err;
 }
 
+static void max_local(const struct probe_call *calls, size_t n,
+		      uint32_t *size, uint32_t *align)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t sz, al;
+
+		if (!calls[i].body)
+			continue;
+		inline_local(calls[i].body, &sz, &al);
+		*size = sz > *size ? sz : *size;
+		*align = al > *align ? al : *align;
+	}
+}
+
+/*
+ * One .local variable serves as the stack of every body copied into the
+ * kernel: a thread runs one probe at a time, so a depot per copy would
+ * only multiply the kernel's stack frame by its exits.
+ */
+static int declare_depot(const struct ptx_module *m,
+			 const struct kernel_plan *plan, struct probe_site *s,
+			 char *depot, size_t n, struct edits *e)
+{
+	const struct ptx_stmt *at = entry_stmt(m, s->kernel);
+	uint32_t size = 0, align = 1;
+	struct strbuf *sb;
+
+	max_local(plan->entry, plan->nentry, &size, &align);
+	max_local(plan->exit, plan->nexit, &size, &align);
+	if (!size)
+		return 0;
+	snprintf(depot, n, "%%%s_%u_depot", s->prefix, plan->id);
+	s->depot = depot;
+	sb = edit_at(e, m->toks[at->first].off, 0);
+	if (!sb)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
+	sb_printf(sb, "// begin egpu probe stack\n\t.local .align %u .b8 \t%s[%u];\n"
+		  "\t// end egpu probe stack\n\t", align, depot, size);
+	return 0;
+}
+
 int rewrite_kernel(const struct ptx_module *m, struct kernel_plan *plan,
 		   const char *prefix, struct edits *e)
 {
@@ -123,15 +166,18 @@ int rewrite_kernel(const struct ptx_module *m, struct kernel_plan *plan,
 		.m = m, .kernel = it->func, .kernel_id = plan->id,
 		.prefix = prefix,
 	};
+	char depot[48];
 	int err;
 
 	if (!plan->nentry && !plan->nexit)
 		return 0;
 	err = check_kernel(m, it);
+	if (!err)
+		err = declare_depot(m, plan, &s, depot, sizeof(depot), e);
 	if (!err && plan->nentry) {
 		s.point = EGPU_ATTACH_ENTRY;
-		s.funcs = plan->entry;
-		s.nfuncs = plan->nentry;
+		s.calls = plan->entry;
+		s.ncalls = plan->nentry;
 		s.need_ctx = plan->entry_ctx;
 		err = insert_site(e, &s, entry_stmt(m, it->func));
 		plan->entry_points = 1;

@@ -234,24 +234,60 @@ const char *ptx_target(const char *ptx, char *buf, size_t n)
 	return buf;
 }
 
-int run_ptxas(const char *ptx, size_t len, const char *arch, const char *tag)
+static int save(const char *ptx, size_t len, const char *tag, char *path,
+		size_t n)
 {
-	char path[1024], cmd[3072];
 	FILE *f;
-	int st;
 
-	snprintf(path, sizeof(path), "%s/%s.ptx", EGPU_TEST_BUILD, tag);
+	snprintf(path, n, "%s/%s.ptx", EGPU_TEST_BUILD, tag);
 	f = fopen(path, "wb");
 	if (!f || fwrite(ptx, 1, len, f) != len) {
 		if (f)
 			fclose(f);
 		return -1;
 	}
-	fclose(f);
+	return fclose(f);
+}
+
+int run_ptxas(const char *ptx, size_t len, const char *arch, const char *tag)
+{
+	char path[1024], cmd[3072];
+	int st;
+
+	if (save(ptx, len, tag, path, sizeof(path)))
+		return -1;
 	snprintf(cmd, sizeof(cmd), "'%s' -arch=%s '%s' -o '%s.cubin'",
 		 EGPU_PTXAS, arch, path, path);
 	st = system(cmd);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int ptxas_usage(const char *ptx, size_t len, const char *arch, const char *tag,
+		const char *func, struct ptxas_usage *u)
+{
+	char path[1024], cmd[3072], line[1024], want[512];
+	bool in_func = false, regs = false, stack = false;
+	FILE *p;
+
+	if (save(ptx, len, tag, path, sizeof(path)))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "'%s' -v -arch=%s '%s' -o '%s.cubin' 2>&1",
+		 EGPU_PTXAS, arch, path, path);
+	snprintf(want, sizeof(want), "Function properties for %s\n", func);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p)) {
+		const char *s;
+
+		if (strstr(line, "Function properties for "))
+			in_func = strstr(line, want) != NULL;
+		else if (in_func && (s = strstr(line, "bytes stack frame")))
+			stack = sscanf(line, " %u bytes stack frame", &u->stack) == 1;
+		else if (in_func && (s = strstr(line, "Used ")))
+			regs = sscanf(s, "Used %u registers", &u->regs) == 1;
+	}
+	return pclose(p) == 0 && regs && stack ? 0 : -1;
 }
 
 char *instrument(const char *ptx, size_t len, const struct ptx_attach *reqs,

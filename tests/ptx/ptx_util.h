@@ -46,6 +46,20 @@ const char *ptx_target(const char *ptx, char *buf, size_t n);
 /* Run ptxas on @ptx for @arch; saves it as EGPU_TEST_BUILD/@tag.ptx. */
 int run_ptxas(const char *ptx, size_t len, const char *arch, const char *tag);
 
+/* What ptxas -v says of one function. */
+struct ptxas_usage {
+	unsigned regs;  /* "Used N registers" */
+	unsigned stack; /* "N bytes stack frame" */
+};
+
+/*
+ * Assemble @ptx for @arch with ptxas -v (saved as EGPU_TEST_BUILD/@tag.ptx)
+ * and read the usage of function @func. 0, or -1 if ptxas fails or does
+ * not report it.
+ */
+int ptxas_usage(const char *ptx, size_t len, const char *arch, const char *tag,
+		const char *func, struct ptxas_usage *u);
+
 struct ptx_module;
 /*
  * The model covers the text: tokens in order with only white space and

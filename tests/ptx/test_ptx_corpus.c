@@ -45,15 +45,15 @@ static size_t setup(struct ptx_text *mods, struct ptx_attach *reqs,
 	size_t n = 1;
 
 	mods[0] = (struct ptx_text){ "probe_ptx", probe_ptx, strlen(probe_ptx) };
-	reqs[0] = (struct ptx_attach){ "*", EGPU_ATTACH_ENTRY, "probe_ptx", false };
-	reqs[1] = (struct ptx_attach){ "*", EGPU_ATTACH_EXIT, "probe_ptx", false };
+	reqs[0] = (struct ptx_attach){ "*", EGPU_ATTACH_ENTRY, "probe_ptx", false, false };
+	reqs[1] = (struct ptx_attach){ "*", EGPU_ATTACH_EXIT, "probe_ptx", false, false };
 	*nreq = 2;
 	if (corpus.modules[0] && corpus.modules[1]) {
 		mods[1] = (struct ptx_text){ "llc_probe", corpus.modules[0],
 					     corpus.module_len[0] };
 		mods[2] = (struct ptx_text){ "runtime", corpus.modules[1],
 					     corpus.module_len[1] };
-		reqs[2] = (struct ptx_attach){ "*", EGPU_ATTACH_EXIT, "llc_probe", false };
+		reqs[2] = (struct ptx_attach){ "*", EGPU_ATTACH_EXIT, "llc_probe", false, false };
 		*nreq = 3;
 		n = 3;
 	}
@@ -113,6 +113,9 @@ static void check_report(const char *path, const char *text,
 		ck_assert_msg(ki->exit_points == want,
 			      "%s: %s: %u exit points, %u ret/exit", path,
 			      ki->name, ki->exit_points, want);
+		/* One probe at the entry, the others at each exit: copied. */
+		ck_assert_uint_eq(ki->inlined,
+				  ki->entry_points + ki->exit_points * (nreq - 1));
 		*exits += ki->exit_points;
 	}
 }
@@ -141,6 +144,8 @@ START_TEST(instrument_every_kernel)
 		check_report(corpus.paths[i], text, &rep, nreq, &want_exits);
 		ck_assert_str_eq(ptx_target(out, t_out, sizeof(t_out)),
 				 ptx_target(text, t_in, sizeof(t_in)));
+		ck_assert_ptr_null(strstr(out, "), probe_ptx,"));
+		ck_assert_ptr_null(strstr(out, "), llc_probe,"));
 		back = strip_inserted(out, &out_len, &entries, &exits);
 		ck_assert_ptr_nonnull(back);
 		ck_assert_uint_eq(entries, rep.nkernels);

@@ -42,7 +42,7 @@ START_TEST(entry_and_exits)
 	char *probe = probe_module("7.0", "sm_80", "pa");
 	struct ptx_text mod = { "pa", probe, strlen(probe) };
 	struct ptx_attach reqs[] = {
-		{ "k", EGPU_ATTACH_ENTRY, "pa", false }, { "k", EGPU_ATTACH_EXIT, "pa", false },
+		{ "k", EGPU_ATTACH_ENTRY, "pa", false, true }, { "k", EGPU_ATTACH_EXIT, "pa", false, true },
 	};
 	struct ptx_report rep;
 	unsigned entries, exits;
@@ -101,8 +101,8 @@ START_TEST(programs_in_attach_order)
 		{ "a", a, strlen(a) }, { "b", b, strlen(b) }, { "c", c, strlen(c) },
 	};
 	struct ptx_attach reqs[] = {
-		{ "k", EGPU_ATTACH_ENTRY, "pb", false }, { "k", EGPU_ATTACH_EXIT, "pc", false },
-		{ "k", EGPU_ATTACH_ENTRY, "pa", false }, { "k", EGPU_ATTACH_EXIT, "pa", false },
+		{ "k", EGPU_ATTACH_ENTRY, "pb", false, true }, { "k", EGPU_ATTACH_EXIT, "pc", false, true },
+		{ "k", EGPU_ATTACH_ENTRY, "pa", false, true }, { "k", EGPU_ATTACH_EXIT, "pa", false, true },
 	};
 	static const char app[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
 				  ".entry k()\n{\n\tret;\n}\n";
@@ -153,7 +153,7 @@ static unsigned selected(const char *pattern)
 {
 	char *probe = probe_module("8.0", "sm_90", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
-	struct ptx_attach req = { pattern, EGPU_ATTACH_ENTRY, "p", false };
+	struct ptx_attach req = { pattern, EGPU_ATTACH_ENTRY, "p", false, false };
 	struct ptx_report rep;
 	unsigned bits = 0;
 	size_t len, i;
@@ -219,7 +219,7 @@ START_TEST(unknown_pattern)
 {
 	char *probe = probe_module("8.0", "sm_90", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
-	struct ptx_attach req = { "nope*", EGPU_ATTACH_EXIT, "p", false };
+	struct ptx_attach req = { "nope*", EGPU_ATTACH_EXIT, "p", false, false };
 	struct strbuf sb;
 
 	sb_init(&sb);
@@ -238,7 +238,7 @@ static int link_case(const char *app, const char *const *texts, size_t n,
 		     char **out)
 {
 	struct ptx_text mods[4];
-	struct ptx_attach req = { "*", EGPU_ATTACH_ENTRY, "p", false };
+	struct ptx_attach req = { "*", EGPU_ATTACH_ENTRY, "p", false, false };
 	size_t i, len;
 	int err;
 
@@ -416,7 +416,7 @@ START_TEST(request_errors)
 		".func (.param .b64 r) p(.param .b64 c, .param .b64 n)\n{\n\tret;\n}\n";
 	char *probe = probe_module("7.8", "sm_90", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
-	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "q", false };
+	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "q", false, false };
 	struct strbuf sb;
 
 	sb_init(&sb);
@@ -477,7 +477,7 @@ START_TEST(sm_70_needed_for_params)
 		".entry k(.param .u32 n)\n{\n\tret;\n}\n.entry j()\n{\n\tret;\n}\n";
 	char *probe = probe_module("7.0", "sm_60", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
-	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "p", false };
+	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "p", false, false };
 	struct strbuf sb;
 
 	sb_init(&sb);
@@ -497,7 +497,7 @@ START_TEST(falling_off_the_end)
 	char *probe = probe_module("7.8", "sm_90", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
 	struct ptx_attach reqs[] = {
-		{ "*", EGPU_ATTACH_ENTRY, "p", false }, { "*", EGPU_ATTACH_EXIT, "p", false },
+		{ "*", EGPU_ATTACH_ENTRY, "p", false, false }, { "*", EGPU_ATTACH_EXIT, "p", false, false },
 	};
 	struct ptx_report rep;
 	size_t len;
@@ -530,14 +530,16 @@ START_TEST(names_avoid_application_names)
 		".entry k()\n{\n\t.reg .b64 %egpu_rd<2>;\n$egpu1_x:\n\tret;\n}\n";
 	char *probe = probe_module("7.8", "sm_90", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
-	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "p", false };
+	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "p", false, false };
 	size_t len;
 	int err;
 	char *out = instrument(app, strlen(app), &req, 1, &mod, 1, NULL, &len, &err);
 
 	ck_assert_msg(out, "%s", egpu_errmsg());
-	ck_assert_ptr_nonnull(strstr(out, "%egpu2_ctx"));
-	ck_assert_ptr_null(strstr(out, "%egpu_ctx"));
+	ck_assert_ptr_nonnull(strstr(out, ".reg .b64 \t%egpu2_rd<6>;"));
+	ck_assert_ptr_nonnull(strstr(out, "\n$egpu2_0_e0_0:\n"));
+	ck_assert_ptr_null(strstr(out, "%egpu_rd<6>"));
+	ck_assert_ptr_null(strstr(out, "$egpu_0"));
 	free(out);
 	free(probe);
 }
