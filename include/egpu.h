@@ -106,6 +106,12 @@ struct egpu_ctx_opts {
 	bool offline;
 	/** Per-thread slots of per-thread maps on the GPU; 0: 1<<20. */
 	uint32_t thread_slots;
+	/**
+	 * Call probe functions from their sites instead of copying their
+	 * bodies in (copies let ptxas optimise each probe in place; calls are
+	 * for comparison and debugging).
+	 */
+	bool no_inline;
 };
 
 /**
@@ -343,6 +349,7 @@ struct egpu_kernel_report {
 	uint32_t entry_points;  /**< entry probes inserted */
 	uint32_t exit_points;   /**< ret/exit sites patched */
 	uint32_t programs;      /**< programs attached to this kernel */
+	uint32_t inlined;       /**< probe bodies copied in (not called) */
 };
 
 /** Summary of an instrumentation; arrays live until the next call. */

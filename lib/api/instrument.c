@@ -33,22 +33,6 @@ static void probe_set_free(struct probe_set *ps)
 	free(ps->names);
 }
 
-/*
- * Whether the translated probe reads r1 or r2: LLVM names a function's
- * parameters FUNC_param_N and emits no load of an unused one.
- */
-static bool probe_reads_ctx(const char *ptx, const char *func)
-{
-	char name[320];
-
-	for (int i = 0; i < 2; i++) {
-		snprintf(name, sizeof(name), "%s_param_%d", func, i);
-		if (strstr(ptx, name))
-			return true;
-	}
-	return false;
-}
-
 static int jit_probe(struct egpu_prog *prog, const char *func,
 		     struct ptx_text *mod)
 {
@@ -60,7 +44,6 @@ static int jit_probe(struct egpu_prog *prog, const char *func,
 		return err;
 	mod->name = prog->spec->name;
 	mod->text = ptx;
-	prog->probe_no_ctx = !probe_reads_ctx(ptx, func);
 	return 0;
 }
 
@@ -110,7 +93,7 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
 		ps->reqs[i] = (struct ptx_attach){ .kernel = l->kernel,
 						   .point = l->at,
 						   .func = ps->names[i],
-						   .no_ctx = l->prog->probe_no_ctx };
+						   .no_inline = ctx->no_inline };
 	}
 	if (err)
 		ps->nprog--; /* the failed slot holds no text */
@@ -160,6 +143,7 @@ static int fill_report(struct egpu_ctx *ctx, struct egpu_report *rep,
 			.name = ki->name, .demangled = ki->demangled,
 			.kernel_id = ki->id, .entry_points = ki->entry_points,
 			.exit_points = ki->exit_points, .programs = ki->programs,
+			.inlined = ki->inlined,
 		};
 		r.kernels_patched += ki->programs > 0;
 		r.entry_points += ki->entry_points;

@@ -16,6 +16,7 @@ struct egpu_ctx {
 	struct egpu_logger log;
 	char sm[16];
 	bool offline;           /* maps get placeholder addresses */
+	bool no_inline;         /* call probes instead of copying them in */
 	uint32_t thread_slots;  /* per-thread map slots on the GPU, 0: default */
 	struct egpu_obj *objs;  /* every open object, for egpu_ctx_free() */
 	struct egpu_link *links;
@@ -46,7 +47,6 @@ struct egpu_prog {
 	pthread_mutex_t lock;    /* guards the lazily built host code */
 	struct jit_host *host;
 	uint32_t probe_id;       /* 0 until linked into a module */
-	bool probe_no_ctx;       /* its probe code never reads r1 or r2 */
 	unsigned verified;       /* bit per attach point the verifier accepted */
 	uint32_t verified_ctx;   /* ctx size of the accepted direct run */
 	void *gpu_mod;           /* CUmodule of direct GPU runs, once loaded */
