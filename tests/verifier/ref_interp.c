@@ -657,6 +657,14 @@ static int exec_alu(struct ref_env *e, const struct bpf_insn *insn)
 	return 0;
 }
 
+static bool is_address(struct ref_env *e, uint64_t v)
+{
+	struct region r;
+
+	/* r10 and pointers one past an object sit at a region's end. */
+	return find_region(e, v, &r) || (v && find_region(e, v - 1, &r));
+}
+
 /* 1: jump taken. */
 static int exec_cond(struct ref_env *e, const struct bpf_insn *insn)
 {
@@ -666,6 +674,10 @@ static int exec_cond(struct ref_env *e, const struct bpf_insn *insn)
 		return -1;
 	if (BPF_SRC(insn->code) == BPF_X && reg_get(e, insn->src_reg, &b))
 		return -1;
+	/* Comparing addresses depends on where memory happens to be: the
+	 * back ends' runs place it elsewhere, so r0 is not comparable. */
+	if (BPF_SRC(insn->code) == BPF_X && (is_address(e, a) || is_address(e, b)))
+		e->random = true;
 	return ref_cond(BPF_OP(insn->code), a, b,
 			BPF_CLASS(insn->code) == BPF_JMP32);
 }

@@ -106,10 +106,13 @@ static int run_on_cpu(const struct bpf_insn *insns, size_t cnt, int attach,
 	if (mem)
 		memcpy(ctx.bytes, ref_env_initial_ctx(env), mem);
 	got = jit_host_call(jh, mem ? ctx.bytes : NULL, mem);
-	if (!ref_env_random(env))
-		ck_assert_msg(got == want, "r0 %#llx on the CPU, %#llx in the "
-			      "interpreter", (unsigned long long)got,
-			      (unsigned long long)want);
+	if (!ref_env_random(env) && got != want) {
+		for (size_t i = 0; i < cnt; i++)
+			fprintf(stderr, "%02x %x %x %d %d\n", insns[i].code, insns[i].dst_reg,
+				insns[i].src_reg, insns[i].off, insns[i].imm);
+		ck_abort_msg("r0 %#llx on the CPU, %#llx in the interpreter (attach %d, ctx %u)",
+			     (unsigned long long)got, (unsigned long long)want, attach, mem);
+	}
 	guarded_free(&ctx);
 	jit_host_free(jh);
 	ref_env_free(env);
