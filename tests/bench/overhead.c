@@ -29,6 +29,7 @@ struct probe {
 	const char *name;
 	const char *path;
 	double target;
+	bool no_inline; /* call the probe instead of copying it in */
 };
 
 static void *flush_buf;
@@ -92,7 +93,8 @@ static void measure(cudaKernel_t plain, cudaKernel_t inst,
 static void bench_probe(const struct probe *p, const char *ptx, size_t len,
 			const struct workload *w, size_t nw, int runs)
 {
-	egpu_ctx *ctx = egpu_ctx_new(NULL);
+	EGPU_OPTS(egpu_ctx_opts, co, .no_inline = p->no_inline);
+	egpu_ctx *ctx = egpu_ctx_new(&co);
 	cudaLibrary_t plain_lib, inst_lib;
 	EGPU_OPTS(egpu_report, rep);
 	char *out = NULL;
@@ -112,7 +114,7 @@ static void bench_probe(const struct probe *p, const char *ptx, size_t len,
 		float base, probed;
 
 		measure(kp, ki, &w[i], runs, &base, &probed);
-		printf("| %-14s | %-10s | %9.3f | %9.3f | %6.3f | <= %.2f | %3d -> %3d | %6.2f |\n",
+		printf("| %-14s | %-14s | %9.3f | %9.3f | %6.3f | <= %.2f | %3d -> %3d | %6.2f |\n",
 		       w[i].name, p->name, base, probed, probed / base, p->target,
 		       regs(kp), regs(ki), rep.instrument_ms);
 		fflush(stdout);
@@ -140,6 +142,7 @@ int main(int argc, char **argv)
 	int runs = argc > 1 ? atoi(argv[1]) : 25;
 	const struct probe probes[] = {
 		{ "empty", BENCH_DIR "/empty.bpf.o", 1.01 },
+		{ "empty, called", BENCH_DIR "/empty.bpf.o", 1.01, true },
 		{ "timing", BENCH_DIR "/timing.bpf.o", 1.05 },
 		{ "threadhist", BENCH_DIR "/threadhist.bpf.o", 1.10 },
 	};
@@ -172,8 +175,8 @@ int main(int argc, char **argv)
 	ptx = app_read_file(BENCH_DIR "/workloads.ptx", &len);
 	printf("GPU: %s, driver API %d, libegpu %s, median of %d runs, L2 flushed\n\n",
 	       prop.name, drv, egpu_version(), runs);
-	printf("| workload       | probe      | base ms   | probed ms | ratio  | target  | registers  | jit ms |\n");
-	printf("|----------------|------------|-----------|-----------|--------|---------|------------|--------|\n");
+	printf("| workload       | probe          | base ms   | probed ms | ratio  | target  | registers  | jit ms |\n");
+	printf("|----------------|----------------|-----------|-----------|--------|---------|------------|--------|\n");
 	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++)
 		bench_probe(&probes[i], ptx, len, w, sizeof(w) / sizeof(w[0]), runs);
 	free(ptx);
