@@ -141,10 +141,10 @@ int main(int argc, char **argv)
 {
 	int runs = argc > 1 ? atoi(argv[1]) : 25;
 	const struct probe probes[] = {
-		{ "empty", BENCH_DIR "/empty.bpf.o", 1.01 },
+		{ "empty", BENCH_DIR "/empty.bpf.o", 1.01, false },
 		{ "empty, called", BENCH_DIR "/empty.bpf.o", 1.01, true },
-		{ "timing", BENCH_DIR "/timing.bpf.o", 1.05 },
-		{ "threadhist", BENCH_DIR "/threadhist.bpf.o", 1.10 },
+		{ "timing", BENCH_DIR "/timing.bpf.o", 1.05, false },
+		{ "threadhist", BENCH_DIR "/threadhist.bpf.o", 1.10, false },
 	};
 	float *a = device_floats(VEC_N, 1), *b = device_floats(VEC_N, 2);
 	float *c = device_floats(VEC_N, 0);
