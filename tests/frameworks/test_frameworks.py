@@ -154,9 +154,10 @@ def triton_cases():
 
 
 def launch_ptx(probe, tmp, tag, ptx, ck, grid, args, out):
-    """Run the kernel of @ptx as Triton would launch @ck; returns @out."""
+    """Run the kernel of @ptx as Triton would launch @ck; returns @out.
+    Each module gets its own file: CuPy caches modules by path."""
     kname = ck.name if hasattr(ck, "name") else ck.metadata.name
-    fn = load_ptx(ptx, tmp, tag).get_function(kname)
+    fn = load_ptx(ptx, tmp, "%s_%s" % (kname, tag)).get_function(kname)
     shared = ck.metadata.shared
     if shared > 48 * 1024:
         fn.max_dynamic_shared_size_bytes = shared
