@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Printing from the GPU: bpf_trace_printk, bpf_trace_vprintk and bpf_puts
+ * leave records in the context's print ring (lib/device/print.cuh); the
+ * host formats them here when it polls, with the format string taken from
+ * its copy of the object's global data (the record holds the device
+ * address of the format, which lies in a .rodata map), and hands out one
+ * line per record.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+#include "cuda/cu.h"
+#include "jit/host_helpers.h"
+
+#define PRINT_RING_BYTES (4u << 20)
+/*
+ * The module defining egpu_dev_print_ring, the address completing it; the
+ * linker drops its header (the result keeps the application's).
+ */
+#define PRINT_MODULE_HEAD                                                     \
+	".version 6.0\n.target sm_50\n.address_size 64\n\n"                   \
+	".visible .global .align 8 .u64 egpu_dev_print_ring = "
+
+struct print_state {
+	pthread_mutex_t lock;    /* one consumer of the ring at a time */
+	struct event_ring *ring; /* made when a probe first prints */
+	CUdeviceptr dev;         /* the ring's struct dev_ring */
+	void *cu_ctx;
+	egpu_print_fn fn;
+	void *user;
+	char module[256];
+};
+
+static struct print_state *print_state(struct egpu_ctx *ctx)
+{
+	if (!ctx->print) {
+		ctx->print = calloc(1, sizeof(*ctx->print));
+		if (!ctx->print) {
+			err_set(EGPU_ENOMEM, "printing: out of memory");
+			return NULL;
+		}
+		pthread_mutex_init(&ctx->print->lock, NULL);
+	}
+	return ctx->print;
+}
+
+bool ptx_calls_print(const char *ptx)
+{
+	return strstr(ptx, "egpu_dev_trace_printk") ||
+	       strstr(ptx, "egpu_dev_trace_vprintk") || strstr(ptx, "egpu_dev_puts");
+}
+
+/* The print ring in host memory, mapped, and its device side. */
+static int print_ring_make(struct egpu_ctx *ctx, struct print_state *ps)
+{
+	const struct cu_driver *d;
+	struct dev_ring init;
+	int err;
+
+	err = ctx_bind_cuda(ctx);
+	if (!err)
+		err = ring_new("print", 0, PRINT_RING_BYTES, &ps->ring);
+	if (!err)
+		err = ring_map_gpu(ps->ring, &init);
+	d = cu();
+	if (!err)
+		err = cu_check(d->cuMemAlloc(&ps->dev, sizeof(init)), "cuMemAlloc");
+	if (!err)
+		err = cu_check(d->cuMemcpyHtoD(ps->dev, &init, sizeof(init)),
+			       "cuMemcpyHtoD");
+	if (err) {
+		if (ps->dev)
+			d->cuMemFree(ps->dev);
+		ring_free(ps->ring);
+		ps->ring = NULL;
+		ps->dev = 0;
+		err_prefix("making the print ring");
+		return err;
+	}
+	ps->cu_ctx = ctx->cu_ctx;
+	return 0;
+}
+
+int print_ring_module(struct egpu_ctx *ctx, bool prints, struct ptx_text *out)
+{
+	static const char none[] = PRINT_MODULE_HEAD "0;\n";
+	struct print_state *ps = ctx->print;
+	const char *text = none;
+	int err;
+
+	/* Offline PTX is never run: probes there get no ring. */
+	if (prints && !ctx->offline) {
+		ps = print_state(ctx);
+		if (!ps)
+			return EGPU_ENOMEM;
+		pthread_mutex_lock(&ps->lock);
+		err = ps->ring ? 0 : print_ring_make(ctx, ps);
+		pthread_mutex_unlock(&ps->lock);
+		if (err)
+			return err;
+	}
+	if (ps && ps->dev) {
+		snprintf(ps->module, sizeof(ps->module), "%s%llu;\n",
+			 PRINT_MODULE_HEAD, (unsigned long long)ps->dev);
+		text = ps->module;
+	}
+	*out = (struct ptx_text){ .name = "print ring", .text = text,
+				  .len = strlen(text) };
+	return 0;
+}
+
+/* ---- formatting ---- */
+
+/* What formatting one record needs: where to look up its strings. */
+struct print_job {
+	struct egpu_ctx *ctx;
+	const char *obj;   /* object whose data held the format */
+	char scratch[64];  /* text for a string that cannot be shown */
+};
+
+/* Host copy of the global data at device address @addr, and its length. */
+static const char *resolve(struct egpu_ctx *ctx, uint64_t addr, size_t *len,
+			   const char **obj_name)
+{
+	for (struct egpu_obj *obj = ctx->objs; obj; obj = obj->next) {
+		for (size_t i = 0; i < obj->spec.map_cnt; i++) {
+			const struct egpu_map *m = &obj->maps[i];
+			uint64_t base;
+
+			if (!m->dev || !m->spec->init)
+				continue;
+			base = dev_map_value_base(m->dev);
+			if (base && addr >= base && addr - base < m->spec->init_len) {
+				*len = m->spec->init_len - (addr - base);
+				*obj_name = obj->name;
+				return (const char *)m->spec->init + (addr - base);
+			}
+		}
+	}
+	return NULL;
+}
+
+/* A %s argument: a string of global data, else its address. */
+static const char *resolve_str(void *user, uint64_t addr)
+{
+	struct print_job *job = user;
+	const char *obj, *s;
+	size_t len = 0;
+
+	s = resolve(job->ctx, addr, &len, &obj);
+	if (s && memchr(s, '\0', len))
+		return s;
+	snprintf(job->scratch, sizeof(job->scratch), "(gpu string at 0x%llx)",
+		 (unsigned long long)addr);
+	return job->scratch;
+}
+
+/* Format @rec (nargs already checked) into @sb. */
+static void format_record(struct print_job *job, const struct print_rec *rec,
+			  struct strbuf *sb)
+{
+	size_t len = 0;
+	const char *s = resolve(job->ctx, rec->fmt, &len, &job->obj);
+
+	if (!s) {
+		sb_printf(sb, "(%s at 0x%llx, outside the program's global data)",
+			  rec->kind == PRINT_PUTS ? "string" : "format",
+			  (unsigned long long)rec->fmt);
+		return;
+	}
+	if (rec->kind == PRINT_PUTS) {
+		sb_addn(sb, s, strnlen(s, len));
+		return;
+	}
+	host_format_with(sb, s, rec->fmt_size < len ? rec->fmt_size : len,
+			 rec->args, rec->nargs, resolve_str, job);
+}
+
+static void deliver(struct egpu_ctx *ctx, const char *line,
+		    const struct egpu_print_info *info)
+{
+	char buf[1200];
+
+	if (ctx->print->fn) {
+		ctx->print->fn(ctx->print->user, line, info);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%s block (%u,%u,%u) thread (%u,%u,%u): %s",
+		 info->obj ? info->obj : "?", info->block[0], info->block[1],
+		 info->block[2], info->thread[0], info->thread[1],
+		 info->thread[2], line);
+	/* Program output the user asked for: not filtered by log_level. */
+	if (ctx->log.fn)
+		ctx->log.fn(EGPU_LOG_INFO, buf, ctx->log.user);
+	else
+		fprintf(stderr, "egpu: %s\n", buf);
+}
+
+static int print_record(void *user, const void *data, size_t size)
+{
+	struct print_job *job = user;
+	const struct print_rec *rec = data;
+	struct egpu_print_info info = { .sz = sizeof(info) };
+	struct strbuf sb;
+
+	if (size < sizeof(*rec) || rec->nargs > PRINT_MAX_ARGS ||
+	    size < sizeof(*rec) + 8u * rec->nargs)
+		return err_set(EGPU_EFORMAT, "print ring: malformed record of %zu bytes",
+			       size);
+	job->obj = NULL;
+	sb_init(&sb);
+	format_record(job, rec, &sb);
+	if (!sb_ok(&sb)) {
+		sb_free(&sb);
+		return err_set(EGPU_ENOMEM, "print ring: out of memory");
+	}
+	if (sb.len && sb.buf[sb.len - 1] == '\n')
+		sb.buf[--sb.len] = '\0';
+	info.obj = job->obj;
+	memcpy(info.block, rec->block, sizeof(info.block));
+	memcpy(info.thread, rec->thread, sizeof(info.thread));
+	deliver(job->ctx, sb.len ? sb.buf : "", &info);
+	sb_free(&sb);
+	return 0;
+}
+
+int print_drain(struct egpu_ctx *ctx)
+{
+	struct print_job job = { .ctx = ctx };
+	int n = 0;
+
+	if (!ctx->print)
+		return 0;
+	pthread_mutex_lock(&ctx->print->lock);
+	if (ctx->print->ring)
+		n = ring_consume(ctx->print->ring, print_record, &job, NULL);
+	pthread_mutex_unlock(&ctx->print->lock);
+	return n;
+}
+
+void print_ctx_free(struct egpu_ctx *ctx)
+{
+	struct print_state *ps = ctx->print;
+	CUcontext cur = NULL;
+
+	if (!ps)
+		return;
+	print_drain(ctx);
+	if (ps->dev && cu()->cuCtxGetCurrent(&cur) == CUDA_SUCCESS) {
+		cu()->cuCtxSetCurrent(ps->cu_ctx);
+		cu()->cuMemFree(ps->dev);
+		cu()->cuCtxSetCurrent(cur);
+	}
+	ring_free(ps->ring);
+	pthread_mutex_destroy(&ps->lock);
+	free(ps);
+	ctx->print = NULL;
+}
+
+/* ---- API ---- */
+
+int egpu_print_set_callback(egpu_ctx *ctx, egpu_print_fn fn, void *user)
+{
+	struct print_state *ps;
+
+	if (!ctx)
+		return err_set(EGPU_EINVAL, "egpu_print_set_callback: NULL context");
+	ps = print_state(ctx);
+	if (!ps)
+		return EGPU_ENOMEM;
+	pthread_mutex_lock(&ps->lock);
+	ps->fn = fn;
+	ps->user = user;
+	pthread_mutex_unlock(&ps->lock);
+	return 0;
+}
+
+static bool print_ready(void *arg)
+{
+	struct egpu_ctx *ctx = arg;
+
+	return ctx->print && ctx->print->ring && ring_ready(ctx->print->ring);
+}
+
+int egpu_print_poll(egpu_ctx *ctx, int timeout_ms)
+{
+	int n;
+
+	if (!ctx)
+		return err_set(EGPU_EINVAL, "egpu_print_poll: NULL context");
+	n = print_drain(ctx);
+	if (n || !timeout_ms || !ctx->print || !ctx->print->ring)
+		return n;
+	return poll_wait(print_ready, ctx, timeout_ms) ? print_drain(ctx) : 0;
+}
+
+uint64_t egpu_print_drops(const egpu_ctx *ctx)
+{
+	return ctx && ctx->print && ctx->print->ring ?
+	       ring_drops(ctx->print->ring) : 0;
+}
