@@ -102,6 +102,20 @@ int ctx_bind_cuda(struct egpu_ctx *ctx);
  */
 bool ptx_calls_print(const char *ptx);
 int print_ring_module(struct egpu_ctx *ctx, bool prints, struct ptx_text *out);
+/*
+ * Formatting print records (print_format.c). @lookup gives the host copy
+ * of the bytes at a device address, how many there are and the object
+ * holding them, or NULL.
+ */
+typedef const char *(*print_lookup_fn)(void *user, uint64_t addr, size_t *len,
+				       const char **obj);
+/*
+ * The line of print record @data (@size bytes) into @sb, without a
+ * trailing newline, and where it came from into @info; EGPU_EFORMAT for a
+ * malformed record, EGPU_ENOMEM.
+ */
+int print_format(const void *data, size_t size, print_lookup_fn lookup,
+		 void *user, struct strbuf *sb, struct egpu_print_info *info);
 /* Deliver the print lines waiting in @ctx's print ring; no waiting. */
 int print_drain(struct egpu_ctx *ctx);
 /* Deliver what is left, then free the print ring (egpu_ctx_free). */

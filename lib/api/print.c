@@ -2,10 +2,10 @@
 /*
  * Printing from the GPU: bpf_trace_printk, bpf_trace_vprintk and bpf_puts
  * leave records in the context's print ring (lib/device/print.cuh); the
- * host formats them here when it polls, with the format string taken from
- * its copy of the object's global data (the record holds the device
- * address of the format, which lies in a .rodata map), and hands out one
- * line per record.
+ * host formats them when it polls (print_format.c), with the format string
+ * taken from its copy of the object's global data (the record holds the
+ * device address of the format, which lies in a .rodata map), and hands
+ * out one line per record.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +13,6 @@
 
 #include "api/internal.h"
 #include "cuda/cu.h"
-#include "jit/host_helpers.h"
 
 #define PRINT_RING_BYTES (4u << 20)
 /*
@@ -112,19 +111,14 @@ int print_ring_module(struct egpu_ctx *ctx, bool prints, struct ptx_text *out)
 	return 0;
 }
 
-/* ---- formatting ---- */
-
-/* What formatting one record needs: where to look up its strings. */
-struct print_job {
-	struct egpu_ctx *ctx;
-	const char *obj;   /* object whose data held the format */
-	char scratch[64];  /* text for a string that cannot be shown */
-};
+/* ---- delivery ---- */
 
 /* Host copy of the global data at device address @addr, and its length. */
-static const char *resolve(struct egpu_ctx *ctx, uint64_t addr, size_t *len,
+static const char *resolve(void *user, uint64_t addr, size_t *len,
 			   const char **obj_name)
 {
+	struct egpu_ctx *ctx = user;
+
 	for (struct egpu_obj *obj = ctx->objs; obj; obj = obj->next) {
 		for (size_t i = 0; i < obj->spec.map_cnt; i++) {
 			const struct egpu_map *m = &obj->maps[i];
@@ -141,42 +135,6 @@ static const char *resolve(struct egpu_ctx *ctx, uint64_t addr, size_t *len,
 		}
 	}
 	return NULL;
-}
-
-/* A %s argument: a string of global data, else its address. */
-static const char *resolve_str(void *user, uint64_t addr)
-{
-	struct print_job *job = user;
-	const char *obj, *s;
-	size_t len = 0;
-
-	s = resolve(job->ctx, addr, &len, &obj);
-	if (s && memchr(s, '\0', len))
-		return s;
-	snprintf(job->scratch, sizeof(job->scratch), "(gpu string at 0x%llx)",
-		 (unsigned long long)addr);
-	return job->scratch;
-}
-
-/* Format @rec (nargs already checked) into @sb. */
-static void format_record(struct print_job *job, const struct print_rec *rec,
-			  struct strbuf *sb)
-{
-	size_t len = 0;
-	const char *s = resolve(job->ctx, rec->fmt, &len, &job->obj);
-
-	if (!s) {
-		sb_printf(sb, "(%s at 0x%llx, outside the program's global data)",
-			  rec->kind == PRINT_PUTS ? "string" : "format",
-			  (unsigned long long)rec->fmt);
-		return;
-	}
-	if (rec->kind == PRINT_PUTS) {
-		sb_addn(sb, s, strnlen(s, len));
-		return;
-	}
-	host_format_with(sb, s, rec->fmt_size < len ? rec->fmt_size : len,
-			 rec->args, rec->nargs, resolve_str, job);
 }
 
 static void deliver(struct egpu_ctx *ctx, const char *line,
@@ -201,42 +159,28 @@ static void deliver(struct egpu_ctx *ctx, const char *line,
 
 static int print_record(void *user, const void *data, size_t size)
 {
-	struct print_job *job = user;
-	const struct print_rec *rec = data;
-	struct egpu_print_info info = { .sz = sizeof(info) };
+	struct egpu_ctx *ctx = user;
+	struct egpu_print_info info;
 	struct strbuf sb;
+	int err;
 
-	if (size < sizeof(*rec) || rec->nargs > PRINT_MAX_ARGS ||
-	    size < sizeof(*rec) + 8u * rec->nargs)
-		return err_set(EGPU_EFORMAT, "print ring: malformed record of %zu bytes",
-			       size);
-	job->obj = NULL;
 	sb_init(&sb);
-	format_record(job, rec, &sb);
-	if (!sb_ok(&sb)) {
-		sb_free(&sb);
-		return err_set(EGPU_ENOMEM, "print ring: out of memory");
-	}
-	if (sb.len && sb.buf[sb.len - 1] == '\n')
-		sb.buf[--sb.len] = '\0';
-	info.obj = job->obj;
-	memcpy(info.block, rec->block, sizeof(info.block));
-	memcpy(info.thread, rec->thread, sizeof(info.thread));
-	deliver(job->ctx, sb.len ? sb.buf : "", &info);
+	err = print_format(data, size, resolve, ctx, &sb, &info);
+	if (!err)
+		deliver(ctx, sb.buf ? sb.buf : "", &info);
 	sb_free(&sb);
-	return 0;
+	return err;
 }
 
 int print_drain(struct egpu_ctx *ctx)
 {
-	struct print_job job = { .ctx = ctx };
 	int n = 0;
 
 	if (!ctx->print)
 		return 0;
 	pthread_mutex_lock(&ctx->print->lock);
 	if (ctx->print->ring)
-		n = ring_consume(ctx->print->ring, print_record, &job, NULL);
+		n = ring_consume(ctx->print->ring, print_record, ctx, NULL);
 	pthread_mutex_unlock(&ctx->print->lock);
 	return n;
 }
