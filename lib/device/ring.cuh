@@ -19,6 +19,12 @@
  * others had reserved (and none of them gives bytes back), so its check
  * covered all of them and mine.
  *
+ * The consumer position a check used was published by the host (after it
+ * zeroed the space) before the prod atomic that follows the check: the
+ * bytes kept, hence the prod addition, depend on the loaded position, so
+ * the atomic issues only once the load returned; every position at or
+ * above it is handed out later still.
+ *
  * Publishing: payload, __threadfence_system(), then the header with a
  * volatile store; the host reads the header with acquire semantics.
  */

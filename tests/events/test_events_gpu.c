@@ -313,8 +313,8 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("events_gpu");
-	TCase *tc = tcase_create("events_gpu");
+	Suite *s;
+	TCase *tc;
 	SRunner *sr;
 	int failed;
 
@@ -322,6 +322,8 @@ int main(void)
 		printf("skipped: %s\n", egpu_errmsg());
 		return 77;
 	}
+	s = suite_create("events_gpu");
+	tc = tcase_create("events_gpu");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, one_record_per_thread);
