@@ -33,17 +33,40 @@ struct print_state {
 	char module[256];
 };
 
+/*
+ * A consumer thread may poll while another instruments: the state and its
+ * ring are published with release stores once complete, read with acquire.
+ */
+static struct print_state *print_get(const struct egpu_ctx *ctx)
+{
+	return __atomic_load_n(&ctx->print, __ATOMIC_ACQUIRE);
+}
+
+static struct event_ring *print_ring(const struct egpu_ctx *ctx)
+{
+	struct print_state *ps = print_get(ctx);
+
+	return ps ? __atomic_load_n(&ps->ring, __ATOMIC_ACQUIRE) : NULL;
+}
+
 static struct print_state *print_state(struct egpu_ctx *ctx)
 {
-	if (!ctx->print) {
-		ctx->print = calloc(1, sizeof(*ctx->print));
-		if (!ctx->print) {
-			err_set(EGPU_ENOMEM, "printing: out of memory");
-			return NULL;
-		}
-		pthread_mutex_init(&ctx->print->lock, NULL);
+	struct print_state *ps = print_get(ctx), *none = NULL;
+
+	if (ps)
+		return ps;
+	ps = calloc(1, sizeof(*ps));
+	if (!ps) {
+		err_set(EGPU_ENOMEM, "printing: out of memory");
+		return NULL;
 	}
-	return ctx->print;
+	pthread_mutex_init(&ps->lock, NULL);
+	if (__atomic_compare_exchange_n(&ctx->print, &none, ps, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return ps;
+	pthread_mutex_destroy(&ps->lock); /* another thread made it first */
+	free(ps);
+	return none;
 }
 
 bool ptx_calls_print(const char *ptx)
@@ -56,14 +79,15 @@ bool ptx_calls_print(const char *ptx)
 static int print_ring_make(struct egpu_ctx *ctx, struct print_state *ps)
 {
 	const struct cu_driver *d;
+	struct event_ring *ring = NULL;
 	struct dev_ring init;
 	int err;
 
 	err = ctx_bind_cuda(ctx);
 	if (!err)
-		err = ring_new("print", 0, PRINT_RING_BYTES, &ps->ring);
+		err = ring_new("print", 0, PRINT_RING_BYTES, &ring);
 	if (!err)
-		err = ring_map_gpu(ps->ring, &init);
+		err = ring_map_gpu(ring, &init);
 	d = cu();
 	if (!err)
 		err = cu_check(d->cuMemAlloc(&ps->dev, sizeof(init)), "cuMemAlloc");
@@ -73,20 +97,20 @@ static int print_ring_make(struct egpu_ctx *ctx, struct print_state *ps)
 	if (err) {
 		if (ps->dev)
 			d->cuMemFree(ps->dev);
-		ring_free(ps->ring);
-		ps->ring = NULL;
+		ring_free(ring);
 		ps->dev = 0;
 		err_prefix("making the print ring");
 		return err;
 	}
 	ps->cu_ctx = ctx->cu_ctx;
+	__atomic_store_n(&ps->ring, ring, __ATOMIC_RELEASE);
 	return 0;
 }
 
 int print_ring_module(struct egpu_ctx *ctx, bool prints, struct ptx_text *out)
 {
 	static const char none[] = PRINT_MODULE_HEAD "0;\n";
-	struct print_state *ps = ctx->print;
+	struct print_state *ps = print_get(ctx);
 	const char *text = none;
 	int err;
 
@@ -140,10 +164,11 @@ static const char *resolve(void *user, uint64_t addr, size_t *len,
 static void deliver(struct egpu_ctx *ctx, const char *line,
 		    const struct egpu_print_info *info)
 {
+	struct print_state *ps = print_get(ctx);
 	char buf[1200];
 
-	if (ctx->print->fn) {
-		ctx->print->fn(ctx->print->user, line, info);
+	if (ps->fn) {
+		ps->fn(ps->user, line, info);
 		return;
 	}
 	snprintf(buf, sizeof(buf), "%s block (%u,%u,%u) thread (%u,%u,%u): %s",
@@ -174,14 +199,15 @@ static int print_record(void *user, const void *data, size_t size)
 
 int print_drain(struct egpu_ctx *ctx)
 {
+	struct print_state *ps = print_get(ctx);
 	int n = 0;
 
-	if (!ctx->print)
+	if (!ps)
 		return 0;
-	pthread_mutex_lock(&ctx->print->lock);
-	if (ctx->print->ring)
-		n = ring_consume(ctx->print->ring, print_record, ctx, NULL);
-	pthread_mutex_unlock(&ctx->print->lock);
+	pthread_mutex_lock(&ps->lock);
+	if (ps->ring)
+		n = ring_consume(ps->ring, print_record, ctx, NULL);
+	pthread_mutex_unlock(&ps->lock);
 	return n;
 }
 
@@ -226,7 +252,9 @@ static bool print_ready(void *arg)
 {
 	struct egpu_ctx *ctx = arg;
 
-	return ctx->print && ctx->print->ring && ring_ready(ctx->print->ring);
+	struct event_ring *ring = print_ring(ctx);
+
+	return ring && ring_ready(ring);
 }
 
 int egpu_print_poll(egpu_ctx *ctx, int timeout_ms)
@@ -236,13 +264,14 @@ int egpu_print_poll(egpu_ctx *ctx, int timeout_ms)
 	if (!ctx)
 		return err_set(EGPU_EINVAL, "egpu_print_poll: NULL context");
 	n = print_drain(ctx);
-	if (n || !timeout_ms || !ctx->print || !ctx->print->ring)
+	if (n || !timeout_ms || !print_ring(ctx))
 		return n;
 	return poll_wait(print_ready, ctx, timeout_ms) ? print_drain(ctx) : 0;
 }
 
 uint64_t egpu_print_drops(const egpu_ctx *ctx)
 {
-	return ctx && ctx->print && ctx->print->ring ?
-	       ring_drops(ctx->print->ring) : 0;
+	struct event_ring *ring = ctx ? print_ring(ctx) : NULL;
+
+	return ring ? ring_drops(ring) : 0;
 }
