@@ -53,11 +53,16 @@ static void (*bpf_ringbuf_discard)(void *data, __u64 flags) = (void *)133;
 static long (*bpf_trace_vprintk)(const char *fmt, __u32 fmt_size,
 				 const void *data, __u32 data_len) = (void *)177;
 
-/* bpf_ringbuf_output flags (wakeups: accepted, meaningless on a GPU). */
+/*
+ * Linux's flags (vmlinux.h and <linux/bpf.h> have them as enum constants).
+ * bpf_ringbuf_output: wakeups, accepted and meaningless on a GPU;
+ * bpf_perf_event_output: the CPU index, any, as every GPU ring is one.
+ */
+#if !defined(__VMLINUX_H__) && !defined(_UAPI__LINUX_BPF_H__)
 #define BPF_RB_NO_WAKEUP 1
 #define BPF_RB_FORCE_WAKEUP 2
-/* bpf_perf_event_output flags: every GPU ring is one buffer, any index. */
 #define BPF_F_CURRENT_CPU 0xffffffffULL
+#endif
 
 /*
  * bpf_printk("x=%d", x): the format string is a constant in .rodata. Up
