@@ -387,6 +387,114 @@ typedef struct CUmod_st *CUmodule;
 EGPU_API int egpu_module_load(egpu_ctx *ctx, CUmodule *mod, const void *image,
 			      size_t len);
 
+/* ======================================================================
+ * Events: ring buffers and printing (docs/events.md)
+ *
+ * Ring maps (RINGBUF, PERF_EVENT_ARRAY, GPU_RINGBUF) keep their records in
+ * host memory that the GPU writes directly (page-locked and mapped into
+ * the GPU when the map's object first uses it; the CPU back end writes the
+ * same memory before that). Programs write with bpf_ringbuf_output /
+ * reserve / submit / discard and bpf_perf_event_output; a full ring drops
+ * the record and counts the drop, nothing on the GPU ever waits for the
+ * host. The host reads records where they lie: consuming makes no CUDA
+ * call, so it is safe while kernels run and never waits for them.
+ * ====================================================================== */
+
+/**
+ * Receives one record: @p size bytes at @p data, valid during the call
+ * only. Return 0 (or more) to go on, a negative value to stop: the
+ * egpu_ringbuf_poll() or egpu_ringbuf_consume() call then returns it.
+ */
+typedef int (*egpu_sample_fn)(void *user, const void *data, size_t size);
+
+/** Opaque consumer of one or more ring maps. */
+typedef struct egpu_ringbuf egpu_ringbuf;
+
+/**
+ * A consumer of ring map @p map calling @p fn for each record. No GPU is
+ * needed: a ring made before its object's first GPU use sees the records
+ * of the GPU after it, as its memory does not move. One consumer per map
+ * (EGPU_EINVAL for a second). NULL on failure.
+ */
+EGPU_API egpu_ringbuf *egpu_ringbuf_new(egpu_map *map, egpu_sample_fn fn,
+					void *user);
+/** Add ring map @p map, with its own callback, to @p rb. */
+EGPU_API int egpu_ringbuf_add(egpu_ringbuf *rb, egpu_map *map,
+			      egpu_sample_fn fn, void *user);
+/**
+ * Hand every complete record of every ring of @p rb to its callback, in
+ * each ring's order, without waiting. Also delivers waiting print lines of
+ * the rings' contexts (see egpu_print_poll()), not counted. Returns the
+ * records handled, or a negative callback result or EGPU_E* code.
+ */
+EGPU_API int egpu_ringbuf_consume(egpu_ringbuf *rb);
+/**
+ * egpu_ringbuf_consume(), first waiting up to @p timeout_ms (< 0: without
+ * limit, 0: not at all) for a record when none is there. The GPU cannot
+ * wake the host: waiting looks at the rings every 10 us at first, then
+ * less often, at least once a millisecond.
+ */
+EGPU_API int egpu_ringbuf_poll(egpu_ringbuf *rb, int timeout_ms);
+/** Records dropped, over all rings of @p rb, because a ring was full. */
+EGPU_API uint64_t egpu_ringbuf_drops(const egpu_ringbuf *rb);
+
+/** Counters of an ::egpu_ringbuf (egpu_ringbuf_stats()). */
+struct egpu_ringbuf_stats {
+	size_t sz;        /**< sizeof(struct egpu_ringbuf_stats) */
+	uint64_t records; /**< records handed to callbacks */
+	uint64_t bytes;   /**< their payload bytes */
+	uint64_t drops;   /**< records producers dropped: the ring was full */
+	uint32_t rings;   /**< rings consumed */
+};
+
+/** Fill @p stats (set its sz first). */
+EGPU_API int egpu_ringbuf_stats(const egpu_ringbuf *rb,
+				struct egpu_ringbuf_stats *stats);
+/**
+ * A file descriptor for an event loop (epoll, poll): a timerfd that turns
+ * readable every millisecond, NOT when a record arrives (a GPU cannot
+ * signal one). Call egpu_ringbuf_consume() when it is readable; that also
+ * resets it. Owned by @p rb.
+ */
+EGPU_API int egpu_ringbuf_fd(egpu_ringbuf *rb);
+/** Free the consumer (not the maps). Free it before closing their object. NULL-safe. */
+EGPU_API void egpu_ringbuf_free(egpu_ringbuf *rb);
+
+/** Where a print line came from (egpu_print_fn). */
+struct egpu_print_info {
+	size_t sz;          /**< sizeof(struct egpu_print_info) */
+	const char *obj;    /**< object holding the format, NULL if unknown */
+	uint32_t block[3];  /**< blockIdx of the printing thread */
+	uint32_t thread[3]; /**< threadIdx */
+};
+
+/**
+ * Receives one line printed on the GPU by bpf_printk / bpf_trace_printk /
+ * bpf_trace_vprintk / bpf_puts, formatted, without a trailing newline.
+ */
+typedef void (*egpu_print_fn)(void *user, const char *line,
+			      const struct egpu_print_info *info);
+
+/**
+ * Send GPU print lines of @p ctx to @p fn. Without one (or with NULL) they
+ * go to the context's log callback at EGPU_LOG_INFO, whatever its
+ * log_level, as "OBJ block (x,y,z) thread (x,y,z): LINE", or without one
+ * to stderr. Do not call egpu_print_* from @p fn. (The CPU back end prints
+ * to stderr directly.)
+ */
+EGPU_API int egpu_print_set_callback(egpu_ctx *ctx, egpu_print_fn fn,
+				     void *user);
+/**
+ * Deliver the lines GPU threads printed since the last call, waiting up to
+ * @p timeout_ms (as egpu_ringbuf_poll()) when there are none yet. Lines
+ * are asynchronous: a kernel's prints arrive when the host polls (or at
+ * egpu_ctx_free()), in the order threads reserved room for them. Returns
+ * the lines delivered, 0 at once if no probe of @p ctx prints.
+ */
+EGPU_API int egpu_print_poll(egpu_ctx *ctx, int timeout_ms);
+/** Lines dropped because the print ring was full. */
+EGPU_API uint64_t egpu_print_drops(const egpu_ctx *ctx);
+
 #ifdef __cplusplus
 }
 #endif

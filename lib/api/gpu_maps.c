@@ -10,7 +10,7 @@
 #include "api/internal.h"
 #include "cuda/cu.h"
 
-static int ctx_bind_cuda(struct egpu_ctx *ctx)
+int ctx_bind_cuda(struct egpu_ctx *ctx)
 {
 	CUcontext cur;
 	int err = cu_ctx_current(&cur);
@@ -55,8 +55,17 @@ static int hash_copy_to_gpu(struct egpu_map *m)
 static int map_move_to_gpu(struct egpu_map *m, uint32_t threads)
 {
 	struct bpf_map_spec spec = *m->spec;
+	struct dev_ring ring;
 	int err;
 
+	/* A ring's records stay in host memory, mapped into the GPU; the
+	 * map's GPU data is the ring's device side. */
+	if (m->ring) {
+		err = ring_map_gpu(m->ring, &ring);
+		spec.init = &ring;
+		spec.init_len = sizeof(ring);
+		return err ? err : dev_map_new(&spec, threads, &m->dev);
+	}
 	if (map_type_is_array(spec.type) && spec.type != EGPU_MAP_PERCPU_ARRAY &&
 	    spec.type != EGPU_MAP_PERTHREAD_ARRAY) {
 		spec.init = host_map_array_base(m->host);
@@ -137,7 +146,7 @@ int prog_gpu_ptx(struct egpu_prog *prog, const char *func, const char *sm,
 int prog_kernel_ptx(struct egpu_prog *prog, const char *func, const char *sm,
 		    char **ptx)
 {
-	struct ptx_text rt = runtime_module();
+	struct ptx_text rt[2] = { runtime_module() };
 	struct strbuf sb;
 	char *own = NULL;
 	size_t len;
@@ -148,8 +157,13 @@ int prog_kernel_ptx(struct egpu_prog *prog, const char *func, const char *sm,
 		*ptx = own;
 		return err;
 	}
+	err = print_ring_module(prog->obj->ctx, ptx_calls_print(own), &rt[1]);
+	if (err) {
+		free(own);
+		return err;
+	}
 	sb_init(&sb);
-	err = ptx_instrument(own, len, NULL, 0, &rt, 1, &sb, NULL);
+	err = ptx_instrument(own, len, NULL, 0, rt, 2, &sb, NULL);
 	free(own);
 	*ptx = err ? NULL : sb_detach(&sb, NULL);
 	sb_free(&sb);

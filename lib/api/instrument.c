@@ -15,7 +15,8 @@
 /* The probes of one instrumentation: PTX modules and attach requests. */
 struct probe_set {
 	struct ptx_attach *reqs;
-	struct ptx_text *mods; /* one per distinct program, then the runtime */
+	struct ptx_text *mods; /* one per distinct program, the runtime, its
+				* print ring definition */
 	char **names;          /* probe function name per request */
 	size_t nreq;
 	size_t nmod;
@@ -79,7 +80,7 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
 	for (struct egpu_link *l = ctx->links; l; l = l->next)
 		n++;
 	ps->reqs = calloc(n + 1, sizeof(*ps->reqs));
-	ps->mods = calloc(n + 1, sizeof(*ps->mods));
+	ps->mods = calloc(n + 2, sizeof(*ps->mods));
 	ps->names = calloc(n + 1, sizeof(*ps->names));
 	if (!ps->reqs || !ps->mods || !ps->names)
 		return err_set(EGPU_ENOMEM, "instrumenting: out of memory");
@@ -112,16 +113,23 @@ struct ptx_text runtime_module(void)
 				  .len = device_runtime_ptx_len };
 }
 
-/* Link the device runtime only where a probe calls into it. */
-static void probe_set_add_runtime(struct probe_set *ps)
+/*
+ * Link the device runtime only where a probe calls into it, and with it
+ * the definition of its print ring (print.c).
+ */
+static int probe_set_add_runtime(struct egpu_ctx *ctx, struct probe_set *ps)
 {
+	bool runtime = false, prints = false;
+
 	ps->nmod = ps->nprog;
 	for (size_t i = 0; i < ps->nprog; i++) {
-		if (ptx_calls_runtime(ps->mods[i].text)) {
-			ps->mods[ps->nmod++] = runtime_module();
-			return;
-		}
+		runtime |= ptx_calls_runtime(ps->mods[i].text);
+		prints |= ptx_calls_print(ps->mods[i].text);
 	}
+	if (!runtime)
+		return 0;
+	ps->mods[ps->nmod++] = runtime_module();
+	return print_ring_module(ctx, prints, &ps->mods[ps->nmod++]);
 }
 
 static int fill_report(struct egpu_ctx *ctx, struct egpu_report *rep,
@@ -173,8 +181,9 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 		return err_set(EGPU_EINVAL, "egpu_instrument_ptx: report->sz not set");
 	sb_init(&sb);
 	err = probe_set_build(ctx, &ps);
+	if (!err)
+		err = probe_set_add_runtime(ctx, &ps);
 	if (!err) {
-		probe_set_add_runtime(&ps);
 		ptx_report_free(&ctx->last);
 		err = ptx_instrument(ptx, len, ps.reqs, ps.nreq, ps.mods, ps.nmod,
 				     &sb, &ctx->last);

@@ -9,6 +9,7 @@
 #include "jit/jit.h"
 #include "maps/dev_map.h"
 #include "maps/host_map.h"
+#include "maps/ring.h"
 #include "object/object.h"
 #include "ptx/ptx.h"
 
@@ -24,6 +25,7 @@ struct egpu_ctx {
 	void *cu_ctx;           /* CUcontext holding the maps, once bound */
 	struct ptx_report last; /* backs the arrays of the last egpu_report */
 	struct egpu_kernel_report *last_kernels;
+	struct print_state *print; /* GPU printing (print.c), made on first use */
 };
 
 struct egpu_link {
@@ -39,6 +41,7 @@ struct egpu_map {
 	const struct bpf_map_spec *spec;
 	struct host_map *host;  /* CPU back end; the host API without a GPU */
 	struct dev_map *dev;    /* GPU memory, once the object uses the GPU */
+	struct event_ring *ring; /* ring maps: their records (maps/ring.h) */
 };
 
 struct egpu_prog {
@@ -99,5 +102,41 @@ int prog_kernel_ptx(struct egpu_prog *prog, const char *func, const char *sm,
 		    char **ptx);
 /* Remove every link of @obj's programs (the object is closing). */
 void links_drop_obj(struct egpu_ctx *ctx, const struct egpu_obj *obj);
+/* Tie @ctx to the current CUDA context (the first time), or check it is it. */
+int ctx_bind_cuda(struct egpu_ctx *ctx);
+
+/*
+ * Printing from the GPU (print.c). The device runtime declares
+ * egpu_dev_print_ring; every module linked with the runtime also links the
+ * module print_ring_module() gives, which defines it: the context's print
+ * ring when @prints (a probe calls a print helper; the ring is made then),
+ * else 0. The text lives in @ctx until the next call.
+ */
+bool ptx_calls_print(const char *ptx);
+int print_ring_module(struct egpu_ctx *ctx, bool prints, struct ptx_text *out);
+/*
+ * Formatting print records (print_format.c). @lookup gives the host copy
+ * of the bytes at a device address, how many there are and the object
+ * holding them, or NULL.
+ */
+typedef const char *(*print_lookup_fn)(void *user, uint64_t addr, size_t *len,
+				       const char **obj);
+/*
+ * The line of print record @data (@size bytes) into @sb, without a
+ * trailing newline, and where it came from into @info; EGPU_EFORMAT for a
+ * malformed record, EGPU_ENOMEM.
+ */
+int print_format(const void *data, size_t size, print_lookup_fn lookup,
+		 void *user, struct strbuf *sb, struct egpu_print_info *info);
+/* Deliver the print lines waiting in @ctx's print ring; no waiting. */
+int print_drain(struct egpu_ctx *ctx);
+/* Deliver what is left, then free the print ring (egpu_ctx_free). */
+void print_ctx_free(struct egpu_ctx *ctx);
+/*
+ * Sleep-poll until @ready(@arg) (true) or @timeout_ms passed (false; < 0:
+ * no limit), looking at first every 10 us, then less often, at least every
+ * millisecond (ringbuf.c).
+ */
+bool poll_wait(bool (*ready)(void *), void *arg, int timeout_ms);
 
 #endif

@@ -60,6 +60,14 @@ static int map_result(const egpu_map *map, long res, const char *op)
 	}
 }
 
+/* Ring maps have records, not keys: egpu_ringbuf_* reads them. */
+static int refuse_ring(const egpu_map *map, const char *op)
+{
+	return err_set(EGPU_ENOTSUP,
+		       "map '%s': %s: a ring buffer has no keys (read it with egpu_ringbuf_new)",
+		       map->spec->name, op);
+}
+
 uint32_t egpu_map_values_per_key(const egpu_map *map)
 {
 	return map && map->dev ? dev_map_threads(map->dev) : 1;
@@ -72,6 +80,8 @@ int egpu_map_lookup(egpu_map *map, const void *key, void *value)
 
 	if (!map || !key || !value)
 		return err_set(EGPU_EINVAL, "egpu_map_lookup: NULL argument");
+	if (map->ring)
+		return refuse_ring(map, "lookup");
 	if (map->dev)
 		return map_result(map, dev_map_lookup(map->dev, key, value), "lookup");
 	v = map_host_lookup(map->host, key);
@@ -86,6 +96,8 @@ int egpu_map_update(egpu_map *map, const void *key, const void *value,
 {
 	if (!map || !key || !value)
 		return err_set(EGPU_EINVAL, "egpu_map_update: NULL argument");
+	if (map->ring)
+		return refuse_ring(map, "update");
 	if (map->spec->readonly)
 		return err_set(EGPU_EINVAL, "map '%s': read-only (.rodata)",
 			       map->spec->name);
@@ -97,6 +109,8 @@ int egpu_map_delete(egpu_map *map, const void *key)
 {
 	if (!map || !key)
 		return err_set(EGPU_EINVAL, "egpu_map_delete: NULL argument");
+	if (map->ring)
+		return refuse_ring(map, "delete");
 	return map_result(map, map->dev ? dev_map_delete(map->dev, key) :
 			  map_host_delete(map->host, key), "delete");
 }
@@ -105,6 +119,8 @@ int egpu_map_next_key(egpu_map *map, const void *key, void *next_key)
 {
 	if (!map || !next_key)
 		return err_set(EGPU_EINVAL, "egpu_map_next_key: NULL argument");
+	if (map->ring)
+		return refuse_ring(map, "next_key");
 	return map_result(map, map->dev ? dev_map_next_key(map->dev, key, next_key) :
 			  host_map_next_key(map->host, key, next_key), "next_key");
 }
@@ -135,6 +151,8 @@ int egpu_map_lookup_sum(egpu_map *map, const void *key, void *sum)
 
 	if (!map || !key || !sum)
 		return err_set(EGPU_EINVAL, "egpu_map_lookup_sum: NULL argument");
+	if (map->ring)
+		return refuse_ring(map, "lookup_sum");
 	vals = malloc((size_t)n * map->spec->value_size);
 	if (!vals)
 		return err_set(EGPU_ENOMEM, "map '%s': out of memory", map->spec->name);

@@ -17,6 +17,7 @@ static void obj_free(struct egpu_obj *obj)
 	for (size_t i = 0; obj->maps && i < obj->spec.map_cnt; i++) {
 		host_map_free(obj->maps[i].host);
 		dev_map_free(obj->maps[i].dev);
+		ring_free(obj->maps[i].ring);
 	}
 	free(obj->progs);
 	free(obj->maps);
@@ -38,6 +39,9 @@ static int obj_create_maps(struct egpu_obj *obj)
 		m->obj = obj;
 		m->spec = &obj->spec.maps[i];
 		err = host_map_new(m->spec, &m->host);
+		/* Ring maps keep their records in one place, CPU or GPU. */
+		if (!err && map_type_is_ring(m->spec->type))
+			err = ring_new_for_map(m->spec, &m->ring);
 		if (err)
 			return err;
 	}
@@ -276,12 +280,15 @@ struct jit_map jit_map_make(const struct bpf_map_spec *spec, uint64_t addr,
 	};
 }
 
+/* CPU code reaches a ring map's ring, any other map's host storage. */
 void obj_host_jit_maps(const struct egpu_obj *obj, struct jit_map *out)
 {
 	for (size_t i = 0; i < obj->spec.map_cnt; i++) {
 		const struct egpu_map *m = &obj->maps[i];
+		uint64_t addr = m->ring ? (uint64_t)(uintptr_t)m->ring :
+				(uint64_t)(uintptr_t)m->host;
 
-		out[i] = jit_map_make(m->spec, (uint64_t)(uintptr_t)m->host,
+		out[i] = jit_map_make(m->spec, addr,
 				      (uint64_t)(uintptr_t)host_map_array_base(m->host));
 	}
 }

@@ -14,6 +14,7 @@ static const struct helper_info gpu_helpers[] = {
 	{ HELPER_RINGBUF_RESERVE, "ringbuf_reserve", 3 },
 	{ HELPER_RINGBUF_SUBMIT, "ringbuf_submit", 2 },
 	{ HELPER_RINGBUF_DISCARD, "ringbuf_discard", 2 },
+	{ HELPER_TRACE_VPRINTK, "trace_vprintk", 4 },
 	{ HELPER_PUTS, "puts", 1 },
 	{ HELPER_GLOBALTIMER, "get_globaltimer", 0 },
 	{ HELPER_BLOCK_IDX, "get_block_idx", 3 },

@@ -32,6 +32,9 @@
 	X(cuMemcpyHtoD)                                                       \
 	X(cuMemcpyDtoH)                                                       \
 	X(cuMemsetD8)                                                         \
+	X(cuMemHostRegister)                                                  \
+	X(cuMemHostUnregister)                                                \
+	X(cuMemHostGetDevicePointer)                                          \
 	X(cuLaunchKernel)                                                     \
 	X(cuEventCreate)                                                      \
 	X(cuEventRecord)                                                      \

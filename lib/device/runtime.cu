@@ -9,6 +9,8 @@
  */
 #include "map_array.cuh"
 #include "map_hash.cuh"
+#include "print.cuh"
+#include "ring.cuh"
 
 /* Called from translated code, never inlined into a caller here. */
 #define RT_API extern "C" __device__ __noinline__
@@ -72,4 +74,106 @@ RT_API uint64_t egpu_dev_map_delete_elem(uint64_t map, uint64_t key)
 	if (m->type == EGPU_MAP_HASH)
 		return rt_err(hash_delete(m, rt_ptr(key)));
 	return rt_err(-EOPNOTSUPP);
+}
+
+/* ---- event rings (ring.cuh) and printing (print.cuh) ---- */
+
+/* Linux's flags: bpf_ringbuf_output's wakeup hints, perf's CPU index. */
+#define RB_WAKEUP_FLAGS 3ull
+#define PERF_INDEX_MASK 0xffffffffull
+
+/* The ring of a ring map's handle, or NULL for any other map. */
+RT_INLINE struct dev_ring *rt_ring(uint64_t map)
+{
+	struct dev_map_desc *m = rt_map(map);
+
+	if (m->type != EGPU_MAP_RINGBUF && m->type != EGPU_MAP_GPU_RINGBUF &&
+	    m->type != EGPU_MAP_PERF_EVENT_ARRAY)
+		return NULL;
+	return (struct dev_ring *)(uintptr_t)m->data;
+}
+
+/* 0, -EINVAL (map, flags), -E2BIG (size), -EAGAIN (full: dropped). */
+RT_API uint64_t egpu_dev_ringbuf_output(uint64_t map, uint64_t data,
+					uint64_t size, uint64_t flags)
+{
+	struct dev_ring *r = rt_ring(map);
+
+	if (!r || (flags & ~RB_WAKEUP_FLAGS))
+		return rt_err(-EINVAL);
+	return rt_err(ring_output(r, rt_ptr(data), size, -EAGAIN));
+}
+
+/* The record's payload address, or 0 (bad map or flags, too big, full). */
+RT_API uint64_t egpu_dev_ringbuf_reserve(uint64_t map, uint64_t size,
+					 uint64_t flags)
+{
+	struct dev_ring *r = rt_ring(map);
+
+	if (!r || flags)
+		return 0;
+	return (uint64_t)(uintptr_t)ring_reserve_record(r, size);
+}
+
+/*
+ * @data must come from egpu_dev_ringbuf_reserve (the verifier's job, as in
+ * Linux): its header sits just before it.
+ */
+RT_API uint64_t egpu_dev_ringbuf_submit(uint64_t data, uint64_t flags)
+{
+	(void)flags;
+	if (data)
+		ring_publish_flags((struct ring_hdr *)(uintptr_t)data - 1,
+				   RING_COMMIT);
+	return 0;
+}
+
+RT_API uint64_t egpu_dev_ringbuf_discard(uint64_t data, uint64_t flags)
+{
+	(void)flags;
+	if (data)
+		ring_publish_flags((struct ring_hdr *)(uintptr_t)data - 1,
+				   RING_COMMIT | RING_DISCARD);
+	return 0;
+}
+
+/*
+ * Every ring map type takes perf output (bpftime's probes use it on 1527
+ * maps); the CPU index in @flags means nothing: there is one ring. A
+ * BPF_F_CTXLEN_MASK part (copy ctx bytes too) is refused: -EINVAL.
+ */
+RT_API uint64_t egpu_dev_perf_event_output(uint64_t ctx, uint64_t map,
+					   uint64_t flags, uint64_t data,
+					   uint64_t size)
+{
+	struct dev_ring *r = rt_ring(map);
+
+	(void)ctx;
+	if (!r || (flags & ~PERF_INDEX_MASK))
+		return rt_err(-EINVAL);
+	return rt_err(ring_output(r, rt_ptr(data), size, -ENOSPC));
+}
+
+/* Three arguments always travel; the host's formatter takes what it needs. */
+RT_API uint64_t egpu_dev_trace_printk(uint64_t fmt, uint64_t fmt_size,
+				      uint64_t a, uint64_t b, uint64_t c)
+{
+	const uint64_t args[3] = { a, b, c };
+
+	return rt_err(print_emit(fmt, (uint32_t)fmt_size, PRINT_PRINTK, args, 3));
+}
+
+/* @data holds data_len / 8 arguments, at most PRINT_MAX_ARGS. */
+RT_API uint64_t egpu_dev_trace_vprintk(uint64_t fmt, uint64_t fmt_size,
+				       uint64_t data, uint64_t data_len)
+{
+	if (data_len % 8 || data_len / 8 > PRINT_MAX_ARGS || (data_len && !data))
+		return rt_err(-EINVAL);
+	return rt_err(print_emit(fmt, (uint32_t)fmt_size, PRINT_PRINTK,
+				 rt_ptr(data), (uint32_t)(data_len / 8)));
+}
+
+RT_API uint64_t egpu_dev_puts(uint64_t s)
+{
+	return rt_err(print_emit(s, 0, PRINT_PUTS, NULL, 0));
 }

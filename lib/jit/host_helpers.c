@@ -3,16 +3,19 @@
  * GPU helpers as the CPU back end runs them: the program is one GPU thread
  * (thread and block 0 of a 1x1x1 grid, SM, warp and lane 0), the clocks are
  * CLOCK_MONOTONIC, map helpers go to the host maps (lib/maps), and output
- * helpers print to stderr. Helpers without a host meaning here (ring
- * buffers, perf output) are absent: programs using them do not translate
- * for the CPU.
+ * helpers print to stderr. Ring buffer and perf output helpers write to
+ * the map's ring in host memory (lib/maps/ring_cpu.c), which the API's ring
+ * consumer reads, until the map's object uses the GPU.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "core/helpers.h"
 #include "host_helpers.h"
 #include "maps/maps.h"
+#include "maps/ring.h"
 
 static uint64_t host_map_lookup_elem(uint64_t map, uint64_t key)
 {
@@ -39,20 +42,91 @@ static uint64_t host_ktime_get_ns(void)
 	return now_ns();
 }
 
-static uint64_t host_trace_printk(uint64_t fmt, uint64_t fmt_size, uint64_t a,
-				  uint64_t b, uint64_t c)
+static uint64_t print_formatted(uint64_t fmt, uint64_t fmt_size,
+				const uint64_t *args, unsigned nargs)
 {
-	const uint64_t args[3] = { a, b, c };
 	struct strbuf sb;
 	uint64_t n;
 
 	sb_init(&sb);
-	host_format(&sb, (const char *)(uintptr_t)fmt, fmt_size, args, 3);
+	host_format(&sb, (const char *)(uintptr_t)fmt, fmt_size, args, nargs);
 	n = sb_ok(&sb) ? sb.len : 0;
 	if (n)
 		fwrite(sb.buf, 1, n, stderr);
 	sb_free(&sb);
 	return n;
+}
+
+static uint64_t host_trace_printk(uint64_t fmt, uint64_t fmt_size, uint64_t a,
+				  uint64_t b, uint64_t c)
+{
+	const uint64_t args[3] = { a, b, c };
+
+	return print_formatted(fmt, fmt_size, args, 3);
+}
+
+/* Linux's limits: whole 64-bit arguments, at most 12 of them. */
+static uint64_t host_trace_vprintk(uint64_t fmt, uint64_t fmt_size,
+				   uint64_t data, uint64_t data_len)
+{
+	uint64_t args[12];
+
+	if (data_len % 8 || data_len > sizeof(args) || (data_len && !data))
+		return (uint64_t)-EINVAL;
+	if (data_len)
+		memcpy(args, (const void *)(uintptr_t)data, data_len);
+	return print_formatted(fmt, fmt_size, args, (unsigned)(data_len / 8));
+}
+
+/* @map is the struct event_ring the API gives ring maps (obj.c). */
+static struct event_ring *ring_of(uint64_t map)
+{
+	return (struct event_ring *)(uintptr_t)map;
+}
+
+static uint64_t host_ringbuf_output(uint64_t map, uint64_t data, uint64_t size,
+				    uint64_t flags)
+{
+	return (uint64_t)ring_cpu_output(ring_of(map), (const void *)(uintptr_t)data,
+					 size, flags);
+}
+
+static uint64_t host_ringbuf_reserve(uint64_t map, uint64_t size, uint64_t flags)
+{
+	return (uintptr_t)ring_cpu_reserve(ring_of(map), size, flags);
+}
+
+static uint64_t host_ringbuf_submit(uint64_t data, uint64_t flags)
+{
+	(void)flags;
+	if (data)
+		ring_cpu_commit((void *)(uintptr_t)data, false);
+	return 0;
+}
+
+static uint64_t host_ringbuf_discard(uint64_t data, uint64_t flags)
+{
+	(void)flags;
+	if (data)
+		ring_cpu_commit((void *)(uintptr_t)data, true);
+	return 0;
+}
+
+/*
+ * As on the GPU: one ring whatever CPU index @flags names, no ctx bytes
+ * appended (BPF_F_CTXLEN_MASK: -EINVAL), -ENOSPC when full.
+ */
+static uint64_t host_perf_event_output(uint64_t ctx, uint64_t map,
+				       uint64_t flags, uint64_t data,
+				       uint64_t size)
+{
+	long err;
+
+	(void)ctx;
+	if (flags >> 32)
+		return (uint64_t)-EINVAL;
+	err = ring_cpu_output(ring_of(map), (const void *)(uintptr_t)data, size, 0);
+	return (uint64_t)(err == -EAGAIN ? -ENOSPC : err);
 }
 
 static uint64_t host_get_current_pid_tgid(void)
@@ -97,6 +171,12 @@ const struct host_helper host_helpers[] = {
 	HOST_HELPER(HELPER_KTIME_GET_NS, host_ktime_get_ns),
 	HOST_HELPER(HELPER_GLOBALTIMER, host_ktime_get_ns),
 	HOST_HELPER(HELPER_TRACE_PRINTK, host_trace_printk),
+	HOST_HELPER(HELPER_TRACE_VPRINTK, host_trace_vprintk),
+	HOST_HELPER(HELPER_RINGBUF_OUTPUT, host_ringbuf_output),
+	HOST_HELPER(HELPER_RINGBUF_RESERVE, host_ringbuf_reserve),
+	HOST_HELPER(HELPER_RINGBUF_SUBMIT, host_ringbuf_submit),
+	HOST_HELPER(HELPER_RINGBUF_DISCARD, host_ringbuf_discard),
+	HOST_HELPER(HELPER_PERF_EVENT_OUTPUT, host_perf_event_output),
 	HOST_HELPER(HELPER_GET_PID_TGID, host_get_current_pid_tgid),
 	HOST_HELPER(HELPER_PUTS, host_puts),
 	HOST_HELPER(HELPER_BLOCK_IDX, host_index_xyz),

@@ -30,4 +30,14 @@ const struct host_helper *host_helper_find(int32_t id);
 void host_format(struct strbuf *sb, const char *fmt, size_t fmt_len,
 		 const uint64_t *args, unsigned nargs);
 
+/*
+ * Turns a %s argument into a host string (NULL: "(null)"); print records
+ * from the GPU carry device addresses (lib/api/print.c).
+ */
+typedef const char *(*host_str_fn)(void *user, uint64_t addr);
+/* host_format(), with %s arguments passed through @str. */
+void host_format_with(struct strbuf *sb, const char *fmt, size_t fmt_len,
+		      const uint64_t *args, unsigned nargs, host_str_fn str,
+		      void *user);
+
 #endif

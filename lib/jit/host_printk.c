@@ -62,6 +62,21 @@ static char parse_spec(const char *fmt, size_t fmt_len, size_t *i,
 void host_format(struct strbuf *sb, const char *fmt, size_t fmt_len,
 		 const uint64_t *args, unsigned nargs)
 {
+	host_format_with(sb, fmt, fmt_len, args, nargs, NULL, NULL);
+}
+
+/* A %s argument: a host address, or whatever @str makes of it. */
+static const char *str_arg(uint64_t arg, host_str_fn str, void *user)
+{
+	const char *s = str ? str(user, arg) : (const char *)(uintptr_t)arg;
+
+	return s ? s : "(null)";
+}
+
+void host_format_with(struct strbuf *sb, const char *fmt, size_t fmt_len,
+		      const uint64_t *args, unsigned nargs, host_str_fn str,
+		      void *user)
+{
 	char spec[SPEC_MAX];
 	unsigned arg = 0;
 	size_t i = 0;
@@ -89,8 +104,8 @@ void host_format(struct strbuf *sb, const char *fmt, size_t fmt_len,
 			continue;
 		}
 		if (conv == 's')
-			sb_printf(sb, spec, args[arg] ?
-				  (const char *)(uintptr_t)args[arg] : "(null)");
+			sb_printf(sb, spec, args[arg] ? str_arg(args[arg], str, user) :
+				  "(null)");
 		else if (conv == 'p')
 			sb_printf(sb, spec, (void *)(uintptr_t)args[arg]);
 		else if (conv == 'c')

@@ -13,6 +13,7 @@
 #include "maps/dev_map.h"
 #include "maps/host_map.h"
 #include "maps/layout.h"
+#include "maps/ring.h"
 
 /*
  * Bytes of consecutive hash slots one probe copy reads. A small device to
@@ -76,6 +77,11 @@ static int htod(const struct dev_map *m, uint64_t off, const void *src,
 
 static int check_spec(const struct bpf_map_spec *spec)
 {
+	/* A ring's data is its struct dev_ring, given as spec->init. */
+	if (map_type_is_ring(spec->type))
+		return spec->init && spec->init_len == sizeof(struct dev_ring) ? 0 :
+		       err_set(EGPU_EINVAL, "map '%s': a ring needs its dev_ring",
+			       spec->name);
 	if (spec->type != EGPU_MAP_HASH && !map_type_is_array(spec->type))
 		return err_set(EGPU_ENOTSUP,
 			       "map '%s': type %u cannot live in GPU memory as a map",
@@ -138,6 +144,10 @@ static int describe(const struct bpf_map_spec *spec, uint32_t threads,
 		.max_entries = spec->max_entries,
 		.threads = threads,
 	};
+	if (map_type_is_ring(spec->type)) {
+		*bytes = sizeof(struct dev_ring);
+		return 0;
+	}
 	if (spec->type == EGPU_MAP_HASH) {
 		d->slot_cnt = 2 * spec->max_entries + 1; /* at most half full */
 		d->slot_size = dev_slot_size(spec->key_size, spec->value_size);
@@ -173,9 +183,11 @@ static int alloc_and_fill(struct dev_map *m, const struct bpf_map_spec *spec,
 	m->desc.data = m->base + DEV_MAP_DATA_OFFSET;
 	if (htod(m, 0, &m->desc, sizeof(m->desc)))
 		return EGPU_ECUDA;
-	/* Global data (.data, .rodata) starts with its initial bytes. */
+	/* Global data (.data, .rodata) starts with its initial bytes, a
+	 * ring with its struct dev_ring. */
 	if (spec->init && (spec->type == EGPU_MAP_ARRAY ||
-			   spec->type == EGPU_MAP_GPU_ARRAY) &&
+			   spec->type == EGPU_MAP_GPU_ARRAY ||
+			   map_type_is_ring(spec->type)) &&
 	    htod(m, DEV_MAP_DATA_OFFSET, spec->init,
 		 spec->init_len < bytes ? spec->init_len : bytes))
 		return EGPU_ECUDA;
@@ -561,9 +573,15 @@ static int hash_next_key(struct dev_map *m, const void *key, void *next)
 
 /* ---- operations ---- */
 
+/* enter(), for the key-value operations, which ring maps do not have. */
+static int enter_op(const struct dev_map *m)
+{
+	return map_type_is_ring(m->desc.type) ? -EOPNOTSUPP : enter(m);
+}
+
 int dev_map_lookup(struct dev_map *m, const void *key, void *value)
 {
-	int err = enter(m);
+	int err = enter_op(m);
 
 	if (err)
 		return err;
@@ -575,7 +593,7 @@ int dev_map_lookup(struct dev_map *m, const void *key, void *value)
 int dev_map_update(struct dev_map *m, const void *key, const void *value,
 		   uint64_t flags)
 {
-	int err = enter(m);
+	int err = enter_op(m);
 
 	if (err)
 		return err;
@@ -588,7 +606,7 @@ int dev_map_update(struct dev_map *m, const void *key, const void *value,
 
 int dev_map_delete(struct dev_map *m, const void *key)
 {
-	int err = enter(m);
+	int err = enter_op(m);
 
 	if (err)
 		return err;
@@ -599,7 +617,7 @@ int dev_map_delete(struct dev_map *m, const void *key)
 
 int dev_map_next_key(struct dev_map *m, const void *key, void *next)
 {
-	int err = enter(m);
+	int err = enter_op(m);
 
 	if (err)
 		return err;

@@ -182,7 +182,9 @@ START_TEST(bad_specs_refused_before_the_gpu)
 	ck_assert_int_eq(new_map(EGPU_MAP_HASH, 4, 0, 16, 0), EGPU_EINVAL);
 	ck_assert_int_eq(new_map(EGPU_MAP_ARRAY, 4, 8, 0, 0), EGPU_EINVAL);
 	ck_assert_int_eq(new_map(EGPU_MAP_ARRAY, 8, 8, 16, 0), EGPU_EINVAL);
-	ck_assert_int_eq(new_map(EGPU_MAP_RINGBUF, 0, 0, 4096, 0), EGPU_ENOTSUP);
+	/* A ring map's GPU data is its ring's dev_ring (lib/maps/ring.h). */
+	ck_assert_int_eq(new_map(EGPU_MAP_RINGBUF, 0, 0, 4096, 0), EGPU_EINVAL);
+	ck_assert_int_eq(new_map(99, 4, 8, 16, 0), EGPU_ENOTSUP);
 	ck_assert_int_eq(new_map(EGPU_MAP_PERCPU_ARRAY, 4, 8, 16, 3), EGPU_EINVAL);
 	ck_assert_int_eq(new_map(EGPU_MAP_HASH, 4, 8, 1u << 31, 0), EGPU_E2BIG);
 	ck_assert_int_eq(new_map(EGPU_MAP_PERTHREAD_ARRAY, 4, UINT32_MAX,

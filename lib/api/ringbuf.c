@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * egpu_ringbuf: the host's consumer of ring maps (RINGBUF, PERF_EVENT_ARRAY,
+ * GPU_RINGBUF). A ring's records lie in host memory that the GPU writes
+ * over the bus (lib/maps/ring.h), so consuming is reading memory: no CUDA
+ * call, nothing that waits for a kernel. Waiting is sleep-polling, as a GPU
+ * cannot wake a host thread.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/internal.h"
+
+/* Sleep between looks at the rings: from POLL_MIN_US doubling to POLL_MAX_US. */
+#define POLL_MIN_US 10u
+#define POLL_MAX_US 1000u
+/* Period of the timerfd egpu_ringbuf_fd() returns. */
+#define FD_PERIOD_NS 1000000L
+
+struct rb_entry {
+	struct egpu_map *map;
+	egpu_sample_fn fn;
+	void *user;
+	uint64_t records;
+	uint64_t bytes;
+};
+
+struct egpu_ringbuf {
+	struct rb_entry *v;
+	size_t n;
+	int timer_fd; /* -1 until egpu_ringbuf_fd() */
+};
+
+bool poll_wait(bool (*ready)(void *), void *arg, int timeout_ms)
+{
+	uint64_t now = now_ns(), sleep_ns = POLL_MIN_US * 1000ull;
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX :
+			    now + (uint64_t)timeout_ms * 1000000u;
+
+	while (!ready(arg)) {
+		uint64_t left;
+		struct timespec ts;
+
+		now = now_ns();
+		if (now >= deadline)
+			return false;
+		left = deadline - now < sleep_ns ? deadline - now : sleep_ns;
+		ts = (struct timespec){ .tv_sec = (time_t)(left / 1000000000u),
+					.tv_nsec = (long)(left % 1000000000u) };
+		nanosleep(&ts, NULL);
+		if (sleep_ns < POLL_MAX_US * 1000ull)
+			sleep_ns *= 2;
+	}
+	return true;
+}
+
+int egpu_ringbuf_add(egpu_ringbuf *rb, egpu_map *map, egpu_sample_fn fn,
+		     void *user)
+{
+	struct rb_entry *v;
+	int err;
+
+	if (!rb || !map || !fn)
+		return err_set(EGPU_EINVAL, "egpu_ringbuf_add: NULL argument");
+	if (!map->ring)
+		return err_set(EGPU_EINVAL,
+			       "map '%s' (type %u) is not a ring buffer (RINGBUF, PERF_EVENT_ARRAY or GPU_RINGBUF)",
+			       map->spec->name, map->spec->type);
+	v = realloc(rb->v, (rb->n + 1) * sizeof(*v));
+	if (!v)
+		return err_set(EGPU_ENOMEM, "egpu_ringbuf_add: out of memory");
+	rb->v = v;
+	err = ring_claim(map->ring);
+	if (err)
+		return err;
+	v[rb->n++] = (struct rb_entry){ .map = map, .fn = fn, .user = user };
+	return 0;
+}
+
+egpu_ringbuf *egpu_ringbuf_new(egpu_map *map, egpu_sample_fn fn, void *user)
+{
+	egpu_ringbuf *rb = calloc(1, sizeof(*rb));
+
+	if (!rb) {
+		err_set(EGPU_ENOMEM, "egpu_ringbuf_new: out of memory");
+		return NULL;
+	}
+	rb->timer_fd = -1;
+	if (egpu_ringbuf_add(rb, map, fn, user)) {
+		egpu_ringbuf_free(rb);
+		return NULL;
+	}
+	return rb;
+}
+
+void egpu_ringbuf_free(egpu_ringbuf *rb)
+{
+	if (!rb)
+		return;
+	for (size_t i = 0; i < rb->n; i++)
+		ring_release(rb->v[i].map->ring);
+	if (rb->timer_fd >= 0)
+		close(rb->timer_fd);
+	free(rb->v);
+	free(rb);
+}
+
+/* Print lines of the rings' contexts come out with the records. */
+static int drain_prints(egpu_ringbuf *rb)
+{
+	for (size_t i = 0; i < rb->n; i++) {
+		struct egpu_ctx *ctx = rb->v[i].map->obj->ctx;
+		bool seen = false;
+		int err;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = rb->v[j].map->obj->ctx == ctx;
+		if (!seen && (err = print_drain(ctx)) < 0)
+			return err;
+	}
+	return 0;
+}
+
+int egpu_ringbuf_consume(egpu_ringbuf *rb)
+{
+	uint64_t ticks;
+	int total = 0, err;
+
+	if (!rb)
+		return err_set(EGPU_EINVAL, "egpu_ringbuf_consume: NULL ring buffer");
+	/* An event loop woke on the timerfd: reset it (level-triggered). */
+	if (rb->timer_fd >= 0 && read(rb->timer_fd, &ticks, sizeof(ticks)) < 0)
+		ticks = 0;
+	for (size_t i = 0; i < rb->n; i++) {
+		struct rb_entry *e = &rb->v[i];
+		int n = ring_consume(e->map->ring, e->fn, e->user, &e->bytes);
+
+		if (n < 0)
+			return n;
+		e->records += (uint64_t)n;
+		total = total > INT32_MAX - n ? INT32_MAX : total + n;
+	}
+	err = drain_prints(rb);
+	return err < 0 ? err : total;
+}
+
+static bool any_ready(void *arg)
+{
+	const egpu_ringbuf *rb = arg;
+
+	for (size_t i = 0; i < rb->n; i++)
+		if (ring_ready(rb->v[i].map->ring))
+			return true;
+	return false;
+}
+
+int egpu_ringbuf_poll(egpu_ringbuf *rb, int timeout_ms)
+{
+	int n = egpu_ringbuf_consume(rb);
+
+	if (n || !timeout_ms)
+		return n;
+	return poll_wait(any_ready, rb, timeout_ms) ? egpu_ringbuf_consume(rb) : 0;
+}
+
+uint64_t egpu_ringbuf_drops(const egpu_ringbuf *rb)
+{
+	uint64_t drops = 0;
+
+	for (size_t i = 0; rb && i < rb->n; i++)
+		drops += ring_drops(rb->v[i].map->ring);
+	return drops;
+}
+
+int egpu_ringbuf_stats(const egpu_ringbuf *rb, struct egpu_ringbuf_stats *stats)
+{
+	EGPU_OPTS(egpu_ringbuf_stats, st);
+	size_t sz;
+
+	if (!rb || !stats || stats->sz < sizeof(size_t))
+		return err_set(EGPU_EINVAL, "egpu_ringbuf_stats: NULL argument or sz not set");
+	for (size_t i = 0; i < rb->n; i++) {
+		st.records += rb->v[i].records;
+		st.bytes += rb->v[i].bytes;
+		st.drops += ring_drops(rb->v[i].map->ring);
+	}
+	st.rings = (uint32_t)rb->n;
+	/* The caller's struct may be older (smaller) than ours. */
+	sz = stats->sz < sizeof(st) ? stats->sz : sizeof(st);
+	memcpy(stats, &st, sz);
+	stats->sz = sz;
+	return 0;
+}
+
+int egpu_ringbuf_fd(egpu_ringbuf *rb)
+{
+	struct itimerspec period = {
+		.it_interval = { .tv_nsec = FD_PERIOD_NS },
+		.it_value = { .tv_nsec = FD_PERIOD_NS },
+	};
+
+	if (!rb)
+		return err_set(EGPU_EINVAL, "egpu_ringbuf_fd: NULL ring buffer");
+	if (rb->timer_fd >= 0)
+		return rb->timer_fd;
+	rb->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (rb->timer_fd < 0)
+		return err_set(EGPU_EIO, "egpu_ringbuf_fd: timerfd_create failed");
+	if (timerfd_settime(rb->timer_fd, 0, &period, NULL)) {
+		close(rb->timer_fd);
+		rb->timer_fd = -1;
+		return err_set(EGPU_EIO, "egpu_ringbuf_fd: timerfd_settime failed");
+	}
+	return rb->timer_fd;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bpf_trace_printk, bpf_trace_vprintk and bpf_puts on the GPU: a print
+ * record (struct print_rec) in the context's print ring, formatted by the
+ * host when it polls (lib/api/print.c). The record carries the device
+ * address of the format, which the host maps back to its copy of the
+ * program's read-only data, and the raw 64-bit arguments.
+ *
+ * Which ring: egpu_dev_print_ring, a variable the runtime only declares;
+ * libegpu defines it, with the context's print ring's device address (0
+ * when no probe prints), in a small module linked next to the runtime.
+ */
+#ifndef EGPU_DEVICE_PRINT_CUH
+#define EGPU_DEVICE_PRINT_CUH
+
+#include "ring.cuh"
+
+extern "C" __device__ struct dev_ring *egpu_dev_print_ring;
+
+/* 0 once queued; -ENODEV without a print ring, -EAGAIN when it is full. */
+RT_INLINE int64_t print_emit(uint64_t fmt, uint32_t fmt_size, uint16_t kind,
+			     const void *args, uint32_t nargs)
+{
+	struct dev_ring *r = egpu_dev_print_ring;
+	uint32_t len = (uint32_t)sizeof(struct print_rec) + 8 * nargs;
+	struct print_rec *p;
+	struct ring_hdr *h;
+
+	if (!r)
+		return -ENODEV;
+	h = ring_reserve(r, len);
+	if (!h)
+		return -EAGAIN;
+	p = (struct print_rec *)(h + 1);
+	p->fmt = fmt;
+	p->fmt_size = fmt_size;
+	p->kind = kind;
+	p->nargs = (uint16_t)nargs;
+	p->block[0] = blockIdx.x;
+	p->block[1] = blockIdx.y;
+	p->block[2] = blockIdx.z;
+	p->thread[0] = threadIdx.x;
+	p->thread[1] = threadIdx.y;
+	p->thread[2] = threadIdx.z;
+	if (nargs)
+		ring_copy_out((uint64_t *)p->args, args, 8 * nargs);
+	ring_publish(h, len, RING_COMMIT);
+	return 0;
+}
+
+#endif

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Event ring producers on the GPU (layout: lib/maps/ring_layout.h; the
+ * whole protocol: docs/events.md). Many threads of a grid write at once;
+ * nothing here waits for the host: a record that does not fit is dropped
+ * and counted.
+ *
+ * Reserving takes two counters in device memory, both only ever added to
+ * with atomics, one per warp (the lanes that call at once are served
+ * together):
+ *   1. reserved += total; the lanes whose records fit below
+ *      consumer + capacity keep their share, the rest is subtracted again;
+ *   2. prod += kept bytes gives the positions.
+ * A position comes from prod only after its bytes were promised by
+ * reserved, so a record never overlaps one the host has not consumed yet,
+ * and no position is handed out and then abandoned (a hole the consumer
+ * would wait at forever). Proof sketch: of the records placed below mine,
+ * take the one whose reservation came last; when it reserved, all the
+ * others had reserved (and none of them gives bytes back), so its check
+ * covered all of them and mine.
+ *
+ * The consumer position a check used was published by the host (after it
+ * zeroed the space) before the prod atomic that follows the check: the
+ * bytes kept, hence the prod addition, depend on the loaded position, so
+ * the atomic issues only once the load returned; every position at or
+ * above it is handed out later still.
+ *
+ * Publishing: payload, __threadfence_system(), then the header with a
+ * volatile store; the host reads the header with acquire semantics.
+ */
+#ifndef EGPU_DEVICE_RING_CUH
+#define EGPU_DEVICE_RING_CUH
+
+#include "maps/ring_layout.h"
+#include "rt.cuh"
+
+RT_INLINE uint32_t rt_lane(void)
+{
+	uint32_t lane;
+
+	asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+	return lane;
+}
+
+RT_INLINE uint32_t rt_lanes_below(void)
+{
+	uint32_t mask;
+
+	asm("mov.u32 %0, %%lanemask_lt;" : "=r"(mask));
+	return mask;
+}
+
+/* The consumer position, from host memory (system scope, not cached). */
+RT_INLINE uint64_t ring_host_cons(const struct dev_ring *r)
+{
+	uint64_t v;
+
+	asm volatile("ld.acquire.sys.u64 %0, [%1];"
+		     : "=l"(v) : "l"(r->ctl) : "memory");
+	return v;
+}
+
+/*
+ * Bytes that fit from position @before on, @total being asked. The cached
+ * consumer position usually answers; the host's is read only when the ring
+ * looks full.
+ */
+RT_INLINE uint64_t ring_room(struct dev_ring *r, uint64_t before,
+			     uint32_t total)
+{
+	uint64_t cap = r->mask + 1;
+	uint64_t cons = *(volatile uint64_t *)&r->cons_seen;
+
+	if (before + total - cons > cap) {
+		cons = ring_host_cons(r);
+		atomicMax((unsigned long long *)&r->cons_seen, cons);
+	}
+	return cons + cap > before ? cons + cap - before : 0;
+}
+
+/* This lane's offset among the bytes @group asks for, and their total. */
+RT_INLINE void ring_scan(uint32_t group, uint32_t need, uint32_t *prefix,
+			 uint32_t *total)
+{
+	uint32_t below = group & rt_lanes_below(), lane = rt_lane();
+	int same;
+
+	__match_all_sync(group, need, &same);
+	if (same) { /* fixed-size records: no shuffles */
+		*prefix = __popc(below) * need;
+		*total = __popc(group) * need;
+		return;
+	}
+	*prefix = 0;
+	*total = 0;
+	for (uint32_t m = group; m; m &= m - 1) {
+		uint32_t src = __ffs(m) - 1;
+		uint32_t v = __shfl_sync(group, need, src);
+
+		if (src < lane)
+			*prefix += v;
+		*total += v;
+	}
+}
+
+/*
+ * Room for a record of @len payload bytes (len <= max_record - 8), or NULL
+ * when the ring is full (the drop is counted). Lanes of a warp calling at
+ * once for the same ring share two atomics; the ones that fit are a prefix
+ * of them in lane order.
+ */
+RT_INLINE struct ring_hdr *ring_reserve(struct dev_ring *r, uint32_t len)
+{
+	uint32_t need = (uint32_t)ring_record_size(len);
+	uint32_t group = __match_any_sync(__activemask(), (uint64_t)(uintptr_t)r);
+	uint32_t leader = __ffs(group) - 1, lane = rt_lane();
+	uint32_t prefix, total, kept = 0, fit;
+	unsigned long long room = 0, base = 0;
+
+	ring_scan(group, need, &prefix, &total);
+	if (lane == leader)
+		room = ring_room(r, atomicAdd((unsigned long long *)&r->reserved,
+					      total), total);
+	room = __shfl_sync(group, room, leader);
+	fit = __ballot_sync(group, prefix + need <= room);
+	if (fit)
+		kept = __shfl_sync(group, prefix + need, 31 - __clz(fit));
+	if (lane == leader) {
+		if (kept < total) {
+			atomicAdd((unsigned long long *)&r->reserved,
+				  (unsigned long long)kept - total);
+			atomicAdd_system((unsigned long long *)(uintptr_t)
+					 (r->ctl + offsetof(struct ring_ctl, drops)),
+					 (unsigned long long)__popc(group & ~fit));
+		}
+		if (kept)
+			base = atomicAdd((unsigned long long *)&r->prod, kept);
+	}
+	base = __shfl_sync(group, base, leader);
+	if (!(fit & (1u << lane)))
+		return NULL;
+	return (struct ring_hdr *)(uintptr_t)(r->data + ((base + prefix) & r->mask));
+}
+
+/* @n bytes at @p (n <= 8, any alignment) as a little-endian word. */
+RT_INLINE uint64_t rt_load_bytes(const uint8_t *p, uint32_t n)
+{
+	uint64_t w = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		w |= (uint64_t)p[i] << (8 * i);
+	return w;
+}
+
+/*
+ * Copy @len bytes to the record (8-aligned, host memory) in whole 8-byte
+ * stores, the last one padded with zeros: no byte writes cross the bus.
+ */
+RT_INLINE void ring_copy_out(uint64_t *dst, const void *src, uint32_t len)
+{
+	const uint8_t *s = (const uint8_t *)src;
+	uint32_t words = len / 8, i;
+
+	if (((uintptr_t)s & 7) == 0) {
+		for (i = 0; i < words; i++)
+			dst[i] = ((const uint64_t *)s)[i];
+	} else if (((uintptr_t)s & 3) == 0) {
+		for (i = 0; i < words; i++)
+			dst[i] = ((const uint32_t *)s)[2 * i] |
+				 (uint64_t)((const uint32_t *)s)[2 * i + 1] << 32;
+	} else {
+		for (i = 0; i < words; i++)
+			dst[i] = rt_load_bytes(s + 8 * i, 8);
+	}
+	if (len % 8)
+		dst[words] = rt_load_bytes(s + 8 * words, len % 8);
+}
+
+/* Publish a record: everything written before becomes visible first. */
+RT_INLINE void ring_publish(struct ring_hdr *h, uint32_t len, uint32_t flags)
+{
+	__threadfence_system();
+	asm volatile("st.volatile.u64 [%0], %1;"
+		     :: "l"(h), "l"((uint64_t)flags << 32 | len) : "memory");
+}
+
+/* Publish a reserved record, whose len was stored at reservation. */
+RT_INLINE void ring_publish_flags(struct ring_hdr *h, uint32_t flags)
+{
+	__threadfence_system();
+	asm volatile("st.volatile.u32 [%0], %1;"
+		     :: "l"(&h->flags), "r"(flags) : "memory");
+}
+
+RT_INLINE uint32_t ring_max_payload(const struct dev_ring *r)
+{
+	return r->max_record - RING_HDR_SIZE;
+}
+
+/* bpf_ringbuf_output: 0, -E2BIG (size), or @full_err when dropped. */
+RT_INLINE int64_t ring_output(struct dev_ring *r, const void *data,
+			      uint64_t size, int64_t full_err)
+{
+	struct ring_hdr *h;
+
+	if (size > ring_max_payload(r))
+		return -E2BIG;
+	h = ring_reserve(r, (uint32_t)size);
+	if (!h)
+		return full_err;
+	ring_copy_out((uint64_t *)(h + 1), data, (uint32_t)size);
+	ring_publish(h, (uint32_t)size, RING_COMMIT);
+	return 0;
+}
+
+/* bpf_ringbuf_reserve: the payload's address, or NULL. */
+RT_INLINE void *ring_reserve_record(struct dev_ring *r, uint64_t size)
+{
+	struct ring_hdr *h;
+
+	if (size > ring_max_payload(r))
+		return NULL;
+	h = ring_reserve(r, (uint32_t)size);
+	if (!h)
+		return NULL;
+	*(volatile uint32_t *)&h->len = (uint32_t)size;
+	return h + 1;
+}
+
+#endif

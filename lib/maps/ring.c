@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Event ring storage: one anonymous mapping (control page, records, tail
+ * pad) that the CPU back end writes directly and that is page-locked and
+ * mapped into the GPU (cuMemHostRegister with DEVICEMAP) when the ring's
+ * object first uses the GPU. Consumer: ring_consume.c; CPU producer:
+ * ring_cpu.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/core.h"
+#include "cuda/cu.h"
+#include "maps/ring_impl.h"
+
+bool map_type_is_ring(uint32_t type)
+{
+	return type == EGPU_MAP_RINGBUF || type == EGPU_MAP_PERF_EVENT_ARRAY ||
+	       type == EGPU_MAP_GPU_RINGBUF;
+}
+
+static uint64_t pow2_at_least(uint64_t n)
+{
+	uint64_t p = RING_MIN_BYTES;
+
+	while (p < n && p < RING_MAX_BYTES)
+		p <<= 1;
+	return p;
+}
+
+/*
+ * RINGBUF: max_entries is the byte size, as in Linux (which also wants a
+ * page multiple; smaller rings are accepted here). PERF_EVENT_ARRAY counts
+ * CPUs in max_entries, meaningless on a GPU: one ring of the default size.
+ * bpftime's 1527 gives each thread max_entries records of value_size: one
+ * shared ring, of the default size or enough for max_entries records.
+ */
+int ring_map_capacity(const struct bpf_map_spec *spec, uint64_t *cap)
+{
+	uint64_t n = spec->max_entries;
+
+	switch (spec->type) {
+	case EGPU_MAP_RINGBUF:
+		if (n < RING_MIN_BYTES || n > RING_MAX_BYTES || (n & (n - 1)))
+			return err_set(EGPU_EINVAL,
+				       "map '%s': ring buffer size %llu is not a power of two in [%u, %u]",
+				       spec->name, (unsigned long long)n,
+				       RING_MIN_BYTES, RING_MAX_BYTES);
+		*cap = n;
+		return 0;
+	case EGPU_MAP_GPU_RINGBUF:
+		if (ring_record_size(spec->value_size) > RING_RECORD_MAX)
+			return err_set(EGPU_EINVAL,
+				       "map '%s': records of %u bytes exceed the %u-byte limit",
+				       spec->name, spec->value_size,
+				       RING_RECORD_MAX - RING_HDR_SIZE);
+		n *= ring_record_size(spec->value_size);
+		*cap = pow2_at_least(n > RING_DEFAULT_BYTES ? n : RING_DEFAULT_BYTES);
+		return 0;
+	case EGPU_MAP_PERF_EVENT_ARRAY:
+		*cap = RING_DEFAULT_BYTES;
+		return 0;
+	}
+	return err_set(EGPU_EINVAL, "map '%s': type %u is not a ring buffer",
+		       spec->name, spec->type);
+}
+
+int ring_new(const char *name, uint32_t type, uint64_t cap,
+	     struct event_ring **out)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct event_ring *r;
+	size_t len;
+	void *mem;
+
+	if (cap < RING_MIN_BYTES || cap > RING_MAX_BYTES || (cap & (cap - 1)))
+		return err_set(EGPU_EINVAL, "ring '%s': bad capacity %llu", name,
+			       (unsigned long long)cap);
+	r = calloc(1, sizeof(*r));
+	if (!r || !(r->name = strdup(name))) {
+		free(r);
+		return err_set(EGPU_ENOMEM, "ring '%s': out of memory", name);
+	}
+	r->type = type;
+	r->cap = cap;
+	r->max_record = cap < RING_RECORD_MAX ? (uint32_t)cap : RING_RECORD_MAX;
+	len = RING_DATA_OFFSET + cap + r->max_record;
+	len = (len + (size_t)page - 1) & ~((size_t)page - 1);
+	/* Anonymous memory reads zero: every header starts unpublished. */
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		   -1, 0);
+	if (mem == MAP_FAILED) {
+		free(r->name);
+		free(r);
+		return err_set(EGPU_ENOMEM, "ring '%s': cannot map %zu bytes",
+			       name, len);
+	}
+	r->mem = mem;
+	r->mem_len = len;
+	r->ctl = mem;
+	r->data = (uint8_t *)mem + RING_DATA_OFFSET;
+	pthread_mutex_init(&r->lock, NULL);
+	*out = r;
+	return 0;
+}
+
+int ring_new_for_map(const struct bpf_map_spec *spec, struct event_ring **out)
+{
+	uint64_t cap;
+	int err = ring_map_capacity(spec, &cap);
+
+	return err ? err : ring_new(spec->name, spec->type, cap, out);
+}
+
+static void ring_unmap_gpu(struct event_ring *r)
+{
+	CUcontext cur = NULL;
+	const struct cu_driver *d = cu();
+
+	if (!d)
+		return;
+	/* The registration belongs to the context current when it was made. */
+	if (d->cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur != r->cu_ctx)
+		d->cuCtxSetCurrent(r->cu_ctx);
+	d->cuMemHostUnregister(r->mem);
+	if (cur != r->cu_ctx)
+		d->cuCtxSetCurrent(cur);
+}
+
+void ring_free(struct event_ring *r)
+{
+	if (!r)
+		return;
+	if (r->dev_mem)
+		ring_unmap_gpu(r);
+	munmap(r->mem, r->mem_len);
+	pthread_mutex_destroy(&r->lock);
+	free(r->name);
+	free(r);
+}
+
+const char *ring_name(const struct event_ring *r)
+{
+	return r->name;
+}
+
+uint32_t ring_type(const struct event_ring *r)
+{
+	return r->type;
+}
+
+uint64_t ring_capacity(const struct event_ring *r)
+{
+	return r->cap;
+}
+
+uint32_t ring_max_payload(const struct event_ring *r)
+{
+	return r->max_record - RING_HDR_SIZE;
+}
+
+static void fill_view(const struct event_ring *r, uint64_t base,
+		      struct dev_ring *v)
+{
+	uint64_t prod = __atomic_load_n(&r->prod, __ATOMIC_ACQUIRE);
+
+	*v = (struct dev_ring){
+		.reserved = prod,
+		.prod = prod,
+		.cons_seen = __atomic_load_n(&r->ctl->cons, __ATOMIC_ACQUIRE),
+		.mask = r->cap - 1,
+		.data = base + RING_DATA_OFFSET,
+		.ctl = base,
+		.max_record = r->max_record,
+		.type = r->type,
+	};
+}
+
+void ring_host_view(const struct event_ring *r, struct dev_ring *view)
+{
+	fill_view(r, (uint64_t)(uintptr_t)r->mem, view);
+}
+
+int ring_map_gpu(struct event_ring *r, struct dev_ring *init)
+{
+	const struct cu_driver *d;
+	CUdeviceptr dptr;
+	int err;
+
+	pthread_mutex_lock(&r->lock);
+	if (!r->dev_mem) {
+		err = cu_ctx_current((CUcontext *)&r->cu_ctx);
+		d = cu();
+		if (!err)
+			err = cu_check(d->cuMemHostRegister(r->mem, r->mem_len,
+						CU_MEMHOSTREGISTER_DEVICEMAP),
+				       "cuMemHostRegister");
+		if (!err) {
+			err = cu_check(d->cuMemHostGetDevicePointer(&dptr, r->mem, 0),
+				       "cuMemHostGetDevicePointer");
+			if (err)
+				d->cuMemHostUnregister(r->mem);
+		}
+		if (err) {
+			pthread_mutex_unlock(&r->lock);
+			err_prefix("ring '%s': mapping %zu bytes of host memory into the GPU",
+				   r->name, r->mem_len);
+			return err;
+		}
+		r->dev_mem = dptr;
+	}
+	fill_view(r, r->dev_mem, init);
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+bool ring_on_gpu(const struct event_ring *r)
+{
+	return __atomic_load_n(&r->dev_mem, __ATOMIC_ACQUIRE) != 0;
+}
+
+int ring_claim(struct event_ring *r)
+{
+	if (__atomic_exchange_n(&r->claimed, true, __ATOMIC_ACQ_REL))
+		return err_set(EGPU_EINVAL,
+			       "ring '%s' is already consumed by another egpu_ringbuf",
+			       r->name);
+	return 0;
+}
+
+void ring_release(struct event_ring *r)
+{
+	__atomic_store_n(&r->claimed, false, __ATOMIC_RELEASE);
+}
+
+uint64_t ring_drops(const struct event_ring *r)
+{
+	return __atomic_load_n(&r->ctl->drops, __ATOMIC_ACQUIRE);
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Event rings on the host: the storage of RINGBUF, PERF_EVENT_ARRAY and
+ * GPU_RINGBUF (1527) maps and of a context's print ring, the consumer, and
+ * the producer the CPU back end uses. Layout and protocol: ring_layout.h
+ * and docs/events.md.
+ *
+ * One ring has one storage, in host memory, for its whole life: the CPU
+ * back end writes records there, and once the ring is mapped into the GPU
+ * (ring_map_gpu) the GPU writes there too, while CPU producers are refused
+ * from then on (the GPU's position counters live in device memory, which
+ * CPU code cannot update atomically with the GPU). The consumer reads the
+ * storage directly, makes no CUDA call and never waits for a kernel.
+ *
+ * Errors: ring_new/ring_map_gpu/ring_consume return negative EGPU_E* codes
+ * with a message; the producer functions return what a program expects
+ * (Linux errno values, NULL).
+ */
+#ifndef EGPU_MAPS_RING_H
+#define EGPU_MAPS_RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/bpf.h"
+#include "egpu.h"
+#include "maps/ring_layout.h"
+
+struct event_ring;
+
+/* Whether maps of @type are event rings (4, 27, 1527). */
+bool map_type_is_ring(uint32_t type);
+/* The byte capacity of the ring of a ring map; EGPU_EINVAL if invalid. */
+int ring_map_capacity(const struct bpf_map_spec *spec, uint64_t *cap);
+
+/*
+ * A ring of @cap bytes (a power of two in [RING_MIN_BYTES, RING_MAX_BYTES]),
+ * @type being the map type (0: the print ring), named @name in messages.
+ */
+int ring_new(const char *name, uint32_t type, uint64_t cap,
+	     struct event_ring **out);
+/* For a ring map: ring_new() with the map's name, type and capacity. */
+int ring_new_for_map(const struct bpf_map_spec *spec, struct event_ring **out);
+/* NULL-safe. Unmaps the storage from the GPU if it was mapped. */
+void ring_free(struct event_ring *r);
+
+const char *ring_name(const struct event_ring *r);
+uint64_t ring_capacity(const struct event_ring *r);
+/* Largest payload one record may carry. */
+uint32_t ring_max_payload(const struct event_ring *r);
+
+/*
+ * Map the storage into the current CUDA context (once) and fill @init with
+ * the ring's GPU side as it starts: the device memory struct a producer on
+ * the GPU uses. From then on CPU producers are refused.
+ */
+int ring_map_gpu(struct event_ring *r, struct dev_ring *init);
+bool ring_on_gpu(const struct event_ring *r);
+/*
+ * The same struct with host addresses (data, ctl), for code that plays the
+ * GPU's part on the host: tests of the protocol.
+ */
+void ring_host_view(const struct event_ring *r, struct dev_ring *view);
+
+/*
+ * Consumers. A ring has at most one: ring_claim() fails with EGPU_EINVAL
+ * when another holds it (two would race for the same records).
+ */
+int ring_claim(struct event_ring *r);
+void ring_release(struct event_ring *r);
+
+/*
+ * Hand every complete record, in order, to @fn (discarded ones are skipped
+ * silently), then give their space back. Stops at the first record not yet
+ * published, or after a record for which @fn returned < 0: that value is
+ * returned. Otherwise returns the number of records handed to @fn, or
+ * EGPU_EFORMAT when a header is impossible (a producer wrote outside its
+ * record). *@bytes (if given) grows by the payload bytes handed over.
+ */
+int ring_consume(struct event_ring *r, egpu_sample_fn fn, void *user,
+		 uint64_t *bytes);
+/* Whether a published record is waiting at the consumer position. */
+bool ring_ready(const struct event_ring *r);
+/* Records producers dropped because the ring was full. */
+uint64_t ring_drops(const struct event_ring *r);
+
+/*
+ * CPU producers, for the CPU back end's helpers (same results as the GPU's:
+ * see lib/device/ring.cuh). @flags: 0, BPF_RB_NO_WAKEUP or
+ * BPF_RB_FORCE_WAKEUP (wakeups mean nothing here).
+ */
+long ring_cpu_output(struct event_ring *r, const void *data, uint64_t size,
+		     uint64_t flags);
+void *ring_cpu_reserve(struct event_ring *r, uint64_t size, uint64_t flags);
+/* Publish (or discard) a record @data returned by ring_cpu_reserve(). */
+void ring_cpu_commit(void *data, bool discard);
+
+/*
+ * Maps' first field is their type, in struct host_map and struct
+ * event_ring alike: a helper given the wrong kind of map by a program
+ * reads a type it refuses instead of misreading the other struct.
+ */
+uint32_t ring_type(const struct event_ring *r);
+
+#endif

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Event rings: the layout shared by the host (C11, lib/maps/ring*.c), the
+ * device runtime (CUDA C, lib/device/ring.cuh) and the CPU back end. Plain C
+ * with fixed-width types; docs/events.md explains the protocol.
+ *
+ * A ring's records live in host memory (page-locked and mapped into the
+ * GPU once its object uses the GPU), so the host reads them where they are,
+ * without a copy and without a CUDA call:
+ *
+ *  host memory  ┌───────────────────┐ 0
+ *               │ struct ring_ctl    │ consumer position, drop count
+ *               ├───────────────────┤ RING_DATA_OFFSET
+ *               │ records            │ capacity bytes (a power of two)
+ *               ├───────────────────┤
+ *               │ tail pad           │ max_record bytes: a record that
+ *               └───────────────────┘ runs past the end continues here
+ *
+ * Producers reserve positions (byte offsets that only grow); a record at
+ * position p starts at records + (p & (capacity - 1)) and is contiguous.
+ * Each record is a struct ring_hdr and its payload, rounded up to 8 bytes.
+ * A header reads zero until the record is published: the producer writes
+ * the payload, fences, then stores the header's flags (RING_COMMIT); the
+ * consumer zeroes what it consumed before it gives the space back.
+ *
+ * GPU producers keep their counters in device memory (struct dev_ring),
+ * where atomics are fast; only the consumer position crosses to the GPU,
+ * read when the ring looks full.
+ */
+#ifndef EGPU_MAPS_RING_LAYOUT_H
+#define EGPU_MAPS_RING_LAYOUT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define RING_ASSERT(c, msg) static_assert(c, msg)
+#else
+#define RING_ASSERT(c, msg) _Static_assert(c, msg)
+#endif
+#ifdef __CUDACC__
+#define RING_INLINE static inline __host__ __device__
+#else
+#define RING_INLINE static inline
+#endif
+
+/* struct ring_hdr.flags */
+#define RING_COMMIT 1u  /* the record is complete */
+#define RING_DISCARD 2u /* ... and the consumer skips it */
+
+/* A record's header; 8 bytes, 8-aligned, written with one store at commit. */
+struct ring_hdr {
+	uint32_t len;   /* payload bytes */
+	uint32_t flags; /* 0 until published, then RING_COMMIT [| DISCARD] */
+};
+
+#define RING_HDR_SIZE 8u
+/* Ring sizes: powers of two in [RING_MIN_BYTES, RING_MAX_BYTES]. */
+#define RING_MIN_BYTES 64u
+#define RING_MAX_BYTES (1u << 30)
+/* A record (header and payload) is at most this big, and at most the ring. */
+#define RING_RECORD_MAX (64u * 1024)
+/* Rings whose map gives no byte size: PERF_EVENT_ARRAY and 1527 maps. */
+#define RING_DEFAULT_BYTES (8u << 20)
+/* Where the records start in the host memory of a ring. */
+#define RING_DATA_OFFSET 4096u
+
+/*
+ * The ring's first page, in host memory. Each word has its own 128-byte
+ * line: the host writes cons, GPU atomics add to drops.
+ */
+struct ring_ctl {
+	uint64_t cons;      /* consumer position; written by the host only */
+	uint64_t pad0[15];
+	uint64_t drops;     /* records refused because the ring was full */
+	uint64_t pad1[15];
+};
+
+/*
+ * A ring's GPU side, in device memory: the data of its map (the map
+ * handle's dev_map_desc.data) or the context's print ring.
+ */
+struct dev_ring {
+	uint64_t reserved;  /* bytes promised to producers; see ring.cuh */
+	uint64_t prod;      /* next position handed out */
+	uint64_t cons_seen; /* the largest consumer position read from ctl */
+	uint64_t mask;      /* capacity - 1 */
+	uint64_t data;      /* device address of the records */
+	uint64_t ctl;       /* device address of the struct ring_ctl */
+	uint32_t max_record; /* largest header + payload, a multiple of 8 */
+	uint32_t type;      /* the map type, or 0 for the print ring */
+	uint64_t pad[9];
+};
+
+/* Bytes a record of @len payload bytes takes: header, payload, padding. */
+RING_INLINE uint64_t ring_record_size(uint64_t len)
+{
+	return (RING_HDR_SIZE + len + 7u) & ~(uint64_t)7u;
+}
+
+/*
+ * A print record: what bpf_trace_printk, bpf_trace_vprintk and bpf_puts
+ * leave in the context's print ring for the host to format.
+ */
+enum print_kind {
+	PRINT_PRINTK = 1, /* fmt is a format of fmt_size bytes; args follow */
+	PRINT_PUTS = 2,   /* fmt is a NUL-terminated string; no args */
+};
+
+/* Linux's limit on bpf_trace_vprintk arguments (MAX_BPRINTF_VARARGS). */
+#define PRINT_MAX_ARGS 12u
+
+struct print_rec {
+	uint64_t fmt;       /* device address of the format or string */
+	uint32_t fmt_size;  /* PRINT_PRINTK: bytes at fmt, NUL included */
+	uint16_t kind;      /* enum print_kind */
+	uint16_t nargs;     /* 64-bit arguments in args[] */
+	uint32_t block[3];  /* blockIdx of the printing thread */
+	uint32_t thread[3]; /* threadIdx */
+	uint64_t args[];
+};
+
+RING_ASSERT(sizeof(struct ring_hdr) == RING_HDR_SIZE, "header is 8 bytes");
+RING_ASSERT(sizeof(struct ring_ctl) == 256, "ctl is two 128-byte lines");
+RING_ASSERT(sizeof(struct ring_ctl) <= RING_DATA_OFFSET, "ctl before data");
+RING_ASSERT(sizeof(struct dev_ring) == 128, "dev_ring is 128 bytes");
+RING_ASSERT(sizeof(struct print_rec) == 40, "print record header");
+RING_ASSERT(RING_RECORD_MAX % 8 == 0, "records are 8-aligned");
+
+#endif

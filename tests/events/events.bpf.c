@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+// Programs the event tests run: every ring and print helper, on the CPU
+// (direct runs), on the GPU (direct runs and probes of kernels.cu).
+#include <egpu/bpf_helpers.h>
+#include <egpu/ctx.h>
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096); /* 64 records of 64 bytes; libbpf rounds
+				    * ring sizes up to a page anyway */
+} tiny SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} perf SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_GPU_RINGBUF_MAP); /* bpftime's 1527 */
+	__uint(max_entries, 16);
+	__type(key, __u32);
+	__type(value, __u64);
+} gpurb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} plain SEC(".maps");
+
+/* 56 payload bytes: records of 64 bytes with the header. */
+struct event {
+	__u64 tid, bid, a, b, c, d, e;
+};
+
+/* Direct run: ctx = { u64 n, u64 tag }; emits n records {i, tag, ...}. */
+SEC("egpu/run")
+int out(__u64 *ctx)
+{
+	struct event ev = { .bid = ctx[1] };
+	int sent = 0;
+
+	for (__u64 i = 0; i < ctx[0] && i < 64; i++) {
+		ev.tid = i;
+		if (!bpf_ringbuf_output(&rb, &ev, sizeof(ev), 0))
+			sent++;
+	}
+	return sent;
+}
+
+/* Same into the 4 KiB ring: the 65th record on finds it full. */
+SEC("egpu/run")
+int out_tiny(__u64 *ctx)
+{
+	struct event ev = { .bid = ctx[1] };
+	int sent = 0;
+
+	for (__u64 i = 0; i < ctx[0] && i < 100; i++) {
+		ev.tid = i;
+		if (!bpf_ringbuf_output(&tiny, &ev, sizeof(ev), 0))
+			sent++;
+	}
+	return sent;
+}
+
+/* Reserve three, submit the even ones, discard the odd one. */
+SEC("egpu/run")
+int resv(void *ctx)
+{
+	int sent = 0;
+
+	for (__u64 i = 0; i < 3; i++) {
+		__u64 *v = bpf_ringbuf_reserve(&rb, 16, 0);
+
+		if (!v)
+			return -1;
+		v[0] = 100 + i;
+		v[1] = ~i;
+		if (i & 1) {
+			bpf_ringbuf_discard(v, 0);
+		} else {
+			bpf_ringbuf_submit(v, 0);
+			sent++;
+		}
+	}
+	return sent;
+}
+
+/* Readable bytes beyond any record of the 4 KiB ring. */
+char big[8192];
+
+/* Errors a program gets at run time: bad flags, record too big. */
+SEC("egpu/run")
+int bad_calls(void *ctx)
+{
+	__u64 v = 1;
+	void *r;
+
+	if (bpf_ringbuf_output(&rb, &v, 8, 4) != -22)
+		return 1;
+	if (bpf_ringbuf_output(&tiny, big, 4096, 0) != -7)
+		return 2;
+	r = bpf_ringbuf_reserve(&rb, 8, 1);
+	if (r) {
+		bpf_ringbuf_discard(r, 0);
+		return 3;
+	}
+	if (bpf_perf_event_output(ctx, &perf, 1ull << 32, &v, 8) != -22)
+		return 4;
+	return 0;
+}
+
+/* bpf_perf_event_output on both map kinds bpftime programs use. */
+SEC("egpu/run")
+int perf_out(void *ctx)
+{
+	__u64 v = 42, w = 43;
+
+	return bpf_perf_event_output(ctx, &perf, BPF_F_CURRENT_CPU, &v, 8) |
+	       bpf_perf_event_output(ctx, &gpurb, 0, &w, 8);
+}
+
+/* Every print helper once. */
+SEC("egpu/run")
+int prints(void *ctx)
+{
+	bpf_printk("printk %d %u %s", -3, 7, "str");
+	bpf_printk("vprintk %d %d %d %d %lld", 1, 2, 3, 4, -5ll);
+	bpf_puts("puts line");
+	return 0;
+}
+
+/* Probes of kernels.cu's `work` (GPU tests). */
+
+/* Exit: one record per thread with its global id. */
+GPU_EXIT("work")
+int on_exit(struct egpu_kernel_ctx *ctx)
+{
+	__u64 bx, by, bz, tx, ty, tz, dx, dy, dz;
+	struct event ev = {};
+
+	bpf_get_block_idx(&bx, &by, &bz);
+	bpf_get_thread_idx(&tx, &ty, &tz);
+	bpf_get_block_dim(&dx, &dy, &dz);
+	ev.bid = bx;
+	ev.tid = bx * dx + tx;
+	ev.a = bpf_get_globaltimer();
+	ev.b = ev.tid * 3 + 1; /* integrity check */
+	bpf_ringbuf_output(&rb, &ev, sizeof(ev), 0);
+	return 0;
+}
+
+/* Exit, into the 4 KiB ring: 64 records fit, the rest are dropped. */
+GPU_EXIT("work")
+int on_exit_tiny(struct egpu_kernel_ctx *ctx)
+{
+	__u64 bx, by, bz, tx, ty, tz, dx, dy, dz;
+	struct event ev = {};
+
+	bpf_get_block_idx(&bx, &by, &bz);
+	bpf_get_thread_idx(&tx, &ty, &tz);
+	bpf_get_block_dim(&dx, &dy, &dz);
+	ev.bid = bx;
+	ev.tid = bx * dx + tx;
+	ev.b = ev.tid * 3 + 1;
+	bpf_ringbuf_output(&tiny, &ev, sizeof(ev), 0);
+	return 0;
+}
+
+/* Entry: thread 0 of each block prints. */
+GPU_ENTRY("work")
+int on_entry(struct egpu_kernel_ctx *ctx)
+{
+	__u64 bx, by, bz, tx, ty, tz;
+
+	bpf_get_block_idx(&bx, &by, &bz);
+	bpf_get_thread_idx(&tx, &ty, &tz);
+	if (tx == 0)
+		bpf_printk("block %llu of kernel %llu", bx, ctx->kernel_id);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

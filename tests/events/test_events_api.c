@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The events API without a GPU: ring consumers and their errors, programs
+ * using every ring helper run on the CPU, print records formatted from
+ * recorded arguments, and ptxas accepting programs that use every ring and
+ * print helper once linked with the device runtime.
+ */
+#include <check.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/internal.h"
+#include "egpu.h"
+
+#define EVENTS_OBJ EGPU_TEST_BUILD "/events.bpf.o"
+#define EVENTS_PTX EGPU_TEST_BUILD "/kernels.ptx"
+
+static egpu_ctx *ctx;
+static egpu_obj *obj;
+
+static void setup(void)
+{
+	ctx = egpu_ctx_new(NULL);
+	ck_assert_ptr_nonnull(ctx);
+	obj = egpu_load(ctx, EVENTS_OBJ, NULL);
+	ck_assert_msg(obj, "load: %s", egpu_errmsg());
+}
+
+static void teardown(void)
+{
+	egpu_ctx_free(ctx);
+}
+
+static egpu_map *map(const char *name)
+{
+	egpu_map *m = egpu_obj_map(obj, name);
+
+	ck_assert_msg(m, "%s", egpu_errmsg());
+	return m;
+}
+
+/* Run @prog on the CPU with ctx = {n, tag}; returns r0. */
+static uint64_t run_cpu(const char *prog, uint64_t n, uint64_t tag)
+{
+	uint64_t args[2] = { n, tag };
+	EGPU_OPTS(egpu_run_opts, ro, .ctx = args, .ctx_len = sizeof(args));
+
+	ck_assert_msg(!egpu_prog_run(egpu_obj_prog(obj, prog), &ro), "%s: %s",
+		      prog, egpu_errmsg());
+	return ro.retval;
+}
+
+struct event {
+	uint64_t tid, bid, a, b, c, d, e;
+};
+
+struct events {
+	uint64_t n;
+	struct event ev[64];
+};
+
+static int on_event(void *user, const void *data, size_t size)
+{
+	struct events *e = user;
+
+	ck_assert_uint_eq(size, sizeof(struct event));
+	ck_assert_uint_lt(e->n, 64);
+	memcpy(&e->ev[e->n++], data, size);
+	return 0;
+}
+
+static int never(void *user, const void *data, size_t size)
+{
+	(void)user;
+	(void)data;
+	(void)size;
+	return 0;
+}
+
+START_TEST(ring_api_errors)
+{
+	egpu_ringbuf *rb, *again;
+	EGPU_OPTS(egpu_ringbuf_stats, st);
+	uint32_t key = 0;
+	uint64_t v;
+
+	ck_assert_ptr_null(egpu_ringbuf_new(NULL, never, NULL));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "NULL"));
+	ck_assert_ptr_null(egpu_ringbuf_new(map("rb"), NULL, NULL));
+	ck_assert_ptr_null(egpu_ringbuf_new(map("plain"), never, NULL));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "'plain'"));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "not a ring buffer"));
+	rb = egpu_ringbuf_new(map("rb"), never, NULL);
+	ck_assert_ptr_nonnull(rb);
+	ck_assert_ptr_null(egpu_ringbuf_new(map("rb"), never, NULL));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "already consumed"));
+	ck_assert_int_eq(egpu_ringbuf_add(rb, map("rb"), never, NULL), EGPU_EINVAL);
+	ck_assert_int_eq(egpu_ringbuf_add(NULL, map("tiny"), never, NULL), EGPU_EINVAL);
+	ck_assert_int_eq(egpu_ringbuf_add(rb, map("tiny"), never, NULL), 0);
+	ck_assert_int_eq(egpu_ringbuf_consume(NULL), EGPU_EINVAL);
+	ck_assert_int_eq(egpu_ringbuf_poll(NULL, 0), EGPU_EINVAL);
+	ck_assert_int_eq(egpu_ringbuf_fd(NULL), EGPU_EINVAL);
+	ck_assert_uint_eq(egpu_ringbuf_drops(NULL), 0);
+	ck_assert_int_eq(egpu_ringbuf_stats(rb, NULL), EGPU_EINVAL);
+	ck_assert_int_eq(egpu_ringbuf_stats(rb, &st), 0);
+	ck_assert_uint_eq(st.rings, 2);
+	ck_assert_int_eq(egpu_map_lookup(map("rb"), &key, &v), EGPU_ENOTSUP);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "ring buffer"));
+	ck_assert_int_eq(egpu_map_update(map("perf"), &key, &v, 0), EGPU_ENOTSUP);
+	ck_assert_int_eq(egpu_map_next_key(map("gpurb"), NULL, &key), EGPU_ENOTSUP);
+	ck_assert_int_eq(egpu_print_poll(NULL, 0), EGPU_EINVAL);
+	ck_assert_int_eq(egpu_print_set_callback(NULL, NULL, NULL), EGPU_EINVAL);
+	ck_assert_uint_eq(egpu_print_drops(NULL), 0);
+	ck_assert_int_eq(egpu_print_poll(ctx, 10), 0); /* nothing prints */
+	egpu_ringbuf_free(rb);
+	egpu_ringbuf_free(NULL);
+	again = egpu_ringbuf_new(map("rb"), never, NULL); /* released */
+	ck_assert_ptr_nonnull(again);
+	egpu_ringbuf_free(again);
+}
+END_TEST
+
+START_TEST(cpu_output_reaches_the_consumer)
+{
+	struct events e = { 0 };
+	EGPU_OPTS(egpu_ringbuf_stats, st);
+	egpu_ringbuf *rb = egpu_ringbuf_new(map("rb"), on_event, &e);
+
+	ck_assert_ptr_nonnull(rb);
+	ck_assert_uint_eq(run_cpu("out", 10, 7), 10);
+	ck_assert_int_eq(egpu_ringbuf_poll(rb, 100), 10);
+	for (uint64_t i = 0; i < 10; i++) {
+		ck_assert_uint_eq(e.ev[i].tid, i);
+		ck_assert_uint_eq(e.ev[i].bid, 7);
+	}
+	ck_assert_int_eq(egpu_ringbuf_stats(rb, &st), 0);
+	ck_assert_uint_eq(st.records, 10);
+	ck_assert_uint_eq(st.bytes, 10 * sizeof(struct event));
+	ck_assert_uint_eq(st.drops, 0);
+	egpu_ringbuf_free(rb);
+}
+END_TEST
+
+static int on_pair(void *user, const void *data, size_t size)
+{
+	uint64_t *got = user;
+	const uint64_t *v = data;
+
+	ck_assert_uint_eq(size, 16);
+	ck_assert_uint_eq(v[1], ~(v[0] - 100));
+	got[++got[0]] = v[0];
+	return 0;
+}
+
+START_TEST(cpu_reserve_submit_discard)
+{
+	uint64_t got[4] = { 0 };
+	egpu_ringbuf *rb = egpu_ringbuf_new(map("rb"), on_pair, got);
+
+	ck_assert_uint_eq(run_cpu("resv", 0, 0), 2);
+	ck_assert_int_eq(egpu_ringbuf_consume(rb), 2);
+	ck_assert_uint_eq(got[1], 100);
+	ck_assert_uint_eq(got[2], 102);
+	egpu_ringbuf_free(rb);
+}
+END_TEST
+
+/* 4 KiB hold 64 records: of 80, 16 are dropped and counted. */
+START_TEST(cpu_drops_are_exact)
+{
+	struct events e = { 0 };
+	egpu_ringbuf *rb = egpu_ringbuf_new(map("tiny"), on_event, &e);
+
+	ck_assert_uint_eq(egpu_map_max_entries(map("tiny")), 4096);
+	ck_assert_uint_eq(run_cpu("out_tiny", 80, 1), 64);
+	ck_assert_uint_eq(egpu_ringbuf_drops(rb), 16);
+	ck_assert_int_eq(egpu_ringbuf_consume(rb), 64);
+	e.n = 0;
+	ck_assert_uint_eq(run_cpu("out_tiny", 3, 2), 3);
+	ck_assert_int_eq(egpu_ringbuf_consume(rb), 3);
+	ck_assert_uint_eq(e.ev[2].bid, 2);
+	egpu_ringbuf_free(rb);
+}
+END_TEST
+
+START_TEST(cpu_helper_errors_match_linux)
+{
+	ck_assert_uint_eq(run_cpu("bad_calls", 0, 0), 0);
+}
+END_TEST
+
+static int on_word(void *user, const void *data, size_t size)
+{
+	ck_assert_uint_eq(size, 8);
+	memcpy(user, data, 8);
+	return 0;
+}
+
+/* perf output to PERF_EVENT_ARRAY and bpftime's 1527, one consumer. */
+START_TEST(cpu_perf_output_on_both_map_kinds)
+{
+	uint64_t a = 0, b = 0;
+	egpu_ringbuf *rb = egpu_ringbuf_new(map("perf"), on_word, &a);
+
+	ck_assert_int_eq(egpu_ringbuf_add(rb, map("gpurb"), on_word, &b), 0);
+	ck_assert_uint_eq(run_cpu("perf_out", 0, 0), 0);
+	ck_assert_int_eq(egpu_ringbuf_consume(rb), 2);
+	ck_assert_uint_eq(a, 42);
+	ck_assert_uint_eq(b, 43);
+	egpu_ringbuf_free(rb);
+}
+END_TEST
+
+/* The CPU back end prints straight to stderr. */
+START_TEST(cpu_prints_to_stderr)
+{
+	char path[] = "/tmp/egpu_print_XXXXXX", buf[512] = "";
+	int fd = mkstemp(path), saved = dup(2);
+	FILE *f;
+
+	ck_assert_int_ge(fd, 0);
+	fflush(stderr);
+	dup2(fd, 2);
+	run_cpu("prints", 0, 0);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	f = fdopen(fd, "r");
+	rewind(f);
+	buf[fread(buf, 1, sizeof(buf) - 1, f)] = '\0';
+	fclose(f);
+	unlink(path);
+	ck_assert_str_eq(buf, "printk -3 7 str" "vprintk 1 2 3 4 -5" "puts line\n");
+}
+END_TEST
+
+/* The timerfd an event loop waits on turns readable without records. */
+START_TEST(poll_waits_and_fd_ticks)
+{
+	egpu_ringbuf *rb = egpu_ringbuf_new(map("rb"), never, NULL);
+	struct pollfd p = { .events = POLLIN };
+	uint64_t t0 = now_ns();
+
+	ck_assert_int_eq(egpu_ringbuf_poll(rb, 30), 0);
+	ck_assert_uint_ge(now_ns() - t0, 29000000u);
+	p.fd = egpu_ringbuf_fd(rb);
+	ck_assert_int_ge(p.fd, 0);
+	ck_assert_int_eq(egpu_ringbuf_fd(rb), p.fd);
+	ck_assert_int_eq(poll(&p, 1, 1000), 1);
+	ck_assert_int_eq(egpu_ringbuf_consume(rb), 0);
+	egpu_ringbuf_free(rb);
+}
+END_TEST
+
+/* ---- print records formatted from recorded arguments ---- */
+
+/* A fake .rodata at device address 0x1000. */
+static const char rodata[] = "x=%d y=%s z=%llx\n\0hello\0puts text\0no nul";
+#define RO_BASE 0x1000u
+
+static const char *fake_lookup(void *user, uint64_t addr, size_t *len,
+			       const char **obj_name)
+{
+	(void)user;
+	if (addr < RO_BASE || addr - RO_BASE >= sizeof(rodata) - 1)
+		return NULL;
+	*len = sizeof(rodata) - 1 - (addr - RO_BASE);
+	*obj_name = "probe";
+	return rodata + (addr - RO_BASE);
+}
+
+struct rec {
+	struct print_rec r;
+	uint64_t args[PRINT_MAX_ARGS + 1];
+};
+
+static int format(const struct rec *rec, size_t size, char *line, size_t len,
+		  struct egpu_print_info *info)
+{
+	struct strbuf sb;
+	int err;
+
+	sb_init(&sb);
+	err = print_format(rec, size, fake_lookup, NULL, &sb, info);
+	snprintf(line, len, "%s", sb.buf ? sb.buf : "");
+	sb_free(&sb);
+	return err;
+}
+
+START_TEST(print_records_formatted)
+{
+	struct rec rec = { .r = { .fmt = RO_BASE, .fmt_size = 18, .kind = PRINT_PRINTK,
+				  .nargs = 3, .block = { 1, 2, 3 }, .thread = { 4, 5, 6 } },
+			   .args = { (uint64_t)-5, RO_BASE + 18, 0xabc } };
+	struct egpu_print_info info;
+	size_t size = sizeof(rec.r) + 3 * 8;
+	char line[256];
+
+	ck_assert_int_eq(format(&rec, size, line, sizeof(line), &info), 0);
+	ck_assert_str_eq(line, "x=-5 y=hello z=abc"); /* newline dropped */
+	ck_assert_str_eq(info.obj, "probe");
+	ck_assert_uint_eq(info.block[2], 3);
+	ck_assert_uint_eq(info.thread[0], 4);
+	/* A %s that is no string of the program's data shows its address. */
+	rec.args[1] = 0x99;
+	ck_assert_int_eq(format(&rec, size, line, sizeof(line), &info), 0);
+	ck_assert_str_eq(line, "x=-5 y=(gpu string at 0x99) z=abc");
+	rec.args[1] = RO_BASE + 34; /* "no nul": runs off the data */
+	ck_assert_int_eq(format(&rec, size, line, sizeof(line), &info), 0);
+	ck_assert_ptr_nonnull(strstr(line, "(gpu string at"));
+	/* Fewer arguments than conversions: the rest stays as written. */
+	rec.r.nargs = 1;
+	ck_assert_int_eq(format(&rec, sizeof(rec.r) + 8, line, sizeof(line), &info), 0);
+	ck_assert_str_eq(line, "x=-5 y=%s z=%llx");
+	/* bpf_puts */
+	rec.r = (struct print_rec){ .fmt = RO_BASE + 24, .kind = PRINT_PUTS };
+	ck_assert_int_eq(format(&rec, sizeof(rec.r), line, sizeof(line), &info), 0);
+	ck_assert_str_eq(line, "puts text");
+	/* A format outside the program's data. */
+	rec.r.fmt = 0x42;
+	ck_assert_int_eq(format(&rec, sizeof(rec.r), line, sizeof(line), &info), 0);
+	ck_assert_str_eq(line, "(string at 0x42, outside the program's global data)");
+	ck_assert_ptr_null(info.obj);
+}
+END_TEST
+
+START_TEST(malformed_print_records_refused)
+{
+	struct rec rec = { .r = { .fmt = RO_BASE, .kind = PRINT_PRINTK, .nargs = 2 } };
+	struct egpu_print_info info;
+	char line[64];
+
+	ck_assert_int_eq(format(&rec, 39, line, sizeof(line), &info), EGPU_EFORMAT);
+	ck_assert_int_eq(format(&rec, sizeof(rec.r) + 8, line, sizeof(line), &info),
+			 EGPU_EFORMAT); /* 2 arguments announced, 1 present */
+	rec.r.nargs = PRINT_MAX_ARGS + 1;
+	ck_assert_int_eq(format(&rec, sizeof(rec), line, sizeof(line), &info),
+			 EGPU_EFORMAT);
+	rec.r.nargs = 0;
+	rec.r.kind = 7;
+	ck_assert_int_eq(format(&rec, sizeof(rec.r), line, sizeof(line), &info),
+			 EGPU_EFORMAT);
+}
+END_TEST
+
+/* ---- what the GPU would load, checked by ptxas ---- */
+
+static void assert_ptxas_accepts(const char *ptx)
+{
+	char path[] = "/tmp/egpu_events_XXXXXX.ptx", cmd[512];
+	int fd = mkstemps(path, 4);
+	size_t len = strlen(ptx);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, ptx, len), (ssize_t)len);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "%s -arch=sm_90 -o /dev/null %s", EGPU_PTXAS, path);
+	ck_assert_msg(system(cmd) == 0, "ptxas refused %s", path);
+	unlink(path);
+}
+
+static egpu_obj *load_offline(egpu_ctx **octx)
+{
+	EGPU_OPTS(egpu_ctx_opts, co, .offline = true);
+	egpu_obj *o;
+
+	*octx = egpu_ctx_new(&co);
+	ck_assert_ptr_nonnull(*octx);
+	o = egpu_load(*octx, EVENTS_OBJ, NULL);
+	ck_assert_msg(o, "%s", egpu_errmsg());
+	return o;
+}
+
+/* Direct-run modules (program, its kernel, runtime, print ring variable). */
+START_TEST(direct_run_modules_assemble)
+{
+	static const char *const progs[] = { "out", "out_tiny", "resv", "bad_calls",
+					     "perf_out", "prints" };
+	egpu_ctx *octx;
+	egpu_obj *o = load_offline(&octx);
+
+	if (access(EGPU_PTXAS, X_OK))
+		return;
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		char *ptx = NULL;
+
+		ck_assert_msg(!prog_kernel_ptx(egpu_obj_prog(o, progs[i]), "run",
+					       "sm_90", &ptx), "%s: %s", progs[i],
+			      egpu_errmsg());
+		ck_assert_ptr_nonnull(strstr(ptx, ".visible .global .align 8 .u64 egpu_dev_print_ring"));
+		assert_ptxas_accepts(ptx);
+		free(ptx);
+	}
+	egpu_ctx_free(octx);
+}
+END_TEST
+
+/* An application kernel with ring and print probes at entry and exit. */
+START_TEST(instrumented_module_assembles)
+{
+	egpu_ctx *octx;
+	egpu_obj *o = load_offline(&octx);
+	size_t len, out_len;
+	char *ptx, *out = NULL;
+	FILE *f = fopen(EVENTS_PTX, "rb");
+
+	ck_assert_ptr_nonnull(f);
+	fseek(f, 0, SEEK_END);
+	len = (size_t)ftell(f);
+	rewind(f);
+	ptx = calloc(1, len + 1);
+	ck_assert_uint_eq(fread(ptx, 1, len, f), len);
+	fclose(f);
+	ck_assert_int_eq(egpu_attach_all(o), 3);
+	ck_assert_msg(!egpu_instrument_ptx(octx, ptx, len, &out, &out_len, NULL),
+		      "%s", egpu_errmsg());
+	ck_assert_ptr_nonnull(strstr(out, "egpu_dev_ringbuf_output"));
+	ck_assert_ptr_nonnull(strstr(out, "egpu_dev_trace_printk"));
+	if (!access(EGPU_PTXAS, X_OK))
+		assert_ptxas_accepts(out);
+	free(out);
+	free(ptx);
+	egpu_ctx_free(octx);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("events_api");
+	TCase *tc = tcase_create("events_api");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, ring_api_errors);
+	tcase_add_test(tc, cpu_output_reaches_the_consumer);
+	tcase_add_test(tc, cpu_reserve_submit_discard);
+	tcase_add_test(tc, cpu_drops_are_exact);
+	tcase_add_test(tc, cpu_helper_errors_match_linux);
+	tcase_add_test(tc, cpu_perf_output_on_both_map_kinds);
+	tcase_add_test(tc, cpu_prints_to_stderr);
+	tcase_add_test(tc, poll_waits_and_fd_ticks);
+	tcase_add_test(tc, print_records_formatted);
+	tcase_add_test(tc, malformed_print_records_refused);
+	tcase_add_test(tc, direct_run_modules_assemble);
+	tcase_add_test(tc, instrumented_module_assembles);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Event rings and printing on a GPU (ctest label gpu; skipped without one):
+ * one record per thread from an exit probe, exact drop counts with a tiny
+ * ring, consumption while the kernel runs, every ring helper in direct GPU
+ * runs, print lines from probes and direct runs.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cu.h"
+#include "egpu.h"
+
+#define EVENTS_OBJ EGPU_TEST_BUILD "/events.bpf.o"
+#define EVENTS_PTX EGPU_TEST_BUILD "/kernels.ptx"
+#define BLOCK 256
+
+static egpu_ctx *ctx;
+static egpu_obj *obj;
+
+static void setup(void)
+{
+	ctx = egpu_ctx_new(NULL);
+	ck_assert_ptr_nonnull(ctx);
+	obj = egpu_load(ctx, EVENTS_OBJ, NULL);
+	ck_assert_msg(obj, "load: %s", egpu_errmsg());
+}
+
+static void teardown(void)
+{
+	egpu_ctx_free(ctx);
+}
+
+#define CK_CU(e) ck_assert_msg(cu_check((e), #e) == 0, "%s", egpu_errmsg())
+
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+
+	ck_assert_ptr_nonnull(f);
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	rewind(f);
+	buf = calloc(1, *len + 1);
+	ck_assert_uint_eq(fread(buf, 1, *len, f), *len);
+	fclose(f);
+	return buf;
+}
+
+/* Attach @prog to `work`, load the module, run @threads threads. */
+static void run_work(const char *prog, enum egpu_attach_point at,
+		     uint32_t threads, int rounds)
+{
+	const struct cu_driver *d = cu();
+	uint32_t grid = (threads + BLOCK - 1) / BLOCK;
+	int n = (int)threads - 7; /* a few threads return early */
+	egpu_link *link;
+	CUdeviceptr x;
+	CUfunction f;
+	CUmodule mod;
+	size_t len;
+	char *ptx = read_all(EVENTS_PTX, &len);
+	void *args[] = { &x, &n, &rounds };
+
+	link = egpu_attach_kernel(egpu_obj_prog(obj, prog), "work", at, NULL);
+	ck_assert_msg(link, "%s", egpu_errmsg());
+	ck_assert_msg(!egpu_module_load(ctx, &mod, ptx, len), "%s", egpu_errmsg());
+	CK_CU(d->cuModuleGetFunction(&f, mod, "work"));
+	CK_CU(d->cuMemAlloc(&x, (size_t)threads * sizeof(float)));
+	CK_CU(d->cuMemsetD8(x, 0, (size_t)threads * sizeof(float)));
+	CK_CU(d->cuLaunchKernel(f, grid, 1, 1, BLOCK, 1, 1, 0, NULL, args, NULL));
+	CK_CU(d->cuCtxSynchronize());
+	d->cuMemFree(x);
+	d->cuModuleUnload(mod);
+	egpu_link_destroy(link);
+	free(ptx);
+}
+
+struct event {
+	uint64_t tid, bid, a, b, c, d, e;
+};
+
+/* Which threads were seen, and anything wrong with their records. */
+struct seen {
+	uint8_t *hit;
+	uint32_t threads;
+	uint64_t records;
+	uint64_t dup, bad;
+};
+
+static int on_event(void *user, const void *data, size_t size)
+{
+	struct seen *s = user;
+	const struct event *ev = data;
+
+	s->records++;
+	if (size != sizeof(*ev) || ev->tid >= s->threads ||
+	    ev->b != ev->tid * 3 + 1 || ev->bid != ev->tid / BLOCK)
+		s->bad++;
+	else if (s->hit[ev->tid]++)
+		s->dup++;
+	return 0;
+}
+
+static void seen_init(struct seen *s, uint32_t threads)
+{
+	*s = (struct seen){ .hit = calloc(threads, 1), .threads = threads };
+	ck_assert_ptr_nonnull(s->hit);
+}
+
+/* The consumer exists before the object first uses the GPU. */
+START_TEST(one_record_per_thread)
+{
+	const uint32_t threads = 64 * BLOCK;
+	struct seen s;
+	egpu_ringbuf *rb;
+
+	seen_init(&s, threads);
+	rb = egpu_ringbuf_new(egpu_obj_map(obj, "rb"), on_event, &s);
+	ck_assert_ptr_nonnull(rb);
+	run_work("on_exit", EGPU_ATTACH_EXIT, threads, 10);
+	while (egpu_ringbuf_poll(rb, 100) > 0)
+		;
+	ck_assert_uint_eq(s.bad, 0);
+	ck_assert_uint_eq(s.dup, 0);
+	ck_assert_uint_eq(s.records, threads);
+	ck_assert_uint_eq(egpu_ringbuf_drops(rb), 0);
+	egpu_ringbuf_free(rb);
+	free(s.hit);
+}
+END_TEST
+
+/* 4 KiB hold 64 records: all other threads' are counted as dropped. */
+START_TEST(tiny_ring_counts_every_drop)
+{
+	const uint32_t threads = 64 * BLOCK;
+	struct seen s;
+	egpu_ringbuf *rb;
+
+	seen_init(&s, threads);
+	rb = egpu_ringbuf_new(egpu_obj_map(obj, "tiny"), on_event, &s);
+	run_work("on_exit_tiny", EGPU_ATTACH_EXIT, threads, 10);
+	while (egpu_ringbuf_poll(rb, 100) > 0)
+		;
+	ck_assert_uint_eq(s.bad, 0);
+	ck_assert_uint_eq(s.dup, 0);
+	ck_assert_uint_ge(s.records, 1);
+	ck_assert_uint_le(s.records, 64);
+	ck_assert_uint_eq(s.records + egpu_ringbuf_drops(rb), threads);
+	egpu_ringbuf_free(rb);
+	free(s.hit);
+}
+END_TEST
+
+struct consumer {
+	egpu_ringbuf *rb;
+	bool stop;
+};
+
+static void *consume(void *arg)
+{
+	struct consumer *c = arg;
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE))
+		ck_assert_int_ge(egpu_ringbuf_poll(c->rb, 1), 0);
+	return NULL;
+}
+
+/*
+ * 4M threads, 256 MiB of records through a 1 MiB ring: the consumer thread
+ * frees space while the kernel runs, so far more than a ring's worth
+ * arrive, and every thread is either received or counted as dropped.
+ */
+START_TEST(consumed_while_the_kernel_runs)
+{
+	const uint32_t threads = 1u << 22;
+	struct consumer c = { 0 };
+	struct seen s;
+	pthread_t t;
+
+	seen_init(&s, threads);
+	c.rb = egpu_ringbuf_new(egpu_obj_map(obj, "rb"), on_event, &s);
+	ck_assert_int_eq(pthread_create(&t, NULL, consume, &c), 0);
+	run_work("on_exit", EGPU_ATTACH_EXIT, threads, 200);
+	__atomic_store_n(&c.stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	while (egpu_ringbuf_consume(c.rb) > 0)
+		;
+	printf("consumed while running: %llu of %u records, %llu dropped\n",
+	       (unsigned long long)s.records, threads,
+	       (unsigned long long)egpu_ringbuf_drops(c.rb));
+	ck_assert_uint_eq(s.bad, 0);
+	ck_assert_uint_eq(s.dup, 0);
+	ck_assert_uint_eq(s.records + egpu_ringbuf_drops(c.rb), threads);
+	ck_assert_uint_gt(s.records, (1u << 20) / 64); /* more than fits */
+	egpu_ringbuf_free(c.rb);
+	free(s.hit);
+}
+END_TEST
+
+static uint64_t run_gpu(const char *prog, uint64_t n, uint64_t tag)
+{
+	uint64_t args[2] = { n, tag };
+	EGPU_OPTS(egpu_run_opts, ro, .backend = EGPU_BACKEND_GPU, .ctx = args,
+		  .ctx_len = sizeof(args));
+
+	ck_assert_msg(!egpu_prog_run(egpu_obj_prog(obj, prog), &ro), "%s: %s",
+		      prog, egpu_errmsg());
+	return ro.retval;
+}
+
+static int on_word(void *user, const void *data, size_t size)
+{
+	uint64_t *got = user;
+
+	ck_assert_uint_ge(size, 8);
+	got[++got[0]] = *(const uint64_t *)data;
+	return 0;
+}
+
+/* Every ring helper in one-thread GPU runs, errors as in Linux. */
+START_TEST(direct_runs_use_every_helper)
+{
+	uint64_t got[16] = { 0 }, perf[4] = { 0 }, rb1527[4] = { 0 };
+	egpu_ringbuf *rb = egpu_ringbuf_new(egpu_obj_map(obj, "rb"), on_word, got);
+
+	ck_assert_int_eq(egpu_ringbuf_add(rb, egpu_obj_map(obj, "perf"), on_word,
+					  perf), 0);
+	ck_assert_int_eq(egpu_ringbuf_add(rb, egpu_obj_map(obj, "gpurb"), on_word,
+					  rb1527), 0);
+	ck_assert_uint_eq(run_gpu("out", 3, 9), 3);
+	ck_assert_uint_eq(run_gpu("resv", 0, 0), 2);
+	ck_assert_uint_eq(run_gpu("bad_calls", 0, 0), 0);
+	ck_assert_uint_eq(run_gpu("perf_out", 0, 0), 0);
+	ck_assert_int_eq(egpu_ringbuf_poll(rb, 100), 7);
+	ck_assert_uint_eq(got[0], 5);
+	ck_assert_uint_eq(got[3], 2);   /* out: tid 0, 1, 2 */
+	ck_assert_uint_eq(got[4], 100); /* resv: 100, (101 discarded), 102 */
+	ck_assert_uint_eq(got[5], 102);
+	ck_assert_uint_eq(perf[1], 42);
+	ck_assert_uint_eq(rb1527[1], 43);
+	/* The map now belongs to the GPU: CPU producers are refused. */
+	{
+		uint64_t args[2] = { 2, 0 };
+		EGPU_OPTS(egpu_run_opts, ro, .ctx = args, .ctx_len = sizeof(args));
+
+		ck_assert_int_eq(egpu_prog_run(egpu_obj_prog(obj, "out"), &ro), 0);
+		ck_assert_uint_eq(ro.retval, 0);
+	}
+	egpu_ringbuf_free(rb);
+}
+END_TEST
+
+struct lines {
+	char text[64][96];
+	struct egpu_print_info info[64];
+	int n;
+};
+
+static void on_line(void *user, const char *line, const struct egpu_print_info *info)
+{
+	struct lines *l = user;
+
+	ck_assert_int_lt(l->n, 64);
+	snprintf(l->text[l->n], sizeof(l->text[0]), "%s", line);
+	l->info[l->n++] = *info;
+}
+
+START_TEST(direct_run_prints)
+{
+	struct lines l = { 0 };
+
+	ck_assert_int_eq(egpu_print_set_callback(ctx, on_line, &l), 0);
+	run_gpu("prints", 0, 0);
+	ck_assert_int_eq(egpu_print_poll(ctx, 1000), 3);
+	ck_assert_str_eq(l.text[0], "printk -3 7 str");
+	ck_assert_str_eq(l.text[1], "vprintk 1 2 3 4 -5");
+	ck_assert_str_eq(l.text[2], "puts line");
+	ck_assert_str_eq(l.info[0].obj, "events.bpf.o");
+	ck_assert_uint_eq(l.info[2].thread[0], 0);
+	ck_assert_uint_eq(egpu_print_drops(ctx), 0);
+}
+END_TEST
+
+/* Thread 0 of each of 8 blocks prints from an entry probe. */
+START_TEST(probe_prints_once_per_block)
+{
+	struct lines l = { 0 };
+	bool block[8] = { false };
+
+	ck_assert_int_eq(egpu_print_set_callback(ctx, on_line, &l), 0);
+	run_work("on_entry", EGPU_ATTACH_ENTRY, 8 * BLOCK, 1);
+	while (egpu_print_poll(ctx, 100) > 0)
+		;
+	ck_assert_int_eq(l.n, 8);
+	for (int i = 0; i < 8; i++) {
+		unsigned b, k;
+
+		ck_assert_int_eq(sscanf(l.text[i], "block %u of kernel %u", &b, &k), 2);
+		ck_assert_uint_eq(k, 0);
+		ck_assert_uint_lt(b, 8);
+		ck_assert_uint_eq(l.info[i].block[0], b);
+		ck_assert_uint_eq(l.info[i].thread[0], 0);
+		ck_assert(!block[b]);
+		block[b] = true;
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s;
+	TCase *tc;
+	SRunner *sr;
+	int failed;
+
+	if (!egpu_gpu_available()) {
+		printf("skipped: %s\n", egpu_errmsg());
+		return 77;
+	}
+	s = suite_create("events_gpu");
+	tc = tcase_create("events_gpu");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, one_record_per_thread);
+	tcase_add_test(tc, tiny_ring_counts_every_drop);
+	tcase_add_test(tc, consumed_while_the_kernel_runs);
+	tcase_add_test(tc, direct_runs_use_every_helper);
+	tcase_add_test(tc, direct_run_prints);
+	tcase_add_test(tc, probe_prints_once_per_block);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Event rings without a GPU: the consumer against the CPU producer and
+ * against host threads playing the GPU's protocol (lib/device/ring.cuh) on
+ * the ring's own memory: order, wraparound, discards, exact drop counts,
+ * records never torn, impossible headers refused.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "maps/ring.h"
+
+static struct event_ring *ring_of(uint64_t cap)
+{
+	struct event_ring *r = NULL;
+
+	ck_assert_int_eq(ring_new("test", EGPU_MAP_RINGBUF, cap, &r), 0);
+	return r;
+}
+
+/* A payload that says what it is: seq, then bytes derived from it. */
+static void fill(uint8_t *p, uint32_t len, uint64_t seq)
+{
+	for (uint32_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(seq * 31 + i);
+	if (len >= 8)
+		memcpy(p, &seq, 8);
+}
+
+static bool intact(const uint8_t *p, uint32_t len, uint64_t *seq)
+{
+	memcpy(seq, p, 8);
+	for (uint32_t i = 8; i < len; i++)
+		if (p[i] != (uint8_t)(*seq * 31 + i))
+			return false;
+	return true;
+}
+
+/* Checks records arrive in sequence with intact payloads. */
+struct sink {
+	uint64_t next;
+	uint64_t count;
+	int stop_at; /* return -42 for this record (1-based), 0: never */
+};
+
+static int take(void *user, const void *data, size_t size)
+{
+	struct sink *s = user;
+	uint64_t seq;
+
+	ck_assert_uint_ge(size, 8);
+	ck_assert_msg(intact(data, (uint32_t)size, &seq), "record %llu torn",
+		      (unsigned long long)s->next);
+	ck_assert_uint_eq(seq, s->next);
+	s->next++;
+	s->count++;
+	return (int)s->count == s->stop_at ? -42 : 0;
+}
+
+static long put(struct event_ring *r, uint32_t len, uint64_t seq)
+{
+	uint8_t buf[1024];
+
+	fill(buf, len, seq);
+	return ring_cpu_output(r, buf, len, 0);
+}
+
+START_TEST(capacity_rules)
+{
+	struct bpf_map_spec s = { .name = "m", .type = EGPU_MAP_RINGBUF };
+	struct event_ring *r = NULL;
+	uint64_t cap = 0;
+
+	s.max_entries = 4096;
+	ck_assert_int_eq(ring_map_capacity(&s, &cap), 0);
+	ck_assert_uint_eq(cap, 4096);
+	s.max_entries = 4000;
+	ck_assert_int_eq(ring_map_capacity(&s, &cap), EGPU_EINVAL);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "'m'"));
+	s.max_entries = 32;
+	ck_assert_int_eq(ring_map_capacity(&s, &cap), EGPU_EINVAL);
+	s.max_entries = 1u << 31;
+	ck_assert_int_eq(ring_map_capacity(&s, &cap), EGPU_EINVAL);
+	s.type = EGPU_MAP_PERF_EVENT_ARRAY;
+	s.max_entries = 0;
+	ck_assert_int_eq(ring_map_capacity(&s, &cap), 0);
+	ck_assert_uint_eq(cap, RING_DEFAULT_BYTES);
+	s.type = EGPU_MAP_GPU_RINGBUF;
+	s.max_entries = 16;
+	s.value_size = 56;
+	ck_assert_int_eq(ring_map_capacity(&s, &cap), 0);
+	ck_assert_uint_eq(cap, RING_DEFAULT_BYTES);
+	s.max_entries = 1u << 20; /* 64 MiB of 64-byte records */
+	ck_assert_int_eq(ring_map_capacity(&s, &cap), 0);
+	ck_assert_uint_eq(cap, 64u << 20);
+	s.value_size = RING_RECORD_MAX;
+	ck_assert_int_eq(ring_map_capacity(&s, &cap), EGPU_EINVAL);
+	s.type = EGPU_MAP_ARRAY;
+	ck_assert_int_eq(ring_map_capacity(&s, &cap), EGPU_EINVAL);
+	ck_assert_int_eq(ring_new("x", 0, 100, &r), EGPU_EINVAL);
+	ck_assert_ptr_null(r);
+	ck_assert(map_type_is_ring(EGPU_MAP_RINGBUF));
+	ck_assert(!map_type_is_ring(EGPU_MAP_HASH));
+}
+END_TEST
+
+/*
+ * Many laps of records of varying sizes, some running past the end of the
+ * ring (into the tail pad): all arrive in order and intact.
+ */
+START_TEST(order_and_wraparound)
+{
+	struct event_ring *r = ring_of(1024);
+	struct sink s = { 0 };
+	uint64_t seq = 0, bytes = 0, full = 0;
+
+	ck_assert_uint_eq(ring_max_payload(r), 1024 - RING_HDR_SIZE);
+	while (seq < 20000) {
+		uint32_t len = 8 + (uint32_t)(seq * 37 % 300);
+
+		if (put(r, len, seq) == 0) {
+			seq++;
+			continue;
+		}
+		full++; /* refused while full: consume, then send it again */
+		ck_assert_int_gt(ring_consume(r, take, &s, &bytes), 0);
+	}
+	while (ring_consume(r, take, &s, &bytes) > 0)
+		;
+	ck_assert_uint_eq(s.count, 20000);
+	ck_assert_uint_gt(bytes, 1000 * 1024); /* a thousand laps */
+	ck_assert_uint_eq(ring_drops(r), full);
+	ring_free(r);
+}
+END_TEST
+
+static int count_only(void *user, const void *data, size_t size)
+{
+	const uint64_t *v = data;
+
+	ck_assert_uint_eq(size, 16);
+	ck_assert_uint_eq(v[1], ~v[0]);
+	((uint64_t *)user)[((uint64_t *)user)[0]++ + 1] = v[0];
+	return 0;
+}
+
+START_TEST(discarded_records_are_skipped)
+{
+	struct event_ring *r = ring_of(4096);
+	uint64_t got[8] = { 0 };
+
+	for (uint64_t i = 0; i < 5; i++) {
+		uint64_t *v = ring_cpu_reserve(r, 16, 0);
+
+		ck_assert_ptr_nonnull(v);
+		v[0] = i;
+		v[1] = ~i;
+		ring_cpu_commit(v, i % 2);
+	}
+	ck_assert_int_eq(ring_consume(r, count_only, got, NULL), 3);
+	ck_assert_uint_eq(got[0], 3);
+	ck_assert_uint_eq(got[1], 0);
+	ck_assert_uint_eq(got[2], 2);
+	ck_assert_uint_eq(got[3], 4);
+	ck_assert_uint_eq(ring_drops(r), 0);
+	ring_free(r);
+}
+END_TEST
+
+/* 256 bytes hold four 64-byte records: the rest are dropped and counted. */
+START_TEST(drops_are_counted_exactly)
+{
+	struct event_ring *r = ring_of(256);
+	struct sink s = { 0 };
+	int sent = 0;
+
+	for (uint64_t i = 0; i < 10; i++)
+		sent += put(r, 56, sent) == 0;
+	ck_assert_int_eq(sent, 4);
+	ck_assert_uint_eq(ring_drops(r), 6);
+	ck_assert_int_eq(ring_consume(r, take, &s, NULL), 4);
+	for (uint64_t i = 0; i < 4; i++)
+		ck_assert_int_eq(put(r, 56, s.next + i), 0);
+	ck_assert_int_eq(put(r, 56, 99), -EAGAIN);
+	ck_assert_uint_eq(ring_drops(r), 7);
+	ck_assert_int_eq(ring_consume(r, take, &s, NULL), 4);
+	ring_free(r);
+}
+END_TEST
+
+START_TEST(bad_requests_are_refused)
+{
+	struct event_ring *r = ring_of(256);
+	uint8_t buf[512] = { 0 };
+
+	ck_assert_int_eq(ring_cpu_output(r, buf, 249, 0), -E2BIG);
+	ck_assert_int_eq(ring_cpu_output(r, buf, 248, 0), 0);
+	ck_assert_int_eq(ring_cpu_output(r, buf, 8, 4), -EINVAL);
+	ck_assert_int_eq(ring_cpu_output(r, buf, 8, 3), -EAGAIN); /* full */
+	ck_assert_ptr_null(ring_cpu_reserve(r, 8, 1));
+	ck_assert_ptr_null(ring_cpu_reserve(r, 300, 0));
+	ck_assert_uint_eq(ring_drops(r), 1); /* only the full one */
+	ring_free(r);
+}
+END_TEST
+
+/* A reserved record not yet submitted holds back the ones after it. */
+START_TEST(unpublished_record_blocks_later_ones)
+{
+	struct event_ring *r = ring_of(4096);
+	struct sink s = { 0 };
+	uint8_t *first = ring_cpu_reserve(r, 40, 0);
+
+	ck_assert_ptr_nonnull(first);
+	ck_assert_int_eq(put(r, 40, 1), 0);
+	ck_assert(!ring_ready(r));
+	ck_assert_int_eq(ring_consume(r, take, &s, NULL), 0);
+	fill(first, 40, 0);
+	ring_cpu_commit(first, false);
+	ck_assert(ring_ready(r));
+	ck_assert_int_eq(ring_consume(r, take, &s, NULL), 2);
+	ring_free(r);
+}
+END_TEST
+
+/* A header no producer could write (a stray write): an error, not a crash. */
+START_TEST(impossible_header_is_an_error)
+{
+	struct event_ring *r = ring_of(4096);
+	struct dev_ring v;
+	struct sink s = { 0 };
+	uint64_t bad = (uint64_t)RING_COMMIT << 32 | 5000;
+
+	ring_host_view(r, &v);
+	memcpy((void *)(uintptr_t)v.data, &bad, sizeof(bad));
+	ck_assert_int_eq(ring_consume(r, take, &s, NULL), EGPU_EFORMAT);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "5000"));
+	ring_free(r);
+}
+END_TEST
+
+START_TEST(callback_can_stop)
+{
+	struct event_ring *r = ring_of(4096);
+	struct sink s = { .stop_at = 2 };
+
+	for (uint64_t i = 0; i < 4; i++)
+		ck_assert_int_eq(put(r, 24, i), 0);
+	ck_assert_int_eq(ring_consume(r, take, &s, NULL), -42);
+	ck_assert_uint_eq(s.count, 2);
+	ck_assert_int_eq(ring_consume(r, take, &s, NULL), 2);
+	ck_assert_uint_eq(s.next, 4);
+	ring_free(r);
+}
+END_TEST
+
+START_TEST(one_consumer_at_a_time)
+{
+	struct event_ring *r = ring_of(4096);
+
+	ck_assert_int_eq(ring_claim(r), 0);
+	ck_assert_int_eq(ring_claim(r), EGPU_EINVAL);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "already consumed"));
+	ring_release(r);
+	ck_assert_int_eq(ring_claim(r), 0);
+	ring_free(r);
+}
+END_TEST
+
+/*
+ * The GPU's protocol played by host threads on the ring's memory
+ * (ring_host_view): reserved += need with a capacity check and undo,
+ * prod += need for the position, payload, then a release store of the
+ * header. One lane per call here; the warp aggregation on the GPU only
+ * batches the same two atomics.
+ */
+static bool model_produce(struct dev_ring *v, const uint8_t *payload,
+			  uint32_t len)
+{
+	struct ring_ctl *ctl = (struct ring_ctl *)(uintptr_t)v->ctl;
+	uint64_t need = ring_record_size(len), cap = v->mask + 1, cons, seen, pos;
+	uint64_t before = __atomic_fetch_add(&v->reserved, need, __ATOMIC_RELAXED);
+	uint8_t *rec;
+
+	cons = __atomic_load_n(&v->cons_seen, __ATOMIC_RELAXED);
+	if (before + need - cons > cap) {
+		cons = __atomic_load_n(&ctl->cons, __ATOMIC_ACQUIRE);
+		seen = __atomic_load_n(&v->cons_seen, __ATOMIC_RELAXED);
+		while (seen < cons &&
+		       !__atomic_compare_exchange_n(&v->cons_seen, &seen, cons, true,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+	}
+	if (before + need > cons + cap) {
+		__atomic_fetch_sub(&v->reserved, need, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&ctl->drops, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	pos = __atomic_fetch_add(&v->prod, need, __ATOMIC_RELAXED);
+	rec = (uint8_t *)(uintptr_t)v->data + (pos & v->mask);
+	memcpy(rec + RING_HDR_SIZE, payload, len);
+	__atomic_store_n((uint64_t *)rec, (uint64_t)RING_COMMIT << 32 | len,
+			 __ATOMIC_RELEASE);
+	return true;
+}
+
+#define PRODUCERS 4
+#define PER_PRODUCER 100000
+
+struct producer {
+	struct dev_ring *view;
+	uint32_t id;
+	uint64_t sent;
+	bool finished;
+};
+
+static void *produce(void *arg)
+{
+	struct producer *p = arg;
+	uint8_t buf[256];
+
+	for (uint64_t seq = 0; seq < PER_PRODUCER; seq++) {
+		uint32_t len = 16 + (uint32_t)((seq * 7 + p->id) % 200);
+		uint64_t tag = (uint64_t)p->id << 48 | seq;
+
+		fill(buf, len, tag);
+		p->sent += model_produce(p->view, buf, len);
+		/* Let the consumer in now and then, even on one core. */
+		if (seq % 64 == 0)
+			sched_yield();
+	}
+	__atomic_store_n(&p->finished, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+struct checker {
+	uint64_t next[PRODUCERS]; /* lowest seq still possible per producer */
+	uint64_t got;
+	bool bad;
+};
+
+static int check_record(void *user, const void *data, size_t size)
+{
+	struct checker *c = user;
+	uint64_t tag, seq;
+	uint32_t id;
+
+	if (!intact(data, (uint32_t)size, &tag))
+		c->bad = true;
+	id = (uint32_t)(tag >> 48);
+	seq = tag & 0xffffffffffffull;
+	/* Drops leave gaps, but a producer's records never go backwards. */
+	if (id >= PRODUCERS || seq < c->next[id])
+		c->bad = true;
+	else
+		c->next[id] = seq + 1;
+	c->got++;
+	return 0;
+}
+
+START_TEST(concurrent_producers_gpu_protocol)
+{
+	struct event_ring *r = ring_of(4096);
+	struct producer p[PRODUCERS];
+	pthread_t t[PRODUCERS];
+	struct checker c = { 0 };
+	struct dev_ring view;
+	uint64_t sent = 0;
+	int done = 0;
+
+	ring_host_view(r, &view);
+	for (uint32_t i = 0; i < PRODUCERS; i++) {
+		p[i] = (struct producer){ .view = &view, .id = i };
+		ck_assert_int_eq(pthread_create(&t[i], NULL, produce, &p[i]), 0);
+	}
+	/* Consume while they produce, then what is left. */
+	while (done < PRODUCERS) {
+		done = 0;
+		for (uint32_t i = 0; i < PRODUCERS; i++)
+			done += __atomic_load_n(&p[i].finished, __ATOMIC_ACQUIRE);
+		ck_assert_int_ge(ring_consume(r, check_record, &c, NULL), 0);
+	}
+	for (uint32_t i = 0; i < PRODUCERS; i++) {
+		pthread_join(t[i], NULL);
+		sent += p[i].sent;
+	}
+	ck_assert_int_ge(ring_consume(r, check_record, &c, NULL), 0);
+	ck_assert(!c.bad);
+	ck_assert_uint_eq(c.got, sent);
+	ck_assert_uint_eq(c.got + ring_drops(r), PRODUCERS * PER_PRODUCER);
+	ck_assert_uint_gt(c.got, 1000);
+	ck_assert_uint_eq(view.reserved, view.prod); /* every undo undone */
+	ring_free(r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("ring");
+	TCase *tc = tcase_create("ring");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, capacity_rules);
+	tcase_add_test(tc, order_and_wraparound);
+	tcase_add_test(tc, discarded_records_are_skipped);
+	tcase_add_test(tc, drops_are_counted_exactly);
+	tcase_add_test(tc, bad_requests_are_refused);
+	tcase_add_test(tc, unpublished_record_blocks_later_ones);
+	tcase_add_test(tc, impossible_header_is_an_error);
+	tcase_add_test(tc, callback_can_stop);
+	tcase_add_test(tc, one_consumer_at_a_time);
+	tcase_add_test(tc, concurrent_producers_gpu_protocol);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
