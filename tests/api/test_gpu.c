@@ -153,13 +153,15 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("api_gpu");
-	TCase *tc = tcase_create("gpu");
+	Suite *s;
+	TCase *tc;
 
 	if (!egpu_gpu_available()) {
 		printf("skipped: %s\n", egpu_errmsg());
 		return 77;
 	}
+	s = suite_create("api_gpu");
+	tc = tcase_create("gpu");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, probes_count_every_thread);

@@ -13,6 +13,7 @@
 
 #include "cuda/cu.h"
 #include "egpu.h"
+#include "test_util.h"
 
 #define EVENTS_OBJ EGPU_TEST_BUILD "/events.bpf.o"
 #define EVENTS_PTX EGPU_TEST_BUILD "/kernels.ptx"
@@ -315,8 +316,6 @@ int main(void)
 {
 	Suite *s;
 	TCase *tc;
-	SRunner *sr;
-	int failed;
 
 	if (!egpu_gpu_available()) {
 		printf("skipped: %s\n", egpu_errmsg());
@@ -333,9 +332,6 @@ int main(void)
 	tcase_add_test(tc, direct_run_prints);
 	tcase_add_test(tc, probe_prints_once_per_block);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	/* A CUDA context does not survive fork(): run the tests in-process. */
+	return tu_run_suite(s, false);
 }
