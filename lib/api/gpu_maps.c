@@ -135,6 +135,9 @@ int prog_gpu_ptx(struct egpu_prog *prog, const char *func, const char *sm,
 	if (!err) {
 		prog_jit_input(prog, maps, &in);
 		in.name = func;
+		/* A probe was verified for its attach point, where every access
+		 * is proven aligned; direct runs get memory of any alignment. */
+		in.aligned = !kernel && prog->spec->attach != EGPU_ATTACH_NONE;
 		err = jit_ptx(&in, sm, kernel, ptx, len);
 	}
 	free(maps);

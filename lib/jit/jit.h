@@ -33,6 +33,12 @@ struct jit_input {
 	size_t map_cnt;
 	int helpers;                   /* enum egpu_helper_abi */
 	int attach;                    /* enum egpu_attach_point */
+	/*
+	 * Every memory access is known to be naturally aligned (the verifier
+	 * proves it for programs at attach points); else accesses of unknown
+	 * alignment are tested at run time on the GPU.
+	 */
+	bool aligned;
 };
 
 /*
