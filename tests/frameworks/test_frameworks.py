@@ -7,8 +7,10 @@ bit-identical to the framework's own run and that every launched thread
 was counted once at entry and once at exit.
 
 Usage: test_frameworks.py LIBEGPU.so COUNT.bpf.o
+       test_frameworks.py LIBEGPU.so COUNT.bpf.o --bench PROBE.bpf.o...
 Prints 'N passed, N failed'; exits 77 (skipped) without a GPU, CuPy, PyTorch
-or Triton."""
+or Triton. With --bench, prints the device-time ratios of the Triton matmul
+with each probe instead (docs/benchmarks.md)."""
 import os
 import re
 import sys
@@ -237,8 +239,64 @@ def run_cupy_case(probe, tmp):
     return None
 
 
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def bench_triton_matmul(egpu, probe_paths, tmp, runs=20):
+    """Device time of the Triton matmul with each probe over without, both
+    loaded through CuPy, interleaved, L2 flushed, median of @runs."""
+    name, run, out, _ = triton_cases()[-1]
+    grid, args, ck = run(out)
+    torch.cuda.synchronize()
+    ptx = ck.asm["ptx"]
+    kname = ck.name if hasattr(ck, "name") else ck.metadata.name
+    flush = cp.empty(256 << 20, dtype=cp.uint8)
+    e0, e1 = cp.cuda.Event(), cp.cuda.Event()
+
+    def kernel(text, tag):
+        fn = load_ptx(text, tmp, "bench_%s_%s" % (kname, tag)).get_function(kname)
+        if ck.metadata.shared > 48 * 1024:
+            fn.max_dynamic_shared_size_bytes = ck.metadata.shared
+        return fn
+
+    def timed(fn, text):
+        flush.fill(1)
+        e0.record()
+        fn(tuple(grid) + (1,) * (3 - len(grid)), (ck.metadata.num_warps * 32, 1, 1),
+           cupy_args(entry_params(text, kname), args), shared_mem=ck.metadata.shared)
+        e1.record()
+        e1.synchronize()
+        return cp.cuda.get_elapsed_time(e0, e1)
+
+    plain = kernel(ptx, "plain")
+    print("| workload | probe | base ms | probed ms | ratio | registers |")
+    print("|---|---|---|---|---|---|")
+    for pname, path in probe_paths:
+        probe = Probe(egpu, path)
+        inst, _ = probe.instrument(ptx)
+        fn = kernel(inst, pname)
+        base, probed = [], []
+        for i in range(runs + 3):
+            b, p = timed(plain, ptx), timed(fn, inst)
+            if i >= 3:
+                base.append(b)
+                probed.append(p)
+        print("| triton matmul 1024^3 fp16 (wgmma) | %s | %.3f | %.3f | %.3f | %d -> %d |"
+              % (pname, median(base), median(probed), median(probed) / median(base),
+                 plain.num_regs, fn.num_regs))
+        probe.close()
+
+
 def main():
     egpu = Egpu(sys.argv[1])
+    if len(sys.argv) > 3 and sys.argv[3] == "--bench":
+        torch.zeros(1, device="cuda")
+        with tempfile.TemporaryDirectory() as tmp:
+            bench_triton_matmul(egpu, [(os.path.basename(p).split(".")[0], p)
+                                       for p in sys.argv[4:]], tmp)
+        return 0
     torch.cuda.init()
     torch.zeros(1, device="cuda")
     probe = Probe(egpu, sys.argv[2])
