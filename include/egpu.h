@@ -272,6 +272,8 @@ enum egpu_map_type {
 	EGPU_MAP_GPU_RINGBUF = 1527,     /**< bpftime's GPU ring buffer */
 };
 
+/** Name of a map type ("hash", "array", "gpu_ringbuf", ...; "unknown"). */
+EGPU_API const char *egpu_map_type_str(uint32_t type);
 /** Map name ("name.data" style names for global data sections). */
 EGPU_API const char *egpu_map_name(const egpu_map *map);
 /** Map type (an ::egpu_map_type value). */

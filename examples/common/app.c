@@ -122,3 +122,37 @@ void app_stop(struct app *app)
 	free(app->ptx);
 	free(app->instrumented);
 }
+
+int app_main(int argc, char **argv, const char *probe, const char *ptx,
+	     int (*run)(struct app *app, bool check))
+{
+	bool check = argc > 1 && !strcmp(argv[1], "--check");
+	struct app app;
+	int rc;
+
+	if (argc > 2 + check) {
+		probe = argv[1 + check];
+		ptx = argv[2 + check];
+	}
+	app_start(&app, probe, ptx);
+	rc = app.gpu ? run(&app, check) : app_no_gpu(&app, check);
+	app_stop(&app);
+	return rc;
+}
+
+float app_time_launch(cudaKernel_t k, dim3 grid, dim3 block, void **args)
+{
+	cudaEvent_t t0, t1;
+	float ms;
+
+	CUDA_CHECK(cudaEventCreate(&t0));
+	CUDA_CHECK(cudaEventCreate(&t1));
+	CUDA_CHECK(cudaEventRecord(t0, 0));
+	CUDA_CHECK(cudaLaunchKernel((const void *)k, grid, block, args, 0, 0));
+	CUDA_CHECK(cudaEventRecord(t1, 0));
+	CUDA_CHECK(cudaEventSynchronize(t1));
+	CUDA_CHECK(cudaEventElapsedTime(&ms, t0, t1));
+	cudaEventDestroy(t0);
+	cudaEventDestroy(t1);
+	return ms;
+}

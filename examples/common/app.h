@@ -53,6 +53,15 @@ struct app {
 
 void app_start(struct app *app, const char *probe_path, const char *ptx_path);
 /*
+ * The main() of an instrumenting example: `NAME [--check] [PROBE PTX]`,
+ * defaults @probe and @ptx; calls @run(app, check) where there is a GPU and
+ * explains itself where there is none. Returns the exit code.
+ */
+int app_main(int argc, char **argv, const char *probe, const char *ptx,
+	     int (*run)(struct app *app, bool check));
+/* Device time of one launch of @k, from CUDA events around it. */
+float app_time_launch(cudaKernel_t k, dim3 grid, dim3 block, void **args);
+/*
  * Without a GPU, say why and what was shown, and return the exit code the
  * example should end with (0, or APP_SKIP for --check runs).
  */

@@ -57,25 +57,6 @@ static void collect(egpu_map *stats, uint32_t id, struct kernel_run *r)
 	EGPU_CHECK(!egpu_map_update(stats, &id, &s, EGPU_ANY));
 }
 
-static float time_launch(cudaKernel_t k, unsigned grid, unsigned block,
-			 void **args)
-{
-	cudaEvent_t t0, t1;
-	float ms;
-
-	CUDA_CHECK(cudaEventCreate(&t0));
-	CUDA_CHECK(cudaEventCreate(&t1));
-	CUDA_CHECK(cudaEventRecord(t0, 0));
-	CUDA_CHECK(cudaLaunchKernel((const void *)k, (dim3){ grid, 1, 1 },
-				    (dim3){ block, 1, 1 }, args, 0, 0));
-	CUDA_CHECK(cudaEventRecord(t1, 0));
-	CUDA_CHECK(cudaEventSynchronize(t1));
-	CUDA_CHECK(cudaEventElapsedTime(&ms, t0, t1));
-	cudaEventDestroy(t0);
-	cudaEventDestroy(t1);
-	return ms;
-}
-
 static void init_buffers(struct buffers *b)
 {
 	float *h = malloc(N * sizeof(float));
@@ -116,7 +97,8 @@ static void workload(cudaLibrary_t lib, struct buffers *b, float *out_c,
 	void *scale_args[] = { &b->x, &factor, &n };
 
 	for (int i = 0; i < ADD_LAUNCHES; i++) {
-		float ms = time_launch(add, N / ADD_BLOCK, ADD_BLOCK, add_args);
+		float ms = app_time_launch(add, (dim3){ N / ADD_BLOCK, 1, 1 },
+					   (dim3){ ADD_BLOCK, 1, 1 }, add_args);
 
 		if (stats) {
 			runs[0].event_ns += ms * 1e6;
@@ -124,7 +106,8 @@ static void workload(cudaLibrary_t lib, struct buffers *b, float *out_c,
 		}
 	}
 	for (int i = 0; i < SCALE_LAUNCHES; i++) {
-		float ms = time_launch(scale, SCALE_GRID, SCALE_BLOCK, scale_args);
+		float ms = app_time_launch(scale, (dim3){ SCALE_GRID, 1, 1 },
+					   (dim3){ SCALE_BLOCK, 1, 1 }, scale_args);
 
 		if (stats) {
 			runs[1].event_ns += ms * 1e6;

@@ -178,18 +178,17 @@ static int run(struct app *app, bool check)
 	return bad;
 }
 
-int main(int argc, char **argv)
+/* run(), and a last line saying the checks held. */
+static int run_and_say(struct app *app, bool check)
 {
-	bool check = argc > 1 && !strcmp(argv[1], "--check");
-	const char *probe = argc > 2 + check ? argv[1 + check] : EXAMPLE_PROBE;
-	const char *ptx = argc > 2 + check ? argv[2 + check] : EXAMPLE_PTX;
-	struct app app;
-	int rc;
+	int rc = run(app, check);
 
-	app_start(&app, probe, ptx);
-	rc = app.gpu ? run(&app, check) : app_no_gpu(&app, check);
 	if (!rc && check)
 		printf("check passed\n");
-	app_stop(&app);
 	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	return app_main(argc, argv, EXAMPLE_PROBE, EXAMPLE_PTX, run_and_say);
 }

@@ -93,14 +93,5 @@ static int run(struct app *app, bool check_lines)
 
 int main(int argc, char **argv)
 {
-	bool check = argc > 1 && !strcmp(argv[1], "--check");
-	const char *probe = argc > 2 + check ? argv[1 + check] : EXAMPLE_PROBE;
-	const char *ptx = argc > 2 + check ? argv[2 + check] : EXAMPLE_PTX;
-	struct app app;
-	int rc;
-
-	app_start(&app, probe, ptx);
-	rc = app.gpu ? run(&app, check) : app_no_gpu(&app, check);
-	app_stop(&app);
-	return rc;
+	return app_main(argc, argv, EXAMPLE_PROBE, EXAMPLE_PTX, run);
 }

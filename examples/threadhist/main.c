@@ -88,27 +88,21 @@ static int report(egpu_map *m, bool check)
 	return check && bad ? 1 : 0;
 }
 
-int main(int argc, char **argv)
+static int run(struct app *app, bool check)
 {
-	bool check = argc > 1 && !strcmp(argv[1], "--check");
-	const char *probe = argc > 2 + check ? argv[1 + check] : EXAMPLE_PROBE;
-	const char *ptx = argc > 2 + check ? argv[2 + check] : EXAMPLE_PTX;
 	float *x;
-	struct app app;
 	int rc;
 
-	app_start(&app, probe, ptx);
-	if (!app.gpu) {
-		rc = app_no_gpu(&app, check);
-		app_stop(&app);
-		return rc;
-	}
 	CUDA_CHECK(cudaMalloc((void **)&x, N * sizeof(float)));
 	CUDA_CHECK(cudaMemset(x, 0, N * sizeof(float)));
-	rc = run_kernel(app_load_ptx(app.instrumented), x);
+	rc = run_kernel(app_load_ptx(app->instrumented), x);
 	if (!rc)
-		rc = report(egpu_obj_map(app.obj, "per_thread"), check);
+		rc = report(egpu_obj_map(app->obj, "per_thread"), check);
 	cudaFree(x);
-	app_stop(&app);
 	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	return app_main(argc, argv, EXAMPLE_PROBE, EXAMPLE_PTX, run);
 }

@@ -6,6 +6,21 @@
 
 #include "api/internal.h"
 
+const char *egpu_map_type_str(uint32_t type)
+{
+	switch (type) {
+	case EGPU_MAP_HASH: return "hash";
+	case EGPU_MAP_ARRAY: return "array";
+	case EGPU_MAP_PERF_EVENT_ARRAY: return "perf_event_array";
+	case EGPU_MAP_PERCPU_ARRAY: return "percpu_array";
+	case EGPU_MAP_RINGBUF: return "ringbuf";
+	case EGPU_MAP_PERTHREAD_ARRAY: return "perthread_array";
+	case EGPU_MAP_GPU_ARRAY: return "gpu_array";
+	case EGPU_MAP_GPU_RINGBUF: return "gpu_ringbuf";
+	default: return "unknown";
+	}
+}
+
 const char *egpu_map_name(const egpu_map *map)
 {
 	return map ? map->spec->name : "";

@@ -289,7 +289,7 @@ int check_lddw(struct verifier *v, const struct bpf_insn *insn)
 	if (!map_is_array(m->type) || m->max_entries < 1)
 		return vfail(v, "direct value access needs an array map; '%s' "
 			     "is a %s map", m->name ? m->name : "?",
-			     map_type_name(m->type));
+			     egpu_map_type_str(m->type));
 	if (hi < 0 || (uint32_t)hi >= m->value_size)
 		return vfail(v, "direct value offset %" PRId32 " outside map "
 			     "'%s' (value_size %" PRIu32 ")", hi,

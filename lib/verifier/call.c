@@ -35,7 +35,7 @@ static int check_map_arg(struct verifier *v, const struct helper_proto *p,
 	if (!map_in_group(spec->type, p->maps))
 		return vfail(v, "map '%s' (%s, type %" PRIu32 ") cannot be "
 			     "used with %s", spec->name ? spec->name : "?",
-			     map_type_name(spec->type), spec->type, m->name);
+			     egpu_map_type_str(spec->type), spec->type, m->name);
 	m->map = (int)r->map;
 	return 0;
 }

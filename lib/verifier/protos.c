@@ -77,21 +77,6 @@ const struct helper_proto *proto_find(int32_t id, int abi)
 	return NULL;
 }
 
-const char *map_type_name(uint32_t type)
-{
-	switch (type) {
-	case EGPU_MAP_HASH: return "hash";
-	case EGPU_MAP_ARRAY: return "array";
-	case EGPU_MAP_PERF_EVENT_ARRAY: return "perf_event_array";
-	case EGPU_MAP_PERCPU_ARRAY: return "percpu_array";
-	case EGPU_MAP_RINGBUF: return "ringbuf";
-	case EGPU_MAP_PERTHREAD_ARRAY: return "perthread_array";
-	case EGPU_MAP_GPU_ARRAY: return "gpu_array";
-	case EGPU_MAP_GPU_RINGBUF: return "gpu_ringbuf";
-	default: return "unknown";
-	}
-}
-
 bool map_is_array(uint32_t type)
 {
 	return type == EGPU_MAP_ARRAY || type == EGPU_MAP_GPU_ARRAY;

@@ -56,7 +56,6 @@ struct helper_proto {
 const struct helper_proto *proto_find(int32_t id, int abi);
 /* Whether a map of type @type belongs to @group. */
 bool map_in_group(uint32_t type, uint8_t group);
-const char *map_type_name(uint32_t type);
 /* Array-like maps whose values lddw may address directly. */
 bool map_is_array(uint32_t type);
 

@@ -43,20 +43,8 @@ static int cmp_float(const void *a, const void *b)
 
 static float time_once(cudaKernel_t k, const struct workload *w)
 {
-	cudaEvent_t t0, t1;
-	float ms;
-
 	CUDA_CHECK(cudaMemsetAsync(flush_buf, 0, FLUSH_BYTES, 0));
-	CUDA_CHECK(cudaEventCreate(&t0));
-	CUDA_CHECK(cudaEventCreate(&t1));
-	CUDA_CHECK(cudaEventRecord(t0, 0));
-	CUDA_CHECK(cudaLaunchKernel((const void *)k, w->grid, w->block, w->args, 0, 0));
-	CUDA_CHECK(cudaEventRecord(t1, 0));
-	CUDA_CHECK(cudaEventSynchronize(t1));
-	CUDA_CHECK(cudaEventElapsedTime(&ms, t0, t1));
-	cudaEventDestroy(t0);
-	cudaEventDestroy(t1);
-	return ms;
+	return app_time_launch(k, w->grid, w->block, w->args);
 }
 
 static int regs(cudaKernel_t k)

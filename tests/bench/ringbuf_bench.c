@@ -51,20 +51,9 @@ static double median(double *v, int n)
 static double time_launch(cudaKernel_t k, float *x)
 {
 	void *args[] = { &x };
-	cudaEvent_t t0, t1;
-	float ms;
 
-	CUDA_CHECK(cudaEventCreate(&t0));
-	CUDA_CHECK(cudaEventCreate(&t1));
-	CUDA_CHECK(cudaEventRecord(t0, 0));
-	CUDA_CHECK(cudaLaunchKernel((const void *)k, (dim3){ THREADS / BLOCK, 1, 1 },
-				    (dim3){ BLOCK, 1, 1 }, args, 0, 0));
-	CUDA_CHECK(cudaEventRecord(t1, 0));
-	CUDA_CHECK(cudaEventSynchronize(t1));
-	CUDA_CHECK(cudaEventElapsedTime(&ms, t0, t1));
-	cudaEventDestroy(t0);
-	cudaEventDestroy(t1);
-	return ms;
+	return app_time_launch(k, (dim3){ THREADS / BLOCK, 1, 1 },
+			       (dim3){ BLOCK, 1, 1 }, args);
 }
 
 /* A libegpu context with @prog of ringbuf.bpf.o attached to touch's exit. */

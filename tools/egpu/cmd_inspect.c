@@ -4,21 +4,6 @@
 
 #include "cli.h"
 
-static const char *map_type_name(uint32_t type)
-{
-	switch (type) {
-	case EGPU_MAP_HASH: return "hash";
-	case EGPU_MAP_ARRAY: return "array";
-	case EGPU_MAP_PERF_EVENT_ARRAY: return "perf_event_array";
-	case EGPU_MAP_PERCPU_ARRAY: return "percpu_array";
-	case EGPU_MAP_RINGBUF: return "ringbuf";
-	case EGPU_MAP_PERTHREAD_ARRAY: return "perthread_array";
-	case EGPU_MAP_GPU_ARRAY: return "gpu_array";
-	case EGPU_MAP_GPU_RINGBUF: return "gpu_ringbuf";
-	default: return "unknown";
-	}
-}
-
 int cmd_inspect(int argc, char **argv)
 {
 	egpu_ctx *ctx;
@@ -47,7 +32,7 @@ int cmd_inspect(int argc, char **argv)
 	for (egpu_map *m = egpu_obj_next_map(obj, NULL); m;
 	     m = egpu_obj_next_map(obj, m))
 		printf("  %-24s %-16s %6u %6u %8u\n", egpu_map_name(m),
-		       map_type_name(egpu_map_type(m)), egpu_map_key_size(m),
+		       egpu_map_type_str(egpu_map_type(m)), egpu_map_key_size(m),
 		       egpu_map_value_size(m), egpu_map_max_entries(m));
 	egpu_ctx_free(ctx);
 	return 0;
