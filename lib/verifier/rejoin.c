@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Branches whose two sides meet again before anything else can happen:
+ * the immediate post-dominator J of the branch (where every path from it
+ * goes, before any exit) exists, and the branch cannot come back to
+ * itself without passing J. Such a branch decides only what happens
+ * between it and J; it is not the exit test of a loop around it, since
+ * the loop's paths back to the branch would avoid J. demand.c lets
+ * pruning ignore the operands of these branches where nothing after them
+ * needs the values (the sum += x; if (x > max) max = x of a loop).
+ *
+ * Post-dominators are the dominators of the reversed graph, rooted at a
+ * virtual node every exit leads to; computed with the iterative algorithm
+ * of Cooper, Harvey and Kennedy ("A Simple, Fast Dominance Algorithm").
+ */
+#include <stdlib.h>
+
+#include "vstate.h"
+
+/* Instructions explored between a branch and J before giving up. */
+#define REGION_LIMIT 4096
+
+struct rgraph {
+	size_t n;          /* instructions, plus the virtual exit n */
+	size_t *pred_at;   /* predecessors of i: pred[pred_at[i]..[i + 1]) */
+	size_t *pred;
+	int64_t *order;    /* postorder number of each node, -1 unreached */
+	size_t *nodes;     /* nodes by postorder number */
+	size_t nnodes;
+	int64_t *ipdom;    /* immediate post-dominator, -1 none */
+};
+
+static int build_preds(const struct verifier *v, struct rgraph *g)
+{
+	size_t *fill;
+
+	g->pred_at = calloc(g->n + 2, sizeof(*g->pred_at));
+	if (!g->pred_at)
+		return vnomem();
+	for (size_t i = 0; i < v->cnt; i++) {
+		size_t succ[2];
+		int k = v->aux[i].subprog == -1 ? 0 : cfg_successors(v, i, succ);
+
+		while (k-- > 0)
+			g->pred_at[succ[k] + 2]++;
+	}
+	for (size_t i = 2; i < g->n + 2; i++)
+		g->pred_at[i] += g->pred_at[i - 1];
+	g->pred = malloc((g->pred_at[g->n + 1] + 1) * sizeof(*g->pred));
+	if (!g->pred)
+		return vnomem();
+	fill = g->pred_at + 1;
+	for (size_t i = 0; i < v->cnt; i++) {
+		size_t succ[2];
+		int k = v->aux[i].subprog == -1 ? 0 : cfg_successors(v, i, succ);
+
+		while (k-- > 0)
+			g->pred[fill[succ[k]]++] = i;
+	}
+	return 0;
+}
+
+/* Children of @node in the reversed graph: its predecessors, or the exits. */
+static bool next_child(const struct verifier *v, const struct rgraph *g,
+		       size_t node, size_t *pos, size_t *child)
+{
+	if (node == g->n) {
+		while (*pos < v->cnt) {
+			size_t i = (*pos)++;
+
+			if (v->aux[i].subprog != -1 && cfg_is_exit(&v->insns[i])) {
+				*child = i;
+				return true;
+			}
+		}
+		return false;
+	}
+	if (g->pred_at[node] + *pos >= g->pred_at[node + 1])
+		return false;
+	*child = g->pred[g->pred_at[node] + (*pos)++];
+	return true;
+}
+
+/* Depth-first from the virtual exit over reversed edges: postorder. */
+static int number_nodes(const struct verifier *v, struct rgraph *g)
+{
+	size_t *stack = malloc((g->n + 1) * sizeof(*stack));
+	size_t *pos = calloc(g->n + 1, sizeof(*pos));
+	size_t depth = 0;
+
+	if (!stack || !pos) {
+		free(stack);
+		free(pos);
+		return vnomem();
+	}
+	for (size_t i = 0; i <= g->n; i++)
+		g->order[i] = -1;
+	stack[depth++] = g->n;
+	g->order[g->n] = -2; /* on the stack */
+	while (depth) {
+		size_t node = stack[depth - 1], child;
+
+		if (next_child(v, g, node, &pos[node], &child)) {
+			if (g->order[child] == -1) {
+				g->order[child] = -2;
+				stack[depth++] = child;
+			}
+			continue;
+		}
+		depth--;
+		g->order[node] = (int64_t)g->nnodes;
+		g->nodes[g->nnodes++] = node;
+	}
+	free(stack);
+	free(pos);
+	return 0;
+}
+
+static size_t intersect(const struct rgraph *g, size_t a, size_t b)
+{
+	while (a != b) {
+		while (g->order[a] < g->order[b])
+			a = (size_t)g->ipdom[a];
+		while (g->order[b] < g->order[a])
+			b = (size_t)g->ipdom[b];
+	}
+	return a;
+}
+
+/* A node's parents in the reversed graph: its successors, and the root. */
+static int64_t meet_successors(const struct verifier *v,
+			       const struct rgraph *g, size_t node)
+{
+	size_t succ[2];
+	int n = cfg_successors(v, node, succ);
+	int64_t best = cfg_is_exit(&v->insns[node]) ? (int64_t)g->n : -1;
+
+	for (int k = 0; k < n; k++) {
+		if (g->ipdom[succ[k]] < 0)
+			continue;
+		best = best < 0 ? (int64_t)succ[k] :
+		       (int64_t)intersect(g, (size_t)best, succ[k]);
+	}
+	return best;
+}
+
+static void find_ipdoms(const struct verifier *v, struct rgraph *g)
+{
+	bool changed = true;
+
+	for (size_t i = 0; i <= g->n; i++)
+		g->ipdom[i] = -1;
+	g->ipdom[g->n] = (int64_t)g->n;
+	while (changed) {
+		changed = false;
+		for (size_t k = g->nnodes - 1; k-- > 0;) {
+			size_t node = g->nodes[k];
+			int64_t d = meet_successors(v, g, node);
+
+			if (d != g->ipdom[node]) {
+				g->ipdom[node] = d;
+				changed = true;
+			}
+		}
+	}
+}
+
+/*
+ * Whether the branch at @b comes back to itself without passing @join;
+ * also true when the region is too large to tell.
+ */
+static bool loops_around(const struct verifier *v, size_t b, size_t join,
+			 uint32_t *seen, size_t *work)
+{
+	size_t top = 0, visited = 0;
+	size_t succ[2];
+	int n = cfg_successors(v, b, succ);
+
+	for (int k = 0; k < n; k++)
+		work[top++] = succ[k];
+	while (top) {
+		size_t i = work[--top];
+
+		if (i == join || seen[i] == b + 1)
+			continue;
+		if (i == b || ++visited > REGION_LIMIT)
+			return true;
+		seen[i] = (uint32_t)b + 1;
+		n = cfg_successors(v, i, succ);
+		for (int k = 0; k < n; k++)
+			work[top++] = succ[k];
+	}
+	return false;
+}
+
+static void mark_rejoining(struct verifier *v, const struct rgraph *g,
+			   uint32_t *seen, size_t *work)
+{
+	for (size_t b = 0; b < v->cnt; b++) {
+		int64_t join = g->ipdom[b];
+
+		v->aux[b].free_branch =
+			v->aux[b].subprog != -1 &&
+			cfg_is_cond_jmp(&v->insns[b]) && join >= 0 &&
+			(size_t)join < v->cnt &&
+			!loops_around(v, b, (size_t)join, seen, work);
+	}
+}
+
+int mark_rejoining_branches(struct verifier *v)
+{
+	struct rgraph g = { .n = v->cnt };
+	uint32_t *seen = calloc(v->cnt, sizeof(*seen));
+	/* each instruction pushes at most 2 successors once per branch */
+	size_t *work = malloc((2 * v->cnt + 2) * sizeof(*work));
+	int err = 0;
+
+	g.order = malloc((g.n + 1) * sizeof(*g.order));
+	g.nodes = malloc((g.n + 1) * sizeof(*g.nodes));
+	g.ipdom = malloc((g.n + 1) * sizeof(*g.ipdom));
+	if (!seen || !work || !g.order || !g.nodes || !g.ipdom)
+		err = vnomem();
+	if (!err)
+		err = build_preds(v, &g);
+	if (!err)
+		err = number_nodes(v, &g);
+	if (!err) {
+		find_ipdoms(v, &g);
+		mark_rejoining(v, &g, seen, work);
+	}
+	free(g.pred_at);
+	free(g.pred);
+	free(g.order);
+	free(g.nodes);
+	free(g.ipdom);
+	free(seen);
+	free(work);
+	return err;
+}
