@@ -204,6 +204,12 @@ static bool passes_stack(const struct demand_ctx *c, size_t i)
 	return false;
 }
 
+static uint16_t branch_operands(const struct bpf_insn *insn)
+{
+	return bit(insn->dst_reg) |
+	       (BPF_SRC(insn->code) == BPF_X ? bit(insn->src_reg) : 0);
+}
+
 static struct demand jmp_demand(const struct demand_ctx *c, size_t i,
 				struct demand out)
 {
@@ -228,10 +234,11 @@ static struct demand jmp_demand(const struct demand_ctx *c, size_t i,
 	}
 	if (op == BPF_CALL)
 		return helper_demand(c, i, out);
-	if (c->mode == DEMAND_RELAXED && v->aux[i].free_branch)
+	/* a free branch (rejoin.c) stays free while no operand is needed */
+	if (c->mode == DEMAND_RELAXED && v->aux[i].free_branch &&
+	    !(out.regs & branch_operands(insn)))
 		return out;
-	out.regs |= bit(insn->dst_reg) |
-		    (BPF_SRC(insn->code) == BPF_X ? bit(insn->src_reg) : 0);
+	out.regs |= branch_operands(insn);
 	return out;
 }
 
@@ -311,31 +318,22 @@ static void solve(const struct demand_ctx *c)
 
 /*
  * A branch whose operand is needed after it keeps narrowing it (the clamp
- * `if (n > 64) n = 64`): it is not free. Returns whether any was dropped.
+ * `if (n > 64) n = 64`): it is not free.
  */
-static bool drop_needed_branches(struct verifier *v)
+static void drop_needed_branches(struct verifier *v)
 {
-	bool dropped = false;
-
 	for (size_t i = 0; i < v->cnt; i++) {
-		const struct bpf_insn *insn = &v->insns[i];
-		uint16_t ops = bit(insn->dst_reg);
 		size_t succ[2];
 		int n;
 
 		if (!v->aux[i].free_branch)
 			continue;
-		if (BPF_SRC(insn->code) == BPF_X)
-			ops |= bit(insn->src_reg);
 		n = cfg_successors(v, i, succ);
-		for (int k = 0; k < n; k++) {
-			if (v->aux[succ[k]].demand[DEMAND_RELAXED].regs & ops) {
+		for (int k = 0; k < n; k++)
+			if (v->aux[succ[k]].demand[DEMAND_RELAXED].regs &
+			    branch_operands(&v->insns[i]))
 				v->aux[i].free_branch = 0;
-				dropped = true;
-			}
-		}
 	}
-	return dropped;
 }
 
 int demand_build(struct verifier *v)
@@ -353,10 +351,8 @@ int demand_build(struct verifier *v)
 	if (!err) {
 		solve(&full);
 		relaxed.mode = DEMAND_RELAXED;
-		/* fewer free branches only add demand: start from the last */
-		do
-			solve(&relaxed);
-		while (drop_needed_branches(v));
+		solve(&relaxed);
+		drop_needed_branches(v);
 	}
 	free(sp);
 	return err;

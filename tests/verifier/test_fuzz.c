@@ -39,6 +39,7 @@ struct tally {
 
 static const char *const objects[] = {
 	"maps", "loops", "calls", "ctx", "ringbuf", "helpers", "probes",
+	"accumulate",
 };
 
 static struct elf_progs elf[ARRAY_SIZE(objects)];
