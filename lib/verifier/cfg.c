@@ -31,6 +31,16 @@ bool cfg_is_cond_jmp(const struct bpf_insn *insn)
 	       op != BPF_EXIT;
 }
 
+/* Registers an instruction names are registers (r0-r10). */
+bool cfg_regs_valid(const struct bpf_insn *insn)
+{
+	bool src_is_reg = BPF_CLASS(insn->code) != BPF_LD &&
+			  insn->code != (BPF_JMP | BPF_CALL);
+
+	return insn->dst_reg < BPF_REG_COUNT &&
+	       (!src_is_reg || insn->src_reg < BPF_REG_COUNT);
+}
+
 bool cfg_is_exit(const struct bpf_insn *insn)
 {
 	return is_jmp_class(insn->code) && BPF_OP(insn->code) == BPF_EXIT;

@@ -41,51 +41,13 @@
 struct demand_ctx {
 	struct verifier *v;
 	const int32_t (*sp)[BPF_REG_COUNT]; /* stack_offsets() */
+	const struct rejoin *rj;            /* find_rejoining_branches() */
 	enum demand_mode mode;
 };
 
 static uint16_t bit(int r)
 {
 	return (uint16_t)(1u << r);
-}
-
-static uint32_t access_size(const struct bpf_insn *insn)
-{
-	static const uint32_t bytes[] = { 4, 2, 1, 8 };
-
-	return bytes[BPF_SIZE(insn->code) >> 3];
-}
-
-static bool may_be_stack(int32_t sp)
-{
-	return sp != SP_NONE && sp != SP_UNSEEN;
-}
-
-/* What an access may touch in the stack of its own function's frame. */
-struct stack_ref {
-	bool stack;       /* it may access a stack */
-	bool exact;       /* only these slots, of its own frame */
-	uint64_t touched; /* slots with a byte accessed */
-	uint64_t covered; /* slots entirely accessed */
-};
-
-/* An access of @size bytes at @off from a register at stack offset @base. */
-static struct stack_ref stack_ref(int32_t base, int32_t off, uint32_t size)
-{
-	struct stack_ref ref = { .stack = may_be_stack(base) };
-	int64_t lo = (int64_t)base + off, hi = lo + size;
-
-	if (!ref.stack || base == SP_ANY || lo < -BPF_STACK_SIZE || hi > 0 ||
-	    !size)
-		return ref;
-	ref.exact = true;
-	/* slot k holds bytes r10 - 8 * (k + 1) .. r10 - 8 * k - 1 */
-	for (int64_t k = -hi / 8; k <= (-lo - 1) / 8; k++) {
-		ref.touched |= 1ULL << k;
-		if (lo <= -8 * (k + 1) && hi >= -8 * k)
-			ref.covered |= 1ULL << k;
-	}
-	return ref;
 }
 
 /* Whether a write through @ref may change a slot that matters. */
@@ -106,8 +68,7 @@ static struct demand load_demand(const struct demand_ctx *c, size_t i,
 				 struct demand out)
 {
 	const struct bpf_insn *insn = &c->v->insns[i];
-	struct stack_ref ref = stack_ref(c->sp[i][insn->src_reg], insn->off,
-					 access_size(insn));
+	struct stack_ref ref = insn_stack_ref(insn, c->sp[i]);
 
 	if (out.regs & bit(insn->dst_reg))
 		out.slots |= read_slots(&ref);
@@ -120,8 +81,7 @@ static struct demand store_demand(const struct demand_ctx *c, size_t i,
 				  struct demand out)
 {
 	const struct bpf_insn *insn = &c->v->insns[i];
-	struct stack_ref ref = stack_ref(c->sp[i][insn->dst_reg], insn->off,
-					 access_size(insn));
+	struct stack_ref ref = insn_stack_ref(insn, c->sp[i]);
 
 	if (BPF_CLASS(insn->code) == BPF_STX && hits(&ref, out.slots))
 		out.regs |= bit(insn->src_reg);
@@ -136,8 +96,7 @@ static struct demand atomic_demand(const struct demand_ctx *c, size_t i,
 				   struct demand out)
 {
 	const struct bpf_insn *insn = &c->v->insns[i];
-	struct stack_ref ref = stack_ref(c->sp[i][insn->dst_reg], insn->off,
-					 access_size(insn));
+	struct stack_ref ref = insn_stack_ref(insn, c->sp[i]);
 	bool cmpxchg = insn->imm == BPF_CMPXCHG;
 	uint16_t result = !(insn->imm & BPF_FETCH) ? 0 :
 			  cmpxchg ? R0 : bit(insn->src_reg);
@@ -195,19 +154,28 @@ static struct demand helper_demand(const struct demand_ctx *c, size_t i,
 	return out;
 }
 
-/* A function may read its caller's stack through the pointers it gets. */
-static bool passes_stack(const struct demand_ctx *c, size_t i)
-{
-	for (int r = 1; r <= 5; r++)
-		if (may_be_stack(c->sp[i][r]))
-			return true;
-	return false;
-}
-
 static uint16_t branch_operands(const struct bpf_insn *insn)
 {
 	return bit(insn->dst_reg) |
 	       (BPF_SRC(insn->code) == BPF_X ? bit(insn->src_reg) : 0);
+}
+
+/*
+ * A branch whose sides rejoin decides nothing that matters when no operand
+ * is needed after it (a clamp `if (n > 64) n = 64` keeps narrowing n) and
+ * the paths to the join write nothing that matters there (`if (x & 1)
+ * i++` decides when a loop on i ends).
+ */
+static bool is_free(const struct demand_ctx *c, size_t i, struct demand out)
+{
+	const struct rejoin *rj = &c->rj[i];
+	const struct demand *at_join;
+
+	if (rj->join < 0 || (out.regs & branch_operands(&c->v->insns[i])))
+		return false;
+	at_join = &c->v->aux[rj->join].demand[DEMAND_RELAXED];
+	return !(rj->writes.regs & at_join->regs) &&
+	       !(rj->writes.slots & at_join->slots);
 }
 
 static struct demand jmp_demand(const struct demand_ctx *c, size_t i,
@@ -228,15 +196,14 @@ static struct demand jmp_demand(const struct demand_ctx *c, size_t i,
 	}
 	if (op == BPF_CALL && insn->src_reg == BPF_PSEUDO_CALL) {
 		out.regs = (uint16_t)((out.regs & ~(ARGS | R0)) | ARGS);
-		if (passes_stack(c, i))
+		/* the function may read this stack through its arguments */
+		if (stack_passed(c->sp[i]))
 			out.slots = ALL_SLOTS;
 		return out;
 	}
 	if (op == BPF_CALL)
 		return helper_demand(c, i, out);
-	/* a free branch (rejoin.c) stays free while no operand is needed */
-	if (c->mode == DEMAND_RELAXED && v->aux[i].free_branch &&
-	    !(out.regs & branch_operands(insn)))
+	if (c->mode == DEMAND_RELAXED && is_free(c, i, out))
 		return out;
 	out.regs |= branch_operands(insn);
 	return out;
@@ -265,6 +232,9 @@ static struct demand demand_transfer(const struct demand_ctx *c, size_t i,
 {
 	const struct bpf_insn *insn = &c->v->insns[i];
 
+	/* refused when reached: what comes after it does not matter */
+	if (!cfg_regs_valid(insn))
+		return out;
 	switch (BPF_CLASS(insn->code)) {
 	case BPF_ALU:
 	case BPF_ALU64:
@@ -316,44 +286,43 @@ static void solve(const struct demand_ctx *c)
 	}
 }
 
-/*
- * A branch whose operand is needed after it keeps narrowing it (the clamp
- * `if (n > 64) n = 64`): it is not free.
- */
-static void drop_needed_branches(struct verifier *v)
+/* What jmp.c explores freely: the branches free at the fixed point. */
+static void mark_free_branches(const struct demand_ctx *c)
 {
+	struct verifier *v = c->v;
+
 	for (size_t i = 0; i < v->cnt; i++) {
 		size_t succ[2];
-		int n;
+		int n = v->aux[i].subprog == -1 ? 0 :
+			cfg_successors(v, i, succ);
+		struct demand out = { 0, 0 };
 
-		if (!v->aux[i].free_branch)
-			continue;
-		n = cfg_successors(v, i, succ);
 		for (int k = 0; k < n; k++)
-			if (v->aux[succ[k]].demand[DEMAND_RELAXED].regs &
-			    branch_operands(&v->insns[i]))
-				v->aux[i].free_branch = 0;
+			out.regs |= v->aux[succ[k]].demand[DEMAND_RELAXED].regs;
+		v->aux[i].free_branch = cfg_is_cond_jmp(&v->insns[i]) &&
+					is_free(c, i, out);
 	}
 }
 
 int demand_build(struct verifier *v)
 {
 	int32_t (*sp)[BPF_REG_COUNT] = malloc(v->cnt * sizeof(*sp));
-	struct demand_ctx full = { v, (const int32_t (*)[BPF_REG_COUNT])sp,
-				   DEMAND_FULL };
-	struct demand_ctx relaxed = full;
-	int err;
+	struct rejoin *rj = malloc(v->cnt * sizeof(*rj));
+	struct demand_ctx c = { v, (const int32_t (*)[BPF_REG_COUNT])sp, rj,
+				DEMAND_FULL };
+	int err = sp && rj ? 0 : vnomem();
 
-	if (!sp)
-		return vnomem();
-	stack_offsets(v, sp);
-	err = mark_rejoining_branches(v);
 	if (!err) {
-		solve(&full);
-		relaxed.mode = DEMAND_RELAXED;
-		solve(&relaxed);
-		drop_needed_branches(v);
+		stack_offsets(v, sp);
+		err = find_rejoining_branches(v, c.sp, rj);
+	}
+	if (!err) {
+		solve(&c);
+		c.mode = DEMAND_RELAXED;
+		solve(&c);
+		mark_free_branches(&c);
 	}
 	free(sp);
+	free(rj);
 	return err;
 }

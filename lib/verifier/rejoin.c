@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Branches whose two sides meet again before anything else can happen:
- * the immediate post-dominator J of the branch (where every path from it
- * goes, before any exit) exists, and the branch cannot come back to
- * itself without passing J. Such a branch decides only what happens
- * between it and J; it is not the exit test of a loop around it, since
- * the loop's paths back to the branch would avoid J. demand.c lets
- * pruning ignore the operands of these branches where nothing after them
- * needs the values (the sum += x; if (x > max) max = x of a loop).
+ * Branches whose two sides meet again: the immediate post-dominator J of
+ * the branch (where every path from it goes, before any exit) exists, and
+ * the branch cannot come back to itself without passing J. Such a branch
+ * decides only what happens between it and J; it is not the exit test of
+ * a loop around it, since the loop's paths back to the branch would avoid
+ * J. For each, J and what the paths to J may write: demand.c lets pruning
+ * ignore the operands of these branches where nothing after them needs
+ * the values (the `if (x > max) max = x` of a loop).
  *
  * Post-dominators are the dominators of the reversed graph, rooted at a
  * virtual node every exit leads to; computed with the iterative algorithm
@@ -18,7 +18,8 @@
 #include "vstate.h"
 
 /* Instructions explored between a branch and J before giving up. */
-#define REGION_LIMIT 4096
+#define REGION_LIMIT 1024
+#define ALL_CALL_REGS 0x3f /* r0-r5 */
 
 struct rgraph {
 	size_t n;          /* instructions, plus the virtual exit n */
@@ -165,49 +166,99 @@ static void find_ipdoms(const struct verifier *v, struct rgraph *g)
 	}
 }
 
+/* Registers and own stack slots instruction @i may write. */
+static struct demand insn_writes(const struct verifier *v,
+				 const int32_t *regs, size_t i)
+{
+	const struct bpf_insn *insn = &v->insns[i];
+	struct demand w = { 0, 0 };
+	struct stack_ref ref;
+
+	switch (BPF_CLASS(insn->code)) {
+	case BPF_ALU:
+	case BPF_ALU64:
+	case BPF_LDX:
+		w.regs = (uint16_t)(1u << insn->dst_reg);
+		return w;
+	case BPF_LD:
+		w.regs = bpf_is_lddw(insn) ? (uint16_t)(1u << insn->dst_reg) :
+			 ALL_CALL_REGS;
+		return w;
+	case BPF_ST:
+	case BPF_STX:
+		ref = insn_stack_ref(insn, regs);
+		w.slots = ref.exact ? ref.touched : ref.stack ? ~0ULL : 0;
+		if (BPF_MODE(insn->code) == BPF_ATOMIC &&
+		    (insn->imm & BPF_FETCH))
+			w.regs = insn->imm == BPF_CMPXCHG ? 1 :
+				 (uint16_t)(1u << insn->src_reg);
+		return w;
+	default:
+		if (BPF_OP(insn->code) != BPF_CALL)
+			return w;
+		/* helpers write through pointer arguments, functions too */
+		w.regs = ALL_CALL_REGS;
+		w.slots = stack_passed(regs) ? ~0ULL : 0;
+		return w;
+	}
+}
+
 /*
- * Whether the branch at @b comes back to itself without passing @join;
- * also true when the region is too large to tell.
+ * The paths from the branch at @b to @join: whether they all reach it
+ * without coming back to @b (nor growing too many to tell), and what they
+ * may write on the way.
  */
-static bool loops_around(const struct verifier *v, size_t b, size_t join,
-			 uint32_t *seen, size_t *work)
+static bool walk_region(const struct verifier *v,
+			const int32_t (*sp)[BPF_REG_COUNT], size_t b,
+			size_t join, struct demand *writes, uint32_t *seen,
+			size_t *work)
 {
 	size_t top = 0, visited = 0;
 	size_t succ[2];
 	int n = cfg_successors(v, b, succ);
 
+	*writes = (struct demand){ 0, 0 };
 	for (int k = 0; k < n; k++)
 		work[top++] = succ[k];
 	while (top) {
 		size_t i = work[--top];
+		struct demand w;
 
 		if (i == join || seen[i] == b + 1)
 			continue;
-		if (i == b || ++visited > REGION_LIMIT)
-			return true;
+		if (i == b || ++visited > REGION_LIMIT ||
+		    !cfg_regs_valid(&v->insns[i]))
+			return false;
 		seen[i] = (uint32_t)b + 1;
+		w = insn_writes(v, sp[i], i);
+		writes->regs |= w.regs;
+		writes->slots |= w.slots;
 		n = cfg_successors(v, i, succ);
 		for (int k = 0; k < n; k++)
 			work[top++] = succ[k];
 	}
-	return false;
+	return true;
 }
 
-static void mark_rejoining(struct verifier *v, const struct rgraph *g,
-			   uint32_t *seen, size_t *work)
+static void find_joins(const struct verifier *v, const struct rgraph *g,
+		       const int32_t (*sp)[BPF_REG_COUNT], struct rejoin *rj,
+		       uint32_t *seen, size_t *work)
 {
 	for (size_t b = 0; b < v->cnt; b++) {
 		int64_t join = g->ipdom[b];
 
-		v->aux[b].free_branch =
-			v->aux[b].subprog != -1 &&
-			cfg_is_cond_jmp(&v->insns[b]) && join >= 0 &&
-			(size_t)join < v->cnt &&
-			!loops_around(v, b, (size_t)join, seen, work);
+		rj[b].join = -1;
+		if (v->aux[b].subprog != -1 && cfg_is_cond_jmp(&v->insns[b]) &&
+		    join >= 0 && (size_t)join < v->cnt &&
+		    walk_region(v, sp, b, (size_t)join, &rj[b].writes, seen,
+				work))
+			rj[b].join = join;
 	}
 }
 
-int mark_rejoining_branches(struct verifier *v)
+int find_rejoining_branches(const struct verifier *v,
+			    const int32_t (*sp)[BPF_REG_COUNT],
+			    struct rejoin *rj)
 {
 	struct rgraph g = { .n = v->cnt };
 	uint32_t *seen = calloc(v->cnt, sizeof(*seen));
@@ -226,7 +277,7 @@ int mark_rejoining_branches(struct verifier *v)
 		err = number_nodes(v, &g);
 	if (!err) {
 		find_ipdoms(v, &g);
-		mark_rejoining(v, &g, seen, work);
+		find_joins(v, &g, sp, rj, seen, work);
 	}
 	free(g.pred_at);
 	free(g.pred);

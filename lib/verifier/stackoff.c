@@ -147,7 +147,8 @@ void stack_offsets(const struct verifier *v, int32_t (*sp)[BPF_REG_COUNT])
 
 			/* r10 is known wherever a path has reached */
 			if (v->aux[i].subprog == -1 ||
-			    sp[i][BPF_REG_COUNT - 1] == SP_UNSEEN)
+			    sp[i][BPF_REG_COUNT - 1] == SP_UNSEEN ||
+			    !cfg_regs_valid(&v->insns[i]))
 				continue;
 			memcpy(out, sp[i], sizeof(out));
 			sp_transfer(&v->insns[i], out, &spilled);
@@ -157,4 +158,46 @@ void stack_offsets(const struct verifier *v, int32_t (*sp)[BPF_REG_COUNT])
 				again |= sp_merge(sp[succ[k]], out);
 		}
 	}
+}
+
+static bool may_be_stack(int32_t sp)
+{
+	return sp != SP_NONE && sp != SP_UNSEEN;
+}
+
+struct stack_ref stack_ref(int32_t base, int32_t off, uint32_t size)
+{
+	struct stack_ref ref = { .stack = may_be_stack(base) };
+	int64_t lo = (int64_t)base + off, hi = lo + size;
+
+	if (!ref.stack || base == SP_ANY || lo < -BPF_STACK_SIZE || hi > 0 ||
+	    !size)
+		return ref;
+	ref.exact = true;
+	/* slot k holds bytes r10 - 8 * (k + 1) .. r10 - 8 * k - 1 */
+	for (int64_t k = -hi / 8; k <= (-lo - 1) / 8; k++) {
+		ref.touched |= 1ULL << k;
+		if (lo <= -8 * (k + 1) && hi >= -8 * k)
+			ref.covered |= 1ULL << k;
+	}
+	return ref;
+}
+
+struct stack_ref insn_stack_ref(const struct bpf_insn *insn,
+				const int32_t *regs)
+{
+	static const uint32_t bytes[] = { 4, 2, 1, 8 };
+	int base = BPF_CLASS(insn->code) == BPF_LDX ? insn->src_reg :
+		   insn->dst_reg;
+
+	return stack_ref(regs[base], insn->off,
+			 bytes[BPF_SIZE(insn->code) >> 3]);
+}
+
+bool stack_passed(const int32_t *regs)
+{
+	for (int r = 1; r <= 5; r++)
+		if (may_be_stack(regs[r]))
+			return true;
+	return false;
 }

@@ -236,10 +236,9 @@ int insn_subprog(const struct verifier *v, int insn);
 int cfg_successors(const struct verifier *v, size_t i, size_t succ[2]);
 bool cfg_is_cond_jmp(const struct bpf_insn *insn);
 bool cfg_is_exit(const struct bpf_insn *insn);
+bool cfg_regs_valid(const struct bpf_insn *insn);
 /* demand.c */
 int demand_build(struct verifier *v);
-/* rejoin.c: sets aux.free_branch of the branches whose sides rejoin */
-int mark_rejoining_branches(struct verifier *v);
 /*
  * stackoff.c: per instruction, each register's stack offset before it:
  * r10 + c of its own frame on every path (c), or one of these.
@@ -248,6 +247,28 @@ int mark_rejoining_branches(struct verifier *v);
 #define SP_NONE (INT32_MIN + 1)    /* never a stack pointer */
 #define SP_ANY INT32_MAX           /* anywhere in any frame's stack, or not */
 void stack_offsets(const struct verifier *v, int32_t (*sp)[BPF_REG_COUNT]);
+/* What an access may touch in the stack of its own function's frame. */
+struct stack_ref {
+	bool stack;       /* it may access a stack */
+	bool exact;       /* only these slots, of its own frame */
+	uint64_t touched; /* slots with a byte accessed */
+	uint64_t covered; /* slots entirely accessed */
+};
+/* @size bytes at @off from a register at stack offset @base. */
+struct stack_ref stack_ref(int32_t base, int32_t off, uint32_t size);
+/* The load, store or atomic @insn, its registers' offsets @regs before it. */
+struct stack_ref insn_stack_ref(const struct bpf_insn *insn,
+				const int32_t *regs);
+/* Whether a call with these registers may pass a pointer into the stack. */
+bool stack_passed(const int32_t *regs);
+/* rejoin.c: branches whose sides meet again at @join (-1: others) */
+struct rejoin {
+	int64_t join;
+	struct demand writes; /* what the paths in between may write */
+};
+int find_rejoining_branches(const struct verifier *v,
+			    const int32_t (*sp)[BPF_REG_COUNT],
+			    struct rejoin *rj);
 
 /* mem.c */
 enum access { ACCESS_READ, ACCESS_WRITE, ACCESS_ATOMIC };
