@@ -10,10 +10,11 @@
  * branch that decides nothing else) need not match, or a register that
  * collects flags or a running maximum would multiply the paths. A value
  * matters when it may reach, through registers or stack slots, a branch
- * condition, an address (pointer arithmetic, the base of an access), a
- * helper argument other than a plain number or memory, a function's
- * arguments or return value. Everything is computed statically, over all
- * paths: a sound over-approximation of Linux's precision tracking.
+ * condition, an address (pointer arithmetic, the base of an access, a
+ * helper's memory argument), a helper argument other than a plain number,
+ * a function's arguments or return value. Everything is computed
+ * statically, over all paths: a sound over-approximation of Linux's
+ * precision tracking.
  *
  * Stack slots of the function's own frame are followed one by one where
  * the address is r10 plus a constant (stackoff.c); an access through a
@@ -271,9 +272,11 @@ static void solve(const struct demand_ctx *c)
 				continue;
 			n = cfg_successors(v, i, succ);
 			for (int k = 0; k < n; k++) {
-				out.regs |= v->aux[succ[k]].demand[c->mode].regs;
-				out.slots |=
-					v->aux[succ[k]].demand[c->mode].slots;
+				const struct demand *d =
+					&v->aux[succ[k]].demand[c->mode];
+
+				out.regs |= d->regs;
+				out.slots |= d->slots;
 			}
 			in = demand_transfer(c, i, out);
 			in.regs &= 0x3ff;
@@ -299,8 +302,7 @@ static void mark_free_branches(const struct demand_ctx *c)
 
 		for (int k = 0; k < n; k++)
 			out.regs |= v->aux[succ[k]].demand[DEMAND_RELAXED].regs;
-		v->aux[i].free_branch = cfg_is_cond_jmp(&v->insns[i]) &&
-					is_free(c, i, out);
+		v->aux[i].free_branch = is_free(c, i, out);
 	}
 }
 

@@ -23,7 +23,7 @@
 
 struct rgraph {
 	size_t n;          /* instructions, plus the virtual exit n */
-	size_t *pred_at;   /* predecessors of i: pred[pred_at[i]..[i + 1]) */
+	size_t *pred_at;   /* i: pred[pred_at[i] .. pred_at[i + 1]) */
 	size_t *pred;
 	int64_t *order;    /* postorder number of each node, -1 unreached */
 	size_t *nodes;     /* nodes by postorder number */
@@ -31,33 +31,37 @@ struct rgraph {
 	int64_t *ipdom;    /* immediate post-dominator, -1 none */
 };
 
+/* Count (@fill NULL) or record the predecessors of every instruction. */
+static void add_edges(const struct verifier *v, struct rgraph *g,
+		      size_t *fill)
+{
+	for (size_t i = 0; i < v->cnt; i++) {
+		size_t succ[2];
+		int k = v->aux[i].subprog == -1 ? 0 :
+			cfg_successors(v, i, succ);
+
+		while (k-- > 0) {
+			if (fill)
+				g->pred[fill[succ[k]]++] = i;
+			else
+				g->pred_at[succ[k] + 2]++;
+		}
+	}
+}
+
 static int build_preds(const struct verifier *v, struct rgraph *g)
 {
-	size_t *fill;
-
 	g->pred_at = calloc(g->n + 2, sizeof(*g->pred_at));
 	if (!g->pred_at)
 		return vnomem();
-	for (size_t i = 0; i < v->cnt; i++) {
-		size_t succ[2];
-		int k = v->aux[i].subprog == -1 ? 0 : cfg_successors(v, i, succ);
-
-		while (k-- > 0)
-			g->pred_at[succ[k] + 2]++;
-	}
+	add_edges(v, g, NULL);
 	for (size_t i = 2; i < g->n + 2; i++)
 		g->pred_at[i] += g->pred_at[i - 1];
 	g->pred = malloc((g->pred_at[g->n + 1] + 1) * sizeof(*g->pred));
 	if (!g->pred)
 		return vnomem();
-	fill = g->pred_at + 1;
-	for (size_t i = 0; i < v->cnt; i++) {
-		size_t succ[2];
-		int k = v->aux[i].subprog == -1 ? 0 : cfg_successors(v, i, succ);
-
-		while (k-- > 0)
-			g->pred[fill[succ[k]]++] = i;
-	}
+	/* pred_at[i + 1] is where i's predecessors start, until filled */
+	add_edges(v, g, g->pred_at + 1);
 	return 0;
 }
 
@@ -69,7 +73,8 @@ static bool next_child(const struct verifier *v, const struct rgraph *g,
 		while (*pos < v->cnt) {
 			size_t i = (*pos)++;
 
-			if (v->aux[i].subprog != -1 && cfg_is_exit(&v->insns[i])) {
+			if (v->aux[i].subprog != -1 &&
+			    cfg_is_exit(&v->insns[i])) {
 				*child = i;
 				return true;
 			}
