@@ -31,7 +31,7 @@ bool cfg_is_cond_jmp(const struct bpf_insn *insn)
 	       op != BPF_EXIT;
 }
 
-/* Registers an instruction names are registers (r0-r10). */
+/* Whether the registers an instruction names exist (r0-r10). */
 bool cfg_regs_valid(const struct bpf_insn *insn)
 {
 	bool src_is_reg = BPF_CLASS(insn->code) != BPF_LD &&

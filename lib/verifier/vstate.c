@@ -360,7 +360,6 @@ static bool frame_covers(const struct frame *old, const struct frame *cur,
 				       &empty_slot;
 		const struct slot *c = s < cur->nslots ? &cur->slots[s] :
 				       &empty_slot;
-
 		bool any_value = !exact && s < 64 &&
 				 !(demand->slots & (1ULL << s));
 
