@@ -23,12 +23,27 @@ static bool is_local_call(const struct bpf_insn *insn)
 	       insn->src_reg == BPF_PSEUDO_CALL;
 }
 
-static bool is_cond_jmp(const struct bpf_insn *insn)
+bool cfg_is_cond_jmp(const struct bpf_insn *insn)
 {
 	uint8_t op = BPF_OP(insn->code);
 
 	return is_jmp_class(insn->code) && op != BPF_JA && op != BPF_CALL &&
 	       op != BPF_EXIT;
+}
+
+/* Whether the registers an instruction names exist (r0-r10). */
+bool cfg_regs_valid(const struct bpf_insn *insn)
+{
+	bool src_is_reg = BPF_CLASS(insn->code) != BPF_LD &&
+			  insn->code != (BPF_JMP | BPF_CALL);
+
+	return insn->dst_reg < BPF_REG_COUNT &&
+	       (!src_is_reg || insn->src_reg < BPF_REG_COUNT);
+}
+
+bool cfg_is_exit(const struct bpf_insn *insn)
+{
+	return is_jmp_class(insn->code) && BPF_OP(insn->code) == BPF_EXIT;
 }
 
 /* Target of a jump or local call, which may lie outside the program. */
@@ -41,7 +56,7 @@ static int64_t jump_target(const struct bpf_insn *insn, int idx)
 
 static bool has_target(const struct bpf_insn *insn)
 {
-	return is_local_call(insn) || is_cond_jmp(insn) ||
+	return is_local_call(insn) || cfg_is_cond_jmp(insn) ||
 	       (is_jmp_class(insn->code) && BPF_OP(insn->code) == BPF_JA);
 }
 
@@ -126,7 +141,7 @@ static int mark_jumps(struct verifier *v)
 			if (t <= (int64_t)i)
 				v->aux[t].back_edge_target = 1;
 		}
-		if ((is_cond_jmp(insn) || is_local_call(insn)) &&
+		if ((cfg_is_cond_jmp(insn) || is_local_call(insn)) &&
 		    i + 1 < v->cnt)
 			v->aux[i + 1].prune_point = 1;
 	}
@@ -205,7 +220,7 @@ int cfg_successors(const struct verifier *v, size_t i, size_t succ[2])
 	const struct bpf_insn *insn = &v->insns[i];
 	int n = 0;
 
-	if (is_jmp_class(insn->code) && BPF_OP(insn->code) == BPF_EXIT)
+	if (cfg_is_exit(insn))
 		return 0;
 	if (has_target(insn) && !is_local_call(insn))
 		succ[n++] = (size_t)jump_target(insn, (int)i);

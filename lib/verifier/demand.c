@@ -1,20 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Which registers' values may matter for safety from each instruction on.
+ * Which registers and stack slots hold values that may matter for safety
+ * from each instruction on.
  *
- * Pruning compares a new state with an explored one register by register;
- * a scalar whose value can never influence a safety decision (it is only
- * returned at the program's exit, stored into a map value or a record, or
- * passed where any number will do) need not match, or a register that
- * collects flags over many branches would multiply the paths. A value
- * matters when it may reach, through registers or the stack, a branch
- * condition, an address (pointer arithmetic, the base of an access), a
- * helper argument other than a plain number, a function's arguments or
- * return value, or the stack. Everything is computed statically, over all
- * paths: a sound over-approximation of Linux's precision tracking.
+ * Pruning compares a new state with an explored one register by register
+ * and slot by slot; a scalar whose value can never influence a safety
+ * decision (it is only returned at the program's exit, stored into a map
+ * value or a record, passed where any number will do, or compared by a
+ * branch that decides nothing else) need not match, or a register that
+ * collects flags or a running maximum would multiply the paths. A value
+ * matters when it may reach, through registers or stack slots, a branch
+ * condition, an address (pointer arithmetic, the base of an access, a
+ * helper's memory argument), a helper argument other than a plain number,
+ * a function's arguments or return value. Everything is computed
+ * statically, over all paths: a sound over-approximation of Linux's
+ * precision tracking.
  *
- * What reaches the stack needs to know which stores may hit the stack: a
- * forward pass finds the registers that may hold a stack pointer.
+ * Stack slots of the function's own frame are followed one by one where
+ * the address is r10 plus a constant (stackoff.c); an access through a
+ * pointer of unknown offset may read every slot and write none for sure.
+ * The bytes helpers read (keys, values, data) are checked for being
+ * initialised, never for their values, so they demand nothing.
+ *
+ * Two answers are kept. DEMAND_FULL counts every branch's operands.
+ * DEMAND_RELAXED leaves out the operands of branches whose sides rejoin
+ * (rejoin.c) when no operand is needed after the branch: the exploration
+ * follows both sides of such a branch without narrowing anything when both
+ * are possible (jmp.c), so the paths below do not depend on those values.
+ * When the values do decide such a branch on a path, the states stored
+ * above it are compared with DEMAND_FULL (prune.c).
  */
 #include <stdlib.h>
 
@@ -23,224 +37,294 @@
 
 #define R0 0x1u
 #define ARGS 0x3eu   /* r1-r5 */
-#define R10 0x400u
+#define ALL_SLOTS (~0ULL)
+
+struct demand_ctx {
+	struct verifier *v;
+	const int32_t (*sp)[BPF_REG_COUNT]; /* stack_offsets() */
+	const struct rejoin *rj;            /* find_rejoining_branches() */
+	enum demand_mode mode;
+};
 
 static uint16_t bit(int r)
 {
 	return (uint16_t)(1u << r);
 }
 
-static bool is_call(const struct bpf_insn *insn)
+/* Whether a write through @ref may change a slot that matters. */
+static bool hits(const struct stack_ref *ref, uint64_t slots)
 {
-	return insn->code == (BPF_JMP | BPF_CALL) ||
-	       insn->code == (BPF_JMP | BPF_CALL | BPF_X);
+	return ref->stack && (!ref->exact || (slots & ref->touched));
 }
 
-/* Registers that may hold a stack pointer after @insn, given @in before. */
-static uint16_t stack_transfer(const struct bpf_insn *insn, uint16_t in,
-			       bool spilled)
+/* The slots a read through @ref may take its value from. */
+static uint64_t read_slots(const struct stack_ref *ref)
 {
-	uint16_t dst = bit(insn->dst_reg), src = bit(insn->src_reg);
-	uint8_t op = BPF_OP(insn->code);
-
-	switch (BPF_CLASS(insn->code)) {
-	case BPF_ALU64:
-		if (op == BPF_MOV && BPF_SRC(insn->code) == BPF_X && !insn->off)
-			return (uint16_t)((in & ~dst) | ((in & src) ? dst : 0));
-		if ((op == BPF_ADD || op == BPF_SUB) &&
-		    BPF_SRC(insn->code) == BPF_X && (in & src))
-			return in | dst;
-		if (op == BPF_ADD || op == BPF_SUB)
-			return in;
-		return in & ~dst;
-	case BPF_ALU:
-	case BPF_LD:
-		return in & ~dst;
-	case BPF_LDX: /* pointers are only ever spilled to the stack */
-		return spilled ? in | dst : in & ~dst;
-	case BPF_STX:
-		if (BPF_MODE(insn->code) == BPF_ATOMIC &&
-		    (insn->imm & BPF_FETCH))
-			return in & ~(insn->imm == BPF_CMPXCHG ? R0 : src);
-		return in;
-	case BPF_JMP:
-		if (!is_call(insn))
-			return in;
-		/* a function may return a pointer into its caller's stack */
-		if (insn->src_reg == BPF_PSEUDO_CALL)
-			return (uint16_t)((in & ~(ARGS | R0)) | R0);
-		return in & ~(ARGS | R0);
-	default:
-		return in;
-	}
+	if (!ref->stack)
+		return 0;
+	return ref->exact ? ref->touched : ALL_SLOTS;
 }
 
-static bool spills_stack_pointer(const struct bpf_insn *insn, uint16_t in)
+static struct demand load_demand(const struct demand_ctx *c, size_t i,
+				 struct demand out)
 {
-	return BPF_CLASS(insn->code) == BPF_STX &&
-	       BPF_MODE(insn->code) == BPF_MEM && (in & bit(insn->src_reg));
+	const struct bpf_insn *insn = &c->v->insns[i];
+	struct stack_ref ref = insn_stack_ref(insn, c->sp[i]);
+
+	if (out.regs & bit(insn->dst_reg))
+		out.slots |= read_slots(&ref);
+	out.regs = (uint16_t)((out.regs & ~bit(insn->dst_reg)) |
+			      bit(insn->src_reg));
+	return out;
 }
 
-/* Forward to a fixed point; again while a new spill of one is found. */
-static void find_stack_pointers(struct verifier *v, uint16_t *in)
+static struct demand store_demand(const struct demand_ctx *c, size_t i,
+				  struct demand out)
 {
-	bool spilled = false, changed = true;
+	const struct bpf_insn *insn = &c->v->insns[i];
+	struct stack_ref ref = insn_stack_ref(insn, c->sp[i]);
 
-	while (changed) {
-		changed = false;
-		for (size_t i = 0; i < v->cnt; i++)
-			in[i] = 0;
-		for (int s = 0; s < v->nsub; s++)
-			in[v->subprogs[s].start] = s ? R10 | ARGS : R10;
-		for (bool again = true; again;) {
-			again = false;
-			for (size_t i = 0; i < v->cnt; i++) {
-				size_t succ[2];
-				int n;
-				uint16_t out;
-
-				if (v->aux[i].subprog == -1)
-					continue;
-				if (!spilled && spills_stack_pointer(&v->insns[i],
-								     in[i]))
-					spilled = changed = true;
-				out = stack_transfer(&v->insns[i], in[i],
-						     spilled);
-				n = cfg_successors(v, i, succ);
-				for (int k = 0; k < n; k++) {
-					if ((in[succ[k]] | out) != in[succ[k]]) {
-						in[succ[k]] |= out;
-						again = true;
-					}
-				}
-			}
-		}
-	}
+	if (BPF_CLASS(insn->code) == BPF_STX && hits(&ref, out.slots))
+		out.regs |= bit(insn->src_reg);
+	if (ref.exact)
+		out.slots &= ~ref.covered;
+	out.regs |= bit(insn->dst_reg);
+	return out;
 }
 
-/* Argument registers whose values a helper's checks look at. */
-static uint16_t helper_demand(const struct verifier *v, int32_t id,
-			      uint16_t out)
+/* Read, combine, write back; a fetch gives the old value. */
+static struct demand atomic_demand(const struct demand_ctx *c, size_t i,
+				   struct demand out)
 {
-	const struct helper_proto *p = proto_find(id, v->opts.abi);
+	const struct bpf_insn *insn = &c->v->insns[i];
+	struct stack_ref ref = insn_stack_ref(insn, c->sp[i]);
+	bool cmpxchg = insn->imm == BPF_CMPXCHG;
+	uint16_t result = !(insn->imm & BPF_FETCH) ? 0 :
+			  cmpxchg ? R0 : bit(insn->src_reg);
+	bool hit = hits(&ref, out.slots);
+
+	if (hit || (out.regs & result))
+		out.slots |= read_slots(&ref);
+	out.regs = (uint16_t)((out.regs & ~result) | bit(insn->dst_reg));
+	if (hit)
+		out.regs |= bit(insn->src_reg) | (cmpxchg ? R0 : 0);
+	return out;
+}
+
+/*
+ * Argument registers whose values a helper's checks look at: all but
+ * plain numbers. A memory argument's address matters (its bounds are
+ * checked), the bytes it points to do not: the helper reads them as data.
+ */
+static uint16_t helper_arg_demand(const struct helper_proto *p,
+				  bool r0_wanted)
+{
 	uint16_t d = 0;
 
-	if (!p)
-		return ARGS;
 	for (int i = 0; i < 5; i++)
 		if (p->args[i] != ARG_NONE && p->args[i] != ARG_SCALAR &&
 		    p->args[i] != ARG_ANY_OR_UNINIT)
 			d |= bit(i + 1);
-	if (p->ret == RET_ARG1 && (out & R0))
+	if (p->ret == RET_ARG1 && r0_wanted)
 		d |= bit(1);
 	return d;
 }
 
-static uint16_t jmp_demand(const struct verifier *v, size_t i, uint16_t out)
+/* The slots a helper surely overwrites lose their old values. */
+static struct demand helper_demand(const struct demand_ctx *c, size_t i,
+				   struct demand out)
 {
+	const struct helper_proto *p = proto_find(c->v->insns[i].imm,
+						  c->v->opts.abi);
+	bool r0_wanted = out.regs & R0;
+
+	out.regs &= (uint16_t)~(ARGS | R0);
+	if (!p) {
+		out.regs |= ARGS;
+		return out;
+	}
+	for (int a = 0; a < 5; a++) {
+		if (p->args[a] == ARG_U64_OUT) {
+			struct stack_ref ref = stack_ref(c->sp[i][a + 1], 0, 8);
+
+			if (ref.exact)
+				out.slots &= ~ref.covered;
+		}
+	}
+	out.regs |= helper_arg_demand(p, r0_wanted);
+	return out;
+}
+
+static uint16_t branch_operands(const struct bpf_insn *insn)
+{
+	return bit(insn->dst_reg) |
+	       (BPF_SRC(insn->code) == BPF_X ? bit(insn->src_reg) : 0);
+}
+
+/*
+ * A branch whose sides rejoin decides nothing that matters when no operand
+ * is needed after it (a clamp `if (n > 64) n = 64` keeps narrowing n) and
+ * the paths to the join write nothing that matters there (`if (x & 1)
+ * i++` decides when a loop on i ends).
+ */
+static bool is_free(const struct demand_ctx *c, size_t i, struct demand out)
+{
+	const struct rejoin *rj = &c->rj[i];
+	const struct demand *at_join;
+
+	if (rj->join < 0 || (out.regs & branch_operands(&c->v->insns[i])))
+		return false;
+	at_join = &c->v->aux[rj->join].demand[DEMAND_RELAXED];
+	return !(rj->writes.regs & at_join->regs) &&
+	       !(rj->writes.slots & at_join->slots);
+}
+
+static struct demand jmp_demand(const struct demand_ctx *c, size_t i,
+				struct demand out)
+{
+	const struct verifier *v = c->v;
 	const struct bpf_insn *insn = &v->insns[i];
 	uint8_t op = BPF_OP(insn->code);
 
 	if (op == BPF_JA)
 		return out;
 	if (op == BPF_EXIT) /* the program's own result is just a number */
-		return v->aux[i].subprog ? R0 : 0;
-	if (op == BPF_CALL) {
-		uint16_t d = insn->src_reg == BPF_PSEUDO_CALL ? ARGS :
-			     BPF_SRC(insn->code) == BPF_X ?
-			     ARGS | bit(insn->dst_reg) :
-			     helper_demand(v, insn->imm, out);
-
-		return (uint16_t)((out & ~(ARGS | R0)) | d);
+		return (struct demand){ 0, v->aux[i].subprog ? R0 : 0 };
+	if (op == BPF_CALL && BPF_SRC(insn->code) == BPF_X) {
+		out.regs = (uint16_t)((out.regs & ~(ARGS | R0)) | ARGS |
+				      bit(insn->dst_reg));
+		return out;
 	}
-	return out | bit(insn->dst_reg) |
-	       (BPF_SRC(insn->code) == BPF_X ? bit(insn->src_reg) : 0);
+	if (op == BPF_CALL && insn->src_reg == BPF_PSEUDO_CALL) {
+		out.regs = (uint16_t)((out.regs & ~(ARGS | R0)) | ARGS);
+		/* the function may read this stack through its arguments */
+		if (stack_passed(c->sp[i]))
+			out.slots = ALL_SLOTS;
+		return out;
+	}
+	if (op == BPF_CALL)
+		return helper_demand(c, i, out);
+	if (c->mode == DEMAND_RELAXED && is_free(c, i, out))
+		return out;
+	out.regs |= branch_operands(insn);
+	return out;
 }
 
-static uint16_t store_demand(const struct bpf_insn *insn, uint16_t out,
-			     uint16_t stack_ptrs)
+static struct demand alu_demand(const struct bpf_insn *insn,
+				struct demand out)
 {
-	uint16_t dst = bit(insn->dst_reg), src = bit(insn->src_reg);
-	bool to_stack = stack_ptrs & dst;
-
-	if (BPF_CLASS(insn->code) == BPF_ST)
-		return out | dst;
-	if (BPF_MODE(insn->code) != BPF_ATOMIC)
-		return out | dst | (to_stack ? src : 0);
-	if (insn->imm == BPF_CMPXCHG)
-		out &= (uint16_t)~R0;
-	else if (insn->imm & BPF_FETCH)
-		out &= (uint16_t)~src;
-	return out | dst | (to_stack ? src : 0) |
-	       (to_stack && insn->imm == BPF_CMPXCHG ? R0 : 0);
-}
-
-/* Registers whose value may matter before @i, given those after it. */
-static uint16_t demand_transfer(const struct verifier *v, size_t i,
-				uint16_t out, uint16_t stack_ptrs)
-{
-	const struct bpf_insn *insn = &v->insns[i];
 	uint16_t dst = bit(insn->dst_reg), src = bit(insn->src_reg);
 	uint8_t op = BPF_OP(insn->code);
-	bool wanted = out & dst;
+	bool wanted = out.regs & dst;
 
+	out.regs &= (uint16_t)~dst;
+	if (!wanted)
+		return out;
+	if (op != BPF_MOV)
+		out.regs |= dst;
+	if (BPF_SRC(insn->code) == BPF_X && op != BPF_NEG && op != BPF_END)
+		out.regs |= src;
+	return out;
+}
+
+/* What matters before instruction @i, given what matters after it. */
+static struct demand demand_transfer(const struct demand_ctx *c, size_t i,
+				     struct demand out)
+{
+	const struct bpf_insn *insn = &c->v->insns[i];
+
+	/* refused when reached: what comes after it does not matter */
+	if (!cfg_regs_valid(insn))
+		return out;
 	switch (BPF_CLASS(insn->code)) {
 	case BPF_ALU:
 	case BPF_ALU64:
-		out &= (uint16_t)~dst;
-		if (!wanted)
-			return out;
-		if (op != BPF_MOV)
-			out |= dst;
-		if (BPF_SRC(insn->code) == BPF_X && op != BPF_NEG &&
-		    op != BPF_END)
-			out |= src;
-		return out;
+		return alu_demand(insn, out);
 	case BPF_LDX:
-		return (uint16_t)((out & ~dst) | src);
+		return load_demand(c, i, out);
 	case BPF_ST:
+		return store_demand(c, i, out);
 	case BPF_STX:
-		return store_demand(insn, out, stack_ptrs);
+		return BPF_MODE(insn->code) == BPF_ATOMIC ?
+		       atomic_demand(c, i, out) : store_demand(c, i, out);
 	case BPF_LD:
-		return out & (uint16_t)~dst;
+		out.regs &= (uint16_t)~bit(insn->dst_reg);
+		return out;
 	default:
-		return jmp_demand(v, i, out);
+		return jmp_demand(c, i, out);
 	}
 }
 
-static void compute_demand(struct verifier *v, const uint16_t *stack_ptrs)
+/* Backward to a fixed point, from what aux holds already. */
+static void solve(const struct demand_ctx *c)
 {
+	struct verifier *v = c->v;
 	bool changed = true;
 
 	while (changed) {
 		changed = false;
 		for (size_t i = v->cnt; i-- > 0;) {
+			struct demand out = { 0, 0 }, in, *old;
 			size_t succ[2];
 			int n;
-			uint16_t out = 0, in;
 
 			if (v->aux[i].subprog == -1)
 				continue;
 			n = cfg_successors(v, i, succ);
-			for (int k = 0; k < n; k++)
-				out |= v->aux[succ[k]].demand_in;
-			in = demand_transfer(v, i, out, stack_ptrs[i]) & 0x3ff;
-			if (in != v->aux[i].demand_in) {
-				v->aux[i].demand_in = in;
+			for (int k = 0; k < n; k++) {
+				const struct demand *d =
+					&v->aux[succ[k]].demand[c->mode];
+
+				out.regs |= d->regs;
+				out.slots |= d->slots;
+			}
+			in = demand_transfer(c, i, out);
+			in.regs &= 0x3ff;
+			old = &v->aux[i].demand[c->mode];
+			if (in.regs != old->regs || in.slots != old->slots) {
+				*old = in;
 				changed = true;
 			}
 		}
 	}
 }
 
+/* What jmp.c explores freely: the branches free at the fixed point. */
+static void mark_free_branches(const struct demand_ctx *c)
+{
+	struct verifier *v = c->v;
+
+	for (size_t i = 0; i < v->cnt; i++) {
+		size_t succ[2];
+		int n = v->aux[i].subprog == -1 ? 0 :
+			cfg_successors(v, i, succ);
+		struct demand out = { 0, 0 };
+
+		for (int k = 0; k < n; k++)
+			out.regs |= v->aux[succ[k]].demand[DEMAND_RELAXED].regs;
+		v->aux[i].free_branch = is_free(c, i, out);
+	}
+}
+
 int demand_build(struct verifier *v)
 {
-	uint16_t *stack_ptrs = calloc(v->cnt, sizeof(*stack_ptrs));
+	int32_t (*sp)[BPF_REG_COUNT] = malloc(v->cnt * sizeof(*sp));
+	struct rejoin *rj = malloc(v->cnt * sizeof(*rj));
+	struct demand_ctx c = { v, (const int32_t (*)[BPF_REG_COUNT])sp, rj,
+				DEMAND_FULL };
+	int err = sp && rj ? 0 : vnomem();
 
-	if (!stack_ptrs)
-		return vnomem();
-	find_stack_pointers(v, stack_ptrs);
-	compute_demand(v, stack_ptrs);
-	free(stack_ptrs);
-	return 0;
+	if (!err) {
+		stack_offsets(v, sp);
+		err = find_rejoining_branches(v, c.sp, rj);
+	}
+	if (!err) {
+		solve(&c);
+		c.mode = DEMAND_RELAXED;
+		solve(&c);
+		mark_free_branches(&c);
+	}
+	free(sp);
+	free(rj);
+	return err;
 }

@@ -200,12 +200,9 @@ static bool jmp_known(const struct bpf_insn *insn)
  */
 static int check_opcode(struct verifier *v, const struct bpf_insn *insn)
 {
-	bool src_is_reg = BPF_CLASS(insn->code) != BPF_LD &&
-			  insn->code != (BPF_JMP | BPF_CALL);
 	bool known;
 
-	if (insn->dst_reg >= BPF_REG_COUNT ||
-	    (src_is_reg && insn->src_reg >= BPF_REG_COUNT))
+	if (!cfg_regs_valid(insn))
 		return vfail(v, "invalid register r%d",
 			     insn->dst_reg >= BPF_REG_COUNT ? insn->dst_reg :
 			     insn->src_reg);

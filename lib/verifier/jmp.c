@@ -102,6 +102,15 @@ static int fork_paths(struct verifier *v, int target, struct vstate **other)
 	return push_branch(v, target, other);
 }
 
+/* Both sides, nothing narrowed. */
+static int fork_unnarrowed(struct verifier *v, int target)
+{
+	struct vstate *jumped;
+	int r = fork_paths(v, target, &jumped);
+
+	return r < 0 ? r : r ? target : v->cur->insn + 1;
+}
+
 /* Pointers that cannot be NULL (a direct run may get a NULL ctx). */
 static bool never_null(const struct reg *r)
 {
@@ -134,8 +143,6 @@ static int pointer_jmp(struct verifier *v, const struct bpf_insn *insn,
 		       const struct reg *a, const struct reg *b, int target)
 {
 	uint8_t op = BPF_OP(insn->code);
-	struct vstate *jumped;
-	int r;
 
 	if (BPF_CLASS(insn->code) == BPF_JMP32)
 		return vfail(v, "32-bit comparison of a pointer");
@@ -148,8 +155,7 @@ static int pointer_jmp(struct verifier *v, const struct bpf_insn *insn,
 		    (never_null(b) && is_zero(a)))
 			return op == BPF_JEQ ? v->cur->insn + 1 : target;
 	}
-	r = fork_paths(v, target, &jumped);
-	return r < 0 ? r : r ? target : v->cur->insn + 1;
+	return fork_unnarrowed(v, target);
 }
 
 static void narrow_both(struct vstate *st, const struct bpf_insn *insn,
@@ -160,6 +166,55 @@ static void narrow_both(struct vstate *st, const struct bpf_insn *insn,
 		narrow_reg(st, insn->src_reg, b);
 }
 
+static bool copy_needed(const struct frame *f, uint32_t id,
+			const struct demand *after)
+{
+	for (int r = 0; r < BPF_REG_COUNT - 1; r++)
+		if (f->regs[r].type == REG_SCALAR && f->regs[r].id == id &&
+		    (after->regs & (1u << r)))
+			return true;
+	for (uint32_t s = 0; s < f->nslots; s++)
+		if (f->slots[s].spill_size &&
+		    f->slots[s].spill.type == REG_SCALAR &&
+		    f->slots[s].spill.id == id &&
+		    (s >= 64 || (after->slots & (1ULL << s))))
+			return true;
+	return false;
+}
+
+/*
+ * Whether an operand of the branch at @idx has a copy whose value matters
+ * after it: the copy would be narrowed with the operand. Copies in callers'
+ * frames are taken to matter.
+ */
+static bool copies_matter(const struct verifier *v, int idx, int target,
+			  const struct reg *a, const struct reg *b)
+{
+	const struct vstate *st = v->cur;
+	struct demand after = v->aux[idx + 1].demand[DEMAND_RELAXED];
+	const struct demand all = { ~0ULL, 0x3ff };
+
+	after.regs |= v->aux[target].demand[DEMAND_RELAXED].regs;
+	after.slots |= v->aux[target].demand[DEMAND_RELAXED].slots;
+	for (int f = 0; f < st->depth; f++) {
+		const struct demand *d = f == st->depth - 1 ? &after : &all;
+
+		if ((a->id && copy_needed(st->frames[f], a->id, d)) ||
+		    (b->id && copy_needed(st->frames[f], b->id, d)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A free branch (lib/verifier/demand.c) has sides that rejoin and operands
+ * that matter nowhere after it. When both sides are possible, both are
+ * explored without narrowing anything, so what follows does not depend on
+ * the operands' values and pruning may ignore them. When the values decide
+ * the side (or an operand is a pointer, or has a copy that matters), the
+ * branch is taken as usual and the states stored above learn that the path
+ * depends on them.
+ */
 int check_cond_jmp(struct verifier *v, const struct bpf_insn *insn)
 {
 	bool j32 = BPF_CLASS(insn->code) == BPF_JMP32;
@@ -182,12 +237,21 @@ int check_cond_jmp(struct verifier *v, const struct bpf_insn *insn)
 	} else {
 		reg_const(&imm, (uint64_t)(int64_t)insn->imm);
 	}
-	if (reg_is_ptr(a) || reg_is_ptr(b))
+	if (reg_is_ptr(a) || reg_is_ptr(b)) {
+		if (v->aux[idx].free_branch)
+			path_depends_on_values(v);
 		return pointer_jmp(v, insn, a, b, target);
+	}
 	ta = fa = a->v;
 	tb = fb = b->v;
 	can_jump = sc_refine(&ta, &tb, op, j32);
 	can_fall = sc_refine(&fa, &fb, cmp_negate(op), j32);
+	if (v->aux[idx].free_branch) {
+		if (can_jump && can_fall &&
+		    !copies_matter(v, idx, target, a, b))
+			return fork_unnarrowed(v, target);
+		path_depends_on_values(v);
+	}
 	if (can_jump && can_fall) {
 		r = fork_paths(v, target, &jumped);
 		if (r < 0)

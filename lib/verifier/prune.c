@@ -184,6 +184,19 @@ static bool is_looping(struct verifier *v, uint64_t fp)
 	return false;
 }
 
+/*
+ * The stored states above the current path are compared with every
+ * branch's operands from now on (DEMAND_FULL): a path below them depends
+ * on values that DEMAND_RELAXED would let differ. Those above a marked one
+ * are marked already.
+ */
+void path_depends_on_values(struct verifier *v)
+{
+	for (struct checkpoint *c = v->cur->parent; c && !c->full_demand;
+	     c = c->parent)
+		c->full_demand = true;
+}
+
 static bool is_covered(struct verifier *v)
 {
 	struct insn_aux *aux = &v->aux[v->cur->insn];
@@ -192,8 +205,12 @@ static bool is_covered(struct verifier *v)
 	while (c) {
 		struct checkpoint *next = c->next;
 
-		if (state_covers(v, &c->st, v->cur)) {
+		if (state_covers(v, &c->st, v->cur, c->full_demand ?
+				 DEMAND_FULL : DEMAND_RELAXED)) {
 			c->hits++;
+			/* the proof below @c holds for what it compares */
+			if (c->full_demand)
+				path_depends_on_values(v);
 			return true;
 		}
 		c->misses++;

@@ -216,19 +216,6 @@ bool ref_release(struct vstate *st, uint32_t id)
 	return false;
 }
 
-static uint16_t frame_mask(const struct verifier *v, const struct vstate *st,
-			   int frame, bool demand)
-{
-	const struct insn_aux *aux;
-
-	if (frame == st->depth - 1) {
-		aux = &v->aux[st->insn];
-		return demand ? aux->demand_in : aux->live_in;
-	}
-	aux = &v->aux[st->frames[frame + 1]->callsite + 1];
-	return (demand ? aux->demand_in : aux->live_in) & 0x3c0; /* r6-r9 */
-}
-
 /*
  * Registers of frame @frame whose value the rest of the path may read:
  * for a caller, what is live after its call returns, less r0-r5 which the
@@ -237,14 +224,27 @@ static uint16_t frame_mask(const struct verifier *v, const struct vstate *st,
 uint16_t frame_live_mask(const struct verifier *v, const struct vstate *st,
 			 int frame)
 {
-	return frame_mask(v, st, frame, false);
+	if (frame == st->depth - 1)
+		return v->aux[st->insn].live_in;
+	return v->aux[st->frames[frame + 1]->callsite + 1].live_in &
+	       0x3c0; /* r6-r9 */
 }
 
-/* The same for the registers whose value may matter (lib/verifier/demand.c). */
-static uint16_t frame_demand_mask(const struct verifier *v,
-				  const struct vstate *st, int frame)
+/*
+ * The registers and slots whose values may matter (lib/verifier/demand.c).
+ * A caller's slots all do: the functions it called may read them through
+ * pointers it passed.
+ */
+static struct demand frame_demand(const struct verifier *v,
+				  const struct vstate *st, int frame,
+				  enum demand_mode mode)
 {
-	return frame_mask(v, st, frame, true);
+	struct demand d;
+
+	if (frame == st->depth - 1)
+		return v->aux[st->insn].demand[mode];
+	d = v->aux[st->frames[frame + 1]->callsite + 1].demand[mode];
+	return (struct demand){ ~0ULL, d.regs & 0x3c0 };
 }
 
 /* Pairs of ids seen so far, old -> cur, kept one-to-one. */
@@ -303,14 +303,18 @@ static bool reg_covers(const struct reg *old, const struct reg *cur,
 	}
 }
 
+/* @any_value: a spilled scalar whose value cannot matter (not @exact). */
 static bool slot_covers(const struct slot *old, const struct slot *cur,
-			struct idmap *m, bool exact)
+			struct idmap *m, bool exact, bool any_value)
 {
 	if (old->spill_size) {
-		return cur->spill_size == old->spill_size &&
-		       cur->spill_off == old->spill_off &&
-		       !memcmp(old->kind, cur->kind, sizeof(old->kind)) &&
-		       reg_covers(&old->spill, &cur->spill, m, exact);
+		if (cur->spill_size != old->spill_size ||
+		    cur->spill_off != old->spill_off ||
+		    memcmp(old->kind, cur->kind, sizeof(old->kind)))
+			return false;
+		if (any_value && old->spill.type == REG_SCALAR)
+			return cur->spill.type == REG_SCALAR;
+		return reg_covers(&old->spill, &cur->spill, m, exact);
 	}
 	for (int b = 0; b < 8; b++) {
 		if (exact ? old->kind[b] != cur->kind[b] :
@@ -327,10 +331,11 @@ static bool slot_covers(const struct slot *old, const struct slot *cur,
 static const struct slot empty_slot;
 
 /* Registers to compare: live ones; a scalar whose value cannot matter only
- * needs to be a scalar on both sides (exact comparisons compare it all). */
+ * needs to be a scalar on both sides (exact comparisons compare it all),
+ * in a register or spilled. */
 static bool frame_covers(const struct frame *old, const struct frame *cur,
-			 uint16_t live, uint16_t demand, struct idmap *m,
-			 bool exact)
+			 uint16_t live, const struct demand *demand,
+			 struct idmap *m, bool exact)
 {
 	uint32_t n = old->nslots > cur->nslots ? old->nslots : cur->nslots;
 
@@ -341,7 +346,8 @@ static bool frame_covers(const struct frame *old, const struct frame *cur,
 
 		if (!(live & (1u << r)))
 			continue;
-		if (!exact && !(demand & (1u << r)) && o->type == REG_SCALAR) {
+		if (!exact && !(demand->regs & (1u << r)) &&
+		    o->type == REG_SCALAR) {
 			if (c->type != REG_SCALAR)
 				return false;
 			continue;
@@ -354,25 +360,30 @@ static bool frame_covers(const struct frame *old, const struct frame *cur,
 				       &empty_slot;
 		const struct slot *c = s < cur->nslots ? &cur->slots[s] :
 				       &empty_slot;
+		bool any_value = !exact && s < 64 &&
+				 !(demand->slots & (1ULL << s));
 
-		if (!slot_covers(o, c, m, exact))
+		if (!slot_covers(o, c, m, exact, any_value))
 			return false;
 	}
 	return true;
 }
 
 static bool states_compare(const struct verifier *v, const struct vstate *old,
-			   const struct vstate *cur, bool exact)
+			   const struct vstate *cur, bool exact,
+			   enum demand_mode mode)
 {
 	struct idmap m = { .n = 0 };
 
 	if (old->depth != cur->depth || old->nrefs != cur->nrefs)
 		return false;
-	for (int i = 0; i < old->depth; i++)
+	for (int i = 0; i < old->depth; i++) {
+		struct demand d = frame_demand(v, cur, i, mode);
+
 		if (!frame_covers(old->frames[i], cur->frames[i],
-				  frame_live_mask(v, cur, i),
-				  frame_demand_mask(v, cur, i), &m, exact))
+				  frame_live_mask(v, cur, i), &d, &m, exact))
 			return false;
+	}
 	for (uint32_t i = 0; i < old->nrefs; i++)
 		if (!ids_match(&m, old->refs[i].id, cur->refs[i].id))
 			return false;
@@ -380,15 +391,15 @@ static bool states_compare(const struct verifier *v, const struct vstate *old,
 }
 
 bool state_covers(const struct verifier *v, const struct vstate *old,
-		  const struct vstate *cur)
+		  const struct vstate *cur, enum demand_mode mode)
 {
-	return states_compare(v, old, cur, false);
+	return states_compare(v, old, cur, false, mode);
 }
 
 bool state_equal(const struct verifier *v, const struct vstate *a,
 		 const struct vstate *b)
 {
-	return states_compare(v, a, b, true);
+	return states_compare(v, a, b, true, DEMAND_FULL);
 }
 
 static uint64_t mix(uint64_t h, uint64_t x)

@@ -97,13 +97,26 @@ struct checkpoint {
 	uint32_t branches;        /* unfinished paths below it */
 	uint32_t hits, misses;
 	uint64_t fingerprint;     /* of the live registers, for loop checks */
+	/* a path below depends on values DEMAND_RELAXED ignores */
+	bool full_demand;
 };
+
+/* Registers and own stack slots (bit k: slot k) whose values may matter. */
+struct demand {
+	uint64_t slots;
+	uint16_t regs;
+};
+
+/* demand.c: which branches' operands count (see there). */
+enum demand_mode { DEMAND_RELAXED, DEMAND_FULL };
 
 struct insn_aux {
 	uint16_t live_in;     /* registers read before written from here */
-	uint16_t demand_in;   /* live registers whose value may matter */
+	struct demand demand[2]; /* from here on, by enum demand_mode */
 	uint8_t prune_point;
 	uint8_t back_edge_target;
+	/* a branch whose sides rejoin, its operands needed nowhere after it */
+	uint8_t free_branch;
 	int subprog;
 	uint32_t visits;
 	struct checkpoint *states; /* fully explored, proven safe */
@@ -208,7 +221,7 @@ bool ref_release(struct vstate *st, uint32_t id);
 uint16_t frame_live_mask(const struct verifier *v, const struct vstate *st,
 			 int frame);
 bool state_covers(const struct verifier *v, const struct vstate *old,
-		  const struct vstate *cur);
+		  const struct vstate *cur, enum demand_mode mode);
 bool state_equal(const struct verifier *v, const struct vstate *a,
 		 const struct vstate *b);
 uint64_t state_fingerprint(const struct verifier *v, const struct vstate *st);
@@ -221,8 +234,41 @@ void state_print(struct strbuf *sb, const struct verifier *v,
 int cfg_build(struct verifier *v);
 int insn_subprog(const struct verifier *v, int insn);
 int cfg_successors(const struct verifier *v, size_t i, size_t succ[2]);
+bool cfg_is_cond_jmp(const struct bpf_insn *insn);
+bool cfg_is_exit(const struct bpf_insn *insn);
+bool cfg_regs_valid(const struct bpf_insn *insn);
 /* demand.c */
 int demand_build(struct verifier *v);
+/*
+ * stackoff.c: per instruction, each register's stack offset before it:
+ * r10 + c of its own frame on every path (c), or one of these.
+ */
+#define SP_UNSEEN INT32_MIN        /* no path reaches the instruction */
+#define SP_NONE (INT32_MIN + 1)    /* never a stack pointer */
+#define SP_ANY INT32_MAX           /* anywhere in any frame's stack, or not */
+void stack_offsets(const struct verifier *v, int32_t (*sp)[BPF_REG_COUNT]);
+/* What an access may touch in the stack of its own function's frame. */
+struct stack_ref {
+	bool stack;       /* it may access a stack */
+	bool exact;       /* only these slots, of its own frame */
+	uint64_t touched; /* slots with a byte accessed */
+	uint64_t covered; /* slots entirely accessed */
+};
+/* @size bytes at @off from a register at stack offset @base. */
+struct stack_ref stack_ref(int32_t base, int32_t off, uint32_t size);
+/* The load, store or atomic @insn, its registers' offsets @regs before it. */
+struct stack_ref insn_stack_ref(const struct bpf_insn *insn,
+				const int32_t *regs);
+/* Whether a call with these registers may pass a pointer into the stack. */
+bool stack_passed(const int32_t *regs);
+/* rejoin.c: branches whose sides meet again at @join (-1: others) */
+struct rejoin {
+	int64_t join;
+	struct demand writes; /* what the paths in between may write */
+};
+int find_rejoining_branches(const struct verifier *v,
+			    const int32_t (*sp)[BPF_REG_COUNT],
+			    struct rejoin *rj);
 
 /* mem.c */
 enum access { ACCESS_READ, ACCESS_WRITE, ACCESS_ATOMIC };
@@ -256,6 +302,8 @@ int push_branch(struct verifier *v, int insn, struct vstate **out);
 uint32_t new_id(struct verifier *v);
 /* prune.c */
 int prune(struct verifier *v);
+/* The path took a side of a free branch its operands decided. */
+void path_depends_on_values(struct verifier *v);
 void path_done(struct verifier *v, struct checkpoint *c);
 void checkpoints_free(struct verifier *v);
 

@@ -242,6 +242,22 @@ static void snippet_atomic(struct gen *g)
 					scratch_reg(g), -16));
 }
 
+/* if (a > m) m = a, the maximum in a register or in a stack slot. */
+static void snippet_max(struct gen *g)
+{
+	int a = scratch_reg(g), m = scratch_reg(g);
+	int16_t slot = (int16_t)(-8 * (int)(1 + pick(g, 8)));
+
+	if (pick(g, 2)) {
+		emit(g, (struct bpf_insn)JMP_REG(BPF_JLE, a, m, 1));
+		emit(g, (struct bpf_insn)MOV64_REG(m, a));
+		return;
+	}
+	emit(g, (struct bpf_insn)LDX(BPF_DW, m, 10, slot));
+	emit(g, (struct bpf_insn)JMP_REG(BPF_JLE, a, m, 1));
+	emit(g, (struct bpf_insn)STX(BPF_DW, 10, a, slot));
+}
+
 static void fix_exits(struct gen *g, size_t exit_at)
 {
 	for (size_t i = 0; i < g->cnt; i++)
@@ -274,6 +290,86 @@ void gen_program(struct gen *g)
 		default: snippet_alu(g); snippet_check(g); break;
 		}
 	}
+	emit(g, (struct bpf_insn)MOV64_REG(0, scratch_reg(g)));
+	emit(g, (struct bpf_insn)EXIT());
+	fix_exits(g, g->cnt);
+	g->insns[g->cnt++] = (struct bpf_insn)MOV64_IMM(0, 0);
+	g->insns[g->cnt++] = (struct bpf_insn)EXIT();
+}
+
+/*
+ * A branch around a snippet that may be unsafe (an unwritten slot, an
+ * unchecked lookup): its sides rejoin, and which one runs matters.
+ */
+static void snippet_guarded(struct gen *g)
+{
+	int d = scratch_reg(g);
+	int32_t skip = (int32_t)pick(g, 4);
+	size_t at;
+
+	if (pick(g, 3)) {
+		/* d set on two paths, skipping on the one explored first */
+		emit(g, (struct bpf_insn)CALL(509));
+		emit(g, (struct bpf_insn)JMP_IMM(BPF_JGT, 0,
+						 (int32_t)pick(g, 16), 2));
+		emit(g, (struct bpf_insn)MOV64_IMM(d, skip));
+		emit(g, (struct bpf_insn)JA(1));
+		emit(g, (struct bpf_insn)MOV64_IMM(d, (int32_t)pick(g, 4)));
+	}
+	at = g->cnt;
+	emit(g, (struct bpf_insn)JMP_IMM(pick(g, 3) ? BPF_JEQ : BPF_JGT, d,
+					 skip, 0));
+	if (pick(g, 2))
+		snippet_stack(g);
+	else
+		snippet_lookup(g);
+	g->insns[at].off = (int16_t)(g->cnt - at - 1);
+}
+
+/* The loop counter, in a register or in a stack slot. */
+static void count_up(struct gen *g, int c, int16_t slot)
+{
+	if (slot)
+		emit(g, (struct bpf_insn)LDX(BPF_DW, c, 10, slot));
+	emit(g, (struct bpf_insn)ALU64_IMM(BPF_ADD, c, 1));
+	if (slot)
+		emit(g, (struct bpf_insn)STX(BPF_DW, 10, c, slot));
+}
+
+void gen_loop_program(struct gen *g)
+{
+	int c = scratch_reg(g), n = 1 + (int)pick(g, 6);
+	int16_t slot = pick(g, 2) ? (int16_t)(-8 * (int)(1 + pick(g, 8))) : 0;
+	int32_t bound = 1 + (int32_t)pick(g, 24);
+	size_t head;
+
+	g->cnt = 0;
+	for (int r = 2; r <= 9; r++)
+		emit(g, (struct bpf_insn)MOV64_IMM(r, (int32_t)pick(g, 16)));
+	for (int i = (int)pick(g, 4); i > 0; i--)
+		emit(g, (struct bpf_insn)ST(BPF_DW, 10,
+					    (int16_t)(-8 * (int)(1 + pick(g, 8))),
+					    (int32_t)pick(g, 16)));
+	emit(g, (struct bpf_insn)MOV64_IMM(c, 0));
+	if (slot)
+		emit(g, (struct bpf_insn)STX(BPF_DW, 10, c, slot));
+	head = g->cnt;
+	for (int i = 0; i < n; i++) {
+		switch (pick(g, 10)) {
+		case 0: snippet_init(g); break;
+		case 1: snippet_alu(g); break;
+		case 2: snippet_check(g); break;
+		case 3: snippet_stack(g); break;
+		case 4: snippet_lookup(g); break;
+		case 5: snippet_diamond(g); break;
+		case 6:
+		case 7: snippet_max(g); break;
+		default: snippet_guarded(g); break;
+		}
+	}
+	count_up(g, c, slot);
+	emit(g, (struct bpf_insn)JMP_IMM(BPF_JLT, c, bound,
+					 (int16_t)((int)head - (int)g->cnt - 1)));
 	emit(g, (struct bpf_insn)MOV64_REG(0, scratch_reg(g)));
 	emit(g, (struct bpf_insn)EXIT());
 	fix_exits(g, g->cnt);

@@ -28,6 +28,12 @@ struct gen {
 uint64_t gen_rand(struct gen *g);
 /* A fresh program into g->insns. */
 void gen_program(struct gen *g);
+/*
+ * A fresh loop that accumulates: running maxima in registers and stack
+ * slots, diamonds, stack traffic, lookups and checks in its body, so that
+ * values pruning may ignore meet values it must compare.
+ */
+void gen_loop_program(struct gen *g);
 /* Copy @src (at most GEN_MAX_INSNS) and change 1-3 instructions. */
 void gen_mutate(struct gen *g, const struct bpf_insn *src, size_t cnt);
 

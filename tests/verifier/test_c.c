@@ -22,6 +22,7 @@ struct expectation {
 
 static const char *const objects[] = {
 	"maps", "loops", "calls", "ctx", "ringbuf", "helpers", "probes",
+	"accumulate",
 };
 
 /* The identifier right before the first '(' of @line. */

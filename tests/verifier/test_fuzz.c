@@ -18,6 +18,7 @@
 #include "verifier/verifier.h"
 
 #define RANDOM_PROGRAMS 3000
+#define LOOP_PROGRAMS 3000
 #define MUTANTS 6000
 #define RUNS_PER_PROGRAM 6
 #define GARBAGE_PROGRAMS 20000
@@ -39,6 +40,7 @@ struct tally {
 
 static const char *const objects[] = {
 	"maps", "loops", "calls", "ctx", "ringbuf", "helpers", "probes",
+	"accumulate",
 };
 
 static struct elf_progs elf[ARRAY_SIZE(objects)];
@@ -185,12 +187,12 @@ START_TEST(mutants_are_sound)
 }
 END_TEST
 
+static const int attach_points[] = {
+	EGPU_ATTACH_NONE, EGPU_ATTACH_ENTRY, EGPU_ATTACH_EXIT, EGPU_ATTACH_MEM,
+};
+
 START_TEST(random_programs_are_sound)
 {
-	static const int attach[] = {
-		EGPU_ATTACH_NONE, EGPU_ATTACH_ENTRY, EGPU_ATTACH_EXIT,
-		EGPU_ATTACH_MEM,
-	};
 	struct gen g = { .rng = 0xfeedbeefULL, .ring_map = M_RING,
 			 .kv_maps = { M_COUNTS, M_ARR, M_PT, M_DATA },
 			 .nkv = 4 };
@@ -199,7 +201,8 @@ START_TEST(random_programs_are_sound)
 	for (int i = 0; i < RANDOM_PROGRAMS; i++) {
 		struct subject s = {
 			"random", g.insns, 0, raw_maps, ARRAY_SIZE(raw_maps),
-			attach[gen_rand(&g) % 4], EGPU_HELPERS_GPU, 24, true,
+			attach_points[gen_rand(&g) % 4], EGPU_HELPERS_GPU, 24,
+			true,
 		};
 
 		gen_program(&g);
@@ -210,6 +213,32 @@ START_TEST(random_programs_are_sound)
 	       t.programs, t.accepted, t.runs, t.violations);
 	ck_assert_int_eq(t.violations, 0);
 	ck_assert_int_gt(t.accepted, RANDOM_PROGRAMS / 20);
+}
+END_TEST
+
+/* Loops whose pruning ignores values that do not matter (demand.c). */
+START_TEST(accumulating_loops_are_sound)
+{
+	struct gen g = { .rng = 0xacc0ULL, .ring_map = M_RING,
+			 .kv_maps = { M_COUNTS, M_ARR, M_PT, M_DATA },
+			 .nkv = 4 };
+	struct tally t = { 0 };
+
+	for (int i = 0; i < LOOP_PROGRAMS; i++) {
+		struct subject s = {
+			"loop", g.insns, 0, raw_maps, ARRAY_SIZE(raw_maps),
+			attach_points[gen_rand(&g) % 4], EGPU_HELPERS_GPU, 24,
+			true,
+		};
+
+		gen_loop_program(&g);
+		s.cnt = g.cnt;
+		try_subject(&s, gen_rand(&g), &t);
+	}
+	printf("loops: %d programs, %d accepted, %d runs, %d violations\n",
+	       t.programs, t.accepted, t.runs, t.violations);
+	ck_assert_int_eq(t.violations, 0);
+	ck_assert_int_gt(t.accepted, LOOP_PROGRAMS / 20);
 }
 END_TEST
 
@@ -254,6 +283,7 @@ int main(void)
 	tcase_add_test(tc, accepted_corpus_runs_clean);
 	tcase_add_test(tc, mutants_are_sound);
 	tcase_add_test(tc, random_programs_are_sound);
+	tcase_add_test(tc, accumulating_loops_are_sound);
 	tcase_add_test(tc, garbage_does_not_crash);
 	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);
