@@ -106,7 +106,8 @@ finally:
 if isinstance(ptx, bytes):  # CuPy returns bytes (older versions: str)
     ptx = ptx.decode()
 ptx = ptx.rstrip("\0")
-print(f"{cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}: "
+name = cp.cuda.runtime.getDeviceProperties(0)["name"]
+print(f"{name.decode() if isinstance(name, bytes) else name}: "
       f"{GRID} blocks x {BLOCK} threads over {N} elements")
 print(f"NVRTC made {len(ptx)} bytes of PTX for compute_{CC}")
 
