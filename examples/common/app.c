@@ -24,9 +24,17 @@ void app_egpu_check(bool ok, const char *what, const char *file, int line)
 
 bool app_gpu_present(const char **why)
 {
+	static char reason[512];
 	int n = 0;
-	cudaError_t err = cudaGetDeviceCount(&n);
+	cudaError_t err;
 
+	/* libegpu's reason is the clearer one ("no CUDA driver: ..."). */
+	if (!egpu_gpu_available()) {
+		snprintf(reason, sizeof(reason), "%s", egpu_errmsg());
+		*why = reason;
+		return false;
+	}
+	err = cudaGetDeviceCount(&n);
 	if (err != cudaSuccess) {
 		*why = cudaGetErrorString(err);
 		return false;
