@@ -14,6 +14,7 @@
 
 #include "api/internal.h"
 #include "egpu.h"
+#include "test_util.h"
 
 #define EVENTS_OBJ EGPU_TEST_BUILD "/events.bpf.o"
 #define EVENTS_PTX EGPU_TEST_BUILD "/kernels.ptx"
@@ -431,8 +432,6 @@ int main(void)
 {
 	Suite *s = suite_create("events_api");
 	TCase *tc = tcase_create("events_api");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
@@ -449,9 +448,5 @@ int main(void)
 	tcase_add_test(tc, direct_run_modules_assemble);
 	tcase_add_test(tc, instrumented_module_assembles);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(s, true);
 }

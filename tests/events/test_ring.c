@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "maps/ring.h"
+#include "test_util.h"
 
 static struct event_ring *ring_of(uint64_t cap)
 {
@@ -402,8 +403,6 @@ int main(void)
 {
 	Suite *s = suite_create("ring");
 	TCase *tc = tcase_create("ring");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, capacity_rules);
@@ -417,9 +416,5 @@ int main(void)
 	tcase_add_test(tc, one_consumer_at_a_time);
 	tcase_add_test(tc, concurrent_producers_gpu_protocol);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(s, true);
 }

@@ -11,6 +11,7 @@
 #include "core/core.h"
 #include "object/object.h"
 #include "verifier/verifier.h"
+#include "test_util.h"
 
 /* Assert that @expr failed with @code and a message containing @text. */
 #define ck_assert_fails(expr, code, text)                                    \
@@ -30,10 +31,6 @@
 			      egpu_errmsg());                                \
 	} while (0)
 
-/* Whole file at @path (malloc'ed), its length in *len. */
-void *test_read_file(const char *path, size_t *len);
 
-/* A test case suite from one or more TCase-adding functions. */
-int test_run_suite(Suite *s);
 
 #endif

@@ -118,5 +118,5 @@ int main(void)
 	}
 	tcase_add_test(tc, all_vectors);
 	suite_add_tcase(s, tc);
-	return test_run_suite(s);
+	return tu_run_suite(s, true);
 }

@@ -14,7 +14,7 @@ static int parse_file(const char *path, const char *name, int abi,
 		      struct bpf_object_spec *spec)
 {
 	size_t len;
-	void *elf = test_read_file(path, &len);
+	void *elf = tu_read_file(path, &len);
 	int err = object_parse_elf(elf, len, name, abi, spec);
 
 	free(elf);
@@ -447,7 +447,7 @@ START_TEST(truncated_elf)
 {
 	struct bpf_object_spec s;
 	size_t len;
-	uint8_t *elf = test_read_file(BPF_OBJ("progs"), &len);
+	uint8_t *elf = (uint8_t *)tu_read_file(BPF_OBJ("progs"), &len);
 
 	ck_assert_fails(object_parse_elf(elf, len / 2, "half", 0, &s),
 			EGPU_EFORMAT, "object 'half': not a valid BPF object");
@@ -463,7 +463,7 @@ START_TEST(corrupted_elf)
 {
 	struct bpf_object_spec s;
 	size_t len;
-	uint8_t *elf = test_read_file(BPF_OBJ("subprogs"), &len);
+	uint8_t *elf = (uint8_t *)tu_read_file(BPF_OBJ("subprogs"), &len);
 	uint8_t *copy = malloc(len);
 	unsigned int seed = 1;
 
@@ -515,7 +515,7 @@ static void find_section(uint8_t *elf, size_t len, const char *name,
 static uint8_t *corrupt_btf(int kind, void (*edit)(struct btf_type *t, uint32_t id),
 			    size_t *len, uint32_t *id)
 {
-	uint8_t *elf = test_read_file(BPF_OBJ("progs"), len);
+	uint8_t *elf = (uint8_t *)tu_read_file(BPF_OBJ("progs"), len);
 	const struct btf_header *hdr;
 	struct btf *btf;
 	size_t off, size;
@@ -649,5 +649,5 @@ int main(void)
 	tcase_set_timeout(bad, 60);
 	suite_add_tcase(s, ok);
 	suite_add_tcase(s, bad);
-	return test_run_suite(s);
+	return tu_run_suite(s, true);
 }

@@ -266,5 +266,5 @@ int main(void)
 	tcase_add_test(tc, raw_program);
 	tcase_add_test(tc, raw_errors);
 	suite_add_tcase(s, tc);
-	return test_run_suite(s);
+	return tu_run_suite(s, true);
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "ptx/ptx.h"
+#include "test_util.h"
 
 /* A probe module written by hand: reads ctx->kernel_id, and the first
  * parameter byte when there is one; defines "probe_ptx". */
@@ -21,8 +22,6 @@ extern const char fall_off_ptx[];
 extern const char weak_app_ptx[];
 extern const char weak_probe_ptx[];
 
-/* Whole file, NUL-terminated; NULL if it cannot be read. */
-char *read_file(const char *path, size_t *len);
 /* Sorted paths of the corpus files (*.ptx in PTX_CORPUS_DIR). */
 size_t corpus_list(char ***paths);
 void free_list(char **paths, size_t n);

@@ -25,9 +25,9 @@ static struct corpus corpus;
 static void corpus_load(void)
 {
 	corpus.n = corpus_list(&corpus.paths);
-	corpus.modules[0] = read_file(PTX_MODULES_DIR "/llc_probe.ptx",
+	corpus.modules[0] = tu_read_file(PTX_MODULES_DIR "/llc_probe.ptx",
 				      &corpus.module_len[0]);
-	corpus.modules[1] = read_file(PTX_MODULES_DIR "/runtime.ptx",
+	corpus.modules[1] = tu_read_file(PTX_MODULES_DIR "/runtime.ptx",
 				      &corpus.module_len[1]);
 }
 
@@ -73,7 +73,7 @@ START_TEST(round_trip)
 
 	for (i = 0; i < corpus.n; i++) {
 		size_t len, out_len;
-		char *text = read_file(corpus.paths[i], &len), *out;
+		char *text = tu_read_file(corpus.paths[i], &len), *out;
 		struct ptx_module *m;
 		int err;
 
@@ -129,7 +129,7 @@ START_TEST(instrument_every_kernel)
 
 	for (i = 0; i < corpus.n; i++) {
 		size_t len, out_len;
-		char *text = read_file(corpus.paths[i], &len), *out, *back;
+		char *text = tu_read_file(corpus.paths[i], &len), *out, *back;
 		char t_in[32], t_out[32];
 		unsigned entries, exits, want_exits;
 		struct ptx_report rep;
@@ -193,7 +193,7 @@ START_TEST(fuzz_truncations)
 
 	for (i = 0; i < corpus.n; i++) {
 		size_t len;
-		char *text = read_file(corpus.paths[i], &len);
+		char *text = tu_read_file(corpus.paths[i], &len);
 
 		for (cut = 0; cut < 100; cut++)
 			fuzz_one(text, len * cut / 100, mods, nmod, reqs, nreq);
@@ -214,7 +214,7 @@ START_TEST(fuzz_mutations)
 
 	for (i = 0; i < corpus.n; i++) {
 		size_t len;
-		char *text = read_file(corpus.paths[i], &len);
+		char *text = tu_read_file(corpus.paths[i], &len);
 		char *copy = malloc(len + 1);
 
 		for (round = 0; round < 100; round++) {

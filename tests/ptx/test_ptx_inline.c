@@ -13,6 +13,7 @@
 
 #include "ptx/instr.h"
 #include "ptx_util.h"
+#include "test_util.h"
 
 static size_t count(const char *hay, const char *needle)
 {
@@ -546,8 +547,6 @@ int main(void)
 {
 	Suite *s = suite_create("ptx_inline");
 	TCase *tc = tcase_create("inline");
-	SRunner *sr;
-	int failed;
 
 	if (!have_ptxas())
 		fprintf(stderr, "no ptxas at '%s': outputs not assembled\n",
@@ -564,9 +563,5 @@ int main(void)
 	tcase_add_test(tc, no_inline_calls);
 	tcase_add_test(tc, damaged_probes);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(s, true);
 }

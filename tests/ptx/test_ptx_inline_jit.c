@@ -18,6 +18,7 @@
 #include "egpu.h"
 #include "ptx/instr.h"
 #include "ptx_util.h"
+#include "test_util.h"
 
 #define MAX_PROBES 16
 
@@ -139,7 +140,7 @@ static void instrument_file(const char *path, const struct ptx_attach *reqs,
 			    size_t nreq, const char *tag)
 {
 	size_t len, out_len;
-	char *text = read_file(path, &len), *out, *back;
+	char *text = tu_read_file(path, &len), *out, *back;
 	unsigned entries, exits;
 	struct ptx_report rep;
 	int err;
@@ -203,7 +204,7 @@ static struct ptxas_usage vecadd_usage(const char *const *progs, size_t nprog,
 				       bool no_inline, const char *tag)
 {
 	size_t len, out_len, nreq = 0;
-	char *text = read_file(PTX_WORKLOADS, &len), *out;
+	char *text = tu_read_file(PTX_WORKLOADS, &len), *out;
 	struct ptx_attach reqs[MAX_PROBES];
 	struct ptxas_usage u;
 	int err;
@@ -243,7 +244,7 @@ START_TEST(vecadd_registers)
 		{ "empty", empty }, { "timing", timing }, { "counter", counter },
 	};
 	size_t len;
-	char *text = read_file(PTX_WORKLOADS, &len);
+	char *text = tu_read_file(PTX_WORKLOADS, &len);
 	struct ptxas_usage plain, on, off;
 
 	if (access(EGPU_PTXAS, X_OK))
@@ -278,8 +279,6 @@ int main(void)
 {
 	Suite *s = suite_create("ptx_inline_jit");
 	TCase *tc = tcase_create("jit");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_unchecked_fixture(tc, probes_load, probes_free);
 	tcase_set_timeout(tc, 900);
@@ -289,9 +288,5 @@ int main(void)
 	}
 	tcase_add_test(tc, vecadd_registers);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(s, true);
 }

@@ -10,6 +10,7 @@
 
 #include "ptx/instr.h"
 #include "ptx_util.h"
+#include "test_util.h"
 
 /* A probe function @name for @target in a module of PTX ISA @version. */
 static char *probe_module(const char *version, const char *target,
@@ -549,8 +550,6 @@ int main(void)
 {
 	Suite *s = suite_create("ptx_instrument");
 	TCase *tc = tcase_create("instrument");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, entry_and_exits);
 	tcase_add_test(tc, programs_in_attach_order);
@@ -567,9 +566,5 @@ int main(void)
 	tcase_add_test(tc, falling_off_the_end);
 	tcase_add_test(tc, names_avoid_application_names);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(s, true);
 }

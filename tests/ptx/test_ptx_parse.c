@@ -7,6 +7,7 @@
 
 #include "ptx/module.h"
 #include "ptx_util.h"
+#include "test_util.h"
 
 static struct ptx_module *parse_ok(const char *text)
 {
@@ -326,8 +327,6 @@ int main(void)
 {
 	Suite *s = suite_create("ptx_parse");
 	TCase *tc = tcase_create("parse");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, tokens);
 	tcase_add_test(tc, token_errors);
@@ -337,9 +336,5 @@ int main(void)
 	tcase_add_test(tc, parse_errors);
 	tcase_add_test(tc, missing_semicolon_swallows_nothing_silently);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(s, true);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ptx_util.h"
+#include "test_util.h"
 
 /* Instrument @text with @mods/@reqs and assemble it for its own target. */
 static void assemble(const char *tag, const char *text, size_t len,
@@ -48,10 +49,10 @@ START_TEST(corpus)
 	};
 
 	ck_assert_uint_eq(n, PTX_CORPUS_COUNT);
-	runtime = read_file(PTX_MODULES_DIR "/runtime.ptx", &rt_len);
+	runtime = tu_read_file(PTX_MODULES_DIR "/runtime.ptx", &rt_len);
 	ck_assert_msg(runtime, "runtime.ptx missing");
 	mods[1] = (struct ptx_text){ "runtime", runtime, rt_len };
-	llc = read_file(PTX_MODULES_DIR "/llc_probe.ptx", &llc_len);
+	llc = tu_read_file(PTX_MODULES_DIR "/llc_probe.ptx", &llc_len);
 	if (llc) {
 		/* Twice: its global probe is linked once, its local helper twice. */
 		mods[2] = (struct ptx_text){ "llc_probe", llc, llc_len };
@@ -63,7 +64,7 @@ START_TEST(corpus)
 		const char *base = strrchr(paths[i], '/') + 1;
 		char tag[256];
 		size_t len;
-		char *text = read_file(paths[i], &len);
+		char *text = tu_read_file(paths[i], &len);
 
 		snprintf(tag, sizeof(tag), "out_%s", base);
 		tag[strlen(tag) - 4] = '\0';
@@ -102,8 +103,6 @@ int main(void)
 {
 	Suite *s = suite_create("ptx_ptxas");
 	TCase *tc = tcase_create("ptxas");
-	SRunner *sr;
-	int failed;
 
 	if (access(EGPU_PTXAS, X_OK)) {
 		fprintf(stderr, "no ptxas at '%s': skipped\n", EGPU_PTXAS);
@@ -114,9 +113,5 @@ int main(void)
 		tcase_add_test(tc, corpus);
 	tcase_add_test(tc, hand_written);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(s, true);
 }

@@ -13,6 +13,7 @@
 #include "core/core.h"
 #include "elf_progs.h"
 #include "verifier/verifier.h"
+#include "test_util.h"
 
 struct expectation {
 	char func[128];
@@ -161,15 +162,9 @@ int main(void)
 {
 	Suite *s = suite_create("verifier_c");
 	TCase *tc = tcase_create("c");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_loop_test(tc, c_object, 0, (int)ARRAY_SIZE(objects));
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(s, true);
 }

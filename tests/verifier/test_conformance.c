@@ -10,6 +10,7 @@
 
 #include "core/core.h"
 #include "verifier/verifier.h"
+#include "test_util.h"
 
 #define VECTORS EGPU_SHARED_DIR "/conformance/vectors.tsv"
 
@@ -94,15 +95,9 @@ int main(void)
 {
 	Suite *s = suite_create("verifier_conformance");
 	TCase *tc = tcase_create("conformance");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, all_tests_rows_accepted);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(s, true);
 }

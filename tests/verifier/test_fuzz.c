@@ -16,6 +16,7 @@
 #include "raw_cases.h"
 #include "ref_interp.h"
 #include "verifier/verifier.h"
+#include "test_util.h"
 
 #define RANDOM_PROGRAMS 3000
 #define LOOP_PROGRAMS 3000
@@ -277,8 +278,6 @@ int main(void)
 {
 	Suite *s = suite_create("verifier_fuzz");
 	TCase *tc = tcase_create("fuzz");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, accepted_corpus_runs_clean);
 	tcase_add_test(tc, mutants_are_sound);
@@ -287,9 +286,5 @@ int main(void)
 	tcase_add_test(tc, garbage_does_not_crash);
 	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(s, true);
 }

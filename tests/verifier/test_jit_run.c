@@ -20,6 +20,7 @@
 #include "raw_cases.h"
 #include "ref_interp.h"
 #include "verifier/verifier.h"
+#include "test_util.h"
 
 #define PROGRAMS 2000
 
@@ -147,15 +148,9 @@ int main(void)
 {
 	Suite *s = suite_create("verifier_jit_run");
 	TCase *tc = tcase_create("jit");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, accepted_programs_run_on_cpu);
 	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(s, true);
 }

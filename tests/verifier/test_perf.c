@@ -11,6 +11,7 @@
 #include "core/core.h"
 #include "raw_cases.h"
 #include "verifier/verifier.h"
+#include "test_util.h"
 
 #define BLOCKS 256
 #define BUDGET_MS 50.0
@@ -91,15 +92,9 @@ int main(void)
 {
 	Suite *s = suite_create("verifier_perf");
 	TCase *tc = tcase_create("perf");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, verify_4096_instructions);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(s, true);
 }

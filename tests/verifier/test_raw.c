@@ -7,6 +7,7 @@
 #include "core/core.h"
 #include "raw_cases.h"
 #include "verifier/verifier.h"
+#include "test_util.h"
 
 static int run_case_with(const struct raw_case *c, struct strbuf *log,
 			 bool all_states)
@@ -197,8 +198,6 @@ int main(void)
 {
 	Suite *s = suite_create("verifier_raw");
 	TCase *tc = tcase_create("raw");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_loop_test(tc, raw_case, 0, (int)ARRAY_SIZE(raw_cases));
 	tcase_add_test(tc, message_format);
@@ -207,9 +206,5 @@ int main(void)
 	tcase_add_test(tc, report_line);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(s, true);
 }

@@ -11,6 +11,7 @@
 
 #include "ref_isa.h"
 #include "verifier/scalar.h"
+#include "test_util.h"
 
 #define ROUNDS 4000
 #define SAMPLES 12
@@ -268,8 +269,6 @@ int main(void)
 {
 	Suite *s = suite_create("verifier_scalar");
 	TCase *tc = tcase_create("scalar");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, alu_results_contain_concrete_results);
 	tcase_add_test(tc, unary_results_contain_concrete_results);
@@ -277,9 +276,5 @@ int main(void)
 	tcase_add_test(tc, refinement_narrows);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_run_suite(s, true);
 }
