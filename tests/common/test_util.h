@@ -15,7 +15,9 @@ bool tu_have_ptxas(void);
  */
 bool tu_ptxas(const char *ptx, size_t len, const char *arch, bool compile_only,
 	      char *log, size_t log_len);
-/* A whole file, NUL-terminated; the test fails if it cannot be read. */
+/* A whole file, NUL-terminated, or NULL if it cannot be read. */
+char *tu_try_read_file(const char *path, size_t *len);
+/* The same, failing the test if the file cannot be read. */
 char *tu_read_file(const char *path, size_t *len);
 /* Run @s, print its results, free it; 0 if every test passed. */
 int tu_run_suite(Suite *s, bool fork);
