@@ -107,6 +107,7 @@ func (c *Context) Close() {
 		return
 	}
 	for _, o := range c.objs {
+		o.closeRings()
 		o.h = nil
 	}
 	c.objs = nil
@@ -257,6 +258,7 @@ type Obj struct {
 	name  string
 	progs []*Prog
 	maps  []*Map
+	rings []*RingBuffer // consumers of its maps, closed before it
 }
 
 func newObj(c *Context, h capi.Struct_SS_egpu_obj) *Obj {
@@ -335,8 +337,15 @@ func (o *Obj) Close() {
 			break
 		}
 	}
+	o.closeRings()
 	capi.Egpu_obj_close(o.h)
 	o.h = nil
+}
+
+func (o *Obj) closeRings() {
+	for len(o.rings) > 0 {
+		o.rings[0].Close()
+	}
 }
 
 // Prog is a program of an object.

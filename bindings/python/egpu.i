@@ -299,6 +299,18 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %ignore egpu_map_lookup_sum;
 %ignore egpu_prog_insns;
 %ignore egpu_prog_run;
+/* Replaced by the ring and print functions below, which call Python. */
+%ignore egpu_ringbuf_new;
+%ignore egpu_ringbuf_add;
+%ignore egpu_ringbuf_poll;
+%ignore egpu_ringbuf_consume;
+%ignore egpu_ringbuf_stats;
+%ignore egpu_ringbuf_drops;
+%ignore egpu_ringbuf_fd;
+%ignore egpu_ringbuf_free;
+%ignore egpu_print_set_callback;
+%ignore egpu_print_poll;
+%ignore egpu_print_info;
 /* Options and reports cross as dicts (above), not as structs. */
 %ignore egpu_ctx_opts;
 %ignore egpu_load_opts;
@@ -481,5 +493,207 @@ PyObject *prog_run(egpu_prog *prog, int backend, PyObject *memory)
 		return NULL;
 	}
 	return Py_BuildValue("(Kd)", (unsigned long long)ro.retval, ro.run_ns);
+}
+%}
+
+%{
+/*
+ * Waits release the GIL, so other Python threads run while a consumer
+ * waits for records; callbacks take it back. They wait in slices so that
+ * Ctrl-C (a signal handler raising) ends a long wait.
+ */
+#define WAIT_SLICE_MS 100
+
+typedef int (*wait_fn)(void *handle, int timeout_ms);
+
+/* @wait(@handle, ...) for up to @timeout_ms (< 0: without limit) until it
+ * returns non-zero; its result, or 0 with an exception set by a signal. */
+static int wait_sliced(wait_fn wait, void *handle, int timeout_ms)
+{
+	int n, slice;
+
+	for (;;) {
+		slice = timeout_ms < 0 || timeout_ms > WAIT_SLICE_MS ?
+			WAIT_SLICE_MS : timeout_ms;
+		Py_BEGIN_ALLOW_THREADS
+		n = wait(handle, slice);
+		Py_END_ALLOW_THREADS
+		if (n || slice == timeout_ms || PyErr_CheckSignals())
+			return n;
+		if (timeout_ms > 0)
+			timeout_ms -= slice;
+	}
+}
+
+/*
+ * A consumer of one ring map. @fn is the callable of the poll in progress
+ * (borrowed for its duration); what it raised waits in @exc_* until the
+ * poll returns, as the C consumer stops at the failed record.
+ */
+struct py_ring {
+	egpu_ringbuf *rb;
+	PyObject *fn;
+	PyObject *exc_type, *exc_value, *exc_tb;
+};
+
+static int ring_to_python(void *user, const void *data, size_t size)
+{
+	struct py_ring *r = user;
+	PyGILState_STATE gil = PyGILState_Ensure();
+	PyObject *res = PyObject_CallFunction(r->fn, "y#", (const char *)data,
+					      (Py_ssize_t)size);
+	int ret = 0;
+
+	if (!res) {
+		PyErr_Fetch(&r->exc_type, &r->exc_value, &r->exc_tb);
+		ret = -1;
+	}
+	Py_XDECREF(res);
+	PyGILState_Release(gil);
+	return ret;
+}
+
+static int ring_wait(void *handle, int timeout_ms)
+{
+	return egpu_ringbuf_poll(handle, timeout_ms);
+}
+
+static void print_to_python(void *user, const char *line,
+			    const struct egpu_print_info *info)
+{
+	PyGILState_STATE gil = PyGILState_Ensure();
+	PyObject *res = PyObject_CallFunction((PyObject *)user, "N(III)(III)",
+		PyUnicode_DecodeUTF8(line, (Py_ssize_t)strlen(line), "replace"),
+		info->block[0], info->block[1], info->block[2],
+		info->thread[0], info->thread[1], info->thread[2]);
+
+	if (!res)
+		PyErr_WriteUnraisable((PyObject *)user);
+	Py_XDECREF(res);
+	PyGILState_Release(gil);
+}
+
+static int print_wait(void *handle, int timeout_ms)
+{
+	return egpu_print_poll(handle, timeout_ms);
+}
+%}
+
+%exception ring_new {
+	$action
+	if (!result)
+		SWIG_fail;
+}
+
+%inline %{
+/* A consumer of ring map @map; free it with ring_free(). */
+struct py_ring *ring_new(egpu_map *map)
+{
+	struct py_ring *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		PyErr_NoMemory();
+		return NULL;
+	}
+	r->rb = egpu_ringbuf_new(map, ring_to_python, r);
+	if (!r->rb) {
+		raise_last(egpu_errcode() ? egpu_errcode() : EGPU_EINVAL);
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void ring_free(struct py_ring *r)
+{
+	if (r)
+		egpu_ringbuf_free(r->rb);
+	free(r);
+}
+
+/*
+ * Call @fn(bytes) for every record, first waiting up to @timeout_ms
+ * (< 0: without limit) when there is none. Returns the records handed to
+ * @fn; raises what @fn raised, after the records before it.
+ */
+PyObject *ring_poll(struct py_ring *r, int timeout_ms, PyObject *fn)
+{
+	int n;
+
+	r->fn = fn;
+	n = wait_sliced(ring_wait, r->rb, timeout_ms);
+	r->fn = NULL;
+	if (r->exc_type) {
+		PyErr_Restore(r->exc_type, r->exc_value, r->exc_tb);
+		r->exc_type = r->exc_value = r->exc_tb = NULL;
+		return NULL;
+	}
+	if (PyErr_Occurred())
+		return NULL;
+	if (n < 0) {
+		raise_last(n);
+		return NULL;
+	}
+	return PyLong_FromLong(n);
+}
+
+/* The consumer's counters as a dict. */
+PyObject *ring_stats(struct py_ring *r)
+{
+	EGPU_OPTS(egpu_ringbuf_stats, st);
+	int err = egpu_ringbuf_stats(r->rb, &st);
+
+	if (err) {
+		raise_last(err);
+		return NULL;
+	}
+	return Py_BuildValue("{s:K,s:K,s:K,s:I}",
+		"records", (unsigned long long)st.records,
+		"bytes", (unsigned long long)st.bytes,
+		"drops", (unsigned long long)st.drops, "rings", st.rings);
+}
+
+unsigned long long ring_drops(struct py_ring *r)
+{
+	return egpu_ringbuf_drops(r->rb);
+}
+
+int ring_fd(struct py_ring *r)
+{
+	return egpu_ringbuf_fd(r->rb);
+}
+
+/* Send @ctx's GPU print lines to @fn(line, block, thread), or (None) back
+ * to the log. The Python Context keeps @fn alive. */
+PyObject *print_set_callback(egpu_ctx *ctx, PyObject *fn)
+{
+	int err;
+
+	if (fn != Py_None && !PyCallable_Check(fn)) {
+		PyErr_SetString(PyExc_TypeError,
+				"the print callback must be callable(line, block, thread)");
+		return NULL;
+	}
+	err = fn == Py_None ? egpu_print_set_callback(ctx, NULL, NULL) :
+		egpu_print_set_callback(ctx, print_to_python, fn);
+	if (err) {
+		raise_last(err);
+		return NULL;
+	}
+	Py_RETURN_NONE;
+}
+
+/* Deliver @ctx's print lines, waiting up to @timeout_ms for some. */
+PyObject *print_poll(egpu_ctx *ctx, int timeout_ms)
+{
+	int n = wait_sliced(print_wait, ctx, timeout_ms);
+
+	if (PyErr_Occurred())
+		return NULL;
+	if (n < 0) {
+		raise_last(n);
+		return NULL;
+	}
+	return PyLong_FromLong(n);
 }
 %}

@@ -21,10 +21,12 @@ from . import _egpu as _c
 from ._errors import (CudaError, Error, Exists, FormatError, Full, IOFailure,
                       InvalidArgument, JitError, NoDevice, NoMemory, NotFound,
                       NotSupported, VerifyError)
+from ._events import RingBuffer
 from ._maps import ANY, EXIST, NOEXIST, Map
 
 __all__ = [
-    "Context", "Object", "Program", "Map", "Link", "Report", "KernelReport",
+    "Context", "Object", "Program", "Map", "RingBuffer", "Link", "Report",
+    "KernelReport",
     "gpu_available", "gpu_unavailable_reason", "version",
     "Error", "InvalidArgument", "NoMemory", "IOFailure", "FormatError",
     "VerifyError", "JitError", "NoDevice", "NotFound", "Full", "CudaError",
@@ -115,6 +117,7 @@ class Context:
                  log_level=LOG_WARN):
         self._h = None
         self._log = log  # the C context calls it: keep it alive
+        self._on_print = None  # likewise
         self._objects = []
         self._h = _c.egpu_ctx_new(dict(sm=sm, offline=offline,
                                        thread_slots=thread_slots, log=log,
@@ -132,6 +135,7 @@ class Context:
         if self._h is None:
             return
         for obj in self._objects:
+            obj._close_rings()
             obj._h = None
         self._objects.clear()
         _c.egpu_ctx_free(self._h)
@@ -180,6 +184,27 @@ class Context:
         (CUDA's primary context if none is current). Returns the CUmodule
         handle as an int, e.g. for cuda-python's ``cuda.CUmodule(handle)``."""
         return _c.egpu_module_load(self._live(), image)
+
+    def on_print(self, callback):
+        """Send the lines GPU threads print (bpf_printk, bpf_trace_printk,
+        ...) to ``callback(line, block, thread)``, block and thread being
+        (x, y, z) tuples; None sends them back to the log. Lines arrive
+        when print_poll() (or a ring buffer's poll) runs. Programs run on
+        the CPU print to stderr directly."""
+        _c.print_set_callback(self._live(), callback)
+        self._on_print = callback
+
+    def print_poll(self, timeout=0):
+        """Deliver the lines printed since the last call, first waiting up
+        to ``timeout`` seconds (None: without limit) when there are none
+        (not at all when no probe prints). Returns how many."""
+        return _c.print_poll(self._live(), -1 if timeout is None or timeout < 0
+                             else int(timeout * 1000))
+
+    @property
+    def print_drops(self):
+        """Lines dropped because the print ring was full."""
+        return _c.egpu_print_drops(self._live())
 
     @property
     def objects(self):
@@ -232,6 +257,7 @@ class Object:
     def __init__(self, ctx, h):
         self._ctx = ctx
         self._h = h
+        self._rings = []  # RingBuffers of its maps, closed before it
         self.name = _c.egpu_obj_name(h)
         progs, maps = [], []
         p = _c.egpu_obj_next_prog(h, None)
@@ -265,8 +291,13 @@ class Object:
         if self.closed:
             return
         self._ctx._objects.remove(self)
+        self._close_rings()
         _c.egpu_obj_close(self._h)
         self._h = None
+
+    def _close_rings(self):
+        for rb in list(self._rings):
+            rb.close()
 
     def __enter__(self):
         return self

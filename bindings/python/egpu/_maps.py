@@ -12,6 +12,7 @@ from collections.abc import MutableMapping
 
 from . import _egpu as _c
 from ._errors import Full, InvalidArgument, NotFound
+from ._events import RingBuffer
 
 try:
     import numpy as _np
@@ -226,6 +227,12 @@ class Map(MutableMapping):
         map: the value itself)."""
         raw = _c.map_lookup_sum(self._handle(), self._key.encode(key))
         return self._value.decode(raw)
+
+    def ring_buffer(self, callback=None):
+        """A RingBuffer consuming this ring map (RINGBUF, PERF_EVENT_ARRAY,
+        GPU_RINGBUF); ``callback(bytes)`` for poll(). Other maps raise
+        egpu.InvalidArgument."""
+        return RingBuffer(self, callback)
 
     def __repr__(self):
         return (f"<egpu.Map {self.name!r} type {self.type} key {self.key_size}B "

@@ -45,6 +45,12 @@ def probes_path():
 
 
 @pytest.fixture
+def events_path():
+    """tests/events.bpf.o: ring buffer programs run on the CPU."""
+    return _data("EGPU_TEST_EVENTS")
+
+
+@pytest.fixture
 def kernels_ptx():
     """PTX of tests/kernels.cu (nvcc -arch=sm_90)."""
     with open(_data("EGPU_TEST_PTX")) as f:

@@ -1,0 +1,144 @@
+# SPDX-License-Identifier: MIT
+"""Ring buffers: records programs write with bpf_ringbuf_output / reserve /
+submit and bpf_perf_event_output, read on the host as bytes.
+
+    with obj.maps["events"].ring_buffer() as rb:
+        for rec in rb.records(timeout=1.0):   # ends after 1 s without one
+            handle(rec)
+
+or with a callback, libbpf style: ``rb = egpu.RingBuffer(m, on_record)``,
+then ``rb.poll(timeout_ms)`` calls ``on_record(bytes)`` per record.
+"""
+
+import threading
+
+from . import _egpu as _c
+from ._errors import InvalidArgument
+
+
+def _ms(timeout):
+    """Seconds (None: without limit) as the C API's milliseconds (-1)."""
+    if timeout is None or timeout < 0:
+        return -1
+    return int(timeout * 1000)
+
+
+class RingBuffer:
+    """The consumer of one ring map (RINGBUF, PERF_EVENT_ARRAY or
+    GPU_RINGBUF); a map has one consumer at a time. ``callback(bytes)``
+    receives the records of poll() and consume(). Waiting releases the
+    GIL, so a thread may consume while others launch kernels. Close it
+    (or leave a ``with`` block) before closing its object; closing the
+    object or context closes it too."""
+
+    def __init__(self, map, callback=None):
+        self.map = map
+        self.callback = callback
+        self._lock = threading.RLock()  # serialises polls and close()
+        self._busy = False
+        self._h = _c.ring_new(map._handle())
+        map._obj._rings.append(self)
+
+    def _poll(self, timeout_ms, fn):
+        with self._lock:
+            if self._h is None:
+                raise InvalidArgument(f"the ring buffer of map '{self.map.name}' is closed")
+            if self._busy:
+                raise InvalidArgument("a ring buffer callback cannot poll or "
+                                      "close its own ring buffer")
+            self._busy = True
+            try:
+                return _c.ring_poll(self._h, timeout_ms, fn)
+            finally:
+                self._busy = False
+
+    def _callback(self):
+        if self.callback is None:
+            raise InvalidArgument("this ring buffer has no callback: use "
+                                  "read() or records()")
+        return self.callback
+
+    def poll(self, timeout_ms=-1):
+        """Call the callback for every record, first waiting up to
+        ``timeout_ms`` (-1: without limit, 0: not at all) when there is
+        none. Returns how many it handled. An exception raised by the
+        callback stops consumption and propagates; that record counts as
+        consumed, the ones after it stay in the ring."""
+        return self._poll(int(timeout_ms), self._callback())
+
+    def consume(self):
+        """poll(0): the records there now, without waiting."""
+        return self.poll(0)
+
+    def read(self, timeout=0):
+        """The records there now as a list of bytes, first waiting up to
+        ``timeout`` seconds (None: without limit) when there is none."""
+        out = []
+        self._poll(_ms(timeout), out.append)
+        return out
+
+    def records(self, timeout=None):
+        """Yield records as they arrive, ending after ``timeout`` seconds
+        without a record (None: never)."""
+        while True:
+            batch = self.read(timeout)
+            if not batch:
+                return
+            yield from batch
+
+    def __iter__(self):
+        return self.records()
+
+    @property
+    def drops(self):
+        """Records producers dropped because the ring was full."""
+        return _c.ring_drops(self._live())
+
+    def stats(self):
+        """{"records", "bytes", "drops", "rings"}: records and payload bytes
+        handed out so far, drops, rings consumed."""
+        return _c.ring_stats(self._live())
+
+    def fileno(self):
+        """A timerfd for selectors/asyncio: readable every millisecond, not
+        when a record arrives (a GPU cannot signal one). Call consume() or
+        read() when it is readable; that also resets it."""
+        return _c.ring_fd(self._live())
+
+    def _live(self):
+        if self._h is None:
+            raise InvalidArgument(f"the ring buffer of map '{self.map.name}' is closed")
+        return self._h
+
+    @property
+    def closed(self):
+        return self._h is None
+
+    def close(self):
+        """Free the consumer (the map stays); idempotent. Waits for a poll
+        of another thread to return."""
+        with self._lock:
+            if self._h is None:
+                return
+            if self._busy:
+                raise InvalidArgument("a ring buffer callback cannot poll or "
+                                      "close its own ring buffer")
+            _c.ring_free(self._h)
+            self._h = None
+            rings = self.map._obj._rings
+            if self in rings:
+                rings.remove(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_h", None) is not None:
+            self.close()
+
+    def __repr__(self):
+        state = "closed" if self._h is None else f"{self.drops} drops"
+        return f"<egpu.RingBuffer of {self.map.name!r}, {state}>"

@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: MIT
+"""Ring buffers fed by programs run on the CPU (no GPU needed)."""
+
+import struct
+import threading
+import time
+
+import pytest
+
+import egpu
+
+EVENT = struct.Struct("<QQQ32x")  # seq, tag, square; 56 bytes
+
+
+@pytest.fixture
+def ev(ctx, events_path):
+    return ctx.load(events_path)
+
+
+def emit(obj, n, tag, prog="emit_events"):
+    return obj.programs[prog].run(struct.pack("<QQ", n, tag))
+
+
+def test_callback_gets_every_record_in_order(ev):
+    got = []
+    with ev.maps["events"].ring_buffer(got.append) as rb:
+        assert emit(ev, 10, 7) == 10
+        assert rb.poll(100) == 10
+        assert [EVENT.unpack(r) for r in got] == [(i, 7, i * i) for i in range(10)]
+        assert rb.consume() == 0
+        st = rb.stats()
+        assert st == {"records": 10, "bytes": 10 * EVENT.size, "drops": 0, "rings": 1}
+        assert rb.drops == 0
+
+
+def test_read_and_records(ev):
+    rb = egpu.RingBuffer(ev.maps["events"])
+    assert rb.read() == []
+    emit(ev, 3, 1)
+    batch = rb.read(timeout=0.5)
+    assert [EVENT.unpack(r)[0] for r in batch] == [0, 1, 2]
+    emit(ev, 5, 2)
+    t0 = time.monotonic()
+    seqs = [EVENT.unpack(r)[:2] for r in rb.records(timeout=0.05)]
+    assert seqs == [(i, 2) for i in range(5)]
+    assert time.monotonic() - t0 >= 0.05  # waited for a sixth, in vain
+    rb.close()
+    assert rb.closed
+
+
+def test_reserve_submit_and_discard(ev):
+    with ev.maps["events"].ring_buffer() as rb:
+        for v in (4, 5, 6):
+            assert ev.programs["reserve"].run(struct.pack("<Q", v)) == 0
+        assert rb.read() == [struct.pack("<Q", 4), struct.pack("<Q", 6)]
+
+
+def test_full_ring_drops_and_counts(ev):
+    with ev.maps["tiny"].ring_buffer() as rb:
+        assert emit(ev, 80, 3, "emit_tiny") == 64
+        assert rb.drops == 16
+        assert len(rb.read()) == 64
+        assert emit(ev, 3, 4, "emit_tiny") == 3  # room again
+        assert [EVENT.unpack(r)[1] for r in rb.read()] == [4, 4, 4]
+        assert rb.stats()["drops"] == 16
+
+
+def test_callback_exception_stops_and_propagates(ev):
+    seen = []
+
+    def picky(rec):
+        seen.append(EVENT.unpack(rec)[0])
+        if len(seen) == 2:
+            raise ValueError("enough")
+
+    with ev.maps["events"].ring_buffer(picky) as rb:
+        emit(ev, 5, 0)
+        with pytest.raises(ValueError, match="enough"):
+            rb.poll(0)
+        assert seen == [0, 1]
+        assert rb.poll(0) == 3  # the rest stayed in the ring
+        assert seen == [0, 1, 2, 3, 4]
+
+
+def test_callback_cannot_close_its_ring(ev):
+    rb = ev.maps["events"].ring_buffer(lambda rec: rb.close())
+    emit(ev, 1, 0)
+    with pytest.raises(egpu.InvalidArgument, match="own ring buffer"):
+        rb.poll(0)
+    assert not rb.closed
+    rb.close()
+
+
+def test_waiting_releases_the_gil_and_sees_late_records(ev):
+    rb = ev.maps["events"].ring_buffer()
+    emitter = threading.Timer(0.05, emit, (ev, 2, 9))
+    emitter.start()
+    t0 = time.monotonic()
+    got = rb.read(timeout=5)
+    emitter.join()
+    assert [EVENT.unpack(r)[:2] for r in got] == [(0, 9), (1, 9)]
+    assert time.monotonic() - t0 < 4
+    rb.close()
+
+
+def test_fileno_is_a_timer(ev):
+    import selectors
+
+    with ev.maps["events"].ring_buffer() as rb, selectors.DefaultSelector() as sel:
+        sel.register(rb, selectors.EVENT_READ)
+        emit(ev, 1, 5)
+        assert sel.select(timeout=1)
+        assert len(rb.read()) == 1
+
+
+def test_errors(ev):
+    with pytest.raises(egpu.InvalidArgument, match="'plain'.*not a ring buffer"):
+        ev.maps["plain"].ring_buffer()
+    rb = ev.maps["events"].ring_buffer()
+    with pytest.raises(egpu.InvalidArgument, match="already consumed"):
+        egpu.RingBuffer(ev.maps["events"])
+    with pytest.raises(egpu.InvalidArgument, match="no callback"):
+        rb.poll(0)
+    with pytest.raises(egpu.NotSupported):
+        ev.maps["events"][b""]  # key_size 0
+    rb.close()
+    with pytest.raises(egpu.InvalidArgument, match="closed"):
+        rb.read()
+    ev.maps["events"].ring_buffer().close()  # the map is free again
+
+
+def test_closing_the_object_closes_its_rings(ctx, events_path):
+    obj = ctx.load(events_path)
+    rb = obj.maps["events"].ring_buffer()
+    obj.close()
+    assert rb.closed
+    obj = ctx.load(events_path)
+    rb = obj.maps["events"].ring_buffer()
+    ctx.close()
+    assert rb.closed
+
+
+def test_print_without_gpu_lines(ctx):
+    lines = []
+    ctx.on_print(lambda line, block, thread: lines.append(line))
+    assert ctx.print_poll(0.01) == 0  # no probe prints
+    assert ctx.print_drops == 0
+    with pytest.raises(TypeError):
+        ctx.on_print(42)
+    ctx.on_print(None)
