@@ -23,6 +23,7 @@ static LLVMValueRef inline_asm(struct lift *l, LLVMTypeRef ret,
 	return LLVMBuildCall2(l->b, type, fn, NULL, 0, "");
 }
 
+/* Special register %<name> as i64, through llvm.nvvm.read.ptx.sreg.*. */
 /* Special register %<name> as i32. */
 static LLVMValueRef sreg32(struct lift *l, const char *name)
 {
