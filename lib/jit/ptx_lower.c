@@ -24,19 +24,13 @@ static LLVMValueRef inline_asm(struct lift *l, LLVMTypeRef ret,
 }
 
 /* Special register %<name> as i64, through llvm.nvvm.read.ptx.sreg.*. */
-/* Special register %<name> as i32. */
-static LLVMValueRef sreg32(struct lift *l, const char *name)
+static LLVMValueRef sreg(struct lift *l, const char *name)
 {
 	char fn[64];
 
 	snprintf(fn, sizeof(fn), "llvm.nvvm.read.ptx.sreg.%s", name);
-	return lift_call(l, fn, l->i32, NULL, 0);
-}
-
-/* Special register %<name> as i64. */
-static LLVMValueRef sreg(struct lift *l, const char *name)
-{
-	return LLVMBuildZExt(l->b, sreg32(l, name), l->i64, "");
+	return LLVMBuildZExt(l->b, lift_call(l, fn, l->i32, NULL, 0), l->i64,
+			     "");
 }
 
 /* bpftime's (u64 *x, u64 *y, u64 *z) helpers: store %<name>.{x,y,z}. */
@@ -185,29 +179,24 @@ static void ptx_atomic_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val)
 	LLVMPositionBuilderAtEnd(b, join);
 }
 
-/*
- * (block linear * threads per block) + thread linear, as lib/device does,
- * modulo 2^32: callers keep only the low bits (a per-thread slot mask
- * below 2^32), and 32-bit multiplies are much cheaper than 64-bit ones.
- */
+/* (block linear * threads per block) + thread linear, as lib/device does. */
 static LLVMValueRef ptx_thread_id(struct lift *l)
 {
 	LLVMBuilderRef b = l->b;
 	LLVMValueRef block, per_block, thread;
 
 	block = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b,
-			LLVMBuildMul(b, sreg32(l, "ctaid.z"), sreg32(l, "nctaid.y"), ""),
-			sreg32(l, "ctaid.y"), ""), sreg32(l, "nctaid.x"), ""),
-			sreg32(l, "ctaid.x"), "");
-	per_block = LLVMBuildMul(b, LLVMBuildMul(b, sreg32(l, "ntid.x"),
-						 sreg32(l, "ntid.y"), ""),
-				 sreg32(l, "ntid.z"), "");
+			LLVMBuildMul(b, sreg(l, "ctaid.z"), sreg(l, "nctaid.y"), ""),
+			sreg(l, "ctaid.y"), ""), sreg(l, "nctaid.x"), ""),
+			sreg(l, "ctaid.x"), "");
+	per_block = LLVMBuildMul(b, LLVMBuildMul(b, sreg(l, "ntid.x"),
+						 sreg(l, "ntid.y"), ""),
+				 sreg(l, "ntid.z"), "");
 	thread = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b,
-			LLVMBuildMul(b, sreg32(l, "tid.z"), sreg32(l, "ntid.y"), ""),
-			sreg32(l, "tid.y"), ""), sreg32(l, "ntid.x"), ""),
-			sreg32(l, "tid.x"), "");
-	return LLVMBuildZExt(b, LLVMBuildAdd(b, LLVMBuildMul(b, block, per_block, ""),
-					     thread, ""), l->i64, "");
+			LLVMBuildMul(b, sreg(l, "tid.z"), sreg(l, "ntid.y"), ""),
+			sreg(l, "tid.y"), ""), sreg(l, "ntid.x"), ""),
+			sreg(l, "tid.x"), "");
+	return LLVMBuildAdd(b, LLVMBuildMul(b, block, per_block, ""), thread, "");
 }
 
 const struct lift_backend ptx_backend = {
