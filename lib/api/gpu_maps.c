@@ -117,7 +117,6 @@ int obj_gpu_maps(struct egpu_obj *obj, struct jit_map *maps)
 
 		maps[i] = jit_map_make(m->spec, dev_map_handle(m->dev),
 				       dev_map_value_base(m->dev));
-		maps[i].threads = dev_map_threads(m->dev);
 	}
 	return err;
 }

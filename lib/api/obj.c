@@ -277,7 +277,6 @@ struct jit_map jit_map_make(const struct bpf_map_spec *spec, uint64_t addr,
 		.key_size = spec->key_size,
 		.value_size = spec->value_size,
 		.max_entries = spec->max_entries,
-		.threads = 1,
 	};
 }
 

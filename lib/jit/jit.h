@@ -23,13 +23,6 @@ struct jit_map {
 	uint32_t key_size;
 	uint32_t value_size;
 	uint32_t max_entries;
-	/*
-	 * Per-thread arrays (PERCPU_ARRAY, 1502): values per key, a power of
-	 * two; the value of (k, thread t) is at value_addr + (k * threads +
-	 * (t & (threads - 1))) * value_size, t the global linear thread id
-	 * (lib/maps/layout.h). 0 or 1: one value per key.
-	 */
-	uint32_t threads;
 };
 
 struct jit_input {

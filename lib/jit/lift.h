@@ -44,8 +44,6 @@ struct lift_backend {
 	 * memory other threads share; NULL: a plain atomicrmw.
 	 */
 	void (*atomic_add)(struct lift *l, LLVMValueRef addr, LLVMValueRef val);
-	/* The global linear thread id (i64); NULL: one thread, id 0. */
-	LLVMValueRef (*thread_id)(struct lift *l);
 	/* Alignment promised for the context pointer r1 (1: none). */
 	unsigned ctx_align;
 	/*

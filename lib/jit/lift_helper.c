@@ -28,18 +28,9 @@ static void lift_unwind(struct lift *l, LLVMValueRef *args, LLVMValueRef *r0)
 	*r0 = args[0];
 }
 
-static bool per_thread(const struct jit_map *m)
-{
-	return m->type == EGPU_MAP_PERCPU_ARRAY ||
-	       m->type == EGPU_MAP_PERTHREAD_ARRAY;
-}
-
 static bool inline_lookup(const struct jit_map *m)
 {
-	bool pow2 = !(m->threads & (m->threads - 1));
-
-	return (m->type == EGPU_MAP_ARRAY || m->type == EGPU_MAP_GPU_ARRAY ||
-		(per_thread(m) && pow2)) &&
+	return (m->type == EGPU_MAP_ARRAY || m->type == EGPU_MAP_GPU_ARRAY) &&
 	       m->value_addr && m->key_size == 4 && m->value_size;
 }
 
@@ -55,25 +46,7 @@ static bool first_inline(const struct jit_input *in, size_t i)
 	return true;
 }
 
-/*
- * Slot of @key: the key itself, or for per-thread arrays the calling
- * thread's slot of the key (the device runtime's rule, lib/maps/layout.h).
- */
-static LLVMValueRef slot_of(struct lift *l, const struct jit_map *m,
-			    LLVMValueRef key)
-{
-	LLVMBuilderRef b = l->b;
-	LLVMValueRef t;
-
-	if (!per_thread(m) || m->threads <= 1 || !l->be->thread_id)
-		return key;
-	t = LLVMBuildAnd(b, l->be->thread_id(l),
-			 lift_const(l->i64, m->threads - 1), "");
-	return LLVMBuildAdd(b, LLVMBuildMul(b, key, lift_const(l->i64, m->threads), ""),
-			    t, "");
-}
-
-/* &value[*r2] (this thread's, per-thread maps) or NULL out of range. */
+/* &value[*r2] or NULL when the key is out of range. */
 static LLVMValueRef array_value(struct lift *l, const struct jit_map *m)
 {
 	LLVMBuilderRef b = l->b;
@@ -85,8 +58,7 @@ static LLVMValueRef array_value(struct lift *l, const struct jit_map *m)
 	key = LLVMBuildZExt(b, key, l->i64, "");
 	in = LLVMBuildICmp(b, LLVMIntULT, key,
 			   lift_const(l->i64, m->max_entries), "");
-	addr = LLVMBuildMul(b, slot_of(l, m, key),
-			    lift_const(l->i64, m->value_size), "");
+	addr = LLVMBuildMul(b, key, lift_const(l->i64, m->value_size), "");
 	addr = LLVMBuildAdd(b, addr, lift_const(l->i64, m->value_addr), "");
 	return LLVMBuildSelect(b, in, addr, lift_const(l->i64, 0), "");
 }

@@ -179,28 +179,7 @@ static void ptx_atomic_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val)
 	LLVMPositionBuilderAtEnd(b, join);
 }
 
-/* (block linear * threads per block) + thread linear, as lib/device does. */
-static LLVMValueRef ptx_thread_id(struct lift *l)
-{
-	LLVMBuilderRef b = l->b;
-	LLVMValueRef block, per_block, thread;
-
-	block = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b,
-			LLVMBuildMul(b, sreg(l, "ctaid.z"), sreg(l, "nctaid.y"), ""),
-			sreg(l, "ctaid.y"), ""), sreg(l, "nctaid.x"), ""),
-			sreg(l, "ctaid.x"), "");
-	per_block = LLVMBuildMul(b, LLVMBuildMul(b, sreg(l, "ntid.x"),
-						 sreg(l, "ntid.y"), ""),
-				 sreg(l, "ntid.z"), "");
-	thread = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b,
-			LLVMBuildMul(b, sreg(l, "tid.z"), sreg(l, "ntid.y"), ""),
-			sreg(l, "tid.y"), ""), sreg(l, "ntid.x"), ""),
-			sreg(l, "tid.x"), "");
-	return LLVMBuildAdd(b, LLVMBuildMul(b, block, per_block, ""), thread, "");
-}
-
 const struct lift_backend ptx_backend = {
-	.thread_id = ptx_thread_id,
 	.atomic_add = ptx_atomic_add,
 	.helper = ptx_helper,
 	.check_align = true,

@@ -17,8 +17,6 @@ static const struct jit_map maps[] = {
 	  .key_size = 4, .value_size = 8, .max_entries = 16 },
 	{ .addr = 0x2000, .type = EGPU_MAP_HASH, .key_size = 4,
 	  .value_size = 8, .max_entries = 16 },
-	{ .addr = 0x3000, .value_addr = 0x9000000, .type = EGPU_MAP_PERCPU_ARRAY,
-	  .key_size = 4, .value_size = 8, .max_entries = 4, .threads = 1024 },
 };
 
 static char *ptx_for(const struct bpf_insn *p, size_t n, const char *sm,
@@ -119,21 +117,6 @@ START_TEST(array_lookup_is_inline)
 	free(ptx);
 	ptx = PTX(hash, false);
 	assert_has(ptx, ".extern .func  (.param .b64 func_retval0) egpu_dev_map_lookup_elem", true);
-	free(ptx);
-}
-END_TEST
-
-/* Per-thread arrays too: the thread's slot from its global id, no call. */
-START_TEST(per_thread_lookup_is_inline)
-{
-	const struct bpf_insn p[] = { LOOKUP(2) };
-	char *ptx = PTX(p, false);
-
-	assert_has(ptx, "egpu_dev_map_lookup_elem", false);
-	assert_has(ptx, "%ctaid.x", true);
-	assert_has(ptx, "%tid.x", true);
-	/* (gid & 1023) * 8: the slot mask, threads - 1, times the value size */
-	assert_has(ptx, "8184", true);
 	free(ptx);
 }
 END_TEST
@@ -262,7 +245,6 @@ int main(void)
 	tcase_add_test(tc, targets);
 	tcase_add_test(tc, subprogram_names);
 	tcase_add_test(tc, array_lookup_is_inline);
-	tcase_add_test(tc, per_thread_lookup_is_inline);
 	tcase_add_test(tc, inline_helpers);
 	tcase_add_test(tc, extern_helpers);
 	tcase_add_test(tc, pid_tgid_is_constant);
