@@ -28,3 +28,22 @@ function(egpu_cuda_ptx out_var src)
     DEPENDS ${abs} COMMENT "PTX ${name}${P_SUFFIX}.ptx" VERBATIM)
   set(${out_var} ${ptx} PARENT_SCOPE)
 endfunction()
+
+# egpu_go_env(OUT_VAR): the environment in which `go` builds and tests
+# against this build tree's libegpu: offline (no module proxy), caches under
+# the build tree, egpu.pc from bindings/go. Go's cache does not see egpu.h
+# (SWIG reads it through -I): its hash in CGO_CPPFLAGS makes a changed header
+# rebuild, and cmake re-runs when the header changes so the hash follows.
+# Also finds GO_EXECUTABLE.
+function(egpu_go_env out_var)
+  find_program(GO_EXECUTABLE go REQUIRED)
+  set(go_dir ${PROJECT_BINARY_DIR}/bindings/go)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+    ${PROJECT_SOURCE_DIR}/include/egpu.h)
+  file(MD5 ${PROJECT_SOURCE_DIR}/include/egpu.h md5)
+  set(${out_var}
+    CGO_CPPFLAGS=-DEGPU_H_MD5_${md5}
+    GOCACHE=${go_dir}/gocache GOPATH=${go_dir}/gopath
+    GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=1
+    PKG_CONFIG_PATH=${go_dir}/pkgconfig PARENT_SCOPE)
+endfunction()
