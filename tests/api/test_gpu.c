@@ -156,10 +156,7 @@ int main(void)
 	Suite *s;
 	TCase *tc;
 
-	if (!egpu_gpu_available()) {
-		printf("skipped: %s\n", egpu_errmsg());
-		return 77;
-	}
+	tu_require_gpu();
 	s = suite_create("api_gpu");
 	tc = tcase_create("gpu");
 	tcase_add_checked_fixture(tc, setup, teardown);

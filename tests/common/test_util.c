@@ -5,7 +5,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "egpu.h"
 #include "test_util.h"
+
+void tu_require_gpu(void)
+{
+	if (!egpu_gpu_available()) {
+		printf("skipped: %s\n", egpu_errmsg());
+		exit(77);
+	}
+}
 
 bool tu_have_ptxas(void)
 {

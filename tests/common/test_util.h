@@ -7,6 +7,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/*
+ * GPU tests call this first: without a usable GPU it prints why and exits
+ * 77, which ctest reports as skipped (never as passed).
+ */
+void tu_require_gpu(void);
 /* Whether ptxas (EGPU_PTXAS) can be run here. */
 bool tu_have_ptxas(void);
 /*

@@ -319,10 +319,7 @@ int main(void)
 	Suite *s;
 	TCase *tc;
 
-	if (!egpu_gpu_available()) {
-		printf("skipped: %s\n", egpu_errmsg());
-		return 77;
-	}
+	tu_require_gpu();
 	s = suite_create("events_gpu");
 	tc = tcase_create("events_gpu");
 	tcase_add_checked_fixture(tc, setup, teardown);
