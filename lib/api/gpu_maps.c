@@ -149,24 +149,27 @@ int prog_gpu_ptx(struct egpu_prog *prog, const char *func, const char *sm,
 int prog_kernel_ptx(struct egpu_prog *prog, const char *func, const char *sm,
 		    char **ptx)
 {
-	struct ptx_text rt[2] = { runtime_module() };
+	struct ptx_text code = { .name = prog->spec->name }, rt[2];
 	struct strbuf sb;
 	char *own = NULL;
-	size_t len;
+	size_t nrt = 0;
 	int err;
 
-	err = prog_gpu_ptx(prog, func, sm, true, &own, &len);
-	if (err || !ptx_calls_runtime(own)) {
-		*ptx = own;
-		return err;
-	}
-	err = print_ring_module(prog->obj->ctx, ptx_calls_print(own), &rt[1]);
+	*ptx = NULL;
+	err = prog_gpu_ptx(prog, func, sm, true, &own, &code.len);
+	code.text = own;
+	if (!err)
+		err = runtime_modules(prog->obj->ctx, &code, 1, rt, &nrt);
 	if (err) {
 		free(own);
 		return err;
 	}
+	if (!nrt) {
+		*ptx = own;
+		return 0;
+	}
 	sb_init(&sb);
-	err = ptx_instrument(own, len, NULL, 0, rt, 2, &sb, NULL);
+	err = ptx_instrument(own, code.len, NULL, 0, rt, nrt, &sb, NULL);
 	free(own);
 	*ptx = err ? NULL : sb_detach(&sb, NULL);
 	sb_free(&sb);

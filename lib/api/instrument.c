@@ -19,8 +19,8 @@ struct probe_set {
 				* print ring definition */
 	char **names;          /* probe function name per request */
 	size_t nreq;
-	size_t nmod;
 	size_t nprog;
+	size_t nruntime;       /* modules after the programs' */
 };
 
 static void probe_set_free(struct probe_set *ps)
@@ -96,40 +96,26 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
 						   .func = ps->names[i],
 						   .no_inline = ctx->no_inline };
 	}
-	if (err)
-		ps->nprog--; /* the failed slot holds no text */
 	return err;
 }
 
-bool ptx_calls_runtime(const char *ptx)
-{
-	return strstr(ptx, "egpu_dev_") != NULL;
-}
-
-struct ptx_text runtime_module(void)
-{
-	return (struct ptx_text){ .name = "device runtime",
-				  .text = device_runtime_ptx,
-				  .len = device_runtime_ptx_len };
-}
-
-/*
- * Link the device runtime only where a probe calls into it, and with it
- * the definition of its print ring (print.c).
- */
-static int probe_set_add_runtime(struct egpu_ctx *ctx, struct probe_set *ps)
+int runtime_modules(struct egpu_ctx *ctx, const struct ptx_text *code,
+		    size_t n, struct ptx_text out[2], size_t *nout)
 {
 	bool runtime = false, prints = false;
 
-	ps->nmod = ps->nprog;
-	for (size_t i = 0; i < ps->nprog; i++) {
-		runtime |= ptx_calls_runtime(ps->mods[i].text);
-		prints |= ptx_calls_print(ps->mods[i].text);
+	*nout = 0;
+	for (size_t i = 0; i < n; i++) {
+		runtime |= strstr(code[i].text, "egpu_dev_") != NULL;
+		prints |= ptx_calls_print(code[i].text);
 	}
 	if (!runtime)
 		return 0;
-	ps->mods[ps->nmod++] = runtime_module();
-	return print_ring_module(ctx, prints, &ps->mods[ps->nmod++]);
+	out[0] = (struct ptx_text){ .name = "device runtime",
+				    .text = device_runtime_ptx,
+				    .len = device_runtime_ptx_len };
+	*nout = 2;
+	return print_ring_module(ctx, prints, &out[1]);
 }
 
 static int fill_report(struct egpu_ctx *ctx, struct egpu_report *rep,
@@ -182,11 +168,12 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 	sb_init(&sb);
 	err = probe_set_build(ctx, &ps);
 	if (!err)
-		err = probe_set_add_runtime(ctx, &ps);
+		err = runtime_modules(ctx, ps.mods, ps.nprog, &ps.mods[ps.nprog],
+				      &ps.nruntime);
 	if (!err) {
 		ptx_report_free(&ctx->last);
-		err = ptx_instrument(ptx, len, ps.reqs, ps.nreq, ps.mods, ps.nmod,
-				     &sb, &ctx->last);
+		err = ptx_instrument(ptx, len, ps.reqs, ps.nreq, ps.mods,
+				     ps.nprog + ps.nruntime, &sb, &ctx->last);
 	}
 	if (!err)
 		err = fill_report(ctx, report, ps.nprog,

@@ -91,9 +91,13 @@ int obj_gpu_maps(struct egpu_obj *obj, struct jit_map *maps);
 /* PTX of @prog for the GPU, its maps bound to GPU memory (or offline). */
 int prog_gpu_ptx(struct egpu_prog *prog, const char *func, const char *sm,
 		 bool kernel, char **ptx, size_t *len);
-/* Whether translated code calls the device runtime, and the runtime. */
-bool ptx_calls_runtime(const char *ptx);
-struct ptx_text runtime_module(void);
+/*
+ * The modules the @n translated @code modules need linked in, into @out:
+ * none, or the device runtime and the definition of its print ring
+ * (print.c). *nout says how many.
+ */
+int runtime_modules(struct egpu_ctx *ctx, const struct ptx_text *code,
+		    size_t n, struct ptx_text out[2], size_t *nout);
 /*
  * A loadable module running @prog once: its PTX with the one-thread
  * `FUNC_kernel` wrapper and, where it calls it, the device runtime.
