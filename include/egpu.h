@@ -56,6 +56,7 @@ enum egpu_error {
 	EGPU_ECUDA = -10,   /**< the CUDA driver returned an error */
 	EGPU_ENOTSUP = -11, /**< valid, but not supported by this build */
 	EGPU_EEXIST = -12,  /**< the key exists and BPF_NOEXIST was asked */
+	EGPU_EBUSY = -13,   /**< the resource is in use (a trace runs) */
 };
 
 /** Message describing the last error on the calling thread ("" if none). */
@@ -324,6 +325,12 @@ typedef struct egpu_link egpu_link;
 /** Options for egpu_attach_kernel(). */
 struct egpu_attach_opts {
 	size_t sz; /**< sizeof(struct egpu_attach_opts) */
+	/** EGPU_ATTACH_MEM: state spaces probed, a mask of
+	 *  (1u << EGPU_SPACE_*) from <egpu/ctx.h>; 0: all. */
+	uint32_t mem_spaces;
+	/** EGPU_ATTACH_MEM: access kinds probed, a mask of
+	 *  (1u << EGPU_MEM_*); 0: all. */
+	uint32_t mem_kinds;
 };
 
 /**
@@ -352,6 +359,22 @@ struct egpu_kernel_report {
 	uint32_t exit_points;   /**< ret/exit sites patched */
 	uint32_t programs;      /**< programs attached to this kernel */
 	uint32_t inlined;       /**< probe bodies copied in (not called) */
+	uint32_t mem_points;    /**< memory instructions probed, in the
+				     kernel and the .funcs it calls */
+};
+
+/** One memory instruction probed by EGPU_ATTACH_MEM programs. */
+struct egpu_mem_site {
+	uint32_t site;          /**< egpu_mem_ctx.site (= index) */
+	uint32_t kernel_id;     /**< as egpu_mem_ctx.kernel_id */
+	const char *function;   /**< .entry or .func holding it */
+	const char *text;       /**< the instruction, as in the PTX */
+	uint32_t ptx_line;      /**< its line in the input PTX (1-based) */
+	uint32_t line;          /**< source line from .loc, 0 if none */
+	const char *file;       /**< source file from .file, NULL if none */
+	uint32_t size;          /**< bytes, 0 if only known at run time */
+	uint16_t kind;          /**< EGPU_MEM_* */
+	uint16_t space;         /**< EGPU_SPACE_* */
 };
 
 /** Summary of an instrumentation; arrays live until the next call. */
@@ -364,6 +387,8 @@ struct egpu_report {
 	uint32_t programs;          /**< distinct programs linked in */
 	double instrument_ms;       /**< time for JIT + rewrite + link */
 	const struct egpu_kernel_report *kernels; /**< kernel_cnt entries */
+	uint32_t mem_site_cnt;      /**< memory instructions probed */
+	const struct egpu_mem_site *mem_sites; /**< mem_site_cnt entries */
 };
 
 /**
@@ -496,6 +521,95 @@ EGPU_API int egpu_print_set_callback(egpu_ctx *ctx, egpu_print_fn fn,
 EGPU_API int egpu_print_poll(egpu_ctx *ctx, int timeout_ms);
 /** Lines dropped because the print ring was full. */
 EGPU_API uint64_t egpu_print_drops(const egpu_ctx *ctx);
+
+/* ======================================================================
+ * Tracing: CPU call stacks joined to GPU kernels (docs/trace.md)
+ *
+ * CUPTI (libcupti, opened with dlopen) reports every kernel launch, graph
+ * launch, memcpy and memset of the process. At each launch a callback on
+ * the launching thread captures the host call stack; CUPTI's activity
+ * records give the GPU start and end; the two are joined by correlation
+ * id. One trace per process at a time (CUPTI allows one subscriber).
+ * ====================================================================== */
+
+/** Opaque trace session. */
+typedef struct egpu_trace egpu_trace;
+
+/** Options for egpu_trace_start(). */
+struct egpu_trace_opts {
+	size_t sz;            /**< sizeof(struct egpu_trace_opts) */
+	uint32_t max_frames;  /**< host frames kept per launch; 0: 64 */
+	bool no_copies;       /**< do not record memcpy / memset */
+	size_t buffer_size;   /**< bytes per CUPTI activity buffer; 0: 4 MiB */
+};
+
+/**
+ * Start tracing the process: launches from now on are recorded. NULL on
+ * failure (EGPU_ENODEV without libcupti or a driver, EGPU_EBUSY while
+ * another trace runs). Needs no GPU context yet.
+ */
+EGPU_API egpu_trace *egpu_trace_start(const struct egpu_trace_opts *opts);
+/**
+ * Stop recording: flush CUPTI's buffers (after synchronizing the device's
+ * work) and join launches to their GPU records. The data stays readable
+ * until egpu_trace_free().
+ */
+EGPU_API int egpu_trace_stop(egpu_trace *trace);
+/** Free a trace, stopping it first if needed. NULL-safe. */
+EGPU_API void egpu_trace_free(egpu_trace *trace);
+
+/** Output formats of egpu_trace_write(). */
+enum egpu_trace_format {
+	/** Folded stacks weighted by GPU time in microseconds:
+	 *  "main;f;cudaLaunchKernel;[GPU_Kernel]k 3099" */
+	EGPU_TRACE_FOLDED = 1,
+	/** Chrome trace / Perfetto JSON timeline with launch→kernel flows. */
+	EGPU_TRACE_CHROME = 2,
+	/** Self-contained interactive SVG flame graph. */
+	EGPU_TRACE_SVG = 3,
+	/** Text table: top kernels by GPU time, launches, hottest paths. */
+	EGPU_TRACE_SUMMARY = 4,
+};
+
+/** Write a stopped trace as @p format to @p path ("-": stdout). */
+EGPU_API int egpu_trace_write(const egpu_trace *trace,
+			      enum egpu_trace_format format, const char *path);
+
+/** Totals of a stopped trace (egpu_trace_stats()). */
+struct egpu_trace_stats {
+	size_t sz;          /**< sizeof(struct egpu_trace_stats) */
+	uint64_t launches;  /**< launch API calls seen (kernel and graph) */
+	uint64_t kernels;   /**< kernel executions CUPTI reported */
+	uint64_t matched;   /**< kernel executions joined to a launch stack */
+	uint64_t copies;    /**< memcpy and memset operations */
+	uint64_t lost;      /**< activity records CUPTI dropped */
+	uint64_t gpu_ns;    /**< sum of kernel durations */
+	uint32_t devices;   /**< distinct devices that ran kernels */
+};
+
+/** Fill @p stats (set its sz first). */
+EGPU_API int egpu_trace_stats(const egpu_trace *trace,
+			      struct egpu_trace_stats *stats);
+
+/** One kernel (by name) of a stopped trace, by GPU time. */
+struct egpu_trace_kernel {
+	const char *name;       /**< demangled kernel name */
+	uint64_t launches;      /**< executions */
+	uint64_t gpu_ns;        /**< their summed duration */
+	/** CPU call path ("main;f;cudaLaunchKernel") with the most GPU time
+	 *  in this kernel; "" when no launch was matched. */
+	const char *hottest_path;
+	uint64_t hottest_ns;    /**< GPU time of that path */
+};
+
+/** Number of distinct kernels in a stopped trace. */
+EGPU_API size_t egpu_trace_kernel_cnt(const egpu_trace *trace);
+/**
+ * Kernel @p i in descending GPU time; NULL past the end. Valid until
+ * egpu_trace_free().
+ */
+EGPU_API const struct egpu_trace_kernel *
+egpu_trace_kernel(const egpu_trace *trace, size_t i);
 
 #ifdef __cplusplus
 }

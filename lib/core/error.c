@@ -74,6 +74,7 @@ const char *egpu_strerror(int err)
 		[-EGPU_ECUDA] = "CUDA driver error",
 		[-EGPU_ENOTSUP] = "not supported",
 		[-EGPU_EEXIST] = "already exists",
+		[-EGPU_EBUSY] = "busy",
 	};
 
 	if (err > 0 || (size_t)-err >= ARRAY_SIZE(names))

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The trace data model shared by the CUPTI collector (collect*.c) and the
+ * writers (folded, chrome, svg, summary). The collector fills a
+ * struct trace_data; trace_join() links GPU operations to the launch API
+ * call that caused them; the writers only read.
+ *
+ * Times are nanoseconds on CUPTI's clock (cuptiGetTimestamp), which both
+ * the API callbacks and the activity records use.
+ */
+#ifndef EGPU_TRACE_H
+#define EGPU_TRACE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define TRACE_NONE UINT32_MAX
+
+/* One host call stack, outermost frame first ("main", ..., the API). */
+struct trace_stack {
+	uint32_t n;
+	const char **frames; /* demangled names or "lib.so+0x1a2b" */
+};
+
+/* One CUDA API call of interest on a host thread (launches, copies). */
+struct trace_api {
+	uint32_t corr;   /* CUPTI correlation id */
+	uint32_t tid;    /* host thread id */
+	uint64_t start;  /* API entry */
+	uint64_t end;    /* API exit */
+	const char *name;  /* "cudaLaunchKernel", "cuLaunchKernelEx", ... */
+	uint32_t stack;  /* index into trace_data.stacks, or TRACE_NONE */
+};
+
+enum trace_op_kind {
+	TRACE_KERNEL,
+	TRACE_MEMCPY,
+	TRACE_MEMSET,
+};
+
+/* One operation the GPU executed. A graph launch gives several operations
+ * with its one correlation id. */
+struct trace_op {
+	enum trace_op_kind kind;
+	uint32_t corr;
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint64_t start;
+	uint64_t end;
+	const char *name;  /* demangled kernel name, or "memcpy HtoD", ... */
+	uint64_t bytes;    /* copies and sets; 0 for kernels */
+	uint32_t api;      /* set by trace_join(): index into apis, or TRACE_NONE */
+};
+
+struct trace_data {
+	const char *process;   /* short program name for titles */
+	struct trace_api *apis;
+	size_t api_cnt;
+	struct trace_op *ops;
+	size_t op_cnt;
+	struct trace_stack *stacks;
+	size_t stack_cnt;
+	uint64_t lost;         /* activity records CUPTI dropped */
+};
+
+/* Set every op's api by correlation id; returns the kernels matched. */
+size_t trace_join(struct trace_data *td);
+
+/* Writers: 0 or a negative EGPU_E* with a message. */
+int trace_write_folded(const struct trace_data *td, FILE *f);
+int trace_write_chrome(const struct trace_data *td, FILE *f);
+int trace_write_svg(const struct trace_data *td, FILE *f);
+int trace_write_summary(const struct trace_data *td, FILE *f, unsigned top);
+
+#endif
