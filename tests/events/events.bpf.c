@@ -139,9 +139,8 @@ int prints(void *ctx)
 
 /* Probes of kernels.cu's `work` (GPU tests). */
 
-/* Exit: one record per thread with its global id. */
-GPU_EXIT("work")
-int on_exit(struct egpu_kernel_ctx *ctx)
+/* One record per thread with its global id into @ring. */
+static __always_inline void emit_thread(void *ring)
 {
 	__u64 bx, by, bz, tx, ty, tz, dx, dy, dz;
 	struct event ev = {};
@@ -153,24 +152,29 @@ int on_exit(struct egpu_kernel_ctx *ctx)
 	ev.tid = bx * dx + tx;
 	ev.a = bpf_get_globaltimer();
 	ev.b = ev.tid * 3 + 1; /* integrity check */
-	bpf_ringbuf_output(&rb, &ev, sizeof(ev), 0);
+	bpf_ringbuf_output(ring, &ev, sizeof(ev), 0);
+}
+
+GPU_EXIT("work")
+int on_exit(struct egpu_kernel_ctx *ctx)
+{
+	emit_thread(&rb);
 	return 0;
 }
 
-/* Exit, into the 4 KiB ring: 64 records fit, the rest are dropped. */
+/* Into the 4 KiB ring: a few dozen records fit, the rest are dropped. */
 GPU_EXIT("work")
 int on_exit_tiny(struct egpu_kernel_ctx *ctx)
 {
-	__u64 bx, by, bz, tx, ty, tz, dx, dy, dz;
-	struct event ev = {};
+	emit_thread(&tiny);
+	return 0;
+}
 
-	bpf_get_block_idx(&bx, &by, &bz);
-	bpf_get_thread_idx(&tx, &ty, &tz);
-	bpf_get_block_dim(&dx, &dy, &dz);
-	ev.bid = bx;
-	ev.tid = bx * dx + tx;
-	ev.b = ev.tid * 3 + 1;
-	bpf_ringbuf_output(&tiny, &ev, sizeof(ev), 0);
+/* At the entry of kernels.cu's wait_host, which then waits for the host. */
+GPU_ENTRY("wait_host")
+int at_entry(struct egpu_kernel_ctx *ctx)
+{
+	emit_thread(&rb);
 	return 0;
 }
 
