@@ -18,10 +18,12 @@
  *
  * Producers reserve positions (byte offsets that only grow); a record at
  * position p starts at records + (p & (capacity - 1)) and is contiguous.
- * Each record is a struct ring_hdr and its payload, rounded up to 8 bytes.
- * A header reads zero until the record is published: the producer writes
- * the payload, fences, then stores the header's flags (RING_COMMIT); the
- * consumer zeroes what it consumed before it gives the space back.
+ * Each record is a struct ring_hdr and its payload, rounded up to 8 bytes;
+ * a RING_BATCH record carries the records of a warp's lanes (struct
+ * ring_batch). A header reads zero until the record is published: the
+ * producer writes the payload, fences, then stores the header's flags
+ * (RING_COMMIT); the consumer zeroes what it consumed before it gives the
+ * space back.
  *
  * GPU producers keep their counters in device memory (struct dev_ring),
  * where atomics are fast; only the consumer position crosses to the GPU,
