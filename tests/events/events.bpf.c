@@ -139,19 +139,26 @@ int prints(void *ctx)
 
 /* Probes of kernels.cu's `work` (GPU tests). */
 
-/* One record per thread with its global id into @ring. */
-static __always_inline void emit_thread(void *ring)
+/* The calling thread's record: its global id, block, time, a check word. */
+static __always_inline void thread_event(struct event *ev)
 {
 	__u64 bx, by, bz, tx, ty, tz, dx, dy, dz;
-	struct event ev = {};
 
 	bpf_get_block_idx(&bx, &by, &bz);
 	bpf_get_thread_idx(&tx, &ty, &tz);
 	bpf_get_block_dim(&dx, &dy, &dz);
-	ev.bid = bx;
-	ev.tid = bx * dx + tx;
-	ev.a = bpf_get_globaltimer();
-	ev.b = ev.tid * 3 + 1; /* integrity check */
+	ev->bid = bx;
+	ev->tid = bx * dx + tx;
+	ev->a = bpf_get_globaltimer();
+	ev->b = ev->tid * 3 + 1; /* integrity check */
+}
+
+/* One record per thread into @ring. */
+static __always_inline void emit_thread(void *ring)
+{
+	struct event ev = {};
+
+	thread_event(&ev);
 	bpf_ringbuf_output(ring, &ev, sizeof(ev), 0);
 }
 
@@ -167,6 +174,23 @@ GPU_EXIT("work")
 int on_exit_tiny(struct egpu_kernel_ctx *ctx)
 {
 	emit_thread(&tiny);
+	return 0;
+}
+
+/*
+ * Sizes differing within a warp, from one call: 56 bytes for even threads,
+ * 24 for odd ones, 40 for lane 5 alone (a warp makes two batches and a
+ * record of its own at once).
+ */
+GPU_EXIT("work")
+int on_exit_mixed(struct egpu_kernel_ctx *ctx)
+{
+	struct event ev = {};
+	__u64 size;
+
+	thread_event(&ev);
+	size = (ev.tid & 31) == 5 ? 40 : ev.tid & 1 ? 24 : 56;
+	bpf_ringbuf_output(&rb, &ev, size, 0);
 	return 0;
 }
 

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Event rings and printing on a GPU (ctest label gpu; skipped without one):
- * one record per thread from an exit probe, exact drop counts with a tiny
- * ring, exact delivery to a consumer thread, consumption while the kernel
- * that writes the records provably still runs, every ring helper in direct
- * GPU runs, print lines from probes and direct runs.
+ * one record per thread from an exit probe, record sizes differing within a
+ * warp, exact drop counts with a tiny ring, exact delivery to a consumer
+ * thread, consumption while the kernel that writes the records provably
+ * still runs, every ring helper in direct GPU runs, print lines from probes
+ * and direct runs.
  */
 #include <check.h>
 #include <pthread.h>
@@ -125,6 +126,52 @@ START_TEST(one_record_per_thread)
 	rb = egpu_ringbuf_new(egpu_obj_map(obj, "rb"), on_event, &s);
 	ck_assert_ptr_nonnull(rb);
 	run_work("on_exit", EGPU_ATTACH_EXIT, threads, 10);
+	while (egpu_ringbuf_poll(rb, 100) > 0)
+		;
+	ck_assert_uint_eq(s.bad, 0);
+	ck_assert_uint_eq(s.dup, 0);
+	ck_assert_uint_eq(s.records, threads);
+	ck_assert_uint_eq(egpu_ringbuf_drops(rb), 0);
+	egpu_ringbuf_free(rb);
+	free(s.hit);
+}
+END_TEST
+
+/* on_exit_mixed's record size for thread @tid. */
+static size_t mixed_size(uint64_t tid)
+{
+	return (tid & 31) == 5 ? 40 : tid & 1 ? 24 : 56;
+}
+
+static int on_mixed(void *user, const void *data, size_t size)
+{
+	struct seen *s = user;
+	struct event ev = { 0 };
+
+	memcpy(&ev, data, size < sizeof(ev) ? size : sizeof(ev));
+	s->records++;
+	if (ev.tid >= s->threads || size != mixed_size(ev.tid) ||
+	    ev.bid != ev.tid / BLOCK || (size > 24 && ev.b != ev.tid * 3 + 1))
+		s->bad++;
+	else if (s->hit[ev.tid]++)
+		s->dup++;
+	return 0;
+}
+
+/*
+ * Lanes of one warp outputting three sizes from one call: each size makes
+ * its own batch (one alone, its own record), every record arrives whole.
+ */
+START_TEST(sizes_differing_within_a_warp)
+{
+	const uint32_t threads = 64 * BLOCK;
+	struct seen s;
+	egpu_ringbuf *rb;
+
+	seen_init(&s, threads);
+	rb = egpu_ringbuf_new(egpu_obj_map(obj, "rb"), on_mixed, &s);
+	ck_assert_ptr_nonnull(rb);
+	run_work("on_exit_mixed", EGPU_ATTACH_EXIT, threads, 10);
 	while (egpu_ringbuf_poll(rb, 100) > 0)
 		;
 	ck_assert_uint_eq(s.bad, 0);
@@ -439,6 +486,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, one_record_per_thread);
+	tcase_add_test(tc, sizes_differing_within_a_warp);
 	tcase_add_test(tc, tiny_ring_counts_every_drop);
 	tcase_add_test(tc, exact_with_a_consumer_thread);
 	tcase_add_test(tc, consumed_while_the_kernel_runs);
