@@ -113,7 +113,12 @@ static CUresult io_wait(const struct dev_map *m)
 	return res;
 }
 
-static int dtoh(struct dev_map *m, void *dst, uint64_t off, size_t n)
+/*
+ * Copy @n bytes between the map's memory at @off and @host, either way, on
+ * the map's stream; through the staging buffer when they fit it.
+ */
+static int map_copy(struct dev_map *m, uint64_t off, void *host, size_t n,
+		    bool to_device)
 {
 	bool staged = n <= STAGE_BYTES;
 	CUresult res;
@@ -122,34 +127,30 @@ static int dtoh(struct dev_map *m, void *dst, uint64_t off, size_t n)
 	pthread_mutex_lock(&m->io_lock);
 	err = io_open(m);
 	if (!err) {
-		res = cu()->cuMemcpyDtoHAsync(staged ? m->stage : dst,
-					      m->base + off, n, m->stream);
-		err = io_check(m, res ? res : io_wait(m), "cuMemcpyDtoHAsync");
+		void *buf = staged ? m->stage : host;
+
+		if (staged && to_device)
+			memcpy(buf, host, n);
+		res = to_device ?
+		      cu()->cuMemcpyHtoDAsync(m->base + off, buf, n, m->stream) :
+		      cu()->cuMemcpyDtoHAsync(buf, m->base + off, n, m->stream);
+		err = io_check(m, res ? res : io_wait(m),
+			       to_device ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync");
 	}
-	if (!err && staged)
-		memcpy(dst, m->stage, n);
+	if (!err && staged && !to_device)
+		memcpy(host, m->stage, n);
 	pthread_mutex_unlock(&m->io_lock);
 	return err;
 }
 
+static int dtoh(struct dev_map *m, void *dst, uint64_t off, size_t n)
+{
+	return map_copy(m, off, dst, n, false);
+}
+
 static int htod(struct dev_map *m, uint64_t off, const void *src, size_t n)
 {
-	bool staged = n <= STAGE_BYTES;
-	CUresult res;
-	int err;
-
-	pthread_mutex_lock(&m->io_lock);
-	err = io_open(m);
-	if (!err) {
-		if (staged)
-			memcpy(m->stage, src, n);
-		res = cu()->cuMemcpyHtoDAsync(m->base + off,
-					      staged ? m->stage : src, n,
-					      m->stream);
-		err = io_check(m, res ? res : io_wait(m), "cuMemcpyHtoDAsync");
-	}
-	pthread_mutex_unlock(&m->io_lock);
-	return err;
+	return map_copy(m, off, (void *)src, n, true); /* only read */
 }
 
 /* ---- creation ---- */
