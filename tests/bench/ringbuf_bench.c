@@ -4,8 +4,8 @@
  * at exit into a 256 MiB ring that a host thread consumes meanwhile.
  * Measured per payload size (16, 64, 256 bytes): the kernel's device time
  * with the ring probe over without probes (CUDA events, median), the
- * records and payload bytes the kernel emitted per second of its device
- * time, those delivered to the host per second (launch to the last record
+ * records and payload bytes the kernel emitted (kept or dropped) per second
+ * of its device time, those delivered to the host per second (launch to the last record
  * consumed), and the share dropped because the ring was full; then hash
  * map updates per second from the GPU. Prints Markdown. Host lookup
  * latency: lookup_bench.
