@@ -31,6 +31,14 @@
 	X(cuMemFree)                                                          \
 	X(cuMemcpyHtoD)                                                       \
 	X(cuMemcpyDtoH)                                                       \
+	X(cuMemcpyDtoHAsync)                                                  \
+	X(cuMemcpyHtoDAsync)                                                  \
+	X(cuMemAllocHost)                                                     \
+	X(cuMemFreeHost)                                                      \
+	X(cuStreamCreate)                                                     \
+	X(cuStreamDestroy)                                                    \
+	X(cuStreamQuery)                                                      \
+	X(cuStreamSynchronize)                                                \
 	X(cuMemsetD8)                                                         \
 	X(cuMemHostRegister)                                                  \
 	X(cuMemHostUnregister)                                                \

@@ -25,8 +25,11 @@
  * the atomic issues only once the load returned; every position at or
  * above it is handed out later still.
  *
- * Publishing: payload, __threadfence_system(), then the header with a
- * volatile store; the host reads the header with acquire semantics.
+ * Publishing: payload, a system-scope release fence, then the header with
+ * a volatile store; the host reads the header with acquire semantics.
+ * bpf_ringbuf_output by several lanes at once with records of one size
+ * makes one batch record: the warp writes it with coalesced stores and
+ * fences once (ring_output_batch).
  */
 #ifndef EGPU_DEVICE_RING_CUH
 #define EGPU_DEVICE_RING_CUH
@@ -104,27 +107,26 @@ RT_INLINE void ring_scan(uint32_t group, uint32_t need, uint32_t *prefix,
 }
 
 /*
- * Room for a record of @len payload bytes (len <= max_record - 8), or NULL
- * when the ring is full (the drop is counted). Lanes of a warp calling at
- * once for the same ring share two atomics; the ones that fit are a prefix
- * of them in lane order.
+ * Reserve for the lanes of @group, which call together: @total bytes in
+ * all, this lane's share ending @end bytes in (ends grow in lane order).
+ * One lane adds to reserved and prod for all. The lanes whose shares fit
+ * are a prefix of @group, so a ring with room for a few takes a few, not
+ * none; the others are dropped and counted. Returns the lanes that fit
+ * and, in *@base, the position of the group's first byte.
  */
-RT_INLINE struct ring_hdr *ring_reserve(struct dev_ring *r, uint32_t len)
+RT_INLINE uint32_t ring_claim(struct dev_ring *r, uint32_t group, uint32_t end,
+			      uint32_t total, uint64_t *base)
 {
-	uint32_t need = (uint32_t)ring_record_size(len);
-	uint32_t group = __match_any_sync(__activemask(), (uint64_t)(uintptr_t)r);
-	uint32_t leader = __ffs(group) - 1, lane = rt_lane();
-	uint32_t prefix, total, kept = 0, fit;
-	unsigned long long room = 0, base = 0;
+	uint32_t leader = __ffs(group) - 1, lane = rt_lane(), kept = 0, fit;
+	unsigned long long room = 0, pos = 0;
 
-	ring_scan(group, need, &prefix, &total);
 	if (lane == leader)
 		room = ring_room(r, atomicAdd((unsigned long long *)&r->reserved,
 					      total), total);
 	room = __shfl_sync(group, room, leader);
-	fit = __ballot_sync(group, prefix + need <= room);
+	fit = __ballot_sync(group, end <= room);
 	if (fit)
-		kept = __shfl_sync(group, prefix + need, 31 - __clz(fit));
+		kept = __shfl_sync(group, end, 31 - __clz(fit));
 	if (lane == leader) {
 		if (kept < total) {
 			atomicAdd((unsigned long long *)&r->reserved,
@@ -134,10 +136,27 @@ RT_INLINE struct ring_hdr *ring_reserve(struct dev_ring *r, uint32_t len)
 					 (unsigned long long)__popc(group & ~fit));
 		}
 		if (kept)
-			base = atomicAdd((unsigned long long *)&r->prod, kept);
+			pos = atomicAdd((unsigned long long *)&r->prod, kept);
 	}
-	base = __shfl_sync(group, base, leader);
-	if (!(fit & (1u << lane)))
+	*base = __shfl_sync(group, pos, leader);
+	return fit;
+}
+
+/*
+ * Room for a record of @len payload bytes (len <= max_record - 8), or NULL
+ * when the ring is full (the drop is counted). Lanes of a warp calling at
+ * once for the same ring reserve together (ring_claim).
+ */
+RT_INLINE struct ring_hdr *ring_reserve(struct dev_ring *r, uint32_t len)
+{
+	uint32_t need = (uint32_t)ring_record_size(len);
+	uint32_t group = __match_any_sync(__activemask(), (uint64_t)(uintptr_t)r);
+	uint32_t prefix, total, fit;
+	uint64_t base;
+
+	ring_scan(group, need, &prefix, &total);
+	fit = ring_claim(r, group, prefix + need, total, &base);
+	if (!(fit & (1u << rt_lane())))
 		return NULL;
 	return (struct ring_hdr *)(uintptr_t)(r->data + ((base + prefix) & r->mask));
 }
@@ -153,33 +172,51 @@ RT_INLINE uint64_t rt_load_bytes(const uint8_t *p, uint32_t n)
 }
 
 /*
- * Copy @len bytes to the record (8-aligned, host memory) in whole 8-byte
- * stores, the last one padded with zeros: no byte writes cross the bus.
+ * Copy @len bytes to words @stride apart (8-aligned, host memory), in whole
+ * 8-byte stores, the last one padded with zeros: no byte writes cross the
+ * bus. Stride 1 is a plain record; a batch interleaves a warp's records.
  */
-RT_INLINE void ring_copy_out(uint64_t *dst, const void *src, uint32_t len)
+RT_INLINE void ring_copy_words(uint64_t *dst, uint32_t stride, const void *src,
+			       uint32_t len)
 {
 	const uint8_t *s = (const uint8_t *)src;
 	uint32_t words = len / 8, i;
 
 	if (((uintptr_t)s & 7) == 0) {
 		for (i = 0; i < words; i++)
-			dst[i] = ((const uint64_t *)s)[i];
+			dst[i * stride] = ((const uint64_t *)s)[i];
 	} else if (((uintptr_t)s & 3) == 0) {
 		for (i = 0; i < words; i++)
-			dst[i] = ((const uint32_t *)s)[2 * i] |
-				 (uint64_t)((const uint32_t *)s)[2 * i + 1] << 32;
+			dst[i * stride] = ((const uint32_t *)s)[2 * i] |
+				(uint64_t)((const uint32_t *)s)[2 * i + 1] << 32;
 	} else {
 		for (i = 0; i < words; i++)
-			dst[i] = rt_load_bytes(s + 8 * i, 8);
+			dst[i * stride] = rt_load_bytes(s + 8 * i, 8);
 	}
 	if (len % 8)
-		dst[words] = rt_load_bytes(s + 8 * words, len % 8);
+		dst[words * stride] = rt_load_bytes(s + 8 * words, len % 8);
+}
+
+RT_INLINE void ring_copy_out(uint64_t *dst, const void *src, uint32_t len)
+{
+	ring_copy_words(dst, 1, src, len);
+}
+
+/*
+ * Everything this thread wrote (and, through a warp barrier before it,
+ * its lanes wrote) becomes visible to the host before its next store. A
+ * release fence suffices (the host reads headers with acquire semantics)
+ * and costs less than __threadfence_system's sequentially consistent one.
+ */
+RT_INLINE void ring_fence(void)
+{
+	asm volatile("fence.acq_rel.sys;" ::: "memory");
 }
 
 /* Publish a record: everything written before becomes visible first. */
 RT_INLINE void ring_publish(struct ring_hdr *h, uint32_t len, uint32_t flags)
 {
-	__threadfence_system();
+	ring_fence();
 	asm volatile("st.volatile.u64 [%0], %1;"
 		     :: "l"(h), "l"((uint64_t)flags << 32 | len) : "memory");
 }
@@ -187,7 +224,7 @@ RT_INLINE void ring_publish(struct ring_hdr *h, uint32_t len, uint32_t flags)
 /* Publish a reserved record, whose len was stored at reservation. */
 RT_INLINE void ring_publish_flags(struct ring_hdr *h, uint32_t flags)
 {
-	__threadfence_system();
+	ring_fence();
 	asm volatile("st.volatile.u32 [%0], %1;"
 		     :: "l"(&h->flags), "r"(flags) : "memory");
 }
@@ -197,14 +234,57 @@ RT_INLINE uint32_t ring_max_payload(const struct dev_ring *r)
 	return r->max_record - RING_HDR_SIZE;
 }
 
-/* bpf_ringbuf_output: 0, -E2BIG (size), or @full_err when dropped. */
+/*
+ * bpf_ringbuf_output by the lanes of @group, all with @len bytes, as one
+ * batch record (struct ring_batch): one reservation, each lane writes its
+ * record's words column-major (a store instruction of the warp fills
+ * consecutive words), one fence by the first lane after a warp barrier,
+ * then its header. Whether this lane's record was kept.
+ */
+RT_INLINE bool ring_output_batch(struct dev_ring *r, uint32_t group,
+				 const void *data, uint32_t len)
+{
+	uint32_t rank = __popc(group & rt_lanes_below());
+	uint32_t rec = (len + 7) & ~7u, fit, kept;
+	uint64_t base, *batch;
+
+	fit = ring_claim(r, group, (uint32_t)ring_batch_size(rank + 1, len),
+			 (uint32_t)ring_batch_size(__popc(group), len), &base);
+	if (!(fit & (1u << rt_lane())))
+		return false;
+	kept = __popc(fit);
+	batch = (uint64_t *)(uintptr_t)(r->data + (base & r->mask));
+	ring_copy_words(batch + 2 + rank, kept, data, len);
+	if (rank == 0) /* struct ring_batch { count, len } */
+		batch[1] = (uint64_t)len << 32 | kept;
+	__syncwarp(fit);
+	if (rank == 0)
+		ring_publish((struct ring_hdr *)batch,
+			     (uint32_t)sizeof(struct ring_batch) + kept * rec,
+			     RING_COMMIT | RING_BATCH);
+	return true;
+}
+
+/*
+ * bpf_ringbuf_output: 0, -E2BIG (size), or @full_err when dropped. Lanes
+ * outputting records of one size to one ring at once share a batch when
+ * it fits a record (max_record); others publish records of their own.
+ */
 RT_INLINE int64_t ring_output(struct dev_ring *r, const void *data,
 			      uint64_t size, int64_t full_err)
 {
+	uint32_t active, group;
 	struct ring_hdr *h;
 
 	if (size > ring_max_payload(r))
 		return -E2BIG;
+	active = __activemask();
+	group = __match_any_sync(active, (uint64_t)(uintptr_t)r) &
+		__match_any_sync(active, size);
+	if (__popc(group) > 1 &&
+	    ring_batch_size(__popc(group), size) <= r->max_record)
+		return ring_output_batch(r, group, data, (uint32_t)size) ?
+		       0 : full_err;
 	h = ring_reserve(r, (uint32_t)size);
 	if (!h)
 		return full_err;

@@ -3,8 +3,15 @@
  * Maps in GPU memory, host side: allocation, and the host's lookups and
  * updates, which copy only the bytes they need (one small copy for an array
  * value, a batch of consecutive slots for a hash probe).
+ *
+ * Every copy goes through the map's own non-blocking stream, so it neither
+ * waits for the application's kernels (the legacy default stream's
+ * implicit synchronisation) nor delays them; small ones through a
+ * page-locked staging buffer, which the copy engine writes directly (a
+ * pageable destination costs a bounce through the driver's buffer).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,12 +31,19 @@
 /* Bytes of slots next_key scans per copy. */
 #define SCAN_BYTES (64 * 1024)
 #define NO_SLOT UINT32_MAX
+/* Copies up to this size go through the staging buffer. */
+#define STAGE_BYTES 4096
+/* A copy is waited for by spinning this long, then by blocking. */
+#define SPIN_NS 200000
 
 struct dev_map {
 	struct dev_map_desc desc; /* host copy; desc.count lives on the device */
 	CUdeviceptr base;         /* the descriptor, then the data */
 	CUcontext ctx;
 	char *name;
+	pthread_mutex_t io_lock;  /* one copy at a time on stream and stage */
+	CUstream stream;          /* non-blocking; made at the first copy */
+	void *stage;              /* STAGE_BYTES, page-locked */
 };
 
 static int is_per_thread(uint32_t type)
@@ -37,40 +51,106 @@ static int is_per_thread(uint32_t type)
 	return type == EGPU_MAP_PERCPU_ARRAY || type == EGPU_MAP_PERTHREAD_ARRAY;
 }
 
-/* Make sure the calling thread has a context: the map's if it has none. */
-static int enter(const struct dev_map *m)
+/*
+ * Make the map's context current on the calling thread (its stream and
+ * staging buffer belong to it); *@prev is what leave() restores.
+ */
+static int enter(const struct dev_map *m, CUcontext *prev)
 {
-	CUcontext cur = NULL;
-
-	if (cu_check(cu()->cuCtxGetCurrent(&cur), "cuCtxGetCurrent") ||
-	    (!cur && cu_check(cu()->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent"))) {
+	*prev = NULL;
+	if (cu_check(cu()->cuCtxGetCurrent(prev), "cuCtxGetCurrent") ||
+	    (*prev != m->ctx &&
+	     cu_check(cu()->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent"))) {
 		err_prefix("map '%s'", m->name);
 		return -EIO;
 	}
 	return 0;
 }
 
-static int dtoh(const struct dev_map *m, void *dst, uint64_t off, size_t n)
+/* A thread that had no context keeps the map's. */
+static void leave(const struct dev_map *m, CUcontext prev)
 {
-	CUresult res = cu()->cuMemcpyDtoH(dst, m->base + off, n);
+	if (prev && prev != m->ctx)
+		cu()->cuCtxSetCurrent(prev);
+}
 
-	if (cu_check(res, "cuMemcpyDtoH")) {
+static int io_check(const struct dev_map *m, CUresult res, const char *what)
+{
+	if (cu_check(res, what)) {
 		err_prefix("map '%s'", m->name);
 		return -EIO;
 	}
 	return 0;
 }
 
-static int htod(const struct dev_map *m, uint64_t off, const void *src,
-		size_t n)
+/* The stream and staging buffer, at the first copy (io_lock held). */
+static int io_open(struct dev_map *m)
 {
-	CUresult res = cu()->cuMemcpyHtoD(m->base + off, src, n);
+	const struct cu_driver *d = cu();
 
-	if (cu_check(res, "cuMemcpyHtoD")) {
-		err_prefix("map '%s'", m->name);
+	if (m->stage)
+		return 0;
+	if (!m->stream &&
+	    io_check(m, d->cuStreamCreate(&m->stream, CU_STREAM_NON_BLOCKING),
+		     "cuStreamCreate"))
 		return -EIO;
+	return io_check(m, d->cuMemAllocHost(&m->stage, STAGE_BYTES),
+			"cuMemAllocHost");
+}
+
+/*
+ * Wait for the map's stream: a small copy takes microseconds, less than
+ * a blocking wait's wake-up, so spin on it first.
+ */
+static CUresult io_wait(const struct dev_map *m)
+{
+	uint64_t t0 = now_ns();
+	CUresult res;
+
+	while ((res = cu()->cuStreamQuery(m->stream)) == CUDA_ERROR_NOT_READY)
+		if (now_ns() - t0 > SPIN_NS)
+			return cu()->cuStreamSynchronize(m->stream);
+	return res;
+}
+
+/*
+ * Copy @n bytes between the map's memory at @off and @host, either way, on
+ * the map's stream; through the staging buffer when they fit it.
+ */
+static int map_copy(struct dev_map *m, uint64_t off, void *host, size_t n,
+		    bool to_device)
+{
+	bool staged = n <= STAGE_BYTES;
+	CUresult res;
+	int err;
+
+	pthread_mutex_lock(&m->io_lock);
+	err = io_open(m);
+	if (!err) {
+		void *buf = staged ? m->stage : host;
+
+		if (staged && to_device)
+			memcpy(buf, host, n);
+		res = to_device ?
+		      cu()->cuMemcpyHtoDAsync(m->base + off, buf, n, m->stream) :
+		      cu()->cuMemcpyDtoHAsync(buf, m->base + off, n, m->stream);
+		err = io_check(m, res ? res : io_wait(m),
+			       to_device ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync");
 	}
-	return 0;
+	if (!err && staged && !to_device)
+		memcpy(host, m->stage, n);
+	pthread_mutex_unlock(&m->io_lock);
+	return err;
+}
+
+static int dtoh(struct dev_map *m, void *dst, uint64_t off, size_t n)
+{
+	return map_copy(m, off, dst, n, false);
+}
+
+static int htod(struct dev_map *m, uint64_t off, const void *src, size_t n)
+{
+	return map_copy(m, off, (void *)src, n, true); /* only read */
 }
 
 /* ---- creation ---- */
@@ -211,6 +291,7 @@ int dev_map_new(const struct bpf_map_spec *spec, uint32_t threads,
 		free(m);
 		return err_set(EGPU_ENOMEM, "map '%s': out of memory", spec->name);
 	}
+	pthread_mutex_init(&m->io_lock, NULL);
 	err = describe(spec, threads, &m->desc, &bytes);
 	if (!err && (err = cu_ctx_current(&m->ctx)))
 		err_prefix("map '%s'", spec->name);
@@ -226,10 +307,22 @@ int dev_map_new(const struct bpf_map_spec *spec, uint32_t threads,
 
 void dev_map_free(struct dev_map *m)
 {
+	const struct cu_driver *d;
+	CUcontext prev;
+
 	if (!m)
 		return;
-	if (m->base && !enter(m))
-		cu()->cuMemFree(m->base);
+	if ((m->base || m->stream) && !enter(m, &prev)) {
+		d = cu();
+		if (m->stream)
+			d->cuStreamDestroy(m->stream);
+		if (m->stage)
+			d->cuMemFreeHost(m->stage);
+		if (m->base)
+			d->cuMemFree(m->base);
+		leave(m, prev);
+	}
+	pthread_mutex_destroy(&m->io_lock);
 	free(m->name);
 	free(m);
 }
@@ -574,54 +667,67 @@ static int hash_next_key(struct dev_map *m, const void *key, void *next)
 /* ---- operations ---- */
 
 /* enter(), for the key-value operations, which ring maps do not have. */
-static int enter_op(const struct dev_map *m)
+static int enter_op(const struct dev_map *m, CUcontext *prev)
 {
-	return map_type_is_ring(m->desc.type) ? -EOPNOTSUPP : enter(m);
+	return map_type_is_ring(m->desc.type) ? -EOPNOTSUPP : enter(m, prev);
 }
 
 int dev_map_lookup(struct dev_map *m, const void *key, void *value)
 {
-	int err = enter_op(m);
+	CUcontext prev;
+	int err = enter_op(m, &prev);
 
 	if (err)
 		return err;
 	if (m->desc.type == EGPU_MAP_HASH)
-		return hash_lookup(m, key, value);
-	return array_lookup(m, key, value);
+		err = hash_lookup(m, key, value);
+	else
+		err = array_lookup(m, key, value);
+	leave(m, prev);
+	return err;
 }
 
 int dev_map_update(struct dev_map *m, const void *key, const void *value,
 		   uint64_t flags)
 {
-	int err = enter_op(m);
+	CUcontext prev;
+	int err = map_type_is_ring(m->desc.type) || flags <= EGPU_EXIST ?
+		  enter_op(m, &prev) : -EINVAL;
 
 	if (err)
 		return err;
-	if (flags > EGPU_EXIST)
-		return -EINVAL;
 	if (m->desc.type == EGPU_MAP_HASH)
-		return hash_update(m, key, value, flags);
-	return array_update(m, key, value, flags);
+		err = hash_update(m, key, value, flags);
+	else
+		err = array_update(m, key, value, flags);
+	leave(m, prev);
+	return err;
 }
 
 int dev_map_delete(struct dev_map *m, const void *key)
 {
-	int err = enter_op(m);
+	CUcontext prev;
+	int err = map_type_is_ring(m->desc.type) ||
+		  m->desc.type == EGPU_MAP_HASH ? enter_op(m, &prev) : -EINVAL;
 
 	if (err)
 		return err;
-	if (m->desc.type != EGPU_MAP_HASH)
-		return -EINVAL;
-	return hash_delete(m, key);
+	err = hash_delete(m, key);
+	leave(m, prev);
+	return err;
 }
 
 int dev_map_next_key(struct dev_map *m, const void *key, void *next)
 {
-	int err = enter_op(m);
+	CUcontext prev;
+	int err = enter_op(m, &prev);
 
 	if (err)
 		return err;
 	if (m->desc.type == EGPU_MAP_HASH)
-		return hash_next_key(m, key, next);
-	return array_next_key(m, key, next);
+		err = hash_next_key(m, key, next);
+	else
+		err = array_next_key(m, key, next);
+	leave(m, prev);
+	return err;
 }

@@ -67,6 +67,13 @@ int ring_map_capacity(const struct bpf_map_spec *spec, uint64_t *cap)
 		       spec->name, spec->type);
 }
 
+static void ring_free_struct(struct event_ring *r)
+{
+	free(r->name);
+	free(r->unpacked);
+	free(r);
+}
+
 int ring_new(const char *name, uint32_t type, uint64_t cap,
 	     struct event_ring **out)
 {
@@ -79,21 +86,24 @@ int ring_new(const char *name, uint32_t type, uint64_t cap,
 		return err_set(EGPU_EINVAL, "ring '%s': bad capacity %llu", name,
 			       (unsigned long long)cap);
 	r = calloc(1, sizeof(*r));
-	if (!r || !(r->name = strdup(name))) {
-		free(r);
+	if (!r)
+		return err_set(EGPU_ENOMEM, "ring '%s': out of memory", name);
+	r->max_record = cap < RING_RECORD_MAX ? (uint32_t)cap : RING_RECORD_MAX;
+	r->name = strdup(name);
+	r->unpacked = malloc(r->max_record);
+	if (!r->name || !r->unpacked) {
+		ring_free_struct(r);
 		return err_set(EGPU_ENOMEM, "ring '%s': out of memory", name);
 	}
 	r->type = type;
 	r->cap = cap;
-	r->max_record = cap < RING_RECORD_MAX ? (uint32_t)cap : RING_RECORD_MAX;
 	len = RING_DATA_OFFSET + cap + r->max_record;
 	len = (len + (size_t)page - 1) & ~((size_t)page - 1);
 	/* Anonymous memory reads zero: every header starts unpublished. */
 	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		   -1, 0);
 	if (mem == MAP_FAILED) {
-		free(r->name);
-		free(r);
+		ring_free_struct(r);
 		return err_set(EGPU_ENOMEM, "ring '%s': cannot map %zu bytes",
 			       name, len);
 	}
@@ -137,8 +147,7 @@ void ring_free(struct event_ring *r)
 		ring_unmap_gpu(r);
 	munmap(r->mem, r->mem_len);
 	pthread_mutex_destroy(&r->lock);
-	free(r->name);
-	free(r);
+	ring_free_struct(r);
 }
 
 const char *ring_name(const struct event_ring *r)

@@ -72,7 +72,8 @@ void ring_release(struct event_ring *r);
 
 /*
  * Hand every complete record, in order, to @fn (discarded ones are skipped
- * silently), then give their space back. Stops at the first record not yet
+ * silently; each record of a batch on its own, gathered into a buffer of
+ * the ring's), then give their space back. Stops at the first record not yet
  * published, or after a record for which @fn returned < 0: that value is
  * returned. Otherwise returns the number of records handed to @fn, or
  * EGPU_EFORMAT when a header is impossible (a producer wrote outside its

@@ -19,6 +19,8 @@ struct event_ring {
 	/* Consumer. */
 	bool claimed;
 	uint64_t cons;       /* records before this position were handed over */
+	uint32_t cons_sub;   /* ... and this many of the batch at cons */
+	uint8_t *unpacked;   /* one record of a batch, made contiguous */
 	/* CPU producers, until the ring is mapped into the GPU. */
 	pthread_mutex_t lock;
 	uint64_t prod;

@@ -18,10 +18,12 @@
  *
  * Producers reserve positions (byte offsets that only grow); a record at
  * position p starts at records + (p & (capacity - 1)) and is contiguous.
- * Each record is a struct ring_hdr and its payload, rounded up to 8 bytes.
- * A header reads zero until the record is published: the producer writes
- * the payload, fences, then stores the header's flags (RING_COMMIT); the
- * consumer zeroes what it consumed before it gives the space back.
+ * Each record is a struct ring_hdr and its payload, rounded up to 8 bytes;
+ * a RING_BATCH record carries the records of a warp's lanes (struct
+ * ring_batch). A header reads zero until the record is published: the
+ * producer writes the payload, fences, then stores the header's flags
+ * (RING_COMMIT); the consumer zeroes what it consumed before it gives the
+ * space back.
  *
  * GPU producers keep their counters in device memory (struct dev_ring),
  * where atomics are fast; only the consumer position crosses to the GPU,
@@ -46,6 +48,7 @@
 /* struct ring_hdr.flags */
 #define RING_COMMIT 1u  /* the record is complete */
 #define RING_DISCARD 2u /* ... and the consumer skips it */
+#define RING_BATCH 4u   /* the payload is a struct ring_batch */
 
 /* A record's header; 8 bytes, 8-aligned, written with one store at commit. */
 struct ring_hdr {
@@ -54,6 +57,27 @@ struct ring_hdr {
 };
 
 #define RING_HDR_SIZE 8u
+
+/*
+ * The records a warp's lanes output at once, all of one size, as one ring
+ * record (one reservation, one fence). Stored column-major, so that each
+ * store instruction of the warp writes consecutive words (whole lines over
+ * PCIe, not 8-byte pieces): word k of the i-th record is words[k * count + i].
+ * The consumer hands each record to its callback as if it came alone.
+ */
+struct ring_batch {
+	uint32_t count;   /* records, 1 to RING_BATCH_MAX */
+	uint32_t len;     /* payload bytes of each */
+	uint64_t words[]; /* count * ceil(len / 8) words */
+};
+
+#define RING_BATCH_MAX 32u
+/* Ring bytes of a batch of @count records of @len bytes: headers and words. */
+RING_INLINE uint64_t ring_batch_size(uint32_t count, uint64_t len)
+{
+	return RING_HDR_SIZE + sizeof(struct ring_batch) +
+	       (uint64_t)count * ((len + 7u) & ~(uint64_t)7u);
+}
 /* Ring sizes: powers of two in [RING_MIN_BYTES, RING_MAX_BYTES]. */
 #define RING_MIN_BYTES 64u
 #define RING_MAX_BYTES (1u << 30)
@@ -124,6 +148,7 @@ RING_ASSERT(sizeof(struct ring_ctl) == 256, "ctl is two 128-byte lines");
 RING_ASSERT(sizeof(struct ring_ctl) <= RING_DATA_OFFSET, "ctl before data");
 RING_ASSERT(sizeof(struct dev_ring) == 128, "dev_ring is 128 bytes");
 RING_ASSERT(sizeof(struct print_rec) == 40, "print record header");
+RING_ASSERT(sizeof(struct ring_batch) == 8, "batch header");
 RING_ASSERT(RING_RECORD_MAX % 8 == 0, "records are 8-aligned");
 
 #endif

@@ -2,11 +2,13 @@
 /*
  * Event ring benchmark: every thread of a 16M-thread grid emits one record
  * at exit into a 256 MiB ring that a host thread consumes meanwhile.
- * Measured: records and payload bytes delivered per second (launch to the
- * last record consumed), records dropped, the kernel's device time with the
- * ring probe over without probes (CUDA events, median); then host
- * egpu_map_lookup latency (median) on an array and a hash map in GPU
- * memory, and hash map updates per second from the GPU. Prints Markdown.
+ * Measured per payload size (16, 64, 256 bytes): the kernel's device time
+ * with the ring probe over without probes (CUDA events, median), the
+ * records and payload bytes the kernel emitted (kept or dropped) per second
+ * of its device time, those delivered to the host per second (launch to the last record
+ * consumed), and the share dropped because the ring was full; then hash
+ * map updates per second from the GPU. Prints Markdown. Host lookup
+ * latency: lookup_bench.
  *
  *   ringbuf_bench [RUNS]
  */
@@ -14,79 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "app.h"
+#include "bench.h"
 
-#define THREADS (16u << 20)
-#define BLOCK 256
-#define LOOKUPS 2001
+#define THREADS BENCH_THREADS
 #define HASH_KEYS (1u << 20)
 #define WAIT_S 30 /* for a run's records, before calling them lost */
 
 static int runs = 5;
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return v[n / 2];
-}
-
-/* Device time of one launch of touch<<<THREADS / BLOCK, BLOCK>>>, ms. */
-static double time_launch(cudaKernel_t k, float *x)
-{
-	void *args[] = { &x };
-
-	return app_time_launch(k, (dim3){ THREADS / BLOCK, 1, 1 },
-			       (dim3){ BLOCK, 1, 1 }, args);
-}
-
-/* A libegpu context with @prog of ringbuf.bpf.o attached to touch's exit. */
-struct setup {
-	egpu_ctx *ctx;
-	egpu_obj *obj;
-	cudaLibrary_t lib;
-	cudaKernel_t k;
-};
-
-static void setup_probe(struct setup *s, const char *ptx, size_t len,
-			const char *prog)
-{
-	char *out = NULL;
-	size_t out_len;
-
-	s->ctx = egpu_ctx_new(NULL);
-	EGPU_CHECK(s->ctx);
-	s->obj = egpu_load(s->ctx, BENCH_DIR "/ringbuf.bpf.o", NULL);
-	EGPU_CHECK(s->obj);
-	EGPU_CHECK(egpu_attach_kernel(egpu_obj_prog(s->obj, prog), "touch",
-				      EGPU_ATTACH_EXIT, NULL));
-	EGPU_CHECK(!egpu_instrument_ptx(s->ctx, ptx, len, &out, &out_len, NULL));
-	s->lib = app_load_ptx(out);
-	s->k = app_kernel(s->lib, "touch");
-	free(out);
-}
-
-static void setup_free(struct setup *s)
-{
-	cudaLibraryUnload(s->lib);
-	egpu_ctx_free(s->ctx);
-}
 
 /* The consumer: a host thread polling the ring while kernels run. */
 struct consumer {
@@ -125,7 +62,7 @@ static void bench_ring(const char *ptx, size_t len, float *x, double plain_ms,
 		       int bytes)
 {
 	char prog[16];
-	struct setup s;
+	struct bench_probe s;
 	struct consumer c = { 0 };
 	double *kms = calloc((size_t)runs, sizeof(double));
 	double *rate = calloc((size_t)runs, sizeof(double));
@@ -133,18 +70,18 @@ static void bench_ring(const char *ptx, size_t len, float *x, double plain_ms,
 	pthread_t t;
 
 	snprintf(prog, sizeof(prog), "emit%d", bytes);
-	setup_probe(&s, ptx, len, prog);
+	bench_probe_load(&s, ptx, len, prog);
 	c.rb = egpu_ringbuf_new(egpu_obj_map(s.obj, "events"), on_record, &c);
 	EGPU_CHECK(c.rb);
 	pthread_create(&t, NULL, consume, &c);
 	for (int r = 0; r < runs; r++) {
 		uint64_t before = delivered(&c) + egpu_ringbuf_drops(c.rb);
-		double t0 = now_s();
+		double t0 = bench_now_s();
 
-		kms[r] = time_launch(s.k, x);
+		kms[r] = bench_touch(s.k, x);
 		/* Wait for the consumer to take (or the GPU to drop) them all. */
 		while (delivered(&c) + egpu_ringbuf_drops(c.rb) - before < THREADS) {
-			if (now_s() - t0 > WAIT_S) {
+			if (bench_now_s() - t0 > WAIT_S) {
 				printf("(records missing after %d s: %llu of %u)\n", WAIT_S,
 				       (unsigned long long)(delivered(&c) +
 				       egpu_ringbuf_drops(c.rb) - before), THREADS);
@@ -152,58 +89,40 @@ static void bench_ring(const char *ptx, size_t len, float *x, double plain_ms,
 			}
 		}
 		rate[r] = (THREADS - (egpu_ringbuf_drops(c.rb) - drops)) /
-			  (now_s() - t0);
+			  (bench_now_s() - t0);
 		drops = egpu_ringbuf_drops(c.rb);
 		sent += THREADS;
 	}
 	__atomic_store_n(&c.stop, true, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
 	{
-		double k = median(kms, runs), rps = median(rate, runs);
+		double k = bench_percentile(kms, runs, 50);
+		double rps = bench_percentile(rate, runs, 50), eps = THREADS / (k / 1e3);
 
-		printf("| %4d B | %6.2f%% | %9.3f | %9.3f | %6.2fx | %8.1f M | %6.2f |\n",
+		printf("| %4d B | %6.2f%% | %7.3f | %9.3f | %8.1fx | %8.1f M | %6.2f | %8.1f M | %6.2f |\n",
 		       bytes, 100.0 * (double)drops / (double)sent, plain_ms, k,
-		       k / plain_ms, rps / 1e6, rps * bytes / 1e9);
+		       k / plain_ms, eps / 1e6, eps * bytes / 1e9, rps / 1e6,
+		       rps * bytes / 1e9);
 	}
 	egpu_ringbuf_free(c.rb);
-	setup_free(&s);
+	bench_probe_free(&s);
 	free(kms);
 	free(rate);
-}
-
-/* Median microseconds of egpu_map_lookup of keys spread over the map. */
-static double lookup_us(egpu_map *m, uint32_t keys)
-{
-	double v[LOOKUPS];
-	uint64_t value;
-
-	for (int i = 0; i < LOOKUPS; i++) {
-		uint32_t key = (uint32_t)(i * 2654435761u) % keys;
-		double t0 = now_s();
-
-		EGPU_CHECK(!egpu_map_lookup(m, &key, &value));
-		v[i] = (now_s() - t0) * 1e6;
-	}
-	return median(v, LOOKUPS);
 }
 
 static void bench_maps(const char *ptx, size_t len, float *x, double plain_ms)
 {
 	double *kms = calloc((size_t)runs, sizeof(double)), k;
-	struct setup s;
+	struct bench_probe s;
 
-	setup_probe(&s, ptx, len, "hash_update");
+	bench_probe_load(&s, ptx, len, "hash_update");
 	for (int r = 0; r < runs; r++)
-		kms[r] = time_launch(s.k, x);
-	k = median(kms, runs);
+		kms[r] = bench_touch(s.k, x);
+	k = bench_percentile(kms, runs, 50);
 	printf("\n| measure | value |\n|---|---|\n");
 	printf("| hash updates from the GPU (%u threads, %u keys) | %.1f M/s (kernel %.3f ms, %.3f ms without probe) |\n",
 	       THREADS, HASH_KEYS, THREADS / (k / 1e3) / 1e6, k, plain_ms);
-	printf("| host egpu_map_lookup, array (median of %d) | %.2f us |\n", LOOKUPS,
-	       lookup_us(egpu_obj_map(s.obj, "array"), HASH_KEYS));
-	printf("| host egpu_map_lookup, hash (median of %d) | %.2f us |\n", LOOKUPS,
-	       lookup_us(egpu_obj_map(s.obj, "hash"), HASH_KEYS));
-	setup_free(&s);
+	bench_probe_free(&s);
 	free(kms);
 }
 
@@ -232,16 +151,16 @@ int main(int argc, char **argv)
 	plain_lib = app_load_ptx(ptx);
 	plain = app_kernel(plain_lib, "touch");
 	pms = calloc((size_t)runs, sizeof(double));
-	time_launch(plain, x); /* warm-up */
+	bench_touch(plain, x); /* warm-up */
 	for (int r = 0; r < runs; r++)
-		pms[r] = time_launch(plain, x);
-	plain_ms = median(pms, runs);
+		pms[r] = bench_touch(plain, x);
+	plain_ms = bench_percentile(pms, runs, 50);
 
 	printf("GPU: %s, libegpu %s, %u threads each emitting one record at exit,\n"
 	       "256 MiB ring consumed by a host thread meanwhile, median of %d runs\n\n",
 	       prop.name, egpu_version(), THREADS, runs);
-	printf("| payload | dropped | kernel ms, no probe | kernel ms, ring | slowdown | delivered rec/s | GB/s |\n");
-	printf("|---------|---------|---------------------|-----------------|----------|-----------------|------|\n");
+	printf("| payload | dropped | kernel ms, no probe | kernel ms, ring | slowdown | emitted rec/s | GB/s | delivered rec/s | GB/s |\n");
+	printf("|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		bench_ring(ptx, len, x, plain_ms, sizes[i]);
 	bench_maps(ptx, len, x, plain_ms);

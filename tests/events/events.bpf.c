@@ -139,38 +139,66 @@ int prints(void *ctx)
 
 /* Probes of kernels.cu's `work` (GPU tests). */
 
-/* Exit: one record per thread with its global id. */
+/* The calling thread's record: its global id, block, time, a check word. */
+static __always_inline void thread_event(struct event *ev)
+{
+	__u64 bx, by, bz, tx, ty, tz, dx, dy, dz;
+
+	bpf_get_block_idx(&bx, &by, &bz);
+	bpf_get_thread_idx(&tx, &ty, &tz);
+	bpf_get_block_dim(&dx, &dy, &dz);
+	ev->bid = bx;
+	ev->tid = bx * dx + tx;
+	ev->a = bpf_get_globaltimer();
+	ev->b = ev->tid * 3 + 1; /* integrity check */
+}
+
+/* One record per thread into @ring. */
+static __always_inline void emit_thread(void *ring)
+{
+	struct event ev = {};
+
+	thread_event(&ev);
+	bpf_ringbuf_output(ring, &ev, sizeof(ev), 0);
+}
+
 GPU_EXIT("work")
 int on_exit(struct egpu_kernel_ctx *ctx)
 {
-	__u64 bx, by, bz, tx, ty, tz, dx, dy, dz;
-	struct event ev = {};
-
-	bpf_get_block_idx(&bx, &by, &bz);
-	bpf_get_thread_idx(&tx, &ty, &tz);
-	bpf_get_block_dim(&dx, &dy, &dz);
-	ev.bid = bx;
-	ev.tid = bx * dx + tx;
-	ev.a = bpf_get_globaltimer();
-	ev.b = ev.tid * 3 + 1; /* integrity check */
-	bpf_ringbuf_output(&rb, &ev, sizeof(ev), 0);
+	emit_thread(&rb);
 	return 0;
 }
 
-/* Exit, into the 4 KiB ring: 64 records fit, the rest are dropped. */
+/* Into the 4 KiB ring: a few dozen records fit, the rest are dropped. */
 GPU_EXIT("work")
 int on_exit_tiny(struct egpu_kernel_ctx *ctx)
 {
-	__u64 bx, by, bz, tx, ty, tz, dx, dy, dz;
-	struct event ev = {};
+	emit_thread(&tiny);
+	return 0;
+}
 
-	bpf_get_block_idx(&bx, &by, &bz);
-	bpf_get_thread_idx(&tx, &ty, &tz);
-	bpf_get_block_dim(&dx, &dy, &dz);
-	ev.bid = bx;
-	ev.tid = bx * dx + tx;
-	ev.b = ev.tid * 3 + 1;
-	bpf_ringbuf_output(&tiny, &ev, sizeof(ev), 0);
+/*
+ * Sizes differing within a warp, from one call: 56 bytes for even threads,
+ * 24 for odd ones, 40 for lane 5 alone (a warp makes two batches and a
+ * record of its own at once).
+ */
+GPU_EXIT("work")
+int on_exit_mixed(struct egpu_kernel_ctx *ctx)
+{
+	struct event ev = {};
+	__u64 size;
+
+	thread_event(&ev);
+	size = (ev.tid & 31) == 5 ? 40 : ev.tid & 1 ? 24 : 56;
+	bpf_ringbuf_output(&rb, &ev, size, 0);
+	return 0;
+}
+
+/* At the entry of kernels.cu's wait_host, which then waits for the host. */
+GPU_ENTRY("wait_host")
+int at_entry(struct egpu_kernel_ctx *ctx)
+{
+	emit_thread(&rb);
 	return 0;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The kernel the event GPU tests instrument: a little work per thread.
+// The kernels the event GPU tests instrument: work does a little per
+// thread; wait_host waits for the host consumer.
 extern "C" __global__ void work(float *x, int n, int rounds)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -10,4 +11,28 @@ extern "C" __global__ void work(float *x, int n, int rounds)
 	for (int r = 0; r < rounds; r++)
 		v = v * 0.999f + 0.5f;
 	x[i] = v;
+}
+
+// consumed_while_the_kernel_runs: every thread's entry probe emits a record;
+// then thread 0 waits until the host consumer says, through host-mapped
+// *flag, that it has taken enough of them, so the kernel cannot end before
+// records were consumed. The wait gives up after timeout_ns (globaltimer):
+// the test then fails instead of hanging. *seen: 1 flag seen, 0 timed out.
+extern "C" __global__ void wait_host(const volatile unsigned *flag,
+				     unsigned long long timeout_ns,
+				     unsigned *seen)
+{
+	unsigned long long t0, t;
+
+	if (blockIdx.x || threadIdx.x)
+		return;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+	do {
+		if (*flag) {
+			*seen = 1;
+			return;
+		}
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	} while (t - t0 < timeout_ns);
+	*seen = 0;
 }

@@ -399,7 +399,10 @@ START_TEST(direct_run_modules_assemble)
 }
 END_TEST
 
-/* An application kernel with ring and print probes at entry and exit. */
+/*
+ * Application kernels with ring and print probes at entry and exit: four
+ * on work, at_entry on wait_host.
+ */
 START_TEST(instrumented_module_assembles)
 {
 	egpu_ctx *octx;
@@ -415,7 +418,7 @@ START_TEST(instrumented_module_assembles)
 	ptx = calloc(1, len + 1);
 	ck_assert_uint_eq(fread(ptx, 1, len, f), len);
 	fclose(f);
-	ck_assert_int_eq(egpu_attach_all(o), 3);
+	ck_assert_int_eq(egpu_attach_all(o), 5);
 	ck_assert_msg(!egpu_instrument_ptx(octx, ptx, len, &out, &out_len, NULL),
 		      "%s", egpu_errmsg());
 	ck_assert_ptr_nonnull(strstr(out, "egpu_dev_ringbuf_output"));

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * Event rings and printing on a GPU (ctest label gpu; skipped without one):
- * one record per thread from an exit probe, exact drop counts with a tiny
- * ring, consumption while the kernel runs, every ring helper in direct GPU
- * runs, print lines from probes and direct runs.
+ * one record per thread from an exit probe, record sizes differing within a
+ * warp, exact drop counts with a tiny ring, exact delivery to a consumer
+ * thread, consumption while the kernel that writes the records provably
+ * still runs, every ring helper in direct GPU runs, print lines from probes
+ * and direct runs.
  */
 #include <check.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +92,7 @@ struct event {
 struct seen {
 	uint8_t *hit;
 	uint32_t threads;
+	size_t (*size_of)(uint64_t tid); /* NULL: every record is an event */
 	uint64_t records;
 	uint64_t dup, bad;
 };
@@ -96,13 +100,16 @@ struct seen {
 static int on_event(void *user, const void *data, size_t size)
 {
 	struct seen *s = user;
-	const struct event *ev = data;
+	struct event ev = { 0 };
+	size_t want;
 
+	memcpy(&ev, data, size < sizeof(ev) ? size : sizeof(ev));
+	want = s->size_of ? s->size_of(ev.tid) : sizeof(ev);
 	s->records++;
-	if (size != sizeof(*ev) || ev->tid >= s->threads ||
-	    ev->b != ev->tid * 3 + 1 || ev->bid != ev->tid / BLOCK)
+	if (ev.tid >= s->threads || size != want || ev.bid != ev.tid / BLOCK ||
+	    (size > offsetof(struct event, b) && ev.b != ev.tid * 3 + 1))
 		s->bad++;
-	else if (s->hit[ev->tid]++)
+	else if (s->hit[ev.tid]++)
 		s->dup++;
 	return 0;
 }
@@ -113,17 +120,21 @@ static void seen_init(struct seen *s, uint32_t threads)
 	ck_assert_ptr_nonnull(s->hit);
 }
 
-/* The consumer exists before the object first uses the GPU. */
-START_TEST(one_record_per_thread)
+/*
+ * @prog at work's exit in 64 blocks, its records consumed after the kernel:
+ * every thread's arrives once, whole, of its size (@size_of), none dropped.
+ */
+static void every_thread_once(const char *prog, size_t (*size_of)(uint64_t))
 {
 	const uint32_t threads = 64 * BLOCK;
 	struct seen s;
 	egpu_ringbuf *rb;
 
 	seen_init(&s, threads);
+	s.size_of = size_of;
 	rb = egpu_ringbuf_new(egpu_obj_map(obj, "rb"), on_event, &s);
 	ck_assert_ptr_nonnull(rb);
-	run_work("on_exit", EGPU_ATTACH_EXIT, threads, 10);
+	run_work(prog, EGPU_ATTACH_EXIT, threads, 10);
 	while (egpu_ringbuf_poll(rb, 100) > 0)
 		;
 	ck_assert_uint_eq(s.bad, 0);
@@ -133,9 +144,34 @@ START_TEST(one_record_per_thread)
 	egpu_ringbuf_free(rb);
 	free(s.hit);
 }
+
+/* The consumer exists before the object first uses the GPU. */
+START_TEST(one_record_per_thread)
+{
+	every_thread_once("on_exit", NULL);
+}
 END_TEST
 
-/* 4 KiB hold 64 records: all other threads' are counted as dropped. */
+/* on_exit_mixed's record size for thread @tid. */
+static size_t mixed_size(uint64_t tid)
+{
+	return (tid & 31) == 5 ? 40 : tid & 1 ? 24 : 56;
+}
+
+/*
+ * Lanes of one warp outputting three sizes from one call: each size makes
+ * its own batch (the lone lane its own record); every record arrives whole.
+ */
+START_TEST(sizes_differing_within_a_warp)
+{
+	every_thread_once("on_exit_mixed", mixed_size);
+}
+END_TEST
+
+/*
+ * 4 KiB hold at most 4096 / 56 records of 56 bytes (64 alone, a few more
+ * packed in warps' batches): all other threads' are counted as dropped.
+ */
 START_TEST(tiny_ring_counts_every_drop)
 {
 	const uint32_t threads = 64 * BLOCK;
@@ -150,7 +186,7 @@ START_TEST(tiny_ring_counts_every_drop)
 	ck_assert_uint_eq(s.bad, 0);
 	ck_assert_uint_eq(s.dup, 0);
 	ck_assert_uint_ge(s.records, 1);
-	ck_assert_uint_le(s.records, 64);
+	ck_assert_uint_le(s.records, 4096 / sizeof(struct event));
 	ck_assert_uint_eq(s.records + egpu_ringbuf_drops(rb), threads);
 	egpu_ringbuf_free(rb);
 	free(s.hit);
@@ -176,9 +212,10 @@ static void *consume(void *arg)
  * thread polling meanwhile: every thread is received exactly once or
  * counted as dropped, and at least a ring's worth arrives. (Whether the
  * consumer frees space before this kernel ends depends on timing: on an
- * H100 the kernel finished first, 16384 records, so that is not asserted.)
+ * H100 the kernel finished first, 16384 records, so that is not asserted;
+ * consumed_while_the_kernel_runs proves the overlap.)
  */
-START_TEST(consumed_while_the_kernel_runs)
+START_TEST(exact_with_a_consumer_thread)
 {
 	const uint32_t threads = 1u << 22;
 	struct consumer c = { 0 };
@@ -202,6 +239,115 @@ START_TEST(consumed_while_the_kernel_runs)
 	ck_assert_uint_ge(s.records, (1u << 20) / 64); /* a full ring at least */
 	egpu_ringbuf_free(c.rb);
 	free(s.hit);
+}
+END_TEST
+
+/* Host memory the GPU reads: the consumer's "done" flag for wait_host. */
+struct host_flag {
+	unsigned *host;
+	CUdeviceptr dev;
+};
+
+static void host_flag_new(struct host_flag *f)
+{
+	const struct cu_driver *d = cu();
+
+	f->host = aligned_alloc(4096, 4096);
+	ck_assert_ptr_nonnull(f->host);
+	*f->host = 0;
+	CK_CU(d->cuMemHostRegister(f->host, 4096, CU_MEMHOSTREGISTER_DEVICEMAP));
+	CK_CU(d->cuMemHostGetDevicePointer(&f->dev, f->host, 0));
+}
+
+static void host_flag_free(struct host_flag *f)
+{
+	cu()->cuMemHostUnregister(f->host);
+	free(f->host);
+}
+
+/* A consumer thread that raises the flag once it has @want records. */
+struct signaller {
+	egpu_ringbuf *rb;
+	struct seen *seen;
+	unsigned *flag;
+	uint64_t want, at_flag;
+	bool stop;
+};
+
+static void *consume_and_signal(void *arg)
+{
+	struct signaller *c = arg;
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		ck_assert_int_ge(egpu_ringbuf_poll(c->rb, 1), 0);
+		if (!c->at_flag && c->seen->records >= c->want) {
+			c->at_flag = c->seen->records;
+			__atomic_store_n(c->flag, 1u, __ATOMIC_RELEASE);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The consumer takes records while the kernel that writes them runs:
+ * wait_host's threads emit at entry, then its thread 0 waits (up to 20 s)
+ * for the flag the consumer raises after half of the records arrived. The
+ * kernel saw the flag, so the consumer had them before the kernel ended.
+ */
+START_TEST(consumed_while_the_kernel_runs)
+{
+	const uint32_t threads = 64 * BLOCK;
+	const struct cu_driver *d = cu();
+	unsigned long long timeout_ns = 20000000000ull;
+	struct signaller c = { .want = threads / 2 };
+	struct host_flag flag;
+	unsigned seen_flag = 0;
+	struct seen s;
+	CUdeviceptr out;
+	CUfunction f;
+	CUmodule mod;
+	pthread_t t;
+	size_t len;
+	char *ptx = read_all(EVENTS_PTX, &len);
+	void *args[] = { &flag.dev, &timeout_ns, &out };
+
+	seen_init(&s, threads);
+	host_flag_new(&flag);
+	c.seen = &s;
+	c.flag = flag.host;
+	c.rb = egpu_ringbuf_new(egpu_obj_map(obj, "rb"), on_event, &s);
+	ck_assert_ptr_nonnull(c.rb);
+	ck_assert_msg(egpu_attach_kernel(egpu_obj_prog(obj, "at_entry"),
+					 "wait_host", EGPU_ATTACH_ENTRY, NULL),
+		      "%s", egpu_errmsg());
+	ck_assert_msg(!egpu_module_load(ctx, &mod, ptx, len), "%s", egpu_errmsg());
+	CK_CU(d->cuModuleGetFunction(&f, mod, "wait_host"));
+	CK_CU(d->cuMemAlloc(&out, sizeof(unsigned)));
+	CK_CU(d->cuMemsetD8(out, 0xff, sizeof(unsigned)));
+	ck_assert_int_eq(pthread_create(&t, NULL, consume_and_signal, &c), 0);
+	CK_CU(d->cuLaunchKernel(f, threads / BLOCK, 1, 1, BLOCK, 1, 1, 0, NULL,
+				args, NULL));
+	CK_CU(d->cuCtxSynchronize());
+	CK_CU(d->cuMemcpyDtoH(&seen_flag, out, sizeof(seen_flag)));
+	__atomic_store_n(&c.stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	while (egpu_ringbuf_consume(c.rb) > 0)
+		;
+	printf("consumed before the kernel ended: %llu of %u records\n",
+	       (unsigned long long)c.at_flag, threads);
+	ck_assert_msg(seen_flag == 1,
+		      "the kernel ended without the consumer's flag (%u): records were not consumed while it ran",
+		      seen_flag);
+	ck_assert_uint_ge(c.at_flag, threads / 2);
+	ck_assert_uint_eq(s.bad, 0);
+	ck_assert_uint_eq(s.dup, 0);
+	ck_assert_uint_eq(s.records + egpu_ringbuf_drops(c.rb), threads);
+	d->cuMemFree(out);
+	d->cuModuleUnload(mod);
+	egpu_ringbuf_free(c.rb);
+	host_flag_free(&flag);
+	free(s.hit);
+	free(ptx);
 }
 END_TEST
 
@@ -325,7 +471,9 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, one_record_per_thread);
+	tcase_add_test(tc, sizes_differing_within_a_warp);
 	tcase_add_test(tc, tiny_ring_counts_every_drop);
+	tcase_add_test(tc, exact_with_a_consumer_thread);
 	tcase_add_test(tc, consumed_while_the_kernel_runs);
 	tcase_add_test(tc, direct_runs_use_every_helper);
 	tcase_add_test(tc, direct_run_prints);

@@ -2,8 +2,8 @@
 /*
  * Event rings without a GPU: the consumer against the CPU producer and
  * against host threads playing the GPU's protocol (lib/device/ring.cuh) on
- * the ring's own memory: order, wraparound, discards, exact drop counts,
- * records never torn, impossible headers refused.
+ * the ring's own memory: order, wraparound, discards, warps' batches,
+ * exact drop counts, records never torn, impossible headers refused.
  */
 #include <check.h>
 #include <errno.h>
@@ -276,16 +276,18 @@ END_TEST
  * The GPU's protocol played by host threads on the ring's memory
  * (ring_host_view): reserved += need with a capacity check and undo,
  * prod += need for the position, payload, then a release store of the
- * header. One lane per call here; the warp aggregation on the GPU only
- * batches the same two atomics.
+ * header. A host thread plays one lane, or a whole warp outputting a batch
+ * (lib/device/ring.cuh, ring_output_batch), all of whose records fit or
+ * none (the GPU may also keep a prefix: the consumer cannot tell).
+ * Returns the position reserved, or UINT64_MAX when dropped (counted as
+ * @records drops).
  */
-static bool model_produce(struct dev_ring *v, const uint8_t *payload,
-			  uint32_t len)
+static uint64_t model_reserve(struct dev_ring *v, uint64_t need,
+			      uint32_t records)
 {
 	struct ring_ctl *ctl = (struct ring_ctl *)(uintptr_t)v->ctl;
-	uint64_t need = ring_record_size(len), cap = v->mask + 1, cons, seen, pos;
+	uint64_t cap = v->mask + 1, cons, seen;
 	uint64_t before = __atomic_fetch_add(&v->reserved, need, __ATOMIC_RELAXED);
-	uint8_t *rec;
 
 	cons = __atomic_load_n(&v->cons_seen, __ATOMIC_RELAXED);
 	if (before + need - cons > cap) {
@@ -298,16 +300,113 @@ static bool model_produce(struct dev_ring *v, const uint8_t *payload,
 	}
 	if (before + need > cons + cap) {
 		__atomic_fetch_sub(&v->reserved, need, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&ctl->drops, 1, __ATOMIC_RELAXED);
-		return false;
+		__atomic_fetch_add(&ctl->drops, records, __ATOMIC_RELAXED);
+		return UINT64_MAX;
 	}
-	pos = __atomic_fetch_add(&v->prod, need, __ATOMIC_RELAXED);
-	rec = (uint8_t *)(uintptr_t)v->data + (pos & v->mask);
-	memcpy(rec + RING_HDR_SIZE, payload, len);
-	__atomic_store_n((uint64_t *)rec, (uint64_t)RING_COMMIT << 32 | len,
+	return __atomic_fetch_add(&v->prod, need, __ATOMIC_RELAXED);
+}
+
+static void model_publish(uint8_t *rec, uint32_t len, uint32_t flags)
+{
+	__atomic_store_n((uint64_t *)rec, (uint64_t)flags << 32 | len,
 			 __ATOMIC_RELEASE);
+}
+
+static bool model_produce(struct dev_ring *v, const uint8_t *payload,
+			  uint32_t len)
+{
+	uint64_t pos = model_reserve(v, ring_record_size(len), 1);
+	uint8_t *rec = (uint8_t *)(uintptr_t)v->data + (pos & v->mask);
+
+	if (pos == UINT64_MAX)
+		return false;
+	memcpy(rec + RING_HDR_SIZE, payload, len);
+	model_publish(rec, len, RING_COMMIT);
 	return true;
 }
+
+/* @count records of @len bytes, record i at @payloads + i * @len. */
+static bool model_produce_batch(struct dev_ring *v, const uint8_t *payloads,
+				uint32_t count, uint32_t len)
+{
+	uint64_t size = ring_batch_size(count, len), pos;
+	uint32_t words = (len + 7) / 8;
+	struct ring_batch b = { .count = count, .len = len };
+	uint8_t *rec;
+
+	pos = model_reserve(v, size, count);
+	if (pos == UINT64_MAX)
+		return false;
+	rec = (uint8_t *)(uintptr_t)v->data + (pos & v->mask);
+	memcpy(rec + RING_HDR_SIZE, &b, sizeof(b));
+	for (uint32_t i = 0; i < count; i++) {
+		uint64_t w[256 / 8] = { 0 };
+
+		memcpy(w, payloads + (size_t)i * len, len);
+		for (uint32_t k = 0; k < words; k++)
+			memcpy(rec + RING_HDR_SIZE + sizeof(b) +
+			       8 * ((size_t)k * count + i), &w[k], 8);
+	}
+	model_publish(rec, (uint32_t)(size - RING_HDR_SIZE),
+		      RING_COMMIT | RING_BATCH);
+	return true;
+}
+
+/* Batches of 1 to 32 records of 8 to 200 bytes, in order, intact. */
+START_TEST(batches_arrive_as_records)
+{
+	struct event_ring *r = ring_of(64 * 1024);
+	uint8_t buf[32 * 200];
+	struct dev_ring v;
+	struct sink s = { 0 };
+	uint64_t seq = 0, bytes = 0, want_bytes = 0, dropped = 0;
+
+	ring_host_view(r, &v);
+	for (uint32_t round = 0; round < 2000; round++) {
+		uint32_t count = 1 + round % 32, len = 8 + round * 13 % 193;
+
+		for (uint32_t i = 0; i < count; i++)
+			fill(buf + (size_t)i * len, len, seq + i);
+		if (!model_produce_batch(&v, buf, count, len)) {
+			dropped += count; /* refused whole: consume, send again */
+			ck_assert_int_gt(ring_consume(r, take, &s, &bytes), 0);
+			ck_assert(model_produce_batch(&v, buf, count, len));
+		}
+		seq += count;
+		want_bytes += (uint64_t)count * len;
+	}
+	while (ring_consume(r, take, &s, &bytes) > 0)
+		;
+	ck_assert_uint_eq(s.next, seq);
+	ck_assert_uint_eq(bytes, want_bytes);
+	ck_assert_uint_eq(ring_drops(r), dropped);
+	ck_assert_uint_gt(dropped, 0); /* the ring wrapped while full */
+	ring_free(r);
+}
+END_TEST
+
+/* A callback stopping inside a batch: the next pass goes on after it. */
+START_TEST(callback_can_stop_inside_a_batch)
+{
+	struct event_ring *r = ring_of(4096);
+	uint8_t buf[8 * 24];
+	struct sink s = { .stop_at = 2 };
+	struct dev_ring v;
+
+	ring_host_view(r, &v);
+	for (uint32_t i = 0; i < 8; i++)
+		fill(buf + i * 24, 24, i);
+	ck_assert(model_produce_batch(&v, buf, 5, 24));
+	ck_assert(model_produce_batch(&v, buf + 5 * 24, 3, 24));
+	ck_assert_int_eq(ring_consume(r, take, &s, NULL), -42);
+	ck_assert_uint_eq(s.next, 2);
+	ck_assert(ring_ready(r));
+	ck_assert_int_eq(ring_consume(r, take, &s, NULL), 6);
+	ck_assert_uint_eq(s.next, 8);
+	ck_assert(!ring_ready(r));
+	ring_free(r);
+}
+END_TEST
 
 #define PRODUCERS 4
 #define PER_PRODUCER 100000
@@ -319,20 +418,50 @@ struct producer {
 	bool finished;
 };
 
+/* A batch whose size disagrees with its header: an error. */
+START_TEST(impossible_batch_is_an_error)
+{
+	struct event_ring *r = ring_of(4096);
+	struct dev_ring v;
+	struct sink s = { 0 };
+	uint8_t *rec;
+	struct ring_batch b = { .count = 40, .len = 8 };
+
+	ring_host_view(r, &v);
+	rec = (uint8_t *)(uintptr_t)v.data;
+	memcpy(rec + RING_HDR_SIZE, &b, sizeof(b));
+	model_publish(rec, 8 + 40 * 8, RING_COMMIT | RING_BATCH);
+	ck_assert_int_eq(ring_consume(r, take, &s, NULL), EGPU_EFORMAT);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "40 records"));
+	ring_free(r);
+}
+END_TEST
+
+/* Odd producers play warps outputting batches of 1 to 8 records. */
 static void *produce(void *arg)
 {
 	struct producer *p = arg;
-	uint8_t buf[256];
+	uint8_t buf[8 * 216];
+	uint64_t seq = 0;
 
-	for (uint64_t seq = 0; seq < PER_PRODUCER; seq++) {
+	while (seq < PER_PRODUCER) {
 		uint32_t len = 16 + (uint32_t)((seq * 7 + p->id) % 200);
-		uint64_t tag = (uint64_t)p->id << 48 | seq;
+		uint32_t count = p->id % 2 ? 1 + (uint32_t)(seq % 8) : 1;
 
-		fill(buf, len, tag);
-		p->sent += model_produce(p->view, buf, len);
+		if (count > PER_PRODUCER - seq)
+			count = (uint32_t)(PER_PRODUCER - seq);
+		for (uint32_t i = 0; i < count; i++)
+			fill(buf + (size_t)i * len, len,
+			     (uint64_t)p->id << 48 | (seq + i));
+		if (p->id % 2)
+			p->sent += model_produce_batch(p->view, buf, count, len) *
+				   count;
+		else
+			p->sent += model_produce(p->view, buf, len);
 		/* Let the consumer in now and then, even on one core. */
-		if (seq % 64 == 0)
+		if (seq % 64 < count)
 			sched_yield();
+		seq += count;
 	}
 	__atomic_store_n(&p->finished, true, __ATOMIC_RELEASE);
 	return NULL;
@@ -415,6 +544,9 @@ int main(void)
 	tcase_add_test(tc, callback_can_stop);
 	tcase_add_test(tc, one_consumer_at_a_time);
 	tcase_add_test(tc, concurrent_producers_gpu_protocol);
+	tcase_add_test(tc, batches_arrive_as_records);
+	tcase_add_test(tc, callback_can_stop_inside_a_batch);
+	tcase_add_test(tc, impossible_batch_is_an_error);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }
