@@ -90,12 +90,19 @@ static void put_label(struct strbuf *sb, char *name, double w)
 	sb_adds(sb, "..");
 }
 
+/* Where time @ns falls, rounded as printed, so that a frame ends
+ * exactly where its last child does (the script compares them). */
+static double px(const struct svg *s, uint64_t ns)
+{
+	double x = PAD + (WIDTH - 2 * PAD) * (double)ns / (double)s->total;
+
+	return (double)(int64_t)(x * 100 + 0.5) / 100;
+}
+
 static void put_frame(struct svg *s, const struct frame *f, uint32_t level,
 		      uint64_t start, uint64_t end)
 {
-	double span = WIDTH - 2 * PAD;
-	double x = PAD + span * (double)start / (double)s->total;
-	double w = span * (double)(end - start) / (double)s->total;
+	double x = px(s, start), w = px(s, end) - x;
 	double y = s->height - BOTTOM - (double)(level + 1) * FRAME_H;
 
 	s->name.len = 0;
