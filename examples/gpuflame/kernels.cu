@@ -16,30 +16,24 @@ extern "C" __global__ void embedding_kernel(const int *tokens, const float *tabl
 		x[(size_t)t * dim + i] = row[i];
 }
 
-/* Sum of @v over the block (blockDim.x a power of two, <= 1024). */
-__device__ float block_sum(float v, float *scratch)
-{
-	scratch[threadIdx.x] = v;
-	__syncthreads();
-	for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-		if (threadIdx.x < s)
-			scratch[threadIdx.x] += scratch[threadIdx.x + s];
-		__syncthreads();
-	}
-	v = scratch[0];
-	__syncthreads();
-	return v;
-}
+struct add_op {
+	__device__ float operator()(float a, float b) const { return a + b; }
+};
+struct max_op {
+	__device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
 
-/* Same for the maximum. */
-__device__ float block_max(float v, float *scratch)
+/* @v of every thread combined with @op (blockDim.x a power of two, <=
+ * 1024), the same in every thread. */
+template <typename Op>
+__device__ float block_reduce(float v, float *scratch, Op op)
 {
 	scratch[threadIdx.x] = v;
 	__syncthreads();
 	for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
 		if (threadIdx.x < s)
-			scratch[threadIdx.x] = fmaxf(scratch[threadIdx.x],
-						     scratch[threadIdx.x + s]);
+			scratch[threadIdx.x] = op(scratch[threadIdx.x],
+						  scratch[threadIdx.x + s]);
 		__syncthreads();
 	}
 	v = scratch[0];
@@ -60,7 +54,7 @@ extern "C" __global__ void rmsnorm_kernel(const float *x, const float *w, float 
 
 	for (int i = threadIdx.x; i < dim; i += blockDim.x)
 		ss += in[i] * in[i];
-	ss = block_sum(ss, scratch);
+	ss = block_reduce(ss, scratch, add_op());
 	float inv = rsqrtf(ss / dim + eps);
 	for (int i = threadIdx.x; i < dim; i += blockDim.x)
 		out[i] = in[i] * inv * w[i];
@@ -120,12 +114,12 @@ extern "C" __global__ void attention_kernel(const float *qkv, float *out, int T,
 		p[j] = s * scale;
 		m = fmaxf(m, p[j]);
 	}
-	m = block_max(m, scratch);
+	m = block_reduce(m, scratch, max_op());
 	for (int j = threadIdx.x; j <= t; j += blockDim.x) {
 		p[j] = expf(p[j] - m);
 		sum += p[j];
 	}
-	sum = block_sum(sum, scratch);
+	sum = block_reduce(sum, scratch, add_op());
 	for (int d = threadIdx.x; d < hd; d += blockDim.x) {
 		float acc = 0;
 
