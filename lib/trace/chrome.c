@@ -50,28 +50,40 @@ static void ev_open(struct chrome *c, const char *ph, const char *name)
 {
 	sb_adds(&c->sb, c->first ? "\n" : ",\n");
 	c->first = false;
-	sb_printf(&c->sb, "{\"ph\":\"%s\",\"name\":\"", ph);
+	sb_adds(&c->sb, "{\"ph\":\"");
+	sb_adds(&c->sb, ph);
+	sb_adds(&c->sb, "\",\"name\":\"");
 	json_escape(&c->sb, name ? name : "?");
 	sb_adds(&c->sb, "\",");
 }
 
+/* @key, punctuation included, then @v: `,"corr":7`. Millions of these:
+ * no printf. */
+static void put_num(struct chrome *c, const char *key, uint64_t v)
+{
+	sb_adds(&c->sb, key);
+	put_u64(&c->sb, v);
+}
+
+/* @ns as microseconds with three decimals. */
 static void put_us(struct chrome *c, const char *key, uint64_t ns)
 {
-	sb_printf(&c->sb, "\"%s\":%llu.%03llu", key,
-		  (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
+	char frac[4] = { '.', (char)('0' + ns / 100 % 10),
+			 (char)('0' + ns / 10 % 10), (char)('0' + ns % 10) };
+
+	put_num(c, key, ns / 1000);
+	sb_addn(&c->sb, frac, sizeof(frac));
 }
 
 /* `"pid":P,"tid":T,"ts":..[,"dur":..]` */
-static void put_where(struct chrome *c, unsigned long long pid,
-		      unsigned long long tid, uint64_t start, uint64_t end,
-		      bool dur)
+static void put_where(struct chrome *c, uint64_t pid, uint64_t tid,
+		      uint64_t start, uint64_t end, bool dur)
 {
-	sb_printf(&c->sb, "\"pid\":%llu,\"tid\":%llu,", pid, tid);
-	put_us(c, "ts", start - c->base);
-	if (dur) {
-		sb_adds(&c->sb, ",");
-		put_us(c, "dur", end > start ? end - start : 0);
-	}
+	put_num(c, "\"pid\":", pid);
+	put_num(c, ",\"tid\":", tid);
+	put_us(c, ",\"ts\":", start - c->base);
+	if (dur)
+		put_us(c, ",\"dur\":", end > start ? end - start : 0);
 }
 
 /* Metadata naming a process or thread "@label@num". */
@@ -133,7 +145,7 @@ static void put_api(struct chrome *c, const struct trace_api *api)
 	ev_open(c, "X", api->name);
 	sb_adds(&c->sb, "\"cat\":\"cuda_api\",");
 	put_where(c, HOST_PID, api->tid, api->start, api->end, true);
-	sb_printf(&c->sb, ",\"args\":{\"corr\":%u", api->corr);
+	put_num(c, ",\"args\":{\"corr\":", api->corr);
 	if (api->stack != TRACE_NONE && api->stack < td->stack_cnt) {
 		const struct trace_stack *st = &td->stacks[api->stack];
 
@@ -151,13 +163,16 @@ static void put_api(struct chrome *c, const struct trace_api *api)
 static void put_op(struct chrome *c, const struct trace_op *op)
 {
 	ev_open(c, "X", op->name);
-	sb_printf(&c->sb, "\"cat\":\"%s\",",
-		  op->kind < ARRAY_SIZE(op_cat) ? op_cat[op->kind] : "gpu");
+	sb_adds(&c->sb, "\"cat\":\"");
+	sb_adds(&c->sb, op->kind < ARRAY_SIZE(op_cat) ? op_cat[op->kind] : "gpu");
+	sb_adds(&c->sb, "\",");
 	put_where(c, GPU_PID(op->device), op->stream, op->start, op->end, true);
-	sb_printf(&c->sb, ",\"args\":{\"corr\":%u,\"device\":%u,\"context\":%u,"
-		  "\"stream\":%u", op->corr, op->device, op->context, op->stream);
+	put_num(c, ",\"args\":{\"corr\":", op->corr);
+	put_num(c, ",\"device\":", op->device);
+	put_num(c, ",\"context\":", op->context);
+	put_num(c, ",\"stream\":", op->stream);
 	if (op->kind != TRACE_KERNEL)
-		sb_printf(&c->sb, ",\"bytes\":%llu", (unsigned long long)op->bytes);
+		put_num(c, ",\"bytes\":", op->bytes);
 	sb_adds(&c->sb, "}}");
 }
 
@@ -166,11 +181,13 @@ static void put_flow(struct chrome *c, const struct trace_api *api,
 		     const struct trace_op *op, size_t id)
 {
 	ev_open(c, "s", "launch");
-	sb_printf(&c->sb, "\"cat\":\"launch\",\"id\":%zu,", id);
+	put_num(c, "\"cat\":\"launch\",\"id\":", id);
+	sb_adds(&c->sb, ",");
 	put_where(c, HOST_PID, api->tid, api->start, 0, false);
 	sb_adds(&c->sb, "}");
 	ev_open(c, "f", "launch");
-	sb_printf(&c->sb, "\"cat\":\"launch\",\"id\":%zu,\"bp\":\"e\",", id);
+	put_num(c, "\"cat\":\"launch\",\"id\":", id);
+	sb_adds(&c->sb, ",\"bp\":\"e\",");
 	put_where(c, GPU_PID(op->device), op->stream, op->start, 0, false);
 	sb_adds(&c->sb, "}");
 }

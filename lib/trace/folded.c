@@ -37,8 +37,9 @@ int trace_write_folded(const struct trace_data *td, FILE *f)
 	for (size_t i = 0; i < n; i++) {
 		op_path(td, &td->ops[g[i].op], tag, &p);
 		path_put(&sb, &p, path_depth(&p));
-		sb_printf(&sb, " %llu\n", (unsigned long long)
-			  (round_us(sum + g[i].ns) - round_us(sum)));
+		sb_adds(&sb, " ");
+		put_u64(&sb, round_us(sum + g[i].ns) - round_us(sum));
+		sb_adds(&sb, "\n");
 		sum += g[i].ns;
 		out_flush(&sb, f);
 	}

@@ -74,7 +74,8 @@ int frame_cmp(const struct frame *a, const struct frame *b)
 {
 	int c = u32_cmp(a->kind, b->kind);
 
-	if (!c && a->kind != FRAME_DEVICE)
+	/* Collectors intern names: equal pointers are the common case. */
+	if (!c && a->kind != FRAME_DEVICE && a->name != b->name)
 		c = strcmp(a->name, b->name);
 	if (!c && a->kind != FRAME_HOST)
 		c = u32_cmp(a->num, b->num);
@@ -93,99 +94,6 @@ uint32_t paths_common(const struct op_path *a, const struct op_path *b)
 			break;
 	}
 	return i;
-}
-
-/* Lexicographic order of the frames (a prefix first). */
-static int path_cmp(const struct op_path *a, const struct op_path *b)
-{
-	uint32_t da = path_depth(a), db = path_depth(b);
-
-	for (uint32_t i = 0; i < da && i < db; i++) {
-		struct frame fa = path_frame(a, i), fb = path_frame(b, i);
-		int c = frame_cmp(&fa, &fb);
-
-		if (c)
-			return c;
-	}
-	return u32_cmp(da, db);
-}
-
-struct order_ctx {
-	const struct trace_data *td;
-	enum path_order order;
-	bool device_tag;
-};
-
-static int op_order(const void *x, const void *y, void *arg)
-{
-	const struct order_ctx *oc = arg;
-	const struct trace_op *a = &oc->td->ops[*(const size_t *)x];
-	const struct trace_op *b = &oc->td->ops[*(const size_t *)y];
-	struct op_path pa, pb;
-	int c;
-
-	op_path(oc->td, a, oc->device_tag, &pa);
-	op_path(oc->td, b, oc->device_tag, &pb);
-	if (oc->order == BY_PATH)
-		return path_cmp(&pa, &pb);
-	c = strcmp(name_of(a->name), name_of(b->name));
-	return c ? c : path_cmp(&pa, &pb);
-}
-
-static int ops_by_path(const struct trace_data *td, enum path_order order,
-		       bool device_tag, size_t **idx, size_t *n)
-{
-	struct order_ctx oc = { td, order, device_tag };
-	size_t *v = NULL, cnt = 0;
-
-	if (td->op_cnt) {
-		v = malloc(td->op_cnt * sizeof(*v));
-		if (!v)
-			return err_set(EGPU_ENOMEM, "trace: %zu operations to order",
-				       td->op_cnt);
-	}
-	for (size_t i = 0; i < td->op_cnt; i++)
-		if (order == BY_PATH || td->ops[i].kind == TRACE_KERNEL)
-			v[cnt++] = i;
-	if (cnt)
-		qsort_r(v, cnt, sizeof(*v), op_order, &oc);
-	*idx = v;
-	*n = cnt;
-	return 0;
-}
-
-int path_groups(const struct trace_data *td, enum path_order order,
-		bool device_tag, struct path_group **groups, size_t *n)
-{
-	struct path_group *g = NULL;
-	struct op_path prev, cur;
-	size_t *idx = NULL, cnt = 0, gn = 0;
-	int err;
-
-	err = ops_by_path(td, order, device_tag, &idx, &cnt);
-	if (err)
-		return err;
-	if (cnt)
-		g = malloc(cnt * sizeof(*g));
-	if (cnt && !g) {
-		free(idx);
-		return err_set(EGPU_ENOMEM, "trace: %zu operations to group", cnt);
-	}
-	for (size_t i = 0; i < cnt; i++) {
-		const struct trace_op *op = &td->ops[idx[i]];
-
-		op_path(td, op, device_tag, &cur);
-		if (!gn || paths_common(&prev, &cur) != path_depth(&cur) ||
-		    path_depth(&prev) != path_depth(&cur))
-			g[gn++] = (struct path_group){ .op = idx[i] };
-		g[gn - 1].ns += op_ns(op);
-		g[gn - 1].ops++;
-		prev = cur;
-	}
-	free(idx);
-	*groups = g;
-	*n = gn;
-	return 0;
 }
 
 bool trace_multi_device(const struct trace_data *td)

@@ -17,16 +17,35 @@ static const char *const op_word[] = {
 	[TRACE_MEMSET] = "memset ",
 };
 
+/* Bytes of @s before the first that @special picks (runs copied at once). */
+static size_t plain_run(const char *s, bool (*special)(unsigned char c))
+{
+	size_t n = 0;
+
+	while (s[n] && !special((unsigned char)s[n]))
+		n++;
+	return n;
+}
+
+static bool folded_special(unsigned char c)
+{
+	return c == ';' || c < 0x20 || c == 0x7f;
+}
+
+static bool text_special(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f;
+}
+
 void text_put(struct strbuf *sb, const char *s, bool folded)
 {
-	for (; *s; s++) {
-		char c = *s;
+	while (*s) {
+		size_t n = plain_run(s, folded ? folded_special : text_special);
 
-		if (c == ';' && folded)
-			c = ':';
-		else if ((unsigned char)c < 0x20 || c == 0x7f)
-			c = '?';
-		sb_addn(sb, &c, 1);
+		sb_addn(sb, s, n);
+		s += n;
+		if (*s)
+			sb_adds(sb, *s++ == ';' && folded ? ":" : "?");
 	}
 }
 
@@ -97,24 +116,39 @@ static size_t utf8_len(const unsigned char *s)
 
 #define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
 
+/* Printable ASCII that needs no escape in JSON / XML. */
+static bool json_special(unsigned char c)
+{
+	return c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
+}
+
+static bool xml_special(unsigned char c)
+{
+	return c < 0x20 || c >= 0x80 || c == '&' || c == '<' || c == '>' ||
+	       c == '"' || c == '\'';
+}
+
 void json_escape(struct strbuf *sb, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
 	while (*p) {
-		size_t n = utf8_len(p);
+		size_t n = plain_run((const char *)p, json_special);
 
-		if (!n) {
+		sb_addn(sb, (const char *)p, n);
+		p += n;
+		if (!*p)
+			break;
+		n = utf8_len(p);
+		if (!n)
 			sb_adds(sb, "\\ufffd");
-			p++;
-		} else if (*p == '"' || *p == '\\') {
-			sb_printf(sb, "\\%c", *p++);
-		} else if (*p < 0x20) {
-			sb_printf(sb, "\\u%04x", *p++);
-		} else {
+		else if (*p == '"' || *p == '\\')
+			sb_printf(sb, "\\%c", *p);
+		else if (*p < 0x20)
+			sb_printf(sb, "\\u%04x", *p);
+		else
 			sb_addn(sb, (const char *)p, n);
-			p += n;
-		}
+		p += n ? n : 1;
 	}
 }
 
@@ -127,8 +161,13 @@ void xml_escape(struct strbuf *sb, const char *s)
 	const unsigned char *p = (const unsigned char *)s;
 
 	while (*p) {
-		size_t n = utf8_len(p);
+		size_t n = plain_run((const char *)p, xml_special);
 
+		sb_addn(sb, (const char *)p, n);
+		p += n;
+		if (!*p)
+			break;
+		n = utf8_len(p);
 		if (n == 1 && *p < ARRAY_SIZE(ent) && ent[*p])
 			sb_adds(sb, ent[*p]);
 		else if (!n || (*p < 0x20 && *p != '\t'))
@@ -137,6 +176,16 @@ void xml_escape(struct strbuf *sb, const char *s)
 			sb_addn(sb, (const char *)p, n);
 		p += n ? n : 1;
 	}
+}
+
+void put_u64(struct strbuf *sb, uint64_t v)
+{
+	char buf[20], *p = buf + sizeof(buf);
+
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	sb_addn(sb, p, (size_t)(buf + sizeof(buf) - p));
 }
 
 void out_flush(struct strbuf *sb, FILE *f)

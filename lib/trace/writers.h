@@ -68,8 +68,9 @@ struct path_group {
 };
 
 /*
- * The distinct paths in @order (so paths sharing a prefix are adjacent),
- * malloc'ed into *groups (NULL when there are none); 0 or EGPU_ENOMEM.
+ * The distinct paths in @order (order.c): lexicographic, a host part that
+ * is a prefix of another first, so paths sharing a prefix are adjacent.
+ * Malloc'ed into *groups (NULL when there are none); 0 or EGPU_ENOMEM.
  */
 int path_groups(const struct trace_data *td, enum path_order order,
 		bool device_tag, struct path_group **groups, size_t *n);
@@ -88,6 +89,9 @@ void path_put(struct strbuf *sb, const struct op_path *p, uint32_t depth);
 /* @s as JSON string contents / XML text; invalid UTF-8 becomes U+FFFD. */
 void json_escape(struct strbuf *sb, const char *s);
 void xml_escape(struct strbuf *sb, const char *s);
+
+/* @v in decimal (what the writers print millions of times: no printf). */
+void put_u64(struct strbuf *sb, uint64_t v);
 
 /* Write out what @sb holds and empty it, keeping its memory. */
 void out_flush(struct strbuf *sb, FILE *f);
