@@ -261,6 +261,52 @@ static const struct svg_frame *svg_find(const struct svg_frame *fr, size_t n,
 
 #define SPAN 1180.0 /* the SVG's width less its margins */
 
+/*
+ * Paths are equal by their frames, whatever stacks made them: a stack
+ * [main] with the API g appended is the stack [main, g] that ends in g.
+ * Paths sharing a prefix stay together (one frame "g" under "main").
+ */
+START_TEST(equal_frames_are_one_path)
+{
+	static const char *s0[] = { "main" }, *s1[] = { "main", "g" };
+	static const char *s2[] = { "main", "g", "h", "g" };
+	struct trace_stack stacks[] = { { 1, s0 }, { 2, s1 }, { 4, s2 } };
+	struct trace_api apis[] = {
+		{ 1, 1, 0, 1, "g", 0 }, { 2, 1, 0, 1, "g", 1 },
+		{ 3, 1, 0, 1, "g", 2 }, { 4, 1, 0, 1, "a", 0 },
+		{ 5, 1, 0, 1, "z", 1 },
+	};
+	struct trace_op ops[5];
+	struct trace_data td = { .apis = apis, .api_cnt = 5, .ops = ops,
+				 .op_cnt = 5, .stacks = stacks, .stack_cnt = 3 };
+	struct svg_frame fr[32];
+	struct folded fo;
+	char *text;
+	size_t n, g = 0;
+
+	for (unsigned i = 0; i < 5; i++)
+		ops[i] = (struct trace_op){ .kind = TRACE_KERNEL, .corr = i + 1,
+			.start = 0, .end = 1000 * (i + 1), .name = "k" };
+	trace_join(&td);
+	text = output(trace_write_folded, &td, NULL);
+	parse_folded(text, &fo);
+	ck_assert_uint_eq(fo.n, 4);
+	expect_line(&fo, "main;g;[GPU_Kernel]k", 3000);
+	expect_line(&fo, "main;g;h;g;[GPU_Kernel]k", 3000);
+	expect_line(&fo, "main;a;[GPU_Kernel]k", 4000);
+	expect_line(&fo, "main;g;z;[GPU_Kernel]k", 5000);
+	free(text);
+	text = output(trace_write_svg, &td, NULL);
+	n = svg_frames(text, fr, 32);
+	for (size_t i = 0; i < n; i++)
+		g += !strncmp(fr[i].title, "g (", 3);
+	ck_assert_uint_eq(g, 2); /* main;g and main;g;h;g */
+	ck_assert_double_eq_tol(svg_find(fr, n, "g (11.000 us")->w,
+				SPAN * 11 / 15, 0.006);
+	free(text);
+}
+END_TEST
+
 START_TEST(svg_widths_follow_time)
 {
 	struct trace_data *td = synth_trace(1);
@@ -422,6 +468,7 @@ int main(void)
 	tcase_add_test(tc, folded_two_devices);
 	tcase_add_test(tc, folded_one_device_has_no_tag);
 	tcase_add_test(tc, folded_rounding_keeps_the_total);
+	tcase_add_test(tc, equal_frames_are_one_path);
 	tcase_add_test(tc, chrome_events_and_flows);
 	tcase_add_test(tc, svg_widths_follow_time);
 	tcase_add_test(tc, summary_table);
