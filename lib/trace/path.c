@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* The frames of an operation's path and their order (writers.h). */
-#include <stdlib.h>
 #include <string.h>
 
 #include "writers.h"

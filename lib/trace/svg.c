@@ -3,8 +3,11 @@
  * A self-contained interactive SVG flame graph of GPU time by CPU call
  * path: the folded paths (folded.c) laid out as flamegraph.pl does, the
  * root "all" at the bottom, each frame as wide as the GPU time under it,
- * children left to right in path order. The output depends only on the
- * trace (no clock, no randomness): colours come from a hash of the name.
+ * children left to right in path order. Frames narrower than 0.1 px are
+ * left out, as flamegraph.pl does (their time stays in their parents):
+ * traces with many thousands of paths would otherwise make an SVG too
+ * large for a browser. The output depends only on the trace (no clock,
+ * no randomness): colours come from a hash of the name.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@
 #define TOP 34          /* title and buttons */
 #define BOTTOM 26       /* details line */
 #define CHAR_W 7        /* average glyph width at 12px, for labels */
+#define MIN_W 0.1       /* narrower frames are left out */
 
 struct svg {
 	const struct trace_data *td;
@@ -45,7 +49,8 @@ static uint32_t name_hash(const char *s)
 	return h;
 }
 
-/* flamegraph.pl's palettes: warm for host code, green kernels, blue copies. */
+/* Warm colours for host code, green for kernels, blue for copies and
+ * sets, grey for what is no code. */
 static void put_fill(struct strbuf *sb, const struct frame *f, const char *text)
 {
 	uint32_t h = name_hash(text);
@@ -105,6 +110,8 @@ static void put_frame(struct svg *s, const struct frame *f, uint32_t level,
 	double x = px(s, start), w = px(s, end) - x;
 	double y = s->height - BOTTOM - (double)(level + 1) * FRAME_H;
 
+	if (w + 0.005 < MIN_W) /* w is a difference of values rounded to 0.01 */
+		return;
 	s->name.len = 0;
 	if (f)
 		frame_put(&s->name, f);

@@ -2,7 +2,8 @@
 """Python's own parsers on what test_writers.c left in the build folder:
 the Chrome traces load as JSON and every flow joins a call to an
 operation; the SVGs parse as XML and each frame is as wide as its time
-(read from the folded stacks of the same trace)."""
+(read from the folded stacks of the same trace), down to the 0.1 px under
+which frames are left out."""
 
 import json
 import os
@@ -101,7 +102,9 @@ def check_svg(path, folded):
         assert abs(want - folded[stack]) <= 1 + 0.01 * total_us / SPAN, \
             (stack, want, folded[stack])
         leaves += 1
-    assert leaves == len(folded), (leaves, len(folded))
+    # every line wide enough to be drawn (0.1 px) is a leaf
+    drawn = [s for s, us in folded.items() if us / total_us * SPAN > 0.11]
+    assert leaves >= len(drawn), (leaves, drawn)
     return leaves
 
 

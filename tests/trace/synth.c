@@ -40,7 +40,7 @@ static const struct trace_op ops0[] = {
 	{ K, 99, 1, 2, 9, 5000000, 5250000, "matmul_kernel", 0, 0 },
 	{ TRACE_MEMCPY, 6, 0, 1, 7, 6000000, 6012345, "memcpy HtoD", 1 << 20, 0 },
 	{ TRACE_MEMSET, 7, 1, 2, 9, 7000000, 7000800, "memset", 4096, 0 },
-	{ K, 4, 0, 1, 7, 8000000, 8000333, ODD_KERNEL, 0, 0 },
+	{ K, 4, 0, 1, 7, 8000000, 8003333, ODD_KERNEL, 0, 0 },
 };
 #undef K
 

@@ -12,6 +12,7 @@
 
 #include "egpu.h"
 #include "synth.h"
+#include "trace/writers.h"
 #include "test_util.h"
 
 typedef int (*writer_fn)(const struct trace_data *td, FILE *f);
@@ -149,7 +150,7 @@ START_TEST(folded_two_devices)
 	expect_line(&fo, "cudaMemsetAsync;[GPU_Memset]memset;[GPU 1]", 800);
 	/* ';' in names would split frames, a newline would split lines. */
 	expect_line(&fo, "main;load<int, \"q\">&:;cudaLaunchKernel;"
-		    "[GPU_Kernel]op<a&b>\"q\":x?\xff;[GPU 0]", 333);
+		    "[GPU_Kernel]op<a&b>\"q\":x?\xff;[GPU 0]", 3333);
 	free(text);
 }
 END_TEST
@@ -325,7 +326,7 @@ START_TEST(svg_widths_follow_time)
 	f = svg_find(fr, n, "qkv_proj (");
 	ck_assert_double_eq_tol(f->w, SPAN * (3099632 + 100400) / total, 0.006);
 	f = svg_find(fr, n, "[GPU_Kernel]op&lt;a&amp;b&gt;&quot;q&quot;:x?\xef\xbf\xbd (");
-	ck_assert_double_eq_tol(f->w, SPAN * 333 / total, 0.006);
+	ck_assert_double_eq_tol(f->w, SPAN * 3333 / total, 0.006);
 	ck_assert_ptr_nonnull(strstr(svg, "synth&lt;&amp;&gt;: GPU time by CPU call path"));
 	/* Deterministic: the same trace writes the same bytes. */
 	char *again = output(trace_write_svg, td, NULL);
@@ -334,6 +335,27 @@ START_TEST(svg_widths_follow_time)
 	free(again);
 	free(svg);
 	free(output(trace_write_svg, synth_trace(2), "synth2.svg"));
+}
+END_TEST
+
+/* Frames under 0.1 px are left out; their time stays in their parents. */
+START_TEST(svg_leaves_out_hairlines)
+{
+	struct trace_op ops[] = {
+		{ .kind = TRACE_KERNEL, .start = 0, .end = 1000000, .name = "wide",
+		  .api = TRACE_NONE },
+		{ .kind = TRACE_KERNEL, .start = 0, .end = 50, .name = "hairline",
+		  .api = TRACE_NONE },
+	};
+	struct trace_data td = { .ops = ops, .op_cnt = 2 };
+	char *svg = output(trace_write_svg, &td, NULL);
+	struct svg_frame fr[8];
+	size_t n = svg_frames(svg, fr, 8);
+
+	ck_assert_uint_eq(n, 3);
+	ck_assert_double_eq_tol(svg_find(fr, n, UNKNOWN_LAUNCH " (")->w, SPAN, 0.006);
+	ck_assert_ptr_null(strstr(svg, "hairline"));
+	free(svg);
 }
 END_TEST
 
@@ -362,8 +384,8 @@ START_TEST(summary_table)
 	ck_assert_ptr_nonnull(strstr(text, "  op<a&b>\"q\";x?\xff\n"));
 	free(text);
 	text = output(summary_top2, td, NULL);
-	ck_assert_ptr_nonnull(strstr(text, "rmsnorm_kernel\n"));
-	ck_assert_ptr_null(strstr(text, "softmax_kernel\n"));
+	ck_assert_ptr_nonnull(strstr(text, "  op<a&b>"));
+	ck_assert_ptr_null(strstr(text, "rmsnorm_kernel\n"));
 	ck_assert_ptr_nonnull(strstr(text, "... 2 more kernels\n"));
 	free(text);
 }
@@ -383,11 +405,11 @@ START_TEST(kernels_by_gpu_time)
 	/* Across devices: the qkv_proj path ran on device 0 only anyway. */
 	ck_assert_str_eq(k[0].hottest_path, "main;forward;qkv_proj;cudaLaunchKernel");
 	ck_assert_uint_eq(k[0].hottest_ns, 3200032);
-	ck_assert_str_eq(k[1].name, "rmsnorm_kernel");
-	ck_assert_str_eq(k[1].hottest_path, "main;decode;cudaGraphLaunch");
-	ck_assert_str_eq(k[2].name, "softmax_kernel");
-	ck_assert_str_eq(k[3].name, ODD_KERNEL);
-	ck_assert_uint_eq(k[3].gpu_ns, 333);
+	ck_assert_str_eq(k[1].name, ODD_KERNEL);
+	ck_assert_uint_eq(k[1].gpu_ns, 3333);
+	ck_assert_str_eq(k[2].name, "rmsnorm_kernel");
+	ck_assert_str_eq(k[2].hottest_path, "main;decode;cudaGraphLaunch");
+	ck_assert_str_eq(k[3].name, "softmax_kernel");
 	for (size_t i = 1; i < n; i++)
 		ck_assert_uint_ge(k[i - 1].gpu_ns, k[i].gpu_ns);
 	free(k);
@@ -471,6 +493,7 @@ int main(void)
 	tcase_add_test(tc, equal_frames_are_one_path);
 	tcase_add_test(tc, chrome_events_and_flows);
 	tcase_add_test(tc, svg_widths_follow_time);
+	tcase_add_test(tc, svg_leaves_out_hairlines);
 	tcase_add_test(tc, summary_table);
 	tcase_add_test(tc, kernels_by_gpu_time);
 	tcase_add_test(tc, kernel_without_launch_has_no_path);
