@@ -116,10 +116,53 @@ static size_t utf8_len(const unsigned char *s)
 
 #define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
 
-/* Printable ASCII that needs no escape in JSON / XML. */
+/*
+ * An escaper: which bytes are special (all the others are copied in
+ * runs), and what one special character becomes: @p points at it, @n is
+ * its valid UTF-8 length or 0 for an invalid byte.
+ */
+struct escaper {
+	bool (*special)(unsigned char c);
+	void (*put)(struct strbuf *sb, const unsigned char *p, size_t n);
+};
+
+static void escape(struct strbuf *sb, const char *s, const struct escaper *e)
+{
+	while (*s) {
+		size_t n = plain_run(s, e->special);
+
+		sb_addn(sb, s, n);
+		s += n;
+		if (!*s)
+			break;
+		n = utf8_len((const unsigned char *)s);
+		e->put(sb, (const unsigned char *)s, n);
+		s += n ? n : 1;
+	}
+}
+
 static bool json_special(unsigned char c)
 {
 	return c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
+}
+
+static void json_put(struct strbuf *sb, const unsigned char *p, size_t n)
+{
+	if (!n)
+		sb_adds(sb, "\\ufffd");
+	else if (*p == '"' || *p == '\\')
+		sb_printf(sb, "\\%c", *p);
+	else if (*p < 0x20)
+		sb_printf(sb, "\\u%04x", *p);
+	else
+		sb_addn(sb, (const char *)p, n);
+}
+
+void json_escape(struct strbuf *sb, const char *s)
+{
+	static const struct escaper json = { json_special, json_put };
+
+	escape(sb, s, &json);
 }
 
 static bool xml_special(unsigned char c)
@@ -128,54 +171,26 @@ static bool xml_special(unsigned char c)
 	       c == '"' || c == '\'';
 }
 
-void json_escape(struct strbuf *sb, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	while (*p) {
-		size_t n = plain_run((const char *)p, json_special);
-
-		sb_addn(sb, (const char *)p, n);
-		p += n;
-		if (!*p)
-			break;
-		n = utf8_len(p);
-		if (!n)
-			sb_adds(sb, "\\ufffd");
-		else if (*p == '"' || *p == '\\')
-			sb_printf(sb, "\\%c", *p);
-		else if (*p < 0x20)
-			sb_printf(sb, "\\u%04x", *p);
-		else
-			sb_addn(sb, (const char *)p, n);
-		p += n ? n : 1;
-	}
-}
-
-void xml_escape(struct strbuf *sb, const char *s)
+static void xml_put(struct strbuf *sb, const unsigned char *p, size_t n)
 {
 	static const char *const ent[] = {
 		['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;",
 		['"'] = "&quot;", ['\''] = "&apos;",
 	};
-	const unsigned char *p = (const unsigned char *)s;
 
-	while (*p) {
-		size_t n = plain_run((const char *)p, xml_special);
-
+	if (n == 1 && *p < ARRAY_SIZE(ent) && ent[*p])
+		sb_adds(sb, ent[*p]);
+	else if (!n || (*p < 0x20 && *p != '\t'))
+		sb_adds(sb, REPLACEMENT); /* not allowed in XML 1.0 */
+	else
 		sb_addn(sb, (const char *)p, n);
-		p += n;
-		if (!*p)
-			break;
-		n = utf8_len(p);
-		if (n == 1 && *p < ARRAY_SIZE(ent) && ent[*p])
-			sb_adds(sb, ent[*p]);
-		else if (!n || (*p < 0x20 && *p != '\t'))
-			sb_adds(sb, REPLACEMENT); /* not allowed in XML 1.0 */
-		else
-			sb_addn(sb, (const char *)p, n);
-		p += n ? n : 1;
-	}
+}
+
+void xml_escape(struct strbuf *sb, const char *s)
+{
+	static const struct escaper xml = { xml_special, xml_put };
+
+	escape(sb, s, &xml);
 }
 
 void put_u64(struct strbuf *sb, uint64_t v)
