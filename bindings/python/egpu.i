@@ -131,6 +131,23 @@ static int jit_opts_from(PyObject *d, struct egpu_jit_opts *o)
 	return 0;
 }
 
+static int trace_opts_from(PyObject *d, struct egpu_trace_opts *o)
+{
+	static char *kw[] = { "max_frames", "no_copies", "buffer_size", NULL };
+	int no_copies = 0;
+	Py_ssize_t buffer_size = 0;
+
+	if (!OPTS_PARSE(d, "Ipn", kw, &o->max_frames, &no_copies, &buffer_size))
+		return -1;
+	if (buffer_size < 0) {
+		PyErr_SetString(PyExc_ValueError, "buffer_size must not be negative");
+		return -1;
+	}
+	o->no_copies = no_copies;
+	o->buffer_size = (size_t)buffer_size;
+	return 0;
+}
+
 static PyObject *report_dict(const struct egpu_report *r)
 {
 	PyObject *kernels = PyList_New(r->kernel_cnt);
@@ -262,6 +279,7 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %opts_typemap(egpu_ctx_opts, ctx_opts_from)
 %opts_typemap(egpu_load_opts, load_opts_from)
 %opts_typemap(egpu_jit_opts, jit_opts_from)
+%opts_typemap(egpu_trace_opts, trace_opts_from)
 %typemap(in, numinputs=0) const struct egpu_attach_opts *opts {
 	$1 = NULL;
 }
@@ -290,6 +308,7 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %raise_if_null(egpu_load, 0)
 %raise_if_null(egpu_load_mem, 0)
 %raise_if_null(egpu_load_insns, 0)
+%raise_if_null(egpu_trace_start, 0)
 
 /* Replaced by the size-checked functions below. */
 %ignore egpu_map_lookup;
@@ -311,6 +330,11 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %ignore egpu_print_set_callback;
 %ignore egpu_print_poll;
 %ignore egpu_print_info;
+/* Replaced by trace_stats() and trace_kernels() below (also the
+ * structs of the same names). */
+%ignore egpu_trace_stats;
+%ignore egpu_trace_kernel;
+%ignore egpu_trace_kernel_cnt;
 /* Options and reports cross as dicts (above), not as structs. */
 %ignore egpu_ctx_opts;
 %ignore egpu_load_opts;
@@ -319,6 +343,7 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %ignore egpu_attach_opts;
 %ignore egpu_report;
 %ignore egpu_kernel_report;
+%ignore egpu_trace_opts;
 
 /* The enum's name would hide the function egpu_map_type(). */
 %rename(egpu_map_type_enum, %$isenum) egpu_map_type;
@@ -695,5 +720,57 @@ PyObject *print_poll(egpu_ctx *ctx, int timeout_ms)
 		return NULL;
 	}
 	return PyLong_FromLong(n);
+}
+%}
+
+%{
+/* Library text as a str, whatever bytes it holds. */
+static PyObject *text(const char *s)
+{
+	return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+}
+%}
+
+%inline %{
+/* The totals of a stopped trace as a dict. */
+PyObject *trace_stats(egpu_trace *t)
+{
+	EGPU_OPTS(egpu_trace_stats, st);
+	int err = egpu_trace_stats(t, &st);
+
+	if (err) {
+		raise_last(err);
+		return NULL;
+	}
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:I}",
+		"launches", (unsigned long long)st.launches,
+		"kernels", (unsigned long long)st.kernels,
+		"matched", (unsigned long long)st.matched,
+		"copies", (unsigned long long)st.copies,
+		"lost", (unsigned long long)st.lost,
+		"gpu_ns", (unsigned long long)st.gpu_ns, "devices", st.devices);
+}
+
+/* The kernels of a stopped trace, most GPU time first, as dicts. */
+PyObject *trace_kernels(egpu_trace *t)
+{
+	size_t n = egpu_trace_kernel_cnt(t);
+	PyObject *list = PyList_New((Py_ssize_t)n);
+
+	for (size_t i = 0; list && i < n; i++) {
+		const struct egpu_trace_kernel *k = egpu_trace_kernel(t, i);
+		PyObject *d = Py_BuildValue("{s:N,s:K,s:K,s:N,s:K}",
+			"name", text(k->name),
+			"launches", (unsigned long long)k->launches,
+			"gpu_ns", (unsigned long long)k->gpu_ns,
+			"hottest_path", text(k->hottest_path),
+			"hottest_ns", (unsigned long long)k->hottest_ns);
+
+		if (!d)
+			Py_CLEAR(list);
+		else
+			PyList_SET_ITEM(list, (Py_ssize_t)i, d);
+	}
+	return list;
 }
 %}

@@ -18,19 +18,20 @@ import os
 from dataclasses import dataclass
 
 from . import _egpu as _c
-from ._errors import (CudaError, Error, Exists, FormatError, Full, IOFailure,
-                      InvalidArgument, JitError, NoDevice, NoMemory, NotFound,
-                      NotSupported, VerifyError)
+from ._errors import (Busy, CudaError, Error, Exists, FormatError, Full,
+                      IOFailure, InvalidArgument, JitError, NoDevice, NoMemory,
+                      NotFound, NotSupported, VerifyError)
 from ._events import RingBuffer
 from ._maps import ANY, EXIST, NOEXIST, Map
+from ._trace import Trace, TraceKernel, TraceStats
 
 __all__ = [
     "Context", "Object", "Program", "Map", "RingBuffer", "Link", "Report",
-    "KernelReport",
+    "KernelReport", "Trace", "TraceStats", "TraceKernel",
     "gpu_available", "gpu_unavailable_reason", "version",
     "Error", "InvalidArgument", "NoMemory", "IOFailure", "FormatError",
     "VerifyError", "JitError", "NoDevice", "NotFound", "Full", "CudaError",
-    "NotSupported", "Exists",
+    "NotSupported", "Exists", "Busy",
     "ANY", "NOEXIST", "EXIST", "LOG_ERROR", "LOG_WARN", "LOG_INFO",
     "LOG_DEBUG", "HELPERS_GPU", "HELPERS_CONFORMANCE",
 ]

@@ -77,6 +77,11 @@ class Exists(Error):
     code = _c.EGPU_EEXIST
 
 
+class Busy(Error):
+    """The resource is in use: another trace runs in this process."""
+    code = _c.EGPU_EBUSY
+
+
 _BY_CODE = {cls.code: cls for cls in Error.__subclasses__()}
 
 

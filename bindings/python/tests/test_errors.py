@@ -11,7 +11,8 @@ from egpu import _errors
     (egpu.InvalidArgument, -1), (egpu.NoMemory, -2), (egpu.IOFailure, -3),
     (egpu.FormatError, -4), (egpu.VerifyError, -5), (egpu.JitError, -6),
     (egpu.NoDevice, -7), (egpu.NotFound, -8), (egpu.Full, -9),
-    (egpu.CudaError, -10), (egpu.NotSupported, -11), (egpu.Exists, -12)])
+    (egpu.CudaError, -10), (egpu.NotSupported, -11), (egpu.Exists, -12),
+    (egpu.Busy, -13)])
 def test_every_code_has_its_class(cls, code):
     e = _errors.make_error(code, "what and where")
     assert type(e) is cls and e.code == code and str(e) == "what and where"
