@@ -165,7 +165,7 @@ float app_time_launch(cudaKernel_t k, dim3 grid, dim3 block, void **args)
 	return ms;
 }
 
-static int cmp_float(const void *a, const void *b)
+int app_cmp_float(const void *a, const void *b)
 {
 	float x = *(const float *)a, y = *(const float *)b;
 
@@ -182,6 +182,6 @@ float app_time_median(cudaKernel_t k, dim3 grid, dim3 block, void **args,
 	app_time_launch(k, grid, block, args);
 	for (int i = 0; i < runs; i++)
 		ms[i] = app_time_launch(k, grid, block, args);
-	qsort(ms, (size_t)runs, sizeof(ms[0]), cmp_float);
+	qsort(ms, (size_t)runs, sizeof(ms[0]), app_cmp_float);
 	return ms[runs / 2];
 }
