@@ -116,6 +116,7 @@ int main(void)
 	Suite *s = suite_create("simt_probes");
 	TCase *tc = tcase_create("probes");
 	EGPU_OPTS(egpu_ctx_opts, co, .offline = true);
+	int rc;
 
 	ctx = egpu_ctx_new(&co);
 	if (!ctx)
@@ -126,5 +127,7 @@ int main(void)
 	tcase_add_test(tc, count_probe_on_the_cpu);
 	tcase_add_test(tc, latency_probe_on_the_cpu);
 	suite_add_tcase(s, tc);
-	return tu_run_suite(s, false);
+	rc = tu_run_suite(s, false);
+	egpu_ctx_free(ctx);
+	return rc;
 }
