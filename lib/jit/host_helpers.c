@@ -3,9 +3,10 @@
  * GPU helpers as the CPU back end runs them: the program is one GPU thread
  * (thread and block 0 of a 1x1x1 grid, SM, warp and lane 0, a warp of one
  * active lane), the clocks are CLOCK_MONOTONIC, map helpers go to the host
- * maps (lib/maps), and output helpers print to stderr. Ring buffer and perf output helpers write to
- * the map's ring in host memory (lib/maps/ring_cpu.c), which the API's ring
- * consumer reads, until the map's object uses the GPU.
+ * maps (lib/maps), and output helpers print to stderr. Ring buffer and perf
+ * output helpers write to the map's ring in host memory
+ * (lib/maps/ring_cpu.c), which the API's ring consumer reads, until the
+ * map's object uses the GPU.
  */
 #include <errno.h>
 #include <stdio.h>
