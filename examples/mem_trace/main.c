@@ -141,9 +141,9 @@ static void read_counts(struct app *app, struct site_count *out)
 	for (uint32_t s = 0; s < site_cnt(app); s++) {
 		EGPU_CHECK(!egpu_map_lookup(m, &s, &v));
 		out[s] = (struct site_count){ 0 };
-		for (int i = 0; i < MT_SM_SLOTS; i++) {
-			out[s].accesses += v.sm[i].accesses;
-			out[s].bytes += v.sm[i].bytes;
+		for (int i = 0; i < MT_SLOTS; i++) {
+			out[s].accesses += v.slot[i].accesses;
+			out[s].bytes += v.slot[i].bytes;
 		}
 	}
 }

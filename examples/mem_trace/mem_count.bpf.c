@@ -2,7 +2,8 @@
 /*
  * mem_trace, counting mode: per site, the lanes that accessed global memory
  * and the bytes they moved. Lanes of a warp at the same site add to the
- * same counters, which bpf_egpu_warp_add turns into one atomic per warp.
+ * same counters, which bpf_egpu_warp_add turns into one atomic per warp;
+ * warps on different SMs (and warp slots) add to different counters.
  */
 #include <egpu/bpf_helpers.h>
 #include <egpu/ctx.h>
@@ -28,7 +29,7 @@ int count_access(struct egpu_mem_ctx *ctx)
 	c = bpf_map_lookup_elem(&counts, &site);
 	if (!c)
 		return 0;
-	s = &c->sm[bpf_get_sm_id() & (MT_SM_SLOTS - 1)];
+	s = &c->slot[mt_slot_of(bpf_get_sm_id(), bpf_get_warp_id())];
 	bpf_egpu_warp_add(&s->accesses, 1);
 	bpf_egpu_warp_add(&s->bytes, ctx->size);
 	return 0;

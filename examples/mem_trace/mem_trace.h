@@ -13,20 +13,26 @@
 #endif
 
 #define MT_MAX_SITES 64
-/* Counting: one pair of counters per SM (smid mod this), so that the
- * warps of different SMs do not serialise on one address. */
-#define MT_SM_SLOTS 256
+/*
+ * Counting: each site's counters are spread over slots, one per SM and
+ * warp slot mod 8 (mt_slot_of), each in its own 32-byte sector, so that
+ * warps adding at once rarely wait on one address.
+ */
+#define MT_SLOTS 1024
 #define MT_WARP 32
 
 struct mt_slot {
 	__u64 accesses; /* lanes that accessed */
 	__u64 bytes;
+	__u64 pad[2];
 };
 
 /* counts[site] */
 struct mt_site_counts {
-	struct mt_slot sm[MT_SM_SLOTS];
+	struct mt_slot slot[MT_SLOTS];
 };
+
+#define mt_slot_of(smid, warpid) (((smid) * 8 + ((warpid) & 7)) & (MT_SLOTS - 1))
 
 /*
  * One warp-level access: the lanes of @mask running the instruction at

@@ -66,7 +66,7 @@ START_TEST(count_probe_on_the_cpu)
 	egpu_obj *obj;
 	egpu_prog *p = only_prog(probes[0], &obj);
 	egpu_map *counts = egpu_obj_map(obj, "counts");
-	uint64_t v[512] = { 0 }; /* struct mt_site_counts: (accesses, bytes) per SM */
+	static uint64_t v[4096]; /* struct mt_site_counts: 1024 x (accesses, bytes, pad) */
 	uint32_t site = 3;
 
 	ck_assert_ptr_nonnull(counts);
@@ -76,9 +76,9 @@ START_TEST(count_probe_on_the_cpu)
 	mc.space = EGPU_SPACE_SHARED;
 	ck_assert_msg(!egpu_prog_run(p, &ro), "%s", egpu_errmsg());
 	ck_assert_int_eq(egpu_map_lookup(counts, &site, v), 0);
-	ck_assert_uint_eq(v[0], 2);  /* SM 0 on the CPU */
+	ck_assert_uint_eq(v[0], 2); /* SM 0, warp 0 on the CPU: slot 0 */
 	ck_assert_uint_eq(v[1], 32);
-	for (int i = 2; i < 512; i++)
+	for (int i = 2; i < 4096; i++)
 		ck_assert_uint_eq(v[i], 0);
 	egpu_obj_close(obj);
 }
