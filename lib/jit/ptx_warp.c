@@ -4,6 +4,8 @@
  * matches over the lanes now active, warp-aggregated atomic adds, and
  * nanosleep. All inline: no call, no stack.
  */
+#include <string.h>
+
 #include "ptx_lower.h"
 
 /*
@@ -15,24 +17,48 @@ static LLVMValueRef active_mask(struct lift *l)
 	return ptx_inline_asm(l, l->i32, "activemask.b32 $0;", "=r");
 }
 
-/* Lane @src's @v (i64) in every lane of @mask: two 32-bit shuffles. */
+/* Whether this LLVM knows function attribute @name (value 0), and set it. */
+static bool call_attr(struct lift *l, LLVMValueRef call, const char *name)
+{
+	unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+
+	if (kind)
+		LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+					 LLVMCreateEnumAttribute(l->ctx, kind, 0));
+	return kind;
+}
+
+/*
+ * Lane @src's @v (i64) in every lane of @mask: two 32-bit shuffles. Inline
+ * PTX marked convergent and free of side effects rather than the NVVM
+ * shuffle intrinsics, which LLVM keeps even when nobody reads their result:
+ * so a warp_add whose result is unused costs no shuffle.
+ */
 static LLVMValueRef shfl_i64(struct lift *l, LLVMValueRef v, LLVMValueRef src,
 			     LLVMValueRef mask)
 {
-	LLVMBuilderRef b = l->b;
-	LLVMValueRef half[2];
-
-	for (unsigned i = 0; i < 2; i++) {
-		LLVMValueRef h = LLVMBuildLShr(b, v, lift_const(l->i64, 32 * i), "");
-
-		h = LLVMBuildTrunc(b, h, l->i32, "");
-		h = lift_call(l, "llvm.nvvm.shfl.sync.idx.i32", l->i32,
-			      (LLVMValueRef[]){ mask, h, src,
-						lift_const(l->i32, 31) }, 4);
-		half[i] = LLVMBuildZExt(b, h, l->i64, "");
-	}
-	return LLVMBuildOr(b, half[0],
-			   LLVMBuildShl(b, half[1], lift_const(l->i64, 32), ""), "");
+	static const char text[] =
+		"{\n\t.reg .b32 %egpu_lo, %egpu_hi;\n\t"
+		"mov.b64 {%egpu_lo, %egpu_hi}, $1;\n\t"
+		"shfl.sync.idx.b32 %egpu_lo, %egpu_lo, $2, 31, $3;\n\t"
+		"shfl.sync.idx.b32 %egpu_hi, %egpu_hi, $2, 31, $3;\n\t"
+		"mov.b64 $0, {%egpu_lo, %egpu_hi};\n\t}";
+	static const char constraints[] = "=l,l,r,r";
+	LLVMTypeRef type = LLVMFunctionType(l->i64,
+				(LLVMTypeRef[]){ l->i64, l->i32, l->i32 }, 3, 0);
+	LLVMValueRef fn = LLVMGetInlineAsm(type, (char *)text, sizeof(text) - 1,
+					   (char *)constraints,
+					   sizeof(constraints) - 1, 0, 0,
+					   LLVMInlineAsmDialectATT, 0);
+	LLVMValueRef call = LLVMBuildCall2(l->b, type, fn,
+					   (LLVMValueRef[]){ v, src, mask }, 3, "");
+	call_attr(l, call, "convergent");
+	call_attr(l, call, "nounwind");
+	call_attr(l, call, "willreturn");
+	/* memory(none) from LLVM 16 on, readnone before */
+	if (!call_attr(l, call, "memory"))
+		call_attr(l, call, "readnone");
+	return call;
 }
 
 /* One warp add: who adds, and what each lane's atomic fetched. */

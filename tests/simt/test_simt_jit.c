@@ -142,7 +142,8 @@ END_TEST
 
 /*
  * warp_add groups lanes by address and shuffles the leader's fetched value
- * back; a non-fetching atomic add shares the grouping but not the shuffle.
+ * back; a non-fetching atomic add shares the grouping but not the shuffle,
+ * and neither does a warp_add whose result nobody reads.
  */
 START_TEST(ptx_warp_add)
 {
@@ -159,7 +160,7 @@ START_TEST(ptx_warp_add)
 	ASSERT_PTX(fetch, "match.any.sync.b64", NULL);
 	ASSERT_PTX(fetch, "atom.add.u64", NULL);
 	ASSERT_PTX(plain, "match.all.sync.b64", "shfl.sync");
-	ASSERT_PTX(unused, "atom.add.u64", NULL);
+	ASSERT_PTX(unused, "atom.add.u64", "shfl.sync");
 }
 END_TEST
 
