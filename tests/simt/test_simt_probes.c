@@ -3,7 +3,8 @@
  * The memory-probe examples' programs (examples/mem_trace, memlatency)
  * through the public API without a GPU: loaded, verified for memory probes,
  * translated to PTX that ptxas accepts, and, where they need no GPU-only
- * helper, run on the CPU with a struct egpu_mem_ctx.
+ * helper, run on the CPU with a struct egpu_mem_ctx. And the exit probe of
+ * test_simt_gpu, instrumented offline.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -111,6 +112,31 @@ START_TEST(latency_probe_on_the_cpu)
 }
 END_TEST
 
+/* The exit probe calling every SIMT helper, copied into a kernel. */
+START_TEST(exit_probe_inlined_and_assembled)
+{
+	EGPU_OPTS(egpu_report, rep);
+	size_t len, out_len;
+	char *ptx = tu_read_file(EGPU_TEST_BUILD "/kernels.ptx", &len), *out = NULL;
+	char log[2048];
+	egpu_obj *obj = egpu_load(ctx, EGPU_TEST_BUILD "/simt_exit.bpf.o", NULL);
+
+	ck_assert_msg(obj, "%s", egpu_errmsg());
+	ck_assert_int_eq(egpu_attach_all(obj), 1);
+	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, &rep),
+		      "%s", egpu_errmsg());
+	ck_assert_uint_eq(rep.kernels_patched, 1);
+	ck_assert_uint_ge(rep.kernels[0].inlined, 1);
+	ck_assert_ptr_nonnull(strstr(out, "shfl.sync.idx.b32"));
+	if (tu_have_ptxas())
+		ck_assert_msg(tu_ptxas(out, out_len, "sm_90", false, log, sizeof(log)),
+			      "%s", log);
+	free(out);
+	free(ptx);
+	egpu_obj_close(obj);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("simt_probes");
@@ -126,6 +152,7 @@ int main(void)
 			    (int)(sizeof(probes) / sizeof(probes[0])));
 	tcase_add_test(tc, count_probe_on_the_cpu);
 	tcase_add_test(tc, latency_probe_on_the_cpu);
+	tcase_add_test(tc, exit_probe_inlined_and_assembled);
 	suite_add_tcase(s, tc);
 	rc = tu_run_suite(s, false);
 	egpu_ctx_free(ctx);
