@@ -164,3 +164,24 @@ float app_time_launch(cudaKernel_t k, dim3 grid, dim3 block, void **args)
 	cudaEventDestroy(t1);
 	return ms;
 }
+
+int app_cmp_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+
+	return (x > y) - (x < y);
+}
+
+float app_time_median(cudaKernel_t k, dim3 grid, dim3 block, void **args,
+		      int runs)
+{
+	float ms[64];
+
+	if (runs < 1 || runs > 64)
+		runs = runs < 1 ? 1 : 64;
+	app_time_launch(k, grid, block, args);
+	for (int i = 0; i < runs; i++)
+		ms[i] = app_time_launch(k, grid, block, args);
+	qsort(ms, (size_t)runs, sizeof(ms[0]), app_cmp_float);
+	return ms[runs / 2];
+}

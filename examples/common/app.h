@@ -61,6 +61,11 @@ int app_main(int argc, char **argv, const char *probe, const char *ptx,
 	     int (*run)(struct app *app, bool check));
 /* Device time of one launch of @k, from CUDA events around it. */
 float app_time_launch(cudaKernel_t k, dim3 grid, dim3 block, void **args);
+/* qsort() order of floats. */
+int app_cmp_float(const void *a, const void *b);
+/* Median device time of @runs launches (at most 64) after one warm-up. */
+float app_time_median(cudaKernel_t k, dim3 grid, dim3 block, void **args,
+		      int runs);
 /*
  * Without a GPU, say why and what was shown, and return the exit code the
  * example should end with (0, or APP_SKIP for --check runs).

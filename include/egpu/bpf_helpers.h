@@ -130,4 +130,57 @@ static __u64 (*bpf_get_sm_id)(void) = (void *)509;
 static __u64 (*bpf_get_warp_id)(void) = (void *)510;
 static __u64 (*bpf_get_lane_id)(void) = (void *)511;
 
+/*
+ * SIMT helpers (libegpu's, 512 up): warp-level building blocks for cheap
+ * probes. "Active" lanes are those of the calling warp that execute the
+ * call together (PTX activemask). On the CPU a program is one lane: the
+ * mask is 1, ballots are 1 or 0, warp_add is one atomic add.
+ */
+
+/* Mask of the active lanes of the warp (bit i: lane i). */
+static __u32 (*bpf_egpu_active_mask)(void) = (void *)512;
+/*
+ * Atomically add @delta to the 8-byte counter *@ptr, which must lie in a
+ * map value (8-aligned). Active lanes adding the same @delta to the same
+ * address make one atomic between them (the lowest lane adds delta times
+ * their count); lanes adding different amounts add one by one. Returns
+ * the counter's value before this lane's add, as if the lanes had added in
+ * lane order. Relaxed (monotonic) ordering.
+ */
+static __u64 (*bpf_egpu_warp_add)(__u64 *ptr, __u64 delta) = (void *)513;
+/*
+ * Suspend the calling thread for about @ns nanoseconds (PTX nanosleep:
+ * between 0 and 2 * ns), at most 1 ms per call; returns 0. Models slower
+ * memory in a memory probe.
+ */
+static long (*bpf_egpu_nanosleep)(__u64 ns) = (void *)514;
+/* Mask of the active lanes whose @pred is not 0. */
+static __u32 (*bpf_egpu_ballot)(__u64 pred) = (void *)515;
+/*
+ * Mask of the active lanes passing the same @value as this one (e.g. the
+ * same 32-byte sector: addr >> 5). The lowest set bit is the group's leader.
+ */
+static __u32 (*bpf_egpu_match)(__u64 value) = (void *)516;
+/*
+ * @value of lane @lane (mod 32) among the active lanes; undefined (but
+ * harmless) when that lane is not active. Keep the lanes converged around
+ * it: no lane-dependent branch between reading a mask and shuffling.
+ */
+static __u64 (*bpf_egpu_shfl)(__u64 value, __u32 lane) = (void *)517;
+
+/* BPF has no bit-count instruction (clang cannot lower __builtin_popcount). */
+static __always_inline __u32 bpf_egpu_popcount(__u32 x)
+{
+	x = x - ((x >> 1) & 0x55555555);
+	x = (x & 0x33333333) + ((x >> 2) & 0x33333333);
+	x = (x + (x >> 4)) & 0x0f0f0f0f;
+	return (x * 0x01010101) >> 24;
+}
+
+/* Index of the lowest lane of @mask (32 if none): a group's leader. */
+static __always_inline __u32 bpf_egpu_lowest_lane(__u32 mask)
+{
+	return bpf_egpu_popcount((mask & -mask) - 1);
+}
+
 #endif

@@ -26,6 +26,12 @@ static const struct helper_info gpu_helpers[] = {
 	{ HELPER_SMID, "get_sm_id", 0 },
 	{ HELPER_WARPID, "get_warp_id", 0 },
 	{ HELPER_LANEID, "get_lane_id", 0 },
+	{ HELPER_ACTIVE_MASK, "get_active_mask", 0 },
+	{ HELPER_WARP_ADD, "warp_add", 2 },
+	{ HELPER_NANOSLEEP, "nanosleep", 1 },
+	{ HELPER_WARP_BALLOT, "warp_ballot", 1 },
+	{ HELPER_WARP_MATCH, "warp_match", 1 },
+	{ HELPER_WARP_SHFL, "warp_shfl", 2 },
 };
 
 /* The conformance suite's "unwind" helper: returns its first argument. */

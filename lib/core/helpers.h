@@ -34,7 +34,17 @@ enum egpu_helper_id {
 	HELPER_SMID = 509,
 	HELPER_WARPID = 510,
 	HELPER_LANEID = 511,
+	/* SIMT helpers: cheap warp-level building blocks for probes. */
+	HELPER_ACTIVE_MASK = 512,
+	HELPER_WARP_ADD = 513,
+	HELPER_NANOSLEEP = 514,
+	HELPER_WARP_BALLOT = 515,
+	HELPER_WARP_MATCH = 516,
+	HELPER_WARP_SHFL = 517,
 };
+
+/* Longest sleep of one nanosleep call, as PTX's nanosleep: 1 ms. */
+#define HELPER_NANOSLEEP_MAX_NS 1000000
 
 struct helper_info {
 	int32_t id;

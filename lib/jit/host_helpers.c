@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * GPU helpers as the CPU back end runs them: the program is one GPU thread
- * (thread and block 0 of a 1x1x1 grid, SM, warp and lane 0), the clocks are
- * CLOCK_MONOTONIC, map helpers go to the host maps (lib/maps), and output
- * helpers print to stderr. Ring buffer and perf output helpers write to
- * the map's ring in host memory (lib/maps/ring_cpu.c), which the API's ring
- * consumer reads, until the map's object uses the GPU.
+ * (thread and block 0 of a 1x1x1 grid, SM, warp and lane 0, a warp of one
+ * active lane), the clocks are CLOCK_MONOTONIC, map helpers go to the host
+ * maps (lib/maps), and output helpers print to stderr. Ring buffer and perf
+ * output helpers write to the map's ring in host memory
+ * (lib/maps/ring_cpu.c), which the API's ring consumer reads, until the
+ * map's object uses the GPU.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/helpers.h"
@@ -162,6 +164,48 @@ static uint64_t host_zero(void)
 	return 0;
 }
 
+/* One thread: a warp of one lane, which is always active. */
+static uint64_t host_get_active_mask(void)
+{
+	return 1;
+}
+
+static uint64_t host_warp_ballot(uint64_t pred)
+{
+	return pred != 0;
+}
+
+static uint64_t host_warp_match(uint64_t v)
+{
+	(void)v;
+	return 1;
+}
+
+/* Every lane there is (one) reads its own value. */
+static uint64_t host_warp_shfl(uint64_t v, uint64_t lane)
+{
+	(void)lane;
+	return v;
+}
+
+/* An atomic add all the same: several host threads may run programs. */
+static uint64_t host_warp_add(uint64_t ptr, uint64_t delta)
+{
+	return __atomic_fetch_add((uint64_t *)(uintptr_t)ptr, delta,
+				  __ATOMIC_RELAXED);
+}
+
+/* As on the GPU, at most HELPER_NANOSLEEP_MAX_NS per call. */
+static uint64_t host_nanosleep(uint64_t ns)
+{
+	struct timespec ts = { 0, (long)(ns < HELPER_NANOSLEEP_MAX_NS ? ns :
+					 HELPER_NANOSLEEP_MAX_NS) };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	return 0;
+}
+
 #define HOST_HELPER(id, fn) { id, #fn, (void (*)(void))fn }
 
 const struct host_helper host_helpers[] = {
@@ -186,6 +230,12 @@ const struct host_helper host_helpers[] = {
 	HOST_HELPER(HELPER_SMID, host_zero),
 	HOST_HELPER(HELPER_WARPID, host_zero),
 	HOST_HELPER(HELPER_LANEID, host_zero),
+	HOST_HELPER(HELPER_ACTIVE_MASK, host_get_active_mask),
+	HOST_HELPER(HELPER_WARP_BALLOT, host_warp_ballot),
+	HOST_HELPER(HELPER_WARP_MATCH, host_warp_match),
+	HOST_HELPER(HELPER_WARP_SHFL, host_warp_shfl),
+	HOST_HELPER(HELPER_WARP_ADD, host_warp_add),
+	HOST_HELPER(HELPER_NANOSLEEP, host_nanosleep),
 };
 
 const size_t host_helper_cnt = ARRAY_SIZE(host_helpers);

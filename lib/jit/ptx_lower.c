@@ -1,18 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * GPU helper lowering. Cheap helpers become NVVM intrinsics or inline PTX
- * so they optimise with the program; the rest call `egpu_dev_<name>`,
- * extern device functions (all arguments and the result .b64) that the
- * device runtime (lib/device) links in.
+ * so they optimise with the program (the warp-level ones: ptx_warp.c);
+ * the rest call `egpu_dev_<name>`, extern device functions (all arguments
+ * and the result .b64) that the device runtime (lib/device) links in.
  */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "jit_llvm.h"
+#include "ptx_lower.h"
 
-static LLVMValueRef inline_asm(struct lift *l, LLVMTypeRef ret,
-			       const char *text, const char *constraints)
+LLVMValueRef ptx_inline_asm(struct lift *l, LLVMTypeRef ret, const char *text,
+			    const char *constraints)
 {
 	LLVMTypeRef type = LLVMFunctionType(ret, NULL, 0, 0);
 	LLVMValueRef fn = LLVMGetInlineAsm(type, (char *)text, strlen(text),
@@ -71,10 +72,12 @@ static int ptx_helper(struct lift *l, const struct helper_info *h,
 {
 	LLVMValueRef zero = lift_const(l->i64, 0);
 
+	if (ptx_warp_helper(l, h->id, args, r0))
+		return 0;
 	switch (h->id) {
 	case HELPER_KTIME_GET_NS:
 	case HELPER_GLOBALTIMER:
-		*r0 = inline_asm(l, l->i64, "mov.u64 $0, %globaltimer;", "=l");
+		*r0 = ptx_inline_asm(l, l->i64, "mov.u64 $0, %globaltimer;", "=l");
 		break;
 	case HELPER_BLOCK_IDX:
 		*r0 = store_xyz(l, "ctaid");
@@ -102,7 +105,7 @@ static int ptx_helper(struct lift *l, const struct helper_info *h,
 		*r0 = zero;
 		break;
 	case HELPER_EXIT_THREAD:
-		inline_asm(l, l->void_t, "exit;", "");
+		ptx_inline_asm(l, l->void_t, "exit;", "");
 		*r0 = zero;
 		break;
 	case HELPER_GET_PID_TGID:
@@ -115,6 +118,18 @@ static int ptx_helper(struct lift *l, const struct helper_info *h,
 	return 0;
 }
 
+LLVMValueRef ptx_hide_origin(struct lift *l, LLVMValueRef addr)
+{
+	LLVMTypeRef type = LLVMFunctionType(l->i64, &l->i64, 1, 0);
+	LLVMValueRef mov = LLVMGetInlineAsm(type, "mov.b64 $0, $1;", 15,
+					    "=l,l", 5, 0, 0,
+					    LLVMInlineAsmDialectATT, 0);
+	LLVMValueRef a = LLVMBuildPtrToInt(l->b, addr, l->i64, "");
+
+	a = LLVMBuildCall2(l->b, type, mov, &a, 1, "");
+	return LLVMBuildIntToPtr(l->b, a, l->ptr, "");
+}
+
 /*
  * Generic addresses in the thread's local window cannot take atomics. The
  * mov hides the address's origin, so LLVM never turns the atomic into a
@@ -122,61 +137,19 @@ static int ptx_helper(struct lift *l, const struct helper_info *h,
  */
 static LLVMValueRef ptx_private_addr(struct lift *l, LLVMValueRef *addr)
 {
-	LLVMTypeRef type = LLVMFunctionType(l->i64, &l->i64, 1, 0);
-	LLVMValueRef mov = LLVMGetInlineAsm(type, "mov.b64 $0, $1;", 15,
-					    "=l,l", 5, 0, 0,
-					    LLVMInlineAsmDialectATT, 0);
-	LLVMValueRef a = LLVMBuildPtrToInt(l->b, *addr, l->i64, "");
 	LLVMTypeRef is_type = LLVMFunctionType(l->i1, &l->ptr, 1, 0);
 
-	a = LLVMBuildCall2(l->b, type, mov, &a, 1, "");
-	*addr = LLVMBuildIntToPtr(l->b, a, l->ptr, "");
+	*addr = ptx_hide_origin(l, *addr);
 	return LLVMBuildCall2(l->b, is_type,
 			      lift_function(l, "llvm.nvvm.isspacep.local",
 					    is_type),
 			      addr, 1, "");
 }
 
-/*
- * Counters and histograms make many lanes of a warp add to one address,
- * and same-address atomics serialise. Lanes are grouped by address
- * (match.any); a group whose lanes add the same value (match.all) lets its
- * lowest lane add value * group size alone: one atomic per distinct address
- * and warp instead of one per lane. Other groups add lane by lane.
- */
+/* Plain atomic adds (no fetch): warp-aggregated (ptx_warp.c). */
 static void ptx_atomic_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val)
 {
-	LLVMTypeRef t = LLVMTypeOf(val);
-	LLVMTypeRef pair = LLVMStructTypeInContext(l->ctx,
-				(LLVMTypeRef[]){ l->i32, l->i1 }, 2, 0);
-	LLVMBasicBlockRef add = lift_block(l, ""), join = lift_block(l, "");
-	LLVMValueRef mask, group, same, lane, leader, count, amount, go, v64, rmw;
-	LLVMBuilderRef b = l->b;
-
-	/* LLVM 16 has no activemask intrinsic; the asm has side effects, so it
-	 * stays where it is, next to the match that uses it. */
-	mask = inline_asm(l, l->i32, "activemask.b32 $0;", "=r");
-	group = lift_call(l, "llvm.nvvm.match.any.sync.i64", l->i32,
-			  (LLVMValueRef[]){ mask, LLVMBuildPtrToInt(b, addr, l->i64, "") }, 2);
-	v64 = t == l->i64 ? val : LLVMBuildZExt(b, val, l->i64, "");
-	same = LLVMBuildExtractValue(b, lift_call(l, "llvm.nvvm.match.all.sync.i64p",
-						  pair, (LLVMValueRef[]){ group, v64 }, 2),
-				     1, "");
-	lane = lift_call(l, "llvm.nvvm.read.ptx.sreg.laneid", l->i32, NULL, 0);
-	leader = lift_call(l, "llvm.cttz.i32", l->i32,
-			   (LLVMValueRef[]){ group, lift_const(l->i1, 0) }, 2);
-	count = lift_call(l, "llvm.ctpop.i32", l->i32, &group, 1);
-	count = t == l->i64 ? LLVMBuildZExt(b, count, t, "") : count;
-	amount = LLVMBuildSelect(b, same, LLVMBuildMul(b, val, count, ""), val, "");
-	go = LLVMBuildOr(b, LLVMBuildNot(b, same, ""),
-			 LLVMBuildICmp(b, LLVMIntEQ, lane, leader, ""), "");
-	LLVMBuildCondBr(b, go, add, join);
-	LLVMPositionBuilderAtEnd(b, add);
-	rmw = LLVMBuildAtomicRMW(b, LLVMAtomicRMWBinOpAdd, addr, amount,
-				 LLVMAtomicOrderingMonotonic, 0);
-	LLVMSetAlignment(rmw, LLVMGetIntTypeWidth(t) / 8);
-	LLVMBuildBr(b, join);
-	LLVMPositionBuilderAtEnd(b, join);
+	ptx_warp_add(l, addr, val, false);
 }
 
 const struct lift_backend ptx_backend = {

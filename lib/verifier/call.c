@@ -134,6 +134,23 @@ static int check_ctx_arg(struct verifier *v, int regno)
 	return 0;
 }
 
+/*
+ * warp_add's counter: atomics need memory other threads can reach (a map
+ * value, not the private stack), writable and naturally aligned.
+ */
+static int check_shared_u64_arg(struct verifier *v, int regno,
+				const struct call_meta *m)
+{
+	const struct reg *r = &cur_regs(v)[regno];
+	struct scalar eight;
+
+	if (r->type != REG_PTR_MAP_VALUE)
+		return vfail(v, "r%d must point into a map value for %s, got %s",
+			     regno, m->name, reg_type_name(r));
+	sc_const(&eight, 8);
+	return check_mem_arg(v, regno, &eight, ACCESS_WRITE, true);
+}
+
 static int check_arg(struct verifier *v, const struct helper_proto *p,
 		     int regno, struct call_meta *m)
 {
@@ -177,6 +194,8 @@ static int check_arg(struct verifier *v, const struct helper_proto *p,
 		return check_record_arg(v, regno, m);
 	case ARG_CTX:
 		return check_ctx_arg(v, regno);
+	case ARG_SHARED_U64:
+		return check_shared_u64_arg(v, regno, m);
 	default:
 		return check_str_arg(v, regno);
 	}

@@ -55,6 +55,14 @@ static const struct helper_proto gpu_protos[] = {
 	{ HELPER_SMID, RET_SCALAR, { 0 }, 0, ATTACH_ALL, false },
 	{ HELPER_WARPID, RET_SCALAR, { 0 }, 0, ATTACH_ALL, false },
 	{ HELPER_LANEID, RET_SCALAR, { 0 }, 0, ATTACH_ALL, false },
+	{ HELPER_ACTIVE_MASK, RET_SCALAR, { 0 }, 0, ATTACH_ALL, false },
+	{ HELPER_WARP_ADD, RET_SCALAR, { ARG_SHARED_U64, ARG_SCALAR }, 0,
+	  ATTACH_ALL, false },
+	{ HELPER_NANOSLEEP, RET_SCALAR, { ARG_SCALAR }, 0, ATTACH_ALL, false },
+	{ HELPER_WARP_BALLOT, RET_SCALAR, { ARG_SCALAR }, 0, ATTACH_ALL, false },
+	{ HELPER_WARP_MATCH, RET_SCALAR, { ARG_SCALAR }, 0, ATTACH_ALL, false },
+	{ HELPER_WARP_SHFL, RET_SCALAR, { ARG_SCALAR, ARG_SCALAR }, 0,
+	  ATTACH_ALL, false },
 };
 
 /* The conformance suite's helper 5 returns its argument. */

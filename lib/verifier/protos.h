@@ -24,6 +24,7 @@ enum arg_type {
 	ARG_RECORD,        /* a non-NULL ring buffer record, its start */
 	ARG_CTX,           /* the context pointer, unmoved */
 	ARG_CONST_STR,     /* a NUL-terminated string in read-only data */
+	ARG_SHARED_U64,    /* 8 writable, 8-aligned bytes of a map value */
 };
 
 enum ret_type {

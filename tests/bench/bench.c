@@ -1,60 +1,119 @@
 // SPDX-License-Identifier: MIT
+#include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "bench.h"
 
-double bench_now_s(void)
-{
-	struct timespec ts;
+#define FLUSH_BYTES (256u << 20) /* well above the H100's 50 MB of L2 */
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+static void *flush_buf;
+
+float bench_time_once(cudaKernel_t k, const struct workload *w)
+{
+	CUDA_CHECK(cudaMemsetAsync(flush_buf, 0, FLUSH_BYTES, 0));
+	return app_time_launch(k, w->grid, w->block, w->args);
 }
 
-static int cmp_double(const void *a, const void *b)
+int bench_regs(cudaKernel_t k)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	struct cudaFuncAttributes a;
 
-	return (x > y) - (x < y);
+	CUDA_CHECK(cudaFuncGetAttributes(&a, (const void *)k));
+	return a.numRegs;
 }
 
-double bench_percentile(double *v, int n, double p)
+static float *runs_buf(int runs)
 {
-	int i = (int)(p / 100.0 * (n - 1) + 0.5);
+	float *v = calloc((size_t)runs, sizeof(float));
 
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return v[i < 0 ? 0 : i >= n ? n - 1 : i];
+	if (!v)
+		abort();
+	return v;
 }
 
-double bench_touch(cudaKernel_t k, float *x)
+static float median_of(float *v, int runs)
 {
-	void *args[] = { &x };
+	float m;
 
-	return app_time_launch(k, (dim3){ BENCH_THREADS / BENCH_BLOCK, 1, 1 },
-			       (dim3){ BENCH_BLOCK, 1, 1 }, args);
+	qsort(v, (size_t)runs, sizeof(float), app_cmp_float);
+	m = v[runs / 2];
+	free(v);
+	return m;
 }
 
-void bench_probe_load(struct bench_probe *s, const char *ptx, size_t len,
-		      const char *prog)
+void bench_measure(cudaKernel_t plain, cudaKernel_t inst, const struct workload *w,
+		   int runs, float *base, float *probed)
 {
-	char *out = NULL;
-	size_t out_len;
+	float *a = runs_buf(runs), *b = runs_buf(runs);
 
-	s->ctx = egpu_ctx_new(NULL);
-	EGPU_CHECK(s->ctx);
-	s->obj = egpu_load(s->ctx, BENCH_DIR "/ringbuf.bpf.o", NULL);
-	EGPU_CHECK(s->obj);
-	EGPU_CHECK(egpu_attach_kernel(egpu_obj_prog(s->obj, prog), "touch",
-				      EGPU_ATTACH_EXIT, NULL));
-	EGPU_CHECK(!egpu_instrument_ptx(s->ctx, ptx, len, &out, &out_len, NULL));
-	s->lib = app_load_ptx(out);
-	s->k = app_kernel(s->lib, "touch");
-	free(out);
+	for (int i = 0; i < BENCH_WARMUP; i++) {
+		bench_time_once(plain, w);
+		bench_time_once(inst, w);
+	}
+	for (int i = 0; i < runs; i++) {
+		a[i] = bench_time_once(plain, w);
+		b[i] = bench_time_once(inst, w);
+	}
+	*base = median_of(a, runs);
+	*probed = median_of(b, runs);
 }
 
-void bench_probe_free(struct bench_probe *s)
+float bench_median(cudaKernel_t k, const struct workload *w, int runs)
 {
-	cudaLibraryUnload(s->lib);
-	egpu_ctx_free(s->ctx);
+	float *a = runs_buf(runs);
+
+	for (int i = 0; i < BENCH_WARMUP; i++)
+		bench_time_once(k, w);
+	for (int i = 0; i < runs; i++)
+		a[i] = bench_time_once(k, w);
+	return median_of(a, runs);
+}
+
+static float *device_floats(size_t n, float v)
+{
+	float *h = malloc(n * sizeof(float)), *d;
+
+	if (!h)
+		abort();
+	for (size_t i = 0; i < n; i++)
+		h[i] = v + (float)(i % 97) * 0.01f;
+	CUDA_CHECK(cudaMalloc((void **)&d, n * sizeof(float)));
+	CUDA_CHECK(cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice));
+	free(h);
+	return d;
+}
+
+size_t bench_start(int runs, const struct workload **out)
+{
+	static float *a, *b, *c, *ga, *gb, *gc;
+	static int vn = BENCH_VEC_N, gn = BENCH_GEMM_N;
+	static void *vec_args[] = { &a, &b, &c, &vn };
+	static void *gemm_args[] = { &ga, &gb, &gc, &gn };
+	static const struct workload w[] = {
+		{ "vecadd 16M", "vecadd", { BENCH_VEC_N / 256, 1, 1 }, { 256, 1, 1 },
+		  vec_args },
+		{ "sgemm 2048^3", "sgemm_tiled", { BENCH_GEMM_N / 32, BENCH_GEMM_N / 32, 1 },
+		  { 32, 32, 1 }, gemm_args },
+	};
+	struct cudaDeviceProp prop;
+	const char *why;
+	int drv;
+
+	if (!app_gpu_present(&why)) {
+		printf("no GPU (%s): nothing to measure\n", why);
+		return 0;
+	}
+	CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+	CUDA_CHECK(cudaDriverGetVersion(&drv));
+	CUDA_CHECK(cudaMalloc(&flush_buf, FLUSH_BYTES));
+	a = device_floats(BENCH_VEC_N, 1);
+	b = device_floats(BENCH_VEC_N, 2);
+	c = device_floats(BENCH_VEC_N, 0);
+	ga = device_floats((size_t)BENCH_GEMM_N * BENCH_GEMM_N, 1);
+	gb = device_floats((size_t)BENCH_GEMM_N * BENCH_GEMM_N, 2);
+	gc = device_floats((size_t)BENCH_GEMM_N * BENCH_GEMM_N, 0);
+	printf("GPU: %s, driver API %d, libegpu %s, median of %d runs, L2 flushed\n\n",
+	       prop.name, drv, egpu_version(), runs);
+	*out = w;
+	return sizeof(w) / sizeof(w[0]);
 }

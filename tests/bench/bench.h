@@ -1,30 +1,38 @@
 /* SPDX-License-Identifier: MIT */
-/* What the event and map benchmarks share: clocks, percentiles, a probe. */
+/*
+ * What the overhead benchmarks share: the workloads of workloads.cu and
+ * timing with CUDA events, the L2 flushed before every run.
+ */
 #ifndef EGPU_BENCH_H
 #define EGPU_BENCH_H
 
 #include "app.h"
 
-#define BENCH_THREADS (16u << 20)
-#define BENCH_BLOCK 256
+#define BENCH_WARMUP 3
+#define BENCH_VEC_N (16 << 20)
+#define BENCH_GEMM_N 2048
 
-double bench_now_s(void);
-/* The @p-th percentile (0 to 100) of @n values; sorts @v. */
-double bench_percentile(double *v, int n, double p);
-
-/* Device time of touch<<<BENCH_THREADS / BENCH_BLOCK, BENCH_BLOCK>>>, ms. */
-double bench_touch(cudaKernel_t k, float *x);
-
-/* A libegpu context with @prog of ringbuf.bpf.o attached to touch's exit. */
-struct bench_probe {
-	egpu_ctx *ctx;
-	egpu_obj *obj;
-	cudaLibrary_t lib;
-	cudaKernel_t k;
+struct workload {
+	const char *name;
+	const char *kernel;
+	dim3 grid, block;
+	void **args;
 };
 
-void bench_probe_load(struct bench_probe *s, const char *ptx, size_t len,
-		      const char *prog);
-void bench_probe_free(struct bench_probe *s);
+/*
+ * The GPU's description line, the flush buffer, and the workloads (vecadd
+ * 16M, sgemm 2048^3) with their data in *@w; returns their number, 0 (after
+ * saying why) without a GPU.
+ */
+size_t bench_start(int runs, const struct workload **w);
+/* Device time of one launch of @k, after flushing the L2. */
+float bench_time_once(cudaKernel_t k, const struct workload *w);
+/* Interleave the two kernels run by run; medians into *base and *probed. */
+void bench_measure(cudaKernel_t plain, cudaKernel_t inst, const struct workload *w,
+		   int runs, float *base, float *probed);
+/* Median of @runs flushed launches of @k alone. */
+float bench_median(cudaKernel_t k, const struct workload *w, int runs);
+/* Registers per thread of @k. */
+int bench_regs(cudaKernel_t k);
 
 #endif

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "bench.h"
+#include "event_bench.h"
 
 #define KEYS (1u << 20)
 #define SPIN_NS 2000000000ull /* the busy kernel: 2 s, far longer than the loop */

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "event_bench.h"
 
 #define THREADS BENCH_THREADS
 #define HASH_KEYS (1u << 20)

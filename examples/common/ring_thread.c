@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "app.h"
+#include "ring_thread.h"
+
+static void *consume(void *arg)
+{
+	struct ring_thread *rt = arg;
+
+	while (!__atomic_load_n(&rt->stop, __ATOMIC_ACQUIRE))
+		EGPU_CHECK(egpu_ringbuf_poll(rt->rb, 1) >= 0);
+	return NULL;
+}
+
+void ring_thread_start(struct ring_thread *rt, egpu_map *map, egpu_sample_fn fn,
+		       void *user)
+{
+	EGPU_CHECK(map);
+	rt->rb = egpu_ringbuf_new(map, fn, user);
+	EGPU_CHECK(rt->rb);
+	rt->stop = false;
+	if (pthread_create(&rt->thread, NULL, consume, rt)) {
+		fprintf(stderr, "ring_thread: pthread_create failed\n");
+		exit(1);
+	}
+}
+
+uint64_t ring_thread_stop(struct ring_thread *rt)
+{
+	uint64_t drops;
+	int n;
+
+	__atomic_store_n(&rt->stop, true, __ATOMIC_RELEASE);
+	pthread_join(rt->thread, NULL);
+	/* Published records are all there once the kernels are done. */
+	while ((n = egpu_ringbuf_consume(rt->rb)) > 0)
+		;
+	EGPU_CHECK(n == 0);
+	drops = egpu_ringbuf_drops(rt->rb);
+	egpu_ringbuf_free(rt->rb);
+	rt->rb = NULL;
+	return drops;
+}

@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mem_trace: the global memory accesses of a kernel, per instruction
+ * (site). First counted on the GPU with warp-aggregated counters
+ * (mem_count.bpf.c), then traced to the host one record per warp-level
+ * access (mem_trace.bpf.c), from which the host measures coalescing (32-byte
+ * sectors touched per warp access, against the fewest possible) and the
+ * bandwidth the kernel reached over time.
+ *
+ *   mem_trace [--check]
+ *
+ * --check: both modes must see exactly what add_and_gather is known to
+ * access: every element of a, b and src loaded once, of c and dst stored
+ * once, 4 bytes each, from five sites; no record lost.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <egpu/ctx.h>
+
+#include "app.h"
+#include "mem_trace.h"
+#include "ring_thread.h"
+
+#define N (1 << 18)
+#define STRIDE 33 /* odd: the gather still reads every element once */
+#define BLOCK 256
+#define WINDOWS 8
+#define SECTOR 32
+
+enum { A, B, C, SRC, DST, ARRAYS };
+
+static const char *const array_names[ARRAYS] = { "a", "b", "c", "src", "dst" };
+static const uint16_t array_kinds[ARRAYS] = {
+	EGPU_MEM_LOAD, EGPU_MEM_LOAD, EGPU_MEM_STORE, EGPU_MEM_LOAD, EGPU_MEM_STORE,
+};
+
+struct arrays {
+	float *dev[ARRAYS];
+	float *host[ARRAYS];
+};
+
+/* Per site, from the trace. */
+struct site_trace {
+	uint64_t warp_accesses, lanes, bytes, sectors, ideal;
+	int array; /* --check: the array its addresses fall in; -1 none, -2 several */
+	uint16_t kind;
+};
+
+struct point {
+	uint64_t ns, bytes;
+};
+
+struct trace {
+	struct site_trace site[MT_MAX_SITES];
+	struct point *points; /* one per record, for bandwidth over time */
+	size_t point_cnt, point_cap;
+	uint8_t *hits[ARRAYS]; /* accesses per element, saturating */
+	uint64_t records, bad;
+	const struct arrays *arr;
+};
+
+/* Per site, from the counters. */
+struct site_count {
+	uint64_t accesses, bytes;
+};
+
+static void fill_arrays(struct arrays *arr)
+{
+	for (int k = 0; k < ARRAYS; k++) {
+		arr->host[k] = malloc(N * sizeof(float));
+		if (!arr->host[k])
+			abort();
+		for (int i = 0; i < N; i++)
+			arr->host[k][i] = k == C || k == DST ? 0 : (float)(i % 1000) + k;
+		CUDA_CHECK(cudaMalloc((void **)&arr->dev[k], N * sizeof(float)));
+		CUDA_CHECK(cudaMemcpy(arr->dev[k], arr->host[k], N * sizeof(float),
+				      cudaMemcpyHostToDevice));
+	}
+}
+
+static void free_arrays(struct arrays *arr)
+{
+	for (int k = 0; k < ARRAYS; k++) {
+		cudaFree(arr->dev[k]);
+		free(arr->host[k]);
+	}
+}
+
+static float launch(struct app *app, const struct arrays *arr)
+{
+	cudaKernel_t k = app_kernel(app_load_ptx(app->instrumented), "add_and_gather");
+	int n = N, stride = STRIDE;
+	void *args[] = { (void *)&arr->dev[A], (void *)&arr->dev[B],
+			 (void *)&arr->dev[C], (void *)&arr->dev[SRC],
+			 (void *)&arr->dev[DST], &n, &stride };
+
+	return app_time_launch(k, (dim3){ N / BLOCK, 1, 1 }, (dim3){ BLOCK, 1, 1 },
+			       args);
+}
+
+static const char *kind_name(uint16_t kind)
+{
+	static const char *const names[] = { "?", "load", "store", "atomic", "async" };
+
+	return kind < 5 ? names[kind] : "?";
+}
+
+/* The site's instruction on one line, blanks squeezed (a static buffer). */
+static const char *site_text(const struct app *app, uint32_t s)
+{
+	static char buf[128];
+	const char *p = s < app->report.mem_site_cnt ? app->report.mem_sites[s].text : "?";
+	size_t n = 0;
+
+	for (; *p && n + 1 < sizeof(buf); p++)
+		if (!isspace((unsigned char)*p))
+			buf[n++] = *p;
+		else if (n && buf[n - 1] != ' ')
+			buf[n++] = ' ';
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Sites a report can name, within the counters' reach. */
+static uint32_t site_cnt(const struct app *app)
+{
+	uint32_t n = app->report.mem_site_cnt;
+
+	return n < MT_MAX_SITES ? n : MT_MAX_SITES;
+}
+
+static void read_counts(struct app *app, struct site_count *out)
+{
+	egpu_map *m = egpu_obj_map(app->obj, "counts");
+	static struct mt_site_counts v;
+
+	EGPU_CHECK(m);
+	for (uint32_t s = 0; s < site_cnt(app); s++) {
+		EGPU_CHECK(!egpu_map_lookup(m, &s, &v));
+		out[s] = (struct site_count){ 0 };
+		for (int i = 0; i < MT_SLOTS; i++) {
+			out[s].accesses += v.slot[i].accesses;
+			out[s].bytes += v.slot[i].bytes;
+		}
+	}
+}
+
+static void print_counts(const struct app *app, const struct site_count *c,
+			 float ms)
+{
+	printf("\ncounting (warp-aggregated), kernel %.3f ms:\n", ms);
+	printf("site  %-40s %10s %12s\n", "instruction", "accesses", "bytes");
+	for (uint32_t s = 0; s < site_cnt(app); s++)
+		if (c[s].accesses)
+			printf("%4u  %-40.40s %10llu %12llu\n", s, site_text(app, s),
+			       (unsigned long long)c[s].accesses,
+			       (unsigned long long)c[s].bytes);
+}
+
+/* Which array, and which element of it, @addr is; -1 if none. */
+static int locate(const struct arrays *arr, uint64_t addr, size_t *idx)
+{
+	for (int k = 0; k < ARRAYS; k++) {
+		uint64_t base = (uintptr_t)arr->dev[k];
+
+		if (addr >= base && addr < base + N * sizeof(float) &&
+		    (addr - base) % sizeof(float) == 0) {
+			*idx = (addr - base) / sizeof(float);
+			return k;
+		}
+	}
+	return -1;
+}
+
+static void check_address(struct trace *t, struct site_trace *st, uint64_t addr)
+{
+	size_t idx;
+	int k = locate(t->arr, addr, &idx);
+
+	if (k < 0) {
+		t->bad++;
+		return;
+	}
+	if (t->hits[k][idx] < 255)
+		t->hits[k][idx]++;
+	if (st->array == -1)
+		st->array = k;
+	else if (st->array != k)
+		st->array = -2;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Distinct 32-byte sectors under the lanes' accesses. */
+static uint64_t count_sectors(const uint64_t *addr, int lanes, uint32_t size)
+{
+	uint64_t sec[2 * MT_WARP];
+	int n = 0;
+	uint64_t distinct = 0;
+
+	for (int i = 0; i < lanes; i++) {
+		sec[n++] = addr[i] / SECTOR;
+		if ((addr[i] + size - 1) / SECTOR != addr[i] / SECTOR)
+			sec[n++] = (addr[i] + size - 1) / SECTOR;
+	}
+	qsort(sec, (size_t)n, sizeof(sec[0]), cmp_u64);
+	for (int i = 0; i < n; i++)
+		distinct += !i || sec[i] != sec[i - 1];
+	return distinct;
+}
+
+static void add_point(struct trace *t, uint64_t ns, uint64_t bytes)
+{
+	if (t->point_cnt == t->point_cap) {
+		t->point_cap = t->point_cap ? 2 * t->point_cap : 4096;
+		t->points = realloc(t->points, t->point_cap * sizeof(*t->points));
+		if (!t->points)
+			abort();
+	}
+	t->points[t->point_cnt++] = (struct point){ ns, bytes };
+}
+
+/* The lanes' addresses of one record; false if it is malformed. */
+static bool lane_addresses(const void *data, size_t size, uint64_t *addr,
+			   int *lanes)
+{
+	const struct mt_warp_addrs *full = data;
+	const struct mt_warp_access *h = data;
+	uint32_t leader;
+
+	if (size != (h->affine ? sizeof(*h) : sizeof(*full)) || !h->mask ||
+	    h->site >= MT_MAX_SITES)
+		return false;
+	leader = (uint32_t)__builtin_ctz(h->mask);
+	*lanes = 0;
+	for (uint32_t i = 0; i < MT_WARP; i++)
+		if (h->mask & (1u << i))
+			addr[(*lanes)++] = h->affine ?
+				h->base + (uint64_t)(i - leader) * h->size :
+				full->addr[i];
+	return true;
+}
+
+static int on_record(void *user, const void *data, size_t size)
+{
+	const struct mt_warp_access *h = data;
+	struct trace *t = user;
+	uint64_t addr[MT_WARP];
+	struct site_trace *st;
+	int lanes;
+
+	t->records++;
+	if (size < sizeof(*h) || !lane_addresses(data, size, addr, &lanes)) {
+		t->bad++;
+		return 0;
+	}
+	st = &t->site[h->site];
+	st->warp_accesses++;
+	st->lanes += (uint64_t)lanes;
+	st->bytes += (uint64_t)lanes * h->size;
+	st->sectors += count_sectors(addr, lanes, h->size);
+	st->ideal += ((uint64_t)lanes * h->size + SECTOR - 1) / SECTOR;
+	st->kind = h->kind;
+	for (int i = 0; i < lanes; i++)
+		check_address(t, st, addr[i]);
+	add_point(t, h->ns, (uint64_t)lanes * h->size);
+	return 0;
+}
+
+static int cmp_point(const void *a, const void *b)
+{
+	return cmp_u64(&((const struct point *)a)->ns, &((const struct point *)b)->ns);
+}
+
+/* Bytes accessed per window of the traced run, as GB/s. */
+static void print_bandwidth(struct trace *t)
+{
+	uint64_t first, span, bytes[WINDOWS] = { 0 };
+
+	if (!t->point_cnt)
+		return;
+	qsort(t->points, t->point_cnt, sizeof(t->points[0]), cmp_point);
+	first = t->points[0].ns;
+	span = t->points[t->point_cnt - 1].ns - first + 1;
+	for (size_t i = 0; i < t->point_cnt; i++)
+		bytes[(t->points[i].ns - first) * WINDOWS / span] += t->points[i].bytes;
+	printf("\neffective bandwidth while traced (%.1f us of accesses):\n", span / 1e3);
+	for (int w = 0; w < WINDOWS; w++)
+		printf("  %8.1f us  %10llu bytes  %8.2f GB/s\n", w * span / 1e3 / WINDOWS,
+		       (unsigned long long)bytes[w],
+		       bytes[w] / (span / (double)WINDOWS));
+}
+
+static void print_trace(const struct app *app, const struct trace *t, float ms,
+			uint64_t drops)
+{
+	printf("\ntracing (one record per warp-level access), kernel %.3f ms, "
+	       "%llu records, %llu dropped:\n", ms, (unsigned long long)t->records,
+	       (unsigned long long)drops);
+	printf("site  %-6s %-36s %9s %11s %10s %8s\n", "kind", "instruction",
+	       "accesses", "bytes", "sectors/wa", "ideal");
+	for (uint32_t s = 0; s < site_cnt(app); s++) {
+		const struct site_trace *st = &t->site[s];
+
+		if (!st->warp_accesses)
+			continue;
+		printf("%4u  %-6s %-36.36s %9llu %11llu %10.2f %8.2f\n", s,
+		       kind_name(st->kind), site_text(app, s),
+		       (unsigned long long)st->lanes, (unsigned long long)st->bytes,
+		       (double)st->sectors / st->warp_accesses,
+		       (double)st->ideal / st->warp_accesses);
+	}
+}
+
+static int fail(const char *what, uint32_t site)
+{
+	fprintf(stderr, "CHECK FAILED: site %u: %s\n", site, what);
+	return 1;
+}
+
+/* Five sites, each N lanes of 4 bytes; all others silent. */
+static int check_counts(const struct app *app, const struct site_count *c)
+{
+	uint32_t busy = 0;
+
+	for (uint32_t s = 0; s < site_cnt(app); s++) {
+		if (!c[s].accesses)
+			continue;
+		busy++;
+		if (c[s].accesses != N || c[s].bytes != 4ull * N)
+			return fail("counted accesses or bytes differ from the kernel's", s);
+	}
+	return busy == ARRAYS ? 0 : fail("not five sites counted", busy);
+}
+
+static int check_site(const struct trace *t, const struct site_count *c,
+		      uint32_t s)
+{
+	const struct site_trace *st = &t->site[s];
+
+	if (st->lanes != c[s].accesses)
+		return fail("trace and counters disagree", s);
+	if (!st->lanes)
+		return 0;
+	if (st->array < 0)
+		return fail("addresses outside one array", s);
+	if (st->kind != array_kinds[st->array])
+		return fail("wrong access kind", s);
+	if (st->array != SRC && st->sectors != st->ideal)
+		return fail("coalesced site not at the ideal sector count", s);
+	if (st->array == SRC && st->sectors < 16 * st->warp_accesses)
+		return fail("the gather looks coalesced", s);
+	return 0;
+}
+
+static int check_trace(const struct app *app, const struct trace *t,
+		       const struct site_count *c, uint64_t drops)
+{
+	if (drops || t->bad)
+		return fail("records dropped or malformed", 0);
+	for (uint32_t s = 0; s < site_cnt(app); s++)
+		if (check_site(t, c, s))
+			return 1;
+	for (int k = 0; k < ARRAYS; k++)
+		for (size_t i = 0; i < N; i++)
+			if (t->hits[k][i] != 1) {
+				fprintf(stderr, "CHECK FAILED: %s[%zu] accessed %u times\n",
+					array_names[k], i, t->hits[k][i]);
+				return 1;
+			}
+	return 0;
+}
+
+/* The instrumented kernel computed what the plain one would have. */
+static int check_results(const struct arrays *arr)
+{
+	float *c = malloc(N * sizeof(float)), *d = malloc(N * sizeof(float));
+	int bad = 0;
+
+	if (!c || !d)
+		abort();
+	CUDA_CHECK(cudaMemcpy(c, arr->dev[C], N * sizeof(float), cudaMemcpyDeviceToHost));
+	CUDA_CHECK(cudaMemcpy(d, arr->dev[DST], N * sizeof(float), cudaMemcpyDeviceToHost));
+	for (long long i = 0; i < N && !bad; i++)
+		bad = c[i] != arr->host[A][i] + arr->host[B][i] ||
+		      d[i] != arr->host[SRC][i * STRIDE % N];
+	free(c);
+	free(d);
+	if (bad)
+		fprintf(stderr, "CHECK FAILED: the instrumented kernel computed wrong results\n");
+	return bad;
+}
+
+static int run_count(struct app *app, const struct arrays *arr, bool check,
+		     struct site_count *counts)
+{
+	float ms = launch(app, arr);
+
+	read_counts(app, counts);
+	print_counts(app, counts, ms);
+	return check ? check_counts(app, counts) | check_results(arr) : 0;
+}
+
+static int run_trace(struct app *app, const struct arrays *arr, bool check,
+		     const struct site_count *counts)
+{
+	static struct trace t;
+	struct ring_thread rt;
+	uint64_t drops;
+	int rc = 0;
+	float ms;
+
+	t.arr = arr;
+	for (int k = 0; k < ARRAYS; k++)
+		t.hits[k] = calloc(N, 1);
+	for (int s = 0; s < MT_MAX_SITES; s++)
+		t.site[s].array = -1;
+	ring_thread_start(&rt, egpu_obj_map(app->obj, "events"), on_record, &t);
+	ms = launch(app, arr);
+	CUDA_CHECK(cudaDeviceSynchronize());
+	drops = ring_thread_stop(&rt);
+	print_trace(app, &t, ms, drops);
+	print_bandwidth(&t);
+	if (check)
+		rc = check_trace(app, &t, counts, drops) | check_results(arr);
+	for (int k = 0; k < ARRAYS; k++)
+		free(t.hits[k]);
+	free(t.points);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	bool check = argc > 1 && !strcmp(argv[1], "--check");
+	static struct site_count counts[MT_MAX_SITES];
+	struct arrays arr;
+	const char *why;
+	struct app app;
+	int rc;
+
+	if (check && !app_gpu_present(&why)) {
+		printf("no GPU here (%s): nothing to check\n", why);
+		return APP_SKIP;
+	}
+	app_start(&app, COUNT_PROBE, EXAMPLE_PTX);
+	if (!app.gpu) {
+		rc = app_no_gpu(&app, check);
+		app_stop(&app);
+		return rc;
+	}
+	fill_arrays(&arr);
+	printf("add_and_gather<<<%u, %u>>>: c = a + b, dst[i] = src[i * %d %% %d]\n",
+	       N / BLOCK, BLOCK, STRIDE, N);
+	rc = run_count(&app, &arr, check, counts);
+	app_stop(&app);
+	app_start(&app, EXAMPLE_PROBE, EXAMPLE_PTX);
+	rc |= run_trace(&app, &arr, check, counts);
+	app_stop(&app);
+	free_arrays(&arr);
+	if (check && !rc)
+		printf("check passed\n");
+	return rc;
+}

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mem_trace, tracing mode: every global memory access with its address, one
+ * ring record per warp-level access. The lanes share their addresses by
+ * shuffles and the lowest lane sends the record: a base address when the
+ * lanes access consecutive elements (coalesced), all 32 addresses when not.
+ */
+#include <egpu/bpf_helpers.h>
+#include <egpu/ctx.h>
+
+#include "mem_trace.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 28);
+} events SEC(".maps");
+
+/* Linear block index * warps per block + warp within the block. */
+static __always_inline __u32 global_warp(void)
+{
+	__u64 tx, ty, tz, dx, dy, dz, bx, by, bz, gx, gy, gz;
+	__u64 threads, block, tid;
+
+	bpf_get_thread_idx(&tx, &ty, &tz);
+	bpf_get_block_dim(&dx, &dy, &dz);
+	bpf_get_block_idx(&bx, &by, &bz);
+	bpf_get_grid_dim(&gx, &gy, &gz);
+	threads = dx * dy * dz;
+	block = (bz * gy + by) * gx + bx;
+	tid = (tz * dy + ty) * dx + tx;
+	return block * ((threads + MT_WARP - 1) / MT_WARP) + tid / MT_WARP;
+}
+
+static __always_inline void fill(struct mt_warp_access *r,
+				 struct egpu_mem_ctx *ctx, __u64 base,
+				 __u32 mask, __u32 affine)
+{
+	r->ns = bpf_get_globaltimer();
+	r->base = base;
+	r->site = ctx->site;
+	r->warp = global_warp();
+	r->mask = mask;
+	r->size = ctx->size;
+	r->kind = ctx->kind;
+	r->affine = affine;
+	r->reserved = 0;
+}
+
+GPU_MEM("*")
+int trace_access(struct egpu_mem_ctx *ctx)
+{
+	struct mt_warp_addrs full;
+	struct mt_warp_access *r;
+	__u64 addr = ctx->addr, base;
+	__u32 mask, lane, leader, spread;
+
+	if (ctx->space != EGPU_SPACE_GLOBAL)
+		return 0;
+	mask = bpf_egpu_active_mask();
+	lane = bpf_get_lane_id();
+	leader = bpf_egpu_lowest_lane(mask);
+	base = bpf_egpu_shfl(addr, leader);
+	/* The same answer in every lane: no lane branches off alone. */
+	spread = bpf_egpu_ballot(addr != base + (__u64)(lane - leader) * ctx->size);
+	if (spread) {
+		for (int i = 0; i < MT_WARP; i++)
+			full.addr[i] = mask & (1u << i) ? bpf_egpu_shfl(addr, i) : 0;
+		if (lane != leader)
+			return 0;
+		fill(&full.head, ctx, base, mask, 0);
+		bpf_ringbuf_output(&events, &full, sizeof(full), 0);
+		return 0;
+	}
+	if (lane != leader)
+		return 0;
+	/* Coalesced: the record is written straight into the ring. */
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r)
+		return 0;
+	fill(r, ctx, base, mask, 1);
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the GPU helper lowering (ptx_lower.c) and the warp-level lowering
+ * (ptx_warp.c) share.
+ */
+#ifndef EGPU_JIT_PTX_LOWER_H
+#define EGPU_JIT_PTX_LOWER_H
+
+#include "lift.h"
+
+/* Inline PTX @text without operands other than a result of type @ret. */
+LLVMValueRef ptx_inline_asm(struct lift *l, LLVMTypeRef ret, const char *text,
+			    const char *constraints);
+/* @addr (ptr) behind an opaque mov: LLVM no longer knows where it points. */
+LLVMValueRef ptx_hide_origin(struct lift *l, LLVMValueRef addr);
+
+/*
+ * Atomic add of @val (i32 or i64) at @addr, one atomic per warp and
+ * address where the lanes add the same value. With @fetch, returns what
+ * this lane would have fetched had the lanes added one by one in lane
+ * order; else NULL.
+ */
+LLVMValueRef ptx_warp_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val,
+			  bool fetch);
+/*
+ * The SIMT helpers (HELPER_ACTIVE_MASK ... HELPER_WARP_SHFL): true and
+ * the i64 result in *@r0 if @id is one of them.
+ */
+bool ptx_warp_helper(struct lift *l, int32_t id, LLVMValueRef *args,
+		     LLVMValueRef *r0);
+
+#endif

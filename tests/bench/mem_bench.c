@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Memory-probe benchmark (issue 6): device time of vecadd 16M and tiled
+ * SGEMM 2048^3 with every global access counted per site (warp-aggregated;
+ * examples/mem_trace/mem_count.bpf.c) and traced to the host (one record
+ * per warp-level access; mem_trace.bpf.c, a host thread consuming the ring
+ * during the runs), over the original kernels. CUDA events, L2 flushed,
+ * runs interleaved, medians. Prints a Markdown table (docs/benchmarks.md).
+ *
+ *   bench_mem [RUNS]          the table (default 20 runs)
+ *   bench_mem --plain [RUNS]  the original kernels alone, one "plain" line
+ *                             each: scripts/bench_memcheck.sh runs this
+ *                             under compute-sanitizer for the comparison
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <egpu/ctx.h>
+
+#include "bench.h"
+#include "ring_thread.h"
+
+#define DEFAULT_RUNS 20
+#define SETTLE_MS 50      /* the consumer is done when nothing came for this long */
+#define SETTLE_MAX_S 30
+
+struct mode {
+	const char *name;
+	const char *path;
+	double vec_target; /* ratio on vecadd, from the issue */
+	bool ring;
+};
+
+/* What the consumer thread saw; the main thread reads it meanwhile. */
+struct stream {
+	uint64_t records, bytes;
+};
+
+static int on_record(void *user, const void *data, size_t size)
+{
+	struct stream *s = user;
+
+	(void)data;
+	__atomic_store_n(&s->records, s->records + 1, __ATOMIC_RELAXED);
+	s->bytes += size;
+	return 0;
+}
+
+static uint64_t delivered(struct stream *s)
+{
+	return __atomic_load_n(&s->records, __ATOMIC_RELAXED);
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { 0, ms * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Wait until the consumer has taken what the finished kernels sent. */
+static void settle(struct stream *s)
+{
+	uint64_t before;
+	int waited = 0;
+
+	CUDA_CHECK(cudaDeviceSynchronize());
+	do {
+		before = delivered(s);
+		sleep_ms(SETTLE_MS);
+		waited += SETTLE_MS;
+	} while (delivered(s) != before && waited < SETTLE_MAX_S * 1000);
+}
+
+/* The mode's probe attached to every kernel's global accesses only. */
+static egpu_obj *load_probe(egpu_ctx *ctx, const struct mode *m)
+{
+	EGPU_OPTS(egpu_attach_opts, ao, .mem_spaces = 1u << EGPU_SPACE_GLOBAL);
+	egpu_obj *obj = egpu_load(ctx, m->path, NULL);
+	egpu_prog *prog;
+
+	EGPU_CHECK(obj);
+	prog = egpu_obj_next_prog(obj, NULL);
+	EGPU_CHECK(prog);
+	EGPU_CHECK(egpu_attach_kernel(prog, "*", EGPU_ATTACH_MEM, &ao));
+	return obj;
+}
+
+static void print_row(const struct workload *w, const struct mode *m, float base,
+		      float probed, uint64_t records, uint64_t drops, int launches)
+{
+	char target[16] = "-";
+
+	if (!strcmp(w->kernel, "vecadd"))
+		snprintf(target, sizeof(target), "<= %.1f", m->vec_target);
+	printf("| %-12s | %-5s | %8.3f | %9.3f | %7.2fx | %-7s | %11.0f | %6.2f%% |\n",
+	       w->name, m->name, base, probed, probed / base, target,
+	       m->ring ? (double)(records + drops) / launches : 0.0,
+	       records + drops ? 100.0 * (double)drops / (double)(records + drops) : 0.0);
+	fflush(stdout);
+}
+
+static void bench_mode(const struct mode *m, const char *ptx, size_t len,
+		       const struct workload *w, size_t nw, int runs)
+{
+	egpu_ctx *ctx = egpu_ctx_new(NULL);
+	EGPU_OPTS(egpu_report, rep);
+	struct stream s = { 0 };
+	struct ring_thread rt;
+	cudaLibrary_t plain, inst;
+	char *out = NULL;
+	size_t out_len;
+	egpu_obj *obj;
+
+	EGPU_CHECK(ctx);
+	obj = load_probe(ctx, m);
+	EGPU_CHECK(!egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, &rep));
+	plain = app_load_ptx(ptx);
+	inst = app_load_ptx(out);
+	if (m->ring)
+		ring_thread_start(&rt, egpu_obj_map(obj, "events"), on_record, &s);
+	for (size_t i = 0; i < nw; i++) {
+		uint64_t rec0 = delivered(&s);
+		uint64_t drop0 = m->ring ? egpu_ringbuf_drops(rt.rb) : 0;
+		float base, probed;
+
+		bench_measure(app_kernel(plain, w[i].kernel), app_kernel(inst, w[i].kernel),
+			      &w[i], runs, &base, &probed);
+		if (m->ring)
+			settle(&s);
+		print_row(&w[i], m, base, probed, delivered(&s) - rec0,
+			  m->ring ? egpu_ringbuf_drops(rt.rb) - drop0 : 0,
+			  BENCH_WARMUP + runs);
+	}
+	if (m->ring)
+		ring_thread_stop(&rt);
+	cudaLibraryUnload(plain);
+	cudaLibraryUnload(inst);
+	free(out);
+	egpu_ctx_free(ctx);
+}
+
+/* The original kernels only, for running under compute-sanitizer. */
+static void plain_only(const char *ptx, const struct workload *w, size_t nw, int runs)
+{
+	cudaLibrary_t lib = app_load_ptx(ptx);
+
+	for (size_t i = 0; i < nw; i++)
+		printf("plain\t%s\t%.4f\n", w[i].kernel,
+		       bench_median(app_kernel(lib, w[i].kernel), &w[i], runs));
+	cudaLibraryUnload(lib);
+}
+
+int main(int argc, char **argv)
+{
+	bool plain = argc > 1 && !strcmp(argv[1], "--plain");
+	int runs = argc > 1 + plain ? atoi(argv[1 + plain]) : DEFAULT_RUNS;
+	const struct mode modes[] = {
+		{ "count", BENCH_DIR "/mem_count.bpf.o", 1.3, false },
+		{ "trace", BENCH_DIR "/mem_trace.bpf.o", 2.0, true },
+	};
+	const struct workload *w;
+	size_t nw, len;
+	char *ptx;
+
+	if (runs < 1) {
+		fprintf(stderr, "usage: bench_mem [--plain] [RUNS >= 1]\n");
+		return 2;
+	}
+	nw = bench_start(runs, &w);
+	if (!nw)
+		return APP_SKIP;
+	ptx = app_read_file(BENCH_DIR "/workloads.ptx", &len);
+	if (plain) {
+		plain_only(ptx, w, nw, runs);
+		free(ptx);
+		return 0;
+	}
+	printf("| workload     | probe | base ms  | probed ms | ratio    | target  | records/run | dropped |\n");
+	printf("|--------------|-------|----------|-----------|----------|---------|-------------|---------|\n");
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		bench_mode(&modes[i], ptx, len, w, nw, runs);
+	free(ptx);
+	return 0;
+}
