@@ -209,21 +209,22 @@ static void print_dist(const char *what, const struct dist *d)
 	       d->max / 1e3);
 }
 
-/* Bucket widths of 1, 2, 5, 10, 20, 50 ... microseconds. */
+/* Bucket widths of 0.1, 0.2, 0.5, 1, 2, 5 ... microseconds. */
 static int64_t wider(int64_t w)
 {
 	int64_t lead = w;
 
-	while (lead >= 10000)
+	while (lead >= 10)
 		lead /= 10;
-	return lead == 2000 ? w / 2 * 5 : w * 2;
+	return lead == 2 ? w / 2 * 5 : w * 2;
 }
 
-/* Linear microsecond buckets from the minimum to p99; the rest in the last. */
+/* Linear buckets from the minimum to p99, as few as fit HIST_ROWS; the
+ * values past p99 in one more. */
 static void print_hist(const int64_t *sorted, const struct dist *d)
 {
 	size_t count[HIST_ROWS] = { 0 }, top = 1;
-	int64_t w = 1000, base;
+	int64_t w = 100, base;
 	int rows;
 	char bar[HIST_BAR + 1];
 
@@ -248,12 +249,11 @@ static void print_hist(const int64_t *sorted, const struct dist *d)
 		memset(bar + len, ' ', HIST_BAR - len);
 		bar[HIST_BAR] = '\0';
 		if (i == rows - 1 && d->max > d->p99)
-			printf("  [%6lld, ...)  %6zu |%s|\n",
-			       (long long)((base + i * w) / 1000), count[i], bar);
+			printf("  [%8.1f,      ...) %6zu |%s|\n",
+			       (base + i * w) / 1e3, count[i], bar);
 		else
-			printf("  [%6lld, %4lld) %6zu |%s|\n",
-			       (long long)((base + i * w) / 1000),
-			       (long long)((base + (i + 1) * w) / 1000), count[i], bar);
+			printf("  [%8.1f, %8.1f) %6zu |%s|\n", (base + i * w) / 1e3,
+			       (base + (i + 1) * w) / 1e3, count[i], bar);
 	}
 }
 
