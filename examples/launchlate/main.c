@@ -62,7 +62,7 @@ struct run {
 	uint64_t entry_ns[LAUNCHES]; /* first entry, on CLOCK_MONOTONIC */
 	int64_t latency_ns[LAUNCHES]; /* entry - launch, or NOT_MEASURED */
 	size_t measured;
-	uint64_t drops;
+	uint64_t drops;              /* records the probe dropped in this run */
 };
 
 struct bench {
@@ -146,7 +146,6 @@ static void match_entries(struct bench *b, struct run *r)
 {
 	uint64_t gpu_ns;
 
-	r->drops = egpu_ringbuf_drops(b->rb);
 	for (size_t i = 0; i < LAUNCHES; i++) {
 		r->latency_ns[i] = NOT_MEASURED;
 		if (b->ent.n != LAUNCHES * GRID || b->ent.extra || b->ent.malformed ||
@@ -160,6 +159,8 @@ static void match_entries(struct bench *b, struct run *r)
 
 static void run_launches(struct bench *b, struct run *r, struct xcheck *x)
 {
+	uint64_t drops = egpu_ringbuf_drops(b->rb);
+
 	b->ent.n = b->ent.extra = b->ent.malformed = 0;
 	r->clk.sz = sizeof(r->clk);
 	EGPU_CHECK(!egpu_clock_sync(b->app->ctx, &r->clk));
@@ -173,6 +174,7 @@ static void run_launches(struct bench *b, struct run *r, struct xcheck *x)
 			CUDA_CHECK(cudaStreamSynchronize(b->stream));
 	}
 	drain(b);
+	r->drops = egpu_ringbuf_drops(b->rb) - drops;
 	match_entries(b, r);
 }
 
