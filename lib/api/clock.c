@@ -12,9 +12,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "api/clock.h"
 #include "api/internal.h"
 #include "cuda/cu.h"
-#include "device/clock_sync.h"
 
 #define CLOCK_ROUNDS 64
 #define MAILBOX_BYTES 4096
@@ -194,13 +194,14 @@ static bool spin_until(volatile uint64_t *word, uint64_t want,
  * Ping-pong: the GPU read gpu_ns between t0 and t1 on the host's clock.
  * The round with the shortest round trip is kept in @c (docs/clock.md).
  */
-static void play_rounds(struct clock_mailbox *mb, struct egpu_clock *c)
+static void play_rounds(struct clock_mailbox *mb, uint64_t timeout_ns,
+			struct egpu_clock *c)
 {
 	for (uint64_t n = 1; n <= CLOCK_ROUNDS; n++) {
 		uint64_t t0 = now_ns(), t1, g;
 
 		__atomic_store_n(&mb->ping, n, __ATOMIC_RELEASE);
-		if (!spin_until(&mb->pong, n, ROUND_TIMEOUT_NS))
+		if (!spin_until(&mb->pong, n, timeout_ns))
 			return;
 		t1 = now_ns();
 		g = mb->gpu_ns;
@@ -210,6 +211,24 @@ static void play_rounds(struct clock_mailbox *mb, struct egpu_clock *c)
 			c->offset_ns = (int64_t)(g - c->host_ns);
 		}
 	}
+}
+
+int clock_exchange(struct clock_mailbox *mb, uint64_t round_timeout_ns,
+		   struct egpu_clock *c)
+{
+	play_rounds(mb, round_timeout_ns, c);
+	__atomic_store_n(&mb->ping, CLOCK_PING_STOP, __ATOMIC_RELEASE);
+	c->step_ns = mb->step_ns;
+	if (!c->step_ns)
+		return err_set(EGPU_ECUDA, "clock calibration: %%globaltimer does not advance");
+	if (!c->rounds)
+		return err_set(EGPU_ECUDA,
+			       "clock calibration: the kernel did not answer within %llu us",
+			       (unsigned long long)round_timeout_ns / 1000);
+	/* Half the round trip, rounded up, and a step of the timer: two
+	 * readings may lag true time by anything in [0, step). */
+	c->error_ns = (c->round_trip_ns + 1) / 2 + c->step_ns;
+	return 0;
 }
 
 /* One calibration into @c; st->lock held. */
@@ -233,21 +252,10 @@ static int measure(struct clock_state *st, struct egpu_clock *c)
 			       "clock calibration: the GPU did not start the kernel within %d ms (is it full?)",
 			       START_TIMEOUT_MS);
 	}
-	play_rounds(st->mb, c);
-	__atomic_store_n(&st->mb->ping, CLOCK_PING_STOP, __ATOMIC_RELEASE);
-	c->step_ns = st->mb->step_ns;
+	err = clock_exchange(st->mb, ROUND_TIMEOUT_NS, c);
 	if (!poll_wait(kernel_done, st->mb, DONE_TIMEOUT_MS))
 		st->lost = true;
-	if (!c->step_ns)
-		return err_set(EGPU_ECUDA, "clock calibration: %%globaltimer does not advance");
-	if (!c->rounds)
-		return err_set(EGPU_ECUDA,
-			       "clock calibration: the kernel did not answer within %llu ms",
-			       ROUND_TIMEOUT_NS / 1000000);
-	/* Half the round trip, rounded up, and a step of the timer: two
-	 * readings may lag true time by anything in [0, step). */
-	c->error_ns = (c->round_trip_ns + 1) / 2 + c->step_ns;
-	return 0;
+	return err;
 }
 
 /* Calibrate @ctx's clocks now (its CUDA context current). */
