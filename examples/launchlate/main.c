@@ -292,7 +292,7 @@ static void compare(const struct run *r, const struct xcheck *x,
 		const struct xcheck_launch *l = &x->launch[i];
 
 		c->cupti[i] = c->diff[i] = c->after_start[i] = NOT_MEASURED;
-		if (!l->corr || !l->start_ns)
+		if (!l->start_ns)
 			continue;
 		c->seen++;
 		c->cupti[i] = (int64_t)(l->start_ns - l->api_ns);

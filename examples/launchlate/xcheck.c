@@ -30,14 +30,23 @@ static struct {
 
 #define BUFFER_BYTES (1u << 20)
 
-/* The runtime's kernel launch calls (the _ptsz ones: per-thread streams). */
-static const CUpti_CallbackId launch_cbids[] = {
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-	CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
-	CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+/* The kernel launch calls of the runtime and of the driver (the _ptsz
+ * ones: per-thread default streams). The runtime's cudaLaunchKernel comes
+ * first; an older CUPTI may not know some of the others. */
+static const struct {
+	CUpti_CallbackDomain domain;
+	CUpti_CallbackId cbid;
+} launch_cbs[] = {
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000 },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz },
 };
 
 /* Kernel records as CUPTI delivers them; its buffer callbacks take no
@@ -110,6 +119,11 @@ static void relate_clocks(struct xcheck *x)
 	}
 }
 
+/*
+ * Whether a kernel record carries the runtime call's correlation id or the
+ * driver call's inside it, both are kept; the timestamp is the outermost
+ * call's entry.
+ */
 static void CUPTIAPI on_launch(void *user, CUpti_CallbackDomain domain,
 			       CUpti_CallbackId cbid, const void *data)
 {
@@ -118,13 +132,15 @@ static void CUPTIAPI on_launch(void *user, CUpti_CallbackDomain domain,
 	struct xcheck_launch *l;
 
 	(void)cbid;
-	if (domain != CUPTI_CB_DOMAIN_RUNTIME_API ||
-	    cb->callbackSite != CUPTI_API_ENTER || x->next >= x->n)
+	if (cb->callbackSite != CUPTI_API_ENTER || x->next >= x->n)
 		return;
 	l = &x->launch[x->next];
-	cupti.cuptiGetTimestamp(&l->api_ns);
-	l->corr = cb->correlationId;
-	x->next = x->n; /* the outermost call only, should launch calls nest */
+	if (!l->api_ns)
+		cupti.cuptiGetTimestamp(&l->api_ns);
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && !l->corr)
+		l->corr = cb->correlationId;
+	else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && !l->corr_driver)
+		l->corr_driver = cb->correlationId;
 }
 
 static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size,
@@ -173,12 +189,10 @@ static const char *subscribe(struct xcheck *x)
 
 	if (res != CUPTI_SUCCESS)
 		return cupti_error(res);
-	/* The first is cudaLaunchKernel itself; an older CUPTI may not know
-	 * the others. */
-	for (size_t i = 0; i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++) {
+	for (size_t i = 0; i < sizeof(launch_cbs) / sizeof(launch_cbs[0]); i++) {
 		CUptiResult r = cupti.cuptiEnableCallback(1, subscriber,
-							  CUPTI_CB_DOMAIN_RUNTIME_API,
-							  launch_cbids[i]);
+							  launch_cbs[i].domain,
+							  launch_cbs[i].cbid);
 
 		if (!i)
 			res = r;
@@ -226,10 +240,22 @@ static int cmp_corr(const void *a, const void *b)
 	return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
+/* The kernel record with correlation id @corr (kernels sorted), or NULL. */
+static const struct kernel_rec *find_kernel(uint32_t corr)
+{
+	struct kernel_rec key = { .corr = corr };
+
+	if (!corr)
+		return NULL;
+	return bsearch(&key, kernels, kernel_cnt, sizeof(*kernels), cmp_corr);
+}
+
 bool xcheck_stop(struct xcheck *x, const char **why)
 {
-	CUptiResult res = cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	CUptiResult res;
 
+	x->next = x->n;
+	res = cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	cupti.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	cupti.cuptiUnsubscribe(subscriber);
 	if (res != CUPTI_SUCCESS) {
@@ -238,12 +264,10 @@ bool xcheck_stop(struct xcheck *x, const char **why)
 	}
 	qsort(kernels, kernel_cnt, sizeof(*kernels), cmp_corr);
 	for (size_t i = 0; i < x->n; i++) {
-		struct kernel_rec key = { .corr = x->launch[i].corr };
-		const struct kernel_rec *k;
+		const struct kernel_rec *k = find_kernel(x->launch[i].corr);
 
-		if (!key.corr)
-			continue;
-		k = bsearch(&key, kernels, kernel_cnt, sizeof(*kernels), cmp_corr);
+		if (!k)
+			k = find_kernel(x->launch[i].corr_driver);
 		if (k)
 			x->launch[i].start_ns = k->start;
 	}

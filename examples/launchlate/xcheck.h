@@ -14,15 +14,16 @@
 #include <stdint.h>
 
 struct xcheck_launch {
-	uint32_t corr;     /* CUPTI correlation id; 0: no callback came */
-	uint64_t api_ns;   /* CUPTI clock at the launch call's entry */
-	uint64_t start_ns; /* CUPTI clock at the kernel's start; 0: no record */
+	uint32_t corr;        /* correlation id of the runtime call; 0: none */
+	uint32_t corr_driver; /* of the driver call inside it; 0: none */
+	uint64_t api_ns;      /* CUPTI clock at the launch call's entry */
+	uint64_t start_ns;    /* CUPTI clock at the kernel's start; 0: no record */
 };
 
 struct xcheck {
 	struct xcheck_launch *launch; /* one per launch of the measured run */
 	size_t n;
-	size_t next;       /* launch the next callback belongs to */
+	size_t next;       /* launch the callbacks belong to; n: none */
 	uint64_t dropped;  /* activity records CUPTI dropped */
 	/* CUPTI's clock minus CLOCK_MONOTONIC, and how far off that may be. */
 	int64_t mono_offset_ns;
