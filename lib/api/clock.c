@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "api/clock.h"
 #include "api/internal.h"
 #include "cuda/cu.h"
 
 #define CLOCK_ROUNDS 64
-#define MAILBOX_BYTES 4096
 /* How long the host waits for the GPU to start the kernel, to answer one
  * ping, and to end the kernel after the last. */
 #define START_TIMEOUT_MS 500
@@ -26,8 +26,7 @@
 /* How long the kernel waits for the next ping before it ends by itself. */
 #define KERNEL_IDLE_TIMEOUT_NS 1000000000ull
 
-_Static_assert(sizeof(struct clock_mailbox) <= MAILBOX_BYTES,
-	       "the mailbox fits its page");
+_Static_assert(sizeof(struct clock_mailbox) <= 4096, "the mailbox fits a page");
 
 struct clock_state {
 	pthread_mutex_t lock;
@@ -62,6 +61,14 @@ static struct clock_state *clock_state(struct egpu_ctx *ctx)
 	pthread_mutex_destroy(&st->lock); /* another thread made it first */
 	free(st);
 	return none;
+}
+
+/* The mailbox takes a page of its own (registered whole). */
+static size_t mailbox_bytes(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	return page > 0 ? (size_t)page : 4096;
 }
 
 static bool kernel_running(void *mb)
@@ -99,7 +106,7 @@ static void clock_teardown(struct clock_state *st)
 		if (st->mb_dev)
 			d->cuMemHostUnregister(st->mb);
 		if (st->mb)
-			munmap(st->mb, MAILBOX_BYTES);
+			munmap(st->mb, mailbox_bytes());
 	}
 	if (cur != st->cu_ctx)
 		d->cuCtxSetCurrent(cur);
@@ -141,14 +148,14 @@ static int clock_setup(struct clock_state *st)
 	if (err)
 		return err;
 	st->cu_ctx = cur;
-	mem = mmap(NULL, MAILBOX_BYTES, PROT_READ | PROT_WRITE,
+	mem = mmap(NULL, mailbox_bytes(), PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED) {
 		clock_teardown(st);
 		return err_set(EGPU_ENOMEM, "clock calibration: cannot map a page");
 	}
 	st->mb = mem;
-	err = cu_check(d->cuMemHostRegister(mem, MAILBOX_BYTES,
+	err = cu_check(d->cuMemHostRegister(mem, mailbox_bytes(),
 					    CU_MEMHOSTREGISTER_DEVICEMAP),
 		       "cuMemHostRegister");
 	if (!err) {
