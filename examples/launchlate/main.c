@@ -17,7 +17,8 @@
  * --check: every launch measured (one record per block, none dropped),
  * every latency in (0, 1 s), the calibration's error bound below 10 us,
  * and where CUPTI can be had, every launch seen by CUPTI and our median
- * within 5 us plus the error bound of CUPTI's.
+ * within 10 us plus the error bound of CUPTI's (ours starts earlier, before
+ * the launch call, and ends later, when a block runs: see the README).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@
 #define WARMUP 50
 #define LATENCY_MAX_NS 1000000000ll
 #define CLOCK_ERROR_MAX_NS 10000u
-#define XCHECK_TOLERANCE_NS 5000ll
+#define XCHECK_TOLERANCE_NS 10000ll
 #define NOT_MEASURED INT64_MIN
 #define HIST_ROWS 24
 #define HIST_BAR 40
