@@ -529,8 +529,9 @@ EGPU_API uint64_t egpu_print_drops(const egpu_ctx *ctx);
  * bpf_ktime_get_ns), a clock of the GPU's own. A calibration relates it to
  * the host's CLOCK_MONOTONIC: a one-thread kernel and the host play
  * ping-pong through page-locked host memory, and the shortest round trip
- * bounds the error. A context calibrates when it first uses the GPU;
- * egpu_clock_sync() measures again, as the two clocks drift apart.
+ * bounds the error. A context calibrates when it first uses the GPU (its
+ * maps or print ring placed in GPU memory); egpu_clock_sync() measures
+ * again, as the two clocks drift apart.
  * ====================================================================== */
 
 /** A calibration of the GPU's %globaltimer against CLOCK_MONOTONIC. */
@@ -550,8 +551,9 @@ struct egpu_clock {
 /**
  * Calibrate the clocks of @p ctx now and fill @p out (set its sz first).
  * Binds @p ctx to the current CUDA context as any first GPU use does.
- * Takes well under a millisecond on an idle GPU; the calibration kernel
- * runs on a stream of its own that does not wait for other streams.
+ * Costs a launch and 64 round trips over the bus (the first calibration
+ * of a context also loads a small module); the kernel runs on a stream of
+ * its own that neither waits for nor holds up the default stream.
  * EGPU_ENODEV without a GPU, EGPU_EINVAL for an offline context,
  * EGPU_EBUSY when the GPU did not run the kernel within half a second.
  */
