@@ -173,10 +173,15 @@ START_TEST(calibrations_agree)
 {
 	EGPU_OPTS(egpu_clock, a);
 	EGPU_OPTS(egpu_clock, b);
+	uint64_t start;
 	int64_t diff;
 
 	ck_assert_msg(!egpu_clock_sync(ctx, &a), "%s", egpu_errmsg());
+	start = host_now();
 	ck_assert_msg(!egpu_clock_sync(ctx, &b), "%s", egpu_errmsg());
+	printf("a calibration took %.1f us; offsets a moment apart differ by %lld ns (bounds %llu, %llu ns)\n",
+	       (host_now() - start) / 1e3, (long long)(b.offset_ns - a.offset_ns),
+	       (unsigned long long)a.error_ns, (unsigned long long)b.error_ns);
 	check_quality(&b);
 	ck_assert_uint_gt(b.host_ns, a.host_ns);
 	diff = b.offset_ns - a.offset_ns;
