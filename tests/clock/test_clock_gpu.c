@@ -86,10 +86,11 @@ START_TEST(calibrated_at_the_first_gpu_use)
 	check_quality(&c);
 	ck_assert_uint_ge(c.host_ns, load_start);
 	ck_assert_uint_le(c.host_ns, load_end);
-	printf("calibration at the first GPU use: globaltimer - CLOCK_MONOTONIC = %lld ns +- %llu ns (round trip %llu ns, timer step %llu ns, %u rounds)\n",
+	printf("calibration at the first GPU use: globaltimer - CLOCK_MONOTONIC = %lld ns +- %llu ns (round trip %llu ns, timer step %llu ns, %u rounds; egpu_module_load with it %.2f ms)\n",
 	       (long long)c.offset_ns, (unsigned long long)c.error_ns,
 	       (unsigned long long)c.round_trip_ns,
-	       (unsigned long long)c.step_ns, c.rounds);
+	       (unsigned long long)c.step_ns, c.rounds,
+	       (load_end - load_start) / 1e6);
 }
 END_TEST
 
