@@ -523,6 +523,54 @@ EGPU_API int egpu_print_poll(egpu_ctx *ctx, int timeout_ms);
 EGPU_API uint64_t egpu_print_drops(const egpu_ctx *ctx);
 
 /* ======================================================================
+ * Clocks: GPU timer readings on the host's clock (docs/clock.md)
+ *
+ * Probes read the GPU's %globaltimer (bpf_get_globaltimer,
+ * bpf_ktime_get_ns), a clock of the GPU's own. A calibration relates it to
+ * the host's CLOCK_MONOTONIC: a one-thread kernel and the host play
+ * ping-pong through page-locked host memory, and the shortest round trip
+ * bounds the error. A context calibrates when it first uses the GPU (its
+ * maps or print ring placed in GPU memory); egpu_clock_sync() measures
+ * again, as the two clocks drift apart.
+ * ====================================================================== */
+
+/** A calibration of the GPU's %globaltimer against CLOCK_MONOTONIC. */
+struct egpu_clock {
+	size_t sz;              /**< sizeof(struct egpu_clock) */
+	/** %globaltimer minus CLOCK_MONOTONIC, in nanoseconds. */
+	int64_t offset_ns;
+	/** A timer reading g taken at host time h maps to g - offset_ns,
+	 *  which is within error_ns of h (when measured; add drift after). */
+	uint64_t error_ns;
+	uint64_t host_ns;       /**< CLOCK_MONOTONIC at the measurement */
+	uint64_t round_trip_ns; /**< host→GPU→host time of the round kept */
+	uint64_t step_ns;       /**< update step of %globaltimer the GPU saw */
+	uint32_t rounds;        /**< rounds answered; the shortest is kept */
+};
+
+/**
+ * Calibrate the clocks of @p ctx now and fill @p out (set its sz first).
+ * Binds @p ctx to the current CUDA context as any first GPU use does.
+ * Costs a launch and 64 round trips over the bus (the first calibration
+ * of a context also loads a small module); the kernel runs on a stream of
+ * its own that neither waits for nor holds up the default stream.
+ * EGPU_ENODEV without a GPU, EGPU_EINVAL for an offline context,
+ * EGPU_EBUSY when the GPU did not run the kernel within half a second.
+ */
+EGPU_API int egpu_clock_sync(egpu_ctx *ctx, struct egpu_clock *out);
+/**
+ * The last calibration of @p ctx (the one made when it first used the
+ * GPU, or by egpu_clock_sync()), calibrating now when there is none.
+ */
+EGPU_API int egpu_clock_get(egpu_ctx *ctx, struct egpu_clock *out);
+/**
+ * Host time (CLOCK_MONOTONIC, ns) of GPU timer reading @p gpu_ns:
+ * gpu_ns - offset_ns, clamped to [0, UINT64_MAX]. 0 when @p clk is NULL.
+ */
+EGPU_API uint64_t egpu_clock_gpu_to_host(const struct egpu_clock *clk,
+					 uint64_t gpu_ns);
+
+/* ======================================================================
  * Tracing: CPU call stacks joined to GPU kernels (docs/trace.md)
  *
  * CUPTI (libcupti, opened with dlopen) reports every kernel launch, graph

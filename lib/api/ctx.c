@@ -59,6 +59,7 @@ void egpu_ctx_free(egpu_ctx *ctx)
 	if (!ctx)
 		return;
 	print_ctx_free(ctx); /* delivers lines still waiting */
+	clock_ctx_free(ctx);
 	while (ctx->objs)
 		egpu_obj_close(ctx->objs);
 	ptx_report_free(&ctx->last);

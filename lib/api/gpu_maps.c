@@ -17,9 +17,10 @@ int ctx_bind_cuda(struct egpu_ctx *ctx)
 
 	if (err)
 		return err;
-	if (!ctx->cu_ctx)
+	if (!ctx->cu_ctx) {
 		ctx->cu_ctx = cur;
-	else if (ctx->cu_ctx != (void *)cur)
+		clock_ctx_start(ctx);
+	} else if (ctx->cu_ctx != (void *)cur)
 		return err_set(EGPU_EINVAL,
 			       "maps of this egpu context live in another CUDA context; make that one current");
 	return 0;

@@ -26,6 +26,7 @@ struct egpu_ctx {
 	struct ptx_report last; /* backs the arrays of the last egpu_report */
 	struct egpu_kernel_report *last_kernels;
 	struct print_state *print; /* GPU printing (print.c), made on first use */
+	struct clock_state *clock; /* host↔GPU clock calibration (clock.c) */
 };
 
 struct egpu_link {
@@ -108,6 +109,13 @@ int prog_kernel_ptx(struct egpu_prog *prog, const char *func, const char *sm,
 void links_drop_obj(struct egpu_ctx *ctx, const struct egpu_obj *obj);
 /* Tie @ctx to the current CUDA context (the first time), or check it is it. */
 int ctx_bind_cuda(struct egpu_ctx *ctx);
+/*
+ * Clock calibration (clock.c): at the first binding to a CUDA context
+ * (failures are logged, egpu_clock_sync() tries again), and the state
+ * freed with the context.
+ */
+void clock_ctx_start(struct egpu_ctx *ctx);
+void clock_ctx_free(struct egpu_ctx *ctx);
 
 /*
  * Printing from the GPU (print.c). The device runtime declares
