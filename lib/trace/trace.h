@@ -64,13 +64,26 @@ struct trace_data {
 	uint64_t lost;         /* activity records CUPTI dropped */
 };
 
-/* Set every op's api by correlation id; returns the kernels matched. */
+/*
+ * Set every op's api by correlation id; returns the kernels matched.
+ * Sorts apis by correlation id (in place: it cannot fail).
+ */
 size_t trace_join(struct trace_data *td);
 
 /* Writers: 0 or a negative EGPU_E* with a message. */
 int trace_write_folded(const struct trace_data *td, FILE *f);
 int trace_write_chrome(const struct trace_data *td, FILE *f);
 int trace_write_svg(const struct trace_data *td, FILE *f);
+/* @top: kernels listed, 0 for all. */
 int trace_write_summary(const struct trace_data *td, FILE *f, unsigned top);
+
+struct egpu_trace_kernel;
+/*
+ * The kernels by name (egpu_trace_kernel()), most GPU time first: a
+ * malloc'ed array of *cnt that also holds their strings; free() it.
+ * Runs of every device add up. 0 or EGPU_ENOMEM with a message.
+ */
+int trace_kernels(const struct trace_data *td, struct egpu_trace_kernel **out,
+		  size_t *cnt);
 
 #endif
