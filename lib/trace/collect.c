@@ -38,6 +38,12 @@ static int subscribe(struct collect *c, const struct cupti_lib *lib)
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
 		return err_set(EGPU_EBUSY, "egpu_trace_start: another CUPTI "
 			       "client (a profiler?) is subscribed");
+	/* CUPTI says little when the reason is that there is no driver;
+	 * asked only now, as cu() runs cuInit, and start may run in it */
+	if (r != CUPTI_SUCCESS && !cu()) {
+		err_prefix("egpu_trace_start");
+		return EGPU_ENODEV;
+	}
 	return cupti_check(r, EGPU_ENODEV, "egpu_trace_start: cuptiSubscribe");
 }
 
@@ -112,16 +118,16 @@ struct collect *collect_start(const struct collect_opts *opts)
  */
 static void synchronize(struct collect *c)
 {
-	const struct cu_driver *d = cu();
 	CUcontext ctx[CTX_MAX], saved = NULL;
+	const struct cu_driver *d;
 	unsigned n;
 
-	if (!d || d->cuCtxGetCurrent(&saved) != CUDA_SUCCESS)
-		return;
 	pthread_mutex_lock(&c->lock);
 	n = c->ctx_n;
 	memcpy(ctx, c->ctx, n * sizeof(*ctx));
 	pthread_mutex_unlock(&c->lock);
+	if (!n || !(d = cu()) || d->cuCtxGetCurrent(&saved) != CUDA_SUCCESS)
+		return;
 	for (unsigned i = 0; i < n; i++)
 		if (d->cuCtxSetCurrent(ctx[i]) == CUDA_SUCCESS)
 			d->cuCtxSynchronize();

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+/*
+ * egpu_trace_* and `egpu trace` without a GPU: argument and option errors,
+ * libcupti that cannot be opened or is not libcupti, and the command
+ * line's usage errors and exit status.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "egpu.h"
+#include "test_util.h"
+
+extern char **environ;
+
+START_TEST(null_handles)
+{
+	struct egpu_trace_stats st = { .sz = sizeof(st) };
+
+	ck_assert_int_eq(egpu_trace_stop(NULL), EGPU_EINVAL);
+	egpu_trace_free(NULL);
+	ck_assert_int_eq(egpu_trace_write(NULL, EGPU_TRACE_FOLDED, "-"),
+			 EGPU_EINVAL);
+	ck_assert_int_eq(egpu_trace_stats(NULL, &st), EGPU_EINVAL);
+	ck_assert_uint_eq(egpu_trace_kernel_cnt(NULL), 0);
+	ck_assert_ptr_null(egpu_trace_kernel(NULL, 0));
+}
+END_TEST
+
+START_TEST(bad_options)
+{
+	struct egpu_trace_opts o = { .sz = 1 };
+
+	ck_assert_ptr_null(egpu_trace_start(&o));
+	ck_assert_int_eq(egpu_errcode(), EGPU_EINVAL);
+	o = (struct egpu_trace_opts){ .sz = sizeof(o), .buffer_size = 1000 };
+	ck_assert_ptr_null(egpu_trace_start(&o));
+	ck_assert_int_eq(egpu_errcode(), EGPU_EINVAL);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "buffer_size 1000"));
+}
+END_TEST
+
+START_TEST(cupti_missing)
+{
+	setenv("EGPU_CUPTI_LIB", "/nonexistent/libcupti.so", 1);
+	ck_assert_ptr_null(egpu_trace_start(NULL));
+	ck_assert_int_eq(egpu_errcode(), EGPU_ENODEV);
+	ck_assert_msg(strstr(egpu_errmsg(), "/nonexistent/libcupti.so") &&
+		      strstr(egpu_errmsg(), "EGPU_CUPTI_LIB"),
+		      "message: %s", egpu_errmsg());
+}
+END_TEST
+
+START_TEST(cupti_not_cupti)
+{
+	setenv("EGPU_CUPTI_LIB", "libc.so.6", 1);
+	ck_assert_ptr_null(egpu_trace_start(NULL));
+	ck_assert_int_eq(egpu_errcode(), EGPU_ENODEV);
+	ck_assert_msg(strstr(egpu_errmsg(), "libcupti lacks cuptiGetVersion"),
+		      "message: %s", egpu_errmsg());
+}
+END_TEST
+
+/* Where CUPTI loads but no driver or GPU is present, start says so. */
+START_TEST(no_gpu_no_trace)
+{
+	egpu_trace *t;
+
+	if (egpu_gpu_available())
+		return;
+	unsetenv("EGPU_CUPTI_LIB");
+	t = egpu_trace_start(NULL);
+	ck_assert_ptr_null(t);
+	ck_assert_msg(egpu_errcode() == EGPU_ENODEV ||
+		      egpu_errcode() == EGPU_ENOTSUP,
+		      "code %d: %s", egpu_errcode(), egpu_errmsg());
+	ck_assert_str_ne(egpu_errmsg(), "");
+}
+END_TEST
+
+/* Run the egpu tool with @argv (after "egpu"), stderr into @err. */
+static int run_egpu(const char *const *argv, char *err, size_t len)
+{
+	char path[] = "/tmp/egpu_tracecol_XXXXXX";
+	const char *args[16] = { EGPU_CLI };
+	posix_spawn_file_actions_t fa;
+	int fd = mkstemp(path), status;
+	size_t n = 1;
+	ssize_t got;
+	pid_t pid;
+
+	ck_assert_int_ge(fd, 0);
+	while (argv[n - 1] && n < 15) {
+		args[n] = argv[n - 1];
+		n++;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd, 2);
+	ck_assert_int_eq(posix_spawn(&pid, EGPU_CLI, &fa, NULL,
+				     (char *const *)args, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	got = pread(fd, err, len - 1, 0);
+	err[got > 0 ? got : 0] = '\0';
+	close(fd);
+	unlink(path);
+	ck_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+START_TEST(cli_usage_errors)
+{
+	const char *none[] = { "trace", NULL };
+	const char *no_dir[] = { "trace", "-o", NULL };
+	const char *unknown[] = { "trace", "-x", "true", NULL };
+	const char *only_dashes[] = { "trace", "-o", "/tmp", "--", NULL };
+	char err[4096];
+
+	ck_assert_int_eq(run_egpu(none, err, sizeof(err)), 2);
+	ck_assert_ptr_nonnull(strstr(err, "no command to run"));
+	ck_assert_int_eq(run_egpu(no_dir, err, sizeof(err)), 2);
+	ck_assert_ptr_nonnull(strstr(err, "-o needs a folder"));
+	ck_assert_int_eq(run_egpu(unknown, err, sizeof(err)), 2);
+	ck_assert_ptr_nonnull(strstr(err, "unknown option '-x'"));
+	ck_assert_int_eq(run_egpu(only_dashes, err, sizeof(err)), 2);
+}
+END_TEST
+
+START_TEST(cli_runs_the_command)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX";
+	const char *exit3[] = { "trace", "-o", dir, "--", "sh", "-c",
+		"test \"$CUDA_INJECTION64_PATH\" && test -d \"$EGPU_TRACE_DIR\""
+		" && exit 3", NULL };
+	const char *missing[] = { "trace", "-o", dir, "/nonexistent/cmd",
+		NULL };
+	char err[4096];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	/* the command's status comes back; it saw the injection set up */
+	ck_assert_int_eq(run_egpu(exit3, err, sizeof(err)), 3);
+	ck_assert_msg(strstr(err, "no trace written"), "stderr: %s", err);
+	ck_assert_int_eq(run_egpu(missing, err, sizeof(err)), 127);
+	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/cmd"));
+	setenv("EGPU_INJECT_LIB", "/nonexistent/libegpu_inject.so", 1);
+	ck_assert_int_eq(run_egpu(exit3, err, sizeof(err)), 1);
+	ck_assert_ptr_nonnull(strstr(err, "EGPU_INJECT_LIB"));
+	unsetenv("EGPU_INJECT_LIB");
+	rmdir(dir);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("tracecol_api");
+	TCase *tc = tcase_create("api");
+
+	tcase_add_test(tc, null_handles);
+	tcase_add_test(tc, bad_options);
+	tcase_add_test(tc, cupti_missing);
+	tcase_add_test(tc, cupti_not_cupti);
+	tcase_add_test(tc, no_gpu_no_trace);
+	tcase_add_test(tc, cli_usage_errors);
+	tcase_add_test(tc, cli_runs_the_command);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(suite(), true);
+}
