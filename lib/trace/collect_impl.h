@@ -151,6 +151,7 @@ enum sym_role {
 	SYM_OTHER,
 	SYM_CUDA,   /* libcuda, libcudart or libcupti */
 	SYM_SELF,   /* the module that holds this collector */
+	SYM_LIBC,   /* the C library (program and thread start) */
 };
 
 struct symbolizer;

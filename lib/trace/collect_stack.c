@@ -88,9 +88,16 @@ static bool runtime_frame(const char *name, const char *api)
 	return len >= 4 && has_prefix(id, "cu") && !strncmp(id, api, len);
 }
 
-static bool startup_frame(const char *name)
+/* Program and thread start: _start (in the program), then the C
+ * library's __libc_start_main, start_thread, clone3. */
+static bool startup_frame(struct builder *b, uintptr_t ret)
 {
-	return !strcmp(name, "_start") || has_prefix(name, "__libc_start_");
+	const char *name;
+
+	if (sym_role(b->sym, ret - 1) == SYM_LIBC)
+		return true;
+	name = sym_name(b->sym, ret - 1);
+	return name && !strcmp(name, "_start");
 }
 
 /*
@@ -115,8 +122,7 @@ static int name_frames(struct builder *b, void *const *raw, uint32_t n,
 		if (!runtime_frame(name, api))
 			break;
 	}
-	while (n > i && (name = sym_name(b->sym, (uintptr_t)raw[n - 1] - 1)) &&
-	       startup_frame(name))
+	while (n > i && startup_frame(b, (uintptr_t)raw[n - 1]))
 		n--;
 	if (n - i > max)
 		n = i + max;
@@ -263,7 +269,7 @@ int collect_build_calls(struct collect *c)
 				err = add_call(&b, k, &k->calls[i]);
 	if (!err)
 		err = apply_aliases(c);
-	if (!err)
+	if (!err && c->op_n)
 		qsort(c->ops, c->op_n, sizeof(*c->ops), by_op_start);
 	sym_free(b.sym);
 	ptrmap_free(&b.api_names);

@@ -79,6 +79,8 @@ static enum sym_role role_of(struct symbolizer *s, struct link_map *lm,
 	if (has_prefix(base, "libcuda.so") || has_prefix(base, "libcudart.so") ||
 	    has_prefix(base, "libcupti.so"))
 		return SYM_CUDA;
+	if (has_prefix(base, "libc.so"))
+		return SYM_LIBC;
 	return SYM_OTHER;
 }
 

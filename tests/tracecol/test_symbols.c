@@ -83,7 +83,7 @@ START_TEST(names_local_functions)
 	ck_assert_str_eq(sym_name(s, (uintptr_t)demo_helper),
 			 "demo_helper(int)");
 	ck_assert_int_eq(sym_role(s, (uintptr_t)app_caller), SYM_SELF);
-	ck_assert_int_eq(sym_role(s, (uintptr_t)strlen), SYM_OTHER);
+	ck_assert_int_eq(sym_role(s, (uintptr_t)strlen), SYM_LIBC);
 	sym_free(s);
 	strpool_free(&names);
 }

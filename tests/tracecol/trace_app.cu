@@ -27,6 +27,7 @@
 #define WORK_NS 50000ull          /* each workload kernel: 50 us */
 #define TIMED_LAUNCHES 20
 #define TIMED_NS 1000000ull       /* each timed kernel: 1 ms */
+#define SMALL_NS 20000ull         /* the others: 20 us */
 
 static int failures;
 
@@ -140,7 +141,7 @@ static void __attribute__((noinline)) launch_ex(void)
 
 	cfg.gridDim = dim3(1);
 	cfg.blockDim = dim3(32);
-	RT(cudaLaunchKernelEx(&cfg, ex_kernel, 1000ull, dev_out));
+	RT(cudaLaunchKernelEx(&cfg, ex_kernel, SMALL_NS, dev_out));
 }
 
 /* The driver's entry points through the runtime: the program needs no
@@ -169,7 +170,7 @@ static CUfunction driver_function(const void *kernel)
 
 static void __attribute__((noinline)) launch_driver(void)
 {
-	unsigned long long ns = 1000;
+	unsigned long long ns = SMALL_NS;
 	void *args[] = { &ns, &dev_out };
 
 	auto launch = driver_entry<decltype(&cuLaunchKernel)>("cuLaunchKernel");
@@ -180,7 +181,7 @@ static void __attribute__((noinline)) launch_driver(void)
 
 static void __attribute__((noinline)) launch_driver_ex(void)
 {
-	unsigned long long ns = 1000;
+	unsigned long long ns = SMALL_NS;
 	void *args[] = { &ns, &dev_out };
 	CUlaunchConfig cfg = {};
 	auto launch =
@@ -202,8 +203,8 @@ static void __attribute__((noinline)) launch_graph(void)
 
 	RT(cudaStreamCreate(&s));
 	RT(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-	graph_kernel<<<1, 32, 0, s>>>(1000ull, dev_out);
-	graph_kernel<<<1, 32, 0, s>>>(1000ull, dev_out);
+	graph_kernel<<<1, 32, 0, s>>>(SMALL_NS, dev_out);
+	graph_kernel<<<1, 32, 0, s>>>(SMALL_NS, dev_out);
 	RT(cudaStreamEndCapture(s, &g));
 	RT(cudaGraphInstantiate(&exec, g, 0));
 	for (int i = 0; i < 3; i++)
