@@ -155,6 +155,38 @@ START_TEST(cli_runs_the_command)
 }
 END_TEST
 
+/* The whole path with the stand-in driver and libcupti: files, stderr. */
+START_TEST(cli_writes_the_trace)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX", path[128];
+	const char *run[] = { "trace", "-o", dir, FAKE_DRIVER, NULL };
+	static const char *const files[] = { "trace.folded", "trace.json",
+		"trace.svg", "summary.txt" };
+	char err[8192], *text;
+	size_t len;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 5);
+	ck_assert_msg(strstr(err, "3 launches, 3 kernels (3 matched"),
+		      "stderr: %s", err);
+	ck_assert_msg(strstr(err, "update(float*, int)"), "stderr: %s", err);
+	ck_assert_ptr_null(strstr(err, "no trace written"));
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		text = tu_read_file(path, &len);
+		ck_assert_msg(strstr(text, "update(float*, int)"),
+			      "%s lacks the kernel", path);
+		if (i == 0)
+			ck_assert_msg(strstr(text, "main;train_step;"
+					     "cudaLaunchKernel;"),
+				      "folded: %s", text);
+		free(text);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("tracecol_api");
@@ -167,6 +199,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, no_gpu_no_trace);
 	tcase_add_test(tc, cli_usage_errors);
 	tcase_add_test(tc, cli_runs_the_command);
+	tcase_add_test(tc, cli_writes_the_trace);
 	suite_add_tcase(s, tc);
 	return s;
 }
