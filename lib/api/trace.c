@@ -27,22 +27,23 @@ struct egpu_trace {
 
 egpu_trace *egpu_trace_start(const struct egpu_trace_opts *opts)
 {
-	struct collect_opts co = {
-		.max_frames = OPTS_GET(opts, max_frames, 0),
-		.no_copies = OPTS_GET(opts, no_copies, false),
-		.buffer_size = OPTS_GET(opts, buffer_size, 0),
-	};
+	struct collect_opts co;
 	struct egpu_trace *t;
 
 	if (OPTS_VALID(opts, "egpu_trace_start"))
 		return NULL;
+	co = (struct collect_opts){
+		.max_frames = OPTS_GET(opts, max_frames, 0),
+		.no_copies = OPTS_GET(opts, no_copies, false),
+		.buffer_size = OPTS_GET(opts, buffer_size, 0),
+	};
 	if (!co.max_frames)
 		co.max_frames = DEFAULT_FRAMES;
 	if (!co.buffer_size)
 		co.buffer_size = DEFAULT_BUFFER;
 	if (co.buffer_size < MIN_BUFFER || co.buffer_size % 8) {
-		err_set(EGPU_EINVAL, "egpu_trace_start: buffer_size %zu: want a "
-			"multiple of 8 of at least %u", co.buffer_size,
+		err_set(EGPU_EINVAL, "egpu_trace_start: buffer_size %zu: "
+			"want a multiple of 8 of at least %u", co.buffer_size,
 			MIN_BUFFER);
 		return NULL;
 	}
@@ -117,7 +118,8 @@ int egpu_trace_write(const egpu_trace *t, enum egpu_trace_format format,
 	if (err)
 		return err;
 	if ((unsigned)format >= ARRAY_SIZE(writers) || !writers[format])
-		return err_set(EGPU_EINVAL, "egpu_trace_write: unknown format %d",
+		return err_set(EGPU_EINVAL,
+			       "egpu_trace_write: unknown format %d",
 			       (int)format);
 	if (!path)
 		return err_set(EGPU_EINVAL, "egpu_trace_write: no path");

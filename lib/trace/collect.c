@@ -103,8 +103,8 @@ struct collect *collect_start(const struct collect_opts *opts)
 	}
 	c = collect_new(opts);
 	if (c && collect_begin(c)) {
-		pthread_mutex_destroy(&c->lock);
-		free(c);
+		c->stopped = true;
+		collect_free(c);
 		c = NULL;
 	}
 	running = c != NULL;

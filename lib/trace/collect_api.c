@@ -44,11 +44,6 @@ static _Thread_local struct {
 	struct open_call open[OPEN_MAX];
 } tl;
 
-static bool has_prefix(const char *s, const char *p)
-{
-	return !strncmp(s, p, strlen(p));
-}
-
 static enum call_kind kind_of_name(const char *name, bool copies)
 {
 	if (has_prefix(name, "cudaGraphLaunch") ||
@@ -104,12 +99,13 @@ int collect_enable_calls(struct collect *c)
 	if (!err)
 		err = enable_domain(c, CUPTI_CB_DOMAIN_DRIVER_API, driver_kind,
 				    ARRAY_SIZE(driver_kind));
-	if (!err)
-		err = cupti_check(lib->cuptiEnableCallback(1, c->sub,
-				CUPTI_CB_DOMAIN_RESOURCE,
-				CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),
-				EGPU_ENODEV, "egpu_trace_start: cuptiEnableCallback");
-	return err;
+	if (err)
+		return err;
+	/* contexts destroyed meanwhile are not waited for at stop */
+	return cupti_check(lib->cuptiEnableCallback(1, c->sub,
+			CUPTI_CB_DOMAIN_RESOURCE,
+			CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),
+		EGPU_ENODEV, "egpu_trace_start: cuptiEnableCallback");
 }
 
 void collect_accept(struct collect *c)

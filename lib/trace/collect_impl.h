@@ -5,10 +5,16 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include <cupti.h>
 
 #include "collect.h"
+
+static inline bool has_prefix(const char *s, const char *p)
+{
+	return !strncmp(s, p, strlen(p));
+}
 
 /* ---- libcupti, opened with dlopen (collect_cupti.c) ---- */
 

@@ -27,11 +27,6 @@ struct builder {
 	const char **frames;       /* scratch, outermost first */
 };
 
-static bool has_prefix(const char *s, const char *p)
-{
-	return !strncmp(s, p, strlen(p));
-}
-
 /* "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", "cuMemcpyHtoD_v2" ->
  * "cuMemcpyHtoD", "cudaMemcpy_ptds" -> "cudaMemcpy". */
 static const char *api_name(struct builder *b, const char *fn)
@@ -88,15 +83,21 @@ static bool runtime_frame(const char *name, const char *api)
 	return len >= 4 && has_prefix(id, "cu") && !strncmp(id, api, len);
 }
 
+/* The call instruction's address: a return address is the byte after. */
+static uintptr_t call_site(void *const *raw, uint32_t i)
+{
+	return (uintptr_t)raw[i] - 1;
+}
+
 /* Program and thread start: _start (in the program), then the C
  * library's __libc_start_main, start_thread, clone3. */
-static bool startup_frame(struct builder *b, uintptr_t ret)
+static bool startup_frame(struct builder *b, uintptr_t site)
 {
 	const char *name;
 
-	if (sym_role(b->sym, ret - 1) == SYM_LIBC)
+	if (sym_role(b->sym, site) == SYM_LIBC)
 		return true;
-	name = sym_name(b->sym, ret - 1);
+	name = sym_name(b->sym, site);
 	return name && !strcmp(name, "_start");
 }
 
@@ -111,24 +112,25 @@ static int name_frames(struct builder *b, void *const *raw, uint32_t n,
 	const char *name;
 
 	/* raw[] is innermost first: this collector, then libcupti/libcuda */
-	while (i < n && sym_role(b->sym, (uintptr_t)raw[i]) == SYM_SELF)
+	while (i < n && sym_role(b->sym, call_site(raw, i)) == SYM_SELF)
 		i++;
-	while (i < n && sym_role(b->sym, (uintptr_t)raw[i]) == SYM_CUDA)
+	while (i < n && sym_role(b->sym, call_site(raw, i)) == SYM_CUDA)
 		i++;
 	for (; i < n; i++) {
-		/* a return address: the call is the byte before */
-		if (!(name = sym_name(b->sym, (uintptr_t)raw[i] - 1)))
+		if (!(name = sym_name(b->sym, call_site(raw, i))))
 			return -1;
 		if (!runtime_frame(name, api))
 			break;
 	}
-	while (n > i && startup_frame(b, (uintptr_t)raw[n - 1]))
+	while (n > i && startup_frame(b, call_site(raw, n - 1)))
 		n--;
 	if (n - i > max)
 		n = i + max;
-	for (uint32_t k = n; k > i; k--)
-		if (!(b->frames[out++] = sym_name(b->sym, (uintptr_t)raw[k - 1] - 1)))
+	for (uint32_t k = n; k > i; k--) {
+		b->frames[out] = sym_name(b->sym, call_site(raw, k - 1));
+		if (!b->frames[out++])
 			return -1;
+	}
 	b->frames[out++] = api;
 	return (int)out;
 }
@@ -222,23 +224,34 @@ static int add_call(struct builder *b, const struct call_chunk *k,
 	return 0;
 }
 
+/* Correlation ids as map keys (never 0). */
+static uintptr_t corr_key(uint32_t corr)
+{
+	return (uintptr_t)corr + 1;
+}
+
 /* GPU records that carry a nested driver call's id get the runtime's. */
 static int apply_aliases(struct collect *c)
 {
 	struct ptrmap alias = { 0 };
+	const struct raw_call *call;
 	uintptr_t outer;
 	int err = 0;
 
-	for (struct call_chunk *k = c->chunks; k && !err; k = k->next)
-		for (uint32_t i = 0; i < k->call_n && !err; i++)
-			if (k->calls[i].kind == CALL_ALIAS)
-				err = ptrmap_put(&alias,
-						 (uintptr_t)k->calls[i].corr + 1,
-						 (void *)(uintptr_t)k->calls[i].outer);
-	for (size_t i = 0; !err && alias.n && i < c->op_n; i++)
-		if ((outer = (uintptr_t)ptrmap_get(&alias,
-						   (uintptr_t)c->ops[i].corr + 1)))
+	for (struct call_chunk *k = c->chunks; k && !err; k = k->next) {
+		for (uint32_t i = 0; i < k->call_n && !err; i++) {
+			call = &k->calls[i];
+			outer = call->outer;
+			if (call->kind == CALL_ALIAS)
+				err = ptrmap_put(&alias, corr_key(call->corr),
+						 (void *)outer);
+		}
+	}
+	for (size_t i = 0; !err && alias.n && i < c->op_n; i++) {
+		outer = (uintptr_t)ptrmap_get(&alias, corr_key(c->ops[i].corr));
+		if (outer)
 			c->ops[i].corr = (uint32_t)outer;
+	}
 	ptrmap_free(&alias);
 	return err ? err_set(err, "egpu_trace_stop: out of memory") : 0;
 }

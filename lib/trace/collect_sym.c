@@ -66,17 +66,13 @@ struct symbolizer *sym_new(struct strpool *names)
 	return s;
 }
 
-static bool has_prefix(const char *s, const char *p)
-{
-	return !strncmp(s, p, strlen(p));
-}
-
 static enum sym_role role_of(struct symbolizer *s, struct link_map *lm,
 			     const char *base)
 {
 	if (lm == s->self)
 		return SYM_SELF;
-	if (has_prefix(base, "libcuda.so") || has_prefix(base, "libcudart.so") ||
+	if (has_prefix(base, "libcuda.so") ||
+	    has_prefix(base, "libcudart.so") ||
 	    has_prefix(base, "libcupti.so"))
 		return SYM_CUDA;
 	if (has_prefix(base, "libc.so"))

@@ -133,22 +133,23 @@ EXPORT CUptiResult cuptiGetTimestamp(uint64_t *t)
 	return CUPTI_SUCCESS;
 }
 
-EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
+static CUptiResult activity_switch(CUpti_ActivityKind kind, bool on)
 {
 	if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
-		activity_on = true;
+		activity_on = on;
 	else if (kind == CUPTI_ACTIVITY_KIND_MEMCPY)
-		copies_on = true;
+		copies_on = on;
 	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+	return activity_switch(kind, true);
 }
 
 EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
 {
-	if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
-		activity_on = false;
-	else if (kind == CUPTI_ACTIVITY_KIND_MEMCPY)
-		copies_on = false;
-	return CUPTI_SUCCESS;
+	return activity_switch(kind, false);
 }
 
 EXPORT CUptiResult cuptiActivityRegisterCallbacks(
