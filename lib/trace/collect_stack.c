@@ -111,11 +111,18 @@ static int name_frames(struct builder *b, void *const *raw, uint32_t n,
 	uint32_t i = 0, out = 0, max = b->c->opts.max_frames;
 	const char *name;
 
-	/* raw[] is innermost first: this collector, then libcupti/libcuda */
-	while (i < n && sym_role(b->sym, call_site(raw, i)) == SYM_SELF)
-		i++;
-	while (i < n && sym_role(b->sym, call_site(raw, i)) == SYM_CUDA)
-		i++;
+	/*
+	 * raw[] is innermost first: this collector, libcupti, the driver,
+	 * whatever glue lies between them. Everything up to the outermost
+	 * CUDA library frame goes (the program cannot call CUDA from code
+	 * CUDA calls back); without one, the collector's frames.
+	 */
+	for (uint32_t k = 0; k < n; k++)
+		if (sym_role(b->sym, call_site(raw, k)) == SYM_CUDA)
+			i = k + 1;
+	if (!i)
+		while (i < n && sym_role(b->sym, call_site(raw, i)) == SYM_SELF)
+			i++;
 	for (; i < n; i++) {
 		if (!(name = sym_name(b->sym, call_site(raw, i))))
 			return -1;
