@@ -13,7 +13,7 @@
 #include "cuda/cu.h"
 
 /* Frames captured beyond max_frames: this collector, libcupti, libcuda. */
-#define INNER_FRAMES 32
+#define INNER_FRAMES 48
 #define FRAMES_LIMIT 1024
 
 static pthread_mutex_t one_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -3,12 +3,16 @@
  * Plays the CUDA driver for `egpu trace` without a GPU: loads the library
  * CUDA_INJECTION64_PATH names and calls its InitializeInjection(), as
  * cuInit does, then launches through the stand-in libcupti and exits
- * with status 5, so that the exit handlers write the trace.
+ * with status 5, so that the exit handlers write the trace. With
+ * "child", a forked child does all that (another process of the command).
  */
 #include <dlfcn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static void (*fake_launch)(const char *kernel, bool split);
 
@@ -18,7 +22,7 @@ static __attribute__((noinline)) void train_step(void)
 	__asm__ volatile("");
 }
 
-int main(void)
+static int play(void)
 {
 	const char *inject = getenv("CUDA_INJECTION64_PATH");
 	void *h, *cupti;
@@ -38,4 +42,19 @@ int main(void)
 	for (int i = 0; i < 3; i++)
 		train_step();
 	return 5;
+}
+
+int main(int argc, char **argv)
+{
+	int status;
+	pid_t pid;
+
+	if (argc < 2 || strcmp(argv[1], "child"))
+		return play();
+	pid = fork();
+	if (!pid)
+		exit(play());
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 1;
+	return WEXITSTATUS(status);
 }

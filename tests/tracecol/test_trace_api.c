@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,13 +178,34 @@ START_TEST(cli_writes_the_trace)
 		ck_assert_msg(strstr(text, "update(float*, int)"),
 			      "%s lacks the kernel", path);
 		if (i == 0)
-			ck_assert_msg(strstr(text, "main;train_step;"
+			ck_assert_msg(strstr(text, "play;train_step;"
 					     "cudaLaunchKernel;"),
 				      "folded: %s", text);
 		free(text);
 		unlink(path);
 	}
 	rmdir(dir);
+}
+END_TEST
+
+/* Another process of the command writes its own files beside. */
+START_TEST(cli_child_process_files)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX", pattern[64];
+	const char *run[] = { "trace", "-o", dir, FAKE_DRIVER, "child", NULL };
+	char err[8192];
+	glob_t g;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 5);
+	ck_assert_msg(!strstr(err, "no trace written"), "stderr: %s", err);
+	snprintf(pattern, sizeof(pattern), "%s/*.[0-9]*.*", dir);
+	ck_assert_int_eq(glob(pattern, 0, NULL, &g), 0);
+	ck_assert_uint_eq(g.gl_pathc, 4);
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		unlink(g.gl_pathv[i]);
+	globfree(&g);
+	ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
@@ -200,6 +222,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cli_usage_errors);
 	tcase_add_test(tc, cli_runs_the_command);
 	tcase_add_test(tc, cli_writes_the_trace);
+	tcase_add_test(tc, cli_child_process_files);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,6 +6,7 @@
  * this command returns CMD's exit status.
  */
 #include <errno.h>
+#include <glob.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -119,10 +121,29 @@ static int run_traced(char **cmd, const char *inject, const char *dir)
 	return WEXITSTATUS(status);
 }
 
+/* Whether a summary (summary.txt, or summary.PID.txt of another process
+ * of the command) was written in @dir at or after @since. */
+static bool trace_written(const char *dir, time_t since)
+{
+	char pattern[PATH_MAX + 16];
+	bool found = false;
+	struct stat st;
+	glob_t g;
+
+	snprintf(pattern, sizeof(pattern), "%s/summary*.txt", dir);
+	if (glob(pattern, 0, NULL, &g))
+		return false;
+	for (size_t i = 0; i < g.gl_pathc && !found; i++)
+		found = !stat(g.gl_pathv[i], &st) && st.st_mtime >= since;
+	globfree(&g);
+	return found;
+}
+
 int cmd_trace(int argc, char **argv)
 {
-	char inject[PATH_MAX], dir[PATH_MAX], summary[PATH_MAX + 16];
+	char inject[PATH_MAX], dir[PATH_MAX];
 	const char *out = "egpu-trace";
+	time_t start;
 	int i, rc;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
@@ -145,13 +166,11 @@ int cmd_trace(int argc, char **argv)
 		return cli_usage("trace: no command to run\n" USAGE);
 	if (find_inject(inject, sizeof(inject)) || out_dir(out, dir))
 		return 1;
-	/* the library writes it last: it tells whether a trace was made */
-	snprintf(summary, sizeof(summary), "%s/summary.txt", dir);
-	unlink(summary);
 	fprintf(stderr, "egpu trace: running %s with CUDA tracing, files "
 		"in %s\n", argv[i], dir);
+	start = time(NULL);
 	rc = run_traced(argv + i, inject, dir);
-	if (rc != 127 && access(summary, F_OK))
+	if (rc != 127 && !trace_written(dir, start))
 		fprintf(stderr, "egpu trace: no trace written: %s made no "
 			"CUDA call, or exited without running exit handlers\n",
 			argv[i]);
