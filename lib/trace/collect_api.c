@@ -63,24 +63,31 @@ static enum call_kind kind_of_name(const char *name, bool copies)
 	return CALL_NONE;
 }
 
-/* Classify and enable every callback of @domain by its name. */
+/*
+ * Classify and enable every callback of @domain by its name. A callback
+ * this CUPTI refuses as invalid (an API gone from the driver) is skipped;
+ * any other refusal fails.
+ */
 static int enable_domain(struct collect *c, CUpti_CallbackDomain domain,
 			 uint8_t *kinds, size_t n)
 {
 	const char *name;
+	CUptiResult r;
 	int err;
 
 	for (size_t cbid = 1; cbid < n; cbid++) {
 		kinds[cbid] = CALL_NONE;
-		if (lib->cuptiGetCallbackName(domain, cbid, &name) ||
-		    !name)
+		if (lib->cuptiGetCallbackName(domain, cbid, &name) || !name)
 			continue;
 		kinds[cbid] = kind_of_name(name, !c->opts.no_copies);
 		if (kinds[cbid] == CALL_NONE)
 			continue;
-		err = cupti_check(lib->cuptiEnableCallback(1, c->sub, domain,
-							   cbid),
-				  EGPU_ENODEV, "cuptiEnableCallback");
+		r = lib->cuptiEnableCallback(1, c->sub, domain, cbid);
+		if (r == CUPTI_ERROR_INVALID_PARAMETER) {
+			kinds[cbid] = CALL_NONE;
+			continue;
+		}
+		err = cupti_check(r, EGPU_ENODEV, "cuptiEnableCallback");
 		if (err) {
 			err_prefix("egpu_trace_start: %s", name);
 			return err;

@@ -50,6 +50,9 @@ static const struct {
 	  "cudaGraphLaunch_v10000", "cudaGraphLaunch" },
 	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
 	  "cudaMemcpy_v3020", "cudaMemcpy" },
+	/* an API gone from this driver: enabling it is refused */
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020,
+	  "cudaLaunch_v3020", "cudaLaunch" },
 	{ CUPTI_CB_DOMAIN_RUNTIME_API,
 	  CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_v10000,
 	  "cudaLaunchHostFunc_v10000", "cudaLaunchHostFunc" },
@@ -106,7 +109,9 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t on, CUpti_SubscriberHandle sub,
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE)
 		return CUPTI_SUCCESS;
 	if (cbid >= 1024 || (domain != CUPTI_CB_DOMAIN_RUNTIME_API &&
-			     domain != CUPTI_CB_DOMAIN_DRIVER_API))
+			     domain != CUPTI_CB_DOMAIN_DRIVER_API) ||
+	    (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+	     cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020))
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	enabled[domain == CUPTI_CB_DOMAIN_DRIVER_API][cbid] = on;
 	return CUPTI_SUCCESS;
