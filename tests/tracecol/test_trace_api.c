@@ -4,7 +4,6 @@
  * cannot be opened or is not libcupti, no driver.
  */
 #include <check.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
