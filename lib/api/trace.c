@@ -41,6 +41,11 @@ egpu_trace *egpu_trace_start(const struct egpu_trace_opts *opts)
 		co.max_frames = DEFAULT_FRAMES;
 	if (!co.buffer_size)
 		co.buffer_size = DEFAULT_BUFFER;
+	if (co.max_frames > COLLECT_MAX_FRAMES) {
+		err_set(EGPU_EINVAL, "egpu_trace_start: max_frames %u: at most "
+			"%u", co.max_frames, COLLECT_MAX_FRAMES);
+		return NULL;
+	}
 	if (co.buffer_size < MIN_BUFFER || co.buffer_size % 8) {
 		err_set(EGPU_EINVAL, "egpu_trace_start: buffer_size %zu: "
 			"want a multiple of 8 of at least %u", co.buffer_size,

@@ -14,7 +14,6 @@
 
 /* Frames captured beyond max_frames: this collector, libcupti, libcuda. */
 #define INNER_FRAMES 48
-#define FRAMES_LIMIT 1024
 
 static pthread_mutex_t one_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool running;
@@ -56,8 +55,6 @@ static struct collect *collect_new(const struct collect_opts *opts)
 		return NULL;
 	}
 	c->opts = *opts;
-	if (c->opts.max_frames > FRAMES_LIMIT)
-		c->opts.max_frames = FRAMES_LIMIT;
 	c->raw_frames = c->opts.max_frames + INNER_FRAMES;
 	pthread_mutex_init(&c->lock, NULL);
 	return c;
@@ -156,14 +153,15 @@ struct trace_data *collect_stop(struct collect *c,
 	collect_end(c);
 	c->td.process = strpool_add(&c->names, program_invocation_short_name,
 				    strlen(program_invocation_short_name));
+	if (!c->td.process) {
+		err_set(EGPU_ENOMEM, "egpu_trace_stop: out of memory");
+		return NULL;
+	}
 	c->td.ops = c->ops;
 	c->td.op_cnt = c->op_n;
 	c->td.lost = c->lost;
-	if (!c->td.process || collect_build_calls(c)) {
-		if (!c->td.process)
-			err_set(EGPU_ENOMEM, "egpu_trace_stop: out of memory");
+	if (collect_build_calls(c))
 		return NULL;
-	}
 	*counts = c->counts;
 	return &c->td;
 }

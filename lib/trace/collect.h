@@ -19,8 +19,11 @@
 
 struct collect;
 
+/* Most host frames a call keeps (collect_opts.max_frames). */
+#define COLLECT_MAX_FRAMES 1024
+
 struct collect_opts {
-	uint32_t max_frames;  /* host frames kept per call */
+	uint32_t max_frames;  /* host frames kept per call, 1 to the max */
 	bool no_copies;       /* no memcpy / memset */
 	size_t buffer_size;   /* bytes per activity buffer */
 };

@@ -68,6 +68,15 @@ static const char *kernel_name(struct collect *c, const char *name)
 	return d;
 }
 
+/* The fields every GPU record kind names alike. */
+#define OP_FROM(op_kind, rec, op_name, op_bytes)                              \
+	((struct trace_op){ .kind = (op_kind), .corr = (rec)->correlationId,  \
+			    .device = (rec)->deviceId,                        \
+			    .context = (rec)->contextId,                      \
+			    .stream = (rec)->streamId, .start = (rec)->start, \
+			    .end = (rec)->end, .name = (op_name),             \
+			    .bytes = (op_bytes), .api = TRACE_NONE })
+
 /* The record as an operation; false for kinds the trace does not keep. */
 static bool record_op(struct collect *c, const CUpti_Activity *r,
 		      struct trace_op *op)
@@ -76,23 +85,17 @@ static bool record_op(struct collect *c, const CUpti_Activity *r,
 	const CUpti_ActivityMemcpy6 *m = (const void *)r;
 	const CUpti_ActivityMemset4 *s = (const void *)r;
 
-	*op = (struct trace_op){ .api = TRACE_NONE };
 	switch (r->kind) {
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-		*op = (struct trace_op){ TRACE_KERNEL, k->correlationId,
-			k->deviceId, k->contextId, k->streamId, k->start,
-			k->end, kernel_name(c, k->name), 0, TRACE_NONE };
+		*op = OP_FROM(TRACE_KERNEL, k, kernel_name(c, k->name), 0);
 		return true;
 	case CUPTI_ACTIVITY_KIND_MEMCPY:
-		*op = (struct trace_op){ TRACE_MEMCPY, m->correlationId,
-			m->deviceId, m->contextId, m->streamId, m->start,
-			m->end, pool_name(c, copy_name(m->copyKind)), m->bytes,
-			TRACE_NONE };
+		*op = OP_FROM(TRACE_MEMCPY, m,
+			      pool_name(c, copy_name(m->copyKind)), m->bytes);
 		return true;
 	case CUPTI_ACTIVITY_KIND_MEMSET:
-		*op = (struct trace_op){ TRACE_MEMSET, s->correlationId,
-			s->deviceId, s->contextId, s->streamId, s->start,
-			s->end, pool_name(c, "memset"), s->bytes, TRACE_NONE };
+		*op = OP_FROM(TRACE_MEMSET, s, pool_name(c, "memset"),
+			      s->bytes);
 		return true;
 	default:
 		return false;

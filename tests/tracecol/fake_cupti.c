@@ -30,6 +30,7 @@ static union record {
 	CUpti_Activity base;
 	CUpti_ActivityKernel10 kernel;
 	CUpti_ActivityMemcpy6 memcpy;
+	CUpti_ActivityMemset4 memset;
 } pending[MAX_PENDING];
 static size_t pending_n;
 
@@ -65,6 +66,10 @@ static const struct {
 	  "cuGraphLaunch", "cuGraphLaunch" },
 	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2,
 	  "cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2" },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
+	  "cudaMemset_v3020", "cudaMemset" },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2,
+	  "cuMemsetD8_v2", "cuMemsetD8_v2" },
 };
 
 EXPORT CUptiResult cuptiGetVersion(uint32_t *v)
@@ -142,7 +147,8 @@ static CUptiResult activity_switch(CUpti_ActivityKind kind, bool on)
 {
 	if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
 		activity_on = on;
-	else if (kind == CUPTI_ACTIVITY_KIND_MEMCPY)
+	else if (kind == CUPTI_ACTIVITY_KIND_MEMCPY ||
+		 kind == CUPTI_ACTIVITY_KIND_MEMSET)
 		copies_on = on;
 	return CUPTI_SUCCESS;
 }
@@ -228,62 +234,68 @@ static void api(CUpti_CallbackDomain domain, uint32_t cbid,
 	callback(NULL, domain, cbid, &cb);
 }
 
-static void queue(const union record *r)
-{
-	pthread_mutex_lock(&lock);
-	if (pending_n < MAX_PENDING)
-		pending[pending_n++] = *r;
-	pthread_mutex_unlock(&lock);
-}
-
 static uint32_t new_corr(void)
 {
 	return __atomic_fetch_add(&next_corr, 1, __ATOMIC_RELAXED);
 }
 
-static void queue_kernel(const char *name, uint32_t corr)
+/* Queue @r, as the GPU ran it now, for the call with id @corr. */
+static void queue(union record r, uint32_t corr)
 {
-	union record r = { 0 };
 	uint64_t t;
 
-	if (!activity_on)
-		return;
 	cuptiGetTimestamp(&t);
-	r.kernel.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-	r.kernel.correlationId = corr;
-	r.kernel.start = t + 1000;
-	r.kernel.end = t + 3000;
-	r.kernel.streamId = 7;
+	switch (r.base.kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		if (!activity_on)
+			return;
+		r.kernel.correlationId = corr;
+		r.kernel.start = t + 1000;
+		r.kernel.end = t + 3000;
+		r.kernel.streamId = 7;
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		if (!copies_on)
+			return;
+		r.memcpy.correlationId = corr;
+		r.memcpy.start = t;
+		r.memcpy.end = t + 500;
+		break;
+	default:
+		if (!copies_on)
+			return;
+		r.memset.correlationId = corr;
+		r.memset.start = t;
+		r.memset.end = t + 200;
+	}
+	pthread_mutex_lock(&lock);
+	if (pending_n < MAX_PENDING)
+		pending[pending_n++] = r;
+	pthread_mutex_unlock(&lock);
+}
+
+static union record kernel_record(const char *name)
+{
+	union record r = { .kernel.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL };
+
 	r.kernel.name = name;
-	queue(&r);
+	return r;
 }
 
 /*
  * A runtime call (@rt) and the driver call it makes (@drv); @split: the
- * driver call gets its own correlation id. The GPU's @kernels records (or
- * a copy) carry the driver's id.
+ * driver call gets its own correlation id. The GPU runs @n of @gpu, under
+ * the driver call's id.
  */
 static void runtime_call(uint32_t rt, uint32_t drv, bool split,
-			 const char *kernel, int kernels)
+			 union record gpu, int n)
 {
 	uint32_t outer = new_corr(), inner = split ? new_corr() : outer;
 
 	api(CUPTI_CB_DOMAIN_RUNTIME_API, rt, CUPTI_API_ENTER, outer);
 	api(CUPTI_CB_DOMAIN_DRIVER_API, drv, CUPTI_API_ENTER, inner);
-	for (int i = 0; i < kernels; i++)
-		queue_kernel(kernel, inner);
-	if (!kernel && copies_on) {
-		union record r = { 0 };
-
-		r.memcpy.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-		r.memcpy.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
-		r.memcpy.bytes = 4096;
-		r.memcpy.correlationId = inner;
-		r.memcpy.runtimeCorrelationId = outer;
-		cuptiGetTimestamp(&r.memcpy.start);
-		r.memcpy.end = r.memcpy.start + 500;
-		queue(&r);
-	}
+	for (int i = 0; i < n; i++)
+		queue(gpu, inner);
 	api(CUPTI_CB_DOMAIN_DRIVER_API, drv, CUPTI_API_EXIT, inner);
 	api(CUPTI_CB_DOMAIN_RUNTIME_API, rt, CUPTI_API_EXIT, outer);
 }
@@ -291,42 +303,59 @@ static void runtime_call(uint32_t rt, uint32_t drv, bool split,
 EXPORT void fake_launch(const char *kernel, bool split)
 {
 	runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-		     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, split, kernel, 1);
+		     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, split,
+		     kernel_record(kernel), 1);
 }
 
 EXPORT void fake_graph_launch(const char *kernel, int kernels)
 {
 	runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
-		     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, true, kernel,
-		     kernels);
+		     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, true,
+		     kernel_record(kernel), kernels);
 }
 
 EXPORT void fake_memcpy(void)
 {
+	union record r = { .memcpy.kind = CUPTI_ACTIVITY_KIND_MEMCPY };
+
+	r.memcpy.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+	r.memcpy.bytes = 4096;
 	runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
-		     CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, true, NULL, 0);
+		     CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, true, r, 1);
+}
+
+EXPORT void fake_memset(void)
+{
+	union record r = { .memset.kind = CUPTI_ACTIVITY_KIND_MEMSET };
+
+	r.memset.bytes = 1024;
+	runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
+		     CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, true, r, 1);
+}
+
+/* A call the program makes itself; the GPU runs @gpu unless NULL. */
+static void direct_call(CUpti_CallbackDomain domain, uint32_t cbid,
+			const union record *gpu)
+{
+	uint32_t corr = new_corr();
+
+	api(domain, cbid, CUPTI_API_ENTER, corr);
+	if (gpu)
+		queue(*gpu, corr);
+	api(domain, cbid, CUPTI_API_EXIT, corr);
 }
 
 EXPORT void fake_driver_launch(const char *kernel)
 {
-	uint32_t corr = new_corr();
+	union record r = kernel_record(kernel);
 
-	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-	    CUPTI_API_ENTER, corr);
-	queue_kernel(kernel, corr);
-	api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-	    CUPTI_API_EXIT, corr);
+	direct_call(CUPTI_CB_DOMAIN_DRIVER_API,
+		    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &r);
 }
 
 /* A call the collector does not ask for. */
 EXPORT void fake_synchronize(void)
 {
-	uint32_t corr = new_corr();
-
-	api(CUPTI_CB_DOMAIN_RUNTIME_API,
-	    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
-	    CUPTI_API_ENTER, corr);
-	api(CUPTI_CB_DOMAIN_RUNTIME_API,
-	    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
-	    CUPTI_API_EXIT, corr);
+	direct_call(CUPTI_CB_DOMAIN_RUNTIME_API,
+		    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, NULL);
 }

@@ -26,6 +26,7 @@ static void *fake;
 static void (*fake_launch)(const char *kernel, bool split);
 static void (*fake_graph_launch)(const char *kernel, int kernels);
 static void (*fake_memcpy)(void);
+static void (*fake_memset)(void);
 static void (*fake_driver_launch)(const char *kernel);
 static void (*fake_synchronize)(void);
 static bool *fake_other_subscriber;
@@ -38,7 +39,8 @@ static void setup(void)
 	fake = dlopen(FAKE_CUPTI, RTLD_NOW);
 	ck_assert_msg(fake, "%s", dlerror());
 	ck_assert(SYM(fake_launch) && SYM(fake_graph_launch) &&
-		  SYM(fake_memcpy) && SYM(fake_driver_launch) &&
+		  SYM(fake_memcpy) && SYM(fake_memset) &&
+		  SYM(fake_driver_launch) &&
 		  SYM(fake_synchronize) && SYM(fake_other_subscriber));
 }
 
@@ -66,6 +68,7 @@ static __attribute__((noinline)) void graph_step(void)
 static __attribute__((noinline)) void copy_step(void)
 {
 	fake_memcpy();
+	fake_memset();
 }
 
 static __attribute__((noinline)) void driver_step(void)
@@ -91,7 +94,6 @@ static void run_program(void)
 		step_backward();
 	for (int i = 0; i < 3; i++)
 		graph_step();
-	copy_step();
 	copy_step();
 	driver_step();
 	fake_synchronize();
@@ -143,6 +145,11 @@ static void ck_outputs(egpu_trace *t)
 		text = tu_read_file(path, &len);
 		ck_assert_msg(strstr(text, "forward(float*)"),
 			      "%s lacks forward(float*)", path);
+		/* copies joined to the runtime calls through their aliases */
+		if (f == EGPU_TRACE_FOLDED)
+			ck_assert_msg(strstr(text, "copy_step;cudaMemcpy;") &&
+				      strstr(text, "copy_step;cudaMemset;"),
+				      "folded: %s", text);
 		free(text);
 		unlink(path);
 	}

@@ -34,6 +34,10 @@ START_TEST(bad_options)
 	ck_assert_ptr_null(egpu_trace_start(&o));
 	ck_assert_int_eq(egpu_errcode(), EGPU_EINVAL);
 	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "buffer_size 1000"));
+	o = (struct egpu_trace_opts){ .sz = sizeof(o), .max_frames = 5000 };
+	ck_assert_ptr_null(egpu_trace_start(&o));
+	ck_assert_int_eq(egpu_errcode(), EGPU_EINVAL);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "max_frames 5000"));
 }
 END_TEST
 
