@@ -66,6 +66,16 @@ START_TEST(cli_usage_errors)
 }
 END_TEST
 
+START_TEST(cli_output_not_a_folder)
+{
+	const char *file[] = { "trace", "-o", "/dev/null", "true", NULL };
+	char err[4096];
+
+	ck_assert_int_eq(run_egpu(file, err, sizeof(err)), 1);
+	ck_assert_ptr_nonnull(strstr(err, "/dev/null: not a folder"));
+}
+END_TEST
+
 START_TEST(cli_runs_the_command)
 {
 	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX";
@@ -149,6 +159,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("cli");
 
 	tcase_add_test(tc, cli_usage_errors);
+	tcase_add_test(tc, cli_output_not_a_folder);
 	tcase_add_test(tc, cli_runs_the_command);
 	tcase_add_test(tc, cli_writes_the_trace);
 	tcase_add_test(tc, cli_child_process_files);

@@ -65,8 +65,14 @@ static int find_inject(char *out, size_t len)
 /* Create @dir if needed and put its absolute path in @abs. */
 static int out_dir(const char *dir, char *abs)
 {
+	struct stat st;
+
 	if (mkdir(dir, 0777) && errno != EEXIST) {
 		fprintf(stderr, "egpu trace: %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "egpu trace: %s: not a folder\n", dir);
 		return -1;
 	}
 	if (!realpath(dir, abs)) {
@@ -78,9 +84,13 @@ static int out_dir(const char *dir, char *abs)
 
 static void exec_traced(char **cmd, const char *inject, const char *dir)
 {
+	const char *other = getenv("CUDA_INJECTION64_PATH");
 	char pid[32];
 
 	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	if (other)
+		fprintf(stderr, "egpu trace: replacing CUDA_INJECTION64_PATH=%s\n",
+			other);
 	if (setenv("CUDA_INJECTION64_PATH", inject, 1) ||
 	    setenv("EGPU_TRACE_DIR", dir, 1) ||
 	    setenv("EGPU_TRACE_PID", pid, 1)) {
