@@ -14,6 +14,7 @@ int cmd_jit(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_instrument(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 
 /* A program chosen from an object, with what owns it. */
 struct cli_prog {

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/* What the collector's files share (collect*.c); see collect.h. */
+#ifndef EGPU_TRACE_COLLECT_IMPL_H
+#define EGPU_TRACE_COLLECT_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include <cupti.h>
+
+#include "collect.h"
+
+static inline bool has_prefix(const char *s, const char *p)
+{
+	return !strncmp(s, p, strlen(p));
+}
+
+/* ---- libcupti, opened with dlopen (collect_cupti.c) ---- */
+
+#define CUPTI_FUNCS(X)                                                        \
+	X(cuptiGetVersion)                                                    \
+	X(cuptiGetResultString)                                               \
+	X(cuptiSubscribe)                                                     \
+	X(cuptiUnsubscribe)                                                   \
+	X(cuptiEnableCallback)                                                \
+	X(cuptiGetCallbackName)                                               \
+	X(cuptiGetTimestamp)                                                  \
+	X(cuptiActivityEnable)                                                \
+	X(cuptiActivityDisable)                                               \
+	X(cuptiActivityRegisterCallbacks)                                     \
+	X(cuptiActivityFlushAll)                                              \
+	X(cuptiActivityGetNextRecord)                                         \
+	X(cuptiActivityGetNumDroppedRecords)
+
+#define CUPTI_FIELD(name) __typeof__(&name) name;
+struct cupti_lib {
+	void *handle;
+	CUPTI_FUNCS(CUPTI_FIELD)
+};
+#undef CUPTI_FIELD
+
+/*
+ * libcupti's entry points: $EGPU_CUPTI_LIB if set, else the loader's
+ * search path, then the CUDA install folders. NULL with EGPU_ENODEV and
+ * the places tried. Kept loaded for the process once found.
+ */
+const struct cupti_lib *cupti_lib(void);
+/* 0, or @code with "WHAT: CUPTI_ERROR_X" recorded. */
+int cupti_check(CUptiResult res, int code, const char *what);
+
+/* ---- interned strings and a pointer map (collect_str.c) ---- */
+
+struct strpool {
+	char **slot;
+	size_t cap, n;
+};
+
+/* The pool's one copy of @s (first @n bytes); NULL when out of memory. */
+const char *strpool_add(struct strpool *p, const char *s, size_t n);
+void strpool_free(struct strpool *p);
+
+/* uintptr_t (never 0) -> void *; grows as needed. */
+struct ptrmap {
+	uintptr_t *key;
+	void **val;
+	size_t cap, n;
+};
+
+void *ptrmap_get(const struct ptrmap *m, uintptr_t key);
+int ptrmap_put(struct ptrmap *m, uintptr_t key, void *val);
+void ptrmap_free(struct ptrmap *m);
+
+/* Demangled @name interned in @p ("_Z..." names only; others as given). */
+const char *strpool_demangled(struct strpool *p, const char *name);
+
+/* ---- host side: API calls recorded on the calling threads ---- */
+
+enum call_kind {
+	CALL_NONE,
+	CALL_LAUNCH,  /* a kernel launch */
+	CALL_GRAPH,   /* a graph launch */
+	CALL_COPY,    /* a memcpy or memset */
+	CALL_ALIAS,   /* a driver call inside a recorded runtime call */
+};
+
+/*
+ * One API call as the callback saw it. A CALL_ALIAS record says that GPU
+ * records with correlation id @corr belong to the runtime call @outer.
+ */
+struct raw_call {
+	uint32_t corr;
+	uint32_t outer;       /* CALL_ALIAS: the runtime call's id */
+	uint32_t tid;
+	uint8_t kind;         /* enum call_kind */
+	uint16_t frame_n;
+	uint32_t frame_at;    /* first frame in the chunk's frames[] */
+	uint64_t start, end;
+	const char *name;     /* CUPTI's functionName (a global constant) */
+};
+
+#define CHUNK_CALLS 512
+
+/* Calls of one thread, appended without locks; chunks chain per trace. */
+struct call_chunk {
+	struct call_chunk *next;
+	uint32_t call_n;
+	uint32_t frame_n, frame_cap;
+	struct raw_call calls[CHUNK_CALLS];
+	void *frames[];       /* return addresses, innermost first */
+};
+
+/* ---- the collection ---- */
+
+#define CTX_MAX 64
+
+struct collect {
+	struct collect_opts opts;
+	uint32_t raw_frames;          /* frames captured per call */
+	uint64_t gen;                 /* tells threads their chunk is stale */
+	CUpti_SubscriberHandle sub;
+	bool stopped;
+
+	pthread_mutex_t lock;         /* chunks and ctx */
+	struct call_chunk *chunks;
+	CUcontext ctx[CTX_MAX];       /* live contexts launches used */
+	unsigned ctx_n;
+
+	/* the activity side's, under its own lock until collect_stop() */
+	struct trace_op *ops;
+	size_t op_n, op_cap;
+	uint64_t lost;
+	struct strpool names;         /* every string of the trace data */
+	struct ptrmap kernel_names;   /* CUPTI's name pointer -> demangled */
+
+	struct trace_data td;         /* built by collect_stop() */
+	struct collect_counts counts;
+};
+
+/* collect_api.c: the callback subscribed to CUPTI, and its switches. */
+void CUPTIAPI collect_callback(void *user, CUpti_CallbackDomain domain,
+			       CUpti_CallbackId cbid, const void *data);
+/* Enable the launch (and unless no_copies, copy) callbacks of @c. */
+int collect_enable_calls(struct collect *c);
+/* Stop accepting calls and wait for callbacks under way to return. */
+void collect_quiesce(void);
+/* Allow calls for @c (its chunks are fresh). */
+void collect_accept(struct collect *c);
+
+/* collect_activity.c: activity buffers into c->ops. */
+int collect_activity_start(struct collect *c);
+/* Flush everything, stop the activity kinds, detach the buffers. */
+void collect_activity_stop(void);
+
+/* collect_sym.c: return addresses to names, cached per address. */
+enum sym_role {
+	SYM_OTHER,
+	SYM_CUDA,   /* libcuda, libcudart or libcupti */
+	SYM_SELF,   /* the module that holds this collector */
+	SYM_LIBC,   /* the C library (program and thread start) */
+};
+
+struct symbolizer;
+struct symbolizer *sym_new(struct strpool *names);
+enum sym_role sym_role(struct symbolizer *s, uintptr_t addr);
+/*
+ * The function holding @addr, demangled, or "lib.so+0x1a2b" (offset in
+ * the file's address space) where no symbol covers it; NULL when out of
+ * memory.
+ */
+const char *sym_name(struct symbolizer *s, uintptr_t addr);
+void sym_free(struct symbolizer *s);
+
+/* collect_stack.c: calls and stacks of the trace data from the chunks. */
+int collect_build_calls(struct collect *c);
+
+#endif

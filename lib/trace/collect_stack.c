@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The trace's API calls and stacks from the threads' chunks. A captured
+ * stack runs from this collector through libcupti and the CUDA libraries
+ * to the application; the stack kept starts at the application's frame
+ * that made the call and ends with the API's name:
+ *   main;run;vecadd(float*, int);__device_stub__...;cudaLaunchKernel
+ * Equal stacks are stored once.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect_impl.h"
+
+/* Distinct stacks by content (open addressing over td->stacks). */
+struct stack_set {
+	uint32_t *slot;   /* stack index + 1, 0: empty */
+	size_t cap;
+};
+
+struct builder {
+	struct collect *c;
+	struct symbolizer *sym;
+	struct stack_set set;
+	struct ptrmap api_names;   /* CUPTI's functionName -> clean name */
+	size_t stack_cap;
+	const char **frames;       /* scratch, outermost first */
+};
+
+/* "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", "cuMemcpyHtoD_v2" ->
+ * "cuMemcpyHtoD", "cudaMemcpy_ptds" -> "cudaMemcpy". */
+static const char *api_name(struct builder *b, const char *fn)
+{
+	const char *clean = ptrmap_get(&b->api_names, (uintptr_t)fn);
+	size_t n = strlen(fn);
+
+	if (clean)
+		return clean;
+	for (;;) {
+		size_t d = n;
+
+		while (d && fn[d - 1] >= '0' && fn[d - 1] <= '9')
+			d--;
+		if (d < n && d >= 2 && !strncmp(fn + d - 2, "_v", 2))
+			n = d - 2;
+		else if (n > 5 && (!strncmp(fn + n - 5, "_ptsz", 5) ||
+				   !strncmp(fn + n - 5, "_ptds", 5)))
+			n -= 5;
+		else
+			break;
+	}
+	clean = strpool_add(&b->c->names, fn, n);
+	if (clean && ptrmap_put(&b->api_names, (uintptr_t)fn, (void *)clean))
+		return NULL;
+	return clean;
+}
+
+/* The identifier of a demangled function: "cudaError cudaLaunchKernel
+ * <char>(char const*, ...)" -> "cudaLaunchKernel" (start and length). */
+static const char *identifier(const char *name, size_t *len)
+{
+	const char *end = name + strcspn(name, "<(");
+	const char *start = end;
+
+	while (start > name && start[-1] != ' ')
+		start--;
+	*len = (size_t)(end - start);
+	return start;
+}
+
+/*
+ * Frames of a statically linked CUDA runtime (in the application's own
+ * file): its internals, and the API function and its C++ wrappers
+ * (cudaLaunchKernel<T>, cudaLaunchKernelEx<...> for cudaLaunchKernelExC).
+ */
+static bool runtime_frame(const char *name, const char *api)
+{
+	size_t len;
+	const char *id = identifier(name, &len);
+
+	if (has_prefix(id, "cudart::") || has_prefix(id, "__cudart"))
+		return true;
+	return len >= 4 && has_prefix(id, "cu") && !strncmp(id, api, len);
+}
+
+/* The call instruction's address: a return address is the byte after. */
+static uintptr_t call_site(void *const *raw, uint32_t i)
+{
+	return (uintptr_t)raw[i] - 1;
+}
+
+/* Program and thread start: _start (in the program), then the C
+ * library's __libc_start_main, start_thread, clone3. */
+static bool startup_frame(struct builder *b, uintptr_t site)
+{
+	const char *name;
+
+	if (sym_role(b->sym, site) == SYM_LIBC)
+		return true;
+	name = sym_name(b->sym, site);
+	return name && !strcmp(name, "_start");
+}
+
+/*
+ * Name @call's frames into b->frames, outermost first, ending with the
+ * API: returns the count, or -1 when out of memory.
+ */
+static int name_frames(struct builder *b, void *const *raw, uint32_t n,
+		       const char *api)
+{
+	uint32_t i = 0, out = 0, max = b->c->opts.max_frames;
+	const char *name;
+
+	/*
+	 * raw[] is innermost first: this collector, libcupti, the driver,
+	 * whatever glue lies between them. Everything up to the outermost
+	 * CUDA library frame goes (the program cannot call CUDA from code
+	 * CUDA calls back); without one, the collector's frames.
+	 */
+	for (uint32_t k = 0; k < n; k++)
+		if (sym_role(b->sym, call_site(raw, k)) == SYM_CUDA)
+			i = k + 1;
+	if (!i)
+		while (i < n && sym_role(b->sym, call_site(raw, i)) == SYM_SELF)
+			i++;
+	for (; i < n; i++) {
+		if (!(name = sym_name(b->sym, call_site(raw, i))))
+			return -1;
+		if (!runtime_frame(name, api))
+			break;
+	}
+	while (n > i && startup_frame(b, call_site(raw, n - 1)))
+		n--;
+	if (n - i > max)
+		n = i + max;
+	for (uint32_t k = n; k > i; k--) {
+		b->frames[out] = sym_name(b->sym, call_site(raw, k - 1));
+		if (!b->frames[out++])
+			return -1;
+	}
+	b->frames[out++] = api;
+	return (int)out;
+}
+
+static uint64_t frames_hash(const char *const *f, uint32_t n)
+{
+	uint64_t h = n;
+
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ (uintptr_t)f[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static bool stack_eq(const struct trace_stack *s, const char *const *f,
+		     uint32_t n)
+{
+	return s->n == n && !memcmp(s->frames, f, n * sizeof(*f));
+}
+
+static int set_grow(struct builder *b)
+{
+	struct trace_data *td = &b->c->td;
+	size_t cap = b->set.cap ? b->set.cap * 2 : 1024;
+	uint32_t *slot = calloc(cap, sizeof(*slot));
+
+	if (!slot)
+		return -1;
+	for (size_t s = 0; s < td->stack_cnt; s++) {
+		const struct trace_stack *st = &td->stacks[s];
+		size_t i = frames_hash(st->frames, st->n) & (cap - 1);
+
+		while (slot[i])
+			i = (i + 1) & (cap - 1);
+		slot[i] = (uint32_t)s + 1;
+	}
+	free(b->set.slot);
+	b->set.slot = slot;
+	b->set.cap = cap;
+	return 0;
+}
+
+/* The index of the stack b->frames[0..n), added if new; -1 on ENOMEM. */
+static int64_t stack_index(struct builder *b, uint32_t n)
+{
+	struct trace_data *td = &b->c->td;
+	struct trace_stack *st;
+	size_t i;
+
+	if ((td->stack_cnt + 1) * 2 > b->set.cap && set_grow(b))
+		return -1;
+	i = frames_hash(b->frames, n) & (b->set.cap - 1);
+	for (; b->set.slot[i]; i = (i + 1) & (b->set.cap - 1))
+		if (stack_eq(&td->stacks[b->set.slot[i] - 1], b->frames, n))
+			return b->set.slot[i] - 1;
+	if (td->stack_cnt == b->stack_cap) {
+		size_t cap = b->stack_cap ? b->stack_cap * 2 : 256;
+
+		st = realloc(td->stacks, cap * sizeof(*st));
+		if (!st)
+			return -1;
+		td->stacks = st;
+		b->stack_cap = cap;
+	}
+	st = &td->stacks[td->stack_cnt];
+	st->frames = malloc(n * sizeof(*st->frames));
+	if (!st->frames)
+		return -1;
+	memcpy(st->frames, b->frames, n * sizeof(*st->frames));
+	st->n = n;
+	b->set.slot[i] = (uint32_t)++td->stack_cnt;
+	return (int64_t)td->stack_cnt - 1;
+}
+
+static int add_call(struct builder *b, const struct call_chunk *k,
+		    const struct raw_call *call)
+{
+	struct trace_api *api = &b->c->td.apis[b->c->td.api_cnt];
+	const char *name = api_name(b, call->name);
+	int64_t stack;
+	int n;
+
+	if (!name || (n = name_frames(b, k->frames + call->frame_at,
+				      call->frame_n, name)) < 0 ||
+	    (stack = stack_index(b, (uint32_t)n)) < 0)
+		return err_set(EGPU_ENOMEM, "egpu_trace_stop: out of memory");
+	*api = (struct trace_api){ call->corr, call->tid, call->start,
+		call->end ? call->end : call->start, name, (uint32_t)stack };
+	b->c->td.api_cnt++;
+	if (call->kind == CALL_LAUNCH || call->kind == CALL_GRAPH)
+		b->c->counts.launches++;
+	return 0;
+}
+
+/* Correlation ids as map keys (never 0). */
+static uintptr_t corr_key(uint32_t corr)
+{
+	return (uintptr_t)corr + 1;
+}
+
+/* GPU records that carry a nested driver call's id get the runtime's. */
+static int apply_aliases(struct collect *c)
+{
+	struct ptrmap alias = { 0 };
+	const struct raw_call *call;
+	uintptr_t outer;
+	int err = 0;
+
+	for (struct call_chunk *k = c->chunks; k && !err; k = k->next) {
+		for (uint32_t i = 0; i < k->call_n && !err; i++) {
+			call = &k->calls[i];
+			outer = call->outer;
+			if (call->kind == CALL_ALIAS)
+				err = ptrmap_put(&alias, corr_key(call->corr),
+						 (void *)outer);
+		}
+	}
+	for (size_t i = 0; !err && alias.n && i < c->op_n; i++) {
+		outer = (uintptr_t)ptrmap_get(&alias, corr_key(c->ops[i].corr));
+		if (outer)
+			c->ops[i].corr = (uint32_t)outer;
+	}
+	ptrmap_free(&alias);
+	return err ? err_set(err, "egpu_trace_stop: out of memory") : 0;
+}
+
+static int by_op_start(const void *a, const void *b)
+{
+	const struct trace_op *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int collect_build_calls(struct collect *c)
+{
+	struct builder b = { .c = c };
+	size_t n = 0;
+	int err = 0;
+
+	for (struct call_chunk *k = c->chunks; k; k = k->next)
+		n += k->call_n;
+	c->td.apis = calloc(n ? n : 1, sizeof(*c->td.apis));
+	b.frames = calloc(c->raw_frames + 1, sizeof(*b.frames));
+	b.sym = sym_new(&c->names);
+	if (!c->td.apis || !b.frames || !b.sym)
+		err = err_set(EGPU_ENOMEM, "egpu_trace_stop: out of memory");
+	for (struct call_chunk *k = c->chunks; k && !err; k = k->next)
+		for (uint32_t i = 0; i < k->call_n && !err; i++)
+			if (k->calls[i].kind != CALL_ALIAS)
+				err = add_call(&b, k, &k->calls[i]);
+	if (!err)
+		err = apply_aliases(c);
+	if (!err && c->op_n)
+		qsort(c->ops, c->op_n, sizeof(*c->ops), by_op_start);
+	sym_free(b.sym);
+	ptrmap_free(&b.api_names);
+	free(b.set.slot);
+	free(b.frames);
+	return err;
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libegpu_inject.so: traces an unmodified CUDA application. The CUDA
+ * driver loads the library CUDA_INJECTION64_PATH names at cuInit and calls
+ * its InitializeInjection() (CUPTI's injection contract); the trace starts
+ * there and is written at exit into $EGPU_TRACE_DIR (default: egpu-trace):
+ * trace.folded, trace.json (Chrome / Perfetto), trace.svg, summary.txt;
+ * the summary also goes to stderr. `egpu trace -- CMD` sets this up.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "egpu.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define MSG "egpu trace: "
+
+static egpu_trace *trace;
+
+static const struct {
+	enum egpu_trace_format format;
+	const char *stem, *ext;
+} outputs[] = {
+	{ EGPU_TRACE_FOLDED, "trace", "folded" },
+	{ EGPU_TRACE_CHROME, "trace", "json" },
+	{ EGPU_TRACE_SVG, "trace", "svg" },
+	{ EGPU_TRACE_SUMMARY, "summary", "txt" },
+};
+
+/*
+ * DIR/STEM.EXT; STEM.PID.EXT in a process other than the one `egpu trace`
+ * started (EGPU_TRACE_PID), so that children do not overwrite it.
+ */
+static void out_path(char *buf, size_t len, const char *dir, size_t i)
+{
+	const char *root = getenv("EGPU_TRACE_PID");
+
+	if (root && atol(root) != (long)getpid())
+		snprintf(buf, len, "%s/%s.%ld.%s", dir, outputs[i].stem,
+			 (long)getpid(), outputs[i].ext);
+	else
+		snprintf(buf, len, "%s/%s.%s", dir, outputs[i].stem,
+			 outputs[i].ext);
+}
+
+static void print_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char buf[4096];
+	size_t n;
+
+	if (!f)
+		return;
+	while ((n = fread(buf, 1, sizeof(buf), f)))
+		fwrite(buf, 1, n, stderr);
+	fclose(f);
+}
+
+static void print_stats(void)
+{
+	struct egpu_trace_stats st = { .sz = sizeof(st) };
+
+	if (egpu_trace_stats(trace, &st))
+		return;
+	fprintf(stderr, MSG "%llu launches, %llu kernels (%llu matched to "
+		"a launch), %llu copies, %llu records lost, %.3f ms GPU time\n",
+		(unsigned long long)st.launches, (unsigned long long)st.kernels,
+		(unsigned long long)st.matched, (unsigned long long)st.copies,
+		(unsigned long long)st.lost, st.gpu_ns / 1e6);
+}
+
+static void finish(void)
+{
+	const char *dir = getenv("EGPU_TRACE_DIR");
+	char path[4096];
+
+	if (!dir || !*dir)
+		dir = "egpu-trace";
+	if (egpu_trace_stop(trace)) {
+		fprintf(stderr, MSG "%s\n", egpu_errmsg());
+		return;
+	}
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		fprintf(stderr, MSG "%s: %s\n", dir, strerror(errno));
+		return;
+	}
+	print_stats();
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
+		out_path(path, sizeof(path), dir, i);
+		if (egpu_trace_write(trace, outputs[i].format, path))
+			fprintf(stderr, MSG "%s\n", egpu_errmsg());
+		else
+			fprintf(stderr, MSG "wrote %s\n", path);
+	}
+	print_file(path);  /* the summary, written last */
+	egpu_trace_free(trace);
+	trace = NULL;
+}
+
+/* Called by the CUDA driver once, inside the application's cuInit. */
+EXPORT int InitializeInjection(void)
+{
+	if (trace)
+		return 1;
+	trace = egpu_trace_start(NULL);
+	if (!trace) {
+		fprintf(stderr, MSG "not tracing: %s\n", egpu_errmsg());
+		return 0;
+	}
+	if (atexit(finish)) {
+		fprintf(stderr, MSG "not tracing: atexit failed\n");
+		egpu_trace_free(trace);
+		trace = NULL;
+		return 0;
+	}
+	return 1;
+}

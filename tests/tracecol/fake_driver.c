@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Plays the CUDA driver for `egpu trace` without a GPU: loads the library
+ * CUDA_INJECTION64_PATH names and calls its InitializeInjection(), as
+ * cuInit does, then launches through the stand-in libcupti and exits
+ * with status 5, so that the exit handlers write the trace. With
+ * "child", a forked child does all that (another process of the command).
+ */
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void (*fake_launch)(const char *kernel, bool split);
+
+static __attribute__((noinline)) void train_step(void)
+{
+	fake_launch("_Z6updatePfi", true);
+	__asm__ volatile("");
+}
+
+static int play(void)
+{
+	const char *inject = getenv("CUDA_INJECTION64_PATH");
+	void *h, *cupti;
+	int (*init)(void);
+
+	setenv("EGPU_CUPTI_LIB", FAKE_CUPTI, 1);
+	h = inject ? dlopen(inject, RTLD_NOW) : NULL;
+	init = h ? (int (*)(void))dlsym(h, "InitializeInjection") : NULL;
+	cupti = dlopen(FAKE_CUPTI, RTLD_NOW);
+	fake_launch = cupti ? (void (*)(const char *, bool))dlsym(cupti,
+							     "fake_launch")
+			    : NULL;
+	if (!init || !fake_launch || init() != 1) {
+		fprintf(stderr, "fake_driver: %s\n", dlerror());
+		return 1;
+	}
+	for (int i = 0; i < 3; i++)
+		train_step();
+	return 5;
+}
+
+int main(int argc, char **argv)
+{
+	int status;
+	pid_t pid;
+
+	if (argc < 2 || strcmp(argv[1], "child"))
+		return play();
+	pid = fork();
+	if (!pid)
+		exit(play());
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 1;
+	return WEXITSTATUS(status);
+}

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `egpu trace` without a GPU: usage errors, the command's exit status and
+ * environment, and the whole path (libegpu_inject.so loaded by a stand-in
+ * driver, tracing through a stand-in libcupti): files and stderr summary.
+ */
+#include <check.h>
+#include <glob.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "egpu.h"
+#include "test_util.h"
+
+extern char **environ;
+
+/* Run the egpu tool with @argv (after "egpu"), stderr into @err. */
+static int run_egpu(const char *const *argv, char *err, size_t len)
+{
+	char path[] = "/tmp/egpu_tracecol_XXXXXX";
+	const char *args[16] = { EGPU_CLI };
+	posix_spawn_file_actions_t fa;
+	int fd = mkstemp(path), status;
+	size_t n = 1;
+	ssize_t got;
+	pid_t pid;
+
+	ck_assert_int_ge(fd, 0);
+	while (argv[n - 1] && n < 15) {
+		args[n] = argv[n - 1];
+		n++;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd, 2);
+	ck_assert_int_eq(posix_spawn(&pid, EGPU_CLI, &fa, NULL,
+				     (char *const *)args, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	got = pread(fd, err, len - 1, 0);
+	err[got > 0 ? got : 0] = '\0';
+	close(fd);
+	unlink(path);
+	ck_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+START_TEST(cli_usage_errors)
+{
+	const char *none[] = { "trace", NULL };
+	const char *no_dir[] = { "trace", "-o", NULL };
+	const char *unknown[] = { "trace", "-x", "true", NULL };
+	const char *only_dashes[] = { "trace", "-o", "/tmp", "--", NULL };
+	char err[4096];
+
+	ck_assert_int_eq(run_egpu(none, err, sizeof(err)), 2);
+	ck_assert_ptr_nonnull(strstr(err, "no command to run"));
+	ck_assert_int_eq(run_egpu(no_dir, err, sizeof(err)), 2);
+	ck_assert_ptr_nonnull(strstr(err, "-o needs a folder"));
+	ck_assert_int_eq(run_egpu(unknown, err, sizeof(err)), 2);
+	ck_assert_ptr_nonnull(strstr(err, "unknown option '-x'"));
+	ck_assert_int_eq(run_egpu(only_dashes, err, sizeof(err)), 2);
+}
+END_TEST
+
+START_TEST(cli_output_not_a_folder)
+{
+	const char *file[] = { "trace", "-o", "/dev/null", "true", NULL };
+	char err[4096];
+
+	ck_assert_int_eq(run_egpu(file, err, sizeof(err)), 1);
+	ck_assert_ptr_nonnull(strstr(err, "/dev/null: not a folder"));
+}
+END_TEST
+
+START_TEST(cli_runs_the_command)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX";
+	const char *exit3[] = { "trace", "-o", dir, "--", "sh", "-c",
+		"test \"$CUDA_INJECTION64_PATH\" && test -d \"$EGPU_TRACE_DIR\""
+		" && exit 3", NULL };
+	const char *missing[] = { "trace", "-o", dir, "/nonexistent/cmd",
+		NULL };
+	char err[4096];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	/* the command's status comes back; it saw the injection set up */
+	ck_assert_int_eq(run_egpu(exit3, err, sizeof(err)), 3);
+	ck_assert_msg(strstr(err, "no trace written"), "stderr: %s", err);
+	ck_assert_int_eq(run_egpu(missing, err, sizeof(err)), 127);
+	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/cmd"));
+	setenv("EGPU_INJECT_LIB", "/nonexistent/libegpu_inject.so", 1);
+	ck_assert_int_eq(run_egpu(exit3, err, sizeof(err)), 1);
+	ck_assert_ptr_nonnull(strstr(err, "EGPU_INJECT_LIB"));
+	unsetenv("EGPU_INJECT_LIB");
+	rmdir(dir);
+}
+END_TEST
+
+/* The whole path with the stand-in driver and libcupti: files, stderr. */
+START_TEST(cli_writes_the_trace)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX", path[128];
+	const char *run[] = { "trace", "-o", dir, FAKE_DRIVER, NULL };
+	static const char *const files[] = { "trace.folded", "trace.json",
+		"trace.svg", "summary.txt" };
+	char err[8192], *text;
+	size_t len;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 5);
+	ck_assert_msg(strstr(err, "3 launches, 3 kernels (3 matched"),
+		      "stderr: %s", err);
+	ck_assert_msg(strstr(err, "update(float*, int)"), "stderr: %s", err);
+	ck_assert_ptr_null(strstr(err, "no trace written"));
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		text = tu_read_file(path, &len);
+		ck_assert_msg(strstr(text, "update(float*, int)"),
+			      "%s lacks the kernel", path);
+		if (i == 0)
+			ck_assert_msg(strstr(text, "play;train_step;"
+					     "cudaLaunchKernel;"),
+				      "folded: %s", text);
+		free(text);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+END_TEST
+
+/* Another process of the command writes its own files beside. */
+START_TEST(cli_child_process_files)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX", pattern[64];
+	const char *run[] = { "trace", "-o", dir, FAKE_DRIVER, "child", NULL };
+	char err[8192];
+	glob_t g;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 5);
+	ck_assert_msg(!strstr(err, "no trace written"), "stderr: %s", err);
+	snprintf(pattern, sizeof(pattern), "%s/*.[0-9]*.*", dir);
+	ck_assert_int_eq(glob(pattern, 0, NULL, &g), 0);
+	ck_assert_uint_eq(g.gl_pathc, 4);
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		unlink(g.gl_pathv[i]);
+	globfree(&g);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("tracecol_cli");
+	TCase *tc = tcase_create("cli");
+
+	tcase_add_test(tc, cli_usage_errors);
+	tcase_add_test(tc, cli_output_not_a_folder);
+	tcase_add_test(tc, cli_runs_the_command);
+	tcase_add_test(tc, cli_writes_the_trace);
+	tcase_add_test(tc, cli_child_process_files);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(suite(), true);
+}
