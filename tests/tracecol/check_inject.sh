@@ -20,8 +20,8 @@ set -- $(grep -o '[0-9]* kernels ([0-9]* matched' "$dir.err" | tr -d '(')
 [ "$1" -gt 0 ] || fail "no kernels traced"
 [ "$1" = "$3" ] || fail "$3 of $1 kernels matched to a launch"
 grep -q timed_kernel "$dir/summary.txt" || fail "summary lacks timed_kernel"
-grep -q 'launch_driver;cuLaunchKernel;' "$dir/trace.folded" ||
+grep -Eq 'launch_driver(\(\))?;cuLaunchKernel;' "$dir/trace.folded" ||
 	fail "folded stacks lack launch_driver;cuLaunchKernel"
-grep -q 'launch_graph;cudaGraphLaunch;' "$dir/trace.folded" ||
+grep -Eq 'launch_graph(\(\))?;cudaGraphLaunch;' "$dir/trace.folded" ||
 	fail "folded stacks lack launch_graph;cudaGraphLaunch"
 echo "PASSED: $1 kernels, all matched"
