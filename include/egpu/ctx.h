@@ -11,54 +11,9 @@
 /* clang -target bpf has no C library headers: the compiler's own types. */
 typedef __UINT64_TYPE__ uint64_t;
 typedef __UINT32_TYPE__ uint32_t;
+typedef __UINT16_TYPE__ uint16_t;
 #else
 #include <stdint.h>
-/* egpu_mem_ctx.kind */
-#define EGPU_MEM_LOAD 1   /* ld, ldu, ld.global.nc */
-#define EGPU_MEM_STORE 2  /* st */
-#define EGPU_MEM_ATOMIC 3 /* atom, red */
-#define EGPU_MEM_ASYNC 4  /* cp.async, cp.async.bulk (addr: the source) */
-
-/* egpu_mem_ctx.space */
-#define EGPU_SPACE_GENERIC 0
-#define EGPU_SPACE_GLOBAL 1
-#define EGPU_SPACE_SHARED 2 /* .shared, .shared::cta, .shared::cluster */
-#define EGPU_SPACE_LOCAL 3
-#define EGPU_SPACE_CONST 4
-#define EGPU_SPACE_PARAM 5
-
-/* egpu_mem_ctx.kernel_id of a site in a .func called by several kernels */
-#define EGPU_MEM_KERNEL_SHARED 0xffffffffu
-
-/*
- * ctx of SEC("gpu/mem/...") programs (and bpftime's kprobe/__memcapture),
- * 40 bytes, read-only; r2 (ctx_len) is sizeof(struct egpu_mem_ctx). The
- * program runs before the access, in the accessing thread, only when the
- * instruction's own predicate (if any) is true.
- */
-struct egpu_mem_ctx {
-	/* Generic address of the first byte accessed (cvta of the state
-	 * space's address), the instruction's base register plus offset
-	 * with symbols resolved. */
-	uint64_t addr;
-	/* Generic address of the instruction's PTX text, NUL-terminated, in
-	 * global memory (for bpf_probe_read_str); also in the report. */
-	uint64_t text;
-	/* Index of the kernel (as egpu_kernel_ctx.kernel_id), or
-	 * EGPU_MEM_KERNEL_SHARED for a .func reached from several kernels. */
-	uint32_t kernel_id;
-	/* Module-wide site number: egpu_report.mem_sites[site]. */
-	uint32_t site;
-	/* Bytes accessed: vector width times type size (cp.async: the copy
-	 * size; bulk copies with a register size: its runtime value). */
-	uint32_t size;
-	uint16_t kind;  /* EGPU_MEM_* */
-	uint16_t space; /* EGPU_SPACE_* */
-	/* Source line of the access from the last .loc, 0 without one. */
-	uint32_t line;
-	uint32_t reserved;
-};
-
 #endif
 
 /* egpu_kernel_ctx.attach */

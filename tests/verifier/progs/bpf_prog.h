@@ -29,17 +29,8 @@ enum {
 	MAP_PERTHREAD_ARRAY = 1502,
 };
 
-/* r1 of entry and exit probes */
-#include <egpu/ctx.h> /* struct egpu_kernel_ctx, as the rewriter builds it */
-
-/* r1 of memory probes */
-struct egpu_mem_ctx {
-	u64 addr;
-	u32 size;
-	u32 flags;
-	u32 site_id;
-	u32 kernel_id;
-};
+/* r1 of probes */
+#include <egpu/ctx.h> /* struct egpu_kernel_ctx, egpu_mem_ctx */
 
 static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
 static long (*bpf_map_update_elem)(void *map, const void *key,
