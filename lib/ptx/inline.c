@@ -446,6 +446,10 @@ static void put_stmt(struct strbuf *sb, const struct inline_func *fn,
 	case S_CTX:
 		put_ctx_load(sb, fn, i, at);
 		break;
+	case S_CTX_PTR:
+		if (!at->image)
+			put_toks(sb, fn, st->first, st->last, at);
+		break;
 	case S_RET:
 		if (st->pred >= 0) {
 			sb_adds(sb, st->pred_neg ? "@!" : "@");

@@ -13,6 +13,7 @@ enum stmt_act {
 	S_ARG1, /* ld.param of ctx_len */
 	S_RET,  /* ret: a branch to the end of the copy */
 	S_CTX,  /* ld from ctx at a constant offset: a constant, or copied */
+	S_CTX_PTR, /* ctx plus a constant for S_CTX loads: copied, or dropped */
 };
 
 /* What a copy writes for each token of a copied statement. */

@@ -54,9 +54,12 @@ static int dyn_field(const struct ctx_layout *lay, uint32_t off, uint32_t size)
 	return -1;
 }
 
-/* Whether @st is `ld.TYPE %dst, [CTX(+OFF)?];` reading the ctx whole fields. */
+/*
+ * Whether @st is `ld.TYPE %dst, [CTX(+OFF)?];` reading whole fields of
+ * the ctx, CTX pointing @base bytes into it.
+ */
 static bool ctx_load(const struct scan *sc, const struct ptx_stmt *st,
-		     uint32_t ctx, struct ctx_load *ld)
+		     uint32_t ctx, uint32_t base, struct ctx_load *ld)
 {
 	const struct ptx_module *m = sc->fn->m;
 	const struct ctx_layout *lay = sc->fn->layout;
@@ -74,9 +77,9 @@ static bool ctx_load(const struct scan *sc, const struct ptx_stmt *st,
 	/* Only .u and .s define what fills a wider register. */
 	if (tok_text(m, t + 1)[1] == 'b' && ld->width != ld->size)
 		return false;
-	ld->off = 0;
+	ld->off = base;
 	if (tok_is(m, e, "+") && m->toks[e + 1].kind == TOK_INT) {
-		ld->off = (uint32_t)strtoul(tok_text(m, e + 1), NULL, 0);
+		ld->off += (uint32_t)strtoul(tok_text(m, e + 1), NULL, 0);
 		e += 2;
 	}
 	if (!tok_is(m, e, "]") || !tok_is(m, e + 1, ";") || e + 2 != st->last ||
@@ -102,9 +105,46 @@ static bool ctx_register(const struct inline_func *fn, uint32_t *reg,
 	return n == 1;
 }
 
-/* Whether every use of @reg but its load and declarations is a ctx load. */
-static bool only_loads(const struct scan *sc, uint32_t reg, uint32_t def,
-		       bool mark)
+/* A register pointing into the ctx: ctx itself or ctx plus a constant. */
+struct ctx_ptr {
+	uint32_t reg; /* its token */
+	uint32_t off;
+	uint32_t def; /* the statement setting it */
+};
+
+/* Pointers into the ctx a body may derive before its loads. */
+#define MAX_CTX_PTRS 16
+
+/* `add.{s,u}64 %dst, PTR, IMM;`: a pointer @off + IMM into the ctx. */
+static bool ctx_add(const struct scan *sc, const struct ptx_stmt *st,
+		    const struct ctx_ptr *p, struct ctx_ptr *out)
+{
+	const struct ptx_module *m = sc->fn->m;
+	uint32_t t = st->op;
+	const struct own_name *dst;
+	int64_t imm;
+
+	if (st->kind != ST_INSN || st->pred >= 0 || st->last != t + 8 ||
+	    !tok_is(m, t, "add") ||
+	    !(tok_is(m, t + 1, ".s64") || tok_is(m, t + 1, ".u64")) ||
+	    !(dst = own_name_of(sc, t + 2)) || dst->bytes != 8 ||
+	    !tok_is(m, t + 3, ",") || !tok_same(m, t + 4, p->reg) ||
+	    !tok_is(m, t + 5, ",") || m->toks[t + 6].kind != TOK_INT)
+		return false;
+	imm = strtoll(tok_text(m, t + 6), NULL, 0);
+	if (imm < 0 || imm >= (int64_t)sc->fn->layout->size)
+		return false;
+	*out = (struct ctx_ptr){ t + 2, p->off + (uint32_t)imm,
+				 (uint32_t)(st - sc->fn->f->stmts) };
+	return true;
+}
+
+/*
+ * Whether every statement naming pointer @p (but the one setting it and
+ * declarations) is a ctx load or derives another pointer; appends those.
+ */
+static bool ptr_uses(const struct scan *sc, const struct ctx_ptr *p,
+		     struct ctx_ptr *ptrs, uint32_t *n, bool mark)
 {
 	struct inline_func *fn = sc->fn;
 
@@ -114,10 +154,16 @@ static bool only_loads(const struct scan *sc, uint32_t reg, uint32_t def,
 		bool used = false;
 
 		for (uint32_t t = st->first; t < st->last; t++)
-			used |= tok_same(fn->m, t, reg);
-		if (!used || i == def || st->kind == ST_DECL)
+			used |= tok_same(fn->m, t, p->reg);
+		if (!used || i == p->def || st->kind == ST_DECL)
 			continue;
-		if (!ctx_load(sc, st, reg, &ld))
+		if (*n < MAX_CTX_PTRS && ctx_add(sc, st, p, &ptrs[*n])) {
+			(*n)++;
+			if (mark)
+				fn->stmt[i] = S_CTX_PTR;
+			continue;
+		}
+		if (!ctx_load(sc, st, p->reg, p->off, &ld))
 			return false;
 		if (mark) {
 			fn->stmt[i] = S_CTX;
@@ -125,6 +171,22 @@ static bool only_loads(const struct scan *sc, uint32_t reg, uint32_t def,
 			fn->off[i] = (uint8_t)ld.off;
 		}
 	}
+	return true;
+}
+
+/*
+ * Whether the ctx register @reg, set by statement @def, and every pointer
+ * derived from it serve only as addresses of ctx loads.
+ */
+static bool only_loads(const struct scan *sc, uint32_t reg, uint32_t def,
+		       bool mark)
+{
+	struct ctx_ptr ptrs[MAX_CTX_PTRS] = { { reg, 0, def } };
+	uint32_t n = 1;
+
+	for (uint32_t k = 0; k < n; k++)
+		if (!ptr_uses(sc, &ptrs[k], ptrs, &n, mark))
+			return false;
 	return true;
 }
 

@@ -293,11 +293,15 @@ static char *ctx_case(const char *extra, bool no_ctx, struct ptx_report *rep)
 START_TEST(ctx_loads_become_constants)
 {
 	struct ptx_report rep;
-	char *body = ctx_case("", false, &rep);
+	/* A pointer into the ctx folds with the loads through it. */
+	char *body = ctx_case("\tadd.s64 %rd7, %rd1, 16;\n\tld.u32 %r2, [%rd7+8];\n"
+			      "\tst.global.u32 [sink+48], %r2;\n", false, &rep);
 
 	ck_assert_uint_eq(rep.kernels[0].inlined, 3);
 	ck_assert_ptr_null(strstr(body, "%egpu_ctx"));
+	ck_assert_ptr_nonnull(strstr(body, "\tmov.b32 \t%egpu_0_x1_0_r2, 1;"));
 	ck_assert_ptr_null(strstr(body, "%egpu_rd1;"));
+	ck_assert_ptr_null(strstr(body, "add.s64 %egpu_0_x1_0_rd7"));
 	/* Exit 1 of kernel 0, 12 parameter bytes, attach 2; ctx_len 32. */
 	ck_assert_ptr_nonnull(strstr(body,
 		"\tmov.u64 %egpu_0_x1_0_rd2, 32;\n"
@@ -318,7 +322,9 @@ START_TEST(ctx_kept_when_used_otherwise)
 	static const char *const extras[] = {
 		"\tld.b32 %rd7, [%rd1];\n",      /* .b into a wider register */
 		"\tld.u32 %r2, [%rd1+12];\n",    /* half of ctx.params */
-		"\tadd.u64 %rd7, %rd1, 8;\n",    /* arithmetic on it */
+		"\tadd.u64 %rd7, %rd1, %rd5;\n",  /* arithmetic on it */
+		/* a pointer into it used but for loads */
+		"\tadd.u64 %rd7, %rd1, 8;\n\tst.global.u64 [sink+48], %rd7;\n",
 		"\tld.u32 %r2, [%rd1+30];\n",    /* past its end */
 		"\tst.u32 [%rd1+28], %r1;\n",    /* a store */
 	};

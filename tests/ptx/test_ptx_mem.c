@@ -328,6 +328,37 @@ START_TEST(fields_fold)
 }
 END_TEST
 
+/* Pointers the body derives into its ctx (ctx + 24) fold as well. */
+START_TEST(derived_pointers_fold)
+{
+	static const char probe[] =
+		".version 8.0\n.target sm_90\n.address_size 64\n"
+		".visible .func (.param .b64 r) hp(.param .b64 hp_param_0, .param .b64 hp_param_1)\n"
+		"{\n\t.reg .b32 %r<3>;\n\t.reg .b64 %rd<4>;\n"
+		"\tld.param.u64 %rd1, [hp_param_0];\n"
+		"\tadd.s64 %rd2, %rd1, 24;\n"
+		"\tld.u32 %r1, [%rd2];\n"
+		"\tld.u16 %r2, [%rd2+6];\n"
+		"\tret;\n}\n";
+	struct ptx_text mod = { "hp", probe, strlen(probe) };
+	struct ptx_attach req = { .kernel = "ka", .point = EGPU_ATTACH_MEM,
+				  .func = "hp" };
+	size_t len;
+	int err;
+	char *out = instrument(forms_ptx, strlen(forms_ptx), &req, 1, &mod, 1,
+			       NULL, &len, &err);
+	char *copy;
+
+	ck_assert_msg(out, "%s", egpu_errmsg());
+	copy = site_copy(out, 4, 0); /* ld.global.v4.f32: 16 bytes, global */
+	ck_assert_msg(strstr(copy, "\tmov.b32 \t%egpu_m4_0_r1, 16;") &&
+			      strstr(copy, "\tmov.b32 \t%egpu_m4_0_r2, 1;") &&
+			      !strstr(copy, "add.s64"), "%s", copy);
+	free(copy);
+	free(out);
+}
+END_TEST
+
 /* A probe reading no text gets none; a called probe gets a built ctx. */
 START_TEST(texts_and_built_ctx)
 {
@@ -392,6 +423,80 @@ START_TEST(masks_select)
 	ck_assert_ptr_nonnull(strstr(out, "// inlined mem_bytes\n"));
 	ck_assert_ptr_nonnull(strstr(out, "$egpu_m0_0:"));
 	ck_assert_ptr_null(strstr(out, "$egpu_m0_1:"));
+	ptx_report_free(&rep);
+	free(out);
+}
+END_TEST
+
+/* What Triton's matmul writes: inline-assembly copies, ldmatrix. */
+static const char triton_ptx[] =
+	".version 8.0\n"
+	".target sm_90a\n"
+	".address_size 64\n"
+	".extern .shared .align 16 .b8 global_smem[];\n"
+	"\n"
+	".visible .entry tk(.param .u64 tk_param_0, .param .u64 tk_param_1)\n"
+	"{\n"
+	"\t.reg .pred %p<3>;\n"
+	"\t.reg .b32 %r<40>;\n"
+	"\t.reg .b64 %rd<8>;\n"
+	"\tld.param.u64 %rd1, [tk_param_0];\n"
+	"\tld.param.u64 %rd2, [tk_param_1];\n"
+	"\tmov.u32 %r1, %tid.x;\n"
+	"\tsetp.lt.s32 %p1, %r1, 64;\n"
+	"\tmov.u32 %r2, global_smem;\n"
+	"\tshl.b32 %r3, %r1, 4;\n"
+	"\tadd.s32 %r4, %r2, %r3;\n"
+	"\tmul.wide.s32 %rd3, %r1, 16;\n"
+	"\tadd.s64 %rd4, %rd1, %rd3;\n"
+	"\tselp.b32 %r5, 16, 0, %p1;\n"
+	"\t// begin inline asm\n"
+	"\tcp.async.cg.shared.global.L2::128B [ %r4 + 0 ], [ %rd4 + 0 ], 0x10, %r5;\n"
+	"\t// end inline asm\n"
+	"\t// begin inline asm\n"
+	"\tcp.async.commit_group ;\n"
+	"\t// end inline asm\n"
+	"\t// begin inline asm\n"
+	"\tcp.async.wait_group 0x0;\n"
+	"\t// end inline asm\n"
+	"\tbar.sync 0;\n"
+	"\t// begin inline asm\n"
+	"\tldmatrix.sync.aligned.m8n8.x4.shared.b16 { %r6, %r7, %r8, %r9 }, [ %r4 + 0 ];\n"
+	"\t// end inline asm\n"
+	"\tld.shared.v4.b32 { %r10, %r11, %r12, %r13 }, [%r4+1024];\n"
+	"\tadd.s64 %rd5, %rd2, %rd3;\n"
+	"\t// begin inline asm\n"
+	"\t@%p1 st.global.v4.b32 [ %rd5 + 0 ], { %r6, %r7, %r10, %r11 };\n"
+	"\t// end inline asm\n"
+	"\t// begin inline asm\n"
+	"\tmov.u32 %r14, 0x0;\n"
+	"\t@%p1 ld.global.v4.b32 { %r14, %r15, %r16, %r17 }, [ %rd4 + 0 ];\n"
+	"\t// end inline asm\n"
+	"\tret;\n"
+	"}\n";
+
+START_TEST(triton_forms)
+{
+	static const struct { uint16_t kind, space; uint32_t size; } want[] = {
+		{ EGPU_MEM_LOAD, EGPU_SPACE_PARAM, 8 },
+		{ EGPU_MEM_LOAD, EGPU_SPACE_PARAM, 8 },
+		{ EGPU_MEM_ASYNC, EGPU_SPACE_GLOBAL, 16 },
+		{ EGPU_MEM_LOAD, EGPU_SPACE_SHARED, 16 },
+		{ EGPU_MEM_STORE, EGPU_SPACE_GLOBAL, 16 },
+		{ EGPU_MEM_LOAD, EGPU_SPACE_GLOBAL, 16 },
+	};
+	struct ptx_attach reqs[] = { mem_req("tk", P_COUNT), mem_req("tk", P_RECORD) };
+	struct ptx_report rep;
+	char *out = mem_instrument(triton_ptx, reqs, 2, &rep, "mem_triton");
+
+	ck_assert_uint_eq(rep.nmem_sites, ARRAY_SIZE(want));
+	ck_assert_uint_eq(rep.mem_skipped, 1); /* ldmatrix */
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		ck_assert_msg(rep.mem_sites[i].kind == want[i].kind &&
+				      rep.mem_sites[i].space == want[i].space &&
+				      rep.mem_sites[i].size == want[i].size,
+			      "site %zu: %s", i, rep.mem_sites[i].text);
+	ck_assert_ptr_nonnull(strstr(out, "\t@!%p1 bra \t$egpu_mskip_4;\n"));
 	ptx_report_free(&rep);
 	free(out);
 }
@@ -650,8 +755,10 @@ int main(void)
 	tcase_add_test(tc, every_form);
 	tcase_add_test(tc, addresses);
 	tcase_add_test(tc, fields_fold);
+	tcase_add_test(tc, derived_pointers_fold);
 	tcase_add_test(tc, texts_and_built_ctx);
 	tcase_add_test(tc, masks_select);
+	tcase_add_test(tc, triton_forms);
 	tcase_add_test(tc, bad_input);
 	if (PTX_CORPUS_COUNT) {
 		tcase_add_test(tc, corpus_every_access);
