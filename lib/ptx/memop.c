@@ -223,6 +223,9 @@ static const char *access_op(const struct ptx_module *m,
 	    (op->base_is == BASE_SYM ? !is_kernel_param(m, f, op->base) :
 				       !f->entry))
 		return "a .param access outside kernel parameters";
+	/* cvta.param on kernel parameters needs sm_70. */
+	if (op->space == EGPU_SPACE_PARAM && m->sm && m->sm < 70)
+		return "a kernel parameter access below sm_70";
 	return NULL;
 }
 

@@ -502,12 +502,59 @@ START_TEST(triton_forms)
 }
 END_TEST
 
+/* Entry, exit and memory probes in one kernel share its stack. */
+START_TEST(with_entry_and_exit)
+{
+	struct ptx_attach reqs[] = {
+		{ .kernel = "ka", .point = EGPU_ATTACH_ENTRY, .func = "mem_record" },
+		mem_req("*", P_RECORD),
+		{ .kernel = "*", .point = EGPU_ATTACH_EXIT, .func = "mem_count" },
+	};
+	struct ptx_report rep;
+	char *out = mem_instrument(forms_ptx, reqs, 3, &rep, "mem_entry_exit");
+	const char *depot = strstr(out, "%egpu_0_depot[");
+
+	ck_assert_ptr_nonnull(depot);
+	ck_assert_ptr_null(strstr(depot + 1, "%egpu_0_depot["));
+	ck_assert_uint_eq(rep.kernels[0].entry_points, 1);
+	ck_assert_uint_eq(rep.kernels[0].exit_points, 1);
+	ck_assert_uint_eq(rep.kernels[0].programs, 3);
+	ck_assert_uint_eq(rep.nmem_sites, ARRAY_SIZE(forms_sites));
+	/* The entry probes run before the first instruction's mem probes. */
+	ck_assert_ptr_nonnull(strstr(out, "// end egpu entry probes\n\t"
+					  "// begin egpu mem probes\n"));
+	ptx_report_free(&rep);
+	free(out);
+}
+END_TEST
+
 START_TEST(bad_input)
 {
 	static const char no_access[] =
 		".version 8.0\n.target sm_90\n.address_size 64\n"
 		".visible .entry k()\n{\n\t.reg .b32 %r<2>;\n"
 		"\tmov.u32 %r1, %tid.x;\n\tret;\n}\n";
+	static const char addr32[] =
+		".version 8.0\n.target sm_90\n.address_size 32\n"
+		".visible .entry k()\n{\n\t.reg .b32 %r<2>;\n"
+		"\tld.u32 %r1, [%r1];\n\tret;\n}\n";
+	static const char q32[] =
+		".version 8.0\n.target sm_90\n.address_size 32\n"
+		".visible .func (.param .b64 r) q(.param .b64 a, .param .b64 b)\n"
+		"{\n\tret;\n}\n";
+	static const char q60[] =
+		".version 8.0\n.target sm_60\n.address_size 64\n"
+		".visible .func (.param .b64 r) q(.param .b64 a, .param .b64 b)\n"
+		"{\n\tret;\n}\n";
+	struct ptx_text probe32 = { "q", q32, sizeof(q32) - 1 };
+	struct ptx_text probe60 = { "q", q60, sizeof(q60) - 1 };
+	size_t len;
+	int err;
+	static const char sm60[] =
+		".version 8.0\n.target sm_60\n.address_size 64\n"
+		".visible .entry k(.param .u64 k_p)\n{\n\t.reg .b64 %rd<3>;\n"
+		"\tld.param.u64 %rd1, [k_p];\n\tld.global.u64 %rd2, [%rd1];\n"
+		"\tret;\n}\n";
 	struct ptx_attach req = mem_req("nosuch", P_COUNT);
 	struct ptx_report rep;
 	struct strbuf sb;
@@ -524,6 +571,19 @@ START_TEST(bad_input)
 	ck_assert_uint_eq(rep.kernels[0].mem_points, 0);
 	ck_assert_uint_eq(rep.kernels[0].programs, 1);
 	ck_assert_ptr_null(strstr(out, "egpu mem"));
+	ptx_report_free(&rep);
+	free(out);
+	/* Generic addresses of 32 bits cannot be formed. */
+	req.func = "q";
+	ck_assert_int_eq(ptx_instrument(addr32, strlen(addr32), &req, 1, &probe32,
+					1, &sb, NULL), EGPU_ENOTSUP);
+	ck_assert_str_eq(egpu_errmsg(), "memory probes need .address_size 64; the module has 32");
+	/* Below sm_70 kernel parameters have no generic address. */
+	out = instrument(sm60, strlen(sm60), &req, 1, &probe60, 1, &rep,
+			 &len, &err);
+	ck_assert_msg(out, "%s", egpu_errmsg());
+	ck_assert_uint_eq(rep.nmem_sites, 1);
+	ck_assert_uint_eq(rep.mem_skipped, 1);
 	ptx_report_free(&rep);
 	free(out);
 	sb_free(&sb);
@@ -759,6 +819,7 @@ int main(void)
 	tcase_add_test(tc, texts_and_built_ctx);
 	tcase_add_test(tc, masks_select);
 	tcase_add_test(tc, triton_forms);
+	tcase_add_test(tc, with_entry_and_exit);
 	tcase_add_test(tc, bad_input);
 	if (PTX_CORPUS_COUNT) {
 		tcase_add_test(tc, corpus_every_access);
