@@ -120,6 +120,14 @@ int runtime_modules(struct egpu_ctx *ctx, const struct ptx_text *code,
 	return print_ring_module(ctx, prints, &out[1]);
 }
 
+static bool mem_linked(const struct egpu_ctx *ctx)
+{
+	for (const struct egpu_link *l = ctx->links; l; l = l->next)
+		if (l->at == EGPU_ATTACH_MEM)
+			return true;
+	return false;
+}
+
 static int fill_mem_sites(struct egpu_ctx *ctx, struct egpu_report *r)
 {
 	const struct ptx_report *pr = &ctx->last;
@@ -142,6 +150,9 @@ static int fill_mem_sites(struct egpu_ctx *ctx, struct egpu_report *r)
 	}
 	r->mem_site_cnt = (uint32_t)pr->nmem_sites;
 	r->mem_sites = ms;
+	if (!pr->nmem_sites && mem_linked(ctx))
+		log_msg(&ctx->log, EGPU_LOG_WARN,
+			"instrumenting: memory probes are attached, but the kernels they match (and their .funcs) have no memory instruction they select");
 	if (pr->mem_skipped)
 		log_msg(&ctx->log, EGPU_LOG_INFO,
 			"instrumenting: %zu memory instructions of probed functions have no probe (ldmatrix, wgmma, call-sequence .param ...: docs/ptx.md)",

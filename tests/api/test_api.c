@@ -251,6 +251,38 @@ START_TEST(mem_probes_offline)
 }
 END_TEST
 
+static void keep_last(enum egpu_log_level level, const char *msg, void *user)
+{
+	if (level == EGPU_LOG_WARN)
+		snprintf(user, 256, "%s", msg);
+}
+
+/* Masks that select nothing probe nothing, and the log says so. */
+START_TEST(mem_probes_selecting_nothing)
+{
+	char warned[256] = "";
+	EGPU_OPTS(egpu_ctx_opts, co, .offline = true, .log = keep_last,
+		  .log_user = warned, .log_level = EGPU_LOG_WARN);
+	egpu_ctx *c = egpu_ctx_new(&co);
+	egpu_obj *mo = egpu_load(c, MEM_OBJ, NULL);
+	EGPU_OPTS(egpu_attach_opts, ao, .mem_kinds = 1u << EGPU_MEM_ASYNC);
+	EGPU_OPTS(egpu_report, rep);
+	size_t len;
+	char *ptx = tu_read_file(MEM_PTX, &len), *out = NULL;
+
+	ck_assert_ptr_nonnull(egpu_attach_kernel(egpu_obj_prog(mo, "mem_probe"),
+						 "*", EGPU_ATTACH_MEM, &ao));
+	ck_assert_msg(!egpu_instrument_ptx(c, ptx, len, &out, NULL, &rep),
+		      "instrument: %s", egpu_errmsg());
+	ck_assert_uint_eq(rep.mem_site_cnt, 0);
+	ck_assert_uint_eq(rep.kernels_patched, 1);
+	ck_assert_ptr_nonnull(strstr(warned, "no memory instruction"));
+	free(out);
+	free(ptx);
+	egpu_ctx_free(c);
+}
+END_TEST
+
 /* What a direct GPU run loads: the program, its kernel, the runtime. */
 START_TEST(direct_run_module_assembles)
 {
@@ -293,6 +325,7 @@ int main(void)
 	tcase_add_test(tc, offline_instrumentation_assembles);
 	tcase_add_test(tc, unknown_kernel_is_an_error);
 	tcase_add_test(tc, mem_probes_offline);
+	tcase_add_test(tc, mem_probes_selecting_nothing);
 	tcase_add_test(tc, direct_run_module_assembles);
 	tcase_add_test(tc, gpu_calls_refused_offline);
 	suite_add_tcase(s, tc);
