@@ -15,18 +15,31 @@
 #include "egpu/ctx.h"
 #include "ptx/memplan.h"
 
+/* A defined .func by name, for lookups by binary search. */
+struct func_name {
+	const char *s;
+	uint32_t len;
+	uint32_t item;
+};
+
 struct mem_plan {
 	const struct ptx_module *m;
 	struct mem_req *reqs;
 	size_t nreq;
+	const uint32_t *kernel_items; /* by kernel id, in mem_plan_make() */
 	size_t nkernels;
-	uint8_t *reach;       /* [kernel][item]: the kernel runs the item */
-	uint32_t *item_kernel;/* kernel id of an item's sites */
+	struct func_name *funcs;      /* sorted by name */
+	size_t nfuncs;
+	uint8_t *seen;        /* per item, during one walk (all zero else) */
+	uint32_t *visit;      /* items one walk reached */
+	uint32_t *item_kernel; /* kernel id of an item's sites */
+	uint32_t *item_nkernels; /* kernels that reach the item */
 	uint8_t *item_reqs;   /* [item][req]: request probes the item */
+	uint32_t *item_sites; /* sites in the item */
+	uint32_t *points;     /* by kernel id: sites it runs */
 	struct mem_site *sites;
 	size_t nsites, cap;
-	uint32_t *calls;      /* request indices, per site a range */
-	size_t ncalls;
+	uint32_t *calls;      /* request indices, nreq slots per site */
 	size_t skipped;
 };
 
@@ -35,77 +48,127 @@ static bool is_func(const struct ptx_module *m, uint32_t i)
 	return m->items[i].kind == IT_FUNC && m->items[i].func->defined;
 }
 
-/* The defined function named by token @t of the module, or -1. */
-static int64_t func_named(const struct ptx_module *m, uint32_t t)
+static int by_name(const void *a, const void *b)
 {
-	const char *s = tok_text(m, t);
+	const struct func_name *x = a, *y = b;
+	int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
 
-	if (m->toks[t].kind != TOK_IDENT || *s == '%' || *s == '$')
-		return -1;
-	for (uint32_t i = 0; i < m->nitems; i++)
-		if (is_func(m, i) && !m->items[i].func->entry &&
-		    tok_same(m, t, m->items[i].name))
-			return i;
-	return -1;
+	return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
-/* Mark in @seen every function item that item @from reaches. */
-static int reach_from(const struct ptx_module *m, uint32_t from, uint8_t *seen)
+/* The defined .funcs of the module, sorted by name. */
+static int func_index(struct mem_plan *p)
 {
-	uint32_t *stack = malloc((m->nitems + 1) * sizeof(*stack)), n = 0;
+	const struct ptx_module *m = p->m;
 
-	if (!stack)
+	p->funcs = calloc(m->nitems + 1, sizeof(*p->funcs));
+	if (!p->funcs)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
-	seen[from] = 1;
-	stack[n++] = from;
-	while (n) {
-		const struct ptx_func *f = m->items[stack[--n]].func;
-
-		for (uint32_t i = 0; i < f->nstmts; i++) {
-			const struct ptx_stmt *st = &f->stmts[i];
-
-			for (uint32_t t = st->first; st->kind == ST_INSN &&
-						     t < st->last; t++) {
-				int64_t g = t == st->op ? -1 : func_named(m, t);
-
-				if (g >= 0 && !seen[g]) {
-					seen[g] = 1;
-					stack[n++] = (uint32_t)g;
-				}
-			}
-		}
-	}
-	free(stack);
+	for (uint32_t i = 0; i < m->nitems; i++)
+		if (is_func(m, i) && !m->items[i].func->entry)
+			p->funcs[p->nfuncs++] = (struct func_name){
+				tok_text(m, m->items[i].name),
+				m->toks[m->items[i].name].len, i };
+	qsort(p->funcs, p->nfuncs, sizeof(*p->funcs), by_name);
 	return 0;
 }
 
-static int plan_reach(struct mem_plan *p, const uint32_t *kernel_items)
+/* The defined .func named by token @t, or -1. */
+static int64_t func_named(const struct mem_plan *p, uint32_t t)
 {
 	const struct ptx_module *m = p->m;
-	size_t ni = m->nitems;
-	int err = 0;
+	struct func_name key = { tok_text(m, t), m->toks[t].len, 0 };
+	const struct func_name *f;
 
-	p->reach = calloc(p->nkernels * ni + 1, 1);
+	if (m->toks[t].kind != TOK_IDENT || *key.s == '%' || *key.s == '$')
+		return -1;
+	f = bsearch(&key, p->funcs, p->nfuncs, sizeof(*p->funcs), by_name);
+	return f ? (int64_t)f->item : -1;
+}
+
+/* Every .func item @from calls or takes the address of, into @out. */
+static void callees(const struct mem_plan *p, uint32_t from, uint32_t *out,
+		    uint32_t *n)
+{
+	const struct ptx_func *f = p->m->items[from].func;
+
+	for (uint32_t i = 0; i < f->nstmts; i++) {
+		const struct ptx_stmt *st = &f->stmts[i];
+
+		for (uint32_t t = st->first; st->kind == ST_INSN && t < st->last;
+		     t++) {
+			int64_t g = t == st->op ? -1 : func_named(p, t);
+
+			if (g >= 0 && !p->seen[g]) {
+				p->seen[g] = 1;
+				out[(*n)++] = (uint32_t)g;
+			}
+		}
+	}
+}
+
+/* The items kernel @k runs, into p->visit; clear p->seen after use. */
+static uint32_t walk(struct mem_plan *p, size_t k)
+{
+	uint32_t n = 0;
+
+	p->visit[n++] = p->kernel_items[k];
+	p->seen[p->kernel_items[k]] = 1;
+	for (uint32_t i = 0; i < n; i++)
+		callees(p, p->visit[i], p->visit, &n);
+	return n;
+}
+
+static void unwalk(struct mem_plan *p, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		p->seen[p->visit[i]] = 0;
+}
+
+static int plan_reach(struct mem_plan *p)
+{
+	size_t ni = p->m->nitems;
+
+	p->seen = calloc(ni + 1, 1);
+	p->visit = calloc(ni + 1, sizeof(*p->visit));
 	p->item_kernel = calloc(ni + 1, sizeof(*p->item_kernel));
+	p->item_nkernels = calloc(ni + 1, sizeof(*p->item_nkernels));
 	p->item_reqs = calloc(ni * p->nreq + 1, 1);
-	if (!p->reach || !p->item_kernel || !p->item_reqs)
+	p->item_sites = calloc(ni + 1, sizeof(*p->item_sites));
+	p->points = calloc(p->nkernels + 1, sizeof(*p->points));
+	if (!p->seen || !p->visit || !p->item_kernel || !p->item_nkernels ||
+	    !p->item_reqs || !p->item_sites || !p->points)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
-	for (size_t k = 0; k < p->nkernels && !err; k++)
-		err = reach_from(m, kernel_items[k], &p->reach[k * ni]);
-	for (size_t i = 0; i < ni && !err; i++) {
-		uint32_t n = 0;
+	for (size_t k = 0; k < p->nkernels; k++) {
+		uint32_t n = walk(p, k);
 
-		for (size_t k = 0; k < p->nkernels; k++) {
-			if (!p->reach[k * ni + i])
-				continue;
-			p->item_kernel[i] = n++ ? EGPU_MEM_KERNEL_SHARED :
-						  (uint32_t)k;
+		for (uint32_t v = 0; v < n; v++) {
+			uint32_t i = p->visit[v];
+
+			p->item_kernel[i] = p->item_nkernels[i]++ ?
+						    EGPU_MEM_KERNEL_SHARED :
+						    (uint32_t)k;
 			for (size_t r = 0; r < p->nreq; r++)
 				p->item_reqs[i * p->nreq + r] |=
 					p->reqs[r].kernels[k];
 		}
+		unwalk(p, n);
 	}
-	return err;
+	return 0;
+}
+
+/* Sites each kernel runs: its own and those of the .funcs it reaches. */
+static void count_points(struct mem_plan *p)
+{
+	for (size_t i = 0; i < p->nsites; i++)
+		p->item_sites[p->sites[i].item]++;
+	for (size_t k = 0; k < p->nkernels; k++) {
+		uint32_t n = walk(p, k);
+
+		for (uint32_t v = 0; v < n; v++)
+			p->points[k] += p->item_sites[p->visit[v]];
+		unwalk(p, n);
+	}
 }
 
 static bool selects(const struct ptx_attach *r, const struct mem_op *op)
@@ -220,15 +283,21 @@ int mem_plan_make(const struct ptx_module *m, const uint32_t *kernel_items,
 	if (!p)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
 	*p = (struct mem_plan){ .m = m, .reqs = reqs, .nreq = nreq,
+				.kernel_items = kernel_items,
 				.nkernels = nkernels };
 	if (m->address_size != 64)
 		return err_set(EGPU_ENOTSUP,
 			       "memory probes need .address_size 64; the module has %u",
 			       m->address_size);
-	err = plan_reach(p, kernel_items);
+	err = func_index(p);
+	if (!err)
+		err = plan_reach(p);
 	for (uint32_t i = 0; i < m->nitems && !err; i++)
 		if (is_func(m, i) && item_probed(p, i))
 			err = plan_item(p, i);
+	if (!err)
+		count_points(p);
+	p->kernel_items = NULL; /* the caller's, for this call only */
 	return err;
 }
 
@@ -236,9 +305,14 @@ void mem_plan_free(struct mem_plan *p)
 {
 	if (!p)
 		return;
-	free(p->reach);
+	free(p->funcs);
+	free(p->seen);
+	free(p->visit);
 	free(p->item_kernel);
+	free(p->item_nkernels);
 	free(p->item_reqs);
+	free(p->item_sites);
+	free(p->points);
 	free(p->sites);
 	free(p->calls);
 	free(p);
@@ -263,9 +337,5 @@ size_t mem_plan_skipped(const struct mem_plan *p)
 
 uint32_t mem_plan_points(const struct mem_plan *p, size_t kernel)
 {
-	uint32_t n = 0;
-
-	for (size_t i = 0; p && i < p->nsites; i++)
-		n += p->reach[kernel * p->m->nitems + p->sites[i].item];
-	return n;
+	return p ? p->points[kernel] : 0;
 }

@@ -32,7 +32,8 @@ struct mem_plan;
 
 /*
  * Find the sites of @reqs in @m, whose kernels (by id) are the items
- * @kernel_items. *out must be freed with mem_plan_free() even on error.
+ * @kernel_items (read during the call only). *out must be freed with
+ * mem_plan_free() even on error.
  */
 int mem_plan_make(const struct ptx_module *m, const uint32_t *kernel_items,
 		  size_t nkernels, struct mem_req *reqs, size_t nreq,
