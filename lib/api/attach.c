@@ -4,20 +4,48 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "egpu/ctx.h"
+
+/* Every state space and access kind egpu_mem_ctx can name. */
+#define MEM_SPACES ((1u << (EGPU_SPACE_PARAM + 1)) - 1)
+#define MEM_KINDS (((1u << (EGPU_MEM_ASYNC + 1)) - 1) & ~1u)
+
+static int check_masks(const struct egpu_prog *prog, enum egpu_attach_point at,
+		       const struct egpu_attach_opts *opts)
+{
+	uint32_t spaces = OPTS_GET(opts, mem_spaces, 0);
+	uint32_t kinds = OPTS_GET(opts, mem_kinds, 0);
+
+	if (at != EGPU_ATTACH_MEM && (spaces || kinds))
+		return err_set(EGPU_EINVAL,
+			       "prog '%s': mem_spaces and mem_kinds apply to memory probes only",
+			       prog->spec->name);
+	if (spaces & ~MEM_SPACES)
+		return err_set(EGPU_EINVAL,
+			       "prog '%s': mem_spaces 0x%x names no state space (bits 0x%x: 1u << EGPU_SPACE_*)",
+			       prog->spec->name, spaces, MEM_SPACES);
+	if (kinds & ~MEM_KINDS)
+		return err_set(EGPU_EINVAL,
+			       "prog '%s': mem_kinds 0x%x names no access kind (bits 0x%x: 1u << EGPU_MEM_*)",
+			       prog->spec->name, kinds, MEM_KINDS);
+	return 0;
+}
 
 static int link_add(struct egpu_prog *prog, const char *kernel,
-		    enum egpu_attach_point at, struct egpu_link **out)
+		    enum egpu_attach_point at,
+		    const struct egpu_attach_opts *opts, struct egpu_link **out)
 {
 	struct egpu_ctx *ctx = prog->obj->ctx;
 	struct egpu_link *l;
+	int err;
 
-	if (at == EGPU_ATTACH_MEM)
-		return err_set(EGPU_ENOTSUP,
-			       "prog '%s': memory-access probes are not available in this version",
-			       prog->spec->name);
-	if (at != EGPU_ATTACH_ENTRY && at != EGPU_ATTACH_EXIT)
-		return err_set(EGPU_EINVAL, "prog '%s': attach point %d is not entry or exit",
+	if (at != EGPU_ATTACH_ENTRY && at != EGPU_ATTACH_EXIT &&
+	    at != EGPU_ATTACH_MEM)
+		return err_set(EGPU_EINVAL, "prog '%s': attach point %d is not entry, exit or mem",
 			       prog->spec->name, at);
+	err = check_masks(prog, at, opts);
+	if (err)
+		return err;
 	if (prog_verify(prog, at, 0))
 		return EGPU_EVERIFY;
 	l = calloc(1, sizeof(*l));
@@ -28,6 +56,8 @@ static int link_add(struct egpu_prog *prog, const char *kernel,
 	l->ctx = ctx;
 	l->prog = prog;
 	l->at = at;
+	l->mem_spaces = OPTS_GET(opts, mem_spaces, 0);
+	l->mem_kinds = OPTS_GET(opts, mem_kinds, 0);
 	l->next = ctx->links;
 	if (ctx->links)
 		ctx->links->prev = l;
@@ -48,7 +78,7 @@ egpu_link *egpu_attach_kernel(egpu_prog *prog, const char *kernel,
 	}
 	if (OPTS_VALID(opts, "egpu_attach_kernel"))
 		return NULL;
-	link_add(prog, kernel, at, &l);
+	link_add(prog, kernel, at, opts, &l);
 	return l;
 }
 
@@ -64,7 +94,7 @@ int egpu_attach_all(egpu_obj *obj)
 
 		if (p->spec->attach == EGPU_ATTACH_NONE)
 			continue;
-		err = link_add(p, p->spec->kernel, p->spec->attach, &l);
+		err = link_add(p, p->spec->kernel, p->spec->attach, NULL, &l);
 		if (err) {
 			err_prefix("object '%s': section '%s'", obj->name, p->spec->section);
 			return err;

@@ -64,5 +64,6 @@ void egpu_ctx_free(egpu_ctx *ctx)
 		egpu_obj_close(ctx->objs);
 	ptx_report_free(&ctx->last);
 	free(ctx->last_kernels);
+	free(ctx->last_mem_sites);
 	free(ctx);
 }

@@ -94,7 +94,9 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
 		ps->reqs[i] = (struct ptx_attach){ .kernel = l->kernel,
 						   .point = l->at,
 						   .func = ps->names[i],
-						   .no_inline = ctx->no_inline };
+						   .no_inline = ctx->no_inline,
+						   .mem_spaces = l->mem_spaces,
+						   .mem_kinds = l->mem_kinds };
 	}
 	return err;
 }
@@ -118,6 +120,46 @@ int runtime_modules(struct egpu_ctx *ctx, const struct ptx_text *code,
 	return print_ring_module(ctx, prints, &out[1]);
 }
 
+static bool mem_linked(const struct egpu_ctx *ctx)
+{
+	for (const struct egpu_link *l = ctx->links; l; l = l->next)
+		if (l->at == EGPU_ATTACH_MEM)
+			return true;
+	return false;
+}
+
+static int fill_mem_sites(struct egpu_ctx *ctx, struct egpu_report *r)
+{
+	const struct ptx_report *pr = &ctx->last;
+	struct egpu_mem_site *ms;
+
+	free(ctx->last_mem_sites);
+	ctx->last_mem_sites = ms = calloc(pr->nmem_sites + 1, sizeof(*ms));
+	if (!ms)
+		return err_set(EGPU_ENOMEM, "instrumenting: out of memory");
+	for (size_t i = 0; i < pr->nmem_sites; i++) {
+		const struct ptx_mem_site *s = &pr->mem_sites[i];
+
+		ms[i] = (struct egpu_mem_site){
+			.site = (uint32_t)i, .kernel_id = s->kernel_id,
+			.function = s->function, .text = s->text,
+			.ptx_line = s->ptx_line, .line = s->line,
+			.file = s->file, .size = s->size, .kind = s->kind,
+			.space = s->space,
+		};
+	}
+	r->mem_site_cnt = (uint32_t)pr->nmem_sites;
+	r->mem_sites = ms;
+	if (!pr->nmem_sites && mem_linked(ctx))
+		log_msg(&ctx->log, EGPU_LOG_WARN,
+			"instrumenting: memory probes are attached, but the kernels they match (and their .funcs) have no memory instruction they select");
+	if (pr->mem_skipped)
+		log_msg(&ctx->log, EGPU_LOG_INFO,
+			"instrumenting: %zu memory instructions of probed functions have no probe (ldmatrix, wgmma, call-sequence .param ...: docs/ptx.md)",
+			pr->mem_skipped);
+	return 0;
+}
+
 static int fill_report(struct egpu_ctx *ctx, struct egpu_report *rep,
 		       size_t nprog, double ms)
 {
@@ -137,12 +179,14 @@ static int fill_report(struct egpu_ctx *ctx, struct egpu_report *rep,
 			.name = ki->name, .demangled = ki->demangled,
 			.kernel_id = ki->id, .entry_points = ki->entry_points,
 			.exit_points = ki->exit_points, .programs = ki->programs,
-			.inlined = ki->inlined,
+			.inlined = ki->inlined, .mem_points = ki->mem_points,
 		};
 		r.kernels_patched += ki->programs > 0;
 		r.entry_points += ki->entry_points;
 		r.exit_points += ki->exit_points;
 	}
+	if (fill_mem_sites(ctx, &r))
+		return EGPU_ENOMEM;
 	if (rep) {
 		/* The caller's struct may be older (smaller) than ours. */
 		size_t sz = rep->sz < sizeof(r) ? rep->sz : sizeof(r);

@@ -25,6 +25,7 @@ struct egpu_ctx {
 	void *cu_ctx;           /* CUcontext holding the maps, once bound */
 	struct ptx_report last; /* backs the arrays of the last egpu_report */
 	struct egpu_kernel_report *last_kernels;
+	struct egpu_mem_site *last_mem_sites;
 	struct print_state *print; /* GPU printing (print.c), made on first use */
 	struct clock_state *clock; /* host↔GPU clock calibration (clock.c) */
 };
@@ -35,6 +36,8 @@ struct egpu_link {
 	struct egpu_prog *prog;
 	char *kernel;
 	enum egpu_attach_point at;
+	uint32_t mem_spaces;    /* EGPU_ATTACH_MEM: egpu_attach_opts masks */
+	uint32_t mem_kinds;
 };
 
 struct egpu_map {

@@ -150,24 +150,27 @@ static bool all_digits(const char *s, size_t n)
 	return n > 0;
 }
 
+bool reg_name_matches(const struct ptx_module *m, uint32_t decl, bool family,
+		      uint32_t t)
+{
+	uint32_t nl = m->toks[decl].len, len = m->toks[t].len;
+	const char *s = tok_text(m, t);
+
+	if (tok_same(m, t, decl))
+		return true;
+	return family && len > nl && !memcmp(s, tok_text(m, decl), nl) &&
+	       all_digits(s + nl, len - nl);
+}
+
 const struct own_name *own_name_of(const struct scan *sc, uint32_t t)
 {
 	const struct ptx_module *m = sc->fn->m;
-	const char *s = tok_text(m, t);
-	uint32_t len = m->toks[t].len;
 
 	if (m->toks[t].kind != TOK_IDENT)
 		return NULL;
-	for (size_t i = 0; i < sc->n; i++) {
-		uint32_t nl = m->toks[sc->names[i].tok].len;
-		const char *ns = tok_text(m, sc->names[i].tok);
-
-		if (tok_same(m, t, sc->names[i].tok))
+	for (size_t i = 0; i < sc->n; i++)
+		if (reg_name_matches(m, sc->names[i].tok, sc->names[i].family, t))
 			return &sc->names[i];
-		if (sc->names[i].family && len > nl && !memcmp(s, ns, nl) &&
-		    all_digits(s + nl, len - nl))
-			return &sc->names[i];
-	}
 	return NULL;
 }
 
@@ -302,8 +305,8 @@ static void classify(struct scan *sc)
 }
 
 int inline_prepare(const struct ptx_module *m, const struct ptx_item *it,
-		   const struct renames *rn, struct inline_func **out,
-		   const char **why)
+		   const struct renames *rn, const struct ctx_layout *layout,
+		   struct inline_func **out, const char **why)
 {
 	const struct ptx_func *f = it->func;
 	struct inline_func *fn = calloc(1, sizeof(*fn));
@@ -319,11 +322,12 @@ int inline_prepare(const struct ptx_module *m, const struct ptx_item *it,
 			*why = "it is not a defined function of two parameters and one result";
 		return 0;
 	}
-	*fn = (struct inline_func){ .m = m, .f = f, .rn = rn };
+	*fn = (struct inline_func){ .m = m, .f = f, .rn = rn, .layout = layout };
 	fn->stmt = calloc(f->nstmts, 1);
 	fn->width = calloc(f->nstmts, 1);
+	fn->off = calloc(f->nstmts, 1);
 	fn->tok = calloc(f->stmts[f->nstmts - 1].last - f->body, 1);
-	err = fn->stmt && fn->width && fn->tok ?
+	err = fn->stmt && fn->width && fn->off && fn->tok ?
 		      collect_names(&sc) :
 		      err_set(EGPU_ENOMEM, "PTX: out of memory");
 	if (!err && !sc.why) {
@@ -361,6 +365,7 @@ void inline_free(struct inline_func *fn)
 		return;
 	free(fn->stmt);
 	free(fn->width);
+	free(fn->off);
 	free(fn->tok);
 	free(fn);
 }
@@ -419,7 +424,7 @@ static void put_arg(struct strbuf *sb, const struct inline_func *fn,
 	sb_adds(sb, "mov");
 	put_toks(sb, fn, st->op + 2, st->op + 4, at);
 	if (at->image)
-		sb_adds(sb, ", 32;"); /* sizeof(struct egpu_kernel_ctx) */
+		sb_printf(sb, ", %u;", at->layout->size);
 	else
 		sb_printf(sb, ", %s;", fn->stmt[i] == S_ARG0 ? at->ctx : at->len);
 }
@@ -440,6 +445,10 @@ static void put_stmt(struct strbuf *sb, const struct inline_func *fn,
 		break;
 	case S_CTX:
 		put_ctx_load(sb, fn, i, at);
+		break;
+	case S_CTX_PTR:
+		if (!at->image)
+			put_toks(sb, fn, st->first, st->last, at);
 		break;
 	case S_RET:
 		if (st->pred >= 0) {

@@ -13,6 +13,7 @@ enum stmt_act {
 	S_ARG1, /* ld.param of ctx_len */
 	S_RET,  /* ret: a branch to the end of the copy */
 	S_CTX,  /* ld from ctx at a constant offset: a constant, or copied */
+	S_CTX_PTR, /* ctx plus a constant for S_CTX loads: copied, or dropped */
 };
 
 /* What a copy writes for each token of a copied statement. */
@@ -23,7 +24,9 @@ struct inline_func {
 	const struct ptx_func *f;
 	const struct renames *rn;
 	uint8_t *stmt;       /* enum stmt_act per statement */
+	const struct ctx_layout *layout;
 	uint8_t *width;      /* S_CTX: bytes of the destination register */
+	uint8_t *off;        /* S_CTX: offset of the load in the ctx */
 	uint8_t *tok;        /* enum tok_act per token, from the body's '{' */
 	bool has_local;      /* declares a .local variable (its stack) */
 	uint32_t local;      /* its name token */

@@ -1,20 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Loads of the ctx in copied bodies become constants. Everything in a
- * site's struct egpu_kernel_ctx is known when the kernel is instrumented
- * (kernel id, parameter size, attach point, site; the parameters' address
- * is cvta.param of the first one), and a probe only reads it. Where a body
- * reads its ctx only by loads at constant offsets from the register its
- * ld.param set, each load becomes a move of the value and the site builds
- * no ctx at all: no shared-memory stores, nothing for ptxas to keep.
+ * site's ctx is known when the kernel is instrumented or is one register
+ * or symbol away (struct egpu_kernel_ctx: kernel id, parameter size,
+ * attach point, site, and the parameters' address, cvta.param of the
+ * first one; struct egpu_mem_ctx: all but the accessed address, a
+ * register, the text's address, a symbol, and a bulk copy's size), and a
+ * probe only reads it. Where a body reads its ctx only by loads at
+ * constant offsets from the register its ld.param set, each load becomes
+ * a move of the value and the site builds no ctx at all: no stores,
+ * nothing for ptxas to keep.
  */
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "egpu/ctx.h"
 #include "ptx/inline.h"
 
-#define CTX_SIZE sizeof(struct egpu_kernel_ctx)
-#define CTX_PARAMS offsetof(struct egpu_kernel_ctx, params)
+const struct ctx_layout ctx_layout_kernel = {
+	.size = sizeof(struct egpu_kernel_ctx), .ndyn = 1,
+	.dyn = { { offsetof(struct egpu_kernel_ctx, params), 8 } },
+};
+
+const struct ctx_layout ctx_layout_mem = {
+	.size = sizeof(struct egpu_mem_ctx), .ndyn = 3,
+	.dyn = { { offsetof(struct egpu_mem_ctx, addr), 8 },
+		 { offsetof(struct egpu_mem_ctx, text), 8 },
+		 { offsetof(struct egpu_mem_ctx, size), 4 } },
+};
 
 /* ld.TYPE %dst, [%ctx(+OFF)?] with OFF and the type's size. */
 struct ctx_load {
@@ -24,11 +37,32 @@ struct ctx_load {
 	bool sign;
 };
 
-/* Whether @st is `ld.TYPE %dst, [CTX(+OFF)?];` reading the ctx whole fields. */
+/*
+ * The run-time field of @lay that bytes [@off, @off + @size) read whole,
+ * -1 if they touch none, -2 if they read part of one.
+ */
+static int dyn_field(const struct ctx_layout *lay, uint32_t off, uint32_t size)
+{
+	for (uint32_t i = 0; i < lay->ndyn; i++) {
+		uint32_t lo = lay->dyn[i].off, hi = lo + lay->dyn[i].size;
+
+		if (off == lo && size == lay->dyn[i].size)
+			return (int)i;
+		if (off < hi && off + size > lo)
+			return -2;
+	}
+	return -1;
+}
+
+/*
+ * Whether @st is `ld.TYPE %dst, [CTX(+OFF)?];` reading whole fields of
+ * the ctx, CTX pointing @base bytes into it.
+ */
 static bool ctx_load(const struct scan *sc, const struct ptx_stmt *st,
-		     uint32_t ctx, struct ctx_load *ld)
+		     uint32_t ctx, uint32_t base, struct ctx_load *ld)
 {
 	const struct ptx_module *m = sc->fn->m;
+	const struct ctx_layout *lay = sc->fn->layout;
 	uint32_t t = st->op, e = st->op + 6;
 	const struct own_name *dst;
 
@@ -43,17 +77,16 @@ static bool ctx_load(const struct scan *sc, const struct ptx_stmt *st,
 	/* Only .u and .s define what fills a wider register. */
 	if (tok_text(m, t + 1)[1] == 'b' && ld->width != ld->size)
 		return false;
-	ld->off = 0;
+	ld->off = base;
 	if (tok_is(m, e, "+") && m->toks[e + 1].kind == TOK_INT) {
-		ld->off = (uint32_t)strtoul(tok_text(m, e + 1), NULL, 0);
+		ld->off += (uint32_t)strtoul(tok_text(m, e + 1), NULL, 0);
 		e += 2;
 	}
 	if (!tok_is(m, e, "]") || !tok_is(m, e + 1, ";") || e + 2 != st->last ||
-	    ld->off >= CTX_SIZE || ld->size > CTX_SIZE - ld->off)
+	    ld->off >= lay->size || ld->size > lay->size - ld->off)
 		return false;
-	/* The parameters' address is known only as a whole. */
-	return ld->off >= CTX_PARAMS + 8 || ld->off + ld->size <= CTX_PARAMS ||
-	       (ld->off == CTX_PARAMS && ld->size == 8);
+	/* Run-time fields are known only as a whole. */
+	return dyn_field(lay, ld->off, ld->size) != -2;
 }
 
 /* The statement loading ctx from its parameter, if there is one. */
@@ -72,9 +105,46 @@ static bool ctx_register(const struct inline_func *fn, uint32_t *reg,
 	return n == 1;
 }
 
-/* Whether every use of @reg but its load and declarations is a ctx load. */
-static bool only_loads(const struct scan *sc, uint32_t reg, uint32_t def,
-		       bool mark)
+/* A register pointing into the ctx: ctx itself or ctx plus a constant. */
+struct ctx_ptr {
+	uint32_t reg; /* its token */
+	uint32_t off;
+	uint32_t def; /* the statement setting it */
+};
+
+/* Pointers into the ctx a body may derive before its loads. */
+#define MAX_CTX_PTRS 16
+
+/* `add.{s,u}64 %dst, PTR, IMM;`: a pointer @off + IMM into the ctx. */
+static bool ctx_add(const struct scan *sc, const struct ptx_stmt *st,
+		    const struct ctx_ptr *p, struct ctx_ptr *out)
+{
+	const struct ptx_module *m = sc->fn->m;
+	uint32_t t = st->op;
+	const struct own_name *dst;
+	int64_t imm;
+
+	if (st->kind != ST_INSN || st->pred >= 0 || st->last != t + 8 ||
+	    !tok_is(m, t, "add") ||
+	    !(tok_is(m, t + 1, ".s64") || tok_is(m, t + 1, ".u64")) ||
+	    !(dst = own_name_of(sc, t + 2)) || dst->bytes != 8 ||
+	    !tok_is(m, t + 3, ",") || !tok_same(m, t + 4, p->reg) ||
+	    !tok_is(m, t + 5, ",") || m->toks[t + 6].kind != TOK_INT)
+		return false;
+	imm = strtoll(tok_text(m, t + 6), NULL, 0);
+	if (imm < 0 || imm >= (int64_t)sc->fn->layout->size)
+		return false;
+	*out = (struct ctx_ptr){ t + 2, p->off + (uint32_t)imm,
+				 (uint32_t)(st - sc->fn->f->stmts) };
+	return true;
+}
+
+/*
+ * Whether every statement naming pointer @p (but the one setting it and
+ * declarations) is a ctx load or derives another pointer; appends those.
+ */
+static bool ptr_uses(const struct scan *sc, const struct ctx_ptr *p,
+		     struct ctx_ptr *ptrs, uint32_t *n, bool mark)
 {
 	struct inline_func *fn = sc->fn;
 
@@ -84,16 +154,39 @@ static bool only_loads(const struct scan *sc, uint32_t reg, uint32_t def,
 		bool used = false;
 
 		for (uint32_t t = st->first; t < st->last; t++)
-			used |= tok_same(fn->m, t, reg);
-		if (!used || i == def || st->kind == ST_DECL)
+			used |= tok_same(fn->m, t, p->reg);
+		if (!used || i == p->def || st->kind == ST_DECL)
 			continue;
-		if (!ctx_load(sc, st, reg, &ld))
+		if (*n < MAX_CTX_PTRS && ctx_add(sc, st, p, &ptrs[*n])) {
+			(*n)++;
+			if (mark)
+				fn->stmt[i] = S_CTX_PTR;
+			continue;
+		}
+		if (!ctx_load(sc, st, p->reg, p->off, &ld))
 			return false;
 		if (mark) {
 			fn->stmt[i] = S_CTX;
 			fn->width[i] = (uint8_t)ld.width;
+			fn->off[i] = (uint8_t)ld.off;
 		}
 	}
+	return true;
+}
+
+/*
+ * Whether the ctx register @reg, set by statement @def, and every pointer
+ * derived from it serve only as addresses of ctx loads.
+ */
+static bool only_loads(const struct scan *sc, uint32_t reg, uint32_t def,
+		       bool mark)
+{
+	struct ctx_ptr ptrs[MAX_CTX_PTRS] = { { reg, 0, def } };
+	uint32_t n = 1;
+
+	for (uint32_t k = 0; k < n; k++)
+		if (!ptr_uses(sc, &ptrs[k], ptrs, &n, mark))
+			return false;
 	return true;
 }
 
@@ -129,6 +222,49 @@ static void put_guard(struct strbuf *sb, const struct inline_func *fn,
 	sb_adds(sb, " ");
 }
 
+bool inline_reads_ctx(const struct inline_func *fn, uint32_t off,
+		      uint32_t size)
+{
+	for (uint32_t i = 0; i < fn->f->nstmts; i++) {
+		uint32_t lo = fn->off[i];
+
+		if (fn->stmt[i] == S_CTX &&
+		    lo < off + size &&
+		    off < lo + type_bytes(fn->m, fn->f->stmts[i].op + 1))
+			return true;
+	}
+	return false;
+}
+
+/* %dst = run-time field @d, as load @ld reads it. */
+static void put_dyn(struct strbuf *sb, const struct inline_func *fn,
+		    const struct ptx_stmt *st, const struct ctx_load *ld,
+		    const struct ctx_dyn *d, const struct inline_site *at)
+{
+	uint32_t dst = st->op + 2;
+
+	if (d->cvta) {
+		sb_adds(sb, "mov.u64 \t");
+		put_tok(sb, fn, dst, at);
+		sb_printf(sb, ", %.*s;\n\t", d->len, d->name);
+		put_guard(sb, fn, st, at);
+		sb_printf(sb, "cvta.%s.u64 \t", d->cvta);
+		put_tok(sb, fn, dst, at);
+		sb_adds(sb, ", ");
+		put_tok(sb, fn, dst, at);
+		sb_adds(sb, ";");
+		return;
+	}
+	/* The load reads the whole field: only a wider %dst needs a cvt. */
+	if (ld->width * 8 > d->bits)
+		sb_printf(sb, "cvt.%c64.%c%u \t", ld->sign ? 's' : 'u',
+			  ld->sign ? 's' : 'u', d->bits);
+	else
+		sb_printf(sb, "mov.b%u \t", d->bits);
+	put_tok(sb, fn, dst, at);
+	sb_printf(sb, ", %.*s;", d->len, d->name);
+}
+
 void put_ctx_load(struct strbuf *sb, const struct inline_func *fn, uint32_t i,
 		  const struct inline_site *at)
 {
@@ -137,26 +273,18 @@ void put_ctx_load(struct strbuf *sb, const struct inline_func *fn, uint32_t i,
 	uint32_t t = st->op;
 	struct ctx_load ld = {
 		.size = type_bytes(m, t + 1), .width = fn->width[i],
-		.sign = tok_text(m, t + 1)[1] == 's',
+		.sign = tok_text(m, t + 1)[1] == 's', .off = fn->off[i],
 	};
+	int d;
 
 	if (!at->image) {
 		put_toks(sb, fn, st->first, st->last, at);
 		return;
 	}
-	if (tok_is(m, t + 6, "+"))
-		ld.off = (uint32_t)strtoul(tok_text(m, t + 7), NULL, 0);
 	put_guard(sb, fn, st, at);
-	if (ld.off == CTX_PARAMS && at->params) {
-		sb_adds(sb, "mov.u64 \t");
-		put_tok(sb, fn, t + 2, at);
-		sb_printf(sb, ", %.*s;\n\t", at->params_len, at->params);
-		put_guard(sb, fn, st, at);
-		sb_adds(sb, "cvta.param.u64 \t");
-		put_tok(sb, fn, t + 2, at);
-		sb_adds(sb, ", ");
-		put_tok(sb, fn, t + 2, at);
-		sb_adds(sb, ";");
+	d = dyn_field(at->layout, ld.off, ld.size);
+	if (d >= 0 && at->dyn[d].name) {
+		put_dyn(sb, fn, st, &ld, &at->dyn[d], at);
 		return;
 	}
 	sb_printf(sb, "mov.b%u \t", ld.width * 8);

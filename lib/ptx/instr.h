@@ -73,6 +73,35 @@ struct probe_site {
 /* The code calling every probe of @s, in its own scope. */
 void emit_probe_site(struct strbuf *sb, const struct probe_site *s);
 
+/* The base of a memory instruction's address. */
+enum mem_base { BASE_REG64, BASE_REG32, BASE_SYM, BASE_IMM };
+
+/* What a memory instruction accesses (memop.c). */
+struct mem_op {
+	uint8_t kind;     /* EGPU_MEM_* */
+	uint8_t space;    /* EGPU_SPACE_* of the address (cp.async: source) */
+	bool cluster;     /* .shared::cluster */
+	uint8_t base_is;  /* enum mem_base */
+	uint32_t base;    /* its token */
+	int64_t off;      /* the immediate added */
+	uint32_t size;    /* bytes; 0: register @size_reg at run time */
+	int32_t size_reg; /* token, or -1 */
+};
+
+enum { MEM_NONE, MEM_PROBE, MEM_SKIP };
+
+/*
+ * Classify instruction @st of @f: MEM_NONE (no memory access), MEM_PROBE
+ * (@op filled) or MEM_SKIP (an access without a probe; *why says why).
+ */
+int mem_op_read(const struct ptx_module *m, const struct ptx_func *f,
+		const struct ptx_stmt *st, struct mem_op *op, const char **why);
+/* Bits of register @t as declared in @f (1 for .pred), -1 if undeclared. */
+int reg_bits(const struct ptx_module *m, const struct ptx_func *f, uint32_t t);
+/* Whether @t is the name @decl declares (a family "%r<N>" if @family). */
+bool reg_name_matches(const struct ptx_module *m, uint32_t decl, bool family,
+		      uint32_t t);
+
 /* Probes to call in one kernel (rewrite.c). */
 struct kernel_plan {
 	uint32_t item;              /* the kernel's item in the module */
@@ -87,9 +116,30 @@ struct kernel_plan {
 	uint32_t exit_points;       /* out */
 };
 
-/* Add the edits calling @plan's probes in its kernel. */
+/* Add the edits calling @plan's probes in its kernel; @depot: its stack
+ * for copied bodies (declare_locals), or NULL. */
 int rewrite_kernel(const struct ptx_module *m, struct kernel_plan *plan,
-		   const char *prefix, struct edits *e);
+		   const char *prefix, const char *depot, struct edits *e);
+
+/* Grow *@size, *@align to the largest stack of the bodies in @calls. */
+void calls_local(const struct probe_call *calls, size_t n, uint32_t *size,
+		 uint32_t *align);
+
+/* .local variables of one function's inserted code. */
+struct func_locals {
+	const char *depot;  /* stack of copied bodies, or NULL */
+	uint32_t size;
+	uint32_t align;
+	const char *mctx;   /* memory probes' ctx, or NULL */
+	uint32_t mctx_size;
+};
+
+/* Declare @l at the top of @f's body (before any probe). */
+int declare_locals(const struct ptx_module *m, const struct ptx_func *f,
+		   const struct func_locals *l, struct edits *e);
+
+/* Little-endian @bytes of @v at @p. */
+void put_le(uint8_t *p, uint64_t v, unsigned bytes);
 
 /* A module-local symbol renamed because another module uses its name. */
 struct rename {
@@ -141,14 +191,29 @@ const struct ptx_item *link_find_func(struct ptx_module *const *mods,
 struct inline_func;
 
 /*
- * Prepare @m's function @it (a probe: two parameters, one return value);
- * @rn are the linker's renames of @m's symbols. *out is NULL and *why (if
- * @why is not NULL) says why when the body cannot be copied: sites then
- * call it.
+ * What a probe's ctx holds: its size and the fields a site knows only as
+ * a register or a symbol's address (kernel ctx: params; mem ctx: addr,
+ * text, size). Copies fold a ctx load only if it reads every such field
+ * it touches whole.
+ */
+struct ctx_layout {
+	uint32_t size;
+	uint32_t ndyn;
+	struct { uint32_t off, size; } dyn[3];
+};
+
+extern const struct ctx_layout ctx_layout_kernel; /* struct egpu_kernel_ctx */
+extern const struct ctx_layout ctx_layout_mem;    /* struct egpu_mem_ctx */
+
+/*
+ * Prepare @m's function @it (a probe: two parameters, one return value)
+ * for a ctx laid out as @layout; @rn are the linker's renames of @m's
+ * symbols. *out is NULL and *why (if @why is not NULL) says why when the
+ * body cannot be copied: sites then call it.
  */
 int inline_prepare(const struct ptx_module *m, const struct ptx_item *it,
-		   const struct renames *rn, struct inline_func **out,
-		   const char **why);
+		   const struct renames *rn, const struct ctx_layout *layout,
+		   struct inline_func **out, const char **why);
 void inline_free(struct inline_func *fn);
 /* Bytes and alignment of @fn's .local variable; 0 bytes if it has none. */
 void inline_local(const struct inline_func *fn, uint32_t *size,
@@ -158,20 +223,34 @@ void inline_local(const struct inline_func *fn, uint32_t *size,
  * copies can replace by the values: such a probe needs no ctx built.
  */
 bool inline_folds_ctx(const struct inline_func *fn);
+/* Whether a folded @fn loads ctx bytes [@off, @off + @size). */
+bool inline_reads_ctx(const struct inline_func *fn, uint32_t off,
+		      uint32_t size);
+
+/*
+ * A field of the layout's dyn[] at one site: cvta.@cvta of symbol @name,
+ * or register @name of @bits bits (@cvta NULL); @name NULL: the image's
+ * bytes. @len: bytes of @name, or -1 if it ends with a NUL.
+ */
+struct ctx_dyn {
+	const char *name;
+	int len;
+	const char *cvta;
+	unsigned bits;
+};
 
 /* The names one copy of a body uses, and what it knows of the site. */
 struct inline_site {
 	const char *name;  /* prefix of its names, unique in the module */
-	const char *depot; /* the kernel's .local variable for copies */
+	const char *depot; /* the function's .local variable for copies */
 	const char *ctx;   /* registers holding its two arguments */
 	const char *len;
-	/* Replace ctx loads by these bytes of the site's struct
-	 * egpu_kernel_ctx, and ctx.params by cvta.param of @params
-	 * (@params_len bytes; NULL: no parameters, 0); NULL: load from
-	 * @ctx. */
+	/* Fold ctx loads: @image holds the site's ctx (layout->size bytes),
+	 * @dyn says how to get the layout's run-time fields; NULL: load
+	 * from @ctx. */
+	const struct ctx_layout *layout;
 	const uint8_t *image;
-	const char *params;
-	int params_len;
+	const struct ctx_dyn *dyn;
 };
 
 /* The body of @fn as copy @at, ending with the label $NAME. */

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptx/instr.h"
+#include "egpu/ctx.h"
+#include "ptx/memplan.h"
 
 /* cvta.param on kernel parameters needs PTX ISA 7.7. */
 #define PARAM_CVTA_MAJOR 7
@@ -28,6 +29,9 @@ struct session {
 	size_t nkernels;
 	struct inline_func **bodies; /* per request, NULL where called */
 	size_t nreq;
+	struct mem_req *mem;         /* EGPU_ATTACH_MEM requests */
+	size_t nmem;
+	struct mem_plan *mem_plan;
 	struct edits edits;
 	struct link_result link;
 	char prefix[16];
@@ -46,9 +50,10 @@ static int check_args(const char *app_ptx, const struct ptx_attach *reqs,
 				       "attach request %zu: no kernel or function",
 				       i);
 		if (reqs[i].point != EGPU_ATTACH_ENTRY &&
-		    reqs[i].point != EGPU_ATTACH_EXIT)
+		    reqs[i].point != EGPU_ATTACH_EXIT &&
+		    reqs[i].point != EGPU_ATTACH_MEM)
 			return err_set(EGPU_EINVAL,
-				       "attach request %zu (%s): attach point %d is not entry or exit",
+				       "attach request %zu (%s): attach point %d is not entry, exit or mem",
 				       i, reqs[i].func, reqs[i].point);
 	}
 	for (i = 0; i < nmod; i++)
@@ -197,6 +202,8 @@ static int prepare_probe(struct session *s, const struct ptx_attach *r,
 	if (!r->no_inline)
 		err = inline_prepare(owner, it,
 				     &s->link.renames[owner_index(s, owner)],
+				     r->point == EGPU_ATTACH_MEM ? &ctx_layout_mem :
+								   &ctx_layout_kernel,
 				     body, NULL);
 	*call = (struct probe_call){
 		.func = r->func, .body = *body,
@@ -224,36 +231,70 @@ static int add_call(struct kernel_plan *p, const struct ptx_attach *r,
 	return 0;
 }
 
+static int add_mem(struct session *s, const struct ptx_attach *r,
+		   const struct probe_call *call, bool need_ctx)
+{
+	struct mem_req *q = &s->mem[s->nmem++];
+
+	*q = (struct mem_req){
+		.r = r, .call = *call, .need_ctx = need_ctx,
+		.reads_text = call->fold &&
+			      inline_reads_ctx(call->body,
+					       offsetof(struct egpu_mem_ctx, text), 8),
+		.kernels = calloc(s->nkernels + 1, 1),
+	};
+	return q->kernels ? 0 : err_set(EGPU_ENOMEM, "PTX: out of memory");
+}
+
+static int plan_request(struct session *s, const struct ptx_attach *r,
+			size_t i)
+{
+	struct probe_call call;
+	bool need_ctx = false;
+	size_t hits = 0;
+	int err = check_probe(s, r);
+
+	if (!err)
+		err = prepare_probe(s, r, &s->bodies[i], &call, &need_ctx);
+	if (!err && r->point == EGPU_ATTACH_MEM)
+		err = add_mem(s, r, &call, need_ctx);
+	for (size_t k = 0; k < s->nkernels && !err; k++) {
+		if (!kernel_names_match(&s->kernels[k].names, r->kernel))
+			continue;
+		if (r->point == EGPU_ATTACH_MEM)
+			s->mem[s->nmem - 1].kernels[k] = 1;
+		else
+			err = add_call(&s->kernels[k].plan, r, &call, need_ctx,
+				       s->nreq);
+		hits++;
+	}
+	if (!err && !hits)
+		err = no_match(s, r->kernel);
+	return err;
+}
+
 static int plan_requests(struct session *s, const struct ptx_attach *reqs,
 			 size_t nreq)
 {
-	size_t i, k;
+	uint32_t *items;
 	int err = 0;
 
 	s->bodies = calloc(nreq + 1, sizeof(*s->bodies));
-	if (!s->bodies)
+	s->mem = calloc(nreq + 1, sizeof(*s->mem));
+	items = calloc(s->nkernels + 1, sizeof(*items));
+	if (!s->bodies || !s->mem || !items) {
+		free(items);
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
-	s->nreq = nreq;
-	for (i = 0; i < nreq && !err; i++) {
-		size_t hits = 0;
-		struct probe_call call;
-		bool need_ctx = false;
-
-		err = check_probe(s, &reqs[i]);
-		if (!err)
-			err = prepare_probe(s, &reqs[i], &s->bodies[i], &call,
-					    &need_ctx);
-		for (k = 0; k < s->nkernels && !err; k++) {
-			if (!kernel_names_match(&s->kernels[k].names,
-						reqs[i].kernel))
-				continue;
-			err = add_call(&s->kernels[k].plan, &reqs[i], &call,
-				       need_ctx, nreq);
-			hits++;
-		}
-		if (!err && !hits)
-			err = no_match(s, reqs[i].kernel);
 	}
+	s->nreq = nreq;
+	for (size_t i = 0; i < nreq && !err; i++)
+		err = plan_request(s, &reqs[i], i);
+	for (size_t k = 0; k < s->nkernels; k++)
+		items[k] = s->kernels[k].plan.item;
+	if (!err && s->nmem)
+		err = mem_plan_make(s->app, items, s->nkernels, s->mem, s->nmem,
+				    &s->mem_plan);
+	free(items);
 	return err;
 }
 
@@ -294,20 +335,78 @@ static void raise_version(struct link_result *v, unsigned major,
 	}
 }
 
-static int rewrite_kernels(struct session *s)
+/* The .local variables of function @item's inserted code. */
+static int declare_func_locals(struct session *s, uint32_t item,
+			       const struct kernel_plan *plan,
+			       struct mem_names *nm, char *depot, char *mctx,
+			       size_t n)
 {
-	size_t i;
-	int err = 0;
-	bool probed = false;
+	const struct ptx_module *m = s->app;
+	struct func_locals l = { .align = 1 };
+	char tag[16];
 
-	for (i = 0; i < s->nkernels && !err; i++) {
-		err = rewrite_kernel(s->app, &s->kernels[i].plan, s->prefix,
-				     &s->edits);
-		if (err)
-			err_prefix("%s", s->app->name);
-		probed |= s->kernels[i].plan.nentry || s->kernels[i].plan.nexit;
+	if (plan)
+		snprintf(tag, sizeof(tag), "%u", plan->id);
+	else
+		snprintf(tag, sizeof(tag), "f%u", item);
+	if (plan) {
+		calls_local(plan->entry, plan->nentry, &l.size, &l.align);
+		calls_local(plan->exit, plan->nexit, &l.size, &l.align);
 	}
-	if (probed)
+	if (s->mem_plan)
+		mem_item_local(s->mem_plan, item, &l.size, &l.align);
+	snprintf(depot, n, "%%%s_%s_depot", s->prefix, tag);
+	snprintf(mctx, n, "%%%s_%s_mctx", s->prefix, tag);
+	nm->prefix = s->prefix;
+	nm->depot = l.depot = l.size ? depot : NULL;
+	nm->mctx = l.mctx = s->mem_plan && mem_item_needs_ctx(s->mem_plan, item) ?
+				    mctx : NULL;
+	l.mctx_size = sizeof(struct egpu_mem_ctx);
+	return declare_locals(m, m->items[item].func, &l, &s->edits);
+}
+
+/* A kernel's entry and exit probes, then every function's memory probes. */
+static int rewrite_function(struct session *s, uint32_t item,
+			    struct kernel_plan *plan)
+{
+	char depot[48], mctx[48];
+	struct mem_names nm;
+	int err = declare_func_locals(s, item, plan, &nm, depot, mctx,
+				      sizeof(depot));
+
+	if (!err && plan)
+		err = rewrite_kernel(s->app, plan, s->prefix, nm.depot,
+				     &s->edits);
+	if (!err && s->mem_plan)
+		err = mem_emit_item(s->mem_plan, s->app, item, &nm, &s->edits);
+	return err;
+}
+
+static int rewrite_functions(struct session *s)
+{
+	const struct ptx_module *m = s->app;
+	const struct mem_site *sites;
+	size_t k = 0;
+	int err = 0;
+
+	for (uint32_t i = 0; i < m->nitems && !err; i++) {
+		struct kernel_plan *plan = NULL;
+
+		if (m->items[i].kind != IT_FUNC || !m->items[i].func->defined)
+			continue;
+		if (m->items[i].func->entry)
+			plan = &s->kernels[k++].plan;
+		err = rewrite_function(s, i, plan);
+		if (err)
+			err_prefix("%s", m->name);
+	}
+	if (!err && s->mem_plan)
+		err = mem_emit_texts(s->mem_plan, m, s->prefix, m->header_end,
+				     &s->edits);
+	for (k = 0; k < s->nkernels; k++)
+		if (s->kernels[k].plan.nentry || s->kernels[k].plan.nexit)
+			raise_version(&s->link, PARAM_CVTA_MAJOR, PARAM_CVTA_MINOR);
+	if (mem_plan_sites(s->mem_plan, &sites))
 		raise_version(&s->link, PARAM_CVTA_MAJOR, PARAM_CVTA_MINOR);
 	return err;
 }
@@ -376,6 +475,69 @@ static uint32_t inlined(const struct probe_call *calls, size_t n)
 	return k;
 }
 
+/* .file names, by number, that the sites point to. */
+static int report_files(struct ptx_report *r, const struct ptx_module *m)
+{
+	for (uint32_t i = 0; i < m->nitems; i++) {
+		const struct ptx_item *it = &m->items[i];
+		uint32_t t = it->first + 1, n;
+		char **v;
+
+		if (it->kind != IT_FILE || m->toks[t].kind != TOK_INT ||
+		    m->toks[t + 1].kind != TOK_STRING)
+			continue;
+		n = (uint32_t)strtoul(tok_text(m, t), NULL, 0);
+		if (n > m->nitems)
+			continue; /* numbers are small: a sparse table is fine */
+		if (n >= r->nfiles) {
+			v = realloc(r->files, (n + 1) * sizeof(*v));
+			if (!v)
+				return err_set(EGPU_ENOMEM, "PTX: out of memory");
+			memset(v + r->nfiles, 0, (n + 1 - r->nfiles) * sizeof(*v));
+			r->files = v;
+			r->nfiles = n + 1;
+		}
+		free(r->files[n]);
+		r->files[n] = strndup(tok_text(m, t + 1) + 1,
+				      m->toks[t + 1].len - 2);
+		if (!r->files[n])
+			return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	}
+	return 0;
+}
+
+static int report_mem_sites(struct session *s, struct ptx_report *r)
+{
+	const struct ptx_module *m = s->app;
+	const struct mem_site *sites;
+	size_t n = mem_plan_sites(s->mem_plan, &sites);
+	int err = report_files(r, m);
+
+	r->mem_skipped = mem_plan_skipped(s->mem_plan);
+	r->mem_sites = calloc(n + 1, sizeof(*r->mem_sites));
+	if (!err && !r->mem_sites)
+		err = err_set(EGPU_ENOMEM, "PTX: out of memory");
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct mem_site *ms = &sites[i];
+		const struct ptx_item *it = &m->items[ms->item];
+		struct ptx_mem_site *o = &r->mem_sites[i];
+
+		*o = (struct ptx_mem_site){
+			.kernel_id = ms->kernel_id,
+			.ptx_line = m->toks[it->func->stmts[ms->stmt].first].line,
+			.line = ms->line, .size = ms->op.size,
+			.kind = ms->op.kind, .space = ms->op.space,
+			.file = ms->file < r->nfiles ? r->files[ms->file] : NULL,
+			.function = strndup(tok_text(m, it->name),
+					    m->toks[it->name].len),
+		};
+		r->nmem_sites++;
+		err = o->function ? mem_site_text(s->mem_plan, m, i, &o->text) :
+				    err_set(EGPU_ENOMEM, "PTX: out of memory");
+	}
+	return err;
+}
+
 static int fill_report(struct session *s, struct ptx_report *r)
 {
 	size_t i;
@@ -400,8 +562,11 @@ static int fill_report(struct session *s, struct ptx_report *r)
 		ki->programs = (uint32_t)(k->plan.nentry + k->plan.nexit);
 		ki->inlined = ki->entry_points * inlined(k->plan.entry, k->plan.nentry) +
 			      ki->exit_points * inlined(k->plan.exit, k->plan.nexit);
+		ki->mem_points = mem_plan_points(s->mem_plan, i);
+		for (size_t q = 0; q < s->nmem; q++)
+			ki->programs += s->mem[q].kernels[i];
 	}
-	return 0;
+	return report_mem_sites(s, r);
 }
 
 static void session_free(struct session *s)
@@ -417,6 +582,10 @@ static void session_free(struct session *s)
 	for (i = 0; s->bodies && i < s->nreq; i++)
 		inline_free(s->bodies[i]);
 	free(s->bodies);
+	for (i = 0; i < s->nmem; i++)
+		free(s->mem[i].kernels);
+	free(s->mem);
+	mem_plan_free(s->mem_plan);
 	link_result_free(&s->link);
 	for (i = 0; s->mods && i < s->nmod; i++)
 		ptx_module_free(s->mods[i]);
@@ -450,7 +619,7 @@ int ptx_instrument(const char *app_ptx, size_t len,
 	if (!err)
 		err = choose_prefix(&s);
 	if (!err)
-		err = rewrite_kernels(&s);
+		err = rewrite_functions(&s);
 	if (!err)
 		err = edit_version(&s);
 	if (!err)
@@ -472,5 +641,13 @@ void ptx_report_free(struct ptx_report *report)
 		free(report->kernels[i].demangled);
 	}
 	free(report->kernels);
+	for (i = 0; i < report->nmem_sites; i++) {
+		free(report->mem_sites[i].function);
+		free(report->mem_sites[i].text);
+	}
+	free(report->mem_sites);
+	for (i = 0; i < report->nfiles; i++)
+		free(report->files[i]);
+	free(report->files);
 	memset(report, 0, sizeof(*report));
 }

@@ -197,10 +197,13 @@ static bool is_punct(char c)
 static size_t scan_token(const struct lexer *lx, uint8_t *kind)
 {
 	char c = lx->s[lx->pos];
+	/* Qualifiers may start with a digit: .L2::128B, .L2::256B. */
+	bool qualifier = lx->pos >= 2 && lx->s[lx->pos - 1] == ':' &&
+			 lx->s[lx->pos - 2] == ':';
 	char msg[40];
 	size_t end;
 
-	if (is_alpha(c) || c == '_' || c == '$' ||
+	if (is_alpha(c) || c == '_' || c == '$' || (qualifier && is_digit(c)) ||
 	    (c == '%' && is_follow(peek(lx, 1)))) {
 		*kind = TOK_IDENT;
 		return skip_while(lx, lx->pos + 1, is_follow);

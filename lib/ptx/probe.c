@@ -82,7 +82,7 @@ static void no_ctx(struct strbuf *sb, const struct probe_site *s)
 	sb_printf(sb, "\tmov.u64 \t%%%s_rd4, 0;\n", p);
 }
 
-static void put_le(uint8_t *p, uint64_t v, unsigned bytes)
+void put_le(uint8_t *p, uint64_t v, unsigned bytes)
 {
 	for (unsigned i = 0; i < bytes; i++, v >>= 8)
 		p[i] = (uint8_t)v;
@@ -110,15 +110,17 @@ static void inline_call(struct strbuf *sb, const struct probe_site *s,
 	const struct ptx_func *k = s->kernel;
 	char name[64], ctx[32], len[32];
 	uint8_t image[sizeof(struct egpu_kernel_ctx)];
+	struct ctx_dyn params = { .cvta = "param" };
 	struct inline_site at = { .name = name, .depot = s->depot, .ctx = ctx,
-				  .len = len };
+				  .len = len, .layout = &ctx_layout_kernel,
+				  .dyn = &params };
 
 	if (s->calls[i].fold) {
 		ctx_image(s, image);
 		at.image = image;
 		if (k->nparams) {
-			at.params = tok_text(s->m, k->params[0].name);
-			at.params_len = (int)s->m->toks[k->params[0].name].len;
+			params.name = tok_text(s->m, k->params[0].name);
+			params.len = (int)s->m->toks[k->params[0].name].len;
 		}
 	}
 	snprintf(name, sizeof(name), "%s_%u_%c%u_%zu", s->prefix, s->kernel_id,

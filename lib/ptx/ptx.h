@@ -30,7 +30,7 @@ struct ptx_attach {
 	 * ("vectorAdd"), or a glob (fnmatch) over any of these forms.
 	 */
 	const char *kernel;
-	int point;        /* EGPU_ATTACH_ENTRY or EGPU_ATTACH_EXIT */
+	int point;        /* EGPU_ATTACH_ENTRY, _EXIT or _MEM */
 	const char *func; /* probe function defined by one of the modules */
 	/*
 	 * The probe never reads its ctx: the site passes (NULL, 0) and
@@ -45,6 +45,10 @@ struct ptx_attach {
 	 * optimises it with the kernel; a body that cannot be is called.
 	 */
 	bool no_inline;
+	/* EGPU_ATTACH_MEM: masks of (1u << EGPU_SPACE_*) and (1u <<
+	 * EGPU_MEM_*) the probed instructions must match; 0: all. */
+	uint32_t mem_spaces;
+	uint32_t mem_kinds;
 };
 
 /* A PTX module to link into the application's: JIT output, runtime. */
@@ -63,6 +67,21 @@ struct ptx_kernel_info {
 	uint32_t exit_points;  /* ret/exit instructions given exit probes */
 	uint32_t programs;     /* attach requests applied to this kernel */
 	uint32_t inlined;      /* probe bodies copied in, over all its sites */
+	uint32_t mem_points;   /* memory instructions probed in it and the
+				  .funcs it calls */
+};
+
+/* A memory instruction given memory probes (egpu_mem_site). */
+struct ptx_mem_site {
+	uint32_t kernel_id;  /* or EGPU_MEM_KERNEL_SHARED */
+	char *function;      /* .entry or .func holding it */
+	char *text;          /* the instruction as in the input */
+	uint32_t ptx_line;
+	uint32_t line;       /* from the last .loc before it, or 0 */
+	const char *file;    /* that .loc's file (in .file), or NULL */
+	uint32_t size;       /* bytes; 0: a register's value */
+	uint16_t kind;       /* EGPU_MEM_* */
+	uint16_t space;      /* EGPU_SPACE_* */
 };
 
 struct ptx_report {
@@ -72,6 +91,14 @@ struct ptx_report {
 	unsigned version_major; /* .version of the output */
 	unsigned version_minor;
 	size_t linked_funcs;    /* function definitions linked in */
+	/* Memory sites by egpu_mem_ctx.site. */
+	struct ptx_mem_site *mem_sites;
+	size_t nmem_sites;
+	/* Memory instructions of probed functions left unprobed (ldmatrix,
+	 * call-sequence .param ...: docs/ptx.md). */
+	size_t mem_skipped;
+	char **files;           /* .file names that sites point to */
+	size_t nfiles;
 };
 
 /*

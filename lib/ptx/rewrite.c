@@ -117,8 +117,8 @@ static int add_exits(const struct ptx_module *m, struct kernel_plan *plan,
 	return err;
 }
 
-static void max_local(const struct probe_call *calls, size_t n,
-		      uint32_t *size, uint32_t *align)
+void calls_local(const struct probe_call *calls, size_t n, uint32_t *size,
+		 uint32_t *align)
 {
 	for (size_t i = 0; i < n; i++) {
 		uint32_t sz, al;
@@ -132,48 +132,45 @@ static void max_local(const struct probe_call *calls, size_t n,
 }
 
 /*
- * One .local variable serves as the stack of every body copied into the
- * kernel: a thread runs one probe at a time, so a depot per copy would
- * only multiply the kernel's stack frame by its exits.
+ * One .local variable serves as the stack of every body copied into a
+ * function: a thread runs one probe at a time, so a depot per copy would
+ * only multiply the stack frame by the sites.
  */
-static int declare_depot(const struct ptx_module *m,
-			 const struct kernel_plan *plan, struct probe_site *s,
-			 char *depot, size_t n, struct edits *e)
+int declare_locals(const struct ptx_module *m, const struct ptx_func *f,
+		   const struct func_locals *l, struct edits *e)
 {
-	const struct ptx_stmt *at = entry_stmt(m, s->kernel);
-	uint32_t size = 0, align = 1;
+	const struct ptx_stmt *at = entry_stmt(m, f);
 	struct strbuf *sb;
 
-	max_local(plan->entry, plan->nentry, &size, &align);
-	max_local(plan->exit, plan->nexit, &size, &align);
-	if (!size)
+	if (!l->depot && !l->mctx)
 		return 0;
-	snprintf(depot, n, "%%%s_%u_depot", s->prefix, plan->id);
-	s->depot = depot;
 	sb = edit_at(e, m->toks[at->first].off, 0);
 	if (!sb)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
-	sb_printf(sb, "// begin egpu probe stack\n\t.local .align %u .b8 \t%s[%u];\n"
-		  "\t// end egpu probe stack\n\t", align, depot, size);
+	sb_adds(sb, "// begin egpu probe stack\n");
+	if (l->depot)
+		sb_printf(sb, "\t.local .align %u .b8 \t%s[%u];\n", l->align,
+			  l->depot, l->size);
+	if (l->mctx)
+		sb_printf(sb, "\t.local .align 16 .b8 \t%s[%u];\n", l->mctx,
+			  l->mctx_size);
+	sb_adds(sb, "\t// end egpu probe stack\n\t");
 	return 0;
 }
 
 int rewrite_kernel(const struct ptx_module *m, struct kernel_plan *plan,
-		   const char *prefix, struct edits *e)
+		   const char *prefix, const char *depot, struct edits *e)
 {
 	const struct ptx_item *it = &m->items[plan->item];
 	struct probe_site s = {
 		.m = m, .kernel = it->func, .kernel_id = plan->id,
-		.prefix = prefix,
+		.prefix = prefix, .depot = depot,
 	};
-	char depot[48];
 	int err;
 
 	if (!plan->nentry && !plan->nexit)
 		return 0;
 	err = check_kernel(m, it);
-	if (!err)
-		err = declare_depot(m, plan, &s, depot, sizeof(depot), e);
 	if (!err && plan->nentry) {
 		s.point = EGPU_ATTACH_ENTRY;
 		s.calls = plan->entry;

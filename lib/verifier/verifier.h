@@ -32,9 +32,9 @@ struct strbuf;
 /* Instructions processed over all paths before a program is refused. */
 #define VERIFIER_MAX_INSNS 1000000
 
-/* Bytes of r1 at each attach point (placeholders until include/egpu/ctx.h). */
+/* Bytes of r1 at each attach point: the structs of include/egpu/ctx.h. */
 #define VERIFIER_CTX_KERNEL_SIZE 32 /* struct egpu_kernel_ctx (egpu/ctx.h) */
-#define VERIFIER_CTX_MEM_SIZE 32    /* struct egpu_mem_ctx */
+#define VERIFIER_CTX_MEM_SIZE 40    /* struct egpu_mem_ctx */
 
 struct verifier_opts {
 	int abi;            /* enum egpu_helper_abi */

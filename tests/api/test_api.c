@@ -9,10 +9,13 @@
 
 #include "api/internal.h"
 #include "egpu.h"
+#include "egpu/ctx.h"
 #include "test_util.h"
 
 #define API_OBJ EGPU_TEST_BUILD "/api.bpf.o"
 #define API_PTX EGPU_TEST_BUILD "/kernels.ptx"
+#define MEM_OBJ EGPU_TEST_BUILD "/memprobe.bpf.o"
+#define MEM_PTX EGPU_TEST_BUILD "/memkernels.ptx"
 
 static egpu_ctx *ctx;
 static egpu_obj *obj;
@@ -200,9 +203,83 @@ START_TEST(unknown_kernel_is_an_error)
 			 EGPU_ENOENT);
 	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "no_such_kernel"));
 	egpu_link_destroy(l);
-	ck_assert_ptr_null(egpu_attach_kernel(egpu_obj_prog(obj, "on_entry"), "k",
-					      EGPU_ATTACH_MEM, NULL));
 	free(ptx);
+}
+END_TEST
+
+/* Memory probes without a GPU: masks, the site table, ptxas. */
+START_TEST(mem_probes_offline)
+{
+	egpu_obj *mo = egpu_load(ctx, MEM_OBJ, NULL);
+	egpu_prog *p = egpu_obj_prog(mo, "mem_probe");
+	EGPU_OPTS(egpu_attach_opts, ao,
+		  .mem_spaces = 1u << EGPU_SPACE_GLOBAL | 1u << EGPU_SPACE_SHARED);
+	EGPU_OPTS(egpu_attach_opts, bad, .mem_kinds = 1u << 9);
+	EGPU_OPTS(egpu_report, rep);
+	size_t len, out_len;
+	char *ptx = tu_read_file(MEM_PTX, &len), *out = NULL;
+
+	ck_assert_msg(p, "%s", egpu_errmsg());
+	ck_assert_int_eq(egpu_prog_attach_point(p), EGPU_ATTACH_MEM);
+	ck_assert_ptr_null(egpu_attach_kernel(p, "vadd_mem", EGPU_ATTACH_MEM, &bad));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "mem_kinds 0x200"));
+	ck_assert_ptr_null(egpu_attach_kernel(egpu_obj_prog(obj, "on_entry"), "k",
+					      EGPU_ATTACH_ENTRY, &ao));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "memory probes only"));
+	ck_assert_ptr_nonnull(egpu_attach_kernel(p, "vadd_mem", EGPU_ATTACH_MEM, &ao));
+	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, &rep),
+		      "instrument: %s", egpu_errmsg());
+	/* a[i], b[i], tile store and load, out[i], the guarded flag store */
+	ck_assert_uint_eq(rep.mem_site_cnt, 6);
+	ck_assert_uint_eq(rep.kernels[0].mem_points, 6);
+	ck_assert_uint_eq(rep.kernels_patched, 1);
+	for (uint32_t i = 0; i < rep.mem_site_cnt; i++) {
+		const struct egpu_mem_site *s = &rep.mem_sites[i];
+
+		ck_assert_uint_eq(s->site, i);
+		ck_assert_uint_eq(s->kernel_id, 0);
+		ck_assert_str_eq(s->function, "vadd_mem");
+		ck_assert_uint_eq(s->size, 4);
+		ck_assert(s->space == EGPU_SPACE_GLOBAL || s->space == EGPU_SPACE_SHARED);
+		ck_assert_ptr_nonnull(strstr(ptx, s->text));
+	}
+	ck_assert_ptr_nonnull(strstr(rep.mem_sites[5].text, "@p st.global.u32"));
+	if (tu_have_ptxas())
+		assert_ptxas_accepts(out, out_len);
+	free(out);
+	free(ptx);
+}
+END_TEST
+
+static void keep_last(enum egpu_log_level level, const char *msg, void *user)
+{
+	if (level == EGPU_LOG_WARN)
+		snprintf(user, 256, "%s", msg);
+}
+
+/* Masks that select nothing probe nothing, and the log says so. */
+START_TEST(mem_probes_selecting_nothing)
+{
+	char warned[256] = "";
+	EGPU_OPTS(egpu_ctx_opts, co, .offline = true, .log = keep_last,
+		  .log_user = warned, .log_level = EGPU_LOG_WARN);
+	egpu_ctx *c = egpu_ctx_new(&co);
+	egpu_obj *mo = egpu_load(c, MEM_OBJ, NULL);
+	EGPU_OPTS(egpu_attach_opts, ao, .mem_kinds = 1u << EGPU_MEM_ASYNC);
+	EGPU_OPTS(egpu_report, rep);
+	size_t len;
+	char *ptx = tu_read_file(MEM_PTX, &len), *out = NULL;
+
+	ck_assert_ptr_nonnull(egpu_attach_kernel(egpu_obj_prog(mo, "mem_probe"),
+						 "*", EGPU_ATTACH_MEM, &ao));
+	ck_assert_msg(!egpu_instrument_ptx(c, ptx, len, &out, NULL, &rep),
+		      "instrument: %s", egpu_errmsg());
+	ck_assert_uint_eq(rep.mem_site_cnt, 0);
+	ck_assert_uint_eq(rep.kernels_patched, 1);
+	ck_assert_ptr_nonnull(strstr(warned, "no memory instruction"));
+	free(out);
+	free(ptx);
+	egpu_ctx_free(c);
 }
 END_TEST
 
@@ -247,6 +324,8 @@ int main(void)
 	tcase_add_test(tc, cpu_run_updates_maps);
 	tcase_add_test(tc, offline_instrumentation_assembles);
 	tcase_add_test(tc, unknown_kernel_is_an_error);
+	tcase_add_test(tc, mem_probes_offline);
+	tcase_add_test(tc, mem_probes_selecting_nothing);
 	tcase_add_test(tc, direct_run_module_assembles);
 	tcase_add_test(tc, gpu_calls_refused_offline);
 	suite_add_tcase(s, tc);

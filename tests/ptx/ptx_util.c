@@ -138,7 +138,9 @@ char *strip_inserted(const char *out, size_t *len, unsigned *entry_blocks,
 	*entry_blocks = *exit_blocks = 0;
 	while ((b = strstr(pos, begin))) {
 		const char *kind = b + strlen(begin), *e, *nl;
-		bool linked = !strncmp(kind, "linked", 6);
+		/* Blocks after the header start with an empty line. */
+		bool linked = !strncmp(kind, "linked", 6) ||
+			      !strncmp(kind, "mem texts", 9);
 		const char *start = linked ? b - 2 : b;
 
 		*entry_blocks += !strncmp(kind, "entry", 5);

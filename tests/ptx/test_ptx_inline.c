@@ -89,9 +89,9 @@ START_TEST(copies_per_site)
 	char *app = exits_sm90(), *body, *back;
 	struct ptx_text mod = { "probe_ptx", probe_ptx, strlen(probe_ptx) };
 	struct ptx_attach reqs[] = {
-		{ "k", EGPU_ATTACH_ENTRY, "probe_ptx", false, false },
-		{ "k", EGPU_ATTACH_EXIT, "probe_ptx", false, false },
-		{ "k", EGPU_ATTACH_EXIT, "probe_ptx", false, false },
+		{ "k", EGPU_ATTACH_ENTRY, "probe_ptx", false, false, 0, 0 },
+		{ "k", EGPU_ATTACH_EXIT, "probe_ptx", false, false, 0, 0 },
+		{ "k", EGPU_ATTACH_EXIT, "probe_ptx", false, false, 0, 0 },
 	};
 	static const char *const sites[] = {
 		"e0_0", "x0_0", "x0_1", "x1_0", "x1_1", "x2_0", "x2_1",
@@ -197,8 +197,8 @@ START_TEST(stack_returns_and_uni)
 	char *app = exits_sm90(), *body;
 	struct ptx_text mod = { "q", stack_probe, strlen(stack_probe) };
 	struct ptx_attach reqs[] = {
-		{ "k", EGPU_ATTACH_ENTRY, "q", false, false },
-		{ "k", EGPU_ATTACH_EXIT, "q", false, false },
+		{ "k", EGPU_ATTACH_ENTRY, "q", false, false, 0, 0 },
+		{ "k", EGPU_ATTACH_EXIT, "q", false, false, 0, 0 },
 	};
 	struct ptx_report rep;
 	struct ptxas_usage use;
@@ -276,7 +276,7 @@ static char *ctx_case(const char *extra, bool no_ctx, struct ptx_report *rep)
 {
 	char *app = exits_sm90(), *text = ctx_probe(extra), *out, *body;
 	struct ptx_text mod = { "c", text, strlen(text) };
-	struct ptx_attach req = { "k", EGPU_ATTACH_EXIT, "c", no_ctx, false };
+	struct ptx_attach req = { "k", EGPU_ATTACH_EXIT, "c", no_ctx, false, 0, 0 };
 	size_t len;
 	int err;
 
@@ -293,11 +293,15 @@ static char *ctx_case(const char *extra, bool no_ctx, struct ptx_report *rep)
 START_TEST(ctx_loads_become_constants)
 {
 	struct ptx_report rep;
-	char *body = ctx_case("", false, &rep);
+	/* A pointer into the ctx folds with the loads through it. */
+	char *body = ctx_case("\tadd.s64 %rd7, %rd1, 16;\n\tld.u32 %r2, [%rd7+8];\n"
+			      "\tst.global.u32 [sink+48], %r2;\n", false, &rep);
 
 	ck_assert_uint_eq(rep.kernels[0].inlined, 3);
 	ck_assert_ptr_null(strstr(body, "%egpu_ctx"));
+	ck_assert_ptr_nonnull(strstr(body, "\tmov.b32 \t%egpu_0_x1_0_r2, 1;"));
 	ck_assert_ptr_null(strstr(body, "%egpu_rd1;"));
+	ck_assert_ptr_null(strstr(body, "add.s64 %egpu_0_x1_0_rd7"));
 	/* Exit 1 of kernel 0, 12 parameter bytes, attach 2; ctx_len 32. */
 	ck_assert_ptr_nonnull(strstr(body,
 		"\tmov.u64 %egpu_0_x1_0_rd2, 32;\n"
@@ -318,7 +322,9 @@ START_TEST(ctx_kept_when_used_otherwise)
 	static const char *const extras[] = {
 		"\tld.b32 %rd7, [%rd1];\n",      /* .b into a wider register */
 		"\tld.u32 %r2, [%rd1+12];\n",    /* half of ctx.params */
-		"\tadd.u64 %rd7, %rd1, 8;\n",    /* arithmetic on it */
+		"\tadd.u64 %rd7, %rd1, %rd5;\n",  /* arithmetic on it */
+		/* a pointer into it used but for loads */
+		"\tadd.u64 %rd7, %rd1, 8;\n\tst.global.u64 [sink+48], %rd7;\n",
 		"\tld.u32 %r2, [%rd1+30];\n",    /* past its end */
 		"\tst.u32 [%rd1+28], %r1;\n",    /* a store */
 	};
@@ -372,7 +378,7 @@ START_TEST(copies_follow_link_renames)
 	struct ptx_text mods[] = {
 		{ "a", probe, strlen(probe) }, { "b", probe, strlen(probe) },
 	};
-	struct ptx_attach req = { "k", EGPU_ATTACH_EXIT, "p", false, false };
+	struct ptx_attach req = { "k", EGPU_ATTACH_EXIT, "p", false, false, 0, 0 };
 	size_t len;
 	int err;
 	char *out = instrument(app, strlen(app), &req, 1, mods, 2, NULL, &len,
@@ -428,7 +434,7 @@ START_TEST(uncopyable_bodies_are_called)
 {
 	char *text = uncopyable_module((size_t)_i), *out, tag[32];
 	struct ptx_text mod = { "p", text, strlen(text) };
-	struct ptx_attach req = { "open_end", EGPU_ATTACH_EXIT, "p", false, false };
+	struct ptx_attach req = { "open_end", EGPU_ATTACH_EXIT, "p", false, false, 0, 0 };
 	struct ptx_module *m;
 	struct inline_func *fn;
 	struct ptx_report rep;
@@ -437,8 +443,8 @@ START_TEST(uncopyable_bodies_are_called)
 	int err;
 
 	ck_assert_int_eq(ptx_parse("p", text, strlen(text), &m), 0);
-	ck_assert_int_eq(inline_prepare(m, &m->items[m->nitems - 1], NULL, &fn,
-					&why), 0);
+	ck_assert_int_eq(inline_prepare(m, &m->items[m->nitems - 1], NULL,
+					&ctx_layout_kernel, &fn, &why), 0);
 	ck_assert_ptr_null(fn);
 	ck_assert_msg(why && strstr(why, uncopyable[_i].why), "%zu: %s",
 		      (size_t)_i, why ? why : "(copied)");
@@ -462,8 +468,8 @@ START_TEST(no_inline_calls)
 	char *app = exits_sm90(), *body;
 	struct ptx_text mod = { "q", stack_probe, strlen(stack_probe) };
 	struct ptx_attach reqs[] = {
-		{ "k", EGPU_ATTACH_ENTRY, "q", false, true },
-		{ "k", EGPU_ATTACH_EXIT, "q", false, false },
+		{ "k", EGPU_ATTACH_ENTRY, "q", false, true, 0, 0 },
+		{ "k", EGPU_ATTACH_EXIT, "q", false, false, 0, 0 },
 	};
 	struct ptx_report rep;
 	size_t len;
@@ -490,8 +496,8 @@ static void fuzz_probe(const char *app, const char *probe, size_t len,
 {
 	struct ptx_text mod = { "p", probe, len };
 	struct ptx_attach reqs[] = {
-		{ "*", EGPU_ATTACH_ENTRY, func, false, false },
-		{ "*", EGPU_ATTACH_EXIT, func, false, false },
+		{ "*", EGPU_ATTACH_ENTRY, func, false, false, 0, 0 },
+		{ "*", EGPU_ATTACH_EXIT, func, false, false, 0, 0 },
 	};
 	struct ptx_module *m;
 	size_t out_len;

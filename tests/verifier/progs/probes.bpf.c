@@ -112,7 +112,7 @@ int mem_trace(struct egpu_mem_ctx *ctx)
 		return 0;
 	e->addr = ctx->addr;
 	e->size = ctx->size;
-	e->flags = ctx->flags;
+	e->flags = ctx->kind;
 	e->lane = bpf_get_lane_id();
 	e->sm = bpf_get_sm_id();
 	bpf_ringbuf_submit(e, 0);
@@ -126,7 +126,7 @@ int count_stores(struct egpu_mem_ctx *ctx)
 	u32 w = bpf_get_warp_id() & 31;
 	u64 *v;
 
-	if (!(ctx->flags & 2))
+	if (!(ctx->kind & 2))
 		return 0;
 	v = bpf_map_lookup_elem(&warp_hits, &w);
 	if (v)
@@ -150,7 +150,7 @@ int warp_index_unchecked(struct egpu_mem_ctx *ctx)
 SEC("gpu/mem/names_overrun")
 int print_kind_overrun(struct egpu_mem_ctx *ctx)
 {
-	return bpf_puts(tag + (ctx->flags & 1)) ? 1 : 0;
+	return bpf_puts(tag + (ctx->kind & 1)) ? 1 : 0;
 }
 
 /* expect: accept */
@@ -175,7 +175,7 @@ int global_table_unchecked(struct egpu_kernel_ctx *ctx)
 SEC("gpu/mem/names")
 int print_kind(struct egpu_mem_ctx *ctx)
 {
-	return bpf_puts(names[ctx->flags & 3]) ? 1 : 0;
+	return bpf_puts(names[ctx->kind & 3]) ? 1 : 0;
 }
 
 /* expect: accept */

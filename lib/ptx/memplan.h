@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* Memory-access probes: which instructions get which probes, and the code. */
+#ifndef EGPU_PTX_MEMPLAN_H
+#define EGPU_PTX_MEMPLAN_H
+
+#include "ptx/instr.h"
+
+/* One EGPU_ATTACH_MEM request, prepared. */
+struct mem_req {
+	const struct ptx_attach *r;
+	struct probe_call call;
+	bool need_ctx;   /* its sites build a ctx in memory */
+	bool reads_text; /* a folded copy reads ctx.text */
+	uint8_t *kernels; /* by kernel id: r->kernel matches it */
+};
+
+/* One memory instruction given probes. */
+struct mem_site {
+	uint32_t item;      /* its function */
+	uint32_t stmt;      /* statement index in the function */
+	struct mem_op op;
+	uint32_t kernel_id; /* or EGPU_MEM_KERNEL_SHARED */
+	uint32_t file;      /* .loc before it: file number, line; 0: none */
+	uint32_t line;
+	size_t calls;       /* first of its requests (mem_plan_call) */
+	size_t ncalls;
+	bool need_ctx;      /* a probe reads a ctx built in memory */
+	bool need_text;     /* a probe reads ctx.text: the string exists */
+};
+
+struct mem_plan;
+
+/*
+ * Find the sites of @reqs in @m, whose kernels (by id) are the items
+ * @kernel_items (read during the call only). *out must be freed with
+ * mem_plan_free() even on error.
+ */
+int mem_plan_make(const struct ptx_module *m, const uint32_t *kernel_items,
+		  size_t nkernels, struct mem_req *reqs, size_t nreq,
+		  struct mem_plan **out);
+void mem_plan_free(struct mem_plan *p);
+/* The sites in text order (site number = index); @p may be NULL. */
+size_t mem_plan_sites(const struct mem_plan *p, const struct mem_site **sites);
+/* Request @i of site @s. */
+const struct mem_req *mem_plan_call(const struct mem_plan *p,
+				    const struct mem_site *s, size_t i);
+/* Memory instructions of probed functions that got no probe. */
+size_t mem_plan_skipped(const struct mem_plan *p);
+/* Sites kernel @kernel runs (its own and its .funcs'). */
+uint32_t mem_plan_points(const struct mem_plan *p, size_t kernel);
+
+/* Names the code of one function's sites uses (memsite.c). */
+struct mem_names {
+	const char *prefix;
+	const char *depot; /* the function's stack for copies, or NULL */
+	const char *mctx;  /* its .local ctx, or NULL if no site builds one */
+};
+
+/*
+ * Insert the probes of every site of function @item before its
+ * instruction; @names as declared for that function.
+ */
+int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
+		  uint32_t item, const struct mem_names *names,
+		  struct edits *e);
+/* Whether a site of function @item builds its ctx in memory. */
+bool mem_item_needs_ctx(const struct mem_plan *p, uint32_t item);
+/* Largest stack of the bodies copied into function @item. */
+void mem_item_local(const struct mem_plan *p, uint32_t item, uint32_t *size,
+		    uint32_t *align);
+/* The instruction texts probes read (module-scope strings), at @off. */
+int mem_emit_texts(const struct mem_plan *p, const struct ptx_module *m,
+		   const char *prefix, uint32_t off, struct edits *e);
+/* The text of site @i's instruction, malloc'ed in *out. */
+int mem_site_text(const struct mem_plan *p, const struct ptx_module *m,
+		  size_t i, char **out);
+
+#endif

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The code before one memory instruction: its generic address into a
+ * fresh register (base register or symbol, plus the offset, through
+ * cvta for a state space), then each probe, a copy of its body with the
+ * site's struct egpu_mem_ctx folded in (the address register, constants,
+ * the text's symbol, a bulk copy's size register), or a call with a ctx
+ * built in the function's .local ctx. A guarded instruction is skipped
+ * over with the inverse guard, so the probes run exactly when it does.
+ * All of it lives in its own { } scope: nothing stays live across the
+ * instruction.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "egpu/ctx.h"
+#include "ptx/memplan.h"
+#include "verifier/verifier.h"
+
+_Static_assert(sizeof(struct egpu_mem_ctx) == VERIFIER_CTX_MEM_SIZE,
+	       "the verifier checks mem probes against this ctx");
+/* The ctx is stored as {addr, text}, {kernel_id | site << 32,
+ * size | kind << 32 | space << 48}, {line | reserved << 32}. */
+_Static_assert(offsetof(struct egpu_mem_ctx, text) == 8 &&
+		       offsetof(struct egpu_mem_ctx, kernel_id) == 16 &&
+		       offsetof(struct egpu_mem_ctx, site) == 20 &&
+		       offsetof(struct egpu_mem_ctx, size) == 24 &&
+		       offsetof(struct egpu_mem_ctx, kind) == 28 &&
+		       offsetof(struct egpu_mem_ctx, space) == 30 &&
+		       offsetof(struct egpu_mem_ctx, line) == 32 &&
+		       sizeof(struct egpu_mem_ctx) == 40,
+	       "the stores below follow struct egpu_mem_ctx");
+
+/* What the code of one site needs. */
+struct site_code {
+	const struct ptx_module *m;
+	const struct mem_plan *p;
+	const struct mem_site *s;
+	uint32_t site;
+	const struct mem_names *nm;
+};
+
+static const char *cvta_space(const struct mem_op *op)
+{
+	static const char *const names[] = {
+		[EGPU_SPACE_GLOBAL] = "global", [EGPU_SPACE_SHARED] = "shared",
+		[EGPU_SPACE_LOCAL] = "local",   [EGPU_SPACE_CONST] = "const",
+		[EGPU_SPACE_PARAM] = "param",
+	};
+
+	if (op->space == EGPU_SPACE_SHARED && op->cluster)
+		return "shared::cluster";
+	return op->space == EGPU_SPACE_GENERIC ? NULL : names[op->space];
+}
+
+/* %P_m0 = generic address of the first byte accessed. */
+static void put_address(struct strbuf *sb, const struct site_code *c)
+{
+	const struct mem_op *op = &c->s->op;
+	const char *p = c->nm->prefix, *space = cvta_space(op);
+	int n = (int)c->m->toks[op->base].len;
+	const char *base = tok_text(c->m, op->base);
+
+	switch (op->base_is) {
+	case BASE_REG64:
+		sb_printf(sb, "\tmov.b64 \t%%%s_m0, %.*s;\n", p, n, base);
+		break;
+	case BASE_REG32:
+		sb_printf(sb, "\tcvt.u64.u32 \t%%%s_m0, %.*s;\n", p, n, base);
+		break;
+	case BASE_SYM:
+		sb_printf(sb, "\tmov.u64 \t%%%s_m0, %.*s;\n", p, n, base);
+		break;
+	default:
+		sb_printf(sb, "\tmov.u64 \t%%%s_m0, %llu;\n", p,
+			  (unsigned long long)op->off);
+	}
+	if (op->off && op->base_is != BASE_IMM)
+		sb_printf(sb, "\tadd.s64 \t%%%s_m0, %%%s_m0, %lld;\n", p, p,
+			  (long long)op->off);
+	if (space)
+		sb_printf(sb, "\tcvta.%s.u64 \t%%%s_m0, %%%s_m0;\n", space, p, p);
+}
+
+static uint64_t kind_space(const struct mem_op *op)
+{
+	return (uint64_t)op->kind << 32 | (uint64_t)op->space << 48;
+}
+
+/* The site's ctx in the function's .local ctx: %P_m1 its generic address. */
+static void build_ctx(struct strbuf *sb, const struct site_code *c)
+{
+	const struct mem_site *s = c->s;
+	const char *p = c->nm->prefix;
+
+	sb_printf(sb, "\tmov.u64 \t%%%s_m1, %s;\n", p, c->nm->mctx);
+	sb_printf(sb, "\tmov.u64 \t%%%s_m2, $%s_text_%u;\n", p, p, c->site);
+	sb_printf(sb, "\tcvta.global.u64 \t%%%s_m2, %%%s_m2;\n", p, p);
+	sb_printf(sb, "\tst.local.v2.u64 \t[%%%s_m1], {%%%s_m0, %%%s_m2};\n",
+		  p, p, p);
+	sb_printf(sb, "\tmov.u64 \t%%%s_m2, %llu;\n", p,
+		  (unsigned long long)((uint64_t)c->site << 32 | s->kernel_id));
+	if (s->op.size_reg >= 0) {
+		sb_printf(sb, "\tcvt.u64.u32 \t%%%s_m3, %.*s;\n", p,
+			  (int)c->m->toks[s->op.size_reg].len,
+			  tok_text(c->m, (uint32_t)s->op.size_reg));
+		sb_printf(sb, "\tor.b64 \t%%%s_m3, %%%s_m3, %llu;\n", p, p,
+			  (unsigned long long)kind_space(&s->op));
+	} else {
+		sb_printf(sb, "\tmov.u64 \t%%%s_m3, %llu;\n", p,
+			  (unsigned long long)(kind_space(&s->op) | s->op.size));
+	}
+	sb_printf(sb, "\tst.local.v2.u64 \t[%%%s_m1+16], {%%%s_m2, %%%s_m3};\n",
+		  p, p, p);
+	sb_printf(sb, "\tmov.u64 \t%%%s_m2, %u;\n", p, s->line);
+	sb_printf(sb, "\tst.local.u64 \t[%%%s_m1+32], %%%s_m2;\n", p, p);
+	sb_printf(sb, "\tcvta.local.u64 \t%%%s_m1, %%%s_m1;\n", p, p);
+	sb_printf(sb, "\tmov.u64 \t%%%s_m4, %zu;\n", p,
+		  sizeof(struct egpu_mem_ctx));
+}
+
+static void ctx_image(const struct mem_site *s, uint32_t site, uint8_t *img)
+{
+	put_le(img, 0, 16);
+	put_le(img + 16, s->kernel_id, 4);
+	put_le(img + 20, site, 4);
+	put_le(img + 24, s->op.size, 4);
+	put_le(img + 28, s->op.kind, 2);
+	put_le(img + 30, s->op.space, 2);
+	put_le(img + 32, s->line, 4);
+	put_le(img + 36, 0, 4);
+}
+
+static void inline_call(struct strbuf *sb, const struct site_code *c,
+			const struct probe_call *call, size_t i)
+{
+	const struct mem_site *s = c->s;
+	const char *p = c->nm->prefix;
+	char name[64], addr[32], text[48], ctx[32], len[32];
+	uint8_t image[sizeof(struct egpu_mem_ctx)];
+	struct ctx_dyn dyn[3] = {
+		{ .name = addr, .len = -1, .bits = 64 },
+		{ .cvta = "global" },
+		{ .bits = 32 },
+	};
+	struct inline_site at = { .name = name, .depot = c->nm->depot,
+				  .ctx = ctx, .len = len,
+				  .layout = &ctx_layout_mem, .dyn = dyn };
+
+	snprintf(name, sizeof(name), "%s_m%u_%zu", p, c->site, i);
+	snprintf(addr, sizeof(addr), "%%%s_m0", p);
+	snprintf(ctx, sizeof(ctx), "%%%s_m1", p);
+	snprintf(len, sizeof(len), "%%%s_m4", p);
+	if (call->fold) {
+		ctx_image(s, c->site, image);
+		at.image = image;
+		if (s->need_text) {
+			snprintf(text, sizeof(text), "$%s_text_%u", p, c->site);
+			dyn[1].name = text;
+			dyn[1].len = -1;
+		}
+		if (s->op.size_reg >= 0) {
+			dyn[2].name = tok_text(c->m, (uint32_t)s->op.size_reg);
+			dyn[2].len = (int)c->m->toks[s->op.size_reg].len;
+		}
+	}
+	sb_printf(sb, "\t// inlined %s\n", call->func);
+	emit_inlined(sb, call->body, &at);
+}
+
+static void emit_site(struct strbuf *sb, const struct site_code *c)
+{
+	const struct ptx_module *m = c->m;
+	const struct ptx_stmt *st =
+		&m->items[c->s->item].func->stmts[c->s->stmt];
+	const char *p = c->nm->prefix;
+
+	sb_adds(sb, "// begin egpu mem probes\n");
+	if (st->pred >= 0)
+		sb_printf(sb, "\t@%s%.*s bra \t$%s_mskip_%u;\n",
+			  st->pred_neg ? "" : "!", (int)m->toks[st->pred].len,
+			  tok_text(m, (uint32_t)st->pred), p, c->site);
+	sb_printf(sb, "\t{\n\t.reg .b64 \t%%%s_m<6>;\n", p);
+	put_address(sb, c);
+	if (c->s->need_ctx)
+		build_ctx(sb, c);
+	else
+		sb_printf(sb, "\tmov.u64 \t%%%s_m1, 0;\n\tmov.u64 \t%%%s_m4, 0;\n",
+			  p, p);
+	for (size_t i = 0; i < c->s->ncalls; i++) {
+		const struct probe_call *call = &mem_plan_call(c->p, c->s, i)->call;
+
+		if (call->body)
+			inline_call(sb, c, call, i);
+		else
+			sb_printf(sb, "\tcall \t(%%%s_m5), %s, (%%%s_m1, %%%s_m4);\n",
+				  p, call->func, p, p);
+	}
+	sb_adds(sb, "\t}\n");
+	if (st->pred >= 0)
+		sb_printf(sb, "$%s_mskip_%u:\n", p, c->site);
+	sb_adds(sb, "\t// end egpu mem probes\n\t");
+}
+
+/* The sites of function @item: [*lo, *hi). */
+static const struct mem_site *item_sites(const struct mem_plan *p,
+					 uint32_t item, size_t *lo, size_t *hi)
+{
+	const struct mem_site *s;
+	size_t n = mem_plan_sites(p, &s), a = 0, b = n;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (s[mid].item < item)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (b = a; b < n && s[b].item == item; b++)
+		;
+	*lo = a;
+	*hi = b;
+	return s;
+}
+
+int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
+		  uint32_t item, const struct mem_names *names,
+		  struct edits *e)
+{
+	size_t lo, hi;
+	const struct mem_site *s = item_sites(p, item, &lo, &hi);
+
+	for (size_t i = lo; i < hi; i++) {
+		const struct ptx_stmt *st = &m->items[item].func->stmts[s[i].stmt];
+		struct site_code c = { .m = m, .p = p, .s = &s[i],
+				       .site = (uint32_t)i, .nm = names };
+		struct strbuf *sb = edit_at(e, m->toks[st->first].off, 0);
+
+		if (!sb)
+			return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
+		emit_site(sb, &c);
+	}
+	return 0;
+}
+
+bool mem_item_needs_ctx(const struct mem_plan *p, uint32_t item)
+{
+	size_t lo, hi;
+	const struct mem_site *s = item_sites(p, item, &lo, &hi);
+
+	for (size_t i = lo; i < hi; i++)
+		if (s[i].need_ctx)
+			return true;
+	return false;
+}
+
+void mem_item_local(const struct mem_plan *p, uint32_t item, uint32_t *size,
+		    uint32_t *align)
+{
+	size_t lo, hi;
+	const struct mem_site *s = item_sites(p, item, &lo, &hi);
+
+	for (size_t i = lo; i < hi; i++)
+		for (size_t k = 0; k < s[i].ncalls; k++)
+			calls_local(&mem_plan_call(p, &s[i], k)->call, 1, size,
+				    align);
+}
+
+/* The text of site @s's instruction, as in the input. */
+static void site_text(const struct ptx_module *m, const struct mem_site *s,
+		      const char **text, size_t *len)
+{
+	const struct ptx_stmt *st = &m->items[s->item].func->stmts[s->stmt];
+
+	*text = m->text + m->toks[st->first].off;
+	*len = tok_end(m, st->last - 1) - m->toks[st->first].off;
+}
+
+int mem_emit_texts(const struct mem_plan *p, const struct ptx_module *m,
+		   const char *prefix, uint32_t off, struct edits *e)
+{
+	const struct mem_site *s;
+	size_t n = mem_plan_sites(p, &s);
+	struct strbuf *sb = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *text;
+		size_t len;
+
+		if (!s[i].need_text)
+			continue;
+		if (!sb) {
+			sb = edit_at(e, off, 0);
+			if (!sb)
+				return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
+			sb_adds(sb, "\n\n// begin egpu mem texts\n");
+		}
+		site_text(m, &s[i], &text, &len);
+		sb_printf(sb, ".global .align 1 .b8 $%s_text_%zu[%zu] = {", prefix,
+			  i, len + 1);
+		for (size_t k = 0; k < len; k++)
+			sb_printf(sb, "%u, ", (unsigned char)text[k]);
+		sb_adds(sb, "0};\n");
+	}
+	if (sb)
+		sb_adds(sb, "// end egpu mem texts\n");
+	return 0;
+}
+
+int mem_site_text(const struct mem_plan *p, const struct ptx_module *m,
+		  size_t i, char **out)
+{
+	const struct mem_site *s;
+	const char *text;
+	size_t len;
+
+	mem_plan_sites(p, &s);
+	site_text(m, &s[i], &text, &len);
+	*out = strndup(text, len);
+	return *out ? 0 : err_set(EGPU_ENOMEM, "PTX: out of memory");
+}
