@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
-// Counts the threads entering and leaving every kernel.
+// Counts the threads entering and leaving every kernel, and its memory
+// accesses by kind.
 #include <egpu/bpf_helpers.h>
+#include <egpu/ctx.h>
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 2 + EGPU_MEM_ASYNC + 1);
 	__type(key, __u32);
 	__type(value, __u64);
-} counts SEC(".maps"); /* 0: entries, 1: exits */
+} counts SEC(".maps"); /* 0: entries, 1: exits, 2 + kind: accesses */
 
 static __always_inline void bump(__u32 key)
 {
@@ -28,6 +30,13 @@ GPU_EXIT("*")
 int count_exit(void *ctx)
 {
 	bump(1);
+	return 0;
+}
+
+GPU_MEM("*")
+int count_access(struct egpu_mem_ctx *ctx)
+{
+	bump(2 + ctx->kind);
 	return 0;
 }
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Instrument kernels made by the frameworks themselves, on the GPU:
 Triton (vector add, softmax, layer norm, a wgmma matmul for sm_90a) and a
-CuPy RawModule (NVRTC). For each: instrument its PTX with an entry+exit
-counting probe, load it, run it, and check that the results are
-bit-identical to the framework's own run and that every launched thread
-was counted once at entry and once at exit.
+CuPy RawModule (NVRTC). For each: instrument its PTX with entry, exit and
+memory-access counting probes, load it, run it, and check that the results
+are bit-identical to the framework's own run, that every launched thread
+was counted once at entry and once at exit, and that loads and stores were
+counted.
 
 Usage: test_frameworks.py LIBEGPU.so COUNT.bpf.o
        test_frameworks.py LIBEGPU.so COUNT.bpf.o --bench PROBE.bpf.o...
@@ -184,7 +185,7 @@ def run_triton_case(probe, tmp, name, run, out, needs):
     plain = launch_ptx(probe, tmp, "plain", ptx, ck, grid, args, out)
     if not torch.equal(plain, ref):
         return "this test's launch of Triton's own PTX differs from Triton's run"
-    probe.reset("counts", [0, 1])
+    probe.reset("counts", range(COUNTERS))
     got = launch_ptx(probe, tmp, "inst", inst, ck, grid, args, out)
     if not torch.equal(got, ref):
         bad = (got != ref).sum().item()
@@ -195,6 +196,17 @@ def run_triton_case(probe, tmp, name, run, out, needs):
     counts = (probe.u64("counts", 0), probe.u64("counts", 1))
     if counts != (threads, threads):
         return "counted %d entries, %d exits; %d threads launched" % (counts + (threads,))
+    return accesses_seen(probe)
+
+
+COUNTERS = 2 + 4 + 1  # entries, exits, then accesses by egpu_mem_ctx.kind
+
+
+def accesses_seen(probe):
+    """None if the memory probe counted loads and stores, else why not."""
+    loads, stores = probe.u64("counts", 2 + 1), probe.u64("counts", 2 + 2)
+    if not loads or not stores:
+        return "memory probe counted %d loads, %d stores" % (loads, stores)
     return None
 
 
@@ -224,7 +236,7 @@ def run_cupy_case(probe, tmp):
     x = cp.arange(n, dtype=cp.float32)
     outs = []
     inst, rep = probe.instrument(ptx)
-    probe.reset("counts", [0, 1])
+    probe.reset("counts", range(COUNTERS))
     for tag, text in (("orig", ptx), ("inst", inst)):
         y = cp.ones(n, dtype=cp.float32)
         fn = load_ptx(text, tmp, "cupy_" + tag).get_function("saxpy")
@@ -236,7 +248,7 @@ def run_cupy_case(probe, tmp):
     got = (probe.u64("counts", 0), probe.u64("counts", 1))
     if got != (grid * block, grid * block):
         return "counted %d entries, %d exits; %d threads" % (got + (grid * block,))
-    return None
+    return accesses_seen(probe)
 
 
 def median(xs):

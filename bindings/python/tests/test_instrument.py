@@ -60,7 +60,7 @@ def test_closing_the_object_drops_its_links(ctx, obj, kernels_ptx):
 def test_bad_attach_point(obj):
     with pytest.raises(egpu.InvalidArgument, match="attach point 'middle'"):
         obj.programs["on_entry"].attach("add_one", at="middle")
-    with pytest.raises(egpu.Error, match="not entry or exit"):
+    with pytest.raises(egpu.Error, match="is not entry, exit or mem"):
         obj.programs["bump"].attach("add_one")
 
 
