@@ -16,6 +16,13 @@ struct {
 } events SEC(".maps");
 
 /* Linear block index * warps per block + warp within the block. */
+/* The ctx fields a record carries. */
+struct mt_site_of {
+	__u32 site;
+	__u32 size;
+	__u16 kind;
+};
+
 static __always_inline __u32 global_warp(void)
 {
 	__u64 tx, ty, tz, dx, dy, dz, bx, by, bz, gx, gy, gz;
@@ -32,23 +39,31 @@ static __always_inline __u32 global_warp(void)
 }
 
 static __always_inline void fill(struct mt_warp_access *r,
-				 struct egpu_mem_ctx *ctx, __u64 base,
+				 const struct mt_site_of *at, __u64 base,
 				 __u32 mask, __u32 affine)
 {
 	r->ns = bpf_get_globaltimer();
 	r->base = base;
-	r->site = ctx->site;
+	r->site = at->site;
 	r->warp = global_warp();
 	r->mask = mask;
-	r->size = ctx->size;
-	r->kind = ctx->kind;
+	r->size = at->size;
+	r->kind = at->kind;
 	r->affine = affine;
 	r->reserved = 0;
 }
 
+/*
+ * The probe copies what it needs of its ctx first: a ctx pointer that lives
+ * across the helper calls would be spilled to the stack, and the
+ * instrumentation could no longer fold the ctx into constants.
+ */
 GPU_MEM("*")
 int trace_access(struct egpu_mem_ctx *ctx)
 {
+	struct mt_site_of at = {
+		.site = ctx->site, .size = ctx->size, .kind = ctx->kind,
+	};
 	struct mt_warp_addrs full;
 	struct mt_warp_access *r;
 	__u64 addr = ctx->addr, base;
@@ -61,13 +76,13 @@ int trace_access(struct egpu_mem_ctx *ctx)
 	leader = bpf_egpu_lowest_lane(mask);
 	base = bpf_egpu_shfl(addr, leader);
 	/* The same answer in every lane: no lane branches off alone. */
-	spread = bpf_egpu_ballot(addr != base + (__u64)(lane - leader) * ctx->size);
+	spread = bpf_egpu_ballot(addr != base + (__u64)(lane - leader) * at.size);
 	if (spread) {
 		for (int i = 0; i < MT_WARP; i++)
 			full.addr[i] = mask & (1u << i) ? bpf_egpu_shfl(addr, i) : 0;
 		if (lane != leader)
 			return 0;
-		fill(&full.head, ctx, base, mask, 0);
+		fill(&full.head, &at, base, mask, 0);
 		bpf_ringbuf_output(&events, &full, sizeof(full), 0);
 		return 0;
 	}
@@ -77,7 +92,7 @@ int trace_access(struct egpu_mem_ctx *ctx)
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r)
 		return 0;
-	fill(r, ctx, base, mask, 1);
+	fill(r, &at, base, mask, 1);
 	bpf_ringbuf_submit(r, 0);
 	return 0;
 }

@@ -149,9 +149,9 @@ static __u32 (*bpf_egpu_active_mask)(void) = (void *)512;
  */
 static __u64 (*bpf_egpu_warp_add)(__u64 *ptr, __u64 delta) = (void *)513;
 /*
- * Suspend the calling thread for about @ns nanoseconds (PTX nanosleep:
- * between 0 and 2 * ns), at most 1 ms per call; returns 0. Models slower
- * memory in a memory probe.
+ * Hold the calling thread for @ns nanoseconds by spinning on the GPU's
+ * %globaltimer (its step, 32 to 64 ns on an H100, is the resolution), at
+ * most 1 ms per call; returns 0. Models slower memory in a memory probe.
  */
 static long (*bpf_egpu_nanosleep)(__u64 ns) = (void *)514;
 /* Mask of the active lanes whose @pred is not 0. */

@@ -2,7 +2,7 @@
 /*
  * Warp-level (SIMT) lowering for the GPU: the active mask, ballots and
  * matches over the lanes now active, warp-aggregated atomic adds, and
- * nanosleep. All inline: no call, no stack.
+ * a timed spin. All inline: no call, no stack.
  */
 #include <string.h>
 
@@ -143,22 +143,27 @@ LLVMValueRef ptx_warp_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val,
 }
 
 /*
- * nanosleep.u32 sleeps at most 1 ms whatever it is asked; the bound is
- * explicit, as a 64-bit request truncated to 32 bits could wrap.
+ * Spin until %globaltimer has moved @ns nanoseconds (at most
+ * HELPER_NANOSLEEP_MAX_NS). PTX's nanosleep would yield the warp, but the
+ * H100 wakes it on a coarse schedule (every delay from 100 ns to 3.2 us
+ * cost the same there), so a latency model needs the timer.
  */
-static void nanosleep_ns(struct lift *l, LLVMValueRef ns)
+static void spin_ns(struct lift *l, LLVMValueRef ns)
 {
-	LLVMTypeRef type = LLVMFunctionType(l->void_t, &l->i32, 1, 0);
-	static const char text[] = "nanosleep.u32 $0;";
-	LLVMValueRef fn = LLVMGetInlineAsm(type, (char *)text, sizeof(text) - 1,
-					   "r", 1, 1, 0,
-					   LLVMInlineAsmDialectATT, 0);
+	static const char text[] = "mov.u64 $0, %globaltimer;";
+	LLVMBasicBlockRef loop = lift_block(l, ""), done = lift_block(l, "");
 	LLVMValueRef max = lift_const(l->i64, HELPER_NANOSLEEP_MAX_NS);
-	LLVMValueRef big = LLVMBuildICmp(l->b, LLVMIntUGT, ns, max, "");
+	LLVMValueRef t0, waited;
 
-	ns = LLVMBuildTrunc(l->b, LLVMBuildSelect(l->b, big, max, ns, ""),
-			    l->i32, "");
-	LLVMBuildCall2(l->b, type, fn, &ns, 1, "");
+	ns = LLVMBuildSelect(l->b, LLVMBuildICmp(l->b, LLVMIntUGT, ns, max, ""),
+			     max, ns, "");
+	t0 = ptx_inline_asm(l, l->i64, text, "=l");
+	LLVMBuildBr(l->b, loop);
+	LLVMPositionBuilderAtEnd(l->b, loop);
+	waited = LLVMBuildSub(l->b, ptx_inline_asm(l, l->i64, text, "=l"), t0, "");
+	LLVMBuildCondBr(l->b, LLVMBuildICmp(l->b, LLVMIntULT, waited, ns, ""),
+			loop, done);
+	LLVMPositionBuilderAtEnd(l->b, done);
 }
 
 /* The lanes now active for which @pred (i64) is not 0. */
@@ -220,7 +225,7 @@ bool ptx_warp_helper(struct lift *l, int32_t id, LLVMValueRef *args,
 		*r0 = shfl(l, args[0], args[1]);
 		return true;
 	case HELPER_NANOSLEEP:
-		nanosleep_ns(l, args[0]);
+		spin_ns(l, args[0]);
 		*r0 = lift_const(l->i64, 0);
 		return true;
 	default:

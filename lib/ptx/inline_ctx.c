@@ -115,23 +115,32 @@ struct ctx_ptr {
 /* Pointers into the ctx a body may derive before its loads. */
 #define MAX_CTX_PTRS 16
 
-/* `add.{s,u}64 %dst, PTR, IMM;`: a pointer @off + IMM into the ctx. */
+/*
+ * `add.{s,u}64 %dst, PTR, IMM;` or `mov.{u,b}64 %dst, PTR;` (LLVM copies
+ * r1 where the program keeps its ctx in another register): a pointer
+ * @off + IMM into the ctx.
+ */
 static bool ctx_add(const struct scan *sc, const struct ptx_stmt *st,
 		    const struct ctx_ptr *p, struct ctx_ptr *out)
 {
 	const struct ptx_module *m = sc->fn->m;
 	uint32_t t = st->op;
+	bool mov = tok_is(m, t, "mov");
 	const struct own_name *dst;
-	int64_t imm;
+	int64_t imm = 0;
 
-	if (st->kind != ST_INSN || st->pred >= 0 || st->last != t + 8 ||
-	    !tok_is(m, t, "add") ||
-	    !(tok_is(m, t + 1, ".s64") || tok_is(m, t + 1, ".u64")) ||
+	if (st->kind != ST_INSN || st->pred >= 0 ||
+	    st->last != t + (mov ? 6 : 8) ||
+	    !(mov || tok_is(m, t, "add")) ||
+	    !(tok_is(m, t + 1, ".s64") || tok_is(m, t + 1, ".u64") ||
+	      (mov && tok_is(m, t + 1, ".b64"))) ||
 	    !(dst = own_name_of(sc, t + 2)) || dst->bytes != 8 ||
-	    !tok_is(m, t + 3, ",") || !tok_same(m, t + 4, p->reg) ||
-	    !tok_is(m, t + 5, ",") || m->toks[t + 6].kind != TOK_INT)
+	    !tok_is(m, t + 3, ",") || !tok_same(m, t + 4, p->reg))
 		return false;
-	imm = strtoll(tok_text(m, t + 6), NULL, 0);
+	if (!mov && (!tok_is(m, t + 5, ",") || m->toks[t + 6].kind != TOK_INT))
+		return false;
+	if (!mov)
+		imm = strtoll(tok_text(m, t + 6), NULL, 0);
 	if (imm < 0 || imm >= (int64_t)sc->fn->layout->size)
 		return false;
 	*out = (struct ctx_ptr){ t + 2, p->off + (uint32_t)imm,

@@ -169,7 +169,7 @@ START_TEST(ptx_nanosleep)
 	const struct bpf_insn p[] = { LDX(BPF_DW, 1, 1, 0),
 				      CALL(HELPER_NANOSLEEP), EXIT };
 
-	ASSERT_PTX(p, "nanosleep.u32", NULL);
+	ASSERT_PTX(p, "%globaltimer", "nanosleep.u32");
 }
 END_TEST
 

@@ -137,6 +137,30 @@ START_TEST(exit_probe_inlined_and_assembled)
 }
 END_TEST
 
+/*
+ * Each example's memory probe copied into every access of a kernel reads
+ * its ctx as constants and registers: no site builds a ctx in memory.
+ */
+START_TEST(mem_probe_ctx_folded)
+{
+	EGPU_OPTS(egpu_report, rep);
+	size_t len, out_len;
+	char *ptx = tu_read_file(EGPU_TEST_BUILD "/kernels.ptx", &len), *out = NULL;
+	egpu_obj *obj;
+	egpu_prog *p = only_prog(probes[_i], &obj);
+
+	ck_assert_ptr_nonnull(egpu_attach_kernel(p, "*", EGPU_ATTACH_MEM, NULL));
+	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, &rep),
+		      "%s", egpu_errmsg());
+	ck_assert_uint_gt(rep.mem_site_cnt, 0);
+	ck_assert_msg(!strstr(out, "_mctx"), "%s: a site builds its ctx in memory",
+		      probes[_i]);
+	free(out);
+	free(ptx);
+	egpu_obj_close(obj);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("simt_probes");
@@ -153,6 +177,8 @@ int main(void)
 	tcase_add_test(tc, count_probe_on_the_cpu);
 	tcase_add_test(tc, latency_probe_on_the_cpu);
 	tcase_add_test(tc, exit_probe_inlined_and_assembled);
+	tcase_add_loop_test(tc, mem_probe_ctx_folded, 0,
+			    (int)(sizeof(probes) / sizeof(probes[0])));
 	suite_add_tcase(s, tc);
 	rc = tu_run_suite(s, false);
 	egpu_ctx_free(ctx);
