@@ -140,10 +140,25 @@ START_TEST(ptx_votes_and_shuffles)
 }
 END_TEST
 
+/* Occurrences of @what in the sm_90 PTX of @p. */
+static unsigned ptx_count(const struct bpf_insn *p, size_t n, const char *what)
+{
+	char *ptx = ptx_for(p, n, "sm_90");
+	unsigned k = 0;
+
+	for (const char *at = ptx; (at = strstr(at, what)); at++)
+		k++;
+	free(ptx);
+	return k;
+}
+
 /*
- * warp_add groups lanes by address and shuffles the leader's fetched value
- * back; a non-fetching atomic add shares the grouping but not the shuffle,
- * and neither does a warp_add whose result nobody reads.
+ * warp_add first checks with two shuffles and a vote whether all active
+ * lanes add the same value at the same address (then the active mask is
+ * the group); only otherwise it groups lanes with match. It shuffles the
+ * leader's fetched value back; a non-fetching atomic add shares the
+ * grouping but not that shuffle, and neither does a warp_add whose result
+ * nobody reads.
  */
 START_TEST(ptx_warp_add)
 {
@@ -156,11 +171,15 @@ START_TEST(ptx_warp_add)
 					   CALL(HELPER_WARP_ADD), MOV64(0, 0),
 					   EXIT };
 
-	ASSERT_PTX(fetch, "shfl.sync.idx.b32", NULL);
+	ASSERT_PTX(fetch, "vote.sync.all.pred", NULL);
 	ASSERT_PTX(fetch, "match.any.sync.b64", NULL);
 	ASSERT_PTX(fetch, "atom.add.u64", NULL);
-	ASSERT_PTX(plain, "match.all.sync.b64", "shfl.sync");
-	ASSERT_PTX(unused, "atom.add.u64", "shfl.sync");
+	ASSERT_PTX(plain, "match.all.sync.b64", NULL);
+	ASSERT_PTX(unused, "atom.add.u64", NULL);
+	ck_assert_uint_gt(ptx_count(fetch, ARRAY_SIZE(fetch), "shfl.sync"),
+			  ptx_count(unused, ARRAY_SIZE(unused), "shfl.sync"));
+	ck_assert_uint_gt(ptx_count(fetch, ARRAY_SIZE(fetch), "shfl.sync"),
+			  ptx_count(plain, ARRAY_SIZE(plain), "shfl.sync"));
 }
 END_TEST
 
