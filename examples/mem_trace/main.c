@@ -141,10 +141,10 @@ static void read_counts(struct app *app, struct site_count *out)
 	for (uint32_t s = 0; s < site_cnt(app); s++) {
 		EGPU_CHECK(!egpu_map_lookup(m, &s, &v));
 		out[s] = (struct site_count){ 0 };
-		for (int i = 0; i < MT_SLOTS; i++) {
+		for (int i = 0; i < MT_SLOTS; i++)
 			out[s].accesses += v.slot[i].accesses;
-			out[s].bytes += v.slot[i].bytes;
-		}
+		/* Sizes known only at run time (bulk copies) are 0 here. */
+		out[s].bytes = out[s].accesses * app->report.mem_sites[s].size;
 	}
 }
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * mem_trace, counting mode: per site, the lanes that accessed global memory
- * and the bytes they moved. Lanes of a warp at the same site add to the
- * same counters, which bpf_egpu_warp_add turns into one atomic per warp;
- * warps on different SMs (and warp slots) add to different counters.
+ * mem_trace, counting mode: per site, the lanes that accessed global
+ * memory (the host multiplies by the site's access size from the report).
+ * Lanes of a warp at the same site add to the same counter, which
+ * bpf_egpu_warp_add turns into one atomic per warp; warps on different SMs
+ * (and warp slots) add to different counters.
  */
 #include <egpu/bpf_helpers.h>
 #include <egpu/ctx.h>
@@ -31,7 +32,6 @@ int count_access(struct egpu_mem_ctx *ctx)
 		return 0;
 	s = &c->slot[mt_slot_of(bpf_get_sm_id(), bpf_get_warp_id())];
 	bpf_egpu_warp_add(&s->accesses, 1);
-	bpf_egpu_warp_add(&s->bytes, ctx->size);
 	return 0;
 }
 

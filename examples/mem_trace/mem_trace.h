@@ -23,8 +23,7 @@
 
 struct mt_slot {
 	__u64 accesses; /* lanes that accessed */
-	__u64 bytes;
-	__u64 pad[2];
+	__u64 pad[3];
 };
 
 /* counts[site] */

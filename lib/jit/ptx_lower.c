@@ -146,10 +146,13 @@ static LLVMValueRef ptx_private_addr(struct lift *l, LLVMValueRef *addr)
 			      addr, 1, "");
 }
 
-/* Plain atomic adds (no fetch): warp-aggregated (ptx_warp.c). */
+/*
+ * Plain atomic adds (no fetch): warp-aggregated (ptx_warp.c). Histograms
+ * add at addresses that differ between lanes, so no uniform test first.
+ */
 static void ptx_atomic_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val)
 {
-	ptx_warp_add(l, addr, val, false);
+	ptx_warp_add(l, addr, val, 0);
 }
 
 const struct lift_backend ptx_backend = {

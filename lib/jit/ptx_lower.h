@@ -14,14 +14,21 @@ LLVMValueRef ptx_inline_asm(struct lift *l, LLVMTypeRef ret, const char *text,
 /* @addr (ptr) behind an opaque mov: LLVM no longer knows where it points. */
 LLVMValueRef ptx_hide_origin(struct lift *l, LLVMValueRef addr);
 
+enum warp_add_flags {
+	/* Return what this lane would have fetched had the lanes added one
+	 * by one in lane order (else NULL). */
+	WARP_ADD_FETCH = 1,
+	/* Expect all active lanes to add the same value at one address:
+	 * test that first, cheaply, before grouping lanes with match. */
+	WARP_ADD_UNIFORM = 2,
+};
+
 /*
  * Atomic add of @val (i32 or i64) at @addr, one atomic per warp and
- * address where the lanes add the same value. With @fetch, returns what
- * this lane would have fetched had the lanes added one by one in lane
- * order; else NULL.
+ * address where the lanes add the same value.
  */
 LLVMValueRef ptx_warp_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val,
-			  bool fetch);
+			  unsigned flags);
 /*
  * The SIMT helpers (HELPER_ACTIVE_MASK ... HELPER_WARP_SHFL): true and
  * the i64 result in *@r0 if @id is one of them.

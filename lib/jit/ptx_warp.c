@@ -93,21 +93,34 @@ static LLVMValueRef fetched(struct lift *l, const struct warp_add *w,
 	return LLVMBuildSelect(b, w->same, mine, w->old, "");
 }
 
-/*
- * Sets w->group and w->same. Usually every active lane adds the same value
- * at the same address (a counter, a warp-uniform slot): shuffles and one
- * vote find that, and the group is the active mask. Only otherwise the
- * lanes are grouped with match.any / match.all, which cost many times more
- * on an H100 (a counting probe at every access of a vector add: 7.35x).
- */
-static void group_lanes(struct lift *l, struct warp_add *w, LLVMValueRef mask,
+/* w->group and w->same by match.any / match.all. */
+static void match_lanes(struct lift *l, struct warp_add *w, LLVMValueRef mask,
 			LLVMValueRef addr, LLVMValueRef v64)
 {
 	LLVMTypeRef pair = LLVMStructTypeInContext(l->ctx,
 				(LLVMTypeRef[]){ l->i32, l->i1 }, 2, 0);
+
+	w->group = lift_call(l, "llvm.nvvm.match.any.sync.i64", l->i32,
+			     (LLVMValueRef[]){ mask, addr }, 2);
+	w->same = LLVMBuildExtractValue(l->b, lift_call(l, "llvm.nvvm.match.all.sync.i64p",
+							pair, (LLVMValueRef[]){ w->group, v64 }, 2),
+					1, "");
+}
+
+/*
+ * Sets w->group and w->same when all active lanes are expected to add the
+ * same value at the same address (a counter, a warp-uniform slot):
+ * shuffles and one vote confirm it, and the group is the active mask. Only
+ * otherwise the lanes are matched, which costs many times more on an H100
+ * (a counting probe at every access of a vector add: 7.35x against 1.88x).
+ */
+static void group_uniform(struct lift *l, struct warp_add *w, LLVMValueRef mask,
+			  LLVMValueRef addr, LLVMValueRef v64)
+{
 	LLVMBasicBlockRef from, split = lift_block(l, ""), join = lift_block(l, "");
 	LLVMBuilderRef b = l->b;
-	LLVMValueRef first, uniform, all, group, same;
+	LLVMValueRef first, uniform, all;
+	struct warp_add m;
 
 	first = lift_call(l, "llvm.cttz.i32", l->i32,
 			  (LLVMValueRef[]){ mask, lift_const(l->i1, 0) }, 2);
@@ -122,18 +135,14 @@ static void group_lanes(struct lift *l, struct warp_add *w, LLVMValueRef mask,
 	from = LLVMGetInsertBlock(b);
 	LLVMBuildCondBr(b, all, join, split);
 	LLVMPositionBuilderAtEnd(b, split);
-	group = lift_call(l, "llvm.nvvm.match.any.sync.i64", l->i32,
-			  (LLVMValueRef[]){ mask, addr }, 2);
-	same = LLVMBuildExtractValue(b, lift_call(l, "llvm.nvvm.match.all.sync.i64p",
-						  pair, (LLVMValueRef[]){ group, v64 }, 2),
-				     1, "");
+	match_lanes(l, &m, mask, addr, v64);
 	LLVMBuildBr(b, join);
 	LLVMPositionBuilderAtEnd(b, join);
 	w->group = LLVMBuildPhi(b, l->i32, "");
-	LLVMAddIncoming(w->group, (LLVMValueRef[]){ mask, group },
+	LLVMAddIncoming(w->group, (LLVMValueRef[]){ mask, m.group },
 			(LLVMBasicBlockRef[]){ from, split }, 2);
 	w->same = LLVMBuildPhi(b, l->i1, "");
-	LLVMAddIncoming(w->same, (LLVMValueRef[]){ lift_const(l->i1, 1), same },
+	LLVMAddIncoming(w->same, (LLVMValueRef[]){ lift_const(l->i1, 1), m.same },
 			(LLVMBasicBlockRef[]){ from, split }, 2);
 }
 
@@ -145,7 +154,7 @@ static void group_lanes(struct lift *l, struct warp_add *w, LLVMValueRef mask,
  * and warp instead of one per lane. Other groups add lane by lane.
  */
 LLVMValueRef ptx_warp_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val,
-			  bool fetch)
+			  unsigned flags)
 {
 	LLVMTypeRef t = LLVMTypeOf(val);
 	LLVMBasicBlockRef from, add = lift_block(l, ""), join = lift_block(l, "");
@@ -155,7 +164,10 @@ LLVMValueRef ptx_warp_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val,
 
 	mask = active_mask(l);
 	v64 = t == l->i64 ? val : LLVMBuildZExt(b, val, l->i64, "");
-	group_lanes(l, &w, mask, LLVMBuildPtrToInt(b, addr, l->i64, ""), v64);
+	if (flags & WARP_ADD_UNIFORM)
+		group_uniform(l, &w, mask, LLVMBuildPtrToInt(b, addr, l->i64, ""), v64);
+	else
+		match_lanes(l, &w, mask, LLVMBuildPtrToInt(b, addr, l->i64, ""), v64);
 	w.lane = lift_call(l, "llvm.nvvm.read.ptx.sreg.laneid", l->i32, NULL, 0);
 	w.leader = lift_call(l, "llvm.cttz.i32", l->i32,
 			     (LLVMValueRef[]){ w.group, lift_const(l->i1, 0) }, 2);
@@ -172,7 +184,7 @@ LLVMValueRef ptx_warp_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val,
 	LLVMSetAlignment(rmw, LLVMGetIntTypeWidth(t) / 8);
 	LLVMBuildBr(b, join);
 	LLVMPositionBuilderAtEnd(b, join);
-	if (!fetch)
+	if (!(flags & WARP_ADD_FETCH))
 		return NULL;
 	w.old = LLVMBuildPhi(b, t, "");
 	LLVMAddIncoming(w.old, (LLVMValueRef[]){ rmw, lift_const(t, 0) },
@@ -238,7 +250,8 @@ static LLVMValueRef warp_add_helper(struct lift *l, LLVMValueRef *args)
 {
 	LLVMValueRef addr = LLVMBuildIntToPtr(l->b, args[0], l->ptr, "");
 
-	return ptx_warp_add(l, ptx_hide_origin(l, addr), args[1], true);
+	return ptx_warp_add(l, ptx_hide_origin(l, addr), args[1],
+			    WARP_ADD_FETCH | WARP_ADD_UNIFORM);
 }
 
 bool ptx_warp_helper(struct lift *l, int32_t id, LLVMValueRef *args,

@@ -153,12 +153,11 @@ static unsigned ptx_count(const struct bpf_insn *p, size_t n, const char *what)
 }
 
 /*
- * warp_add first checks with two shuffles and a vote whether all active
- * lanes add the same value at the same address (then the active mask is
- * the group); only otherwise it groups lanes with match. It shuffles the
- * leader's fetched value back; a non-fetching atomic add shares the
- * grouping but not that shuffle, and neither does a warp_add whose result
- * nobody reads.
+ * warp_add first checks with shuffles and a vote whether all active lanes
+ * add the same value at the same address (then the active mask is the
+ * group); only otherwise it groups lanes with match. It shuffles the
+ * leader's fetched value back, unless nobody reads it. A plain atomic add
+ * (histograms: addresses differ) goes straight to match.
  */
 START_TEST(ptx_warp_add)
 {
@@ -174,7 +173,7 @@ START_TEST(ptx_warp_add)
 	ASSERT_PTX(fetch, "vote.sync.all.pred", NULL);
 	ASSERT_PTX(fetch, "match.any.sync.b64", NULL);
 	ASSERT_PTX(fetch, "atom.add.u64", NULL);
-	ASSERT_PTX(plain, "match.all.sync.b64", NULL);
+	ASSERT_PTX(plain, "match.all.sync.b64", "vote.sync.all");
 	ASSERT_PTX(unused, "atom.add.u64", NULL);
 	ck_assert_uint_gt(ptx_count(fetch, ARRAY_SIZE(fetch), "shfl.sync"),
 			  ptx_count(unused, ARRAY_SIZE(unused), "shfl.sync"));
