@@ -208,23 +208,40 @@ RT_INLINE void ring_copy_out(uint64_t *dst, const void *src, uint32_t len)
  * release fence suffices (the host reads headers with acquire semantics)
  * and costs less than __threadfence_system's sequentially consistent one.
  */
-RT_INLINE void ring_fence(void)
+RT_INLINE void ring_fence_sys(void)
 {
 	asm volatile("fence.acq_rel.sys;" ::: "memory");
 }
 
-/* Publish a record: everything written before becomes visible first. */
-RT_INLINE void ring_publish(struct ring_hdr *h, uint32_t len, uint32_t flags)
+/*
+ * The same for @r's records. A ring in GPU memory is read by the copy
+ * engine through L2, where a GPU-scope fence already orders the writes.
+ */
+RT_INLINE void ring_fence(const struct dev_ring *r)
 {
-	ring_fence();
+	if (r->flags & RING_IN_DEVICE_MEMORY)
+		asm volatile("fence.acq_rel.gpu;" ::: "memory");
+	else
+		ring_fence_sys();
+}
+
+/* Publish a record of @r: everything written before becomes visible first. */
+RT_INLINE void ring_publish(const struct dev_ring *r, struct ring_hdr *h,
+			    uint32_t len, uint32_t flags)
+{
+	ring_fence(r);
 	asm volatile("st.volatile.u64 [%0], %1;"
 		     :: "l"(h), "l"((uint64_t)flags << 32 | len) : "memory");
 }
 
-/* Publish a reserved record, whose len was stored at reservation. */
+/*
+ * Publish a reserved record, whose len was stored at reservation. Submit
+ * is given the record, not its ring, so it fences at system scope: right
+ * for rings in either memory.
+ */
 RT_INLINE void ring_publish_flags(struct ring_hdr *h, uint32_t flags)
 {
-	ring_fence();
+	ring_fence_sys();
 	asm volatile("st.volatile.u32 [%0], %1;"
 		     :: "l"(&h->flags), "r"(flags) : "memory");
 }
@@ -259,7 +276,7 @@ RT_INLINE bool ring_output_batch(struct dev_ring *r, uint32_t group,
 		batch[1] = (uint64_t)len << 32 | kept;
 	__syncwarp(fit);
 	if (rank == 0)
-		ring_publish((struct ring_hdr *)batch,
+		ring_publish(r, (struct ring_hdr *)batch,
 			     (uint32_t)sizeof(struct ring_batch) + kept * rec,
 			     RING_COMMIT | RING_BATCH);
 	return true;
@@ -289,7 +306,7 @@ RT_INLINE int64_t ring_output(struct dev_ring *r, const void *data,
 	if (!h)
 		return full_err;
 	ring_copy_out((uint64_t *)(h + 1), data, (uint32_t)size);
-	ring_publish(h, (uint32_t)size, RING_COMMIT);
+	ring_publish(r, h, (uint32_t)size, RING_COMMIT);
 	return 0;
 }
 

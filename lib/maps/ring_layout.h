@@ -28,6 +28,11 @@
  * GPU producers keep their counters in device memory (struct dev_ring),
  * where atomics are fast; only the consumer position crosses to the GPU,
  * read when the ring looks full.
+ *
+ * A ring may instead keep the same layout (control page, records, tail
+ * pad) in GPU memory (RING_IN_DEVICE_MEMORY): the host copies records out
+ * (lib/maps/ring_dev.c), zeroes what it consumed there and writes the
+ * consumer position back with small copies.
  */
 #ifndef EGPU_MAPS_RING_LAYOUT_H
 #define EGPU_MAPS_RING_LAYOUT_H
@@ -112,8 +117,17 @@ struct dev_ring {
 	uint64_t ctl;       /* device address of the struct ring_ctl */
 	uint32_t max_record; /* largest header + payload, a multiple of 8 */
 	uint32_t type;      /* the map type, or 0 for the print ring */
-	uint64_t pad[9];
+	uint32_t flags;     /* RING_IN_DEVICE_MEMORY */
+	uint32_t pad32;
+	uint64_t pad[8];
 };
+
+/*
+ * struct dev_ring.flags: records and ctl are in GPU memory (map flag
+ * EGPU_F_RING_DEVICE), which the host reads with the copy engine through
+ * the GPU's L2, so publishing needs a GPU-scope fence only.
+ */
+#define RING_IN_DEVICE_MEMORY 1u
 
 /* Bytes a record of @len payload bytes takes: header, payload, padding. */
 RING_INLINE uint64_t ring_record_size(uint64_t len)
