@@ -155,6 +155,8 @@ START_TEST(cpu_output_into_a_device_ring)
 	egpu_ringbuf *rb = egpu_ringbuf_new(map("drb"), on_event, &e);
 
 	ck_assert_ptr_nonnull(rb);
+	ck_assert(ring_in_device_memory(map("drb")->ring));
+	ck_assert(!ring_in_device_memory(map("rb")->ring));
 	ck_assert_uint_eq(run_cpu("out_dev", 10, 5), 10);
 	ck_assert_int_eq(egpu_ringbuf_poll(rb, 100), 10);
 	ck_assert_uint_eq(e.ev[9].tid, 9);
