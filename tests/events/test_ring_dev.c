@@ -88,11 +88,10 @@ static void sim_new(struct sim *s, uint64_t cap, size_t mirror_len)
 	*s = (struct sim){ 0 };
 	ck_assert_int_eq(ring_new_for_map(&spec, &s->r), 0);
 	ck_assert(ring_in_device_memory(s->r));
-	s->store = aligned_alloc(4096, RING_DATA_OFFSET + cap + ring_max_payload(s->r) + 8);
-	s->mirror = aligned_alloc(4096, mirror_len);
+	s->store = calloc(1, RING_DATA_OFFSET + cap + ring_max_payload(s->r) + 8);
+	s->mirror = malloc(mirror_len);
 	ck_assert_ptr_nonnull(s->store);
 	ck_assert_ptr_nonnull(s->mirror);
-	memset(s->store, 0, RING_DATA_OFFSET + cap + ring_max_payload(s->r) + 8);
 	ck_assert_int_eq(ring_dev_start(s->r, (uintptr_t)s->store, s->mirror,
 					mirror_len, &s->view), 0);
 	ck_assert_uint_eq(s->view.flags, RING_IN_DEVICE_MEMORY);
