@@ -108,7 +108,28 @@ bool model_produce_batch(struct dev_ring *v, const uint8_t *payloads,
 	return true;
 }
 
-void *produce(void *arg)
+#define PRODUCERS 4
+#define PER_PRODUCER 100000
+
+/*
+ * A producer thread (produce()): PER_PRODUCER records tagged with its id,
+ * odd ids as warps outputting batches of 1 to 8 records.
+ */
+struct producer {
+	struct dev_ring *view;
+	uint32_t id;
+	uint64_t sent;
+	bool finished;
+};
+
+/* Checks what producers sent: intact, never backwards per producer. */
+struct checker {
+	uint64_t next[PRODUCERS]; /* lowest seq still possible per producer */
+	uint64_t got;
+	bool bad;
+};
+
+static void *produce(void *arg)
 {
 	struct producer *p = arg;
 	uint8_t buf[8 * 216];
@@ -137,7 +158,7 @@ void *produce(void *arg)
 	return NULL;
 }
 
-int check_record(void *user, const void *data, size_t size)
+static int check_record(void *user, const void *data, size_t size)
 {
 	struct checker *c = user;
 	uint64_t tag, seq;
@@ -154,4 +175,35 @@ int check_record(void *user, const void *data, size_t size)
 		c->next[id] = seq + 1;
 	c->got++;
 	return 0;
+}
+
+void producers_against_consumer(struct event_ring *r, struct dev_ring *view)
+{
+	struct producer p[PRODUCERS];
+	pthread_t t[PRODUCERS];
+	struct checker c = { 0 };
+	uint64_t sent = 0;
+	int done = 0;
+
+	for (uint32_t i = 0; i < PRODUCERS; i++) {
+		p[i] = (struct producer){ .view = view, .id = i };
+		ck_assert_int_eq(pthread_create(&t[i], NULL, produce, &p[i]), 0);
+	}
+	/* Consume while they produce, then what is left. */
+	while (done < PRODUCERS) {
+		done = 0;
+		for (uint32_t i = 0; i < PRODUCERS; i++)
+			done += __atomic_load_n(&p[i].finished, __ATOMIC_ACQUIRE);
+		ck_assert_int_ge(ring_consume(r, check_record, &c, NULL), 0);
+	}
+	for (uint32_t i = 0; i < PRODUCERS; i++) {
+		pthread_join(t[i], NULL);
+		sent += p[i].sent;
+	}
+	ck_assert_int_ge(ring_consume(r, check_record, &c, NULL), 0);
+	ck_assert(!c.bad);
+	ck_assert_uint_eq(c.got, sent);
+	ck_assert_uint_eq(c.got + ring_drops(r), PRODUCERS * PER_PRODUCER);
+	ck_assert_uint_gt(c.got, 1000);
+	ck_assert_uint_eq(view->reserved, view->prod); /* every undo undone */
 }

@@ -44,30 +44,11 @@ bool model_produce_batch(struct dev_ring *v, const uint8_t *payloads,
 /* Store a record's header (release): publishes it. */
 void model_publish(uint8_t *rec, uint32_t len, uint32_t flags);
 
-#define PRODUCERS 4
-#define PER_PRODUCER 100000
-
 /*
- * A producer thread (produce()): PER_PRODUCER records tagged with its id,
- * odd ids as warps outputting batches of 1 to 8 records.
+ * Four host threads play the GPU's producers into @r (@view: its GPU
+ * side) while this thread consumes: every record arrives intact and in
+ * per-producer order, or is counted as dropped; every undo is undone.
  */
-struct producer {
-	struct dev_ring *view;
-	uint32_t id;
-	uint64_t sent;
-	bool finished;
-};
-
-void *produce(void *arg);
-
-/* Checks what producers sent: intact, never backwards per producer. */
-struct checker {
-	uint64_t next[PRODUCERS]; /* lowest seq still possible per producer */
-	uint64_t got;
-	bool bad;
-};
-
-/* An egpu_sample_fn with a struct checker as @user. */
-int check_record(void *user, const void *data, size_t size);
+void producers_against_consumer(struct event_ring *r, struct dev_ring *view);
 
 #endif

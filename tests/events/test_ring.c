@@ -7,7 +7,6 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -311,35 +310,10 @@ END_TEST
 START_TEST(concurrent_producers_gpu_protocol)
 {
 	struct event_ring *r = ring_of(4096);
-	struct producer p[PRODUCERS];
-	pthread_t t[PRODUCERS];
-	struct checker c = { 0 };
 	struct dev_ring view;
-	uint64_t sent = 0;
-	int done = 0;
 
 	ring_host_view(r, &view);
-	for (uint32_t i = 0; i < PRODUCERS; i++) {
-		p[i] = (struct producer){ .view = &view, .id = i };
-		ck_assert_int_eq(pthread_create(&t[i], NULL, produce, &p[i]), 0);
-	}
-	/* Consume while they produce, then what is left. */
-	while (done < PRODUCERS) {
-		done = 0;
-		for (uint32_t i = 0; i < PRODUCERS; i++)
-			done += __atomic_load_n(&p[i].finished, __ATOMIC_ACQUIRE);
-		ck_assert_int_ge(ring_consume(r, check_record, &c, NULL), 0);
-	}
-	for (uint32_t i = 0; i < PRODUCERS; i++) {
-		pthread_join(t[i], NULL);
-		sent += p[i].sent;
-	}
-	ck_assert_int_ge(ring_consume(r, check_record, &c, NULL), 0);
-	ck_assert(!c.bad);
-	ck_assert_uint_eq(c.got, sent);
-	ck_assert_uint_eq(c.got + ring_drops(r), PRODUCERS * PER_PRODUCER);
-	ck_assert_uint_gt(c.got, 1000);
-	ck_assert_uint_eq(view.reserved, view.prod); /* every undo undone */
+	producers_against_consumer(r, &view);
 	ring_free(r);
 }
 END_TEST

@@ -10,7 +10,6 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -349,33 +348,10 @@ END_TEST
  */
 START_TEST(concurrent_producers_backwards_copies)
 {
-	struct producer p[PRODUCERS];
-	pthread_t t[PRODUCERS];
-	struct checker c = { 0 };
 	struct sim s;
-	uint64_t sent = 0;
-	int done = 0;
 
 	sim_new(&s, 16384, 4096 + 16384);
-	for (uint32_t i = 0; i < PRODUCERS; i++) {
-		p[i] = (struct producer){ .view = &s.view, .id = i };
-		ck_assert_int_eq(pthread_create(&t[i], NULL, produce, &p[i]), 0);
-	}
-	while (done < PRODUCERS) {
-		done = 0;
-		for (uint32_t i = 0; i < PRODUCERS; i++)
-			done += __atomic_load_n(&p[i].finished, __ATOMIC_ACQUIRE);
-		ck_assert_int_ge(ring_consume(s.r, check_record, &c, NULL), 0);
-	}
-	for (uint32_t i = 0; i < PRODUCERS; i++) {
-		pthread_join(t[i], NULL);
-		sent += p[i].sent;
-	}
-	ck_assert_int_ge(ring_consume(s.r, check_record, &c, NULL), 0);
-	ck_assert(!c.bad);
-	ck_assert_uint_eq(c.got, sent);
-	ck_assert_uint_eq(c.got + ring_drops(s.r), PRODUCERS * PER_PRODUCER);
-	ck_assert_uint_gt(c.got, 1000);
+	producers_against_consumer(s.r, &s.view);
 	sim_free(&s);
 }
 END_TEST
