@@ -207,41 +207,34 @@ RT_INLINE void ring_copy_out(uint64_t *dst, const void *src, uint32_t len)
  * its lanes wrote) becomes visible to the host before its next store. A
  * release fence suffices (the host reads headers with acquire semantics)
  * and costs less than __threadfence_system's sequentially consistent one.
+ * A ring in GPU memory (@local) is read by the copy engine through L2,
+ * where a GPU-scope fence already orders the writes.
  */
-RT_INLINE void ring_fence_sys(void)
+RT_INLINE void ring_fence(bool local)
 {
-	asm volatile("fence.acq_rel.sys;" ::: "memory");
-}
-
-/*
- * The same for @r's records. A ring in GPU memory is read by the copy
- * engine through L2, where a GPU-scope fence already orders the writes.
- */
-RT_INLINE void ring_fence(const struct dev_ring *r)
-{
-	if (r->flags & RING_IN_DEVICE_MEMORY)
+	if (local)
 		asm volatile("fence.acq_rel.gpu;" ::: "memory");
 	else
-		ring_fence_sys();
+		asm volatile("fence.acq_rel.sys;" ::: "memory");
 }
 
 /* Publish a record of @r: everything written before becomes visible first. */
 RT_INLINE void ring_publish(const struct dev_ring *r, struct ring_hdr *h,
 			    uint32_t len, uint32_t flags)
 {
-	ring_fence(r);
+	ring_fence(r->flags & RING_IN_DEVICE_MEMORY);
 	asm volatile("st.volatile.u64 [%0], %1;"
 		     :: "l"(h), "l"((uint64_t)flags << 32 | len) : "memory");
 }
 
 /*
- * Publish a reserved record, whose len was stored at reservation. Submit
- * is given the record, not its ring, so it fences at system scope: right
- * for rings in either memory.
+ * Publish a reserved record, whose header ring_reserve_record() stored.
+ * Submit is given the record, not its ring: the RING_RESERVED_LOCAL mark
+ * this thread left in the flags word says which fence it needs.
  */
 RT_INLINE void ring_publish_flags(struct ring_hdr *h, uint32_t flags)
 {
-	ring_fence_sys();
+	ring_fence(h->flags & RING_RESERVED_LOCAL);
 	asm volatile("st.volatile.u32 [%0], %1;"
 		     :: "l"(&h->flags), "r"(flags) : "memory");
 }
@@ -320,7 +313,9 @@ RT_INLINE void *ring_reserve_record(struct dev_ring *r, uint64_t size)
 	h = ring_reserve(r, (uint32_t)size);
 	if (!h)
 		return NULL;
-	*(volatile uint32_t *)&h->len = (uint32_t)size;
+	/* Unpublished still: the mark is no RING_COMMIT (submit reads it). */
+	*(volatile uint64_t *)h = (uint64_t)(r->flags & RING_IN_DEVICE_MEMORY ?
+					     RING_RESERVED_LOCAL : 0) << 32 | size;
 	return h + 1;
 }
 

@@ -54,11 +54,18 @@
 #define RING_COMMIT 1u  /* the record is complete */
 #define RING_DISCARD 2u /* ... and the consumer skips it */
 #define RING_BATCH 4u   /* the payload is a struct ring_batch */
+/*
+ * Before publishing only, without RING_COMMIT (so still unpublished): a
+ * record reserved in a ring in GPU memory, for bpf_ringbuf_submit, which
+ * is not told its ring, to pick its fence (lib/device/ring.cuh).
+ */
+#define RING_RESERVED_LOCAL 8u
 
 /* A record's header; 8 bytes, 8-aligned, written with one store at commit. */
 struct ring_hdr {
 	uint32_t len;   /* payload bytes */
-	uint32_t flags; /* 0 until published, then RING_COMMIT [| DISCARD] */
+	uint32_t flags; /* 0 (or RING_RESERVED_LOCAL) until published, then
+			 * RING_COMMIT [| DISCARD | BATCH] */
 };
 
 #define RING_HDR_SIZE 8u
