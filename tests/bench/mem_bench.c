@@ -6,10 +6,11 @@
  * per warp-level access; mem_trace.bpf.c, a host thread consuming the ring
  * during the runs), with the ring in host memory and in GPU memory
  * (mem_trace_dev.bpf.c), over the original kernels. CUDA events, L2
- * flushed, runs interleaved, medians. For the traces also the time the host
- * takes to drain one run's records after the kernel (no consumer during
- * that run): drain ms and payload GB/s. Prints a Markdown table
- * (docs/benchmarks.md).
+ * flushed, runs interleaved, medians. For the traces also DRAIN_RUNS more
+ * launches, each into an empty ring with no consumer running, then drained
+ * on this thread: the kernel's ratio when its whole trace fits, and the
+ * time the host takes to drain a run (ms, payload GB/s). Prints a Markdown
+ * table (docs/benchmarks.md).
  *
  *   bench_mem [RUNS]          the table (default 20 runs)
  *   bench_mem --plain [RUNS]  the original kernels alone, one "plain" line
@@ -29,6 +30,7 @@
 #define DEFAULT_RUNS 20
 #define SETTLE_MS 50      /* the consumer is done when nothing came for this long */
 #define SETTLE_MAX_S 30
+#define DRAIN_RUNS 5
 
 struct mode {
 	const char *name;
@@ -42,10 +44,11 @@ struct stream {
 	uint64_t records, bytes;
 };
 
-/* One run's records drained after the kernel: time, payload bytes. */
+/* Launches into an empty ring, drained after each: medians. */
 struct drain {
-	double ms;
-	uint64_t bytes;
+	float kernel_ms; /* the launch */
+	float ms;        /* consuming what it left */
+	uint64_t bytes;  /* payload bytes per launch */
 };
 
 static int on_record(void *user, const void *data, size_t size)
@@ -106,29 +109,43 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+static float median(float *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), app_cmp_float);
+	return v[n / 2];
+}
+
 /*
- * One launch of @inst with nobody consuming @map, then the records it left
- * consumed on this thread until none are left: how long the host takes to
- * drain a run (for a ring in GPU memory: copy engine and parsing).
+ * DRAIN_RUNS launches of @inst, each with @map's ring empty and nobody
+ * consuming it, then the records it left consumed on this thread until
+ * none are left: the kernel's time when the ring has room for its trace,
+ * and how long the host takes to drain a run (for a ring in GPU memory:
+ * copy engine and parsing).
  */
 static struct drain time_drain(cudaKernel_t inst, const struct workload *w,
 			       egpu_map *map)
 {
 	struct stream s = { 0 };
 	egpu_ringbuf *rb = egpu_ringbuf_new(map, on_record, &s);
+	float kernel[DRAIN_RUNS], drain[DRAIN_RUNS];
 	struct drain d;
-	double t0;
 	int n;
 
 	EGPU_CHECK(rb);
-	bench_time_once(inst, w);
-	CUDA_CHECK(cudaDeviceSynchronize());
-	t0 = now_ms();
-	while ((n = egpu_ringbuf_consume(rb)) > 0)
-		;
-	d.ms = now_ms() - t0;
-	EGPU_CHECK(n == 0);
-	d.bytes = s.bytes;
+	for (int i = 0; i < DRAIN_RUNS; i++) {
+		double t0;
+
+		kernel[i] = bench_time_once(inst, w);
+		CUDA_CHECK(cudaDeviceSynchronize());
+		t0 = now_ms();
+		while ((n = egpu_ringbuf_consume(rb)) > 0)
+			;
+		drain[i] = (float)(now_ms() - t0);
+		EGPU_CHECK(n == 0);
+	}
+	d.kernel_ms = median(kernel, DRAIN_RUNS);
+	d.ms = median(drain, DRAIN_RUNS);
+	d.bytes = s.bytes / DRAIN_RUNS;
 	egpu_ringbuf_free(rb);
 	return d;
 }
@@ -137,20 +154,22 @@ static void print_row(const struct workload *w, const struct mode *m, float base
 		      float probed, uint64_t records, uint64_t drops, int launches,
 		      const struct drain *d)
 {
-	char target[16] = "-", drain_ms[16] = "-", drain_gbs[16] = "-";
+	char target[16] = "-", empty[16] = "-", drain_ms[16] = "-",
+	     drain_gbs[16] = "-";
 
 	if (!strcmp(w->kernel, "vecadd"))
 		snprintf(target, sizeof(target), "<= %.1f", m->vec_target);
 	if (m->ring) {
+		snprintf(empty, sizeof(empty), "%.2fx", d->kernel_ms / base);
 		snprintf(drain_ms, sizeof(drain_ms), "%.3f", d->ms);
 		snprintf(drain_gbs, sizeof(drain_gbs), "%.2f",
 			 d->ms > 0 ? d->bytes / (d->ms * 1e6) : 0.0);
 	}
-	printf("| %-12s | %-5s | %8.3f | %9.3f | %7.2fx | %-7s | %11.0f | %6.2f%% | %8s | %10s |\n",
+	printf("| %-12s | %-5s | %8.3f | %9.3f | %7.2fx | %-7s | %11.0f | %6.2f%% | %10s | %8s | %10s |\n",
 	       w->name, m->name, base, probed, probed / base, target,
 	       m->ring ? (double)(records + drops) / launches : 0.0,
 	       records + drops ? 100.0 * (double)drops / (double)(records + drops) : 0.0,
-	       drain_ms, drain_gbs);
+	       empty, drain_ms, drain_gbs);
 	fflush(stdout);
 }
 
@@ -236,8 +255,8 @@ int main(int argc, char **argv)
 		free(ptx);
 		return 0;
 	}
-	printf("| workload     | probe | base ms  | probed ms | ratio    | target  | records/run | dropped | drain ms | drain GB/s |\n");
-	printf("|--------------|-------|----------|-----------|----------|---------|-------------|---------|----------|------------|\n");
+	printf("| workload     | probe | base ms  | probed ms | ratio    | target  | records/run | dropped | empty ring | drain ms | drain GB/s |\n");
+	printf("|--------------|-------|----------|-----------|----------|---------|-------------|---------|------------|----------|------------|\n");
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
 		bench_mode(&modes[i], ptx, len, w, nw, runs);
 	free(ptx);
