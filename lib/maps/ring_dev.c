@@ -20,7 +20,8 @@
  * before the header (the producer's fence, at GPU scope: copies read
  * through L2), so the second copy holds whole records. The price is twice
  * the bus traffic of the records consumed, and one more copy of what is
- * still unpublished.
+ * still unpublished. (A header is one aligned 8-byte word, which a copy
+ * reads whole: it moves whole 32-byte sectors.)
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -57,8 +58,8 @@ int ring_dev_setup(struct event_ring *r, uint64_t store, uint8_t *mirror,
 	if (!dev)
 		return err_set(EGPU_ENOMEM, "ring '%s': out of memory", r->name);
 	*dev = (struct ring_dev){ .store = store, .start = r->prod,
-				  .mirror = mirror, .mirror_len = mirror_len,
-				  .owned = owned };
+				  .released = r->prod, .mirror = mirror,
+				  .mirror_len = mirror_len, .owned = owned };
 	__atomic_store_n(&r->dev, dev, __ATOMIC_RELEASE);
 	/* From now on CPU producers are refused (ring_on_gpu). */
 	__atomic_store_n(&r->dev_mem, store, __ATOMIC_RELEASE);
@@ -130,10 +131,16 @@ bool ring_dev_reading(const struct event_ring *r)
 	return dev && r->cons >= dev->start;
 }
 
-static int dev_read(const struct ring_dev *dev, void *dst, uint64_t addr,
+static int dev_read(const struct event_ring *r, void *dst, uint64_t addr,
 		    size_t n)
 {
-	return dev->copier.read(dev->copier.io, dst, addr, n);
+	const struct ring_copier *c = &r->dev->copier;
+	int err = c->read(c->io, dst, addr, n);
+
+	if (err)
+		err_prefix("ring '%s': copying %zu bytes out of GPU memory",
+			   r->name, n);
+	return err;
 }
 
 static uint64_t data_addr(const struct event_ring *r, uint64_t pos)
@@ -142,17 +149,30 @@ static uint64_t data_addr(const struct event_ring *r, uint64_t pos)
 }
 
 /*
- * Give [from, to) back to producers: zeroed (contiguous from the first
- * record's place: a record past the end of the records went on into the
- * tail pad), then the new consumer position.
+ * Give what was consumed since the last release back to producers: zero
+ * it (by position, as for host rings: the tail pad holds no header), then
+ * write the consumer position. A failed copy leaves it for the next pass.
  */
-static int dev_release(struct event_ring *r, uint64_t from, uint64_t to)
+static int dev_release(struct event_ring *r)
 {
-	const struct ring_copier *c = &r->dev->copier;
-	int err = c->zero(c->io, data_addr(r, from), to - from);
+	struct ring_dev *dev = r->dev;
+	const struct ring_copier *c = &dev->copier;
+	uint64_t off = dev->released & (r->cap - 1), n = r->cons - dev->released;
+	uint64_t first = min_u64(n, r->cap - off);
+	int err = c->zero(c->io, data_addr(r, dev->released), first);
 
-	return err ? err : c->write(c->io, r->dev->store +
-				    offsetof(struct ring_ctl, cons), &to, sizeof(to));
+	if (!err && n > first)
+		err = c->zero(c->io, dev->store + RING_DATA_OFFSET, n - first);
+	if (!err)
+		err = c->write(c->io, dev->store + offsetof(struct ring_ctl, cons),
+			       &r->cons, sizeof(r->cons));
+	if (err) {
+		err_prefix("ring '%s': giving %llu bytes back in GPU memory",
+			   r->name, (unsigned long long)n);
+		return err;
+	}
+	dev->released = r->cons;
+	return 0;
 }
 
 /*
@@ -171,30 +191,32 @@ static int dev_window(struct event_ring *r, uint64_t prod, struct delivery *d)
 				 .bytes_end = from + n };
 	int seen, got, err;
 
-	err = dev_read(dev, dev->mirror, data_addr(r, from), n);
+	err = dev_read(r, dev->mirror, data_addr(r, from), n);
 	if (err)
 		return err;
 	seen = ring_walk(r, &w, NULL, &end);
 	if (seen < 0 || end == from)
 		return seen;
 	/* Published before this copy started: whole in it. */
-	err = dev_read(dev, dev->mirror, data_addr(r, from), end - from);
+	err = dev_read(r, dev->mirror, data_addr(r, from), end - from);
 	if (err)
 		return err;
 	w.bytes_end = end;
 	got = ring_walk(r, &w, d, &r->cons);
-	if (r->cons != from && (err = dev_release(r, from, r->cons)))
+	if (r->cons != dev->released && (err = dev_release(r)))
 		return err;
 	return got < 0 ? got : got == WALK_STOP ? WALK_STOP : seen;
 }
 
 int ring_dev_consume(struct event_ring *r, struct delivery *d)
 {
-	const struct ring_dev *dev = r->dev;
+	struct ring_dev *dev = r->dev;
 	uint64_t prod;
-	int err = dev_read(dev, &prod, dev->dev_ring + offsetof(struct dev_ring, prod),
-			   sizeof(prod));
+	int err = r->cons != dev->released ? dev_release(r) : 0;
 
+	if (!err)
+		err = dev_read(r, &prod, dev->dev_ring +
+			       offsetof(struct dev_ring, prod), sizeof(prod));
 	while (!err && r->cons < prod) {
 		uint64_t from = r->cons;
 		int end = dev_window(r, prod, d);
@@ -205,8 +227,6 @@ int ring_dev_consume(struct event_ring *r, struct delivery *d)
 		else if (end == WALK_WAIT || end == WALK_STOP || r->cons == from)
 			break;
 	}
-	if (err)
-		err_prefix("ring '%s'", r->name);
 	return err;
 }
 
@@ -214,7 +234,7 @@ bool ring_dev_ready(const struct event_ring *r)
 {
 	uint64_t word = 0;
 
-	if (dev_read(r->dev, &word, data_addr(r, r->cons), sizeof(word)))
+	if (dev_read(r, &word, data_addr(r, r->cons), sizeof(word)))
 		return false;
 	return (word >> 32) & RING_COMMIT;
 }
@@ -227,7 +247,7 @@ uint64_t ring_dev_drops(const struct event_ring *r)
 	if (!dev)
 		return 0;
 	/* A failed copy answers the last count read. */
-	if (!dev_read(dev, &drops, dev->store + offsetof(struct ring_ctl, drops),
+	if (!dev_read(r, &drops, dev->store + offsetof(struct ring_ctl, drops),
 		      sizeof(drops)))
 		__atomic_store_n(&dev->drops, drops, __ATOMIC_RELAXED);
 	return __atomic_load_n(&dev->drops, __ATOMIC_RELAXED);

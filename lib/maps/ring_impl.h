@@ -19,6 +19,7 @@
 struct ring_dev {
 	uint64_t store;      /* device address of the layout */
 	uint64_t start;      /* the first position written in GPU memory */
+	uint64_t released;   /* zeroed there and told to producers up to here */
 	uint8_t *mirror;     /* page-locked: a window of records copied out */
 	size_t mirror_len;   /* at least max_record */
 	bool owned;          /* store and mirror were allocated here */

@@ -26,7 +26,7 @@ struct sim {
 	uint8_t *store;
 	uint8_t *mirror;
 	uint64_t reads, read_bytes;
-	bool fail;
+	bool fail, fail_writes; /* copies out; copies in and fills */
 	/* Called once, when a copy has read down to byte @midway_at of it. */
 	void (*midway)(struct sim *s);
 	size_t midway_at;
@@ -63,14 +63,20 @@ static int sim_read(void *io, void *dst, uint64_t addr, size_t n)
 
 static int sim_write(void *io, uint64_t addr, const void *src, size_t n)
 {
-	(void)io;
+	struct sim *s = io;
+
+	if (s->fail_writes)
+		return err_set(EGPU_ECUDA, "sim: copy failed");
 	memcpy(ptr(addr), src, n);
 	return 0;
 }
 
 static int sim_zero(void *io, uint64_t addr, size_t n)
 {
-	(void)io;
+	struct sim *s = io;
+
+	if (s->fail_writes)
+		return err_set(EGPU_ECUDA, "sim: fill failed");
 	memset(ptr(addr), 0, n);
 	return 0;
 }
@@ -318,9 +324,40 @@ START_TEST(copy_failure_is_an_error)
 	s.fail = true;
 	ck_assert(!ring_ready(s.r));
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), EGPU_ECUDA);
-	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "ring 'dev'"));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "ring 'dev': copying 8 bytes"));
 	s.fail = false;
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 1);
+	sim_free(&s);
+}
+END_TEST
+
+/*
+ * Records handed over whose space could not be given back: the error is
+ * returned, and the next pass zeroes that space and writes the position
+ * before anything else (nothing delivered twice).
+ */
+START_TEST(failed_release_is_retried)
+{
+	struct sim s;
+	struct sink k = { 0 };
+	struct ring_ctl *ctl;
+
+	sim_new(&s, 4096, 8192);
+	ctl = ptr(s.view.ctl);
+	for (uint64_t i = 0; i < 3; i++)
+		ck_assert(put(&s, 56, i));
+	s.fail_writes = true;
+	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), EGPU_ECUDA);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "giving 192 bytes back"));
+	ck_assert_uint_eq(k.next, 3);
+	ck_assert_uint_eq(ctl->cons, 0);
+	s.fail_writes = false;
+	ck_assert(put(&s, 56, 3));
+	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 1);
+	ck_assert_uint_eq(k.next, 4);
+	ck_assert_uint_eq(ctl->cons, 256);
+	for (size_t i = 0; i < 256; i++)
+		ck_assert_uint_eq(s.store[RING_DATA_OFFSET + i], 0);
 	sim_free(&s);
 }
 END_TEST
@@ -370,6 +407,7 @@ int main(void)
 	tcase_add_test(tc, callback_can_stop_inside_a_batch);
 	tcase_add_test(tc, cpu_records_then_gpu_records);
 	tcase_add_test(tc, copy_failure_is_an_error);
+	tcase_add_test(tc, failed_release_is_retried);
 	tcase_add_test(tc, impossible_header_is_an_error);
 	tcase_add_test(tc, concurrent_producers_backwards_copies);
 	suite_add_tcase(s, tc);
