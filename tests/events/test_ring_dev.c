@@ -163,15 +163,23 @@ START_TEST(order_and_wraparound_window_by_window)
 }
 END_TEST
 
+/* The first @upto bytes of records are zeroed, and producers told so. */
+static void assert_given_back(const struct sim *s, uint64_t upto)
+{
+	const struct ring_ctl *ctl = ptr(s->view.ctl);
+
+	ck_assert_uint_eq(ctl->cons, upto);
+	for (size_t i = 0; i < upto; i++)
+		ck_assert_uint_eq(s->store[RING_DATA_OFFSET + i], 0);
+}
+
 /* Each consumed byte is copied twice; producers see the space again. */
 START_TEST(consumed_space_is_zeroed_and_given_back)
 {
 	struct sim s;
 	struct sink k = { 0 };
-	struct ring_ctl *ctl;
 
 	sim_new(&s, 4096, 8192);
-	ctl = ptr(s.view.ctl);
 	for (uint64_t i = 0; i < 10; i++)
 		ck_assert(put(&s, 56, i));
 	ck_assert(ring_ready(s.r));
@@ -179,9 +187,7 @@ START_TEST(consumed_space_is_zeroed_and_given_back)
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 10);
 	/* prod, then the records twice */
 	ck_assert_uint_eq(s.read_bytes, 8 + 2 * 10 * 64);
-	ck_assert_uint_eq(ctl->cons, 640);
-	for (size_t i = 0; i < 640; i++)
-		ck_assert_uint_eq(s.store[RING_DATA_OFFSET + i], 0);
+	assert_given_back(&s, 640);
 	ck_assert(!ring_ready(s.r));
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 0);
 	sim_free(&s);
@@ -340,24 +346,20 @@ START_TEST(failed_release_is_retried)
 {
 	struct sim s;
 	struct sink k = { 0 };
-	struct ring_ctl *ctl;
 
 	sim_new(&s, 4096, 8192);
-	ctl = ptr(s.view.ctl);
 	for (uint64_t i = 0; i < 3; i++)
 		ck_assert(put(&s, 56, i));
 	s.fail_writes = true;
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), EGPU_ECUDA);
 	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "giving 192 bytes back"));
 	ck_assert_uint_eq(k.next, 3);
-	ck_assert_uint_eq(ctl->cons, 0);
+	assert_given_back(&s, 0);
 	s.fail_writes = false;
 	ck_assert(put(&s, 56, 3));
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 1);
 	ck_assert_uint_eq(k.next, 4);
-	ck_assert_uint_eq(ctl->cons, 256);
-	for (size_t i = 0; i < 256; i++)
-		ck_assert_uint_eq(s.store[RING_DATA_OFFSET + i], 0);
+	assert_given_back(&s, 256);
 	sim_free(&s);
 }
 END_TEST
