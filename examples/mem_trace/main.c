@@ -5,11 +5,12 @@
  * (mem_count.bpf.c), then traced to the host one record per warp-level
  * access (mem_trace.bpf.c), from which the host measures coalescing (32-byte
  * sectors touched per warp access, against the fewest possible) and the
- * bandwidth the kernel reached over time.
+ * bandwidth the kernel reached over time; then traced again with the ring
+ * in GPU memory (mem_trace_dev.bpf.c), drained by the copy engine.
  *
  *   mem_trace [--check]
  *
- * --check: both modes must see exactly what add_and_gather is known to
+ * --check: every mode must see exactly what add_and_gather is known to
  * access: every element of a, b and src loaded once, of c and dst stored
  * once, 4 bytes each, from five sites; no record lost.
  */
@@ -299,12 +300,12 @@ static void print_bandwidth(struct trace *t)
 		       bytes[w] / (span / (double)WINDOWS));
 }
 
-static void print_trace(const struct app *app, const struct trace *t, float ms,
-			uint64_t drops)
+static void print_trace(const struct app *app, const struct trace *t,
+			const char *where, float ms, uint64_t drops)
 {
-	printf("\ntracing (one record per warp-level access), kernel %.3f ms, "
-	       "%llu records, %llu dropped:\n", ms, (unsigned long long)t->records,
-	       (unsigned long long)drops);
+	printf("\ntracing (one record per warp-level access, ring in %s memory), "
+	       "kernel %.3f ms, %llu records, %llu dropped:\n", where, ms,
+	       (unsigned long long)t->records, (unsigned long long)drops);
 	printf("site  %-6s %-36s %9s %11s %10s %8s\n", "kind", "instruction",
 	       "accesses", "bytes", "sectors/wa", "ideal");
 	for (uint32_t s = 0; s < site_cnt(app); s++) {
@@ -409,8 +410,9 @@ static int run_count(struct app *app, const struct arrays *arr, bool check,
 	return check ? check_counts(app, counts) | check_results(arr) : 0;
 }
 
+/* Trace with the ring of @probe, in @where memory ("host" or "GPU"). */
 static int run_trace(struct app *app, const struct arrays *arr, bool check,
-		     const struct site_count *counts)
+		     const struct site_count *counts, const char *where)
 {
 	static struct trace t;
 	struct ring_thread rt;
@@ -418,6 +420,7 @@ static int run_trace(struct app *app, const struct arrays *arr, bool check,
 	int rc = 0;
 	float ms;
 
+	memset(&t, 0, sizeof(t));
 	t.arr = arr;
 	for (int k = 0; k < ARRAYS; k++)
 		t.hits[k] = calloc(N, 1);
@@ -427,7 +430,7 @@ static int run_trace(struct app *app, const struct arrays *arr, bool check,
 	ms = launch(app, arr);
 	CUDA_CHECK(cudaDeviceSynchronize());
 	drops = ring_thread_stop(&rt);
-	print_trace(app, &t, ms, drops);
+	print_trace(app, &t, where, ms, drops);
 	print_bandwidth(&t);
 	if (check)
 		rc = check_trace(app, &t, counts, drops) | check_results(arr);
@@ -462,7 +465,10 @@ int main(int argc, char **argv)
 	rc = run_count(&app, &arr, check, counts);
 	app_stop(&app);
 	app_start(&app, EXAMPLE_PROBE, EXAMPLE_PTX);
-	rc |= run_trace(&app, &arr, check, counts);
+	rc |= run_trace(&app, &arr, check, counts, "host");
+	app_stop(&app);
+	app_start(&app, DEVICE_RING_PROBE, EXAMPLE_PTX);
+	rc |= run_trace(&app, &arr, check, counts, "GPU");
 	app_stop(&app);
 	free_arrays(&arr);
 	if (check && !rc)

@@ -10,9 +10,13 @@
 
 #include "mem_trace.h"
 
+/* mem_trace_dev.bpf.c keeps the ring in GPU memory (EGPU_F_RING_DEVICE). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 28);
+#ifdef MT_RING_FLAGS
+	__uint(map_flags, MT_RING_FLAGS);
+#endif
 } events SEC(".maps");
 
 /* Linear block index * warps per block + warp within the block. */

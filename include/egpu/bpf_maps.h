@@ -36,6 +36,15 @@ enum egpu_update_flags {
 #endif
 
 /*
+ * map_flags of ring maps (RINGBUF, PERF_EVENT_ARRAY, GPU_RINGBUF):
+ * __uint(map_flags, EGPU_F_RING_DEVICE) keeps the records in GPU memory,
+ * which the host drains with the copy engine, instead of host memory the
+ * GPU writes over the bus: far more bandwidth, records arrive later
+ * (docs/events.md). Bit 24: no Linux map flag uses it (they end at 18).
+ */
+#define EGPU_F_RING_DEVICE (1u << 24)
+
+/*
  * Linux's names, for programs written against libbpf. A vmlinux.h or
  * <linux/bpf.h> included before this file defines them already; included
  * after it, they would clash with these macros.

@@ -59,13 +59,18 @@ static int map_move_to_gpu(struct egpu_map *m, uint32_t threads)
 	struct dev_ring ring;
 	int err;
 
-	/* A ring's records stay in host memory, mapped into the GPU; the
-	 * map's GPU data is the ring's device side. */
+	/* A ring's records stay in host memory, mapped into the GPU, or
+	 * move to GPU memory (EGPU_F_RING_DEVICE); the map's GPU data is the
+	 * ring's device side, and its copies drain a ring in GPU memory. */
 	if (m->ring) {
 		err = ring_map_gpu(m->ring, &ring);
 		spec.init = &ring;
 		spec.init_len = sizeof(ring);
-		return err ? err : dev_map_new(&spec, threads, &m->dev);
+		if (!err)
+			err = dev_map_new(&spec, threads, &m->dev);
+		if (!err)
+			ring_bind_map(m->ring, m->dev);
+		return err;
 	}
 	if (map_type_is_array(spec.type) && spec.type != EGPU_MAP_PERCPU_ARRAY &&
 	    spec.type != EGPU_MAP_PERTHREAD_ARRAY) {

@@ -40,6 +40,7 @@
 	X(cuStreamQuery)                                                      \
 	X(cuStreamSynchronize)                                                \
 	X(cuMemsetD8)                                                         \
+	X(cuMemsetD8Async)                                                    \
 	X(cuMemHostRegister)                                                  \
 	X(cuMemHostUnregister)                                                \
 	X(cuMemHostGetDevicePointer)                                          \

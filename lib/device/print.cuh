@@ -44,7 +44,7 @@ RT_INLINE int64_t print_emit(uint64_t fmt, uint32_t fmt_size, uint16_t kind,
 	p->thread[2] = threadIdx.z;
 	if (nargs)
 		ring_copy_out((uint64_t *)p->args, args, 8 * nargs);
-	ring_publish(h, len, RING_COMMIT);
+	ring_publish(r, h, len, RING_COMMIT);
 	return 0;
 }
 

@@ -207,24 +207,34 @@ RT_INLINE void ring_copy_out(uint64_t *dst, const void *src, uint32_t len)
  * its lanes wrote) becomes visible to the host before its next store. A
  * release fence suffices (the host reads headers with acquire semantics)
  * and costs less than __threadfence_system's sequentially consistent one.
+ * A ring in GPU memory (@local) is read by the copy engine through L2,
+ * where a GPU-scope fence already orders the writes.
  */
-RT_INLINE void ring_fence(void)
+RT_INLINE void ring_fence(bool local)
 {
-	asm volatile("fence.acq_rel.sys;" ::: "memory");
+	if (local)
+		asm volatile("fence.acq_rel.gpu;" ::: "memory");
+	else
+		asm volatile("fence.acq_rel.sys;" ::: "memory");
 }
 
-/* Publish a record: everything written before becomes visible first. */
-RT_INLINE void ring_publish(struct ring_hdr *h, uint32_t len, uint32_t flags)
+/* Publish a record of @r: everything written before becomes visible first. */
+RT_INLINE void ring_publish(const struct dev_ring *r, struct ring_hdr *h,
+			    uint32_t len, uint32_t flags)
 {
-	ring_fence();
+	ring_fence(r->flags & RING_IN_DEVICE_MEMORY);
 	asm volatile("st.volatile.u64 [%0], %1;"
 		     :: "l"(h), "l"((uint64_t)flags << 32 | len) : "memory");
 }
 
-/* Publish a reserved record, whose len was stored at reservation. */
+/*
+ * Publish a reserved record, whose header ring_reserve_record() stored.
+ * Submit is given the record, not its ring: the RING_RESERVED_LOCAL mark
+ * this thread left in the flags word says which fence it needs.
+ */
 RT_INLINE void ring_publish_flags(struct ring_hdr *h, uint32_t flags)
 {
-	ring_fence();
+	ring_fence(h->flags & RING_RESERVED_LOCAL);
 	asm volatile("st.volatile.u32 [%0], %1;"
 		     :: "l"(&h->flags), "r"(flags) : "memory");
 }
@@ -259,7 +269,7 @@ RT_INLINE bool ring_output_batch(struct dev_ring *r, uint32_t group,
 		batch[1] = (uint64_t)len << 32 | kept;
 	__syncwarp(fit);
 	if (rank == 0)
-		ring_publish((struct ring_hdr *)batch,
+		ring_publish(r, (struct ring_hdr *)batch,
 			     (uint32_t)sizeof(struct ring_batch) + kept * rec,
 			     RING_COMMIT | RING_BATCH);
 	return true;
@@ -289,7 +299,7 @@ RT_INLINE int64_t ring_output(struct dev_ring *r, const void *data,
 	if (!h)
 		return full_err;
 	ring_copy_out((uint64_t *)(h + 1), data, (uint32_t)size);
-	ring_publish(h, (uint32_t)size, RING_COMMIT);
+	ring_publish(r, h, (uint32_t)size, RING_COMMIT);
 	return 0;
 }
 
@@ -303,7 +313,9 @@ RT_INLINE void *ring_reserve_record(struct dev_ring *r, uint64_t size)
 	h = ring_reserve(r, (uint32_t)size);
 	if (!h)
 		return NULL;
-	*(volatile uint32_t *)&h->len = (uint32_t)size;
+	/* Unpublished still: the mark is no RING_COMMIT (submit reads it). */
+	*(volatile uint64_t *)h = (uint64_t)(r->flags & RING_IN_DEVICE_MEMORY ?
+					     RING_RESERVED_LOCAL : 0) << 32 | size;
 	return h + 1;
 }
 

@@ -114,10 +114,10 @@ static CUresult io_wait(const struct dev_map *m)
 }
 
 /*
- * Copy @n bytes between the map's memory at @off and @host, either way, on
- * the map's stream; through the staging buffer when they fit it.
+ * Copy @n bytes between GPU memory at @addr and @host, either way, on the
+ * map's stream; through the staging buffer when they fit it.
  */
-static int map_copy(struct dev_map *m, uint64_t off, void *host, size_t n,
+static int map_copy(struct dev_map *m, uint64_t addr, void *host, size_t n,
 		    bool to_device)
 {
 	bool staged = n <= STAGE_BYTES;
@@ -132,8 +132,8 @@ static int map_copy(struct dev_map *m, uint64_t off, void *host, size_t n,
 		if (staged && to_device)
 			memcpy(buf, host, n);
 		res = to_device ?
-		      cu()->cuMemcpyHtoDAsync(m->base + off, buf, n, m->stream) :
-		      cu()->cuMemcpyDtoHAsync(buf, m->base + off, n, m->stream);
+		      cu()->cuMemcpyHtoDAsync(addr, buf, n, m->stream) :
+		      cu()->cuMemcpyDtoHAsync(buf, addr, n, m->stream);
 		err = io_check(m, res ? res : io_wait(m),
 			       to_device ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync");
 	}
@@ -145,12 +145,55 @@ static int map_copy(struct dev_map *m, uint64_t off, void *host, size_t n,
 
 static int dtoh(struct dev_map *m, void *dst, uint64_t off, size_t n)
 {
-	return map_copy(m, off, dst, n, false);
+	return map_copy(m, m->base + off, dst, n, false);
 }
 
 static int htod(struct dev_map *m, uint64_t off, const void *src, size_t n)
 {
-	return map_copy(m, off, (void *)src, n, true); /* only read */
+	return map_copy(m, m->base + off, (void *)src, n, true); /* only read */
+}
+
+/* map_copy() from any thread: the map's context made current meanwhile. */
+static int copy_at(struct dev_map *m, uint64_t addr, void *host, size_t n,
+		   bool to_device)
+{
+	CUcontext prev;
+	int err = enter(m, &prev);
+
+	if (!err) {
+		err = map_copy(m, addr, host, n, to_device);
+		leave(m, prev);
+	}
+	return err;
+}
+
+int dev_map_read(struct dev_map *m, void *dst, uint64_t addr, size_t n)
+{
+	return copy_at(m, addr, dst, n, false);
+}
+
+int dev_map_write(struct dev_map *m, uint64_t addr, const void *src, size_t n)
+{
+	return copy_at(m, addr, (void *)src, n, true); /* only read */
+}
+
+int dev_map_zero(struct dev_map *m, uint64_t addr, size_t n)
+{
+	CUcontext prev;
+	int err = enter(m, &prev);
+
+	if (err)
+		return err;
+	pthread_mutex_lock(&m->io_lock);
+	err = io_open(m);
+	if (!err) {
+		CUresult res = cu()->cuMemsetD8Async(addr, 0, n, m->stream);
+
+		err = io_check(m, res ? res : io_wait(m), "cuMemsetD8Async");
+	}
+	pthread_mutex_unlock(&m->io_lock);
+	leave(m, prev);
+	return err;
 }
 
 /* ---- creation ---- */
@@ -335,6 +378,11 @@ uint64_t dev_map_handle(const struct dev_map *m)
 uint64_t dev_map_value_base(const struct dev_map *m)
 {
 	return map_type_is_array(m->desc.type) ? m->desc.data : 0;
+}
+
+uint64_t dev_map_data(const struct dev_map *m)
+{
+	return m->desc.data;
 }
 
 uint32_t dev_map_threads(const struct dev_map *m)

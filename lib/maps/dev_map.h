@@ -45,6 +45,18 @@ uint64_t dev_map_handle(const struct dev_map *m);
 uint64_t dev_map_value_base(const struct dev_map *m);
 /* Per-thread slots per key (1 for maps that are not per-thread). */
 uint32_t dev_map_threads(const struct dev_map *m);
+/* The device address of the map's data (a ring map's struct dev_ring). */
+uint64_t dev_map_data(const struct dev_map *m);
+
+/*
+ * Copies (and a fill with zeros) at any GPU address of the map's context,
+ * on the map's stream, complete when they return: for rings whose records
+ * live in GPU memory (maps/ring_dev.c), drained while kernels run.
+ * 0 or -EIO with the driver's message.
+ */
+int dev_map_read(struct dev_map *m, void *dst, uint64_t addr, size_t n);
+int dev_map_write(struct dev_map *m, uint64_t addr, const void *src, size_t n);
+int dev_map_zero(struct dev_map *m, uint64_t addr, size_t n);
 
 int dev_map_lookup(struct dev_map *m, const void *key, void *value);
 int dev_map_update(struct dev_map *m, const void *key, const void *value,

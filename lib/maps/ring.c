@@ -3,8 +3,8 @@
  * Event ring storage: one anonymous mapping (control page, records, tail
  * pad) that the CPU back end writes directly and that is page-locked and
  * mapped into the GPU (cuMemHostRegister with DEVICEMAP) when the ring's
- * object first uses the GPU. Consumer: ring_consume.c; CPU producer:
- * ring_cpu.c.
+ * object first uses the GPU, unless the ring's records move to GPU memory
+ * then (ring_dev.c). Consumer: ring_consume.c; CPU producer: ring_cpu.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +13,7 @@
 
 #include "core/core.h"
 #include "cuda/cu.h"
+#include "egpu/bpf_maps.h"
 #include "maps/ring_impl.h"
 
 bool map_type_is_ring(uint32_t type)
@@ -121,7 +122,16 @@ int ring_new_for_map(const struct bpf_map_spec *spec, struct event_ring **out)
 	uint64_t cap;
 	int err = ring_map_capacity(spec, &cap);
 
-	return err ? err : ring_new(spec->name, spec->type, cap, out);
+	if (!err)
+		err = ring_new(spec->name, spec->type, cap, out);
+	if (!err)
+		(*out)->in_device_memory = spec->flags & EGPU_F_RING_DEVICE;
+	return err;
+}
+
+bool ring_in_device_memory(const struct event_ring *r)
+{
+	return r->in_device_memory;
 }
 
 static void ring_unmap_gpu(struct event_ring *r)
@@ -131,10 +141,13 @@ static void ring_unmap_gpu(struct event_ring *r)
 
 	if (!d)
 		return;
-	/* The registration belongs to the context current when it was made. */
+	/* The memory belongs to the context current when it was made. */
 	if (d->cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur != r->cu_ctx)
 		d->cuCtxSetCurrent(r->cu_ctx);
-	d->cuMemHostUnregister(r->mem);
+	if (r->dev)
+		ring_dev_release(r);
+	else
+		d->cuMemHostUnregister(r->mem);
 	if (cur != r->cu_ctx)
 		d->cuCtxSetCurrent(cur);
 }
@@ -143,8 +156,9 @@ void ring_free(struct event_ring *r)
 {
 	if (!r)
 		return;
-	if (r->dev_mem)
+	if (r->dev_mem && (!r->dev || r->dev->owned))
 		ring_unmap_gpu(r);
+	free(r->dev);
 	munmap(r->mem, r->mem_len);
 	pthread_mutex_destroy(&r->lock);
 	ring_free_struct(r);
@@ -184,6 +198,7 @@ static void fill_view(const struct event_ring *r, uint64_t base,
 		.ctl = base,
 		.max_record = r->max_record,
 		.type = r->type,
+		.flags = r->dev ? RING_IN_DEVICE_MEMORY : 0,
 	};
 }
 
@@ -192,37 +207,59 @@ void ring_host_view(const struct event_ring *r, struct dev_ring *view)
 	fill_view(r, (uint64_t)(uintptr_t)r->mem, view);
 }
 
-int ring_map_gpu(struct event_ring *r, struct dev_ring *init)
+/* Page-lock the storage and map it into the current context (lock held). */
+static int ring_register(struct event_ring *r)
 {
 	const struct cu_driver *d;
 	CUdeviceptr dptr;
+	int err = cu_ctx_current((CUcontext *)&r->cu_ctx);
+
+	d = cu();
+	if (!err)
+		err = cu_check(d->cuMemHostRegister(r->mem, r->mem_len,
+					CU_MEMHOSTREGISTER_DEVICEMAP),
+			       "cuMemHostRegister");
+	if (!err) {
+		err = cu_check(d->cuMemHostGetDevicePointer(&dptr, r->mem, 0),
+			       "cuMemHostGetDevicePointer");
+		if (err)
+			d->cuMemHostUnregister(r->mem);
+	}
+	if (err) {
+		err_prefix("ring '%s': mapping %zu bytes of host memory into the GPU",
+			   r->name, r->mem_len);
+		return err;
+	}
+	__atomic_store_n(&r->dev_mem, dptr, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int ring_map_gpu(struct event_ring *r, struct dev_ring *init)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&r->lock);
+	if (!r->dev_mem)
+		err = r->in_device_memory ? ring_dev_alloc(r) : ring_register(r);
+	if (!err)
+		fill_view(r, r->dev_mem, init);
+	pthread_mutex_unlock(&r->lock);
+	return err;
+}
+
+int ring_dev_start(struct event_ring *r, uint64_t store, uint8_t *mirror,
+		   size_t mirror_len, struct dev_ring *init)
+{
 	int err;
 
 	pthread_mutex_lock(&r->lock);
-	if (!r->dev_mem) {
-		err = cu_ctx_current((CUcontext *)&r->cu_ctx);
-		d = cu();
-		if (!err)
-			err = cu_check(d->cuMemHostRegister(r->mem, r->mem_len,
-						CU_MEMHOSTREGISTER_DEVICEMAP),
-				       "cuMemHostRegister");
-		if (!err) {
-			err = cu_check(d->cuMemHostGetDevicePointer(&dptr, r->mem, 0),
-				       "cuMemHostGetDevicePointer");
-			if (err)
-				d->cuMemHostUnregister(r->mem);
-		}
-		if (err) {
-			pthread_mutex_unlock(&r->lock);
-			err_prefix("ring '%s': mapping %zu bytes of host memory into the GPU",
-				   r->name, r->mem_len);
-			return err;
-		}
-		r->dev_mem = dptr;
-	}
-	fill_view(r, r->dev_mem, init);
+	err = r->dev_mem ? err_set(EGPU_EINVAL, "ring '%s' is on the GPU already",
+				   r->name) :
+	      ring_dev_setup(r, store, mirror, mirror_len, false);
+	if (!err)
+		fill_view(r, r->dev_mem, init);
 	pthread_mutex_unlock(&r->lock);
-	return 0;
+	return err;
 }
 
 bool ring_on_gpu(const struct event_ring *r)
@@ -244,7 +281,10 @@ void ring_release(struct event_ring *r)
 	__atomic_store_n(&r->claimed, false, __ATOMIC_RELEASE);
 }
 
+/* The CPU producers' drops, and the GPU's wherever they count them. */
 uint64_t ring_drops(const struct event_ring *r)
 {
-	return __atomic_load_n(&r->ctl->drops, __ATOMIC_ACQUIRE);
+	uint64_t drops = __atomic_load_n(&r->ctl->drops, __ATOMIC_ACQUIRE);
+
+	return drops + ring_dev_drops(r);
 }

@@ -5,12 +5,13 @@
  * the producer the CPU back end uses. Layout and protocol: ring_layout.h
  * and docs/events.md.
  *
- * One ring has one storage, in host memory, for its whole life: the CPU
+ * A host ring has one storage, in host memory, for its whole life: the CPU
  * back end writes records there, and once the ring is mapped into the GPU
  * (ring_map_gpu) the GPU writes there too, while CPU producers are refused
  * from then on (the GPU's position counters live in device memory, which
  * CPU code cannot update atomically with the GPU). The consumer reads the
- * storage directly, makes no CUDA call and never waits for a kernel.
+ * storage directly, makes no CUDA call and never waits for a kernel. A
+ * ring in GPU memory (EGPU_F_RING_DEVICE, below) is copied out instead.
  *
  * Errors: ring_new/ring_map_gpu/ring_consume return negative EGPU_E* codes
  * with a message; the producer functions return what a program expects
@@ -62,6 +63,52 @@ bool ring_on_gpu(const struct event_ring *r);
  * GPU's part on the host: tests of the protocol.
  */
 void ring_host_view(const struct event_ring *r, struct dev_ring *view);
+
+/*
+ * Rings whose records live in GPU memory: maps with EGPU_F_RING_DEVICE in
+ * their flags (lib/maps/ring_dev.c, docs/events.md). Until the object first
+ * uses the GPU such a ring is a host ring: the CPU back end writes there.
+ * ring_map_gpu() then allocates the same layout in GPU memory, where GPU
+ * producers go on from the CPU producers' last position, and @init says
+ * so (RING_IN_DEVICE_MEMORY). The consumer takes the host records left,
+ * then copies records out of GPU memory once ring_bind_copier() told it how.
+ */
+bool ring_in_device_memory(const struct event_ring *r);
+
+/*
+ * Copies between the host and GPU memory, each complete when it returns;
+ * 0 or a negative EGPU_E* code with a message.
+ */
+struct ring_copier {
+	int (*read)(void *io, void *dst, uint64_t addr, size_t n);
+	int (*write)(void *io, uint64_t addr, const void *src, size_t n);
+	int (*zero)(void *io, uint64_t addr, size_t n);
+	void *io;
+};
+
+/*
+ * For a ring in GPU memory, after ring_map_gpu(): how to reach it, and the
+ * device address of its struct dev_ring (@init, copied into the map). From
+ * then on the consumer copies records out. No effect on other rings.
+ */
+void ring_bind_copier(struct event_ring *r, const struct ring_copier *c,
+		      uint64_t dev_ring);
+/*
+ * ring_map_gpu() for a ring in GPU memory with its memory given instead of
+ * allocated: @store (RING_DATA_OFFSET + capacity + ring_max_payload() + 8
+ * zeroed bytes, at an address @c of ring_bind_copier() reaches) and a
+ * @mirror of at least ring_max_payload() + 8 bytes, which stay the
+ * caller's. For tests, which play GPU memory with host memory.
+ */
+int ring_dev_start(struct event_ring *r, uint64_t store, uint8_t *mirror,
+		   size_t mirror_len, struct dev_ring *init);
+
+struct dev_map;
+/*
+ * ring_bind_copier() with the copies of @m, the ring's map in GPU memory
+ * (its struct dev_ring is the map's data): lib/maps/dev_map.h.
+ */
+void ring_bind_map(struct event_ring *r, struct dev_map *m);
 
 /*
  * Consumers. A ring has at most one: ring_claim() fails with EGPU_EINVAL

@@ -3,7 +3,8 @@
  * The consumer of an event ring: walks published records from its
  * position, hands each to a callback where it lies (no copy; a record of a
  * warp's batch is first gathered from its interleaved words), then zeroes
- * the consumed bytes and publishes the new position.
+ * the consumed bytes and publishes the new position. The walk (ring_walk)
+ * also serves rings in GPU memory, over the copy ring_dev.c made of them.
  *
  * Zeroing is what makes a header trustworthy: every header position reads
  * zero until a producer publishes a record there, so stale bytes of an
@@ -31,10 +32,9 @@ static void ring_release_span(struct event_ring *r, uint64_t from, uint64_t to)
 	__atomic_store_n(&r->ctl->cons, to, __ATOMIC_RELEASE);
 }
 
-static struct ring_hdr ring_hdr_at(const struct event_ring *r, uint64_t pos)
+static struct ring_hdr ring_hdr_load(const uint8_t *rec)
 {
-	const uint64_t *p = (const uint64_t *)(r->data + (pos & (r->cap - 1)));
-	uint64_t word = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+	uint64_t word = __atomic_load_n((const uint64_t *)rec, __ATOMIC_ACQUIRE);
 
 	/* Little-endian: len is the low half, flags the high half. */
 	return (struct ring_hdr){ .len = (uint32_t)word,
@@ -43,17 +43,10 @@ static struct ring_hdr ring_hdr_at(const struct event_ring *r, uint64_t pos)
 
 bool ring_ready(const struct event_ring *r)
 {
-	return ring_hdr_at(r, r->cons).flags & RING_COMMIT;
+	if (ring_dev_reading(r))
+		return ring_dev_ready(r);
+	return ring_hdr_load(r->data + (r->cons & (r->cap - 1))).flags & RING_COMMIT;
 }
-
-/* What a consumer pass delivers to, and how far it got. */
-struct delivery {
-	egpu_sample_fn fn;
-	void *user;
-	uint64_t *bytes;
-	int n;   /* records handed to fn */
-	int ret; /* fn's last result */
-};
 
 static bool deliver(struct delivery *d, const void *data, uint32_t len)
 {
@@ -64,19 +57,24 @@ static bool deliver(struct delivery *d, const void *data, uint32_t len)
 	return d->ret >= 0 && d->n < INT32_MAX;
 }
 
-/* Whether a published header can be what a producer wrote. */
-static int ring_check(const struct event_ring *r, uint64_t pos,
-		      struct ring_hdr h, const uint8_t *payload)
+/* Whether a published header's length can be what a producer wrote. */
+static int ring_check_len(const struct event_ring *r, uint64_t pos,
+			  struct ring_hdr h)
+{
+	if (h.len <= r->max_record - RING_HDR_SIZE)
+		return 0;
+	return err_set(EGPU_EFORMAT,
+		       "ring '%s': record at position %llu claims %u bytes (at most %u): a producer wrote outside its record",
+		       r->name, (unsigned long long)pos, h.len,
+		       r->max_record - RING_HDR_SIZE);
+}
+
+/* Whether a batch's own header agrees with its record's. */
+static int ring_check_batch(const struct event_ring *r, uint64_t pos,
+			    struct ring_hdr h, const uint8_t *payload)
 {
 	struct ring_batch b = { 0 };
 
-	if (h.len > r->max_record - RING_HDR_SIZE)
-		return err_set(EGPU_EFORMAT,
-			       "ring '%s': record at position %llu claims %u bytes (at most %u): a producer wrote outside its record",
-			       r->name, (unsigned long long)pos, h.len,
-			       r->max_record - RING_HDR_SIZE);
-	if (!(h.flags & RING_BATCH))
-		return 0;
 	if (h.len >= sizeof(b))
 		memcpy(&b, payload, sizeof(b));
 	if (h.len < sizeof(b) || !b.count || b.count > RING_BATCH_MAX ||
@@ -114,42 +112,85 @@ static bool deliver_batch(struct event_ring *r, const uint8_t *payload,
 	return true;
 }
 
+/* Whether the record was handed over whole (a batch may stop inside). */
+static bool deliver_record(struct event_ring *r, struct ring_hdr h,
+			   const uint8_t *payload, struct delivery *d)
+{
+	if (h.flags & RING_BATCH)
+		return deliver_batch(r, payload, d);
+	if (!(h.flags & RING_DISCARD))
+		deliver(d, payload, h.len);
+	return true;
+}
+
+int ring_walk(struct event_ring *r, const struct ring_window *w,
+	      struct delivery *d, uint64_t *pos)
+{
+	while (*pos < w->starts_end) {
+		const uint8_t *rec = w->base + (*pos - w->from);
+		struct ring_hdr h;
+		int err;
+
+		if (w->bytes_end - *pos < RING_HDR_SIZE)
+			return WALK_SHORT;
+		h = ring_hdr_load(rec);
+		if (!(h.flags & RING_COMMIT))
+			return WALK_WAIT;
+		if ((err = ring_check_len(r, *pos, h)))
+			return err;
+		if (w->bytes_end - *pos < ring_record_size(h.len))
+			return WALK_SHORT;
+		if ((h.flags & RING_BATCH) &&
+		    (err = ring_check_batch(r, *pos, h, rec + RING_HDR_SIZE)))
+			return err;
+		if (!d) {
+			*pos += ring_record_size(h.len);
+			continue;
+		}
+		if (!deliver_record(r, h, rec + RING_HDR_SIZE, d))
+			return WALK_STOP;
+		r->cons_sub = 0;
+		*pos += ring_record_size(h.len);
+		if (d->ret < 0 || d->n == INT32_MAX)
+			return WALK_STOP;
+	}
+	return WALK_END;
+}
+
+/*
+ * The records in host memory, a window at a time: up to the end of the
+ * records (the next lap starts at the beginning), at most a quarter ring,
+ * so that producers get space back during a long pass.
+ */
+static int host_consume(struct event_ring *r, struct delivery *d)
+{
+	const uint64_t quarter = r->cap / 4;
+
+	for (;;) {
+		uint64_t from = r->cons, off = from & (r->cap - 1);
+		uint64_t span = r->cap - off < quarter ? r->cap - off : quarter;
+		struct ring_window w = { .base = r->data + off, .from = from,
+					 .starts_end = from + span,
+					 .bytes_end = UINT64_MAX };
+		int end = ring_walk(r, &w, d, &r->cons);
+
+		if (r->cons != from)
+			ring_release_span(r, from, r->cons);
+		if (end != WALK_END)
+			return end < 0 ? end : 0;
+	}
+}
+
 int ring_consume(struct event_ring *r, egpu_sample_fn fn, void *user,
 		 uint64_t *bytes)
 {
-	/* Give space back every quarter ring, so producers need not wait
-	 * for the end of a long batch. */
-	const uint64_t batch = r->cap / 4;
 	struct delivery d = { .fn = fn, .user = user, .bytes = bytes };
-	uint64_t start = r->cons, pos = r->cons;
 	int err = 0;
 
-	for (;;) {
-		struct ring_hdr h = ring_hdr_at(r, pos);
-		const uint8_t *payload = r->data + (pos & (r->cap - 1)) +
-					 RING_HDR_SIZE;
-
-		if (!(h.flags & RING_COMMIT))
-			break;
-		if ((err = ring_check(r, pos, h, payload)))
-			break;
-		if (h.flags & RING_BATCH) {
-			if (!deliver_batch(r, payload, &d))
-				break;
-		} else if (!(h.flags & RING_DISCARD)) {
-			deliver(&d, payload, h.len);
-		}
-		r->cons_sub = 0;
-		pos += ring_record_size(h.len);
-		if (pos - start >= batch) {
-			ring_release_span(r, start, pos);
-			start = pos;
-		}
-		if (d.ret < 0 || d.n == INT32_MAX)
-			break;
-	}
-	if (pos != start)
-		ring_release_span(r, start, pos);
-	r->cons = pos;
+	/* Records the CPU back end left in host memory come first. */
+	if (!ring_dev_reading(r))
+		err = host_consume(r, &d);
+	if (!err && d.ret >= 0 && d.n < INT32_MAX && ring_dev_reading(r))
+		err = ring_dev_consume(r, &d);
 	return err ? err : d.ret < 0 ? d.ret : d.n;
 }

@@ -1,11 +1,34 @@
 /* SPDX-License-Identifier: MIT */
-/* struct event_ring, shared by ring.c, ring_consume.c and ring_cpu.c only. */
+/*
+ * struct event_ring and the record walk, shared by ring.c, ring_consume.c,
+ * ring_cpu.c and ring_dev.c only.
+ */
 #ifndef EGPU_MAPS_RING_IMPL_H
 #define EGPU_MAPS_RING_IMPL_H
 
 #include <pthread.h>
 
 #include "maps/ring.h"
+
+/*
+ * A ring whose records live in GPU memory (ring_dev.c): the same layout
+ * as mem (control page, records, tail pad) at @store. Producers there
+ * start at position @start; the consumer reads GPU memory once it has
+ * taken the host records below @start (written by the CPU back end).
+ */
+struct ring_dev {
+	uint64_t store;      /* device address of the layout */
+	uint64_t start;      /* the first position written in GPU memory */
+	uint64_t released;   /* zeroed there and told to producers up to here */
+	uint8_t *mirror;     /* page-locked: a window of records copied out */
+	size_t mirror_len;   /* at least max_record */
+	bool owned;          /* store and mirror were allocated here */
+	/* Set once the ring's map exists (ring_bind_copier). */
+	struct ring_copier copier;
+	uint64_t dev_ring;   /* device address of the struct dev_ring */
+	bool bound;          /* copier and dev_ring set: the consumer may copy */
+	uint64_t drops;      /* the last drop count read from GPU memory */
+};
 
 struct event_ring {
 	uint32_t type;       /* first: see ring_type() in ring.h */
@@ -25,8 +48,67 @@ struct event_ring {
 	pthread_mutex_t lock;
 	uint64_t prod;
 	/* GPU. */
-	void *cu_ctx;        /* CUcontext of the registration */
-	uint64_t dev_mem;    /* device address of mem, 0 until mapped */
+	bool in_device_memory; /* the map asked for EGPU_F_RING_DEVICE */
+	void *cu_ctx;        /* CUcontext of the registration or allocation */
+	uint64_t dev_mem;    /* device address of mem (or of the GPU memory
+			      * copy of its layout), 0 before the GPU */
+	struct ring_dev *dev; /* records in GPU memory: ring_dev.c */
 };
+
+/* What a consumer pass delivers to, and how far it got. */
+struct delivery {
+	egpu_sample_fn fn;
+	void *user;
+	uint64_t *bytes;
+	int n;   /* records handed to fn */
+	int ret; /* fn's last result */
+};
+
+/*
+ * Bytes of a ring as one piece of memory: @base holds the byte of
+ * position @from. Records starting at @starts_end or later lie elsewhere
+ * (past the end of the records: the next lap starts at the beginning), and
+ * no byte at or after @bytes_end is here.
+ */
+struct ring_window {
+	const uint8_t *base;
+	uint64_t from;
+	uint64_t starts_end;
+	uint64_t bytes_end;
+};
+
+/* Why ring_walk() ended. */
+enum walk_end {
+	WALK_END,    /* at starts_end: go on with the next window */
+	WALK_WAIT,   /* at a record not published yet */
+	WALK_SHORT,  /* at a record not all in the window */
+	WALK_STOP,   /* the callback said stop, or the count is full */
+};
+
+/*
+ * Hand the published records of @w from *@pos on to @d, advancing *@pos
+ * past each one handed over whole; with @d NULL only find where they end.
+ * Returns an enum walk_end, or EGPU_EFORMAT for an impossible header.
+ */
+int ring_walk(struct event_ring *r, const struct ring_window *w,
+	      struct delivery *d, uint64_t *pos);
+
+/*
+ * ring_dev.c. With r->lock held: allocate the GPU memory and mirror of a
+ * ring that asked for it (in the current CUDA context), or take @store
+ * and @mirror given (@owned false: tests), and start the GPU's records at
+ * the CPU producers' position.
+ */
+int ring_dev_alloc(struct event_ring *r);
+int ring_dev_setup(struct event_ring *r, uint64_t store, uint8_t *mirror,
+		   size_t mirror_len, bool owned);
+/* Free what ring_dev_alloc() allocated; its CUDA context is current. */
+void ring_dev_release(struct event_ring *r);
+/* Whether the consumer now reads GPU memory (host records all taken). */
+bool ring_dev_reading(const struct event_ring *r);
+/* ring_consume(), ring_ready() and the GPU's part of ring_drops() there. */
+int ring_dev_consume(struct event_ring *r, struct delivery *d);
+bool ring_dev_ready(const struct event_ring *r);
+uint64_t ring_dev_drops(const struct event_ring *r);
 
 #endif

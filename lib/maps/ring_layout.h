@@ -28,6 +28,11 @@
  * GPU producers keep their counters in device memory (struct dev_ring),
  * where atomics are fast; only the consumer position crosses to the GPU,
  * read when the ring looks full.
+ *
+ * A ring may instead keep the same layout (control page, records, tail
+ * pad) in GPU memory (RING_IN_DEVICE_MEMORY): the host copies records out
+ * (lib/maps/ring_dev.c), zeroes what it consumed there and writes the
+ * consumer position back with small copies.
  */
 #ifndef EGPU_MAPS_RING_LAYOUT_H
 #define EGPU_MAPS_RING_LAYOUT_H
@@ -49,11 +54,18 @@
 #define RING_COMMIT 1u  /* the record is complete */
 #define RING_DISCARD 2u /* ... and the consumer skips it */
 #define RING_BATCH 4u   /* the payload is a struct ring_batch */
+/*
+ * Before publishing only, without RING_COMMIT (so still unpublished): a
+ * record reserved in a ring in GPU memory, for bpf_ringbuf_submit, which
+ * is not told its ring, to pick its fence (lib/device/ring.cuh).
+ */
+#define RING_RESERVED_LOCAL 8u
 
 /* A record's header; 8 bytes, 8-aligned, written with one store at commit. */
 struct ring_hdr {
 	uint32_t len;   /* payload bytes */
-	uint32_t flags; /* 0 until published, then RING_COMMIT [| DISCARD] */
+	uint32_t flags; /* 0 (or RING_RESERVED_LOCAL) until published, then
+			 * RING_COMMIT [| DISCARD | BATCH] */
 };
 
 #define RING_HDR_SIZE 8u
@@ -112,8 +124,17 @@ struct dev_ring {
 	uint64_t ctl;       /* device address of the struct ring_ctl */
 	uint32_t max_record; /* largest header + payload, a multiple of 8 */
 	uint32_t type;      /* the map type, or 0 for the print ring */
-	uint64_t pad[9];
+	uint32_t flags;     /* RING_IN_DEVICE_MEMORY */
+	uint32_t pad32;
+	uint64_t pad[8];
 };
+
+/*
+ * struct dev_ring.flags: records and ctl are in GPU memory (map flag
+ * EGPU_F_RING_DEVICE), which the host reads with the copy engine through
+ * the GPU's L2, so publishing needs a GPU-scope fence only.
+ */
+#define RING_IN_DEVICE_MEMORY 1u
 
 /* Bytes a record of @len payload bytes takes: header, payload, padding. */
 RING_INLINE uint64_t ring_record_size(uint64_t len)

@@ -4,8 +4,13 @@
  * SGEMM 2048^3 with every global access counted per site (warp-aggregated;
  * examples/mem_trace/mem_count.bpf.c) and traced to the host (one record
  * per warp-level access; mem_trace.bpf.c, a host thread consuming the ring
- * during the runs), over the original kernels. CUDA events, L2 flushed,
- * runs interleaved, medians. Prints a Markdown table (docs/benchmarks.md).
+ * during the runs), with the ring in host memory and in GPU memory
+ * (mem_trace_dev.bpf.c), over the original kernels. CUDA events, L2
+ * flushed, runs interleaved, medians. For the traces also DRAIN_RUNS more
+ * launches, each into an empty ring with no consumer running, then drained
+ * on this thread: the kernel's ratio when its whole trace fits, and the
+ * time the host takes to drain a run (ms, payload GB/s). Prints a Markdown
+ * table (docs/benchmarks.md).
  *
  *   bench_mem [RUNS]          the table (default 20 runs)
  *   bench_mem --plain [RUNS]  the original kernels alone, one "plain" line
@@ -25,6 +30,7 @@
 #define DEFAULT_RUNS 20
 #define SETTLE_MS 50      /* the consumer is done when nothing came for this long */
 #define SETTLE_MAX_S 30
+#define DRAIN_RUNS 5
 
 struct mode {
 	const char *name;
@@ -36,6 +42,13 @@ struct mode {
 /* What the consumer thread saw; the main thread reads it meanwhile. */
 struct stream {
 	uint64_t records, bytes;
+};
+
+/* Launches into an empty ring, drained after each: medians. */
+struct drain {
+	float kernel_ms; /* the launch */
+	float ms;        /* consuming what it left */
+	uint64_t bytes;  /* payload bytes per launch */
 };
 
 static int on_record(void *user, const void *data, size_t size)
@@ -88,17 +101,75 @@ static egpu_obj *load_probe(egpu_ctx *ctx, const struct mode *m)
 	return obj;
 }
 
-static void print_row(const struct workload *w, const struct mode *m, float base,
-		      float probed, uint64_t records, uint64_t drops, int launches)
+static double now_ms(void)
 {
-	char target[16] = "-";
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static float median(float *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), app_cmp_float);
+	return v[n / 2];
+}
+
+/*
+ * DRAIN_RUNS launches of @inst, each with @map's ring empty and nobody
+ * consuming it, then the records it left consumed on this thread until
+ * none are left: the kernel's time when the ring has room for its trace,
+ * and how long the host takes to drain a run (for a ring in GPU memory:
+ * copy engine and parsing).
+ */
+static struct drain time_drain(cudaKernel_t inst, const struct workload *w,
+			       egpu_map *map)
+{
+	struct stream s = { 0 };
+	egpu_ringbuf *rb = egpu_ringbuf_new(map, on_record, &s);
+	float kernel[DRAIN_RUNS], drain[DRAIN_RUNS];
+	struct drain d;
+	int n;
+
+	EGPU_CHECK(rb);
+	for (int i = 0; i < DRAIN_RUNS; i++) {
+		double t0;
+
+		kernel[i] = bench_time_once(inst, w);
+		CUDA_CHECK(cudaDeviceSynchronize());
+		t0 = now_ms();
+		while ((n = egpu_ringbuf_consume(rb)) > 0)
+			;
+		drain[i] = (float)(now_ms() - t0);
+		EGPU_CHECK(n == 0);
+	}
+	d.kernel_ms = median(kernel, DRAIN_RUNS);
+	d.ms = median(drain, DRAIN_RUNS);
+	d.bytes = s.bytes / DRAIN_RUNS;
+	egpu_ringbuf_free(rb);
+	return d;
+}
+
+static void print_row(const struct workload *w, const struct mode *m, float base,
+		      float probed, uint64_t records, uint64_t drops, int launches,
+		      const struct drain *d)
+{
+	char target[16] = "-", empty[16] = "-", drain_ms[16] = "-",
+	     drain_gbs[16] = "-";
 
 	if (!strcmp(w->kernel, "vecadd"))
 		snprintf(target, sizeof(target), "<= %.1f", m->vec_target);
-	printf("| %-12s | %-5s | %8.3f | %9.3f | %7.2fx | %-7s | %11.0f | %6.2f%% |\n",
+	if (m->ring) {
+		snprintf(empty, sizeof(empty), "%.2fx", d->kernel_ms / base);
+		snprintf(drain_ms, sizeof(drain_ms), "%.3f", d->ms);
+		snprintf(drain_gbs, sizeof(drain_gbs), "%.2f",
+			 d->ms > 0 ? d->bytes / (d->ms * 1e6) : 0.0);
+	}
+	printf("| %-12s | %-5s | %8.3f | %9.3f | %7.2fx | %-7s | %11.0f | %6.2f%% | %10s | %8s | %10s |\n",
 	       w->name, m->name, base, probed, probed / base, target,
 	       m->ring ? (double)(records + drops) / launches : 0.0,
-	       records + drops ? 100.0 * (double)drops / (double)(records + drops) : 0.0);
+	       records + drops ? 100.0 * (double)drops / (double)(records + drops) : 0.0,
+	       empty, drain_ms, drain_gbs);
 	fflush(stdout);
 }
 
@@ -107,35 +178,40 @@ static void bench_mode(const struct mode *m, const char *ptx, size_t len,
 {
 	egpu_ctx *ctx = egpu_ctx_new(NULL);
 	EGPU_OPTS(egpu_report, rep);
-	struct stream s = { 0 };
-	struct ring_thread rt;
 	cudaLibrary_t plain, inst;
 	char *out = NULL;
 	size_t out_len;
+	egpu_map *map;
 	egpu_obj *obj;
 
 	EGPU_CHECK(ctx);
 	obj = load_probe(ctx, m);
+	map = m->ring ? egpu_obj_map(obj, "events") : NULL;
 	EGPU_CHECK(!egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, &rep));
 	plain = app_load_ptx(ptx);
 	inst = app_load_ptx(out);
-	if (m->ring)
-		ring_thread_start(&rt, egpu_obj_map(obj, "events"), on_record, &s);
 	for (size_t i = 0; i < nw; i++) {
-		uint64_t rec0 = delivered(&s);
-		uint64_t drop0 = m->ring ? egpu_ringbuf_drops(rt.rb) : 0;
+		cudaKernel_t k = app_kernel(inst, w[i].kernel);
+		struct stream s = { 0 };
+		struct drain d = { 0 };
+		struct ring_thread rt;
+		uint64_t drops = 0;
 		float base, probed;
 
-		bench_measure(app_kernel(plain, w[i].kernel), app_kernel(inst, w[i].kernel),
-			      &w[i], runs, &base, &probed);
-		if (m->ring)
+		if (m->ring) {
+			ring_thread_start(&rt, map, on_record, &s);
+			drops = egpu_ringbuf_drops(rt.rb);
+		}
+		bench_measure(app_kernel(plain, w[i].kernel), k, &w[i], runs,
+			      &base, &probed);
+		if (m->ring) {
 			settle(&s);
-		print_row(&w[i], m, base, probed, delivered(&s) - rec0,
-			  m->ring ? egpu_ringbuf_drops(rt.rb) - drop0 : 0,
-			  BENCH_WARMUP + runs);
+			drops = ring_thread_stop(&rt) - drops;
+			d = time_drain(k, &w[i], map);
+		}
+		print_row(&w[i], m, base, probed, delivered(&s), drops,
+			  BENCH_WARMUP + runs, &d);
 	}
-	if (m->ring)
-		ring_thread_stop(&rt);
 	cudaLibraryUnload(plain);
 	cudaLibraryUnload(inst);
 	free(out);
@@ -160,6 +236,7 @@ int main(int argc, char **argv)
 	const struct mode modes[] = {
 		{ "count", BENCH_DIR "/mem_count.bpf.o", 1.3, false },
 		{ "trace", BENCH_DIR "/mem_trace.bpf.o", 2.0, true },
+		{ "trace (device ring)", BENCH_DIR "/mem_trace_dev.bpf.o", 2.0, true },
 	};
 	const struct workload *w;
 	size_t nw, len;
@@ -178,8 +255,8 @@ int main(int argc, char **argv)
 		free(ptx);
 		return 0;
 	}
-	printf("| workload     | probe | base ms  | probed ms | ratio    | target  | records/run | dropped |\n");
-	printf("|--------------|-------|----------|-----------|----------|---------|-------------|---------|\n");
+	printf("| workload     | probe | base ms  | probed ms | ratio    | target  | records/run | dropped | empty ring | drain ms | drain GB/s |\n");
+	printf("|--------------|-------|----------|-----------|----------|---------|-------------|---------|------------|----------|------------|\n");
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
 		bench_mode(&modes[i], ptx, len, w, nw, runs);
 	free(ptx);

@@ -15,6 +15,19 @@ struct {
 				    * ring sizes up to a page anyway */
 } tiny SEC(".maps");
 
+/* Rings in GPU memory: 64 MiB hold a record of every thread of 2^20. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 26);
+	__uint(map_flags, EGPU_F_RING_DEVICE);
+} drb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+	__uint(map_flags, EGPU_F_RING_DEVICE);
+} dtiny SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
 	__uint(key_size, sizeof(__u32));
@@ -40,34 +53,39 @@ struct event {
 	__u64 tid, bid, a, b, c, d, e;
 };
 
-/* Direct run: ctx = { u64 n, u64 tag }; emits n records {i, tag, ...}. */
-SEC("egpu/run")
-int out(__u64 *ctx)
+/* ctx = { u64 n, u64 tag }: up to @max records {i, tag, ...} into @ring. */
+static __always_inline int out_into(void *ring, __u64 *ctx, __u64 max)
 {
 	struct event ev = { .bid = ctx[1] };
 	int sent = 0;
 
-	for (__u64 i = 0; i < ctx[0] && i < 64; i++) {
+	for (__u64 i = 0; i < ctx[0] && i < max; i++) {
 		ev.tid = i;
-		if (!bpf_ringbuf_output(&rb, &ev, sizeof(ev), 0))
+		if (!bpf_ringbuf_output(ring, &ev, sizeof(ev), 0))
 			sent++;
 	}
 	return sent;
+}
+
+/* Direct run: emits n records. */
+SEC("egpu/run")
+int out(__u64 *ctx)
+{
+	return out_into(&rb, ctx, 64);
 }
 
 /* Same into the 4 KiB ring: the 65th record on finds it full. */
 SEC("egpu/run")
 int out_tiny(__u64 *ctx)
 {
-	struct event ev = { .bid = ctx[1] };
-	int sent = 0;
+	return out_into(&tiny, ctx, 100);
+}
 
-	for (__u64 i = 0; i < ctx[0] && i < 100; i++) {
-		ev.tid = i;
-		if (!bpf_ringbuf_output(&tiny, &ev, sizeof(ev), 0))
-			sent++;
-	}
-	return sent;
+/* Same into a ring in GPU memory (a host ring until the GPU's first use). */
+SEC("egpu/run")
+int out_dev(__u64 *ctx)
+{
+	return out_into(&drb, ctx, 64);
 }
 
 /* Reserve three, submit the even ones, discard the odd one. */
@@ -177,6 +195,35 @@ int on_exit_tiny(struct egpu_kernel_ctx *ctx)
 	return 0;
 }
 
+/* One record per thread into rings in GPU memory. */
+GPU_EXIT("work")
+int on_exit_dev(struct egpu_kernel_ctx *ctx)
+{
+	emit_thread(&drb);
+	return 0;
+}
+
+GPU_EXIT("work")
+int on_exit_tiny_dev(struct egpu_kernel_ctx *ctx)
+{
+	emit_thread(&dtiny);
+	return 0;
+}
+
+/* The same record, reserved, filled in place and submitted. */
+GPU_EXIT("work")
+int on_exit_resv_dev(struct egpu_kernel_ctx *ctx)
+{
+	struct event *ev = bpf_ringbuf_reserve(&drb, sizeof(*ev), 0);
+
+	if (!ev)
+		return 0;
+	__builtin_memset(ev, 0, sizeof(*ev));
+	thread_event(ev);
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+
 /*
  * Sizes differing within a warp, from one call: 56 bytes for even threads,
  * 24 for odd ones, 40 for lane 5 alone (a warp makes two batches and a
@@ -199,6 +246,13 @@ GPU_ENTRY("wait_host")
 int at_entry(struct egpu_kernel_ctx *ctx)
 {
 	emit_thread(&rb);
+	return 0;
+}
+
+GPU_ENTRY("wait_host")
+int at_entry_dev(struct egpu_kernel_ctx *ctx)
+{
+	emit_thread(&drb);
 	return 0;
 }
 

@@ -145,6 +145,27 @@ START_TEST(cpu_output_reaches_the_consumer)
 }
 END_TEST
 
+/*
+ * A ring asking for GPU memory (EGPU_F_RING_DEVICE) is a host ring until
+ * its object first uses the GPU: the CPU back end writes and reads it.
+ */
+START_TEST(cpu_output_into_a_device_ring)
+{
+	struct events e = { 0 };
+	egpu_ringbuf *rb = egpu_ringbuf_new(map("drb"), on_event, &e);
+
+	ck_assert_ptr_nonnull(rb);
+	ck_assert(ring_in_device_memory(map("drb")->ring));
+	ck_assert(!ring_in_device_memory(map("rb")->ring));
+	ck_assert_uint_eq(run_cpu("out_dev", 10, 5), 10);
+	ck_assert_int_eq(egpu_ringbuf_poll(rb, 100), 10);
+	ck_assert_uint_eq(e.ev[9].tid, 9);
+	ck_assert_uint_eq(e.ev[9].bid, 5);
+	ck_assert_uint_eq(egpu_ringbuf_drops(rb), 0);
+	egpu_ringbuf_free(rb);
+}
+END_TEST
+
 static int on_pair(void *user, const void *data, size_t size)
 {
 	uint64_t *got = user;
@@ -400,8 +421,8 @@ START_TEST(direct_run_modules_assemble)
 END_TEST
 
 /*
- * Application kernels with ring and print probes at entry and exit: four
- * on work, at_entry on wait_host.
+ * Application kernels with ring and print probes at entry and exit: seven
+ * on work (three into rings in GPU memory), two on wait_host.
  */
 START_TEST(instrumented_module_assembles)
 {
@@ -418,7 +439,7 @@ START_TEST(instrumented_module_assembles)
 	ptx = calloc(1, len + 1);
 	ck_assert_uint_eq(fread(ptx, 1, len, f), len);
 	fclose(f);
-	ck_assert_int_eq(egpu_attach_all(o), 5);
+	ck_assert_int_eq(egpu_attach_all(o), 9);
 	ck_assert_msg(!egpu_instrument_ptx(octx, ptx, len, &out, &out_len, NULL),
 		      "%s", egpu_errmsg());
 	ck_assert_ptr_nonnull(strstr(out, "egpu_dev_ringbuf_output"));
@@ -440,6 +461,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, ring_api_errors);
 	tcase_add_test(tc, cpu_output_reaches_the_consumer);
+	tcase_add_test(tc, cpu_output_into_a_device_ring);
 	tcase_add_test(tc, cpu_reserve_submit_discard);
 	tcase_add_test(tc, cpu_drops_are_exact);
 	tcase_add_test(tc, cpu_helper_errors_match_linux);

@@ -4,7 +4,7 @@
  * one record per thread from an exit probe, record sizes differing within a
  * warp, exact drop counts with a tiny ring, exact delivery to a consumer
  * thread, consumption while the kernel that writes the records provably
- * still runs, every ring helper in direct GPU runs, print lines from probes
+ * still runs (for rings in host memory and in GPU memory alike), every ring helper in direct GPU runs, print lines from probes
  * and direct runs.
  */
 #include <check.h>
@@ -121,18 +121,19 @@ static void seen_init(struct seen *s, uint32_t threads)
 }
 
 /*
- * @prog at work's exit in 64 blocks, its records consumed after the kernel:
- * every thread's arrives once, whole, of its size (@size_of), none dropped.
+ * @prog at work's exit in @threads threads, its records consumed from
+ * @ring after the kernel: every thread's arrives once, whole, of its size
+ * (@size_of), none dropped.
  */
-static void every_thread_once(const char *prog, size_t (*size_of)(uint64_t))
+static void every_thread_once(const char *prog, const char *ring,
+			      uint32_t threads, size_t (*size_of)(uint64_t))
 {
-	const uint32_t threads = 64 * BLOCK;
 	struct seen s;
 	egpu_ringbuf *rb;
 
 	seen_init(&s, threads);
 	s.size_of = size_of;
-	rb = egpu_ringbuf_new(egpu_obj_map(obj, "rb"), on_event, &s);
+	rb = egpu_ringbuf_new(egpu_obj_map(obj, ring), on_event, &s);
 	ck_assert_ptr_nonnull(rb);
 	run_work(prog, EGPU_ATTACH_EXIT, threads, 10);
 	while (egpu_ringbuf_poll(rb, 100) > 0)
@@ -148,7 +149,24 @@ static void every_thread_once(const char *prog, size_t (*size_of)(uint64_t))
 /* The consumer exists before the object first uses the GPU. */
 START_TEST(one_record_per_thread)
 {
-	every_thread_once("on_exit", NULL);
+	every_thread_once("on_exit", "rb", 64 * BLOCK, NULL);
+}
+END_TEST
+
+/*
+ * A ring in GPU memory (EGPU_F_RING_DEVICE), 2^20 threads' records in
+ * 64 MiB, drained after the kernel window by window (16 MiB of mirror).
+ */
+START_TEST(device_ring_every_thread_of_a_large_grid)
+{
+	every_thread_once("on_exit_dev", "drb", 1u << 20, NULL);
+}
+END_TEST
+
+/* Records reserved, filled in GPU memory and submitted. */
+START_TEST(device_ring_reserve_and_submit)
+{
+	every_thread_once("on_exit_resv_dev", "drb", 64 * BLOCK, NULL);
 }
 END_TEST
 
@@ -164,7 +182,7 @@ static size_t mixed_size(uint64_t tid)
  */
 START_TEST(sizes_differing_within_a_warp)
 {
-	every_thread_once("on_exit_mixed", mixed_size);
+	every_thread_once("on_exit_mixed", "rb", 64 * BLOCK, mixed_size);
 }
 END_TEST
 
@@ -172,15 +190,15 @@ END_TEST
  * 4 KiB hold at most 4096 / 56 records of 56 bytes (64 alone, a few more
  * packed in warps' batches): all other threads' are counted as dropped.
  */
-START_TEST(tiny_ring_counts_every_drop)
+static void tiny_ring_counts_every_drop(const char *prog, const char *ring)
 {
 	const uint32_t threads = 64 * BLOCK;
 	struct seen s;
 	egpu_ringbuf *rb;
 
 	seen_init(&s, threads);
-	rb = egpu_ringbuf_new(egpu_obj_map(obj, "tiny"), on_event, &s);
-	run_work("on_exit_tiny", EGPU_ATTACH_EXIT, threads, 10);
+	rb = egpu_ringbuf_new(egpu_obj_map(obj, ring), on_event, &s);
+	run_work(prog, EGPU_ATTACH_EXIT, threads, 10);
 	while (egpu_ringbuf_poll(rb, 100) > 0)
 		;
 	ck_assert_uint_eq(s.bad, 0);
@@ -190,6 +208,17 @@ START_TEST(tiny_ring_counts_every_drop)
 	ck_assert_uint_eq(s.records + egpu_ringbuf_drops(rb), threads);
 	egpu_ringbuf_free(rb);
 	free(s.hit);
+}
+
+START_TEST(tiny_ring_counts_every_drop_host)
+{
+	tiny_ring_counts_every_drop("on_exit_tiny", "tiny");
+}
+END_TEST
+
+START_TEST(tiny_ring_counts_every_drop_device)
+{
+	tiny_ring_counts_every_drop("on_exit_tiny_dev", "dtiny");
 }
 END_TEST
 
@@ -208,37 +237,50 @@ static void *consume(void *arg)
 }
 
 /*
- * 4M threads, 256 MiB of records through a 1 MiB ring with a consumer
- * thread polling meanwhile: every thread is received exactly once or
- * counted as dropped, and at least a ring's worth arrives. (Whether the
- * consumer frees space before this kernel ends depends on timing: on an
- * H100 the kernel finished first, 16384 records, so that is not asserted;
- * consumed_while_the_kernel_runs proves the overlap.)
+ * 4M threads, 256 MiB of records through @ring (1 MiB for rb, 64 MiB for
+ * drb) with a consumer thread polling meanwhile: every thread is received
+ * exactly once or counted as dropped, and at least a ring's worth arrives.
+ * (Whether the consumer frees space before this kernel ends depends on
+ * timing: on an H100 the kernel finished first with rb, 16384 records, so
+ * that is not asserted; consumed_while_the_kernel_runs proves the overlap.)
  */
-START_TEST(exact_with_a_consumer_thread)
+static void exact_with_a_consumer_thread(const char *prog, const char *ring)
 {
 	const uint32_t threads = 1u << 22;
+	egpu_map *m = egpu_obj_map(obj, ring);
 	struct consumer c = { 0 };
 	struct seen s;
 	pthread_t t;
 
 	seen_init(&s, threads);
-	c.rb = egpu_ringbuf_new(egpu_obj_map(obj, "rb"), on_event, &s);
+	c.rb = egpu_ringbuf_new(m, on_event, &s);
 	ck_assert_int_eq(pthread_create(&t, NULL, consume, &c), 0);
-	run_work("on_exit", EGPU_ATTACH_EXIT, threads, 200);
+	run_work(prog, EGPU_ATTACH_EXIT, threads, 200);
 	__atomic_store_n(&c.stop, true, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
 	while (egpu_ringbuf_consume(c.rb) > 0)
 		;
-	printf("consumed while running: %llu of %u records, %llu dropped\n",
-	       (unsigned long long)s.records, threads,
+	printf("%s: consumed while running: %llu of %u records, %llu dropped\n",
+	       ring, (unsigned long long)s.records, threads,
 	       (unsigned long long)egpu_ringbuf_drops(c.rb));
 	ck_assert_uint_eq(s.bad, 0);
 	ck_assert_uint_eq(s.dup, 0);
 	ck_assert_uint_eq(s.records + egpu_ringbuf_drops(c.rb), threads);
-	ck_assert_uint_ge(s.records, (1u << 20) / 64); /* a full ring at least */
+	/* a full ring at least */
+	ck_assert_uint_ge(s.records, egpu_map_max_entries(m) / 64);
 	egpu_ringbuf_free(c.rb);
 	free(s.hit);
+}
+
+START_TEST(exact_with_a_consumer_thread_host)
+{
+	exact_with_a_consumer_thread("on_exit", "rb");
+}
+END_TEST
+
+START_TEST(exact_with_a_consumer_thread_device)
+{
+	exact_with_a_consumer_thread("on_exit_dev", "drb");
 }
 END_TEST
 
@@ -290,11 +332,13 @@ static void *consume_and_signal(void *arg)
 
 /*
  * The consumer takes records while the kernel that writes them runs:
- * wait_host's threads emit at entry, then its thread 0 waits (up to 20 s)
- * for the flag the consumer raises after half of the records arrived. The
- * kernel saw the flag, so the consumer had them before the kernel ended.
+ * wait_host's threads emit at entry (@prog, into @ring), then its thread 0
+ * waits (up to 20 s) for the flag the consumer raises after half of the
+ * records arrived. The kernel saw the flag, so the consumer had them before
+ * the kernel ended: for a ring in GPU memory, the copies on the map's
+ * stream ran beside the kernel.
  */
-START_TEST(consumed_while_the_kernel_runs)
+static void consumed_while_the_kernel_runs(const char *prog, const char *ring)
 {
 	const uint32_t threads = 64 * BLOCK;
 	const struct cu_driver *d = cu();
@@ -315,9 +359,9 @@ START_TEST(consumed_while_the_kernel_runs)
 	host_flag_new(&flag);
 	c.seen = &s;
 	c.flag = flag.host;
-	c.rb = egpu_ringbuf_new(egpu_obj_map(obj, "rb"), on_event, &s);
+	c.rb = egpu_ringbuf_new(egpu_obj_map(obj, ring), on_event, &s);
 	ck_assert_ptr_nonnull(c.rb);
-	ck_assert_msg(egpu_attach_kernel(egpu_obj_prog(obj, "at_entry"),
+	ck_assert_msg(egpu_attach_kernel(egpu_obj_prog(obj, prog),
 					 "wait_host", EGPU_ATTACH_ENTRY, NULL),
 		      "%s", egpu_errmsg());
 	ck_assert_msg(!egpu_module_load(ctx, &mod, ptx, len), "%s", egpu_errmsg());
@@ -333,8 +377,8 @@ START_TEST(consumed_while_the_kernel_runs)
 	pthread_join(t, NULL);
 	while (egpu_ringbuf_consume(c.rb) > 0)
 		;
-	printf("consumed before the kernel ended: %llu of %u records\n",
-	       (unsigned long long)c.at_flag, threads);
+	printf("%s: consumed before the kernel ended: %llu of %u records\n",
+	       ring, (unsigned long long)c.at_flag, threads);
 	ck_assert_msg(seen_flag == 1,
 		      "the kernel ended without the consumer's flag (%u): records were not consumed while it ran",
 		      seen_flag);
@@ -348,6 +392,17 @@ START_TEST(consumed_while_the_kernel_runs)
 	host_flag_free(&flag);
 	free(s.hit);
 	free(ptx);
+}
+
+START_TEST(consumed_while_the_kernel_runs_host)
+{
+	consumed_while_the_kernel_runs("at_entry", "rb");
+}
+END_TEST
+
+START_TEST(consumed_while_the_kernel_runs_device)
+{
+	consumed_while_the_kernel_runs("at_entry_dev", "drb");
 }
 END_TEST
 
@@ -472,9 +527,14 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, one_record_per_thread);
 	tcase_add_test(tc, sizes_differing_within_a_warp);
-	tcase_add_test(tc, tiny_ring_counts_every_drop);
-	tcase_add_test(tc, exact_with_a_consumer_thread);
-	tcase_add_test(tc, consumed_while_the_kernel_runs);
+	tcase_add_test(tc, tiny_ring_counts_every_drop_host);
+	tcase_add_test(tc, exact_with_a_consumer_thread_host);
+	tcase_add_test(tc, consumed_while_the_kernel_runs_host);
+	tcase_add_test(tc, device_ring_every_thread_of_a_large_grid);
+	tcase_add_test(tc, device_ring_reserve_and_submit);
+	tcase_add_test(tc, tiny_ring_counts_every_drop_device);
+	tcase_add_test(tc, exact_with_a_consumer_thread_device);
+	tcase_add_test(tc, consumed_while_the_kernel_runs_device);
 	tcase_add_test(tc, direct_runs_use_every_helper);
 	tcase_add_test(tc, direct_run_prints);
 	tcase_add_test(tc, probe_prints_once_per_block);

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/* The ring tests' producers and checks (ring_model.h). */
+#include <check.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+
+#include "ring_model.h"
+
+void fill(uint8_t *p, uint32_t len, uint64_t seq)
+{
+	for (uint32_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(seq * 31 + i);
+	if (len >= 8)
+		memcpy(p, &seq, 8);
+}
+
+bool intact(const uint8_t *p, uint32_t len, uint64_t *seq)
+{
+	memcpy(seq, p, 8);
+	for (uint32_t i = 8; i < len; i++)
+		if (p[i] != (uint8_t)(*seq * 31 + i))
+			return false;
+	return true;
+}
+
+int take(void *user, const void *data, size_t size)
+{
+	struct sink *s = user;
+	uint64_t seq;
+
+	ck_assert_uint_ge(size, 8);
+	ck_assert_msg(intact(data, (uint32_t)size, &seq), "record %llu torn",
+		      (unsigned long long)s->next);
+	ck_assert_uint_eq(seq, s->next);
+	s->next++;
+	s->count++;
+	return (int)s->count == s->stop_at ? -42 : 0;
+}
+
+/* The position reserved, or UINT64_MAX when dropped (@records drops counted). */
+static uint64_t model_reserve(struct dev_ring *v, uint64_t need,
+			      uint32_t records)
+{
+	struct ring_ctl *ctl = (struct ring_ctl *)(uintptr_t)v->ctl;
+	uint64_t cap = v->mask + 1, cons, seen;
+	uint64_t before = __atomic_fetch_add(&v->reserved, need, __ATOMIC_RELAXED);
+
+	cons = __atomic_load_n(&v->cons_seen, __ATOMIC_RELAXED);
+	if (before + need - cons > cap) {
+		cons = __atomic_load_n(&ctl->cons, __ATOMIC_ACQUIRE);
+		seen = __atomic_load_n(&v->cons_seen, __ATOMIC_RELAXED);
+		while (seen < cons &&
+		       !__atomic_compare_exchange_n(&v->cons_seen, &seen, cons, true,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+	}
+	if (before + need > cons + cap) {
+		__atomic_fetch_sub(&v->reserved, need, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&ctl->drops, records, __ATOMIC_RELAXED);
+		return UINT64_MAX;
+	}
+	return __atomic_fetch_add(&v->prod, need, __ATOMIC_RELAXED);
+}
+
+void model_publish(uint8_t *rec, uint32_t len, uint32_t flags)
+{
+	__atomic_store_n((uint64_t *)rec, (uint64_t)flags << 32 | len,
+			 __ATOMIC_RELEASE);
+}
+
+bool model_produce(struct dev_ring *v, const uint8_t *payload,
+			  uint32_t len)
+{
+	uint64_t pos = model_reserve(v, ring_record_size(len), 1);
+	uint8_t *rec = (uint8_t *)(uintptr_t)v->data + (pos & v->mask);
+
+	if (pos == UINT64_MAX)
+		return false;
+	memcpy(rec + RING_HDR_SIZE, payload, len);
+	model_publish(rec, len, RING_COMMIT);
+	return true;
+}
+
+bool model_produce_batch(struct dev_ring *v, const uint8_t *payloads,
+				uint32_t count, uint32_t len)
+{
+	uint64_t size = ring_batch_size(count, len), pos;
+	uint32_t words = (len + 7) / 8;
+	struct ring_batch b = { .count = count, .len = len };
+	uint8_t *rec;
+
+	pos = model_reserve(v, size, count);
+	if (pos == UINT64_MAX)
+		return false;
+	rec = (uint8_t *)(uintptr_t)v->data + (pos & v->mask);
+	memcpy(rec + RING_HDR_SIZE, &b, sizeof(b));
+	for (uint32_t i = 0; i < count; i++) {
+		uint64_t w[256 / 8] = { 0 };
+
+		memcpy(w, payloads + (size_t)i * len, len);
+		for (uint32_t k = 0; k < words; k++)
+			memcpy(rec + RING_HDR_SIZE + sizeof(b) +
+			       8 * ((size_t)k * count + i), &w[k], 8);
+	}
+	model_publish(rec, (uint32_t)(size - RING_HDR_SIZE),
+		      RING_COMMIT | RING_BATCH);
+	return true;
+}
+
+#define PRODUCERS 4
+#define PER_PRODUCER 100000
+
+/*
+ * A producer thread (produce()): PER_PRODUCER records tagged with its id,
+ * odd ids as warps outputting batches of 1 to 8 records.
+ */
+struct producer {
+	struct dev_ring *view;
+	uint32_t id;
+	uint64_t sent;
+	bool finished;
+};
+
+/* Checks what producers sent: intact, never backwards per producer. */
+struct checker {
+	uint64_t next[PRODUCERS]; /* lowest seq still possible per producer */
+	uint64_t got;
+	bool bad;
+};
+
+static void *produce(void *arg)
+{
+	struct producer *p = arg;
+	uint8_t buf[8 * 216];
+	uint64_t seq = 0;
+
+	while (seq < PER_PRODUCER) {
+		uint32_t len = 16 + (uint32_t)((seq * 7 + p->id) % 200);
+		uint32_t count = p->id % 2 ? 1 + (uint32_t)(seq % 8) : 1;
+
+		if (count > PER_PRODUCER - seq)
+			count = (uint32_t)(PER_PRODUCER - seq);
+		for (uint32_t i = 0; i < count; i++)
+			fill(buf + (size_t)i * len, len,
+			     (uint64_t)p->id << 48 | (seq + i));
+		if (p->id % 2)
+			p->sent += model_produce_batch(p->view, buf, count, len) *
+				   count;
+		else
+			p->sent += model_produce(p->view, buf, len);
+		/* Let the consumer in now and then, even on one core. */
+		if (seq % 64 < count)
+			sched_yield();
+		seq += count;
+	}
+	__atomic_store_n(&p->finished, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int check_record(void *user, const void *data, size_t size)
+{
+	struct checker *c = user;
+	uint64_t tag, seq;
+	uint32_t id;
+
+	if (!intact(data, (uint32_t)size, &tag))
+		c->bad = true;
+	id = (uint32_t)(tag >> 48);
+	seq = tag & 0xffffffffffffull;
+	/* Drops leave gaps, but a producer's records never go backwards. */
+	if (id >= PRODUCERS || seq < c->next[id])
+		c->bad = true;
+	else
+		c->next[id] = seq + 1;
+	c->got++;
+	return 0;
+}
+
+void producers_against_consumer(struct event_ring *r, struct dev_ring *view)
+{
+	struct producer p[PRODUCERS];
+	pthread_t t[PRODUCERS];
+	struct checker c = { 0 };
+	uint64_t sent = 0;
+	int done = 0;
+
+	for (uint32_t i = 0; i < PRODUCERS; i++) {
+		p[i] = (struct producer){ .view = view, .id = i };
+		ck_assert_int_eq(pthread_create(&t[i], NULL, produce, &p[i]), 0);
+	}
+	/* Consume while they produce, then what is left. */
+	while (done < PRODUCERS) {
+		done = 0;
+		for (uint32_t i = 0; i < PRODUCERS; i++)
+			done += __atomic_load_n(&p[i].finished, __ATOMIC_ACQUIRE);
+		ck_assert_int_ge(ring_consume(r, check_record, &c, NULL), 0);
+	}
+	for (uint32_t i = 0; i < PRODUCERS; i++) {
+		pthread_join(t[i], NULL);
+		sent += p[i].sent;
+	}
+	ck_assert_int_ge(ring_consume(r, check_record, &c, NULL), 0);
+	ck_assert(!c.bad);
+	ck_assert_uint_eq(c.got, sent);
+	ck_assert_uint_eq(c.got + ring_drops(r), PRODUCERS * PER_PRODUCER);
+	ck_assert_uint_gt(c.got, 1000);
+	ck_assert_uint_eq(view->reserved, view->prod); /* every undo undone */
+}

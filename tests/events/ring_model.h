@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the ring tests share (test_ring.c, test_ring_dev.c): payloads that
+ * say what they are, a consumer that checks them, and host threads playing
+ * the GPU's producer protocol (lib/device/ring.cuh) on a ring's memory.
+ */
+#ifndef EGPU_TEST_RING_MODEL_H
+#define EGPU_TEST_RING_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "maps/ring.h"
+
+/* A payload that says what it is: seq, then bytes derived from it. */
+void fill(uint8_t *p, uint32_t len, uint64_t seq);
+/* Whether @p is what fill() wrote; its seq in *@seq. */
+bool intact(const uint8_t *p, uint32_t len, uint64_t *seq);
+
+/* Checks records arrive in sequence with intact payloads. */
+struct sink {
+	uint64_t next;
+	uint64_t count;
+	int stop_at; /* return -42 for this record (1-based), 0: never */
+};
+
+/* An egpu_sample_fn with a struct sink as @user. */
+int take(void *user, const void *data, size_t size);
+
+/*
+ * The GPU's protocol played by host threads on the memory @v describes
+ * (ring_host_view, ring_dev_start): reserved += need with a capacity check
+ * and undo, prod += need for the position, payload, then a release store
+ * of the header. A host thread plays one lane, or a whole warp outputting
+ * a batch (ring_output_batch), all of whose records fit or none (the GPU
+ * may also keep a prefix: the consumer cannot tell). Whether it was kept
+ * (else counted as dropped).
+ */
+bool model_produce(struct dev_ring *v, const uint8_t *payload, uint32_t len);
+/* @count records of @len bytes, record i at @payloads + i * @len. */
+bool model_produce_batch(struct dev_ring *v, const uint8_t *payloads,
+			 uint32_t count, uint32_t len);
+/* Store a record's header (release): publishes it. */
+void model_publish(uint8_t *rec, uint32_t len, uint32_t flags);
+
+/*
+ * Four host threads play the GPU's producers into @r (@view: its GPU
+ * side) while this thread consumes: every record arrives intact and in
+ * per-producer order, or is counted as dropped; every undo is undone.
+ */
+void producers_against_consumer(struct event_ring *r, struct dev_ring *view);
+
+#endif
