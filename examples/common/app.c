@@ -86,13 +86,13 @@ cudaKernel_t app_kernel(cudaLibrary_t lib, const char *name)
 
 void app_print_report(const struct egpu_report *r)
 {
-	printf("instrumented %u of %u kernels in %.2f ms (%u programs, %u entry, %u exit points)\n",
+	printf("instrumented %u of %u kernels in %.2f ms (%u programs, %u entry, %u exit points, %u memory sites)\n",
 	       r->kernels_patched, r->kernel_cnt, r->instrument_ms, r->programs,
-	       r->entry_points, r->exit_points);
+	       r->entry_points, r->exit_points, r->mem_site_cnt);
 	for (uint32_t i = 0; i < r->kernel_cnt; i++)
-		printf("  kernel %u %-28s entry %u exit %u\n", r->kernels[i].kernel_id,
+		printf("  kernel %u %-28s entry %u exit %u mem %u\n", r->kernels[i].kernel_id,
 		       r->kernels[i].demangled, r->kernels[i].entry_points,
-		       r->kernels[i].exit_points);
+		       r->kernels[i].exit_points, r->kernels[i].mem_points);
 }
 
 void app_start(struct app *app, const char *probe_path, const char *ptx_path)

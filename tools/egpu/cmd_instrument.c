@@ -39,14 +39,18 @@ static int parse_args(int argc, char **argv, struct instrument_args *a)
 
 static void print_report(const struct egpu_report *r)
 {
-	fprintf(stderr, "%u of %u kernels patched, %u entry and %u exit points, %u programs, %.2f ms\n",
+	fprintf(stderr, "%u of %u kernels patched, %u entry and %u exit points, %u memory sites, %u programs, %.2f ms\n",
 		r->kernels_patched, r->kernel_cnt, r->entry_points, r->exit_points,
-		r->programs, r->instrument_ms);
+		r->mem_site_cnt, r->programs, r->instrument_ms);
 	for (uint32_t i = 0; i < r->kernel_cnt; i++)
-		fprintf(stderr, "  kernel %u %s: entry %u exit %u programs %u\n",
+		fprintf(stderr, "  kernel %u %s: entry %u exit %u mem %u programs %u\n",
 			r->kernels[i].kernel_id, r->kernels[i].demangled,
 			r->kernels[i].entry_points, r->kernels[i].exit_points,
-			r->kernels[i].programs);
+			r->kernels[i].mem_points, r->kernels[i].programs);
+	for (uint32_t i = 0; i < r->mem_site_cnt; i++)
+		fprintf(stderr, "  site %u %s line %u: %s\n", r->mem_sites[i].site,
+			r->mem_sites[i].function, r->mem_sites[i].ptx_line,
+			r->mem_sites[i].text);
 }
 
 static int write_out(const char *path, const char *text, size_t len)
