@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "egpu.h"
+#include "egpu/ctx.h"
 
 /* egpu.Error factory set by the Python layer: factory(code, message). */
 static PyObject *error_factory;
@@ -148,29 +149,83 @@ static int trace_opts_from(PyObject *d, struct egpu_trace_opts *o)
 	return 0;
 }
 
+/* The memory masks of egpu_attach_opts; the Python layer turns the names
+ * of spaces and kinds into them. */
+static int attach_opts_from(PyObject *d, struct egpu_attach_opts *o)
+{
+	static char *kw[] = { "mem_spaces", "mem_kinds", NULL };
+
+	return OPTS_PARSE(d, "II", kw, &o->mem_spaces, &o->mem_kinds) ? 0 : -1;
+}
+
+static PyObject *kernel_item(const struct egpu_report *r, uint32_t i)
+{
+	const struct egpu_kernel_report *k = &r->kernels[i];
+
+	return Py_BuildValue("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}",
+		"name", k->name, "demangled", k->demangled,
+		"kernel_id", k->kernel_id, "entry_points", k->entry_points,
+		"exit_points", k->exit_points, "programs", k->programs,
+		"inlined", k->inlined, "mem_points", k->mem_points);
+}
+
+/* kind and space stay numbers here: the Python layer names them. */
+static PyObject *mem_site_item(const struct egpu_report *r, uint32_t i)
+{
+	const struct egpu_mem_site *s = &r->mem_sites[i];
+
+	return Py_BuildValue("{s:I,s:I,s:s,s:s,s:I,s:I,s:z,s:I,s:I,s:I}",
+		"site", s->site, "kernel_id", s->kernel_id,
+		"function", s->function, "text", s->text,
+		"ptx_line", s->ptx_line, "line", s->line, "file", s->file,
+		"size", s->size, "kind", (unsigned)s->kind,
+		"space", (unsigned)s->space);
+}
+
+typedef PyObject *(*report_item_fn)(const struct egpu_report *r, uint32_t i);
+
+/* The list of @item(@r, i) for i < @n. */
+static PyObject *report_list(const struct egpu_report *r, uint32_t n,
+			     report_item_fn item)
+{
+	PyObject *list = PyList_New(n);
+
+	for (uint32_t i = 0; list && i < n; i++) {
+		PyObject *o = item(r, i);
+
+		if (!o)
+			Py_CLEAR(list);
+		else
+			PyList_SET_ITEM(list, i, o);
+	}
+	return list;
+}
+
 static PyObject *report_dict(const struct egpu_report *r)
 {
-	PyObject *kernels = PyList_New(r->kernel_cnt);
+	PyObject *kernels = report_list(r, r->kernel_cnt, kernel_item);
+	PyObject *sites = report_list(r, r->mem_site_cnt, mem_site_item);
 
-	for (uint32_t i = 0; kernels && i < r->kernel_cnt; i++) {
-		const struct egpu_kernel_report *k = &r->kernels[i];
-		PyObject *kd = Py_BuildValue("{s:s,s:s,s:I,s:I,s:I,s:I}",
-			"name", k->name, "demangled", k->demangled,
-			"kernel_id", k->kernel_id, "entry_points", k->entry_points,
-			"exit_points", k->exit_points, "programs", k->programs);
-
-		if (!kd)
-			Py_CLEAR(kernels);
-		else
-			PyList_SET_ITEM(kernels, i, kd);
-	}
-	if (!kernels)
+	if (!kernels || !sites) {
+		Py_XDECREF(kernels);
+		Py_XDECREF(sites);
 		return NULL;
-	return Py_BuildValue("{s:I,s:I,s:I,s:I,s:I,s:d,s:N}",
+	}
+	return Py_BuildValue("{s:I,s:I,s:I,s:I,s:I,s:d,s:N,s:N}",
 		"kernel_cnt", r->kernel_cnt, "kernels_patched", r->kernels_patched,
 		"entry_points", r->entry_points, "exit_points", r->exit_points,
 		"programs", r->programs, "instrument_ms", r->instrument_ms,
-		"kernels", kernels);
+		"kernels", kernels, "mem_sites", sites);
+}
+
+static PyObject *clock_dict(const struct egpu_clock *c)
+{
+	return Py_BuildValue("{s:L,s:K,s:K,s:K,s:K,s:I}",
+		"offset_ns", (long long)c->offset_ns,
+		"error_ns", (unsigned long long)c->error_ns,
+		"host_ns", (unsigned long long)c->host_ns,
+		"round_trip_ns", (unsigned long long)c->round_trip_ns,
+		"step_ns", (unsigned long long)c->step_ns, "rounds", c->rounds);
 }
 
 /* Append malloc'ed text @s of @n bytes to the results as a str. */
@@ -198,7 +253,8 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 	$result = PyLong_FromLong($1);
 }
 /* Calls whose only result is their out-parameters return just those. */
-%typemap(out) int egpu_prog_jit_ptx, int egpu_instrument_ptx, int egpu_module_load {
+%typemap(out) int egpu_prog_jit_ptx, int egpu_instrument_ptx, int egpu_module_load,
+	      int egpu_clock_sync, int egpu_clock_get {
 	if ($1 < 0) {
 		raise_last($1);
 		SWIG_fail;
@@ -252,6 +308,22 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 	$result = SWIG_Python_AppendOutput($result, r);
 }
 
+/* A clock calibration comes back as a dict. */
+%typemap(in, numinputs=0) struct egpu_clock *out (struct egpu_clock clk) {
+	memset(&clk, 0, sizeof(clk));
+	clk.sz = sizeof(clk);
+	$1 = &clk;
+}
+%typemap(argout) struct egpu_clock *out {
+	PyObject *c = clock_dict(&clk$argnum);
+
+	if (!c) {
+		Py_CLEAR($result);
+		SWIG_fail;
+	}
+	$result = SWIG_Python_AppendOutput($result, c);
+}
+
 /* The CUmodule comes back as an int, as cuda-python and ctypes take it. */
 %typemap(in, numinputs=0) CUmodule *mod (CUmodule m = NULL) {
 	$1 = &m;
@@ -280,9 +352,7 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %opts_typemap(egpu_load_opts, load_opts_from)
 %opts_typemap(egpu_jit_opts, jit_opts_from)
 %opts_typemap(egpu_trace_opts, trace_opts_from)
-%typemap(in, numinputs=0) const struct egpu_attach_opts *opts {
-	$1 = NULL;
-}
+%opts_typemap(egpu_attach_opts, attach_opts_from)
 
 /*
  * A NULL handle raises with @code. The C API reports no code for NULL
@@ -344,11 +414,20 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %ignore egpu_report;
 %ignore egpu_kernel_report;
 %ignore egpu_trace_opts;
+%ignore egpu_mem_site;
+%ignore egpu_clock;
+/* Replaced by clock_gpu_to_host() below, which takes the offset. */
+%ignore egpu_clock_gpu_to_host;
+/* <egpu/ctx.h> gives its constants (EGPU_MEM_*, EGPU_SPACE_*); the ctx
+ * structs are for probes, not for the host. */
+%ignore egpu_kernel_ctx;
+%ignore egpu_mem_ctx;
 
 /* The enum's name would hide the function egpu_map_type(). */
 %rename(egpu_map_type_enum, %$isenum) egpu_map_type;
 
 %include "egpu.h"
+%include "egpu/ctx.h"
 
 %{
 /* The bytes of @o, exactly @size of them, as the @what of @map. */
@@ -476,6 +555,14 @@ PyObject *map_next_key(egpu_map *map, PyObject *key)
 	if (k.obj)
 		PyBuffer_Release(&k);
 	return next;
+}
+
+/* egpu_clock_gpu_to_host() of a calibration with @offset_ns. */
+uint64_t clock_gpu_to_host(int64_t offset_ns, uint64_t gpu_ns)
+{
+	EGPU_OPTS(egpu_clock, clk, .offset_ns = offset_ns);
+
+	return egpu_clock_gpu_to_host(&clk, gpu_ns);
 }
 
 /* The linked instructions, 8 bytes each. */

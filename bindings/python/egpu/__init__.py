@@ -16,8 +16,10 @@ Every failure raises an egpu.Error subclass carrying the library's message.
 
 import os
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from . import _egpu as _c
+from ._clock import Clock
 from ._errors import (Busy, CudaError, Error, Exists, FormatError, Full,
                       IOFailure, InvalidArgument, JitError, NoDevice, NoMemory,
                       NotFound, NotSupported, VerifyError)
@@ -27,13 +29,14 @@ from ._trace import Trace, TraceKernel, TraceStats
 
 __all__ = [
     "Context", "Object", "Program", "Map", "RingBuffer", "Link", "Report",
-    "KernelReport", "Trace", "TraceStats", "TraceKernel",
+    "KernelReport", "MemSite", "Clock", "Trace", "TraceStats", "TraceKernel",
     "gpu_available", "gpu_unavailable_reason", "version",
     "Error", "InvalidArgument", "NoMemory", "IOFailure", "FormatError",
     "VerifyError", "JitError", "NoDevice", "NotFound", "Full", "CudaError",
     "NotSupported", "Exists", "Busy",
     "ANY", "NOEXIST", "EXIST", "LOG_ERROR", "LOG_WARN", "LOG_INFO",
-    "LOG_DEBUG", "HELPERS_GPU", "HELPERS_CONFORMANCE",
+    "LOG_DEBUG", "HELPERS_GPU", "HELPERS_CONFORMANCE", "MEM_KERNEL_SHARED",
+    "MEM_SPACES", "MEM_KINDS",
 ]
 
 __version__ = _c.egpu_version()
@@ -48,6 +51,20 @@ HELPERS_CONFORMANCE = _c.EGPU_HELPERS_CONFORMANCE
 _ATTACH_POINTS = {"none": _c.EGPU_ATTACH_NONE, "entry": _c.EGPU_ATTACH_ENTRY,
                   "exit": _c.EGPU_ATTACH_EXIT, "mem": _c.EGPU_ATTACH_MEM}
 _BACKENDS = {"cpu": _c.EGPU_BACKEND_CPU, "gpu": _c.EGPU_BACKEND_GPU}
+# Names of the state spaces and access kinds of memory probes (EGPU_SPACE_*,
+# EGPU_MEM_* of <egpu/ctx.h>).
+_SPACES = {"generic": _c.EGPU_SPACE_GENERIC, "global": _c.EGPU_SPACE_GLOBAL,
+           "shared": _c.EGPU_SPACE_SHARED, "local": _c.EGPU_SPACE_LOCAL,
+           "const": _c.EGPU_SPACE_CONST, "param": _c.EGPU_SPACE_PARAM}
+_MEM_KINDS = {"load": _c.EGPU_MEM_LOAD, "store": _c.EGPU_MEM_STORE,
+              "atomic": _c.EGPU_MEM_ATOMIC, "async": _c.EGPU_MEM_ASYNC}
+_SPACE_NAMES = {v: k for k, v in _SPACES.items()}
+_MEM_KIND_NAMES = {v: k for k, v in _MEM_KINDS.items()}
+# The names, and the values memory probes see in ctx->space and ctx->kind.
+MEM_SPACES = MappingProxyType(_SPACES)
+MEM_KINDS = MappingProxyType(_MEM_KINDS)
+# MemSite.kernel_id of an access in a .func that several kernels call.
+MEM_KERNEL_SHARED = _c.EGPU_MEM_KERNEL_SHARED
 
 
 def version():
@@ -65,14 +82,30 @@ def gpu_unavailable_reason():
     return "" if _c.egpu_gpu_available() else _c.egpu_errmsg()
 
 
-def _choice(value, names, what):
-    if isinstance(value, str):
+def _choice(value, names, what, numbers=True):
+    if isinstance(value, str) or not numbers:
         try:
             return names[value]
-        except KeyError:
+        except (KeyError, TypeError):
             raise InvalidArgument(f"{what} {value!r}: expected one of "
                                   f"{', '.join(names)}") from None
     return int(value)
+
+
+def _mask(selection, names, what):
+    """The mask (bit 1 << value) of the names in ``selection`` (a name or
+    an iterable of names); 0, which selects every one, for None."""
+    if selection is None:
+        return 0
+    if isinstance(selection, str):
+        selection = (selection,)
+    mask = 0
+    for name in selection:
+        mask |= 1 << _choice(name, names, what, numbers=False)
+    if not mask:
+        raise InvalidArgument(f"{what}: an empty selection (None selects "
+                              f"every one of {', '.join(names)})")
+    return mask
 
 
 @dataclass(frozen=True)
@@ -84,6 +117,32 @@ class KernelReport:
     entry_points: int
     exit_points: int
     programs: int
+    inlined: int        # probe bodies copied in (not called)
+    mem_points: int     # memory instructions probed, in the kernel and
+                        # the .funcs it calls
+
+
+@dataclass(frozen=True)
+class MemSite:
+    """A memory instruction that memory probes run before (struct
+    egpu_mem_site); its index in Report.mem_sites is the probes'
+    ctx->site."""
+    site: int
+    kernel_id: int      # as the probes' ctx->kernel_id; MEM_KERNEL_SHARED
+                        # for a .func several kernels call
+    function: str       # the .entry or .func holding it
+    text: str           # the instruction, as in the PTX
+    ptx_line: int       # its line in the input PTX (1-based)
+    line: int           # source line from .loc, 0 without one
+    file: object        # source file from .file (str), None without one
+    size: int           # bytes accessed, 0 if only known at run time
+    kind: str           # one of MEM_KINDS: "load", "store", ...
+    space: str          # one of MEM_SPACES: "global", "shared", ...
+
+    @classmethod
+    def _from_dict(cls, d):
+        return cls(**dict(d, kind=_MEM_KIND_NAMES.get(d["kind"], d["kind"]),
+                          space=_SPACE_NAMES.get(d["space"], d["space"])))
 
 
 @dataclass(frozen=True)
@@ -95,12 +154,14 @@ class Report:
     exit_points: int
     programs: int
     instrument_ms: float
-    kernels: tuple
+    kernels: tuple      # KernelReport per kernel
+    mem_sites: tuple    # MemSite per memory instruction probed
 
     @classmethod
     def _from_dict(cls, d):
         kernels = tuple(KernelReport(**k) for k in d.pop("kernels"))
-        return cls(kernels=kernels, **d)
+        sites = tuple(MemSite._from_dict(s) for s in d.pop("mem_sites"))
+        return cls(kernels=kernels, mem_sites=sites, **d)
 
 
 class Context:
@@ -201,6 +262,20 @@ class Context:
         (not at all when no probe prints). Returns how many."""
         return _c.print_poll(self._live(), -1 if timeout is None or timeout < 0
                              else int(timeout * 1000))
+
+    def clock_sync(self):
+        """Calibrate the GPU's %globaltimer against the host's
+        CLOCK_MONOTONIC now (a launch and 64 round trips; binds the
+        context to the current CUDA context as any first GPU use does).
+        Returns a Clock. Raises NoDevice without a GPU, InvalidArgument
+        for an offline context, Busy when the GPU did not run the
+        calibration kernel within half a second."""
+        return Clock(**_c.egpu_clock_sync(self._live()))
+
+    def clock(self):
+        """The last calibration (made when the context first used the GPU,
+        or by clock_sync()), calibrating now when there is none."""
+        return Clock(**_c.egpu_clock_get(self._live()))
 
     @property
     def print_drops(self):
@@ -334,15 +409,21 @@ class Program:
     def insns(self):
         return _c.prog_insns(self._handle())
 
-    def attach(self, kernel=None, at=None):
+    def attach(self, kernel=None, at=None, spaces=None, kinds=None):
         """Attach to every kernel matching ``kernel`` (mangled or demangled
-        name, or a glob) at ``at`` ("entry" or "exit"); both default to the
-        program's section. Takes effect at the next instrument() or
-        module_load() of the context. Returns a Link."""
+        name, or a glob) at ``at`` ("entry", "exit" or "mem"); both default
+        to the program's section. A memory probe ("mem") runs before the
+        accesses of the state ``spaces`` (names of MEM_SPACES: "global",
+        "shared", ...) and the ``kinds`` (names of MEM_KINDS: "load",
+        "store", ...) given, a name or an iterable of names; None: all.
+        Takes effect at the next instrument() or module_load() of the
+        context. Returns a Link."""
         kernel = self.kernel if kernel is None else kernel
         at = _choice(self.attach_point if at is None else at, _ATTACH_POINTS,
                      "attach point")
-        link = _c.egpu_attach_kernel(self._handle(), kernel, at)
+        opts = dict(mem_spaces=_mask(spaces, _SPACES, "memory space"),
+                    mem_kinds=_mask(kinds, _MEM_KINDS, "memory access kind"))
+        link = _c.egpu_attach_kernel(self._handle(), kernel, at, opts)
         return Link(self, link, kernel, at)
 
     def run(self, memory=b"", backend="cpu"):

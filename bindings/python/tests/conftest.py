@@ -51,6 +51,12 @@ def events_path():
 
 
 @pytest.fixture
+def mem_path():
+    """tests/mem.bpf.o: a memory probe of add_one counting accesses."""
+    return _data("EGPU_TEST_MEM")
+
+
+@pytest.fixture
 def kernels_ptx():
     """PTX of tests/kernels.cu (nvcc -arch=sm_90)."""
     with open(_data("EGPU_TEST_PTX")) as f:

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: MIT
-"""On a GPU: probes in kernels launched by CuPy, direct GPU runs. Skipped
-(by conftest.py) where no GPU is usable; CuPy is imported inside."""
+"""On a GPU: probes (memory probes too) in kernels launched by CuPy, direct
+GPU runs, the clock calibration. Skipped (by conftest.py) where no GPU is
+usable; CuPy is imported inside."""
 
 import ctypes
+import time
 
 import pytest
 
@@ -74,3 +76,41 @@ def test_direct_gpu_run_matches_cpu(probes_path):
         assert bump.run(mem, backend="gpu") == 106  # maps move to the GPU
         assert mem == bytearray(b"\x02\x2a")  # copied back after the run
         assert obj.maps["counts"][2] == 6
+
+
+def test_memory_probe_counts_the_accesses(mem_path, kernels_ptx, tmp_path):
+    cp = pytest.importorskip("cupy")
+    cp.cuda.Device(0).use()
+    with egpu.Context() as ctx:
+        obj = ctx.load(mem_path)
+        obj.programs["count_mem"].attach(spaces="global", kinds=("load", "store"))
+        out, report = ctx.instrument(kernels_ptx)
+        assert [(s.kind, s.space) for s in report.mem_sites] == [
+            ("load", "global"), ("store", "global")]
+        path = tmp_path / "mem.ptx"
+        path.write_text(out)
+        add_one = cp.RawModule(path=str(path)).get_function("add_one")
+        x = cp.zeros(THREADS, dtype=cp.float32)
+        n = THREADS - 24
+        add_one((THREADS // BLOCK,), (BLOCK,), (x, cp.int32(n)))
+        cp.cuda.Device(0).synchronize()
+        assert int((x == 1).sum()) == n
+        counts = obj.maps["mem_counts"]
+
+        def count(kind, space):
+            return counts[egpu.MEM_KINDS[kind] * 8 + egpu.MEM_SPACES[space]]
+
+        assert (count("load", "global"), count("store", "global")) == (n, n)
+        assert count("load", "param") == 0  # not selected
+        assert sum(v for _, v in counts.items()) == 2 * n
+
+
+def test_clock_calibration():
+    with egpu.Context() as ctx:
+        before = time.monotonic_ns()
+        clk = ctx.clock_sync()
+        assert 0 < clk.error_ns < 10_000 and clk.rounds > 0
+        assert clk.round_trip_ns > 0 and clk.step_ns > 0
+        assert before <= clk.host_ns <= time.monotonic_ns()
+        assert clk.gpu_to_host(clk.host_ns + clk.offset_ns) == clk.host_ns
+        assert ctx.clock() == clk
