@@ -184,6 +184,8 @@ type KernelReport struct {
 	EntryPoints uint32
 	ExitPoints  uint32
 	Programs    uint32
+	Inlined     uint32 // probe bodies copied in (not called)
+	MemPoints   uint32 // memory instructions probed, in the kernel and its .funcs
 }
 
 // Report summarises one instrumentation.
@@ -195,6 +197,7 @@ type Report struct {
 	Programs       uint32
 	InstrumentTime time.Duration
 	Kernels        []KernelReport
+	MemSites       []MemSite // the memory instructions probed
 }
 
 func reportOf(r capi.Egpu_report) Report {
@@ -215,7 +218,12 @@ func reportOf(r capi.Egpu_report) Report {
 			EntryPoints: uint32(k.GetEntry_points()),
 			ExitPoints:  uint32(k.GetExit_points()),
 			Programs:    uint32(k.GetPrograms()),
+			Inlined:     uint32(k.GetInlined()),
+			MemPoints:   uint32(k.GetMem_points()),
 		})
+	}
+	for i := uint(0); i < r.GetMem_site_cnt(); i++ {
+		rep.MemSites = append(rep.MemSites, memSiteOf(r.Mem_site(i)))
 	}
 	return rep
 }
@@ -404,11 +412,21 @@ type Link struct {
 // mangled or demangled name, or a glob). It takes effect at the next
 // Instrument or ModuleLoad of the context.
 func (p *Prog) Attach(kernel string, at AttachPoint) (*Link, error) {
+	return p.AttachWith(kernel, at, nil)
+}
+
+// AttachWith is Attach with options: for a memory probe (Mem), the state
+// spaces and access kinds it runs before.
+func (p *Prog) AttachWith(kernel string, at AttachPoint, opts *AttachOptions) (*Link, error) {
 	if err := p.obj.live(); err != nil {
 		return nil, err
 	}
+	spaces, kinds, err := opts.masks()
+	if err != nil {
+		return nil, err
+	}
 	h, err := handle(EUNKNOWN, func() capi.Struct_SS_egpu_link {
-		return capi.Attach_kernel(p.h, kernel, int(at))
+		return capi.Attach_kernel(p.h, kernel, int(at), uint(spaces), uint(kinds))
 	})
 	if err != nil {
 		return nil, err

@@ -26,6 +26,7 @@ const (
 	ECUDA    Errno = -10 // the CUDA driver returned an error
 	ENOTSUP  Errno = -11 // valid, but not supported by this build
 	EEXIST   Errno = -12 // the key exists and NoExist was asked
+	EBUSY    Errno = -13 // in use, or the GPU did not answer in time
 	EUNKNOWN Errno = 0   // the C call reported no code (a NULL handle)
 )
 

@@ -7,9 +7,11 @@ package egpu_test
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"testing"
 
 	"libegpu.dev/egpu"
+	"libegpu.dev/egpu/internal/cudatest"
 )
 
 // TestMain runs the GPU tests (go test -tags gpu -run GPU) only where a
@@ -49,4 +51,79 @@ func TestGPURunMatchesCPU(t *testing.T) {
 	if per.ValuesPerKey() != 1024 {
 		t.Fatalf("per-thread slots %d", per.ValuesPerKey())
 	}
+}
+
+// TestGPUMemProbeCounts runs add_one (../python/tests/kernels.cu) with the
+// counting memory probe on its global accesses: one load and one store
+// per thread with i < n, and nothing counted for the spaces left out.
+func TestGPUMemProbeCounts(t *testing.T) {
+	runtime.LockOSThread() // the CUDA context is current on this thread
+	defer runtime.UnlockOSThread()
+	if err := cudatest.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cudatest.Stop()
+	ctx, err := egpu.NewContext(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	obj, err := ctx.Load(testData(t, "EGPU_TEST_MEM"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := obj.Program("count_mem")
+	opts := &egpu.AttachOptions{Spaces: []egpu.MemSpace{egpu.SpaceGlobal}}
+	if _, err := p.AttachWith("add_one", egpu.Mem, opts); err != nil {
+		t.Fatal(err)
+	}
+	ptx, err := os.ReadFile(testData(t, "EGPU_TEST_PTX"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := ctx.ModuleLoad(string(ptx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const grid, block = 4, 256
+	n := grid*block - 24
+	if err := cudatest.Launch(mod, "add_one", grid, block, n); err != nil {
+		t.Fatal(err)
+	}
+	counts, _ := obj.Map("mem_counts")
+	count := func(k egpu.MemKind, s egpu.MemSpace) uint64 {
+		v, err := counts.LookupUint64(uint32(k)*8 + uint32(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	loads, stores := count(egpu.MemLoad, egpu.SpaceGlobal), count(egpu.MemStore, egpu.SpaceGlobal)
+	if loads != uint64(n) || stores != uint64(n) || count(egpu.MemLoad, egpu.SpaceParam) != 0 {
+		t.Fatalf("%d global loads and %d stores for %d threads, %d param loads",
+			loads, stores, n, count(egpu.MemLoad, egpu.SpaceParam))
+	}
+}
+
+func TestGPUClock(t *testing.T) {
+	ctx, err := egpu.NewContext(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	k, err := ctx.ClockSync()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.ErrorNs >= 10000 || k.Rounds == 0 || k.RoundTripNs == 0 || k.StepNs == 0 || k.HostNs == 0 {
+		t.Fatalf("calibration %+v", k)
+	}
+	if h := k.GPUToHost(k.HostNs + uint64(k.OffsetNs)); h != k.HostNs {
+		t.Fatalf("GPUToHost of the measurement: %d, want %d", h, k.HostNs)
+	}
+	if last, err := ctx.Clock(); err != nil || last != k {
+		t.Fatalf("Clock: %+v, %v; want %+v", last, err, k)
+	}
+	t.Logf("clock: offset %d ns, error %d ns, round trip %d ns, step %d ns, %d rounds",
+		k.OffsetNs, k.ErrorNs, k.RoundTripNs, k.StepNs, k.Rounds)
 }
