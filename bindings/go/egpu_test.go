@@ -24,19 +24,26 @@ func testData(t *testing.T, env string) string {
 	return path
 }
 
-// load opens an offline context with testdata/probes.bpf.o loaded.
-func load(t *testing.T) (*egpu.Context, *egpu.Obj) {
+// loadIn makes a context with @opts (closed when the test ends) and loads
+// the object the build passes in @env.
+func loadIn(t *testing.T, opts *egpu.Options, env string) (*egpu.Context, *egpu.Obj) {
 	t.Helper()
-	ctx, err := egpu.NewContext(&egpu.Options{Offline: true})
+	ctx, err := egpu.NewContext(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(ctx.Close)
-	obj, err := ctx.Load(testData(t, "EGPU_TEST_PROBES"))
+	obj, err := ctx.Load(testData(t, env))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ctx, obj
+}
+
+// load opens an offline context with testdata/probes.bpf.o loaded.
+func load(t *testing.T) (*egpu.Context, *egpu.Obj) {
+	t.Helper()
+	return loadIn(t, &egpu.Options{Offline: true}, "EGPU_TEST_PROBES")
 }
 
 func mustMap(t *testing.T, obj *egpu.Obj, name string) *egpu.Map {

@@ -25,15 +25,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestGPURunMatchesCPU(t *testing.T) {
-	ctx, err := egpu.NewContext(&egpu.Options{ThreadSlots: 1024})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Close()
-	obj, err := ctx.Load(testData(t, "EGPU_TEST_PROBES"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, obj := loadIn(t, &egpu.Options{ThreadSlots: 1024}, "EGPU_TEST_PROBES")
 	p, _ := obj.Program("add")
 	mem := []byte{1, 4, 0}
 	if r0, err := p.Run(mem, egpu.CPU); err != nil || r0 != 4 {
@@ -62,16 +54,8 @@ func TestGPUMemProbeCounts(t *testing.T) {
 	if err := cudatest.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cudatest.Stop()
-	ctx, err := egpu.NewContext(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Close()
-	obj, err := ctx.Load(testData(t, "EGPU_TEST_MEM"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(cudatest.Stop) // registered first: runs after the context is closed
+	ctx, obj := loadIn(t, nil, "EGPU_TEST_MEM")
 	p, _ := obj.Program("count_mem")
 	opts := &egpu.AttachOptions{Spaces: []egpu.MemSpace{egpu.SpaceGlobal}}
 	if _, err := p.AttachWith("add_one", egpu.Mem, opts); err != nil {
@@ -106,11 +90,7 @@ func TestGPUMemProbeCounts(t *testing.T) {
 }
 
 func TestGPUClock(t *testing.T) {
-	ctx, err := egpu.NewContext(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Close()
+	ctx, _ := loadIn(t, nil, "EGPU_TEST_PROBES")
 	k, err := ctx.ClockSync()
 	if err != nil {
 		t.Fatal(err)

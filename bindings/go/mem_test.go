@@ -15,15 +15,7 @@ import (
 // (../python/tests/mem.bpf.c) loaded, and the PTX of add_one and scale.
 func memProbe(t *testing.T) (*egpu.Context, *egpu.Prog, string) {
 	t.Helper()
-	ctx, err := egpu.NewContext(&egpu.Options{Offline: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ctx.Close)
-	obj, err := ctx.Load(testData(t, "EGPU_TEST_MEM"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, obj := loadIn(t, &egpu.Options{Offline: true}, "EGPU_TEST_MEM")
 	p, err := obj.Program("count_mem")
 	if err != nil {
 		t.Fatal(err)
@@ -150,11 +142,7 @@ func TestClockWithoutGPU(t *testing.T) {
 	if egpu.GPUAvailable() {
 		t.Skip("a GPU is usable here")
 	}
-	ctx, err := egpu.NewContext(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Close()
+	ctx, _ := loadIn(t, nil, "EGPU_TEST_PROBES")
 	if _, err := ctx.ClockSync(); !errors.Is(err, egpu.ENODEV) ||
 		!strings.Contains(err.Error(), "egpu_clock_sync") {
 		t.Fatalf("ClockSync without a GPU: %v", err)

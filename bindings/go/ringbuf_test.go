@@ -15,16 +15,7 @@ import (
 // loadEvents opens an offline context with ../python/tests/events.bpf.o.
 func loadEvents(t *testing.T) (*egpu.Context, *egpu.Obj) {
 	t.Helper()
-	ctx, err := egpu.NewContext(&egpu.Options{Offline: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ctx.Close)
-	obj, err := ctx.Load(testData(t, "EGPU_TEST_EVENTS"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ctx, obj
+	return loadIn(t, &egpu.Options{Offline: true}, "EGPU_TEST_EVENTS")
 }
 
 // emit runs @prog on the CPU: @n records {seq, tag, seq*seq, pad}.
