@@ -31,16 +31,26 @@ endfunction()
 
 # egpu_go_env(OUT_VAR): the environment in which `go` builds and tests
 # against this build tree's libegpu: offline (no module proxy), caches under
-# the build tree, egpu.pc from bindings/go. Go's cache does not see egpu.h
-# (SWIG reads it through -I): its hash in CGO_CPPFLAGS makes a changed header
-# rebuild, and cmake re-runs when the header changes so the hash follows.
+# the build tree, egpu.pc from bindings/go. Go's cache does not see files
+# outside the Go packages (SWIG reads egpu.h through -I): their hash in
+# CGO_CPPFLAGS makes a change rebuild, and cmake re-runs when one changes so
+# the hash follows.
 # Also finds GO_EXECUTABLE.
 function(egpu_go_env out_var)
   find_program(GO_EXECUTABLE go REQUIRED)
   set(go_dir ${PROJECT_BINARY_DIR}/bindings/go)
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
-    ${PROJECT_SOURCE_DIR}/include/egpu.h)
-  file(MD5 ${PROJECT_SOURCE_DIR}/include/egpu.h md5)
+  # What cgo reads from outside the Go packages: the headers SWIG wraps,
+  # and the CUDA shim the GPU tests compile in.
+  set(inputs ${PROJECT_SOURCE_DIR}/include/egpu.h
+    ${PROJECT_SOURCE_DIR}/include/egpu/ctx.h
+    ${PROJECT_SOURCE_DIR}/examples/go-kernelstat/cudashim.c)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${inputs})
+  set(all "")
+  foreach(f ${inputs})
+    file(READ ${f} text)
+    string(APPEND all "${text}")
+  endforeach()
+  string(MD5 md5 "${all}")
   set(${out_var}
     CGO_CPPFLAGS=-DEGPU_H_MD5_${md5}
     GOCACHE=${go_dir}/gocache GOPATH=${go_dir}/gopath
