@@ -6,7 +6,8 @@
  * that trusted one copy), and host threads play the GPU's producers. The
  * consumer's windows, wraparound into the tail pad, records published
  * while a copy runs, drops, the switch from the CPU back end's records,
- * and copy failures.
+ * copy failures, and rings of many shards: each shard's order, wraparound
+ * and drops, busy shards not holding others back, a pass draining all.
  */
 #include <check.h>
 #include <errno.h>
@@ -90,17 +91,26 @@ static void sim_new(struct sim *s, uint64_t cap, size_t mirror_len)
 	struct ring_copier c = { .read = sim_read, .write = sim_write,
 				 .zero = sim_zero, .io = s };
 
+	uint32_t shards;
+
 	*s = (struct sim){ 0 };
 	ck_assert_int_eq(ring_new_for_map(&spec, &s->r), 0);
 	ck_assert(ring_in_device_memory(s->r));
-	s->store = calloc(1, RING_DATA_OFFSET + cap + ring_max_payload(s->r) + 8);
+	shards = ring_dev_shards(s->r);
+	s->store = calloc(1, ring_dev_store_len(s->r));
 	s->mirror = malloc(mirror_len);
 	ck_assert_ptr_nonnull(s->store);
 	ck_assert_ptr_nonnull(s->mirror);
 	ck_assert_int_eq(ring_dev_start(s->r, (uintptr_t)s->store, s->mirror,
 					mirror_len, &s->view), 0);
 	ck_assert_uint_eq(s->view.flags, RING_IN_DEVICE_MEMORY);
-	ck_assert_ptr_eq(ptr(s->view.data), s->store + RING_DATA_OFFSET);
+	ck_assert_uint_eq(s->view.shards, shards);
+	ck_assert_uint_eq(s->view.mask + 1, cap / shards);
+	ck_assert_ptr_eq(ptr(s->view.data),
+			 s->store + ring_shard_lines_len(shards));
+	/* The last shard's tail pad ends the store. */
+	ck_assert_uint_eq(ring_shard_data(&s->view, shards - 1) + s->view.stride,
+			  (uintptr_t)s->store + ring_dev_store_len(s->r));
 	ring_bind_copier(s->r, &c, (uintptr_t)&s->view);
 }
 
@@ -111,12 +121,23 @@ static void sim_free(struct sim *s)
 	free(s->mirror);
 }
 
-static bool put(struct sim *s, uint32_t len, uint64_t seq)
+/* A record of @len bytes saying @seq from a thread on SM @sm. */
+static bool put_on(struct sim *s, uint32_t sm, uint32_t len, uint64_t seq)
 {
 	uint8_t buf[1024];
 
 	fill(buf, len, seq);
-	return model_produce(&s->view, buf, len);
+	return model_produce(&s->view, sm, buf, len);
+}
+
+static bool put(struct sim *s, uint32_t len, uint64_t seq)
+{
+	return put_on(s, 0, len, seq);
+}
+
+static struct ring_counters *counters(const struct sim *s, uint32_t shard)
+{
+	return ptr(ring_shard_counters(&s->view, shard));
 }
 
 /*
@@ -146,7 +167,7 @@ static void laps(uint64_t cap, size_t mirror_len)
 	ck_assert_uint_eq(k.count, 20000);
 	ck_assert_uint_gt(bytes, 5 * cap); /* laps */
 	ck_assert_uint_eq(ring_drops(s.r), full);
-	ck_assert_uint_eq(s.view.reserved, s.view.prod);
+	model_assert_settled(&s.view);
 	sim_free(&s);
 }
 
@@ -163,17 +184,27 @@ START_TEST(order_and_wraparound_window_by_window)
 }
 END_TEST
 
-/* The first @upto bytes of records are zeroed, and producers told so. */
-static void assert_given_back(const struct sim *s, uint64_t upto)
+/* Shard @i's first @upto bytes of records are zeroed, producers told so. */
+static void assert_shard_given_back(const struct sim *s, uint32_t i,
+				    uint64_t upto)
 {
-	const struct ring_ctl *ctl = ptr(s->view.ctl);
+	const uint8_t *data = ptr(ring_shard_data(&s->view, i));
 
-	ck_assert_uint_eq(ctl->cons, upto);
-	for (size_t i = 0; i < upto; i++)
-		ck_assert_uint_eq(s->store[RING_DATA_OFFSET + i], 0);
+	ck_assert_uint_eq(*(const uint64_t *)ptr(ring_shard_cons(&s->view, i)),
+			  upto);
+	for (size_t k = 0; k < upto; k++)
+		ck_assert_uint_eq(data[k], 0);
 }
 
-/* Each consumed byte is copied twice; producers see the space again. */
+static void assert_given_back(const struct sim *s, uint64_t upto)
+{
+	assert_shard_given_back(s, 0, upto);
+}
+
+/*
+ * Each consumed byte is copied twice, after the shards' counter lines
+ * (one line here); producers see the space again.
+ */
 START_TEST(consumed_space_is_zeroed_and_given_back)
 {
 	struct sim s;
@@ -185,8 +216,8 @@ START_TEST(consumed_space_is_zeroed_and_given_back)
 	ck_assert(ring_ready(s.r));
 	s.read_bytes = 0;
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 10);
-	/* prod, then the records twice */
-	ck_assert_uint_eq(s.read_bytes, 8 + 2 * 10 * 64);
+	/* the counter line, then the records twice */
+	ck_assert_uint_eq(s.read_bytes, RING_LINE + 2 * 10 * 64);
 	assert_given_back(&s, 640);
 	ck_assert(!ring_ready(s.r));
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 0);
@@ -199,7 +230,7 @@ END_TEST
 
 static void publish_second(struct sim *s)
 {
-	uint8_t *rec = s->store + RING_DATA_OFFSET + SECOND;
+	uint8_t *rec = (uint8_t *)ptr(s->view.data) + SECOND;
 
 	fill(rec + RING_HDR_SIZE, 200, 1);
 	model_publish(rec, 200, RING_COMMIT);
@@ -218,11 +249,11 @@ START_TEST(record_published_during_a_copy_is_whole)
 
 	sim_new(&s, 4096, 8192);
 	ck_assert(put(&s, 200, 0));
-	ck_assert_uint_eq(s.view.prod, SECOND);
+	ck_assert_uint_eq(counters(&s, 0)->prod, SECOND);
 	/* Reserve the second: produce it, then take its bytes back. */
 	fill(buf, 200, 99);
-	ck_assert(model_produce(&s.view, buf, 200));
-	memset(s.store + RING_DATA_OFFSET + SECOND, 0, 208);
+	ck_assert(model_produce(&s.view, 0, buf, 200));
+	memset(ptr(s.view.data + SECOND), 0, 208);
 	/* Published after the copy read its payload, before its header. */
 	s.midway = publish_second;
 	s.midway_at = SECOND + RING_HDR_SIZE;
@@ -264,8 +295,8 @@ START_TEST(callback_can_stop_inside_a_batch)
 	sim_new(&s, 4096, 8192);
 	for (uint32_t i = 0; i < 8; i++)
 		fill(buf + i * 24, 24, i);
-	ck_assert(model_produce_batch(&s.view, buf, 5, 24));
-	ck_assert(model_produce_batch(&s.view, buf + 5 * 24, 3, 24));
+	ck_assert(model_produce_batch(&s.view, 0, buf, 5, 24));
+	ck_assert(model_produce_batch(&s.view, 0, buf + 5 * 24, 3, 24));
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), -42);
 	ck_assert_uint_eq(k.next, 2);
 	ck_assert(ring_ready(s.r));
@@ -278,8 +309,8 @@ END_TEST
 
 /*
  * Records the CPU back end wrote before the ring moved to GPU memory come
- * first, then the GPU's, which go on from the CPU's position; CPU
- * producers are refused from the move on.
+ * first, then the GPU's, whose shards start at position 0; CPU producers
+ * are refused from the move on.
  */
 START_TEST(cpu_records_then_gpu_records)
 {
@@ -291,7 +322,6 @@ START_TEST(cpu_records_then_gpu_records)
 	struct sim s = { 0 };
 	struct sink k = { 0 };
 	uint8_t buf[40];
-	size_t len = RING_DATA_OFFSET + 2 * 4096;
 
 	ck_assert_int_eq(ring_new_for_map(&spec, &s.r), 0);
 	for (uint64_t i = 0; i < 3; i++) {
@@ -302,12 +332,12 @@ START_TEST(cpu_records_then_gpu_records)
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 3);
 	fill(buf, 40, 3);
 	ck_assert_int_eq(ring_cpu_output(s.r, buf, 40, 0), 0);
-	s.store = calloc(1, len);
+	s.store = calloc(1, ring_dev_store_len(s.r));
 	s.mirror = malloc(8192);
 	c.io = &s;
 	ck_assert_int_eq(ring_dev_start(s.r, (uintptr_t)s.store, s.mirror, 8192,
 					&s.view), 0);
-	ck_assert_uint_eq(s.view.prod, 4 * 48);
+	ck_assert_uint_eq(counters(&s, 0)->prod, 0);
 	ck_assert_int_eq(ring_cpu_output(s.r, buf, 40, 0), -EBUSY);
 	ring_bind_copier(s.r, &c, (uintptr_t)&s.view);
 	ck_assert(put(&s, 40, 4));
@@ -330,7 +360,7 @@ START_TEST(copy_failure_is_an_error)
 	s.fail = true;
 	ck_assert(!ring_ready(s.r));
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), EGPU_ECUDA);
-	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "ring 'dev': copying 8 bytes"));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "ring 'dev': copying 128 bytes"));
 	s.fail = false;
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 1);
 	sim_free(&s);
@@ -352,7 +382,7 @@ START_TEST(failed_release_is_retried)
 		ck_assert(put(&s, 56, i));
 	s.fail_writes = true;
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), EGPU_ECUDA);
-	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "giving 192 bytes back"));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "giving 192 bytes of shard 0 back"));
 	ck_assert_uint_eq(k.next, 3);
 	assert_given_back(&s, 0);
 	s.fail_writes = false;
@@ -373,7 +403,7 @@ START_TEST(impossible_header_is_an_error)
 
 	sim_new(&s, 4096, 8192);
 	ck_assert(put(&s, 24, 0));
-	memcpy(s.store + RING_DATA_OFFSET, &bad, sizeof(bad));
+	memcpy(ptr(s.view.data), &bad, sizeof(bad));
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), EGPU_EFORMAT);
 	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "5000"));
 	sim_free(&s);
