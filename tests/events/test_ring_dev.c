@@ -425,6 +425,243 @@ START_TEST(concurrent_producers_backwards_copies)
 }
 END_TEST
 
+/* ---- rings of many shards ---- */
+
+static int count_record(void *user, const void *data, size_t size)
+{
+	uint64_t *n = user, seq;
+
+	ck_assert_msg(intact(data, (uint32_t)size, &seq), "record torn");
+	++*n;
+	return 0;
+}
+
+/* Producers by SM: in 16 shards, SMs 0, 16 and 128 share shard 0. */
+static const uint32_t sm_of[] = { 0, 1, 5, 16, 17, 128 };
+#define SMS (sizeof(sm_of) / sizeof(sm_of[0]))
+
+/* Checks that each producer's records arrive in order, exactly once. */
+struct per_sm {
+	uint64_t next[SMS];
+	uint64_t count;
+	uint64_t stop_at; /* return -42 for this record (1-based), 0: never */
+};
+
+static int take_per_sm(void *user, const void *data, size_t size)
+{
+	struct per_sm *p = user;
+	uint64_t tag, k, seq;
+
+	ck_assert_uint_ge(size, 8);
+	ck_assert_msg(intact(data, (uint32_t)size, &tag), "record torn");
+	k = tag >> 48;
+	seq = tag & 0xffffffffffffull;
+	ck_assert_uint_lt(k, SMS);
+	ck_assert_uint_eq(seq, p->next[k]);
+	p->next[k]++;
+	return ++p->count == p->stop_at ? -42 : 0;
+}
+
+/* Producer @k's record @seq of @len bytes, on its SM. */
+static bool put_tagged(struct sim *s, uint32_t k, uint32_t len, uint64_t seq)
+{
+	return put_on(s, sm_of[k], len, (uint64_t)k << 48 | seq);
+}
+
+START_TEST(shards_follow_the_ring_size)
+{
+	ck_assert_uint_eq(ring_shards_for(4096), 1);
+	ck_assert_uint_eq(ring_shards_for(64 * 1024), 1);
+	ck_assert_uint_eq(ring_shards_for(128 * 1024), 2);
+	ck_assert_uint_eq(ring_shards_for(1 << 20), 16);
+	ck_assert_uint_eq(ring_shards_for(8 << 20), RING_SHARDS_MAX);
+	ck_assert_uint_eq(ring_shards_for(RING_MAX_BYTES), RING_SHARDS_MAX);
+}
+END_TEST
+
+/*
+ * Many laps of every shard used, records of varying sizes from producers
+ * sharing shards, through a mirror of @mirror_len bytes: each producer's
+ * arrive in order, intact; the refused ones are counted as drops.
+ */
+static void shard_laps(size_t mirror_len)
+{
+	struct sim s;
+	struct per_sm p = { 0 };
+	uint64_t n = 0, bytes = 0, full = 0, sent[SMS] = { 0 };
+
+	sim_new(&s, 1 << 20, mirror_len);
+	ck_assert_uint_eq(ring_dev_shards(s.r), 16);
+	ck_assert_uint_eq(ring_max_payload(s.r), RING_RECORD_MAX - RING_HDR_SIZE);
+	while (n < 60000) {
+		uint32_t k = (uint32_t)(n % SMS), len = 8 + (uint32_t)(n * 37 % 300);
+
+		if (put_tagged(&s, k, len, sent[k])) {
+			sent[k]++;
+			n++;
+			continue;
+		}
+		full++; /* refused while its shard is full: consume, send again */
+		ck_assert_int_gt(ring_consume(s.r, take_per_sm, &p, &bytes), 0);
+	}
+	while (ring_consume(s.r, take_per_sm, &p, &bytes) > 0)
+		;
+	ck_assert_uint_eq(p.count, n);
+	for (uint32_t k = 0; k < SMS; k++)
+		ck_assert_uint_eq(p.next[k], sent[k]);
+	ck_assert_uint_gt(full, 0);
+	ck_assert_uint_eq(ring_drops(s.r), full);
+	ck_assert_uint_gt(counters(&s, 0)->prod, 40 * (s.view.mask + 1)); /* laps */
+	model_assert_settled(&s.view);
+	sim_free(&s);
+}
+
+/* A mirror of a record at most (a shard here): windows end inside laps. */
+START_TEST(shards_wrap_window_by_window)
+{
+	shard_laps(RING_RECORD_MAX);
+}
+END_TEST
+
+START_TEST(shards_wrap_whole_shard_mirror)
+{
+	shard_laps(64 * 1024 + RING_RECORD_MAX);
+}
+END_TEST
+
+/*
+ * A full shard drops and counts, while the others still take records;
+ * the drop count is the sum of the shards'. (4 shards of 64 KiB.)
+ */
+START_TEST(full_shard_drops_alone)
+{
+	struct sim s;
+	struct per_sm p = { 0 };
+	uint64_t seq = 0;
+
+	sim_new(&s, 256 * 1024, RING_RECORD_MAX);
+	ck_assert_uint_eq(ring_dev_shards(s.r), 4);
+	while (put_tagged(&s, 0, 56, seq))
+		seq++;
+	ck_assert_uint_eq(seq, 64 * 1024 / 64);
+	ck_assert(!put_tagged(&s, 0, 56, seq));
+	ck_assert(!put_tagged(&s, 3, 56, 0)); /* SM 16: shard 0 too */
+	for (uint64_t i = 0; i < 10; i++)
+		ck_assert(put_tagged(&s, 1, 56, i));
+	ck_assert_uint_eq(*(uint64_t *)ptr(ring_shard_drops(&s.view, 0)), 3);
+	ck_assert_uint_eq(*(uint64_t *)ptr(ring_shard_drops(&s.view, 1)), 0);
+	ck_assert_uint_eq(ring_drops(s.r), 3);
+	ck_assert_int_eq(ring_consume(s.r, take_per_sm, &p, NULL), 1024 + 10);
+	assert_shard_given_back(&s, 0, 64 * 1024);
+	ck_assert(put_tagged(&s, 0, 56, seq));
+	ck_assert_int_eq(ring_consume(s.r, take_per_sm, &p, NULL), 1);
+	ck_assert_uint_eq(ring_drops(s.r), 3);
+	sim_free(&s);
+}
+END_TEST
+
+/*
+ * One pass drains every shard: one copy of the counter lines, then two
+ * copies of each shard's records; every shard is given back.
+ */
+START_TEST(one_pass_drains_every_shard)
+{
+	struct sim s;
+	uint64_t got = 0;
+	uint8_t buf[56];
+
+	sim_new(&s, 1 << 20, RING_RECORD_MAX);
+	for (uint32_t sm = 0; sm < 16; sm++)
+		for (uint64_t i = 0; i < 5; i++) {
+			fill(buf, 56, sm * 100 + i);
+			ck_assert(model_produce(&s.view, sm, buf, 56));
+		}
+	ck_assert(ring_ready(s.r));
+	s.reads = 0;
+	s.read_bytes = 0;
+	ck_assert_int_eq(ring_consume(s.r, count_record, &got, NULL), 80);
+	ck_assert_uint_eq(got, 80);
+	ck_assert_uint_eq(s.reads, 1 + 2 * 16);
+	ck_assert_uint_eq(s.read_bytes, 16 * RING_LINE + 2 * 80 * 64);
+	for (uint32_t i = 0; i < 16; i++)
+		assert_shard_given_back(&s, i, 5 * 64);
+	ck_assert(!ring_ready(s.r));
+	sim_free(&s);
+}
+END_TEST
+
+/*
+ * A shard whose next record is reserved, not yet submitted, holds back
+ * its own later records only: the other shards are drained.
+ */
+START_TEST(busy_shard_holds_back_only_itself)
+{
+	struct sim s;
+	struct per_sm p = { 0 };
+	struct ring_hdr *busy;
+	uint8_t buf[56];
+
+	sim_new(&s, 1 << 20, RING_RECORD_MAX);
+	ck_assert(put_tagged(&s, 1, 56, 0));
+	/* Reserved in GPU memory: the header's mark only, no RING_COMMIT. */
+	fill(buf, 56, (uint64_t)1 << 48 | 1);
+	ck_assert(model_produce(&s.view, sm_of[1], buf, 56));
+	busy = ptr(ring_shard_data(&s.view, 1) + 64);
+	busy->flags = RING_RESERVED_LOCAL;
+	ck_assert(put_tagged(&s, 1, 56, 2));
+	for (uint64_t i = 0; i < 3; i++) {
+		ck_assert(put_tagged(&s, 0, 56, i));
+		ck_assert(put_tagged(&s, 2, 56, i)); /* SM 5: shard 5 of 16 */
+	}
+	ck_assert_int_eq(ring_consume(s.r, take_per_sm, &p, NULL), 1 + 3 + 3);
+	ck_assert_uint_eq(p.next[1], 1);
+	ck_assert(!ring_ready(s.r));
+	ck_assert_int_eq(ring_consume(s.r, take_per_sm, &p, NULL), 0);
+	model_publish((uint8_t *)busy, 56, RING_COMMIT); /* submit */
+	ck_assert(ring_ready(s.r));
+	ck_assert_int_eq(ring_consume(s.r, take_per_sm, &p, NULL), 2);
+	ck_assert_uint_eq(p.next[1], 3);
+	sim_free(&s);
+}
+END_TEST
+
+/*
+ * A callback stopping inside a batch of one shard: the next pass starts
+ * with that shard, inside that batch; nothing is lost or handed over twice.
+ */
+START_TEST(stop_inside_a_batch_of_one_shard)
+{
+	struct sim s;
+	struct per_sm p = { .stop_at = 7 };
+	uint8_t buf[5 * 24];
+
+	sim_new(&s, 1 << 20, RING_RECORD_MAX);
+	for (uint32_t k = 0; k < 3; k++) {
+		for (uint32_t i = 0; i < 5; i++)
+			fill(buf + i * 24, 24, (uint64_t)k << 48 | i);
+		ck_assert(model_produce_batch(&s.view, sm_of[k], buf, 5, 24));
+	}
+	ck_assert_int_eq(ring_consume(s.r, take_per_sm, &p, NULL), -42);
+	ck_assert_uint_eq(p.next[1], 2); /* inside shard 1's batch */
+	ck_assert(put_tagged(&s, 0, 24, 5));
+	ck_assert_int_eq(ring_consume(s.r, take_per_sm, &p, NULL), 9);
+	for (uint32_t k = 0; k < 3; k++)
+		ck_assert_uint_eq(p.next[k], k ? 5 : 6);
+	sim_free(&s);
+}
+END_TEST
+
+/* Producers on four threads, two to a shard, consumed meanwhile. */
+START_TEST(concurrent_producers_in_shards)
+{
+	struct sim s;
+
+	sim_new(&s, 1 << 20, RING_RECORD_MAX);
+	producers_against_consumer(s.r, &s.view);
+	sim_free(&s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ring_dev");
@@ -442,6 +679,14 @@ int main(void)
 	tcase_add_test(tc, failed_release_is_retried);
 	tcase_add_test(tc, impossible_header_is_an_error);
 	tcase_add_test(tc, concurrent_producers_backwards_copies);
+	tcase_add_test(tc, shards_follow_the_ring_size);
+	tcase_add_test(tc, shards_wrap_window_by_window);
+	tcase_add_test(tc, shards_wrap_whole_shard_mirror);
+	tcase_add_test(tc, full_shard_drops_alone);
+	tcase_add_test(tc, one_pass_drains_every_shard);
+	tcase_add_test(tc, busy_shard_holds_back_only_itself);
+	tcase_add_test(tc, stop_inside_a_batch_of_one_shard);
+	tcase_add_test(tc, concurrent_producers_in_shards);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }
