@@ -15,10 +15,15 @@ struct {
 				    * ring sizes up to a page anyway */
 } tiny SEC(".maps");
 
-/* Rings in GPU memory: 64 MiB hold a record of every thread of 2^20. */
+/*
+ * Rings in GPU memory. 128 MiB are 128 shards of 1 MiB, one per SM (on an
+ * H100, SMs 128 to 131 share shards 0 to 3 with SMs 0 to 3): the records
+ * of all threads of 2^19 (29 MiB in warps' batches) fit with room to spare
+ * even where two SMs share a shard.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 26);
+	__uint(max_entries, 1 << 27);
 	__uint(map_flags, EGPU_F_RING_DEVICE);
 } drb SEC(".maps");
 
