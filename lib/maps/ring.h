@@ -137,7 +137,7 @@ void ring_release(struct event_ring *r);
  */
 int ring_consume(struct event_ring *r, egpu_sample_fn fn, void *user,
 		 uint64_t *bytes);
-/* Whether a published record is waiting at the consumer position (of any shard). */
+/* Whether a published record waits at the consumer position (of a shard). */
 bool ring_ready(const struct event_ring *r);
 /* Records producers dropped because the ring was full. */
 uint64_t ring_drops(const struct event_ring *r);

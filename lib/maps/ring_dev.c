@@ -66,7 +66,8 @@ size_t ring_dev_store_len(const struct event_ring *r)
 	return ring_shard_lines_len(r->shards) + r->shards * shard_stride(r);
 }
 
-void ring_dev_view(const struct event_ring *r, uint64_t base, struct dev_ring *v)
+void ring_dev_view(const struct event_ring *r, uint64_t base,
+		   struct dev_ring *v)
 {
 	v->reserved = v->prod = v->cons_seen = 0; /* the shards' count */
 	v->mask = shard_cap(r) - 1;
@@ -226,10 +227,9 @@ static int read_lines(const struct event_ring *r, uint32_t kind)
 /* Shard @i's producer position, in the last copy of the counter lines. */
 static uint64_t shard_prod(const struct ring_dev *dev, uint32_t i)
 {
-	const struct ring_counters *c =
-		(const struct ring_counters *)(dev->lines + (size_t)i * LINE_WORDS);
+	const uint64_t *line = dev->lines + (size_t)i * LINE_WORDS;
 
-	return c->prod;
+	return line[offsetof(struct ring_counters, prod) / 8];
 }
 
 static uint64_t data_addr(const struct event_ring *r, uint32_t i, uint64_t pos)
@@ -374,8 +374,10 @@ uint64_t ring_dev_drops(const struct event_ring *r)
 		return 0;
 	/* A failed copy answers the last count read. */
 	if (!read_lines(r, 2)) {
+		const uint64_t *line = dev->lines + (size_t)2 * r->shards * LINE_WORDS;
+
 		for (uint32_t i = 0; i < r->shards; i++)
-			drops += dev->lines[(size_t)(2 * r->shards + i) * LINE_WORDS];
+			drops += line[(size_t)i * LINE_WORDS];
 		__atomic_store_n(&dev->drops, drops, __ATOMIC_RELAXED);
 	}
 	return __atomic_load_n(&dev->drops, __ATOMIC_RELAXED);

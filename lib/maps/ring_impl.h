@@ -118,7 +118,8 @@ void ring_dev_release(struct event_ring *r);
 /* Free r->dev (NULL-safe). */
 void ring_dev_free(struct event_ring *r);
 /* The shard geometry of @v, a ring in GPU memory at @base. */
-void ring_dev_view(const struct event_ring *r, uint64_t base, struct dev_ring *v);
+void ring_dev_view(const struct event_ring *r, uint64_t base,
+		   struct dev_ring *v);
 /* Whether the consumer now reads GPU memory (host records all taken). */
 bool ring_dev_reading(const struct event_ring *r);
 /* ring_consume(), ring_ready() and the GPU's part of ring_drops() there. */

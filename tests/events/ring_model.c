@@ -38,7 +38,7 @@ int take(void *user, const void *data, size_t size)
 	return (int)s->count == s->stop_at ? -42 : 0;
 }
 
-/* Where a producer's records go: ring_shard (lib/device/ring.cuh) on the host. */
+/* Where a producer's records go: lib/device/ring.cuh's ring_shard. */
 struct model_shard {
 	struct ring_counters *ctr;
 	uint64_t *cons;
