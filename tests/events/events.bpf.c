@@ -215,6 +215,24 @@ int on_exit_tiny_dev(struct egpu_kernel_ctx *ctx)
 	return 0;
 }
 
+/*
+ * Four records per thread into a ring in GPU memory, numbered in c: the
+ * consumer checks each thread's arrive in order (its SM's shard).
+ */
+GPU_EXIT("work")
+int on_exit_seq_dev(struct egpu_kernel_ctx *ctx)
+{
+	struct event ev = {};
+
+	thread_event(&ev);
+#pragma unroll
+	for (int k = 0; k < 4; k++) {
+		ev.c = k;
+		bpf_ringbuf_output(&drb, &ev, sizeof(ev), 0);
+	}
+	return 0;
+}
+
 /* The same record, reserved, filled in place and submitted. */
 GPU_EXIT("work")
 int on_exit_resv_dev(struct egpu_kernel_ctx *ctx)
