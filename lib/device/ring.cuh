@@ -86,7 +86,7 @@ RT_INLINE struct ring_shard ring_shard_of(struct dev_ring *r)
 			r->ctl + offsetof(struct ring_ctl, cons),
 			r->ctl + offsetof(struct ring_ctl, drops),
 			r->data, r->mask };
-	i = rt_smid() & (r->shards - 1);
+	i = ring_shard_index(r, rt_smid());
 	return (struct ring_shard){
 		(struct ring_counters *)(uintptr_t)ring_shard_counters(r, i),
 		ring_shard_cons(r, i), ring_shard_drops(r, i),

@@ -127,6 +127,7 @@ int ring_new_for_map(const struct bpf_map_spec *spec, struct event_ring **out)
 	if (!err && (spec->flags & EGPU_F_RING_DEVICE)) {
 		(*out)->in_device_memory = true;
 		(*out)->shards = ring_shards_for(cap);
+		(*out)->shard_cap = cap / (*out)->shards;
 	}
 	return err;
 }

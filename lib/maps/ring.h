@@ -109,6 +109,14 @@ int ring_dev_start(struct event_ring *r, uint64_t store, uint8_t *mirror,
  */
 size_t ring_dev_store_len(const struct event_ring *r);
 uint32_t ring_dev_shards(const struct event_ring *r);
+/*
+ * Shards for a GPU of @sms SMs, before ring_dev_start() (ring_map_gpu()
+ * asks the GPU): one per SM, of capacity / the power of two nearest @sms
+ * bytes (so all of them hold 0.7 to 1.4 times the capacity), as long as
+ * there are fewer SMs than twice ring_shards_for(capacity); else that many,
+ * each shared by SMs (%smid modulo the shards).
+ */
+void ring_dev_fit_shards(struct event_ring *r, uint32_t sms);
 
 struct dev_map;
 /*

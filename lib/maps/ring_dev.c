@@ -50,15 +50,10 @@ uint32_t ring_dev_shards(const struct event_ring *r)
 	return r->shards;
 }
 
-static uint64_t shard_cap(const struct event_ring *r)
-{
-	return r->cap / r->shards;
-}
-
 /* Bytes of one shard's records and tail pad. */
 static uint64_t shard_stride(const struct event_ring *r)
 {
-	return shard_cap(r) + r->max_record;
+	return r->shard_cap + r->max_record;
 }
 
 size_t ring_dev_store_len(const struct event_ring *r)
@@ -70,7 +65,7 @@ void ring_dev_view(const struct event_ring *r, uint64_t base,
 		   struct dev_ring *v)
 {
 	v->reserved = v->prod = v->cons_seen = 0; /* the shards' count */
-	v->mask = shard_cap(r) - 1;
+	v->mask = r->shard_cap - 1;
 	v->ctl = base;
 	v->data = base + ring_shard_lines_len(r->shards);
 	v->flags = RING_IN_DEVICE_MEMORY;
@@ -109,10 +104,24 @@ void ring_dev_free(struct event_ring *r)
 	free(r->dev);
 }
 
-/*
- * Fewer shards than SMs, so that every shard has an SM (at most two share
- * one): the largest power of two not above the SM count.
- */
+/* The power of two nearest @n (by ratio), at most @max (a power of two). */
+static uint32_t pow2_near(uint32_t n, uint32_t max)
+{
+	uint32_t p = 1;
+
+	while (p < max && (uint64_t)p * p * 2 < (uint64_t)n * n)
+		p *= 2;
+	return p;
+}
+
+void ring_dev_fit_shards(struct event_ring *r, uint32_t sms)
+{
+	uint32_t unit = pow2_near(sms, ring_shards_for(r->cap));
+
+	r->shard_cap = r->cap / unit;
+	r->shards = sms < 2 * unit ? (sms ? sms : 1) : unit;
+}
+
 static int fit_shards_to_gpu(struct event_ring *r)
 {
 	const struct cu_driver *d = cu();
@@ -124,8 +133,8 @@ static int fit_shards_to_gpu(struct event_ring *r)
 		err = cu_check(d->cuDeviceGetAttribute(&sms,
 				CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
 			       "cuDeviceGetAttribute");
-	while (!err && r->shards > 1 && r->shards > (uint32_t)sms)
-		r->shards /= 2;
+	if (!err)
+		ring_dev_fit_shards(r, (uint32_t)sms);
 	return err;
 }
 
@@ -333,7 +342,7 @@ int ring_dev_consume(struct event_ring *r, struct delivery *d)
 		err = read_lines(r, 0);
 	/* From where the last pass stopped: it may be inside a batch. */
 	for (uint32_t k = 0; k < r->shards && !err; k++) {
-		uint32_t i = (dev->next + k) & (r->shards - 1);
+		uint32_t i = (dev->next + k) % r->shards;
 		int end = shard_consume(r, i, shard_prod(dev, i), d);
 
 		if (end < 0)

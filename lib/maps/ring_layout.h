@@ -30,7 +30,7 @@
  * read when the ring looks full.
  *
  * A ring may instead keep its records in GPU memory (RING_IN_DEVICE_MEMORY),
- * split into shards, one per group of SMs, each a ring of its own with its
+ * split into shards, one per SM, each a ring of its own with its
  * own counters (below): the host copies records out (lib/maps/ring_dev.c),
  * zeroes what it consumed there and writes each shard's consumer position
  * back with small copies.
@@ -118,8 +118,8 @@ struct ring_ctl {
  * handle's dev_map_desc.data) or the context's print ring.
  *
  * A ring in GPU memory (RING_IN_DEVICE_MEMORY) is @shards rings of
- * (mask + 1) bytes each; a producer uses shard %smid & (shards - 1), so a
- * thread's records stay in order. Its first three words are unused then;
+ * (mask + 1) bytes each; a producer uses shard ring_shard_index(%smid), so
+ * a thread's records stay in order. Its first three words are unused then;
  * ctl is the address of the shard lines, each shard's counters on lines
  * of their own (ring_shard_*() below):
  *
@@ -139,7 +139,7 @@ struct dev_ring {
 	uint32_t max_record; /* largest header + payload, a multiple of 8 */
 	uint32_t type;      /* the map type, or 0 for the print ring */
 	uint32_t flags;     /* RING_IN_DEVICE_MEMORY */
-	uint32_t shards;    /* a power of two; 1 for rings in host memory */
+	uint32_t shards;    /* 1 for rings in host memory */
 	uint64_t stride;    /* bytes from one shard's records to the next's */
 	uint64_t pad[7];
 };
@@ -152,15 +152,19 @@ struct ring_counters {
 };
 
 /*
- * Shards of rings in GPU memory: at most RING_SHARDS_MAX, none smaller
- * than RING_SHARD_MIN_BYTES, so that a shard holds the largest record a
- * ring of that size holds whole (max_record does not change).
+ * Shards of rings in GPU memory hold capacity / a power of two of at most
+ * RING_SHARDS_MAX, and no less than RING_SHARD_MIN_BYTES, so that a shard
+ * holds the largest record a ring of that size holds whole (max_record
+ * does not change). lib/maps/ring_dev.c picks how many for a GPU.
  */
 #define RING_SHARDS_MAX 128u
 #define RING_SHARD_MIN_BYTES RING_RECORD_MAX
 #define RING_LINE 128u
 
-/* Shards of a ring of @cap bytes in GPU memory, before the GPU is known. */
+/*
+ * The most shards a ring of @cap bytes is split into before the GPU is
+ * known, a power of two: also the least a shard holds, cap / this.
+ */
 RING_INLINE uint32_t ring_shards_for(uint64_t cap)
 {
 	uint64_t n = cap / RING_SHARD_MIN_BYTES;
@@ -174,6 +178,12 @@ RING_INLINE uint64_t ring_shard_lines_len(uint32_t shards)
 	uint64_t n = 3ull * shards * RING_LINE;
 
 	return (n + RING_DATA_OFFSET - 1) / RING_DATA_OFFSET * RING_DATA_OFFSET;
+}
+
+/* The shard of the threads of SM @smid: their own, or shared if too few. */
+RING_INLINE uint32_t ring_shard_index(const struct dev_ring *r, uint32_t smid)
+{
+	return smid < r->shards ? smid : smid % r->shards;
 }
 
 /* Addresses of shard @i's counters, consumer position, drops and records. */

@@ -16,10 +16,9 @@ struct {
 } tiny SEC(".maps");
 
 /*
- * Rings in GPU memory. 128 MiB are 128 shards of 1 MiB, one per SM (on an
- * H100, SMs 128 to 131 share shards 0 to 3 with SMs 0 to 3): the records
- * of all threads of 2^19 (29 MiB in warps' batches) fit with room to spare
- * even where two SMs share a shard.
+ * Rings in GPU memory. 128 MiB make shards of 1 MiB, one per SM (132 on
+ * an H100): the records of all threads of 2^19 (29 MiB in warps' batches)
+ * fit with room to spare, even if two SMs shared a shard.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -56,7 +56,7 @@ static void *ptr(uint64_t addr)
 static struct model_shard model_shard_of(struct dev_ring *v, uint32_t sm)
 {
 	struct ring_ctl *ctl = ptr(v->ctl);
-	uint32_t i = sm & (v->shards - 1);
+	uint32_t i = ring_shard_index(v, sm);
 
 	if (!(v->flags & RING_IN_DEVICE_MEMORY))
 		return (struct model_shard){ (struct ring_counters *)v, &ctl->cons,
@@ -154,8 +154,8 @@ void model_assert_settled(struct dev_ring *v)
 /*
  * A producer thread (produce()): PER_PRODUCER records tagged with its id,
  * odd ids as warps outputting batches of 1 to 8 records. Producer i plays
- * a thread on SM producer_sm(i): in a ring with shards, 0 and 2 share a
- * shard (as SMs 0 and 128 do), and so do 1 and 3.
+ * a thread on SM producer_sm(i): in a ring of a power of two shards, 0 and
+ * 2 share a shard (as SMs 0 and 128 do), and so do 1 and 3.
  */
 struct producer {
 	struct dev_ring *view;

@@ -157,8 +157,8 @@ END_TEST
 /*
  * A ring in GPU memory (EGPU_F_RING_DEVICE), 2^19 threads' records in
  * 128 MiB, drained after the kernel shard by shard. (A shard holds 1/128
- * of the ring, for one SM, or two: 2^20 threads, as before shards, would
- * fill shared shards to 86%, too close to be sure none drops.)
+ * of the ring, for one SM: 2^20 threads, as before shards, would fill a
+ * shard to 43%, or 86% if %smid left gaps and two SMs shared one.)
  */
 START_TEST(device_ring_every_thread_of_a_large_grid)
 {

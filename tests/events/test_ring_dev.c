@@ -82,20 +82,33 @@ static int sim_zero(void *io, uint64_t addr, size_t n)
 	return 0;
 }
 
-/* A RINGBUF map of @cap bytes with EGPU_F_RING_DEVICE, a @mirror_len mirror. */
-static void sim_new(struct sim *s, uint64_t cap, size_t mirror_len)
+/* A RINGBUF map of @cap bytes with EGPU_F_RING_DEVICE, unstarted. */
+static struct event_ring *dev_ring_map(uint64_t cap)
 {
 	struct bpf_map_spec spec = { .name = "dev", .type = EGPU_MAP_RINGBUF,
 				     .max_entries = (uint32_t)cap,
 				     .flags = EGPU_F_RING_DEVICE };
+	struct event_ring *r;
+
+	ck_assert_int_eq(ring_new_for_map(&spec, &r), 0);
+	ck_assert(ring_in_device_memory(r));
+	return r;
+}
+
+/*
+ * Such a ring started with a @mirror_len mirror, its shards fitted to a
+ * GPU of @sms SMs (0: as many as ring_shards_for() says).
+ */
+static void sim_new_sms(struct sim *s, uint64_t cap, size_t mirror_len,
+			uint32_t sms)
+{
 	struct ring_copier c = { .read = sim_read, .write = sim_write,
 				 .zero = sim_zero, .io = s };
-
 	uint32_t shards;
 
-	*s = (struct sim){ 0 };
-	ck_assert_int_eq(ring_new_for_map(&spec, &s->r), 0);
-	ck_assert(ring_in_device_memory(s->r));
+	*s = (struct sim){ .r = dev_ring_map(cap) };
+	if (sms)
+		ring_dev_fit_shards(s->r, sms);
 	shards = ring_dev_shards(s->r);
 	s->store = calloc(1, ring_dev_store_len(s->r));
 	s->mirror = malloc(mirror_len);
@@ -105,13 +118,19 @@ static void sim_new(struct sim *s, uint64_t cap, size_t mirror_len)
 					mirror_len, &s->view), 0);
 	ck_assert_uint_eq(s->view.flags, RING_IN_DEVICE_MEMORY);
 	ck_assert_uint_eq(s->view.shards, shards);
-	ck_assert_uint_eq(s->view.mask + 1, cap / shards);
+	if (!sms)
+		ck_assert_uint_eq(s->view.mask + 1, cap / shards);
 	ck_assert_ptr_eq(ptr(s->view.data),
 			 s->store + ring_shard_lines_len(shards));
 	/* The last shard's tail pad ends the store. */
 	ck_assert_uint_eq(ring_shard_data(&s->view, shards - 1) + s->view.stride,
 			  (uintptr_t)s->store + ring_dev_store_len(s->r));
 	ring_bind_copier(s->r, &c, (uintptr_t)&s->view);
+}
+
+static void sim_new(struct sim *s, uint64_t cap, size_t mirror_len)
+{
+	sim_new_sms(s, cap, mirror_len, 0);
 }
 
 static void sim_free(struct sim *s)
@@ -484,14 +503,14 @@ END_TEST
  * sharing shards, through a mirror of @mirror_len bytes: each producer's
  * arrive in order, intact; the refused ones are counted as drops.
  */
-static void shard_laps(size_t mirror_len)
+static void shard_laps(size_t mirror_len, uint32_t sms, uint32_t shards)
 {
 	struct sim s;
 	struct per_sm p = { 0 };
 	uint64_t n = 0, bytes = 0, full = 0, sent[SMS] = { 0 };
 
-	sim_new(&s, 1 << 20, mirror_len);
-	ck_assert_uint_eq(ring_dev_shards(s.r), 16);
+	sim_new_sms(&s, 1 << 20, mirror_len, sms);
+	ck_assert_uint_eq(ring_dev_shards(s.r), shards);
 	ck_assert_uint_eq(ring_max_payload(s.r), RING_RECORD_MAX - RING_HDR_SIZE);
 	while (n < 60000) {
 		uint32_t k = (uint32_t)(n % SMS), len = 8 + (uint32_t)(n * 37 % 300);
@@ -511,7 +530,7 @@ static void shard_laps(size_t mirror_len)
 		ck_assert_uint_eq(p.next[k], sent[k]);
 	ck_assert_uint_gt(full, 0);
 	ck_assert_uint_eq(ring_drops(s.r), full);
-	ck_assert_uint_gt(counters(&s, 0)->prod, 40 * (s.view.mask + 1)); /* laps */
+	ck_assert_uint_gt(counters(&s, 0)->prod, 20 * (s.view.mask + 1)); /* laps */
 	model_assert_settled(&s.view);
 	sim_free(&s);
 }
@@ -519,13 +538,53 @@ static void shard_laps(size_t mirror_len)
 /* A mirror of a record at most (a shard here): windows end inside laps. */
 START_TEST(shards_wrap_window_by_window)
 {
-	shard_laps(RING_RECORD_MAX);
+	shard_laps(RING_RECORD_MAX, 0, 16);
 }
 END_TEST
 
 START_TEST(shards_wrap_whole_shard_mirror)
 {
-	shard_laps(64 * 1024 + RING_RECORD_MAX);
+	shard_laps(64 * 1024 + RING_RECORD_MAX, 0, 16);
+}
+END_TEST
+
+/*
+ * A GPU of 20 SMs: 20 shards of 64 KiB (1/16 of the ring: the power of two
+ * nearest 20), %smid modulo 20 picking a thread's.
+ */
+START_TEST(a_shard_per_sm_not_a_power_of_two)
+{
+	shard_laps(RING_RECORD_MAX, 20, 20);
+}
+END_TEST
+
+/* Shard size of a ring of @cap bytes fitted to @sms SMs: 0 if not @shards. */
+static uint64_t fitted(uint64_t cap, uint32_t sms, uint32_t shards)
+{
+	struct event_ring *r = dev_ring_map(cap);
+	uint64_t lines = ring_shard_lines_len(shards), size = 0;
+
+	ring_dev_fit_shards(r, sms);
+	if (ring_dev_shards(r) == shards)
+		size = (ring_dev_store_len(r) - lines) / shards -
+		       (ring_max_payload(r) + RING_HDR_SIZE);
+	ring_free(r);
+	return size;
+}
+
+START_TEST(shards_fit_the_gpu)
+{
+	const uint64_t cap = 16 << 20;
+
+	ck_assert_uint_eq(fitted(cap, 132, 132), cap / 128); /* H100 */
+	ck_assert_uint_eq(fitted(cap, 108, 108), cap / 128); /* 0.84 cap */
+	ck_assert_uint_eq(fitted(cap, 46, 46), cap / 64);
+	ck_assert_uint_eq(fitted(cap, 45, 45), cap / 32);    /* 1.41 cap */
+	ck_assert_uint_eq(fitted(cap, 300, 128), cap / 128); /* shared */
+	ck_assert_uint_eq(fitted(cap, 0, 1), cap);
+	ck_assert_uint_eq(fitted(1 << 20, 132, 16), 64 * 1024);
+	ck_assert_uint_eq(fitted(1 << 20, 20, 20), 64 * 1024);
+	ck_assert_uint_eq(fitted(4096, 132, 1), 4096);
 }
 END_TEST
 
@@ -682,6 +741,8 @@ int main(void)
 	tcase_add_test(tc, shards_follow_the_ring_size);
 	tcase_add_test(tc, shards_wrap_window_by_window);
 	tcase_add_test(tc, shards_wrap_whole_shard_mirror);
+	tcase_add_test(tc, a_shard_per_sm_not_a_power_of_two);
+	tcase_add_test(tc, shards_fit_the_gpu);
 	tcase_add_test(tc, full_shard_drops_alone);
 	tcase_add_test(tc, one_pass_drains_every_shard);
 	tcase_add_test(tc, busy_shard_holds_back_only_itself);
