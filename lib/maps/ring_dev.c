@@ -64,7 +64,7 @@ size_t ring_dev_store_len(const struct event_ring *r)
 void ring_dev_view(const struct event_ring *r, uint64_t base,
 		   struct dev_ring *v)
 {
-	v->reserved = v->prod = v->cons_seen = 0; /* the shards' count */
+	v->reserved = v->prod = v->cons_seen = 0; /* each shard has its own */
 	v->mask = r->shard_cap - 1;
 	v->ctl = base;
 	v->data = base + ring_shard_lines_len(r->shards);
