@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "egpu.h"
@@ -20,6 +21,15 @@
 #define MSG "egpu trace: "
 
 static egpu_trace *trace;
+static double start_ms; /* when InitializeInjection began */
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 static const struct {
 	enum egpu_trace_format format;
@@ -76,6 +86,7 @@ static void print_stats(void)
 static void finish(void)
 {
 	const char *dir = getenv("EGPU_TRACE_DIR");
+	double t = now_ms(), ran = t - start_ms;
 	char path[4096];
 
 	if (!dir || !*dir)
@@ -84,6 +95,9 @@ static void finish(void)
 		fprintf(stderr, MSG "%s\n", egpu_errmsg());
 		return;
 	}
+	/* What tracing itself costs at the ends, so users can weigh it. */
+	fprintf(stderr, MSG "traced %.1f ms; stopping and joining took %.1f ms\n",
+		ran, now_ms() - t);
 	if (mkdir(dir, 0777) && errno != EEXIST) {
 		fprintf(stderr, MSG "%s: %s\n", dir, strerror(errno));
 		return;
@@ -91,10 +105,11 @@ static void finish(void)
 	print_stats();
 	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
 		out_path(path, sizeof(path), dir, i);
+		t = now_ms();
 		if (egpu_trace_write(trace, outputs[i].format, path))
 			fprintf(stderr, MSG "%s\n", egpu_errmsg());
 		else
-			fprintf(stderr, MSG "wrote %s\n", path);
+			fprintf(stderr, MSG "wrote %s (%.1f ms)\n", path, now_ms() - t);
 	}
 	print_file(path);  /* the summary, written last */
 	egpu_trace_free(trace);
@@ -104,8 +119,11 @@ static void finish(void)
 /* Called by the CUDA driver once, inside the application's cuInit. */
 EXPORT int InitializeInjection(void)
 {
+	double t = now_ms();
+
 	if (trace)
 		return 1;
+	start_ms = t;
 	trace = egpu_trace_start(NULL);
 	if (!trace) {
 		fprintf(stderr, MSG "not tracing: %s\n", egpu_errmsg());
@@ -117,5 +135,6 @@ EXPORT int InitializeInjection(void)
 		trace = NULL;
 		return 0;
 	}
+	fprintf(stderr, MSG "CUPTI set up in %.1f ms\n", now_ms() - t);
 	return 1;
 }
