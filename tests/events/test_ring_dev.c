@@ -25,7 +25,7 @@ struct sim {
 	struct event_ring *r;
 	struct dev_ring view; /* the map's data: producer positions */
 	uint8_t *store;
-	uint8_t *mirror; /* page-locked on a GPU, like lines: */
+	uint8_t *mirror; /* the mirror and lines are page-locked on a GPU */
 	uint64_t *lines;
 	size_t mirror_len, lines_len;
 	uint64_t reads, read_bytes;
