@@ -31,7 +31,8 @@
 /* Bytes of slots next_key scans per copy. */
 #define SCAN_BYTES (64 * 1024)
 #define NO_SLOT UINT32_MAX
-#define STAGE_BYTES DEV_MAP_STAGE_BYTES
+/* Copies up to this size go through the staging buffer. */
+#define STAGE_BYTES 4096
 /* A copy is waited for by spinning this long, then by blocking. */
 #define SPIN_NS 200000
 

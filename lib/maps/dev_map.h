@@ -49,14 +49,6 @@ uint32_t dev_map_threads(const struct dev_map *m);
 uint64_t dev_map_data(const struct dev_map *m);
 
 /*
- * Copies up to this size go through the map's page-locked staging buffer;
- * larger ones land in the caller's memory directly, which, if pageable,
- * the driver stages itself and may synchronize for (waiting on running
- * kernels): callers that must not wait copy in pieces of this size.
- */
-#define DEV_MAP_STAGE_BYTES 4096
-
-/*
  * Copies (and a fill with zeros) at any GPU address of the map's context,
  * on the map's stream, complete when they return: for rings whose records
  * live in GPU memory (maps/ring_dev.c), drained while kernels run.

@@ -221,24 +221,16 @@ static int dev_read(const struct event_ring *r, void *dst, uint64_t addr,
 
 /*
  * The host copy of one kind of shard line (@kind 0: counters, 1: consumer
- * positions, 2: drops), in copies that fit the map's page-locked staging
- * buffer: the lines live in pageable memory, and one larger copy into it
- * (132 shards: 16.5 KiB) is staged by the driver, which may wait for the
- * application's running kernel. 0 or an EGPU_E* code.
+ * positions, 2: drops), all shards' in one copy; 0 or an EGPU_E* code.
  */
 static int read_lines(const struct event_ring *r, uint32_t kind)
 {
 	const struct ring_dev *dev = r->dev;
-	size_t len = (size_t)r->shards * RING_LINE, done, n;
-	uint8_t *dst = (uint8_t *)(dev->lines + (size_t)kind * r->shards * LINE_WORDS);
-	uint64_t src = dev->view.ctl + (uint64_t)kind * r->shards * RING_LINE;
-	int err = 0;
+	uint32_t n = r->shards;
 
-	for (done = 0; !err && done < len; done += n) {
-		n = len - done < DEV_MAP_STAGE_BYTES ? len - done : DEV_MAP_STAGE_BYTES;
-		err = dev_read(r, dst + done, src + done, n);
-	}
-	return err;
+	return dev_read(r, dev->lines + (size_t)kind * n * LINE_WORDS,
+			dev->view.ctl + (uint64_t)kind * n * RING_LINE,
+			(size_t)n * RING_LINE);
 }
 
 /* Shard @i's producer position, in the last copy of the counter lines. */
