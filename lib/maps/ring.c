@@ -124,11 +124,8 @@ int ring_new_for_map(const struct bpf_map_spec *spec, struct event_ring **out)
 
 	if (!err)
 		err = ring_new(spec->name, spec->type, cap, out);
-	if (!err && (spec->flags & EGPU_F_RING_DEVICE)) {
-		(*out)->in_device_memory = true;
-		(*out)->shards = ring_shards_for(cap);
-		(*out)->shard_cap = cap / (*out)->shards;
-	}
+	if (!err)
+		(*out)->in_device_memory = spec->flags & EGPU_F_RING_DEVICE;
 	return err;
 }
 
@@ -161,7 +158,7 @@ void ring_free(struct event_ring *r)
 		return;
 	if (r->dev_mem && (!r->dev || r->dev->owned))
 		ring_unmap_gpu(r);
-	ring_dev_free(r);
+	free(r->dev);
 	munmap(r->mem, r->mem_len);
 	pthread_mutex_destroy(&r->lock);
 	ring_free_struct(r);
@@ -201,10 +198,8 @@ static void fill_view(const struct event_ring *r, uint64_t base,
 		.ctl = base,
 		.max_record = r->max_record,
 		.type = r->type,
-		.shards = 1,
+		.flags = r->dev ? RING_IN_DEVICE_MEMORY : 0,
 	};
-	if (r->dev)
-		ring_dev_view(r, base, v);
 }
 
 void ring_host_view(const struct event_ring *r, struct dev_ring *view)
