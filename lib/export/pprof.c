@@ -5,10 +5,11 @@
  * (operations run). The path's frames become locations, leaf first as
  * pprof wants: the GPU operation ("[GPU_Kernel]name", as in the folded
  * output), the launch API, then the host frames. Each location has one
- * line of its own function. Labels: device and stream (numbers), graph
- * ("true" for operations of a graph launch).
+ * line of its own function. Labels: device, stream, and graph ("true"
+ * for operations of a graph launch).
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,16 +55,20 @@ static int str_id(struct builder *b, const char *s, int64_t *id)
 	return err;
 }
 
-/* The location id of frame @i of @p. */
+/* The location id of frame @i of @p: its folded text, made UTF-8. */
 static int frame_loc(struct builder *b, const struct op_path *p, uint32_t i,
 		     struct strbuf *sb, uint64_t *loc)
 {
 	struct frame f = path_frame(p, i);
+	struct strbuf text;
 	uint32_t id;
 	int err;
 
+	sb_init(&text);
+	frame_put(&text, &f);
 	sb->len = 0;
-	frame_put(sb, &f);
+	utf8_put(sb, text.buf ? text.buf : "");
+	sb_free(&text);
 	if (!sb_ok(sb))
 		return err_set(EGPU_ENOMEM, "pprof: out of memory");
 	err = intern(&b->frames, sb->buf, sb->len, &id);
@@ -232,22 +237,26 @@ static int functions(struct builder *b, struct message *m)
 	return err;
 }
 
+/* Labels as strings: pprof drops a numeric label of 0 (device 0). */
 static int sample_labels(struct builder *b, const struct acc *a, Label *l)
 {
-	int err;
+	static const char *const keys[LABEL_CNT] = {
+		[LABEL_DEVICE] = "device", [LABEL_STREAM] = "stream",
+		[LABEL_GRAPH] = "graph",
+	};
+	char vals[LABEL_CNT][16];
+	int err = 0;
 
-	for (int i = 0; i < LABEL_CNT; i++)
+	snprintf(vals[LABEL_DEVICE], sizeof(vals[0]), "%u", a->device);
+	snprintf(vals[LABEL_STREAM], sizeof(vals[0]), "%u", a->stream);
+	snprintf(vals[LABEL_GRAPH], sizeof(vals[0]), "%s",
+		 a->graph ? "true" : "false");
+	for (int i = 0; i < LABEL_CNT && !err; i++) {
 		perftools__profiles__label__init(&l[i]);
-	err = str_id(b, "device", &l[LABEL_DEVICE].key);
-	l[LABEL_DEVICE].num = a->device;
-	if (!err)
-		err = str_id(b, "stream", &l[LABEL_STREAM].key);
-	l[LABEL_STREAM].num = a->stream;
-	if (!err)
-		err = str_id(b, "graph", &l[LABEL_GRAPH].key);
-	if (!err)
-		err = str_id(b, a->graph ? "true" : "false",
-			     &l[LABEL_GRAPH].str);
+		err = str_id(b, keys[i], &l[i].key);
+		if (!err)
+			err = str_id(b, vals[i], &l[i].str);
+	}
 	return err;
 }
 

@@ -32,4 +32,7 @@ void intern_free(struct intern *t);
 int pprof_build(const struct trace_data *td, bool no_copies, uint8_t **buf,
 		size_t *len);
 
+/* The profile of @td gzip'd into @path ("-": stdout); 0 or EGPU_E*. */
+int pprof_write(const struct trace_data *td, bool no_copies, const char *path);
+
 #endif

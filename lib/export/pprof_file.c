@@ -42,12 +42,22 @@ static int write_gz(const char *path, const uint8_t *buf, size_t len)
 	return 0;
 }
 
+int pprof_write(const struct trace_data *td, bool no_copies, const char *path)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int err = pprof_build(td, no_copies, &buf, &len);
+
+	if (!err)
+		err = write_gz(path, buf, len);
+	free(buf);
+	return err;
+}
+
 int egpu_trace_write_pprof(const egpu_trace *trace, const char *path,
 			   const struct egpu_pprof_opts *opts)
 {
 	const struct trace_data *td;
-	uint8_t *buf = NULL;
-	size_t len = 0;
 	int err;
 
 	err = OPTS_VALID(opts, "egpu_trace_write_pprof");
@@ -56,11 +66,6 @@ int egpu_trace_write_pprof(const egpu_trace *trace, const char *path,
 	if (!path)
 		return err_set(EGPU_EINVAL, "egpu_trace_write_pprof: no path");
 	err = trace_data_of(trace, "egpu_trace_write_pprof", &td);
-	if (!err)
-		err = pprof_build(td, OPTS_GET(opts, no_copies, false), &buf,
-				  &len);
-	if (!err)
-		err = write_gz(path, buf, len);
-	free(buf);
-	return err;
+	return err ? err : pprof_write(td, OPTS_GET(opts, no_copies, false),
+				       path);
 }
