@@ -125,6 +125,7 @@ static int op_acc(struct builder *b, const struct trace_data *td,
 		  const struct trace_op *op, struct strbuf *sb, struct acc **a)
 {
 	bool graph = op_graph(td, op);
+	size_t known = b->keys.n;
 	uint32_t n, id;
 	int err = op_locs(b, td, op, sb, &n);
 
@@ -137,7 +138,7 @@ static int op_acc(struct builder *b, const struct trace_data *td,
 	if (!sb_ok(sb) || intern(&b->keys, sb->buf, sb->len, &id))
 		return err_set(EGPU_ENOMEM, "pprof: out of memory");
 	*a = &b->accs[id];
-	if (id + 1 < b->keys.n)
+	if (b->keys.n == known)
 		return 0;
 	**a = (struct acc){ .nloc = n, .device = op->device,
 			    .stream = op->stream, .graph = graph,

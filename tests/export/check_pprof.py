@@ -60,6 +60,16 @@ def main():
     assert "graph:true" in labels and "device:0" in labels and \
         "stream:14" in labels, graph
 
+    # every operation twice in a row: one sample each, counts doubled
+    twice = os.path.join(work, "twice.pb.gz")
+    subprocess.run([synth, twice, "twice"], check=True)
+    top = pprof(go, ["-top", "-sample_index=launches"], twice, env)
+    line = next(l for l in top.splitlines() if l.endswith("[GPU_Kernel]matmul_kernel"))
+    assert line.split()[0] == "10", line
+    top = pprof(go, ["-top"], twice, env)
+    line = next(l for l in top.splitlines() if l.endswith("[GPU_Kernel]matmul_kernel"))
+    assert line.split()[0] == "9000.06us", line
+
     print("go tool pprof read the profile: kernels, stacks, labels as expected")
 
 
