@@ -37,14 +37,18 @@ static struct {
 static char open_error[512];
 static pthread_once_t open_once = PTHREAD_ONCE_INIT;
 
+/* $EGPU_MICROHTTPD (a path, for a copy shipped beside the application)
+ * or the soname. */
 static void open_mhd(void)
 {
-	void *lib = dlopen(MHD_LIB, RTLD_NOW | RTLD_LOCAL);
+	const char *path = getenv("EGPU_MICROHTTPD");
+	void *lib = dlopen(path && *path ? path : MHD_LIB,
+			   RTLD_NOW | RTLD_LOCAL);
 
 	if (!lib) {
 		snprintf(open_error, sizeof(open_error), "%s (install "
-			 "libmicrohttpd12, Debian's and Ubuntu's package)",
-			 dlerror());
+			 "libmicrohttpd12, Debian's and Ubuntu's package, or "
+			 "set EGPU_MICROHTTPD to its path)", dlerror());
 		return;
 	}
 #define MHD_RESOLVE(name)                                                     \
