@@ -659,6 +659,132 @@ EGPU_API size_t egpu_trace_kernel_cnt(const egpu_trace *trace);
 EGPU_API const struct egpu_trace_kernel *
 egpu_trace_kernel(const egpu_trace *trace, size_t i);
 
+/* ======================================================================
+ * Fleet export: maps as Prometheus metrics, traces as pprof profiles
+ * (docs/fleet.md)
+ * ====================================================================== */
+
+/** The GPU a context's maps live on (egpu_ctx_gpu()). */
+struct egpu_gpu_info {
+	size_t sz;         /**< sizeof(struct egpu_gpu_info) */
+	int index;         /**< CUDA device ordinal */
+	char uuid[48];     /**< "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
+};
+
+/**
+ * The GPU of @p ctx. EGPU_ENODEV while the context has not used a GPU
+ * (its maps are then host memory).
+ */
+EGPU_API int egpu_ctx_gpu(const egpu_ctx *ctx, struct egpu_gpu_info *info);
+
+/** How a map's values become metrics. */
+enum egpu_metric_kind {
+	/** Decided from the map (docs/fleet.md): skipped for rings and
+	 *  global data, a histogram when the name ends in "hist", else a
+	 *  counter. */
+	EGPU_METRIC_AUTO = 0,
+	EGPU_METRIC_COUNTER = 1,   /**< each key's value, only growing */
+	EGPU_METRIC_GAUGE = 2,     /**< each key's value, up or down */
+	/** log2 buckets: key (u32) b counts values of [2^b, 2^(b+1)) (b 0:
+	 *  [0, 2)); with EGPU_METRIC_KEY_KERNEL the key is
+	 *  { u32 kernel_id; u32 b; } */
+	EGPU_METRIC_HISTOGRAM = 3,
+	EGPU_METRIC_SKIP = 4,      /**< not exported */
+};
+
+/** What a map's key means: which label it becomes. */
+enum egpu_metric_key {
+	/** none for one-entry maps and keys not of 4 or 8 bytes, else
+	 *  EGPU_METRIC_KEY_INDEX */
+	EGPU_METRIC_KEY_AUTO = 0,
+	EGPU_METRIC_KEY_NONE = 1,   /**< every key's value summed: one series */
+	EGPU_METRIC_KEY_INDEX = 2,  /**< label key="N" (4- or 8-byte keys) */
+	EGPU_METRIC_KEY_KERNEL = 3, /**< key is a kernel id: label kernel="name" */
+};
+
+/** How one map is exported (egpu_metrics_add_map()). */
+struct egpu_metric_desc {
+	size_t sz;                 /**< sizeof(struct egpu_metric_desc) */
+	/** Metric name; NULL: "egpu_" + the map name (+ "_total" for a
+	 *  counter), characters outside [a-zA-Z0-9_:] as '_'. */
+	const char *name;
+	const char *help;          /**< HELP text; NULL: names the map */
+	enum egpu_metric_kind kind;
+	enum egpu_metric_key key;
+	/** Labelled series kept (largest first; the rest are summed into
+	 *  one labelled "other"); 0: the server's egpu_metrics_opts.top_n. */
+	uint32_t top_n;
+};
+
+/** Opaque set of maps exported as metrics. */
+typedef struct egpu_metrics egpu_metrics;
+
+/** Options for egpu_metrics_new() and egpu_metrics_serve(). */
+struct egpu_metrics_opts {
+	size_t sz;                 /**< sizeof(struct egpu_metrics_opts) */
+	/** Every map of these objects is added as EGPU_METRIC_AUTO. */
+	egpu_obj *const *objs;
+	size_t obj_cnt;            /**< entries of @ref objs */
+	/**
+	 * Declarative descriptions overriding AUTO for maps of @ref objs:
+	 * "MAP=KIND[/KEY],..." with KIND counter|gauge|histogram|skip and KEY
+	 * none|index|kernel, e.g. "launches=counter/kernel,lat_hist=histogram".
+	 */
+	const char *spec;
+	/** Labelled series per metric (top N + "other"); 0: 20. */
+	uint32_t top_n;
+	/** Labels added to every series: "team=ml,run=7" (NULL: none). */
+	const char *labels;
+	/** egpu_metrics_serve(): "[HOST]:PORT" to listen on; port 0 picks a
+	 *  free one (egpu_metrics_port()). */
+	const char *listen;
+};
+
+/**
+ * Maps to be exported as metrics, read from @p ctx's maps at each scrape
+ * (a read never waits for the application's kernels). NULL on failure.
+ */
+EGPU_API egpu_metrics *egpu_metrics_new(egpu_ctx *ctx,
+					const struct egpu_metrics_opts *opts);
+/**
+ * egpu_metrics_new(), then serve /metrics over HTTP on opts->listen
+ * (libmicrohttpd, opened at this call: EGPU_ENOTSUP without it).
+ */
+EGPU_API egpu_metrics *egpu_metrics_serve(egpu_ctx *ctx,
+					  const struct egpu_metrics_opts *opts);
+/** Export @p map as @p desc says (NULL: AUTO). Safe while serving. */
+EGPU_API int egpu_metrics_add_map(egpu_metrics *m, egpu_map *map,
+				  const struct egpu_metric_desc *desc);
+/**
+ * Name the kernel ids of an instrumentation (its egpu_report), for
+ * kernel="..." labels; ids never named read "kernel_ID".
+ */
+EGPU_API int egpu_metrics_add_kernels(egpu_metrics *m,
+				      const struct egpu_report *report);
+/**
+ * The Prometheus text exposition of every exported map, as a scrape
+ * would get it: a malloc'ed NUL-terminated *text of *len bytes.
+ */
+EGPU_API int egpu_metrics_render(egpu_metrics *m, char **text, size_t *len);
+/** TCP port being served (after egpu_metrics_serve()), or 0. */
+EGPU_API int egpu_metrics_port(const egpu_metrics *m);
+/** Stop serving and free. NULL-safe. Free before the maps' objects. */
+EGPU_API void egpu_metrics_free(egpu_metrics *m);
+
+/** Options for egpu_trace_write_pprof(). */
+struct egpu_pprof_opts {
+	size_t sz;                 /**< sizeof(struct egpu_pprof_opts) */
+	bool no_copies;            /**< leave memcpy / memset out */
+};
+
+/**
+ * Write a stopped trace as a gzip'd pprof Profile to @p path: samples of
+ * GPU nanoseconds and launches by CPU stack, the GPU operation as the
+ * leaf frame, labels stream, device and graph (docs/fleet.md).
+ */
+EGPU_API int egpu_trace_write_pprof(const egpu_trace *trace, const char *path,
+				    const struct egpu_pprof_opts *opts);
+
 #ifdef __cplusplus
 }
 #endif

@@ -254,7 +254,7 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 }
 /* Calls whose only result is their out-parameters return just those. */
 %typemap(out) int egpu_prog_jit_ptx, int egpu_instrument_ptx, int egpu_module_load,
-	      int egpu_clock_sync, int egpu_clock_get {
+	      int egpu_clock_sync, int egpu_clock_get, int egpu_metrics_render {
 	if ($1 < 0) {
 		raise_last($1);
 		SWIG_fail;
@@ -422,6 +422,22 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
  * structs are for probes, not for the host. */
 %ignore egpu_kernel_ctx;
 %ignore egpu_mem_ctx;
+
+/* Metrics: made and fed by metrics_new() and metrics_add_map() below
+ * (no object arrays or report structs cross); served from Python by
+ * prometheus_client, so no egpu_metrics_serve. */
+%ignore egpu_metrics_new;
+%ignore egpu_metrics_serve;
+%ignore egpu_metrics_add_map;
+%ignore egpu_metrics_add_kernels;
+%ignore egpu_metrics_opts;
+%ignore egpu_metric_desc;
+%ignore egpu_gpu_info;
+%ignore egpu_ctx_gpu;
+%ignore egpu_pprof_opts;
+%ignore egpu_trace_write_pprof;
+%apply (char **TEXT, size_t *LEN) { (char **text, size_t *len) };
+%raise_if_null(metrics_new, 0)
 
 /* The enum's name would hide the function egpu_map_type(). */
 %rename(egpu_map_type_enum, %$isenum) egpu_map_type;
@@ -859,5 +875,44 @@ PyObject *trace_kernels(egpu_trace *t)
 			PyList_SET_ITEM(list, (Py_ssize_t)i, d);
 	}
 	return list;
+}
+%}
+
+%inline %{
+/* egpu_metrics_new without objects: maps come one by one. */
+egpu_metrics *metrics_new(egpu_ctx *ctx, uint32_t top_n, const char *labels)
+{
+	EGPU_OPTS(egpu_metrics_opts, o, .top_n = top_n, .labels = labels);
+
+	return egpu_metrics_new(ctx, &o);
+}
+
+/* egpu_metrics_add_map with the description's fields as arguments. */
+int metrics_add_map(egpu_metrics *m, egpu_map *map, int kind, int key,
+		    const char *name, const char *help, uint32_t top_n)
+{
+	EGPU_OPTS(egpu_metric_desc, d, .name = name, .help = help,
+		  .kind = (enum egpu_metric_kind)kind,
+		  .key = (enum egpu_metric_key)key, .top_n = top_n);
+
+	return egpu_metrics_add_map(m, map, &d);
+}
+
+/* Name one kernel id for kernel="..." labels. */
+int metrics_name_kernel(egpu_metrics *m, uint32_t id, const char *name)
+{
+	struct egpu_kernel_report k = { .name = name, .demangled = name,
+					.kernel_id = id };
+	EGPU_OPTS(egpu_report, r, .kernel_cnt = 1, .kernels = &k);
+
+	return egpu_metrics_add_kernels(m, &r);
+}
+
+/* egpu_trace_write_pprof with its option as an argument. */
+int trace_write_pprof(const egpu_trace *t, const char *path, int no_copies)
+{
+	EGPU_OPTS(egpu_pprof_opts, o, .no_copies = no_copies != 0);
+
+	return egpu_trace_write_pprof(t, path, &o);
 }
 %}

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * egpu trace [-o DIR] [--] CMD ARGS...: run CMD with libegpu_inject.so as
- * its CUDA injection library (CUDA_INJECTION64_PATH, no root needed). The
- * library writes the trace into DIR and prints the summary when CMD exits;
- * this command returns CMD's exit status.
+ * egpu trace [-o DIR] [--pprof FILE] [--] CMD ARGS...: run CMD with
+ * libegpu_inject.so as its CUDA injection library (CUDA_INJECTION64_PATH,
+ * no root needed). The library writes the trace into DIR (and with
+ * --pprof a gzip'd pprof profile into FILE) and prints the summary when
+ * CMD exits; this command returns CMD's exit status.
  */
 #include <errno.h>
 #include <glob.h>
@@ -21,7 +22,7 @@
 #include "cli.h"
 
 #define INJECT_NAME "libegpu_inject.so"
-#define USAGE "usage: egpu trace [-o DIR] [--] CMD [ARGS...]"
+#define USAGE "usage: egpu trace [-o DIR] [--pprof FILE] [--] CMD [ARGS...]"
 
 /*
  * The injection library: $EGPU_INJECT_LIB, else next to this program
@@ -82,7 +83,8 @@ static int out_dir(const char *dir, char *abs)
 	return 0;
 }
 
-static void exec_traced(char **cmd, const char *inject, const char *dir)
+static void exec_traced(char **cmd, const char *inject, const char *dir,
+			const char *pprof)
 {
 	const char *other = getenv("CUDA_INJECTION64_PATH");
 	char pid[32];
@@ -93,7 +95,8 @@ static void exec_traced(char **cmd, const char *inject, const char *dir)
 			other);
 	if (setenv("CUDA_INJECTION64_PATH", inject, 1) ||
 	    setenv("EGPU_TRACE_DIR", dir, 1) ||
-	    setenv("EGPU_TRACE_PID", pid, 1)) {
+	    setenv("EGPU_TRACE_PID", pid, 1) ||
+	    (pprof && setenv("EGPU_TRACE_PPROF", pprof, 1))) {
 		fprintf(stderr, "egpu trace: setenv: %s\n", strerror(errno));
 		_exit(127);
 	}
@@ -103,7 +106,8 @@ static void exec_traced(char **cmd, const char *inject, const char *dir)
 }
 
 /* Run @cmd and return its exit status (128 + signal when killed). */
-static int run_traced(char **cmd, const char *inject, const char *dir)
+static int run_traced(char **cmd, const char *inject, const char *dir,
+		      const char *pprof)
 {
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
 	int status;
@@ -116,7 +120,7 @@ static int run_traced(char **cmd, const char *inject, const char *dir)
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
-		exec_traced(cmd, inject, dir);
+		exec_traced(cmd, inject, dir, pprof);
 	}
 	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
@@ -151,8 +155,8 @@ static bool trace_written(const char *dir, time_t since)
 
 int cmd_trace(int argc, char **argv)
 {
-	char inject[PATH_MAX], dir[PATH_MAX];
-	const char *out = "egpu-trace";
+	char inject[PATH_MAX], dir[PATH_MAX], pprof_abs[PATH_MAX];
+	const char *out = "egpu-trace", *pprof = NULL;
 	time_t start;
 	int i, rc;
 
@@ -165,6 +169,13 @@ int cmd_trace(int argc, char **argv)
 			puts(USAGE);
 			return 0;
 		}
+		if (!strcmp(argv[i], "--pprof")) {
+			if (++i == argc || !*argv[i])
+				return cli_usage("trace: --pprof needs a file\n"
+						 USAGE);
+			pprof = argv[i];
+			continue;
+		}
 		if (strcmp(argv[i], "-o"))
 			return cli_usage("trace: unknown option '%s'\n" USAGE,
 					 argv[i]);
@@ -176,10 +187,16 @@ int cmd_trace(int argc, char **argv)
 		return cli_usage("trace: no command to run\n" USAGE);
 	if (find_inject(inject, sizeof(inject)) || out_dir(out, dir))
 		return 1;
+	/* the command may change folders: give it an absolute path */
+	if (pprof && pprof[0] != '/' && getcwd(pprof_abs, sizeof(pprof_abs)) &&
+	    strlen(pprof_abs) + strlen(pprof) + 2 <= sizeof(pprof_abs)) {
+		strcat(strcat(pprof_abs, "/"), pprof);
+		pprof = pprof_abs;
+	}
 	fprintf(stderr, "egpu trace: running %s with CUDA tracing, files "
 		"in %s\n", argv[i], dir);
 	start = time(NULL);
-	rc = run_traced(argv + i, inject, dir);
+	rc = run_traced(argv + i, inject, dir, pprof);
 	if (rc != 127 && !trace_written(dir, start))
 		fprintf(stderr, "egpu trace: no trace written: %s made no "
 			"CUDA call, or exited without running exit handlers\n",

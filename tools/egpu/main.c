@@ -15,7 +15,7 @@ static const struct {
 	{ "jit", cmd_jit, "jit [--sm SM] [--stats] [--repeat N] [--kernel] [--ctx-len N] (FILE.o [--prog NAME] | --raw)" },
 	{ "verify", cmd_verify, "verify [-v|-vv] [--stats] [--ctx-len N] [--prog NAME] FILE.o   verifier verdicts" },
 	{ "inspect", cmd_inspect, "inspect FILE.o                 list programs and maps" },
-	{ "trace", cmd_trace, "trace [-o DIR] [--] CMD [ARGS...]   run CMD, write its CUDA trace (CPU stacks -> GPU kernels) into DIR" },
+	{ "trace", cmd_trace, "trace [-o DIR] [--pprof FILE] [--] CMD [ARGS...]   run CMD, write its CUDA trace (CPU stacks -> GPU kernels) into DIR" },
 	{ "instrument", cmd_instrument, "instrument [--sm SM] FILE.o IN.ptx [-o OUT.ptx]   splice probes (maps at placeholders)" },
 };
 
