@@ -176,9 +176,9 @@ START_TEST(wrong_calls_refused)
 		       "the stack or a map value for sum (argument 1 is const "
 		       "u8[16]), got");
 	expect_refused(obj, "short_buf", "out-of-bounds access to stack");
-	expect_refused(obj, "uninit_buf", "r1");
+	expect_refused(obj, "uninit_buf", "reading uninitialised stack bytes");
 	expect_refused(obj, "void_result", "r0 is not initialised");
-	expect_refused(obj, "write_read_only", "r1");
+	expect_refused(obj, "write_read_only", "write into read-only map");
 	expect_refused(obj, "unregistered", "user helper number the context "
 		       "has not registered");
 	egpu_ctx_free(ctx);
