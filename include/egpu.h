@@ -587,7 +587,7 @@ EGPU_API int egpu_helper_register(egpu_ctx *ctx, uint32_t id, const char *name,
 				  void *fn, const char *signature,
 				  const struct egpu_helper_opts *opts);
 
-/** Who makes the calls GPU threads queued (egpu_helper_dispatch()). */
+/** Who makes the calls GPU threads queued (egpu_helper_set_dispatch()). */
 enum egpu_helper_dispatch {
 	/** A thread of the context, started with the call ring (default). */
 	EGPU_DISPATCH_THREAD = 0,
@@ -596,7 +596,7 @@ enum egpu_helper_dispatch {
 };
 
 /** Choose who makes the GPU's calls; switching to POLL stops the thread. */
-EGPU_API int egpu_helper_dispatch(egpu_ctx *ctx,
+EGPU_API int egpu_helper_set_dispatch(egpu_ctx *ctx,
 				  enum egpu_helper_dispatch how);
 /**
  * Make the calls GPU threads queued, waiting up to @p timeout_ms (as

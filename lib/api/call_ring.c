@@ -213,15 +213,15 @@ void call_ctx_free(struct egpu_ctx *ctx)
 
 /* ---- API ---- */
 
-int egpu_helper_dispatch(egpu_ctx *ctx, enum egpu_helper_dispatch how)
+int egpu_helper_set_dispatch(egpu_ctx *ctx, enum egpu_helper_dispatch how)
 {
 	struct call_state *cs;
 	int err;
 
 	if (!ctx)
-		return err_set(EGPU_EINVAL, "egpu_helper_dispatch: NULL context");
+		return err_set(EGPU_EINVAL, "egpu_helper_set_dispatch: NULL context");
 	if (how != EGPU_DISPATCH_THREAD && how != EGPU_DISPATCH_POLL)
-		return err_set(EGPU_EINVAL, "egpu_helper_dispatch: unknown "
+		return err_set(EGPU_EINVAL, "egpu_helper_set_dispatch: unknown "
 			       "mode %d", (int)how);
 	cs = call_state(ctx);
 	if (!cs)

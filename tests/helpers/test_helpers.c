@@ -239,7 +239,7 @@ START_TEST(bad_registrations_refused)
 	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "both"));
 	ck_assert_int_eq(egpu_helper_register(NULL, 0x10010, "x", fn, "u64 ()",
 					      NULL), EGPU_EINVAL);
-	ck_assert_int_eq(egpu_helper_dispatch(ctx, 7), EGPU_EINVAL);
+	ck_assert_int_eq(egpu_helper_set_dispatch(ctx, 7), EGPU_EINVAL);
 	/* Nothing queued without a GPU. */
 	ck_assert_int_eq(egpu_helper_poll(ctx, 10), 0);
 	ck_assert_uint_eq(egpu_helper_drops(ctx), 0);

@@ -141,7 +141,7 @@ START_TEST(full_ring_drops_and_counts)
 	int n;
 
 	seen = calloc(THREADS, 1);
-	ck_assert_int_eq(egpu_helper_dispatch(ctx, EGPU_DISPATCH_POLL), 0);
+	ck_assert_int_eq(egpu_helper_set_dispatch(ctx, EGPU_DISPATCH_POLL), 0);
 	CK_CU(cu()->cuMemAlloc(&out, THREADS * sizeof(float)));
 	launch(mod, "flood", GRID, args);
 	while ((n = egpu_helper_poll(ctx, 0)) > 0)
