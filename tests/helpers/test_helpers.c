@@ -14,6 +14,8 @@
 #include "test_util.h"
 
 #define OBJ EGPU_TEST_BUILD "/helpers.bpf.o"
+#define GPU_OBJ EGPU_TEST_BUILD "/gpu_helpers.bpf.o"
+#define GPU_PTX EGPU_TEST_BUILD "/kernels.ptx"
 
 static uint64_t noted;
 
@@ -279,6 +281,36 @@ START_TEST(gpu_lowering_is_one_ring_call)
 }
 END_TEST
 
+/* The GPU test's probes spliced into its kernels, the call ring linked. */
+START_TEST(instrumented_module_assembles)
+{
+	EGPU_OPTS(egpu_ctx_opts, co, .offline = true);
+	egpu_ctx *ctx = egpu_ctx_new(&co);
+	char *ptx, *out = NULL, log[4096] = "";
+	size_t len, out_len;
+	egpu_obj *obj;
+
+	for (uint32_t id = 0x10000; id <= 0x10003; id++)
+		ck_assert_int_eq(egpu_helper_register(ctx, id, id == 0x10001 ?
+			"buf" : "scalar", (void *)sum, id == 0x10001 ?
+			"u64 (const u8[16])" : id == 0x10000 ? "u64 (u64, u64)" :
+			"u64 (u64)", NULL), 0);
+	obj = egpu_load(ctx, GPU_OBJ, NULL);
+	ck_assert_msg(obj, "%s", egpu_errmsg());
+	ck_assert_int_eq(egpu_attach_all(obj), 3);
+	ptx = tu_read_file(GPU_PTX, &len);
+	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, NULL),
+		      "%s", egpu_errmsg());
+	ck_assert_ptr_nonnull(strstr(out, "egpu_dev_call_ring"));
+	if (tu_have_ptxas())
+		ck_assert_msg(tu_ptxas(out, out_len, "sm_90", false, log,
+				       sizeof(log)), "ptxas: %s", log);
+	free(out);
+	free(ptx);
+	egpu_ctx_free(ctx);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("helpers");
@@ -291,6 +323,7 @@ int main(void)
 	tcase_add_test(tc, registered_after_load_not_seen);
 	tcase_add_test(tc, bad_registrations_refused);
 	tcase_add_test(tc, gpu_lowering_is_one_ring_call);
+	tcase_add_test(tc, instrumented_module_assembles);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }

@@ -222,5 +222,5 @@ int main(void)
 	tcase_add_test(tc, full_ring_drops_and_counts);
 	tcase_add_test(tc, kernel_time_with_calls_from_every_warp);
 	suite_add_tcase(s, tc);
-	return tu_run_suite(s, true);
+	return tu_run_suite(s, false); /* CUDA does not survive fork */
 }
