@@ -523,6 +523,93 @@ EGPU_API int egpu_print_poll(egpu_ctx *ctx, int timeout_ms);
 EGPU_API uint64_t egpu_print_drops(const egpu_ctx *ctx);
 
 /* ======================================================================
+ * User helpers: an application's own functions called from probes
+ * (docs/helpers.md)
+ *
+ * egpu_helper_register() gives a host function a helper number from the
+ * user range below; programs call it like any helper:
+ *     static long (*on_nan)(__u64 kernel, __u64 index) = (void *)0x10000;
+ * The signature string describes its arguments so the verifier can check
+ * every call: "RET (ARG, ...)" with RET "u64" or "void" and up to five
+ * ARGs, each "u64" (a scalar), "u8[N]" (a pointer to N bytes of the
+ * probe's stack or of a map value that the function may write) or
+ * "const u8[N]" (N bytes it only reads), 1 <= N <= EGPU_HELPER_BUF_MAX;
+ * e.g. "void (u64, u64)" or "u64 (const u8[16], u64)". Objects are
+ * verified against the helpers their context had when they were loaded.
+ *
+ * On the CPU back end a call is an ordinary synchronous call. From the
+ * GPU it is asynchronous and never waits: the probe writes the helper's
+ * number, its scalar arguments and copies of its buffer arguments as one
+ * record into the context's call ring, and the call returns 0 (queued) or
+ * a negative errno (-EAGAIN: ring full, the call is dropped and counted).
+ * The host later calls the function (through libffi) with those values,
+ * buffers pointing to the copies (writes to them reach no probe), in the
+ * order each GPU thread made its calls: on a dispatcher thread of the
+ * context (the default) or in egpu_helper_poll().
+ * ====================================================================== */
+
+/** The helper numbers left to applications: clear of Linux's (below
+ *  1000 for years to come), bpftime's (500s, map types in 1500s) and
+ *  libegpu's (501-1023). */
+#define EGPU_HELPER_USER_MIN 0x10000
+#define EGPU_HELPER_USER_MAX 0x1ffff
+/** Largest buffer argument, in bytes (the GPU copies it into the ring). */
+#define EGPU_HELPER_BUF_MAX 256
+
+/**
+ * A generic helper body, for callers that cannot make a C function of
+ * each signature (language bindings): @p args holds the @p nargs
+ * arguments as 64-bit values, buffers as their addresses. Returns the
+ * helper's result (ignored for "void" helpers).
+ */
+typedef uint64_t (*egpu_helper_generic_fn)(void *user, uint32_t id,
+					   const uint64_t *args,
+					   uint32_t nargs);
+
+/** Options of egpu_helper_register(). */
+struct egpu_helper_opts {
+	size_t sz; /**< sizeof(struct egpu_helper_opts) */
+	/** With a NULL fn: the helper is a C function of the signature built
+	 *  by libffi (a closure) that calls generic(user, id, args, nargs). */
+	egpu_helper_generic_fn generic;
+	void *user; /**< first argument of generic */
+};
+#define egpu_helper_opts__last_field user
+
+/**
+ * Make @p fn, of @p signature, helper number @p id (in
+ * [EGPU_HELPER_USER_MIN, EGPU_HELPER_USER_MAX], not yet registered in @p
+ * ctx) of @p ctx, called @p name in listings and messages. Objects loaded
+ * from then on may call it. EGPU_EINVAL with a message naming what is
+ * wrong; a registration lasts as long as the context.
+ */
+EGPU_API int egpu_helper_register(egpu_ctx *ctx, uint32_t id, const char *name,
+				  void *fn, const char *signature,
+				  const struct egpu_helper_opts *opts);
+
+/** Who makes the calls GPU threads queued (egpu_helper_set_dispatch()). */
+enum egpu_helper_dispatch {
+	/** A thread of the context, started with the call ring (default). */
+	EGPU_DISPATCH_THREAD = 0,
+	/** The application, in egpu_helper_poll(). */
+	EGPU_DISPATCH_POLL = 1,
+};
+
+/** Choose who makes the GPU's calls; switching to POLL stops the thread. */
+EGPU_API int egpu_helper_set_dispatch(egpu_ctx *ctx,
+				  enum egpu_helper_dispatch how);
+/**
+ * Make the calls GPU threads queued, waiting up to @p timeout_ms (as
+ * egpu_print_poll()) when there are none. Also works beside the
+ * dispatcher thread: after synchronizing with a kernel, it makes every
+ * call that kernel queued before returning. Returns the calls made, or a
+ * negative EGPU_E* code (EGPU_EFORMAT: a record naming an unknown helper).
+ */
+EGPU_API int egpu_helper_poll(egpu_ctx *ctx, int timeout_ms);
+/** GPU calls dropped because the call ring was full. */
+EGPU_API uint64_t egpu_helper_drops(const egpu_ctx *ctx);
+
+/* ======================================================================
  * Clocks: GPU timer readings on the host's clock (docs/clock.md)
  *
  * Probes read the GPU's %globaltimer (bpf_get_globaltimer,

@@ -80,7 +80,7 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
 	for (struct egpu_link *l = ctx->links; l; l = l->next)
 		n++;
 	ps->reqs = calloc(n + 1, sizeof(*ps->reqs));
-	ps->mods = calloc(n + 2, sizeof(*ps->mods));
+	ps->mods = calloc(n + RUNTIME_MODULES_MAX, sizeof(*ps->mods));
 	ps->names = calloc(n + 1, sizeof(*ps->names));
 	if (!ps->reqs || !ps->mods || !ps->names)
 		return err_set(EGPU_ENOMEM, "instrumenting: out of memory");
@@ -102,22 +102,26 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
 }
 
 int runtime_modules(struct egpu_ctx *ctx, const struct ptx_text *code,
-		    size_t n, struct ptx_text out[2], size_t *nout)
+		    size_t n, struct ptx_text out[RUNTIME_MODULES_MAX],
+		    size_t *nout)
 {
-	bool runtime = false, prints = false;
+	bool runtime = false, prints = false, calls = false;
+	int err;
 
 	*nout = 0;
 	for (size_t i = 0; i < n; i++) {
 		runtime |= strstr(code[i].text, "egpu_dev_") != NULL;
 		prints |= ptx_calls_print(code[i].text);
+		calls |= ptx_calls_user_helper(code[i].text);
 	}
 	if (!runtime)
 		return 0;
 	out[0] = (struct ptx_text){ .name = "device runtime",
 				    .text = device_runtime_ptx,
 				    .len = device_runtime_ptx_len };
-	*nout = 2;
-	return print_ring_module(ctx, prints, &out[1]);
+	*nout = RUNTIME_MODULES_MAX;
+	err = print_ring_module(ctx, prints, &out[1]);
+	return err ? err : call_ring_module(ctx, calls, &out[2]);
 }
 
 static bool mem_linked(const struct egpu_ctx *ctx)

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "core/core.h"
+#include "core/helpers.h"
 #include "jit/jit.h"
 #include "maps/dev_map.h"
 #include "maps/host_map.h"
@@ -28,6 +29,9 @@ struct egpu_ctx {
 	struct egpu_mem_site *last_mem_sites;
 	struct print_state *print; /* GPU printing (print.c), made on first use */
 	struct clock_state *clock; /* host↔GPU clock calibration (clock.c) */
+	/* User helpers, newest first (helper.c); the list only grows. */
+	const struct user_helper *helpers;
+	struct call_state *calls;  /* their GPU calls (call_ring.c), lazily */
 };
 
 struct egpu_link {
@@ -65,10 +69,14 @@ struct egpu_obj {
 	struct egpu_obj *next, *prev;
 	char *name;
 	int abi;
+	const struct user_helper *users; /* the context's helpers at load */
 	struct bpf_object_spec spec;
 	struct egpu_prog *progs;
 	struct egpu_map *maps;
 };
+
+/* Modules runtime_modules() may add: runtime, print ring, call ring. */
+#define RUNTIME_MODULES_MAX 3
 
 struct jit_map jit_map_make(const struct bpf_map_spec *spec, uint64_t addr,
 			    uint64_t value_addr);
@@ -97,11 +105,12 @@ int prog_gpu_ptx(struct egpu_prog *prog, const char *func, const char *sm,
 		 bool kernel, char **ptx, size_t *len);
 /*
  * The modules the @n translated @code modules need linked in, into @out:
- * none, or the device runtime and the definition of its print ring
- * (print.c). *nout says how many.
+ * none, or the device runtime and the definitions of its print ring
+ * (print.c) and call ring (call_ring.c). *nout says how many.
  */
 int runtime_modules(struct egpu_ctx *ctx, const struct ptx_text *code,
-		    size_t n, struct ptx_text out[2], size_t *nout);
+		    size_t n, struct ptx_text out[RUNTIME_MODULES_MAX],
+		    size_t *nout);
 /*
  * A loadable module running @prog once: its PTX with the one-thread
  * `FUNC_kernel` wrapper and, where it calls it, the device runtime.
@@ -127,6 +136,24 @@ void clock_ctx_free(struct egpu_ctx *ctx);
  * ring when @prints (a probe calls a print helper; the ring is made then),
  * else 0. The text lives in @ctx until the next call.
  */
+/*
+ * A context's own ring (ctx_ring.c): a host ring mapped into the GPU and
+ * its device struct. ctx_ring_make() makes it in @ctx's CUDA context;
+ * ctx_ring_module() gives the module defining device variable @var as its
+ * address (0 before it is made), text kept in @cr until the next call.
+ */
+struct ctx_ring {
+	struct event_ring *ring; /* published with release, read with acquire */
+	uint64_t dev;            /* CUdeviceptr of its struct dev_ring */
+	void *cu_ctx;
+	char module[256];
+};
+int ctx_ring_make(struct egpu_ctx *ctx, struct ctx_ring *cr, const char *name,
+		  uint64_t bytes);
+struct ptx_text ctx_ring_module(struct ctx_ring *cr, const char *var,
+				const char *what);
+void ctx_ring_free(struct ctx_ring *cr);
+
 bool ptx_calls_print(const char *ptx);
 int print_ring_module(struct egpu_ctx *ctx, bool prints, struct ptx_text *out);
 /*
@@ -147,6 +174,23 @@ int print_format(const void *data, size_t size, print_lookup_fn lookup,
 int print_drain(struct egpu_ctx *ctx);
 /* Deliver what is left, then free the print ring (egpu_ctx_free). */
 void print_ctx_free(struct egpu_ctx *ctx);
+/*
+ * User helpers (helper.c, helper_sig.c, call_ring.c). helper_sig_parse()
+ * fills @u's return, argument kinds and sizes from an
+ * egpu_helper_register() signature; helper_call() calls @u through libffi
+ * with @args (buffers as addresses). The call ring works like the print
+ * ring: every module linked with the runtime also links the module
+ * call_ring_module() gives, defining egpu_dev_call_ring (made when
+ * @calls: a probe calls a user helper; a dispatcher thread starts then).
+ */
+int helper_sig_parse(const char *sig, struct user_helper *u);
+uint64_t helper_call(const struct user_helper *u, const uint64_t *args);
+bool ptx_calls_user_helper(const char *ptx);
+int call_ring_module(struct egpu_ctx *ctx, bool calls, struct ptx_text *out);
+/* Make the calls left, stop the dispatcher, free ring and helpers. */
+void helpers_ctx_free(struct egpu_ctx *ctx);
+void call_ctx_free(struct egpu_ctx *ctx);
+
 /*
  * Sleep-poll until @ready(@arg) (true) or @timeout_ms passed (false; < 0:
  * no limit), looking at first every 10 us, then less often, at least every

@@ -89,6 +89,7 @@ static egpu_obj *obj_new(egpu_ctx *ctx, struct bpf_object_spec *spec,
 	}
 	obj->ctx = ctx;
 	obj->abi = abi;
+	obj->users = __atomic_load_n(&ctx->helpers, __ATOMIC_ACQUIRE);
 	obj->spec = *spec;
 	err = obj_init_progs(obj);
 	if (!err)

@@ -31,6 +31,7 @@ int prog_verify(struct egpu_prog *prog, enum egpu_attach_point at,
 	struct strbuf log;
 	struct verifier_opts o = {
 		.abi = prog->obj->abi,
+		.users = prog->obj->users,
 		.attach = at,
 		.ctx_size = ctx_size,
 		.ctx_writable = true,
@@ -78,7 +79,8 @@ int egpu_prog_verify(egpu_prog *prog, struct egpu_verify_opts *opts)
 	if (len > UINT32_MAX)
 		return err_set(EGPU_E2BIG, "egpu_prog_verify: ctx_len above 4 GiB");
 	sb_init(&log);
-	o = (struct verifier_opts){ .abi = prog->obj->abi, .attach = at,
+	o = (struct verifier_opts){ .abi = prog->obj->abi,
+				    .users = prog->obj->users, .attach = at,
 				    .ctx_size = (uint32_t)len, .ctx_writable = true,
 				    .verbose = OPTS_GET(opts, verbose, 0), .log = &log };
 	err = verifier_run(prog->spec, prog->obj->spec.maps,

@@ -53,3 +53,27 @@ const struct helper_info *helper_find(int32_t id, int abi)
 			return &t[i];
 	return NULL;
 }
+
+const struct user_helper *user_helper_find(const struct user_helper *users,
+					   int32_t id)
+{
+	for (; users; users = users->next)
+		if (users->info.id == id)
+			return users;
+	return NULL;
+}
+
+const struct helper_info *helper_lookup(int32_t id, int abi,
+					const struct user_helper *users)
+{
+	const struct user_helper *u = NULL;
+
+	if (abi == EGPU_HELPERS_GPU)
+		u = user_helper_find(users, id);
+	return u ? &u->info : helper_find(id, abi);
+}
+
+bool helper_id_is_user(int64_t id)
+{
+	return id >= EGPU_HELPER_USER_MIN && id <= EGPU_HELPER_USER_MAX;
+}

@@ -121,6 +121,9 @@ int lift_helper(struct lift *l, const struct helper_info *h, LLVMValueRef *r0)
 		lift_unwind(l, args, r0);
 		return 0;
 	}
+	if (helper_id_is_user(h->id))
+		return l->be->user_helper(l, user_helper_find(l->in->users, h->id),
+					  args, r0);
 	if (h->id == HELPER_MAP_LOOKUP)
 		return lift_map_lookup(l, h, args, r0);
 	return l->be->helper(l, h, args, r0);

@@ -151,6 +151,34 @@ static int check_shared_u64_arg(struct verifier *v, int regno,
 	return check_mem_arg(v, regno, &eight, ACCESS_WRITE, true);
 }
 
+/*
+ * A user helper's buffer: @size bytes of the stack or of a map value,
+ * initialised (on the GPU the call gets a copy of them); writable too
+ * unless const. Named after the registered signature in messages.
+ */
+static int check_user_buf_arg(struct verifier *v, const struct helper_proto *p,
+			      int regno, const struct call_meta *m)
+{
+	const struct reg *r = &cur_regs(v)[regno];
+	const struct user_helper *u = user_helper_find(v->opts.users, p->id);
+	uint32_t bytes = u->size[regno - 1];
+	bool is_const = p->args[regno - 1] == ARG_USER_CONST_BUF;
+	struct scalar size;
+	int err;
+
+	sc_const(&size, bytes);
+	if (r->type != REG_PTR_STACK && r->type != REG_PTR_MAP_VALUE)
+		return vfail(v, "r%d must point to %" PRIu32 " bytes of the "
+			     "stack or a map value for %s (argument %d is "
+			     "%su8[%" PRIu32 "]), got %s", regno, bytes,
+			     m->name, regno, is_const ? "const " : "", bytes,
+			     reg_type_name(r));
+	err = check_mem_arg(v, regno, &size, ACCESS_READ, false);
+	if (!err && !is_const)
+		err = check_mem_arg(v, regno, &size, ACCESS_WRITE, false);
+	return err;
+}
+
 static int check_arg(struct verifier *v, const struct helper_proto *p,
 		     int regno, struct call_meta *m)
 {
@@ -196,6 +224,9 @@ static int check_arg(struct verifier *v, const struct helper_proto *p,
 		return check_ctx_arg(v, regno);
 	case ARG_SHARED_U64:
 		return check_shared_u64_arg(v, regno, m);
+	case ARG_USER_BUF:
+	case ARG_USER_CONST_BUF:
+		return check_user_buf_arg(v, p, regno, m);
 	default:
 		return check_str_arg(v, regno);
 	}
@@ -260,12 +291,20 @@ static int set_result(struct verifier *v, const struct helper_proto *p,
 
 int check_helper_call(struct verifier *v, int32_t id)
 {
-	const struct helper_proto *p = proto_find(id, v->opts.abi);
-	const struct helper_info *h = helper_find(id, v->opts.abi);
+	struct helper_proto scratch;
+	const struct helper_proto *p = proto_lookup(id, v->opts.abi,
+						    v->opts.users, &scratch);
+	const struct helper_info *h = helper_lookup(id, v->opts.abi,
+						    v->opts.users);
 	struct call_meta m = { h ? h->name : "?", -1, 0, 0 };
 	struct reg arg1 = cur_regs(v)[1];
 	int err;
 
+	if (!p && v->opts.abi == EGPU_HELPERS_GPU && helper_id_is_user(id))
+		return vfail(v, "helper %" PRId32 " (0x%" PRIx32 ") is a user "
+			     "helper number the context has not registered "
+			     "(egpu_helper_register before loading)", id,
+			     (uint32_t)id);
 	if (!p)
 		return vfail(v, "unknown helper %" PRId32, id);
 	if (!(p->attach & ATTACH_BIT(v->opts.attach)))

@@ -18,7 +18,7 @@ static const char *origin_name(const struct verifier *v, int32_t insn)
 
 	if (insn < 0 || (size_t)insn >= v->cnt)
 		return "a helper";
-	h = helper_find(v->insns[insn].imm, v->opts.abi);
+	h = helper_lookup(v->insns[insn].imm, v->opts.abi, v->opts.users);
 	return h ? h->name : "a helper";
 }
 

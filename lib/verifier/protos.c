@@ -85,6 +85,31 @@ const struct helper_proto *proto_find(int32_t id, int abi)
 	return NULL;
 }
 
+/* User helpers run anywhere: they cannot change what the kernel does. */
+const struct helper_proto *proto_lookup(int32_t id, int abi,
+					const struct user_helper *users,
+					struct helper_proto *scratch)
+{
+	static const uint8_t arg_of_kind[] = {
+		[USER_ARG_SCALAR] = ARG_SCALAR,
+		[USER_ARG_BUF] = ARG_USER_BUF,
+		[USER_ARG_CONST_BUF] = ARG_USER_CONST_BUF,
+	};
+	const struct user_helper *u = NULL;
+
+	if (abi == EGPU_HELPERS_GPU)
+		u = user_helper_find(users, id);
+	if (!u)
+		return proto_find(id, abi);
+	*scratch = (struct helper_proto){
+		.id = id, .ret = u->ret_void ? RET_VOID : RET_SCALAR,
+		.attach = ATTACH_ALL,
+	};
+	for (unsigned i = 0; i < u->info.nargs; i++)
+		scratch->args[i] = arg_of_kind[u->kind[i]];
+	return scratch;
+}
+
 bool map_is_array(uint32_t type)
 {
 	return type == EGPU_MAP_ARRAY || type == EGPU_MAP_GPU_ARRAY;

@@ -25,6 +25,9 @@ enum arg_type {
 	ARG_CTX,           /* the context pointer, unmoved */
 	ARG_CONST_STR,     /* a NUL-terminated string in read-only data */
 	ARG_SHARED_U64,    /* 8 writable, 8-aligned bytes of a map value */
+	ARG_USER_BUF,      /* user helper: its size[i] initialised, writable
+			      bytes of the stack or a map value */
+	ARG_USER_CONST_BUF, /* the same, only read */
 };
 
 enum ret_type {
@@ -55,6 +58,14 @@ struct helper_proto {
 };
 
 const struct helper_proto *proto_find(int32_t id, int abi);
+struct user_helper;
+/*
+ * proto_find(), extended by the user helpers @users (lib/core/helpers.h)
+ * under the GPU helper set; their prototype is built in @scratch.
+ */
+const struct helper_proto *proto_lookup(int32_t id, int abi,
+					const struct user_helper *users,
+					struct helper_proto *scratch);
 /* Whether a map of type @type belongs to @group. */
 bool map_in_group(uint32_t type, uint8_t group);
 /* Array-like maps whose values lddw may address directly. */
