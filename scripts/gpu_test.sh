@@ -10,8 +10,10 @@ pack=$(realpath "${1:?usage: gpu_test.sh PACK [ctest args]}")
 shift
 root=$(cat "$pack/ROOT")
 build=$(cat "$pack/BUILD")
-mkdir -p "$(dirname "$root")" "$(dirname "$build")" ../shared
+# The root first: the build folder may lie inside it.
+mkdir -p "$(dirname "$root")" ../shared
 [ -e "$root" ] || ln -sfn "$pack/src" "$root"
+mkdir -p "$(dirname "$build")"
 [ -e "$build" ] || ln -sfn "$pack/build" "$build"
 [ -e "$(dirname "$root")/shared" ] ||
 	ln -sfn "$(realpath ../shared)" "$(dirname "$root")/shared"
