@@ -5,7 +5,8 @@
  * (exit) and kprobe/__memcapture (every memory access of every kernel).
  * K is a kernel name or glob and may not be empty ("*" means all);
  * bpftime's "cuda_" before a mangled name (kprobe/cuda__Z9vectorAddPKfS0_Pf,
- * its spelling for probes loaded next to kernel eBPF) is dropped. Any
+ * its spelling for probes loaded next to kernel eBPF) is dropped, and
+ * kprobe/__directly_run marks bpftime's programs that run directly. Any
  * other section ("socket", "xdp", ".text") loads a program that is not
  * attachable but can be run directly.
  */
@@ -47,6 +48,8 @@ int object_attach_from_section(const char *section, char **kernel)
 	*kernel = NULL;
 	if (!strcmp(section, "kprobe/__memcapture"))
 		return attach_to("*", EGPU_ATTACH_MEM, kernel);
+	if (!strcmp(section, "kprobe/__directly_run"))
+		return attach_to("", EGPU_ATTACH_NONE, kernel);
 	for (size_t i = 0; i < ARRAY_SIZE(rules); i++) {
 		size_t n = strlen(rules[i].prefix);
 

@@ -11,6 +11,7 @@
  * docs/ptx.md ("Ending threads at entry") says what remains the probe's
  * business: warp-synchronous instructions whose mask names exited lanes.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ptx/instr.h"
@@ -77,19 +78,59 @@ static int refuse(const struct ptx_module *m, const struct ptx_item *kernel,
 		       tok_text(m, holder->name));
 }
 
+/* The function item named by token @t, or -1. */
+static int32_t func_named(const struct ptx_module *m, uint32_t t)
+{
+	for (uint32_t i = 0; i < m->nitems; i++)
+		if (m->items[i].kind == IT_FUNC && !m->items[i].func->entry &&
+		    tok_same(m, m->items[i].name, t))
+			return (int32_t)i;
+	return -1;
+}
+
+/*
+ * Mark in @reach the functions item @i calls, transitively. An indirect
+ * call (through a register) may reach any function: all are marked.
+ */
+static void mark_callees(const struct ptx_module *m, uint32_t i, bool *reach)
+{
+	const struct ptx_func *f = m->items[i].func;
+
+	reach[i] = true;
+	for (uint32_t s = 0; f->defined && s < f->nstmts; s++) {
+		const struct ptx_stmt *st = &f->stmts[s];
+		int32_t callee = -1;
+
+		if (st->kind != ST_INSN || !tok_is(m, st->op, "call"))
+			continue;
+		for (uint32_t t = st->op + 1; t < st->last && callee < 0; t++)
+			if (m->toks[t].kind == TOK_IDENT && *tok_text(m, t) != '%')
+				callee = func_named(m, t);
+		for (uint32_t k = 0; k < m->nitems; k++)
+			if ((callee < 0 ? m->items[k].kind == IT_FUNC &&
+				  !m->items[k].func->entry : k == (uint32_t)callee) &&
+			    !reach[k])
+				mark_callees(m, k, reach);
+	}
+}
+
 int check_early_exit(const struct ptx_module *m, uint32_t kernel_item,
 		     const char *probe)
 {
-	/* The kernel, and every .func it might call. */
-	for (uint32_t i = 0; i < m->nitems; i++) {
-		const struct ptx_item *it = &m->items[i];
-		const struct ptx_stmt *st;
+	bool *reach = calloc(m->nitems + 1, sizeof(*reach));
+	int err = 0;
 
-		if (it->kind != IT_FUNC || (it->func->entry && i != kernel_item))
-			continue;
-		st = find_counted(it->func, m);
+	if (!reach)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	mark_callees(m, kernel_item, reach);
+	for (uint32_t i = 0; i < m->nitems && !err; i++) {
+		const struct ptx_stmt *st =
+			reach[i] ? find_counted(m->items[i].func, m) : NULL;
+
 		if (st)
-			return refuse(m, &m->items[kernel_item], it, st, probe);
+			err = refuse(m, &m->items[kernel_item], &m->items[i], st,
+				     probe);
 	}
-	return 0;
+	free(reach);
+	return err;
 }

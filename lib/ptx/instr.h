@@ -72,7 +72,7 @@ struct probe_site {
 
 /*
  * EGPU_ENOTSUP when an entry probe that may end threads cannot be put into
- * the kernel of item @kernel_item: it, or a .func of its module, has a
+ * the kernel of item @kernel_item: it, or a .func it may call, has a
  * barrier that counts arrivals (exitsafe.c).
  */
 int check_early_exit(const struct ptx_module *m, uint32_t kernel_item,
