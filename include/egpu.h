@@ -271,6 +271,10 @@ enum egpu_map_type {
 	EGPU_MAP_PERTHREAD_ARRAY = 1502, /**< bpftime's per-thread array */
 	EGPU_MAP_GPU_ARRAY = 1503,       /**< bpftime's GPU array */
 	EGPU_MAP_GPU_RINGBUF = 1527,     /**< bpftime's GPU ring buffer */
+	EGPU_MAP_GPU_HASH = 1501,        /**< bpftime's GPU hash: a HASH */
+	EGPU_MAP_GPU_KERNEL_SHARED_ARRAY = 1504, /**< bpftime's: a GPU_ARRAY */
+	EGPU_MAP_PERTHREAD_ARRAY_HOST = 1512, /**< 1502 in mapped host memory */
+	EGPU_MAP_GPU_ARRAY_HOST = 1513,  /**< 1503 in mapped host memory */
 };
 
 /** Name of a map type ("hash", "array", "gpu_ringbuf", ...; "unknown"). */

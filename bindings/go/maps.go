@@ -23,6 +23,11 @@ const (
 	MapPerthreadArray MapType = 1502 // bpftime's per-thread array
 	MapGPUArray       MapType = 1503
 	MapGPURingbuf     MapType = 1527
+	// bpftime's other GPU types, implemented by the types above.
+	MapGPUHash              MapType = 1501 // a hash
+	MapGPUKernelSharedArray MapType = 1504 // a GPU array
+	MapPerthreadArrayHost   MapType = 1512 // 1502 in mapped host memory
+	MapGPUArrayHost         MapType = 1513 // 1503 in mapped host memory
 )
 
 // UpdateFlags are Map.Update's flags, as in Linux.

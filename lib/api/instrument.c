@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "core/helpers.h"
 #include "cuda/cu.h"
 #include "device/device.h"
 
@@ -60,6 +61,18 @@ static char *probe_name(struct egpu_ctx *ctx, struct egpu_prog *prog)
 	return strdup(buf);
 }
 
+/* Whether @prog may end its thread: it calls exit_thread (507). */
+static bool prog_may_exit(const struct egpu_prog *prog)
+{
+	const struct bpf_prog_spec *p = prog->spec;
+
+	for (size_t i = 0; i < p->insn_cnt; i++)
+		if (p->insns[i].code == (BPF_JMP | BPF_CALL) &&
+		    !p->insns[i].src_reg && p->insns[i].imm == HELPER_EXIT_THREAD)
+			return true;
+	return false;
+}
+
 /* Whether one of the first @upto links already brought @prog in. */
 static int prog_seen(const struct egpu_ctx *ctx, size_t upto,
 		     const struct egpu_prog *prog)
@@ -95,6 +108,7 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
 						   .point = l->at,
 						   .func = ps->names[i],
 						   .no_inline = ctx->no_inline,
+						   .may_exit = prog_may_exit(l->prog),
 						   .mem_spaces = l->mem_spaces,
 						   .mem_kinds = l->mem_kinds };
 	}

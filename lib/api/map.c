@@ -8,17 +8,7 @@
 
 const char *egpu_map_type_str(uint32_t type)
 {
-	switch (type) {
-	case EGPU_MAP_HASH: return "hash";
-	case EGPU_MAP_ARRAY: return "array";
-	case EGPU_MAP_PERF_EVENT_ARRAY: return "perf_event_array";
-	case EGPU_MAP_PERCPU_ARRAY: return "percpu_array";
-	case EGPU_MAP_RINGBUF: return "ringbuf";
-	case EGPU_MAP_PERTHREAD_ARRAY: return "perthread_array";
-	case EGPU_MAP_GPU_ARRAY: return "gpu_array";
-	case EGPU_MAP_GPU_RINGBUF: return "gpu_ringbuf";
-	default: return "unknown";
-	}
+	return object_map_type_name(type);
 }
 
 const char *egpu_map_name(const egpu_map *map)
@@ -28,7 +18,10 @@ const char *egpu_map_name(const egpu_map *map)
 
 uint32_t egpu_map_type(const egpu_map *map)
 {
-	return map ? map->spec->type : 0;
+	if (!map)
+		return 0;
+	return map->spec->declared_type ? map->spec->declared_type :
+					  map->spec->type;
 }
 
 uint32_t egpu_map_key_size(const egpu_map *map)

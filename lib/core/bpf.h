@@ -121,6 +121,15 @@ struct bpf_map_spec {
 	void *init;       /* initial value bytes, or NULL */
 	size_t init_len;
 	int readonly;     /* .rodata: programs may not write it */
+	/*
+	 * bpftime's aliases: @type is the libegpu type that implements the
+	 * map, @declared_type the type the object declared when it differs
+	 * (1501 GPU hash, 1504 kernel-shared array, 1512/1513 host-memory
+	 * arrays), else 0; @host_memory puts the data in page-locked host
+	 * memory mapped into the GPU (1512, 1513).
+	 */
+	uint32_t declared_type;
+	int host_memory;
 };
 
 /*

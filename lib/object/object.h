@@ -33,4 +33,7 @@ void object_spec_free(struct bpf_object_spec *spec);
 /* Attach point and kernel pattern named by a section, e.g. "gpu/exit/k*". */
 int object_attach_from_section(const char *section, char **kernel);
 
+/* A map type's name ("hash", "gpu_array_host"), "unknown" if unsupported. */
+const char *object_map_type_name(uint32_t type);
+
 #endif

@@ -263,6 +263,10 @@ static int plan_request(struct session *s, const struct ptx_attach *r,
 			continue;
 		if (r->point == EGPU_ATTACH_MEM)
 			s->mem[s->nmem - 1].kernels[k] = 1;
+		else if (r->point == EGPU_ATTACH_ENTRY && r->may_exit &&
+			 (err = check_early_exit(s->app, s->kernels[k].plan.item,
+						 r->func)))
+			break;
 		else
 			err = add_call(&s->kernels[k].plan, r, &call, need_ctx,
 				       s->nreq);

@@ -49,6 +49,12 @@ struct ptx_attach {
 	 * EGPU_MEM_*) the probed instructions must match; 0: all. */
 	uint32_t mem_spaces;
 	uint32_t mem_kinds;
+	/*
+	 * The probe may end its thread (helper exit_thread). At the entry,
+	 * kernels with barriers that exited threads cannot release are
+	 * refused (EGPU_ENOTSUP).
+	 */
+	bool may_exit;
 };
 
 /* A PTX module to link into the application's: JIT output, runtime. */

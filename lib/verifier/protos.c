@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Prototypes of the helpers of lib/core/helpers.h. Attach rules: every
- * helper may run at every attach point, except exit_thread, which would
- * leave the application's work undone at entry and memory probes and is
- * therefore allowed only at exit probes and in direct runs.
+ * helper may run at every attach point, except exit_thread, which is
+ * refused in memory probes (ending a thread in the middle of the kernel's
+ * work). At the entry it ends threads before the kernel body runs (bpftime's
+ * atomizer partitions a grid so), and the instrumenter refuses kernels with
+ * barriers that exited threads cannot release (lib/ptx/exitsafe.c).
  */
 #include "core/core.h"
 #include "core/helpers.h"
 #include "protos.h"
 
-#define NOT_IN_KERNEL_BODY                                                    \
-	(ATTACH_BIT(EGPU_ATTACH_NONE) | ATTACH_BIT(EGPU_ATTACH_EXIT))
+#define NOT_IN_MEM_PROBES (ATTACH_ALL & ~ATTACH_BIT(EGPU_ATTACH_MEM))
 
 static const struct helper_proto gpu_protos[] = {
 	{ HELPER_MAP_LOOKUP, RET_MAP_VALUE_OR_NULL, { ARG_MAP, ARG_MAP_KEY },
@@ -28,7 +29,7 @@ static const struct helper_proto gpu_protos[] = {
 	  { ARG_MEM, ARG_SIZE, ARG_MEM, ARG_SIZE }, 0, ATTACH_ALL, false },
 	{ HELPER_GET_PID_TGID, RET_SCALAR, { 0 }, 0, ATTACH_ALL, false },
 	{ HELPER_PERF_EVENT_OUTPUT, RET_SCALAR,
-	  { ARG_CTX, ARG_MAP, ARG_SCALAR, ARG_MEM, ARG_SIZE_OR_ZERO },
+	  { ARG_ANY_OR_UNINIT, ARG_MAP, ARG_SCALAR, ARG_MEM, ARG_SIZE_OR_ZERO },
 	  MAPS_PERF, ATTACH_ALL, false },
 	{ HELPER_RINGBUF_OUTPUT, RET_SCALAR,
 	  { ARG_MAP, ARG_MEM, ARG_SIZE_OR_ZERO, ARG_SCALAR }, MAPS_RING,
@@ -49,7 +50,7 @@ static const struct helper_proto gpu_protos[] = {
 	{ HELPER_THREAD_IDX, RET_SCALAR,
 	  { ARG_U64_OUT, ARG_U64_OUT, ARG_U64_OUT }, 0, ATTACH_ALL, false },
 	{ HELPER_MEMBAR, RET_SCALAR, { 0 }, 0, ATTACH_ALL, false },
-	{ HELPER_EXIT_THREAD, RET_SCALAR, { 0 }, 0, NOT_IN_KERNEL_BODY, true },
+	{ HELPER_EXIT_THREAD, RET_SCALAR, { 0 }, 0, NOT_IN_MEM_PROBES, true },
 	{ HELPER_GRID_DIM, RET_SCALAR,
 	  { ARG_U64_OUT, ARG_U64_OUT, ARG_U64_OUT }, 0, ATTACH_ALL, false },
 	{ HELPER_SMID, RET_SCALAR, { 0 }, 0, ATTACH_ALL, false },

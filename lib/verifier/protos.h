@@ -12,7 +12,7 @@
 enum arg_type {
 	ARG_NONE,          /* not an argument */
 	ARG_SCALAR,        /* an initialised scalar */
-	ARG_ANY_OR_UNINIT, /* anything: only printed as a number */
+	ARG_ANY_OR_UNINIT, /* anything: printed as a number, or ignored */
 	ARG_MAP,           /* a map handle of one of proto->maps */
 	ARG_MAP_KEY,       /* points to key_size readable bytes */
 	ARG_MAP_VALUE,     /* points to value_size readable bytes */
@@ -22,7 +22,6 @@ enum arg_type {
 	ARG_ALLOC_SIZE,    /* a constant > 0 */
 	ARG_U64_OUT,       /* points to 8 writable bytes, 8-aligned */
 	ARG_RECORD,        /* a non-NULL ring buffer record, its start */
-	ARG_CTX,           /* the context pointer, unmoved */
 	ARG_CONST_STR,     /* a NUL-terminated string in read-only data */
 	ARG_SHARED_U64,    /* 8 writable, 8-aligned bytes of a map value */
 	ARG_USER_BUF,      /* user helper: its size[i] initialised, writable

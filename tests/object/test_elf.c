@@ -353,7 +353,7 @@ START_TEST(unsupported_map_type)
 
 	ck_assert_fails(parse_file(BPF_OBJ("bad_map_type"), "bad.o",
 				   EGPU_HELPERS_GPU, &s),
-			EGPU_ENOTSUP, "object 'bad.o': map 'gpu_hash': type 1501 is not supported");
+			EGPU_ENOTSUP, "object 'bad.o': map 'lru_hash': type 9 is not supported (supported: 1 hash, 2 array, 4 perf_event_array, 6 percpu_array, 27 ringbuf, 1501 gpu_hash, 1502 perthread_array, 1503 gpu_array, 1504 gpu_kernel_shared_array, 1512 perthread_array_host, 1513 gpu_array_host, 1527 gpu_ringbuf)");
 }
 END_TEST
 
@@ -601,6 +601,38 @@ static void assert_bad_section(const char *section, const char *text)
 	ck_assert_ptr_null(k);
 }
 
+/* bpftime's aliases: implemented by libegpu's types, declared type kept. */
+START_TEST(bpftime_map_types)
+{
+	static const struct {
+		const char *name;
+		uint32_t type, declared;
+		int host_memory;
+	} want[] = {
+		{ "ghash", EGPU_MAP_HASH, EGPU_MAP_GPU_HASH, 0 },
+		{ "kshared", EGPU_MAP_GPU_ARRAY, EGPU_MAP_GPU_KERNEL_SHARED_ARRAY, 0 },
+		{ "pthost", EGPU_MAP_PERTHREAD_ARRAY, EGPU_MAP_PERTHREAD_ARRAY_HOST, 1 },
+		{ "ghost", EGPU_MAP_GPU_ARRAY, EGPU_MAP_GPU_ARRAY_HOST, 1 },
+	};
+	struct bpf_object_spec s;
+
+	ck_assert_ok(parse_file(BPF_OBJ("bpftime_maps"), "bpftime_maps.bpf.o",
+				EGPU_HELPERS_GPU, &s));
+	ck_assert_uint_eq(s.map_cnt, ARRAY_SIZE(want));
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		const struct bpf_map_spec *m = &s.maps[map_index(&s, want[i].name)];
+
+		ck_assert_uint_eq(m->type, want[i].type);
+		ck_assert_uint_eq(m->declared_type, want[i].declared);
+		ck_assert_int_eq(m->host_memory, want[i].host_memory);
+	}
+	ck_assert_str_eq(object_map_type_name(EGPU_MAP_GPU_ARRAY_HOST),
+			 "gpu_array_host");
+	ck_assert_str_eq(object_map_type_name(9), "unknown");
+	object_spec_free(&s);
+}
+END_TEST
+
 START_TEST(section_names)
 {
 	assert_section("gpu/entry/vectorAdd", EGPU_ATTACH_ENTRY, "vectorAdd");
@@ -611,6 +643,9 @@ START_TEST(section_names)
 	assert_section("kretprobe/k?", EGPU_ATTACH_EXIT, "k?");
 	assert_section("kprobe/__memcapture", EGPU_ATTACH_MEM, "*");
 	assert_section("kretprobe/__memcapture", EGPU_ATTACH_EXIT, "__memcapture");
+	assert_section("kprobe/__directly_run", EGPU_ATTACH_NONE, "");
+	assert_section("kprobe/cuda__Z1kv", EGPU_ATTACH_ENTRY, "_Z1kv");
+	assert_section("kretprobe/cuda_k", EGPU_ATTACH_EXIT, "cuda_k");
 	assert_section("socket", EGPU_ATTACH_NONE, "");
 	assert_section(".text", EGPU_ATTACH_NONE, "");
 	assert_section("kprobe", EGPU_ATTACH_NONE, "");
@@ -634,6 +669,7 @@ int main(void)
 	tcase_add_test(ok, subprogram_linking);
 	tcase_add_test(ok, header_helpers);
 	tcase_add_test(ok, section_names);
+	tcase_add_test(ok, bpftime_map_types);
 	tcase_add_test(bad, unsupported_map_type);
 	tcase_add_test(bad, no_programs);
 	tcase_add_test(bad, unknown_helper);
