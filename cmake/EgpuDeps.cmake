@@ -17,6 +17,7 @@ find_library(LIBBPF_STATIC NAMES libbpf.a REQUIRED)
 find_path(LIBBPF_INCLUDE bpf/libbpf.h REQUIRED)
 find_library(LIBELF NAMES elf REQUIRED)
 find_library(LIBZ NAMES z REQUIRED)
+find_library(LIBZSTD NAMES zstd REQUIRED)
 
 find_program(NVCC nvcc HINTS /usr/local/cuda/bin ENV CUDA_HOME PATH_SUFFIXES bin)
 find_program(PTXAS ptxas HINTS /usr/local/cuda/bin ENV CUDA_HOME PATH_SUFFIXES bin)
