@@ -256,6 +256,9 @@ void agent_begin(const void *image, size_t len, const char *via,
 	}
 	if (!setup_failed)
 		ld->ptx = instrument(image, len, via);
+	if (env.verbose)
+		fprintf(stderr, ATTACH_MSG "%s: %s\n", via,
+			ld->ptx ? "instrumented" : "loaded as it is");
 	pthread_mutex_unlock(&lock);
 	busy = false;
 	ld->t_load_ms = now_ms();
@@ -290,6 +293,8 @@ __attribute__((constructor)) static void read_env(void)
 	v = getenv("EGPU_ATTACH_INTERVAL");
 	env.interval = v ? atof(v) : 0;
 	env.metrics = getenv("EGPU_ATTACH_METRICS");
+	v = getenv("EGPU_ATTACH_VERBOSE");
+	env.verbose = v && *v && strcmp(v, "0");
 	if (!env.probe)
 		fprintf(stderr, ATTACH_MSG "EGPU_ATTACH is not set: no probes\n");
 }

@@ -46,6 +46,7 @@ struct attach_env {
 	bool json;            /* EGPU_ATTACH_JSON=1 */
 	double interval;      /* EGPU_ATTACH_INTERVAL seconds, 0: at exit only */
 	const char *metrics;  /* EGPU_ATTACH_METRICS=:PORT (not wired yet) */
+	bool verbose;         /* EGPU_ATTACH_VERBOSE=1: each load on stderr */
 };
 
 /* The kernels instrumented so far, for the report. */
