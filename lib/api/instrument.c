@@ -222,9 +222,12 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 				      &ps.nruntime);
 	if (!err) {
 		ptx_report_free(&ctx->last);
-		err = ptx_instrument(text, len, ps.reqs, ps.nreq, ps.mods,
-				     ps.nprog + ps.nruntime, &sb, &ctx->last);
+		err = ptx_instrument_from(text, len, ps.reqs, ps.nreq, ps.mods,
+					  ps.nprog + ps.nruntime,
+					  ctx->next_kernel_id, &sb, &ctx->last);
 	}
+	if (!err)
+		ctx->next_kernel_id += (uint32_t)ctx->last.nkernels;
 	if (!err)
 		err = fill_report(ctx, report, ps.nprog,
 				  (double)(now_ns() - t0) / 1e6);

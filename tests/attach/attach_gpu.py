@@ -89,6 +89,9 @@ def run_bench():
     stdout, rep, secs = attach("bench", counter, [bench, "100"])
     check("bench", "modules instrumented", rep.get("instrumented"), 200)
     check("bench", "cache hits (second pass)", rep.get("cache_hits"), 100)
+    check("bench", "kernels, one id each", len(rep.get("kernels", [])), 100)
+    vals = [e["value"][:3] for e in rep.get("maps", {}).get("stats", {}).get("entries", [])]
+    check("bench", "every kernel 2 launches x 64 threads", vals, [[2, 128, 128]] * 64)
     print(f"  bench: process took {secs - plain_s:+.3f} s with probes; "
           f"instrumenting {rep.get('instrument_ms', 0):.1f} ms, driver loads "
           f"{rep.get('load_ms', 0):.1f} ms over 200 loads")
