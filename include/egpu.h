@@ -397,7 +397,12 @@ struct egpu_report {
 
 /**
  * Instrument a PTX module with every attachment of @p ctx. *out is a
- * malloc'ed, NUL-terminated PTX text (free() it). Maps referenced by the
+ * malloc'ed, NUL-terminated PTX text (free() it). @p ptx may also be a
+ * fatbin (nvcc -fatbin, the runtime's registered container; entries
+ * compressed with LZ4 or zstd included): its newest PTX not newer than the
+ * context's target is used. An image without such PTX (a cubin, SASS-only
+ * fatbin) gets EGPU_ENOTSUP naming what it holds and how to embed PTX.
+ * @p len 0: the length is taken from the image (PTX: up to its NUL). Maps referenced by the
  * programs are bound to their GPU memory, so this needs a GPU unless the
  * context was made with egpu_ctx_opts.offline.
  */
@@ -411,7 +416,7 @@ typedef struct CUmod_st *CUmodule;
 #endif
 
 /**
- * Instrument PTX @p image (as egpu_instrument_ptx()) and load it into the
+ * Instrument PTX or fatbin @p image (as egpu_instrument_ptx()) and load it into the
  * current CUDA context with cuModuleLoadDataEx. Maps are allocated in that
  * context's memory.
  */

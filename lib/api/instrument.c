@@ -12,6 +12,7 @@
 #include "core/helpers.h"
 #include "cuda/cu.h"
 #include "device/device.h"
+#include "image/image.h"
 
 /* The probes of one instrumentation: PTX modules and attach requests. */
 struct probe_set {
@@ -219,14 +220,19 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 			char **out, size_t *out_len, struct egpu_report *report)
 {
 	struct probe_set ps = { 0 };
+	struct image_info info;
 	struct strbuf sb;
 	uint64_t t0 = now_ns();
+	char *text;
 	int err;
 
 	if (!ctx || !ptx || !out)
 		return err_set(EGPU_EINVAL, "egpu_instrument_ptx: NULL argument");
 	if (report && report->sz < sizeof(size_t))
 		return err_set(EGPU_EINVAL, "egpu_instrument_ptx: report->sz not set");
+	err = image_ptx(ptx, len, ctx->sm, &text, &len, &info);
+	if (err)
+		return err;
 	sb_init(&sb);
 	err = probe_set_build(ctx, &ps);
 	if (!err)
@@ -234,13 +240,17 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 				      &ps.nruntime);
 	if (!err) {
 		ptx_report_free(&ctx->last);
-		err = ptx_instrument(ptx, len, ps.reqs, ps.nreq, ps.mods,
-				     ps.nprog + ps.nruntime, &sb, &ctx->last);
+		err = ptx_instrument_from(text, len, ps.reqs, ps.nreq, ps.mods,
+					  ps.nprog + ps.nruntime,
+					  ctx->next_kernel_id, &sb, &ctx->last);
 	}
+	if (!err)
+		ctx->next_kernel_id += (uint32_t)ctx->last.nkernels;
 	if (!err)
 		err = fill_report(ctx, report, ps.nprog,
 				  (double)(now_ns() - t0) / 1e6);
 	probe_set_free(&ps);
+	free(text);
 	if (err) {
 		sb_free(&sb);
 		return err;

@@ -23,6 +23,7 @@ struct egpu_ctx {
 	struct egpu_obj *objs;  /* every open object, for egpu_ctx_free() */
 	struct egpu_link *links;
 	uint32_t next_probe_id; /* names linked probe functions uniquely */
+	uint32_t next_kernel_id; /* of the next module's first kernel */
 	void *cu_ctx;           /* CUcontext holding the maps, once bound */
 	struct ptx_report last; /* backs the arrays of the last egpu_report */
 	struct egpu_kernel_report *last_kernels;

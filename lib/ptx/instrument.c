@@ -27,6 +27,7 @@ struct session {
 	char (*mod_names)[48];
 	struct kernel *kernels;
 	size_t nkernels;
+	uint32_t first_id;           /* of kernels[0] */
 	struct inline_func **bodies; /* per request, NULL where called */
 	size_t nreq;
 	struct mem_req *mem;         /* EGPU_ATTACH_MEM requests */
@@ -104,7 +105,7 @@ static int collect_kernels(struct session *s)
 		err = kernel_names_init(&k->names, tok_text(m, it->name),
 					m->toks[it->name].len);
 		k->plan.item = i;
-		k->plan.id = (uint32_t)s->nkernels;
+		k->plan.id = s->first_id + (uint32_t)s->nkernels;
 		if (!err)
 			s->nkernels++;
 	}
@@ -604,7 +605,17 @@ int ptx_instrument(const char *app_ptx, size_t len,
 		   const struct ptx_text *modules, size_t nmod,
 		   struct strbuf *out, struct ptx_report *report)
 {
-	struct session s = { .nmod = nmod };
+	return ptx_instrument_from(app_ptx, len, reqs, nreq, modules, nmod, 0,
+				   out, report);
+}
+
+int ptx_instrument_from(const char *app_ptx, size_t len,
+			const struct ptx_attach *reqs, size_t nreq,
+			const struct ptx_text *modules, size_t nmod,
+			uint32_t first_id, struct strbuf *out,
+			struct ptx_report *report)
+{
+	struct session s = { .nmod = nmod, .first_id = first_id };
 	int err;
 
 	if (report)

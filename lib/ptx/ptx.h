@@ -91,7 +91,8 @@ struct ptx_mem_site {
 };
 
 struct ptx_report {
-	/* Every .entry defined by the application, in order: kernels[id]. */
+	/* Every .entry defined by the application, in order: kernels[id -
+	 * the first id]. */
 	struct ptx_kernel_info *kernels;
 	size_t nkernels;
 	unsigned version_major; /* .version of the output */
@@ -123,6 +124,15 @@ int ptx_instrument(const char *app_ptx, size_t len,
 		   const struct ptx_attach *reqs, size_t nreq,
 		   const struct ptx_text *modules, size_t nmod,
 		   struct strbuf *out, struct ptx_report *report);
+/*
+ * ptx_instrument() numbering the module's kernels from @first_id: kernel
+ * ids are unique in a context, which instruments many modules.
+ */
+int ptx_instrument_from(const char *app_ptx, size_t len,
+			const struct ptx_attach *reqs, size_t nreq,
+			const struct ptx_text *modules, size_t nmod,
+			uint32_t first_id, struct strbuf *out,
+			struct ptx_report *report);
 
 void ptx_report_free(struct ptx_report *report);
 
