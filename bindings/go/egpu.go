@@ -81,8 +81,9 @@ type Options struct {
 // Context owns the objects loaded into it, their maps and attachments,
 // and (once a GPU call needs it) the CUDA context binding.
 type Context struct {
-	h    capi.Struct_SS_egpu_ctx
-	objs []*Obj
+	h       capi.Struct_SS_egpu_ctx
+	objs    []*Obj
+	metrics []*Metrics // freed before the objects whose maps they read
 }
 
 // NewContext makes a context. It needs no GPU: the CUDA driver is opened
@@ -105,6 +106,9 @@ func NewContext(opts *Options) (*Context, error) {
 func (c *Context) Close() {
 	if c.h == nil {
 		return
+	}
+	for len(c.metrics) > 0 {
+		c.metrics[0].Close()
 	}
 	for _, o := range c.objs {
 		o.closeRings()
