@@ -119,6 +119,17 @@ func (c *Context) Close() {
 	c.h = nil
 }
 
+// without returns @s less its first @x (in place): how a closed handle
+// leaves the list of what its owner closes.
+func without[T comparable](s []T, x T) []T {
+	for i, y := range s {
+		if y == x {
+			return append(s[:i], s[i+1:]...)
+		}
+	}
+	return s
+}
+
 func (c *Context) live() error {
 	if c.h == nil {
 		return newError(EINVAL, "egpu: the context is closed")
@@ -343,12 +354,7 @@ func (o *Obj) Close() {
 	if o.h == nil {
 		return
 	}
-	for i, x := range o.ctx.objs {
-		if x == o {
-			o.ctx.objs = append(o.ctx.objs[:i], o.ctx.objs[i+1:]...)
-			break
-		}
-	}
+	o.ctx.objs = without(o.ctx.objs, o)
 	o.closeRings()
 	capi.Egpu_obj_close(o.h)
 	o.h = nil

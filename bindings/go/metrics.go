@@ -181,12 +181,7 @@ func (m *Metrics) Close() {
 	if m.h == nil {
 		return
 	}
-	for i, x := range m.ctx.metrics {
-		if x == m {
-			m.ctx.metrics = append(m.ctx.metrics[:i], m.ctx.metrics[i+1:]...)
-			break
-		}
-	}
+	m.ctx.metrics = without(m.ctx.metrics, m)
 	capi.Egpu_metrics_free(m.h)
 	m.h = nil
 	m.maps = nil
