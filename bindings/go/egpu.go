@@ -81,8 +81,9 @@ type Options struct {
 // Context owns the objects loaded into it, their maps and attachments,
 // and (once a GPU call needs it) the CUDA context binding.
 type Context struct {
-	h    capi.Struct_SS_egpu_ctx
-	objs []*Obj
+	h       capi.Struct_SS_egpu_ctx
+	objs    []*Obj
+	metrics []*Metrics // freed before the objects whose maps they read
 }
 
 // NewContext makes a context. It needs no GPU: the CUDA driver is opened
@@ -106,6 +107,9 @@ func (c *Context) Close() {
 	if c.h == nil {
 		return
 	}
+	for len(c.metrics) > 0 {
+		c.metrics[0].Close()
+	}
 	for _, o := range c.objs {
 		o.closeRings()
 		o.h = nil
@@ -113,6 +117,17 @@ func (c *Context) Close() {
 	c.objs = nil
 	capi.Egpu_ctx_free(c.h)
 	c.h = nil
+}
+
+// without returns @s less its first @x (in place): how a closed handle
+// leaves the list of what its owner closes.
+func without[T comparable](s []T, x T) []T {
+	for i, y := range s {
+		if y == x {
+			return append(s[:i], s[i+1:]...)
+		}
+	}
+	return s
 }
 
 func (c *Context) live() error {
@@ -339,12 +354,7 @@ func (o *Obj) Close() {
 	if o.h == nil {
 		return
 	}
-	for i, x := range o.ctx.objs {
-		if x == o {
-			o.ctx.objs = append(o.ctx.objs[:i], o.ctx.objs[i+1:]...)
-			break
-		}
-	}
+	o.ctx.objs = without(o.ctx.objs, o)
 	o.closeRings()
 	capi.Egpu_obj_close(o.h)
 	o.h = nil

@@ -80,13 +80,7 @@ func (rb *RingBuffer) Close() {
 		close(rb.stop)
 		<-rb.done
 		capi.Ring_free(rb.h)
-		o := rb.m.obj
-		for i, x := range o.rings {
-			if x == rb {
-				o.rings = append(o.rings[:i], o.rings[i+1:]...)
-				break
-			}
-		}
+		rb.m.obj.rings = without(rb.m.obj.rings, rb)
 	})
 }
 
