@@ -141,7 +141,8 @@ static int fill_mem_sites(struct egpu_ctx *ctx, struct egpu_report *r)
 		const struct ptx_mem_site *s = &pr->mem_sites[i];
 
 		ms[i] = (struct egpu_mem_site){
-			.site = (uint32_t)i, .kernel_id = s->kernel_id,
+			.site = pr->site_base + (uint32_t)i,
+			.kernel_id = s->kernel_id,
 			.function = s->function, .text = s->text,
 			.ptx_line = s->ptx_line, .line = s->line,
 			.file = s->file, .size = s->size, .kind = s->kind,
@@ -150,6 +151,7 @@ static int fill_mem_sites(struct egpu_ctx *ctx, struct egpu_report *r)
 	}
 	r->mem_site_cnt = (uint32_t)pr->nmem_sites;
 	r->mem_sites = ms;
+	r->site_base = pr->site_base;
 	if (!pr->nmem_sites && mem_linked(ctx))
 		log_msg(&ctx->log, EGPU_LOG_WARN,
 			"instrumenting: memory probes are attached, but the kernels they match (and their .funcs) have no memory instruction they select");
@@ -201,6 +203,7 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 			char **out, size_t *out_len, struct egpu_report *report)
 {
 	struct probe_set ps = { 0 };
+	struct kernel_numbering kn;
 	struct strbuf sb;
 	uint64_t t0 = now_ns();
 	int err;
@@ -210,14 +213,17 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 	if (report && report->sz < sizeof(size_t))
 		return err_set(EGPU_EINVAL, "egpu_instrument_ptx: report->sz not set");
 	sb_init(&sb);
-	err = probe_set_build(ctx, &ps);
+	err = kernels_numbering(ctx, ptx, len, &kn);
+	if (!err)
+		err = probe_set_build(ctx, &ps);
 	if (!err)
 		err = runtime_modules(ctx, ps.mods, ps.nprog, &ps.mods[ps.nprog],
 				      &ps.nruntime);
 	if (!err) {
 		ptx_report_free(&ctx->last);
-		err = ptx_instrument(ptx, len, ps.reqs, ps.nreq, ps.mods,
-				     ps.nprog + ps.nruntime, &sb, &ctx->last);
+		err = ptx_instrument_num(ptx, len, ps.reqs, ps.nreq, ps.mods,
+					 ps.nprog + ps.nruntime, &kn.num, &sb,
+					 &ctx->last);
 	}
 	if (!err)
 		err = fill_report(ctx, report, ps.nprog,

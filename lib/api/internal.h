@@ -28,6 +28,7 @@ struct egpu_ctx {
 	struct egpu_mem_site *last_mem_sites;
 	struct print_state *print; /* GPU printing (print.c), made on first use */
 	struct clock_state *clock; /* host↔GPU clock calibration (clock.c) */
+	struct kernel_table *ktab; /* kernel ids and site numbers (kernels.c) */
 };
 
 struct egpu_link {
@@ -118,6 +119,23 @@ int ctx_bind_cuda(struct egpu_ctx *ctx);
  * freed with the context.
  */
 void clock_ctx_start(struct egpu_ctx *ctx);
+
+/*
+ * Kernel identity (kernels.c): the numbering of one module's kernels and
+ * memory sites in its context, for ptx_instrument_num(). Lives while the
+ * call runs.
+ */
+struct kernel_numbering {
+	struct egpu_ctx *ctx;
+	uint32_t module;
+	struct ptx_numbering num;
+};
+int kernels_numbering(struct egpu_ctx *ctx, const char *ptx, size_t len,
+		      struct kernel_numbering *kn);
+void kernels_free(struct egpu_ctx *ctx);
+/* Add @size bytes of @val into @sum word by word (egpu_map_lookup_sum's
+ * words). */
+void words_add(void *sum, const void *val, uint32_t size);
 void clock_ctx_free(struct egpu_ctx *ctx);
 
 /*

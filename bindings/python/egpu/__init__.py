@@ -29,7 +29,7 @@ from ._trace import Trace, TraceKernel, TraceStats
 
 __all__ = [
     "Context", "Object", "Program", "Map", "RingBuffer", "Link", "Report",
-    "KernelReport", "MemSite", "Clock", "Trace", "TraceStats", "TraceKernel",
+    "KernelReport", "KernelInfo", "MemSite", "Clock", "Trace", "TraceStats", "TraceKernel",
     "gpu_available", "gpu_unavailable_reason", "version",
     "Error", "InvalidArgument", "NoMemory", "IOFailure", "FormatError",
     "VerifyError", "JitError", "NoDevice", "NotFound", "Full", "CudaError",
@@ -120,6 +120,18 @@ class KernelReport:
     inlined: int        # probe bodies copied in (not called)
     mem_points: int     # memory instructions probed, in the kernel and
                         # the .funcs it calls
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """A kernel the context instrumented (struct egpu_kernel_info)."""
+    kernel_id: int      # unique in the context; the same for the same
+                        # kernel of the same module text
+    name: str           # mangled, as in the PTX
+    demangled: str
+    module: int         # index of its module text in the context
+    module_hash: int    # FNV-1a hash of that text
+    index: int          # position among the module's kernels
 
 
 @dataclass(frozen=True)
@@ -276,6 +288,18 @@ class Context:
         """The last calibration (made when the context first used the GPU,
         or by clock_sync()), calibrating now when there is none."""
         return Clock(**_c.egpu_clock_get(self._live()))
+
+    def kernel(self, kernel_id):
+        """The KernelInfo of ``kernel_id`` (egpu.NotFound if the context
+        never gave it)."""
+        return KernelInfo(**_c.kernel_info(self._live(), kernel_id))
+
+    @property
+    def kernels(self):
+        """Every kernel the context instrumented, by id (KernelInfo)."""
+        h = self._live()
+        return tuple(KernelInfo(**_c.kernel_info(h, i))
+                     for i in range(_c.egpu_kernel_cnt(h)))
 
     @property
     def print_drops(self):
