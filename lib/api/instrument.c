@@ -15,7 +15,8 @@
 /* The probes of one instrumentation: PTX modules and attach requests. */
 struct probe_set {
 	struct ptx_attach *reqs;
-	struct ptx_text *mods; /* one per distinct program, the runtime, its
+	struct ptx_text *mods; /* one per distinct program (the context's
+				* translations: jit_cache.c), the runtime, its
 				* print ring definition */
 	char **names;          /* probe function name per request */
 	size_t nreq;
@@ -25,27 +26,11 @@ struct probe_set {
 
 static void probe_set_free(struct probe_set *ps)
 {
-	for (size_t i = 0; i < ps->nprog; i++)
-		free((char *)ps->mods[i].text);
 	for (size_t i = 0; i < ps->nreq; i++)
 		free(ps->names[i]);
 	free(ps->reqs);
 	free(ps->mods);
 	free(ps->names);
-}
-
-static int jit_probe(struct egpu_prog *prog, const char *func,
-		     struct ptx_text *mod)
-{
-	char *ptx = NULL;
-	int err;
-
-	err = prog_gpu_ptx(prog, func, prog->obj->ctx->sm, false, &ptx, &mod->len);
-	if (err)
-		return err;
-	mod->name = prog->spec->name;
-	mod->text = ptx;
-	return 0;
 }
 
 /* Probe function name of @prog, unique in the context. */
@@ -90,7 +75,8 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
 			return err_set(EGPU_ENOMEM, "instrumenting: out of memory");
 		ps->nreq++;
 		if (!prog_seen(ctx, i, l->prog))
-			err = jit_probe(l->prog, ps->names[i], &ps->mods[ps->nprog++]);
+			err = jit_cache_probe(ctx, l->prog, ps->names[i], ctx->sm,
+					      &ps->mods[ps->nprog++]);
 		ps->reqs[i] = (struct ptx_attach){ .kernel = l->kernel,
 						   .point = l->at,
 						   .func = ps->names[i],

@@ -29,6 +29,7 @@ struct egpu_ctx {
 	struct print_state *print; /* GPU printing (print.c), made on first use */
 	struct clock_state *clock; /* host↔GPU clock calibration (clock.c) */
 	struct kernel_table *ktab; /* kernel ids and site numbers (kernels.c) */
+	struct jit_cached *jit_cache; /* probe translations (jit_cache.c) */
 };
 
 struct egpu_link {
@@ -133,6 +134,19 @@ struct kernel_numbering {
 int kernels_numbering(struct egpu_ctx *ctx, const char *ptx, size_t len,
 		      struct kernel_numbering *kn);
 void kernels_free(struct egpu_ctx *ctx);
+/*
+ * Translate once (jit_cache.c): the PTX of probe @prog as function @func
+ * for target @sm, translated at the first request and kept by the context
+ * (keyed by program, function, target and the map addresses baked in).
+ * out->text belongs to the cache: valid until the program's object
+ * closes (jit_cache_drop_prog) or the context is freed.
+ */
+int jit_cache_probe(struct egpu_ctx *ctx, struct egpu_prog *prog,
+		    const char *func, const char *sm, struct ptx_text *out);
+void jit_cache_drop_prog(struct egpu_ctx *ctx, const struct egpu_prog *prog);
+void jit_cache_free(struct egpu_ctx *ctx);
+/* Translations the context keeps. */
+size_t jit_cache_size(const struct egpu_ctx *ctx);
 /* Add @size bytes of @val into @sum word by word (egpu_map_lookup_sum's
  * words). */
 void words_add(void *sum, const void *val, uint32_t size);

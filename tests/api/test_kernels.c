@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/internal.h"
 #include "egpu.h"
 #include "egpu/ctx.h"
 #include "test_util.h"
@@ -149,6 +150,30 @@ START_TEST(map_read_per_kernel_name)
 }
 END_TEST
 
+/* Translate once: every module reuses the probes' PTX (one translation,
+ * the same output each time); closing the object drops its translations. */
+START_TEST(probes_translated_once_per_context)
+{
+	egpu_obj *mo = egpu_load(ctx, MEM_OBJ, NULL);
+	char *mem = tu_read_file(MEM_PTX, NULL), *first = NULL, *out = NULL;
+
+	ck_assert_int_eq(egpu_attach_all(mo), 1);
+	ck_assert_int_eq(egpu_instrument_ptx(ctx, mem, strlen(mem), &first, NULL, NULL), 0);
+	for (int i = 0; i < 3; i++) {
+		free(out);
+		out = NULL;
+		ck_assert_int_eq(egpu_instrument_ptx(ctx, mem, strlen(mem), &out, NULL, NULL), 0);
+	}
+	ck_assert_uint_eq(jit_cache_size(ctx), 1);
+	ck_assert(!strcmp(out, first));
+	egpu_obj_close(mo);
+	ck_assert_uint_eq(jit_cache_size(ctx), 0);
+	free(out);
+	free(first);
+	free(mem);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kernels");
@@ -159,6 +184,7 @@ int main(void)
 	tcase_add_test(tc, ids_unique_across_modules_and_stable);
 	tcase_add_test(tc, mem_sites_numbered_across_modules);
 	tcase_add_test(tc, map_read_per_kernel_name);
+	tcase_add_test(tc, probes_translated_once_per_context);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }
