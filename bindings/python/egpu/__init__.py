@@ -230,10 +230,14 @@ class Context:
         ``helpers``: HELPERS_GPU or HELPERS_CONFORMANCE."""
         opts = dict(name=name, helpers=helpers)
         if isinstance(source, (str, os.PathLike)):
-            h = _c.egpu_load(self._live(), os.fsdecode(source), opts)
+            source = os.fsdecode(source)
+            h = _c.egpu_load(self._live(), source, opts)
         else:
             h = _c.egpu_load_mem(self._live(), source, opts)
-        return self._adopt(h)
+            source = bytes(memoryview(source))
+        obj = self._adopt(h)
+        obj._load_args = (source, name, helpers)  # to load it again elsewhere
+        return obj
 
     def load_insns(self, insns, name=None, helpers=HELPERS_GPU):
         """Load raw instructions (8 bytes each, little-endian) as an object
@@ -358,6 +362,7 @@ class Object:
         self._ctx = ctx
         self._h = h
         self._rings = []  # RingBuffers of its maps, closed before it
+        self._load_args = None  # (source, name, helpers) of Context.load
         self.name = _c.egpu_obj_name(h)
         progs, maps = [], []
         p = _c.egpu_obj_next_prog(h, None)
