@@ -112,6 +112,7 @@ class Instrumentation:
         self._own = []             # contexts made here, closed by close()
         self.objects = {}          # device -> Object
         self.kernels = []          # (device, KernelReport) per kernel compiled
+        self.instrument_ms = []    # libegpu's time per module instrumented
         self._probe = probe
         token = uuid.uuid4().hex
         self._key = f"egpu-{token}"
@@ -215,6 +216,7 @@ class Instrumentation:
             ctx = self._object(device)._ctx
             out, report = ctx.instrument(ptx)
             self.kernels.extend((device, k) for k in report.kernels)
+            self.instrument_ms.append(report.instrument_ms)
         return out
 
     # -- reading ---------------------------------------------------------
