@@ -51,8 +51,8 @@ class Launches:
         def launch_metadata(kernel, grid, stream, *args):
             md = plain(kernel, grid, stream, *args)
             if md is not None:
-                m = kernel.metadata
-                n = grid[0] * grid[1] * grid[2] * m.num_warps * 32 * m.num_ctas
+                m, (x, y, z) = kernel.metadata, tuple(grid) + (1,) * (3 - len(grid))
+                n = x * y * z * m.num_warps * 32 * m.num_ctas
                 md.add(lambda: {"egpu_threads": n}, ())
             return md
 
