@@ -230,6 +230,10 @@ def test_torch_compile_default(probe, launches, block):
     assert torch.equal(plain, got) and torch.equal(plain, got2)
     names = {k.name for _, k in inst.kernels}
     assert names and all(n.startswith("triton_") for n in names)
+    ms = sorted(inst.instrument_ms)
+    print(f"\n[egpu] torch.compile: {len(ms)} kernels instrumented, "
+          f"instrument_ms first {inst.instrument_ms[0]:.2f}, "
+          f"median {ms[len(ms) // 2]:.2f}, max {ms[-1]:.2f}")
     assert set(launches.threads) <= names
     assert_counts(probe, dict(launches.threads))
 
