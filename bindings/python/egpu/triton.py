@@ -18,10 +18,11 @@ What would hide kernels from the hook, or mix instrumented and plain
 binaries, is dealt with while instrumenting:
 
 - Triton's caches: the hook's cache key holds a token unique to this
-  instrumentation, so neither Triton's in-memory kernel cache nor its disk
-  cache hands back a plain binary (or an instrumented one of another
-  session, whose maps are gone); instrumented binaries go to a temporary
-  cache directory, removed at the end.
+  instrumentation, so Triton's disk cache never hands back a plain binary
+  (or an instrumented one of another session, whose maps are gone);
+  instrumented binaries go to a temporary cache directory, removed at the
+  end; the in-memory kernel caches of every @triton.jit function are
+  emptied on both sides.
 - inductor: compile workers in other processes never see the hook, so
   ``compile_threads`` is 1; its FX graph and AOT autograd caches (which
   can carry compiled binaries) are off; graphs compiled before are
@@ -100,6 +101,21 @@ def _drop_compiled_graphs():
         pass
 
 
+def _drop_jit_caches(triton):
+    """Empty the in-memory kernel caches of every @triton.jit function, so
+    that no kernel compiled on one side of an instrumentation is launched on
+    the other: on the H200 run (Triton 3.6), a kernel compiled before
+    instrument() was launched plain inside it although the hook changes the
+    cache key."""
+    import gc
+    jit = getattr(getattr(triton, "runtime", None), "JITFunction", None)
+    if not isinstance(jit, type):
+        return
+    for fn in gc.get_objects():
+        if isinstance(fn, jit) and hasattr(fn, "device_caches"):
+            fn.device_caches.clear()
+
+
 class Instrumentation:
     """An active instrumentation (see egpu.triton.instrument()). Undo it
     with undo() or by leaving its ``with`` block; its contexts stay open
@@ -138,6 +154,7 @@ class Instrumentation:
         for mod, name, value in _inductor_settings():
             self._set(mod, name, value)
         _drop_compiled_graphs()
+        _drop_jit_caches(self._triton)
 
     def _set(self, owner, name, value):
         self._saved.append((owner, name, getattr(owner, name)))
@@ -154,6 +171,7 @@ class Instrumentation:
             setattr(owner, name, value)
         self._saved.clear()
         _drop_compiled_graphs()
+        _drop_jit_caches(self._triton)
         if self._tmp:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None

@@ -18,7 +18,11 @@ def fake_triton(monkeypatch, version="3.6.0", device=0):
     mod = types.ModuleType("triton")
     mod.__version__ = version
     mod.knobs = knobs
-    mod.runtime = types.SimpleNamespace(driver=driver)
+    class JITFunction:
+        def __init__(self):
+            self.device_caches = {0: "compiled"}
+
+    mod.runtime = types.SimpleNamespace(driver=driver, JITFunction=JITFunction)
     monkeypatch.setitem(sys.modules, "triton", mod)
     return knobs
 
@@ -29,7 +33,10 @@ def test_hook_instruments_the_ptx_stage(monkeypatch, kcount_path, kernels_ptx):
     ctx = egpu.Context(offline=True)
     obj = ctx.load(kcount_path)
     obj.attach_all()
+    jit_fn = sys.modules["triton"].runtime.JITFunction()
     with egpu.triton.instrument(obj) as inst:
+        assert jit_fn.device_caches == {}  # compiled plain: not reused
+        jit_fn.device_caches[0] = "instrumented"
         hook = knobs.runtime.add_stages_inspection_hook
         key, digest = hook()
         assert key.startswith("egpu-") and len(digest) == 64
@@ -42,6 +49,7 @@ def test_hook_instruments_the_ptx_stage(monkeypatch, kcount_path, kernels_ptx):
         with pytest.raises(egpu.Busy):
             egpu.triton.instrument(obj)
         # a second session's key differs: no cache hands its binaries back
+    assert jit_fn.device_caches == {}  # compiled instrumented: not reused
     again = egpu.triton.instrument(obj)
     assert again._hook()[0] != key
     again.undo()
