@@ -358,7 +358,10 @@ EGPU_API void egpu_link_destroy(egpu_link *link);
 struct egpu_kernel_report {
 	const char *name;       /**< mangled name as in the PTX */
 	const char *demangled;  /**< demangled name (= name for C kernels) */
-	uint32_t kernel_id;     /**< ctx->kernel_id seen by probes */
+	/** ctx->kernel_id seen by probes: unique among the kernels this
+	 *  context instrumented, the same for the same kernel of the same
+	 *  module text (egpu_kernel_info()) */
+	uint32_t kernel_id;
 	uint32_t entry_points;  /**< entry probes inserted */
 	uint32_t exit_points;   /**< ret/exit sites patched */
 	uint32_t programs;      /**< programs attached to this kernel */
@@ -369,7 +372,10 @@ struct egpu_kernel_report {
 
 /** One memory instruction probed by EGPU_ATTACH_MEM programs. */
 struct egpu_mem_site {
-	uint32_t site;          /**< egpu_mem_ctx.site (= index) */
+	/** egpu_mem_ctx.site: numbered across the context's modules, so
+	 *  the module's sites are site_base .. site_base + mem_site_cnt - 1,
+	 *  the same again for the same module text */
+	uint32_t site;
 	uint32_t kernel_id;     /**< as egpu_mem_ctx.kernel_id */
 	const char *function;   /**< .entry or .func holding it */
 	const char *text;       /**< the instruction, as in the PTX */
@@ -393,6 +399,9 @@ struct egpu_report {
 	const struct egpu_kernel_report *kernels; /**< kernel_cnt entries */
 	uint32_t mem_site_cnt;      /**< memory instructions probed */
 	const struct egpu_mem_site *mem_sites; /**< mem_site_cnt entries */
+	/** mem_sites[i].site is site_base + i: sites are numbered across
+	 *  the context's modules */
+	uint32_t site_base;
 };
 
 /**
@@ -409,6 +418,45 @@ struct egpu_report {
 EGPU_API int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 				 char **out, size_t *out_len,
 				 struct egpu_report *report);
+
+/** A kernel the context instrumented (egpu_kernel_info()). */
+struct egpu_kernel_info {
+	size_t sz;             /**< sizeof(struct egpu_kernel_info) */
+	uint32_t kernel_id;    /**< its id, as egpu_kernel_ctx.kernel_id */
+	const char *name;      /**< mangled name, as in the PTX */
+	const char *demangled; /**< demangled name (= name for C kernels) */
+	/** Its module: index among the distinct module texts the context
+	 *  instrumented, in the order it first saw them */
+	uint32_t module;
+	uint64_t module_hash;  /**< FNV-1a hash of that module's PTX text */
+	uint32_t index;        /**< position among the module's .entry */
+};
+
+/**
+ * Number of kernels @p ctx has instrumented: their ids are 0 .. count-1.
+ * Every .entry of every module given to egpu_instrument_ptx() or
+ * egpu_module_load() gets an id, probed or not; the same kernel of the
+ * same module text keeps its id. 0 for NULL.
+ */
+EGPU_API uint32_t egpu_kernel_cnt(const egpu_ctx *ctx);
+/**
+ * Describe kernel @p kernel_id of @p ctx into @p info (set its sz first);
+ * the strings live as long as the context. EGPU_ENOENT for an id the
+ * context never gave.
+ */
+EGPU_API int egpu_kernel_info(const egpu_ctx *ctx, uint32_t kernel_id,
+			      struct egpu_kernel_info *info);
+/**
+ * For maps keyed by kernel id (4- or 8-byte keys): the sum, as
+ * egpu_map_lookup_sum(), of the values under the ids of every kernel the
+ * context instrumented that @p kernel names (as egpu_attach_kernel():
+ * mangled, demangled, base name or glob). Frameworks compile one kernel
+ * name many times (Triton's autotuning, specialisations): this reads them
+ * as one. Ids without an entry add nothing. Returns how many ids had
+ * one; EGPU_ENOENT when no kernel matches.
+ */
+EGPU_API int egpu_map_lookup_kernel(egpu_map *map, const char *kernel,
+				    void *sum);
 
 #ifndef EGPU_NO_CUDA_TYPES
 /** The CUDA driver's module handle (identical to cuda.h's typedef). */

@@ -418,6 +418,9 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %ignore egpu_clock;
 /* Replaced by clock_gpu_to_host() below, which takes the offset. */
 %ignore egpu_clock_gpu_to_host;
+/* The struct and the function share the name: kernel_info() below. */
+%ignore egpu_kernel_info;
+%ignore egpu_map_lookup_kernel;
 /* <egpu/ctx.h> gives its constants (EGPU_MEM_*, EGPU_SPACE_*); the ctx
  * structs are for probes, not for the host. */
 %ignore egpu_kernel_ctx;
@@ -502,6 +505,45 @@ PyObject *map_lookup(egpu_map *map, PyObject *key)
 {
 	return map_read(map, key, (size_t)egpu_map_value_size(map) *
 			egpu_map_values_per_key(map), egpu_map_lookup);
+}
+
+/* Kernel @id of @ctx as a dict (egpu_kernel_info). */
+PyObject *kernel_info(egpu_ctx *ctx, uint32_t id)
+{
+	EGPU_OPTS(egpu_kernel_info, k);
+	int err = egpu_kernel_info(ctx, id, &k);
+
+	if (err) {
+		raise_last(err);
+		return NULL;
+	}
+	return Py_BuildValue("{s:I,s:s,s:s,s:I,s:K,s:I}",
+		"kernel_id", k.kernel_id, "name", k.name,
+		"demangled", k.demangled, "module", k.module,
+		"module_hash", (unsigned long long)k.module_hash,
+		"index", k.index);
+}
+
+/* The values under the ids of the kernels @kernel names, summed
+ * (egpu_map_lookup_kernel): value_size bytes, or None if none had one. */
+PyObject *map_lookup_kernel(egpu_map *map, const char *kernel)
+{
+	PyObject *out = PyBytes_FromStringAndSize(NULL, egpu_map_value_size(map));
+	int n;
+
+	if (!out)
+		return NULL;
+	n = egpu_map_lookup_kernel(map, kernel, PyBytes_AS_STRING(out));
+	if (n < 0) {
+		Py_DECREF(out);
+		raise_last(n);
+		return NULL;
+	}
+	if (!n) {
+		Py_DECREF(out);
+		Py_RETURN_NONE;
+	}
+	return out;
 }
 
 /* The per-thread values under @key summed: value_size bytes. */

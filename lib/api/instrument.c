@@ -17,7 +17,8 @@
 /* The probes of one instrumentation: PTX modules and attach requests. */
 struct probe_set {
 	struct ptx_attach *reqs;
-	struct ptx_text *mods; /* one per distinct program, the runtime, its
+	struct ptx_text *mods; /* one per distinct program (the context's
+				* translations: jit_cache.c), the runtime, its
 				* print ring definition */
 	char **names;          /* probe function name per request */
 	size_t nreq;
@@ -27,27 +28,11 @@ struct probe_set {
 
 static void probe_set_free(struct probe_set *ps)
 {
-	for (size_t i = 0; i < ps->nprog; i++)
-		free((char *)ps->mods[i].text);
 	for (size_t i = 0; i < ps->nreq; i++)
 		free(ps->names[i]);
 	free(ps->reqs);
 	free(ps->mods);
 	free(ps->names);
-}
-
-static int jit_probe(struct egpu_prog *prog, const char *func,
-		     struct ptx_text *mod)
-{
-	char *ptx = NULL;
-	int err;
-
-	err = prog_gpu_ptx(prog, func, prog->obj->ctx->sm, false, &ptx, &mod->len);
-	if (err)
-		return err;
-	mod->name = prog->spec->name;
-	mod->text = ptx;
-	return 0;
 }
 
 /* Probe function name of @prog, unique in the context. */
@@ -104,7 +89,8 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
 			return err_set(EGPU_ENOMEM, "instrumenting: out of memory");
 		ps->nreq++;
 		if (!prog_seen(ctx, i, l->prog))
-			err = jit_probe(l->prog, ps->names[i], &ps->mods[ps->nprog++]);
+			err = jit_cache_probe(ctx, l->prog, ps->names[i], ctx->sm,
+					      &ps->mods[ps->nprog++]);
 		ps->reqs[i] = (struct ptx_attach){ .kernel = l->kernel,
 						   .point = l->at,
 						   .func = ps->names[i],
@@ -160,7 +146,8 @@ static int fill_mem_sites(struct egpu_ctx *ctx, struct egpu_report *r)
 		const struct ptx_mem_site *s = &pr->mem_sites[i];
 
 		ms[i] = (struct egpu_mem_site){
-			.site = (uint32_t)i, .kernel_id = s->kernel_id,
+			.site = pr->site_base + (uint32_t)i,
+			.kernel_id = s->kernel_id,
 			.function = s->function, .text = s->text,
 			.ptx_line = s->ptx_line, .line = s->line,
 			.file = s->file, .size = s->size, .kind = s->kind,
@@ -169,6 +156,7 @@ static int fill_mem_sites(struct egpu_ctx *ctx, struct egpu_report *r)
 	}
 	r->mem_site_cnt = (uint32_t)pr->nmem_sites;
 	r->mem_sites = ms;
+	r->site_base = pr->site_base;
 	if (!pr->nmem_sites && mem_linked(ctx))
 		log_msg(&ctx->log, EGPU_LOG_WARN,
 			"instrumenting: memory probes are attached, but the kernels they match (and their .funcs) have no memory instruction they select");
@@ -221,6 +209,7 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 {
 	struct probe_set ps = { 0 };
 	struct image_info info;
+	struct kernel_numbering kn;
 	struct strbuf sb;
 	uint64_t t0 = now_ns();
 	char *text;
@@ -234,18 +223,18 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 	if (err)
 		return err;
 	sb_init(&sb);
-	err = probe_set_build(ctx, &ps);
+	err = kernels_numbering(ctx, text, len, &kn);
+	if (!err)
+		err = probe_set_build(ctx, &ps);
 	if (!err)
 		err = runtime_modules(ctx, ps.mods, ps.nprog, &ps.mods[ps.nprog],
 				      &ps.nruntime);
 	if (!err) {
 		ptx_report_free(&ctx->last);
-		err = ptx_instrument_from(text, len, ps.reqs, ps.nreq, ps.mods,
-					  ps.nprog + ps.nruntime,
-					  ctx->next_kernel_id, &sb, &ctx->last);
+		err = ptx_instrument_num(text, len, ps.reqs, ps.nreq, ps.mods,
+					 ps.nprog + ps.nruntime, &kn.num, &sb,
+					 &ctx->last);
 	}
-	if (!err)
-		ctx->next_kernel_id += (uint32_t)ctx->last.nkernels;
 	if (!err)
 		err = fill_report(ctx, report, ps.nprog,
 				  (double)(now_ns() - t0) / 1e6);

@@ -23,7 +23,6 @@ struct egpu_ctx {
 	struct egpu_obj *objs;  /* every open object, for egpu_ctx_free() */
 	struct egpu_link *links;
 	uint32_t next_probe_id; /* names linked probe functions uniquely */
-	uint32_t next_kernel_id; /* of the next module's first kernel */
 	void *cu_ctx;           /* CUcontext holding the maps, once bound */
 	struct ptx_report last; /* backs the arrays of the last egpu_report */
 	struct egpu_kernel_report *last_kernels;
@@ -33,6 +32,8 @@ struct egpu_ctx {
 	/* User helpers, newest first (helper.c); the list only grows. */
 	const struct user_helper *helpers;
 	struct call_state *calls;  /* their GPU calls (call_ring.c), lazily */
+	struct kernel_table *ktab; /* kernel ids and site numbers (kernels.c) */
+	struct jit_cached *jit_cache; /* probe translations (jit_cache.c) */
 };
 
 struct egpu_link {
@@ -128,6 +129,36 @@ int ctx_bind_cuda(struct egpu_ctx *ctx);
  * freed with the context.
  */
 void clock_ctx_start(struct egpu_ctx *ctx);
+
+/*
+ * Kernel identity (kernels.c): the numbering of one module's kernels and
+ * memory sites in its context, for ptx_instrument_num(). Lives while the
+ * call runs.
+ */
+struct kernel_numbering {
+	struct egpu_ctx *ctx;
+	uint32_t module;
+	struct ptx_numbering num;
+};
+int kernels_numbering(struct egpu_ctx *ctx, const char *ptx, size_t len,
+		      struct kernel_numbering *kn);
+void kernels_free(struct egpu_ctx *ctx);
+/*
+ * Translate once (jit_cache.c): the PTX of probe @prog as function @func
+ * for target @sm, translated at the first request and kept by the context
+ * (keyed by program, function, target and the map addresses baked in).
+ * out->text belongs to the cache: valid until the program's object
+ * closes (jit_cache_drop_prog) or the context is freed.
+ */
+int jit_cache_probe(struct egpu_ctx *ctx, struct egpu_prog *prog,
+		    const char *func, const char *sm, struct ptx_text *out);
+void jit_cache_drop_prog(struct egpu_ctx *ctx, const struct egpu_prog *prog);
+void jit_cache_free(struct egpu_ctx *ctx);
+/* Translations the context keeps. */
+size_t jit_cache_size(const struct egpu_ctx *ctx);
+/* Add @size bytes of @val into @sum word by word (egpu_map_lookup_sum's
+ * words). */
+void words_add(void *sum, const void *val, uint32_t size);
 void clock_ctx_free(struct egpu_ctx *ctx);
 
 /*

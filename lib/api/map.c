@@ -133,22 +133,26 @@ int egpu_map_next_key(egpu_map *map, const void *key, void *next_key)
 			  host_map_next_key(map->host, key, next_key), "next_key");
 }
 
-/* Add @n values of @size bytes word by word into @sum. */
-static void sum_values(const uint8_t *vals, uint32_t n, uint32_t size, void *sum)
+void words_add(void *sum, const void *val, uint32_t size)
 {
 	uint32_t word = size % 8 ? 4 : 8;
 
-	memset(sum, 0, size);
-	for (uint32_t t = 0; t < n; t++) {
-		for (uint32_t off = 0; off + word <= size; off += word) {
-			uint64_t a = 0, b = 0;
+	for (uint32_t off = 0; off + word <= size; off += word) {
+		uint64_t a = 0, b = 0;
 
-			memcpy(&a, (uint8_t *)sum + off, word);
-			memcpy(&b, vals + (size_t)t * size + off, word);
-			a += b;
-			memcpy((uint8_t *)sum + off, &a, word);
-		}
+		memcpy(&a, (uint8_t *)sum + off, word);
+		memcpy(&b, (const uint8_t *)val + off, word);
+		a += b;
+		memcpy((uint8_t *)sum + off, &a, word);
 	}
+}
+
+/* Add @n values of @size bytes word by word into @sum. */
+static void sum_values(const uint8_t *vals, uint32_t n, uint32_t size, void *sum)
+{
+	memset(sum, 0, size);
+	for (uint32_t t = 0; t < n; t++)
+		words_add(sum, vals + (size_t)t * size, size);
 }
 
 int egpu_map_lookup_sum(egpu_map *map, const void *key, void *sum)

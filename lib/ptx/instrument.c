@@ -27,7 +27,6 @@ struct session {
 	char (*mod_names)[48];
 	struct kernel *kernels;
 	size_t nkernels;
-	uint32_t first_id;           /* of kernels[0] */
 	struct inline_func **bodies; /* per request, NULL where called */
 	size_t nreq;
 	struct mem_req *mem;         /* EGPU_ATTACH_MEM requests */
@@ -36,6 +35,8 @@ struct session {
 	struct edits edits;
 	struct link_result link;
 	char prefix[16];
+	const struct ptx_numbering *num; /* NULL: ids are indices */
+	uint32_t site_base;
 };
 
 static int check_args(const char *app_ptx, const struct ptx_attach *reqs,
@@ -105,9 +106,15 @@ static int collect_kernels(struct session *s)
 		err = kernel_names_init(&k->names, tok_text(m, it->name),
 					m->toks[it->name].len);
 		k->plan.item = i;
-		k->plan.id = s->first_id + (uint32_t)s->nkernels;
+		k->plan.id = (uint32_t)s->nkernels;
+		if (!err && s->num)
+			err = s->num->kernel_id(s->num->user, (uint32_t)s->nkernels,
+						k->names.mangled,
+						k->names.demangled, &k->plan.id);
 		if (!err)
 			s->nkernels++;
+		else
+			kernel_names_free(&k->names);
 	}
 	return err;
 }
@@ -278,28 +285,46 @@ static int plan_request(struct session *s, const struct ptx_attach *r,
 	return err;
 }
 
+/* Plan the memory sites and number them. */
+static int plan_mem(struct session *s)
+{
+	uint32_t *items = calloc(2 * s->nkernels + 1, sizeof(*items));
+	uint32_t *ids = items + s->nkernels;
+	const struct mem_site *sites;
+	int err;
+
+	if (!items)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	for (size_t k = 0; k < s->nkernels; k++) {
+		items[k] = s->kernels[k].plan.item;
+		ids[k] = s->kernels[k].plan.id;
+	}
+	err = mem_plan_make(s->app, items, ids, s->nkernels, s->mem, s->nmem,
+			    &s->mem_plan);
+	free(items);
+	if (!err && s->num)
+		err = s->num->site_base(s->num->user,
+					(uint32_t)mem_plan_sites(s->mem_plan, &sites),
+					&s->site_base);
+	if (!err)
+		mem_plan_set_site_base(s->mem_plan, s->site_base);
+	return err;
+}
+
 static int plan_requests(struct session *s, const struct ptx_attach *reqs,
 			 size_t nreq)
 {
-	uint32_t *items;
 	int err = 0;
 
 	s->bodies = calloc(nreq + 1, sizeof(*s->bodies));
 	s->mem = calloc(nreq + 1, sizeof(*s->mem));
-	items = calloc(s->nkernels + 1, sizeof(*items));
-	if (!s->bodies || !s->mem || !items) {
-		free(items);
+	if (!s->bodies || !s->mem)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
-	}
 	s->nreq = nreq;
 	for (size_t i = 0; i < nreq && !err; i++)
 		err = plan_request(s, &reqs[i], i);
-	for (size_t k = 0; k < s->nkernels; k++)
-		items[k] = s->kernels[k].plan.item;
 	if (!err && s->nmem)
-		err = mem_plan_make(s->app, items, s->nkernels, s->mem, s->nmem,
-				    &s->mem_plan);
-	free(items);
+		err = plan_mem(s);
 	return err;
 }
 
@@ -519,6 +544,7 @@ static int report_mem_sites(struct session *s, struct ptx_report *r)
 	int err = report_files(r, m);
 
 	r->mem_skipped = mem_plan_skipped(s->mem_plan);
+	r->site_base = s->site_base;
 	r->mem_sites = calloc(n + 1, sizeof(*r->mem_sites));
 	if (!err && !r->mem_sites)
 		err = err_set(EGPU_ENOMEM, "PTX: out of memory");
@@ -605,17 +631,17 @@ int ptx_instrument(const char *app_ptx, size_t len,
 		   const struct ptx_text *modules, size_t nmod,
 		   struct strbuf *out, struct ptx_report *report)
 {
-	return ptx_instrument_from(app_ptx, len, reqs, nreq, modules, nmod, 0,
-				   out, report);
+	return ptx_instrument_num(app_ptx, len, reqs, nreq, modules, nmod,
+				  NULL, out, report);
 }
 
-int ptx_instrument_from(const char *app_ptx, size_t len,
-			const struct ptx_attach *reqs, size_t nreq,
-			const struct ptx_text *modules, size_t nmod,
-			uint32_t first_id, struct strbuf *out,
-			struct ptx_report *report)
+int ptx_instrument_num(const char *app_ptx, size_t len,
+		       const struct ptx_attach *reqs, size_t nreq,
+		       const struct ptx_text *modules, size_t nmod,
+		       const struct ptx_numbering *num, struct strbuf *out,
+		       struct ptx_report *report)
 {
-	struct session s = { .nmod = nmod, .first_id = first_id };
+	struct session s = { .nmod = nmod, .num = num };
 	int err;
 
 	if (report)

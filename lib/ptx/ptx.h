@@ -98,14 +98,29 @@ struct ptx_report {
 	unsigned version_major; /* .version of the output */
 	unsigned version_minor;
 	size_t linked_funcs;    /* function definitions linked in */
-	/* Memory sites by egpu_mem_ctx.site. */
+	/* Memory sites: mem_sites[i] has egpu_mem_ctx.site site_base + i. */
 	struct ptx_mem_site *mem_sites;
+	uint32_t site_base;
 	size_t nmem_sites;
 	/* Memory instructions of probed functions left unprobed (ldmatrix,
 	 * call-sequence .param ...: docs/ptx.md). */
 	size_t mem_skipped;
 	char **files;           /* .file names that sites point to */
 	size_t nfiles;
+};
+
+/*
+ * How kernels and memory sites are numbered when modules share one
+ * numbering (a context's: lib/api/kernels.c).
+ */
+struct ptx_numbering {
+	/* Id of the module's kernel @index (its .entry in text order), called
+	 * once per kernel in order; never EGPU_MEM_KERNEL_SHARED. */
+	int (*kernel_id)(void *user, uint32_t index, const char *mangled,
+			 const char *demangled, uint32_t *id);
+	/* Number of the first of the module's @nsites memory sites. */
+	int (*site_base)(void *user, uint32_t nsites, uint32_t *base);
+	void *user;
 };
 
 /*
@@ -124,16 +139,17 @@ int ptx_instrument(const char *app_ptx, size_t len,
 		   const struct ptx_attach *reqs, size_t nreq,
 		   const struct ptx_text *modules, size_t nmod,
 		   struct strbuf *out, struct ptx_report *report);
-/*
- * ptx_instrument() numbering the module's kernels from @first_id: kernel
- * ids are unique in a context, which instruments many modules.
- */
-int ptx_instrument_from(const char *app_ptx, size_t len,
-			const struct ptx_attach *reqs, size_t nreq,
-			const struct ptx_text *modules, size_t nmod,
-			uint32_t first_id, struct strbuf *out,
-			struct ptx_report *report);
+/* ptx_instrument() numbering kernels and sites by @num (NULL: kernels by
+ * their index in the module, sites from 0). */
+int ptx_instrument_num(const char *app_ptx, size_t len,
+		       const struct ptx_attach *reqs, size_t nreq,
+		       const struct ptx_text *modules, size_t nmod,
+		       const struct ptx_numbering *num, struct strbuf *out,
+		       struct ptx_report *report);
 
 void ptx_report_free(struct ptx_report *report);
+
+/* Whether kernel @mangled answers to @pattern, as ptx_attach.kernel. */
+int ptx_kernel_matches(const char *mangled, const char *pattern, bool *match);
 
 #endif

@@ -29,7 +29,7 @@ from ._trace import Trace, TraceKernel, TraceStats
 
 __all__ = [
     "Context", "Object", "Program", "Map", "RingBuffer", "Link", "Report",
-    "KernelReport", "MemSite", "Clock", "Trace", "TraceStats", "TraceKernel",
+    "KernelReport", "KernelInfo", "MemSite", "Clock", "Trace", "TraceStats", "TraceKernel",
     "gpu_available", "gpu_unavailable_reason", "version",
     "Error", "InvalidArgument", "NoMemory", "IOFailure", "FormatError",
     "VerifyError", "JitError", "NoDevice", "NotFound", "Full", "CudaError",
@@ -120,6 +120,18 @@ class KernelReport:
     inlined: int        # probe bodies copied in (not called)
     mem_points: int     # memory instructions probed, in the kernel and
                         # the .funcs it calls
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """A kernel the context instrumented (struct egpu_kernel_info)."""
+    kernel_id: int      # unique in the context; the same for the same
+                        # kernel of the same module text
+    name: str           # mangled, as in the PTX
+    demangled: str
+    module: int         # index of its module text in the context
+    module_hash: int    # FNV-1a hash of that text
+    index: int          # position among the module's kernels
 
 
 @dataclass(frozen=True)
@@ -218,10 +230,14 @@ class Context:
         ``helpers``: HELPERS_GPU or HELPERS_CONFORMANCE."""
         opts = dict(name=name, helpers=helpers)
         if isinstance(source, (str, os.PathLike)):
-            h = _c.egpu_load(self._live(), os.fsdecode(source), opts)
+            source = os.fsdecode(source)
+            h = _c.egpu_load(self._live(), source, opts)
         else:
             h = _c.egpu_load_mem(self._live(), source, opts)
-        return self._adopt(h)
+            source = bytes(memoryview(source))
+        obj = self._adopt(h)
+        obj._load_args = (source, name, helpers)  # to load it again elsewhere
+        return obj
 
     def load_insns(self, insns, name=None, helpers=HELPERS_GPU):
         """Load raw instructions (8 bytes each, little-endian) as an object
@@ -276,6 +292,18 @@ class Context:
         """The last calibration (made when the context first used the GPU,
         or by clock_sync()), calibrating now when there is none."""
         return Clock(**_c.egpu_clock_get(self._live()))
+
+    def kernel(self, kernel_id):
+        """The KernelInfo of ``kernel_id`` (egpu.NotFound if the context
+        never gave it)."""
+        return KernelInfo(**_c.kernel_info(self._live(), kernel_id))
+
+    @property
+    def kernels(self):
+        """Every kernel the context instrumented, by id (KernelInfo)."""
+        h = self._live()
+        return tuple(KernelInfo(**_c.kernel_info(h, i))
+                     for i in range(_c.egpu_kernel_cnt(h)))
 
     @property
     def print_drops(self):
@@ -334,6 +362,7 @@ class Object:
         self._ctx = ctx
         self._h = h
         self._rings = []  # RingBuffers of its maps, closed before it
+        self._load_args = None  # (source, name, helpers) of Context.load
         self.name = _c.egpu_obj_name(h)
         progs, maps = [], []
         p = _c.egpu_obj_next_prog(h, None)

@@ -72,3 +72,10 @@ def ctx():
 @pytest.fixture
 def obj(ctx, probes_path):
     return ctx.load(probes_path)
+
+
+@pytest.fixture
+def kcount_path():
+    """tests/kernel_count.bpf.o: threads entering and leaving each kernel,
+    by kernel id (maps "entries" and "exits")."""
+    return _data("EGPU_TEST_KCOUNT")
