@@ -46,8 +46,11 @@ static int link_add(struct egpu_prog *prog, const char *kernel,
 	err = check_masks(prog, at, opts);
 	if (err)
 		return err;
-	if (prog_verify(prog, at, 0))
-		return EGPU_EVERIFY;
+	err = prog_verify(prog, at, 0);
+	if (err) {
+		err_prefix("cannot attach to '%s'", kernel);
+		return err;
+	}
 	l = calloc(1, sizeof(*l));
 	if (!l || !(l->kernel = strdup(kernel))) {
 		free(l);
@@ -94,6 +97,13 @@ int egpu_attach_all(egpu_obj *obj)
 
 		if (p->spec->attach == EGPU_ATTACH_NONE)
 			continue;
+		/* A refused probe was reported at load; the others still run. */
+		if (p->refused) {
+			log_msg(&obj->ctx->log, EGPU_LOG_WARN,
+				"object '%s': not attaching refused prog '%s'",
+				obj->name, p->spec->name);
+			continue;
+		}
 		err = link_add(p, p->spec->kernel, p->spec->attach, NULL, &l);
 		if (err) {
 			err_prefix("object '%s': section '%s'", obj->name, p->spec->section);

@@ -16,6 +16,7 @@
 #define API_PTX EGPU_TEST_BUILD "/kernels.ptx"
 #define MEM_OBJ EGPU_TEST_BUILD "/memprobe.bpf.o"
 #define MEM_PTX EGPU_TEST_BUILD "/memkernels.ptx"
+#define MIXED_OBJ EGPU_TEST_BUILD "/mixed.bpf.o"
 
 static egpu_ctx *ctx;
 static egpu_obj *obj;
@@ -207,6 +208,47 @@ START_TEST(unknown_kernel_is_an_error)
 }
 END_TEST
 
+/* A refused probe does not sink its object; it cannot be used. */
+START_TEST(refused_program_keeps_object)
+{
+	EGPU_OPTS(egpu_load_opts, strict, .strict = true);
+	egpu_obj *mo = egpu_load(ctx, MIXED_OBJ, NULL);
+	egpu_prog *good, *bad;
+	const char *why = NULL;
+	char *ptx = NULL;
+	size_t len;
+
+	ck_assert_msg(mo, "load: %s", egpu_errmsg());
+	good = egpu_obj_prog(mo, "good_entry");
+	bad = egpu_obj_prog(mo, "bad_exit");
+	ck_assert_int_eq(egpu_prog_verdict(good, &why), 0);
+	ck_assert_str_eq(why, "");
+	ck_assert_int_eq(egpu_prog_verdict(bad, &why), EGPU_EVERIFY);
+	ck_assert_ptr_nonnull(strstr(why, "prog 'bad_exit'"));
+	ck_assert_ptr_nonnull(strstr(why, "out-of-bounds"));
+	/* verify reports it again, with the log */
+	EGPU_OPTS(egpu_verify_opts, vo);
+	ck_assert_int_eq(egpu_prog_verify(bad, &vo), EGPU_EVERIFY);
+	ck_assert_ptr_nonnull(strstr(vo.log, "prog 'bad_exit': refused"));
+	free(vo.log);
+	/* attaching, translating, running it: errors naming it */
+	ck_assert_ptr_null(egpu_attach_kernel(bad, "saxpy", EGPU_ATTACH_EXIT, NULL));
+	ck_assert_int_eq(egpu_errcode(), EGPU_EVERIFY);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "cannot attach to 'saxpy'"));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "bad_exit"));
+	ck_assert_int_eq(egpu_prog_jit_ptx(bad, NULL, &ptx, &len), EGPU_EVERIFY);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "bad_exit"));
+	/* attach_all takes the good one only */
+	ck_assert_int_eq(egpu_attach_all(mo), 1);
+	ck_assert_int_eq(egpu_prog_jit_ptx(good, NULL, &ptx, &len), 0);
+	free(ptx);
+	/* the old behaviour on request */
+	ck_assert_ptr_null(egpu_load(ctx, MIXED_OBJ, &strict));
+	ck_assert_int_eq(egpu_errcode(), EGPU_EVERIFY);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "bad_exit"));
+}
+END_TEST
+
 /* Memory probes without a GPU: masks, the site table, ptxas. */
 START_TEST(mem_probes_offline)
 {
@@ -324,6 +366,7 @@ int main(void)
 	tcase_add_test(tc, cpu_run_updates_maps);
 	tcase_add_test(tc, offline_instrumentation_assembles);
 	tcase_add_test(tc, unknown_kernel_is_an_error);
+	tcase_add_test(tc, refused_program_keeps_object);
 	tcase_add_test(tc, mem_probes_offline);
 	tcase_add_test(tc, mem_probes_selecting_nothing);
 	tcase_add_test(tc, direct_run_module_assembles);
