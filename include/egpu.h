@@ -347,6 +347,12 @@ struct egpu_attach_opts {
 	/** EGPU_ATTACH_MEM: access kinds probed, a mask of
 	 *  (1u << EGPU_MEM_*); 0: all. */
 	uint32_t mem_kinds;
+	/**
+	 * Fail instrumentation (EGPU_ENOENT) of a module where @p kernel
+	 * matches no kernel. Default: a warning in egpu_report.warnings and
+	 * the log, so one probe set can serve many modules.
+	 */
+	bool strict;
 };
 
 /**
@@ -407,6 +413,9 @@ struct egpu_report {
 	const struct egpu_kernel_report *kernels; /**< kernel_cnt entries */
 	uint32_t mem_site_cnt;      /**< memory instructions probed */
 	const struct egpu_mem_site *mem_sites; /**< mem_site_cnt entries */
+	uint32_t warning_cnt;       /**< attachments that matched no kernel */
+	/** warning_cnt lines: "prog 'P': no kernel matches 'K'; kernels: ..." */
+	const char *const *warnings;
 };
 
 /**

@@ -61,6 +61,7 @@ static int link_add(struct egpu_prog *prog, const char *kernel,
 	l->at = at;
 	l->mem_spaces = OPTS_GET(opts, mem_spaces, 0);
 	l->mem_kinds = OPTS_GET(opts, mem_kinds, 0);
+	l->strict = OPTS_GET(opts, strict, false);
 	l->next = ctx->links;
 	if (ctx->links)
 		ctx->links->prev = l;

@@ -38,6 +38,7 @@ struct egpu_link {
 	enum egpu_attach_point at;
 	uint32_t mem_spaces;    /* EGPU_ATTACH_MEM: egpu_attach_opts masks */
 	uint32_t mem_kinds;
+	bool strict;            /* matching no kernel is an error */
 };
 
 struct egpu_map {

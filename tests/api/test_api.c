@@ -192,17 +192,31 @@ START_TEST(offline_instrumentation_assembles)
 }
 END_TEST
 
-START_TEST(unknown_kernel_is_an_error)
+/* A pattern matching nothing: a warning by default, an error if strict. */
+START_TEST(unknown_kernel_is_a_warning)
 {
 	size_t len;
 	char *ptx = tu_read_file(API_PTX, &len), *out = NULL;
-	egpu_link *l = egpu_attach_kernel(egpu_obj_prog(obj, "on_entry"),
-					  "no_such_kernel", EGPU_ATTACH_ENTRY, NULL);
+	egpu_prog *p = egpu_obj_prog(obj, "on_entry");
+	egpu_link *l = egpu_attach_kernel(p, "no_such_kernel", EGPU_ATTACH_ENTRY, NULL);
+	EGPU_OPTS(egpu_attach_opts, strict, .strict = true);
+	EGPU_OPTS(egpu_report, rep);
 
 	ck_assert_ptr_nonnull(l);
-	ck_assert_int_eq(egpu_instrument_ptx(ctx, ptx, len, &out, NULL, NULL),
+	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, len, &out, NULL, &rep),
+		      "instrument: %s", egpu_errmsg());
+	ck_assert_uint_eq(rep.kernels_patched, 0);
+	ck_assert_uint_eq(rep.warning_cnt, 1);
+	ck_assert_ptr_nonnull(strstr(rep.warnings[0], "prog 'on_entry'"));
+	ck_assert_ptr_nonnull(strstr(rep.warnings[0], "no_such_kernel"));
+	ck_assert_ptr_nonnull(strstr(rep.warnings[0], "kernels: saxpy"));
+	free(out);
+	out = NULL;
+	egpu_link_destroy(l);
+	l = egpu_attach_kernel(p, "no_such_kernel", EGPU_ATTACH_ENTRY, &strict);
+	ck_assert_int_eq(egpu_instrument_ptx(ctx, ptx, len, &out, NULL, &rep),
 			 EGPU_ENOENT);
-	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "no_such_kernel"));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "prog 'on_entry': no kernel matches 'no_such_kernel'"));
 	egpu_link_destroy(l);
 	free(ptx);
 }
@@ -365,7 +379,7 @@ int main(void)
 	tcase_add_test(tc, array_map_semantics);
 	tcase_add_test(tc, cpu_run_updates_maps);
 	tcase_add_test(tc, offline_instrumentation_assembles);
-	tcase_add_test(tc, unknown_kernel_is_an_error);
+	tcase_add_test(tc, unknown_kernel_is_a_warning);
 	tcase_add_test(tc, refused_program_keeps_object);
 	tcase_add_test(tc, mem_probes_offline);
 	tcase_add_test(tc, mem_probes_selecting_nothing);
