@@ -12,6 +12,8 @@ static void prog_free(struct bpf_prog_spec *p)
 	free(p->section);
 	free(p->kernel);
 	free(p->insns);
+	free(p->lines);
+	free(p->line_strs);
 }
 
 void object_spec_free(struct bpf_object_spec *spec)

@@ -222,6 +222,40 @@ START_TEST(unknown_kernel_is_a_warning)
 }
 END_TEST
 
+/*
+ * Without line info (raw instructions) a refusal names the instruction
+ * only; the log of egpu_prog_verify() ends with the last steps of the
+ * failing path, each with its state.
+ */
+START_TEST(refusal_without_line_info)
+{
+	static const uint64_t insns[] = {
+		0x00000000000001b7, /* r1 = 0 */
+		0x00000000000002b7, /* r2 = 0 */
+		0x00000000000003b7, /* r3 = 0 */
+		0x00000000000004b7, /* r4 = 0 */
+		0x00000000000005b7, /* r5 = 0 */
+		0x00000000000006b7, /* r6 = 0 */
+		0x00000000000007b7, /* r7 = 0 */
+		0x00000000000008b7, /* r8 = 0 */
+		0x00000000000009b7, /* r9 = 0 */
+		0x0000000000000095, /* exit: r0 never set */
+	};
+	egpu_obj *raw = egpu_load_insns(ctx, insns, sizeof(insns), NULL);
+	EGPU_OPTS(egpu_verify_opts, vo);
+
+	ck_assert_msg(raw, "%s", egpu_errmsg());
+	ck_assert_int_eq(egpu_prog_verify(egpu_obj_next_prog(raw, NULL), &vo),
+			 EGPU_EVERIFY);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "prog 'prog': insn 9 (exit): "));
+	ck_assert_ptr_null(strstr(egpu_errmsg(), " at "));
+	ck_assert_msg(strstr(vo.log, "failing path, 10 steps:\n"
+					     "... first 1 steps omitted\n1: r2 = 0 ;"), "%s", vo.log);
+	ck_assert_ptr_nonnull(strstr(vo.log, "\n8: r9 = 0 ;"));
+	free(vo.log);
+}
+END_TEST
+
 /* A refused probe does not sink its object; it cannot be used. */
 START_TEST(refused_program_keeps_object)
 {
@@ -240,10 +274,14 @@ START_TEST(refused_program_keeps_object)
 	ck_assert_int_eq(egpu_prog_verdict(bad, &why), EGPU_EVERIFY);
 	ck_assert_ptr_nonnull(strstr(why, "prog 'bad_exit'"));
 	ck_assert_ptr_nonnull(strstr(why, "out-of-bounds"));
+	/* clang -g: the C source line, file:line and text */
+	ck_assert_ptr_nonnull(strstr(why, "(r0 = *(u64 *)(r1 + 40)) at mixed.bpf.c:28: "
+				     "`return *(volatile __u64 *)((char *)ctx + 40);`: "));
 	/* verify reports it again, with the log */
 	EGPU_OPTS(egpu_verify_opts, vo);
 	ck_assert_int_eq(egpu_prog_verify(bad, &vo), EGPU_EVERIFY);
 	ck_assert_ptr_nonnull(strstr(vo.log, "prog 'bad_exit': refused"));
+	ck_assert_ptr_nonnull(strstr(vo.log, "failing path, 1 steps:\n"));
 	free(vo.log);
 	/* attaching, translating, running it: errors naming it */
 	ck_assert_ptr_null(egpu_attach_kernel(bad, "saxpy", EGPU_ATTACH_EXIT, NULL));
@@ -381,6 +419,7 @@ int main(void)
 	tcase_add_test(tc, offline_instrumentation_assembles);
 	tcase_add_test(tc, unknown_kernel_is_a_warning);
 	tcase_add_test(tc, refused_program_keeps_object);
+	tcase_add_test(tc, refusal_without_line_info);
 	tcase_add_test(tc, mem_probes_offline);
 	tcase_add_test(tc, mem_probes_selecting_nothing);
 	tcase_add_test(tc, direct_run_module_assembles);
