@@ -360,9 +360,12 @@ int check_exit(struct verifier *v)
 		err = reg_readable(v, 0);
 		if (err)
 			return err;
-		if (reg_is_ptr(r0))
-			return vfail(v, "r0 is a pointer (%s): returning it "
-				     "leaks an address", reg_type_name(r0));
+		/* A probe's return value is dropped at its site; a direct
+		 * run's goes to the host, where an address means nothing. */
+		if (reg_is_ptr(r0) && v->opts.attach == EGPU_ATTACH_NONE)
+			return vfail(v, "r0 is a pointer (%s): a direct run "
+				     "returns it to the host, which cannot use "
+				     "an address", reg_type_name(r0));
 		return st->nrefs ? leaked_ref(v, "at exit") : 1;
 	}
 	err = check_dangling(v);
