@@ -76,6 +76,7 @@ type Options struct {
 	SM          string // PTX target, e.g. "sm_90" (the default)
 	Offline     bool   // instrument for inspection only, without a GPU
 	ThreadSlots uint32 // per-thread map slots on the GPU; 0: the default
+	NoInline    bool   // call probes from their sites instead of copying them in
 }
 
 // Context owns the objects loaded into it, their maps and attachments,
@@ -92,7 +93,7 @@ func NewContext(opts *Options) (*Context, error) {
 		opts = &Options{}
 	}
 	h, err := handle(EUNKNOWN, func() capi.Struct_SS_egpu_ctx {
-		return capi.Ctx_new(opts.SM, opts.Offline, uint(opts.ThreadSlots))
+		return capi.Ctx_new(opts.SM, opts.Offline, uint(opts.ThreadSlots), opts.NoInline)
 	})
 	if err != nil {
 		return nil, err
@@ -122,10 +123,13 @@ func (c *Context) live() error {
 	return nil
 }
 
-// LoadOptions name a loaded object and choose its helper convention.
+// LoadOptions name a loaded object and choose its helper convention. A
+// program the verifier refuses keeps its verdict (Prog.Verdict) and the
+// object loads; with Strict the load fails instead.
 type LoadOptions struct {
 	Name    string // for messages; "": the file name
 	Helpers HelperABI
+	Strict  bool
 }
 
 // Load loads an eBPF ELF object file.
@@ -135,7 +139,7 @@ func (c *Context) Load(path string) (*Obj, error) { return c.LoadFile(path, nil)
 func (c *Context) LoadFile(path string, opts *LoadOptions) (*Obj, error) {
 	o := loadOpts(opts)
 	return c.load(func() capi.Struct_SS_egpu_obj {
-		return capi.Load_file(c.h, path, o.Name, int(o.Helpers))
+		return capi.Load_file(c.h, path, o.Name, int(o.Helpers), o.Strict)
 	})
 }
 
@@ -143,7 +147,7 @@ func (c *Context) LoadFile(path string, opts *LoadOptions) (*Obj, error) {
 func (c *Context) LoadBytes(elf []byte, opts *LoadOptions) (*Obj, error) {
 	o := loadOpts(opts)
 	return c.load(func() capi.Struct_SS_egpu_obj {
-		return capi.Load_mem(c.h, elf, o.Name, int(o.Helpers))
+		return capi.Load_mem(c.h, elf, o.Name, int(o.Helpers), o.Strict)
 	})
 }
 
@@ -152,7 +156,7 @@ func (c *Context) LoadBytes(elf []byte, opts *LoadOptions) (*Obj, error) {
 func (c *Context) LoadInsns(insns []byte, opts *LoadOptions) (*Obj, error) {
 	o := loadOpts(opts)
 	return c.load(func() capi.Struct_SS_egpu_obj {
-		return capi.Load_insns(c.h, insns, o.Name, int(o.Helpers))
+		return capi.Load_insns(c.h, insns, o.Name, int(o.Helpers), o.Strict)
 	})
 }
 
@@ -198,6 +202,7 @@ type Report struct {
 	InstrumentTime time.Duration
 	Kernels        []KernelReport
 	MemSites       []MemSite // the memory instructions probed
+	Warnings       []string  // attachments whose pattern matched no kernel
 }
 
 func reportOf(r capi.Egpu_report) Report {
@@ -224,6 +229,9 @@ func reportOf(r capi.Egpu_report) Report {
 	}
 	for i := uint(0); i < r.GetMem_site_cnt(); i++ {
 		rep.MemSites = append(rep.MemSites, memSiteOf(r.Mem_site(i)))
+	}
+	for i := uint(0); i < r.GetWarning_cnt(); i++ {
+		rep.Warnings = append(rep.Warnings, r.Warning(i))
 	}
 	return rep
 }
@@ -426,7 +434,8 @@ func (p *Prog) AttachWith(kernel string, at AttachPoint, opts *AttachOptions) (*
 		return nil, err
 	}
 	h, err := handle(EUNKNOWN, func() capi.Struct_SS_egpu_link {
-		return capi.Attach_kernel(p.h, kernel, int(at), uint(spaces), uint(kinds))
+		return capi.Attach_kernel(p.h, kernel, int(at), uint(spaces), uint(kinds),
+			opts != nil && opts.Strict)
 	})
 	if err != nil {
 		return nil, err
@@ -466,6 +475,7 @@ type JitOptions struct {
 	SM     string // target; "": the context's
 	Func   string // PTX function name; "": egpu_prog_NAME
 	Kernel bool   // also emit a one-thread .entry FUNC_kernel
+	CtxLen uint32 // programs without an attach point: bytes at r1
 }
 
 // JitPTX translates the program to PTX: a .visible .func taking (ctx,
@@ -478,6 +488,68 @@ func (p *Prog) JitPTX(opts *JitOptions) (string, error) {
 		opts = &JitOptions{}
 	}
 	var ptx string
-	_, err := call(func() int { return capi.Prog_jit_ptx(p.h, opts.SM, opts.Func, opts.Kernel, &ptx) })
+	_, err := call(func() int {
+		return capi.Prog_jit_ptx(p.h, opts.SM, opts.Func, opts.Kernel, uint(opts.CtxLen), &ptx)
+	})
 	return ptx, err
+}
+
+// Verdict is the verifier's verdict at load: true if the program was
+// accepted (or, without an attach point, is verified only when run), else
+// false and the refusal, naming the instruction and source line.
+func (p *Prog) Verdict() (bool, string) {
+	if p.obj.live() != nil {
+		return false, "egpu: object '" + p.obj.name + "' is closed"
+	}
+	if capi.Prog_verdict(p.h) == 0 {
+		return true, ""
+	}
+	return false, capi.Prog_refusal(p.h)
+}
+
+// VerifyOptions choose how Verify checks a program.
+type VerifyOptions struct {
+	At      *AttachPoint // nil: the program's own
+	CtxLen  uint32       // direct runs (AttachNone): bytes at r1
+	Verbose int          // 1: the whole failing path; 2: every step
+}
+
+// Verification is what the verifier said of a program.
+type Verification struct {
+	Accepted       bool
+	Message        string // the refusal ("" if accepted)
+	Log            string // the report; the failing path's last steps
+	InsnsProcessed uint64
+	States         uint64
+	VerifyTime     time.Duration
+}
+
+// Verify runs the verifier. A refusal is a Verification with Accepted
+// false, not an error; errors are for everything else.
+func (p *Prog) Verify(opts *VerifyOptions) (Verification, error) {
+	if err := p.obj.live(); err != nil {
+		return Verification{}, err
+	}
+	if opts == nil {
+		opts = &VerifyOptions{}
+	}
+	at := -1
+	if opts.At != nil {
+		at = int(*opts.At)
+	}
+	var v Verification
+	var stats [2]uint64
+	var ms float64
+	_, err := call(func() int {
+		rc := capi.Prog_verify(p.h, at, uint(opts.CtxLen), opts.Verbose, &stats[0], &ms, &v.Log)
+		if rc == int(EVERIFY) {
+			v.Message = capi.Egpu_errmsg()
+			return 0
+		}
+		v.Accepted = rc == 0
+		return rc
+	})
+	v.InsnsProcessed, v.States = stats[0], stats[1]
+	v.VerifyTime = time.Duration(ms * float64(time.Millisecond))
+	return v, err
 }
