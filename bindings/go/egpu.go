@@ -13,12 +13,16 @@
 //
 // Errors are *Error values carrying the library's message; errors.Is(err,
 // egpu.ENOENT) and the other Errno values tell the cause. A Context and
-// what is loaded into it are not safe for concurrent use: guard them with
-// a lock when several goroutines share them. Close releases what the C
-// library holds; the garbage collector does not.
+// everything loaded into it may be used from several goroutines: each
+// call into the library holds the context's lock (ring buffer consumers
+// poll without it). Close releases what the C library holds; a Context
+// nobody closed is freed when the garbage collector finds it unreachable,
+// a safety net only (its GPU memory stays allocated until then).
 package egpu
 
 import (
+	"runtime"
+	"sync"
 	"time"
 
 	"libegpu.dev/egpu/internal/capi"
@@ -82,8 +86,27 @@ type Options struct {
 // Context owns the objects loaded into it, their maps and attachments,
 // and (once a GPU call needs it) the CUDA context binding.
 type Context struct {
+	mu   sync.Mutex // held by every call into the library
 	h    capi.Struct_SS_egpu_ctx
 	objs []*Obj
+	fin  *ctxFinalizer
+}
+
+// ctxFinalizer frees a context nobody closed. It is its own object, outside
+// the Context <-> Obj cycle, for a finalizer in a cycle may never run.
+type ctxFinalizer struct{ h capi.Struct_SS_egpu_ctx }
+
+func (f *ctxFinalizer) free() {
+	if f.h != nil {
+		capi.Egpu_ctx_free(f.h)
+		f.h = nil
+	}
+}
+
+// lock takes the context's lock and returns its release, for a defer.
+func (c *Context) lock() func() {
+	c.mu.Lock()
+	return c.mu.Unlock
 }
 
 // NewContext makes a context. It needs no GPU: the CUDA driver is opened
@@ -98,21 +121,29 @@ func NewContext(opts *Options) (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Context{h: h}, nil
+	c := &Context{h: h, fin: &ctxFinalizer{h: h}}
+	runtime.SetFinalizer(c.fin, (*ctxFinalizer).free)
+	return c, nil
 }
 
 // Close frees the context and everything loaded into it; a second Close
 // does nothing.
 func (c *Context) Close() {
+	c.mu.Lock()
+	objs := append([]*Obj(nil), c.objs...)
+	c.mu.Unlock()
+	for _, o := range objs {
+		o.closeRings() // each takes the lock itself
+	}
+	defer c.lock()()
 	if c.h == nil {
 		return
 	}
 	for _, o := range c.objs {
-		o.closeRings()
 		o.h = nil
 	}
 	c.objs = nil
-	capi.Egpu_ctx_free(c.h)
+	c.fin.free()
 	c.h = nil
 }
 
@@ -168,6 +199,7 @@ func loadOpts(opts *LoadOptions) LoadOptions {
 }
 
 func (c *Context) load(f func() capi.Struct_SS_egpu_obj) (*Obj, error) {
+	defer c.lock()()
 	if err := c.live(); err != nil {
 		return nil, err
 	}
@@ -240,6 +272,7 @@ func reportOf(r capi.Egpu_report) Report {
 // the new PTX and what was done. Without an offline context the maps are
 // bound to GPU memory, which needs a GPU.
 func (c *Context) Instrument(ptx string) (string, Report, error) {
+	defer c.lock()()
 	if err := c.live(); err != nil {
 		return "", Report{}, err
 	}
@@ -259,6 +292,7 @@ func (c *Context) Instrument(ptx string) (string, Report, error) {
 // current CUDA context (the primary one if none is current). It returns
 // the CUmodule handle.
 func (c *Context) ModuleLoad(ptx string) (uintptr, error) {
+	defer c.lock()()
 	if err := c.live(); err != nil {
 		return 0, err
 	}
@@ -326,6 +360,7 @@ func (o *Obj) Map(name string) (*Map, error) {
 
 // notFound asks the library for its message about a missing name.
 func (o *Obj) notFound(lookup func() int) error {
+	defer o.ctx.lock()()
 	if err := o.live(); err != nil {
 		return err
 	}
@@ -336,6 +371,7 @@ func (o *Obj) notFound(lookup func() int) error {
 // AttachAll attaches every program whose section names an attach point
 // (gpu/entry/K, gpu/exit/K, kprobe/K, ...) and returns how many.
 func (o *Obj) AttachAll() (int, error) {
+	defer o.ctx.lock()()
 	if err := o.live(); err != nil {
 		return 0, err
 	}
@@ -344,6 +380,8 @@ func (o *Obj) AttachAll() (int, error) {
 
 // Close closes the object, its programs, maps and attachments.
 func (o *Obj) Close() {
+	o.closeRings() // each takes the lock itself
+	defer o.ctx.lock()()
 	if o.h == nil {
 		return
 	}
@@ -353,14 +391,16 @@ func (o *Obj) Close() {
 			break
 		}
 	}
-	o.closeRings()
 	capi.Egpu_obj_close(o.h)
 	o.h = nil
 }
 
 func (o *Obj) closeRings() {
-	for len(o.rings) > 0 {
-		o.rings[0].Close()
+	o.ctx.mu.Lock()
+	rings := append([]*RingBuffer(nil), o.rings...)
+	o.ctx.mu.Unlock()
+	for _, rb := range rings {
+		rb.Close()
 	}
 }
 
@@ -402,6 +442,7 @@ func (p *Prog) InsnCount() int { return p.insns }
 
 // Insns returns a copy of the linked instructions, 8 bytes each.
 func (p *Prog) Insns() ([]byte, error) {
+	defer p.obj.ctx.lock()()
 	if err := p.obj.live(); err != nil {
 		return nil, err
 	}
@@ -426,6 +467,7 @@ func (p *Prog) Attach(kernel string, at AttachPoint) (*Link, error) {
 // AttachWith is Attach with options: for a memory probe (Mem), the state
 // spaces and access kinds it runs before.
 func (p *Prog) AttachWith(kernel string, at AttachPoint, opts *AttachOptions) (*Link, error) {
+	defer p.obj.ctx.lock()()
 	if err := p.obj.live(); err != nil {
 		return nil, err
 	}
@@ -446,6 +488,7 @@ func (p *Prog) AttachWith(kernel string, at AttachPoint, opts *AttachOptions) (*
 // Detach removes the attachment; closing the program's object removes it
 // too, and Detach then does nothing.
 func (l *Link) Detach() {
+	defer l.prog.obj.ctx.lock()()
 	if l.h != nil && l.prog.obj.h != nil {
 		capi.Egpu_link_destroy(l.h)
 	}
@@ -461,6 +504,7 @@ func (p *Prog) Run(mem []byte, backend Backend) (uint64, error) {
 
 // RunTimed is Run that also gives the execution time (without translation).
 func (p *Prog) RunTimed(mem []byte, backend Backend) (uint64, time.Duration, error) {
+	defer p.obj.ctx.lock()()
 	if err := p.obj.live(); err != nil {
 		return 0, 0, err
 	}
@@ -481,6 +525,7 @@ type JitOptions struct {
 // JitPTX translates the program to PTX: a .visible .func taking (ctx,
 // ctx_len) and returning r0, with JitOptions.Kernel also an .entry.
 func (p *Prog) JitPTX(opts *JitOptions) (string, error) {
+	defer p.obj.ctx.lock()()
 	if err := p.obj.live(); err != nil {
 		return "", err
 	}
@@ -498,6 +543,7 @@ func (p *Prog) JitPTX(opts *JitOptions) (string, error) {
 // accepted (or, without an attach point, is verified only when run), else
 // false and the refusal, naming the instruction and source line.
 func (p *Prog) Verdict() (bool, string) {
+	defer p.obj.ctx.lock()()
 	if p.obj.live() != nil {
 		return false, "egpu: object '" + p.obj.name + "' is closed"
 	}
@@ -527,6 +573,7 @@ type Verification struct {
 // Verify runs the verifier. A refusal is a Verification with Accepted
 // false, not an error; errors are for everything else.
 func (p *Prog) Verify(opts *VerifyOptions) (Verification, error) {
+	defer p.obj.ctx.lock()()
 	if err := p.obj.live(); err != nil {
 		return Verification{}, err
 	}
