@@ -105,7 +105,10 @@ int egpu_attach_all(egpu_obj *obj)
 				obj->name, p->spec->name);
 			continue;
 		}
-		err = link_add(p, p->spec->kernel, p->spec->attach, NULL, &l);
+		EGPU_OPTS(egpu_attach_opts, o, .mem_spaces = p->spec->mem_spaces,
+			  .mem_kinds = p->spec->mem_kinds);
+
+		err = link_add(p, p->spec->kernel, p->spec->attach, &o, &l);
 		if (err) {
 			err_prefix("object '%s': section '%s'", obj->name, p->spec->section);
 			return err;

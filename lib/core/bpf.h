@@ -134,6 +134,8 @@ struct bpf_prog_spec {
 	char *section;
 	int attach;        /* enum egpu_attach_point */
 	char *kernel;      /* kernel name or glob, "" if none */
+	uint32_t mem_spaces; /* memory probes: spaces and kinds the section */
+	uint32_t mem_kinds;  /* names, masks of egpu_attach_opts; 0: all */
 	struct bpf_insn *insns;
 	size_t insn_cnt;
 	/* Source lines from BTF line info (clang -g), by instruction; none

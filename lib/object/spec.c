@@ -39,6 +39,9 @@ static int prog_init(struct bpf_prog_spec *p, const char *name,
 	if (at < 0)
 		return at;
 	p->attach = at;
+	at = object_mem_filter_from_section(section, &p->mem_spaces, &p->mem_kinds);
+	if (at < 0)
+		return at;
 	p->name = strdup(name);
 	p->section = strdup(section);
 	if (!p->name || !p->section)

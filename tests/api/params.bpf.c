@@ -45,8 +45,9 @@ int read_past_end(struct egpu_kernel_ctx *ctx)
 }
 
 /* seen[2] += the 4-byte value every store to global memory overwrites,
- * seen[3] += the value every global load reads (float bits as integers). */
-GPU_MEM("vadd_mem")
+ * seen[3] += the value every global load reads (float bits as integers).
+ * The section probes global accesses only (the test below still checks). */
+SEC("gpu/mem/vadd_mem/global")
 int mem_values(struct egpu_mem_ctx *ctx)
 {
 	__u32 v = 0, key = ctx->kind == EGPU_MEM_STORE ? 2 : 3;

@@ -106,16 +106,15 @@ START_TEST(mem_probe_reads_the_accessed_value)
 END_TEST
 
 /* Instrumented offline, with the helpers inlined into the sites: ptxas. */
-static void instrument(const char *path)
+static void instrument(const char *path, struct egpu_report *rep)
 {
 	size_t len, out_len;
 	char *ptx = tu_read_file(path, &len), *out = NULL, log[4096];
-	EGPU_OPTS(egpu_report, rep);
 
 	ck_assert_int_eq(egpu_attach_all(obj), 3);
-	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, &rep),
+	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, rep),
 		      "instrument %s: %s", path, egpu_errmsg());
-	ck_assert_uint_ge(rep.kernels_patched, 1);
+	ck_assert_uint_ge(rep->kernels_patched, 1);
 	if (tu_have_ptxas())
 		ck_assert_msg(tu_ptxas(out, out_len, "sm_90", false, log, sizeof(log)),
 			      "ptxas refused it: %s", log);
@@ -125,13 +124,21 @@ static void instrument(const char *path)
 
 START_TEST(reading_probes_assemble)
 {
-	instrument(API_PTX);
+	EGPU_OPTS(egpu_report, rep);
+
+	instrument(API_PTX, &rep);
 }
 END_TEST
 
+/* The section's /global: a[i], b[i], out[i], the flag; not the tile. */
 START_TEST(reading_probes_assemble_mem)
 {
-	instrument(MEM_PTX);
+	EGPU_OPTS(egpu_report, rep);
+
+	instrument(MEM_PTX, &rep);
+	ck_assert_uint_eq(rep.mem_site_cnt, 4);
+	for (uint32_t i = 0; i < rep.mem_site_cnt; i++)
+		ck_assert_uint_eq(rep.mem_sites[i].space, EGPU_SPACE_GLOBAL);
 }
 END_TEST
 
