@@ -144,6 +144,12 @@ struct egpu_load_opts {
 	size_t sz;                   /**< sizeof(struct egpu_load_opts) */
 	const char *name;            /**< object name for messages; NULL: file name */
 	enum egpu_helper_abi helpers; /**< helper convention, default GPU */
+	/**
+	 * Fail the whole load when any probe is refused by the verifier.
+	 * Default: the object loads, each refused program keeps its verdict
+	 * (egpu_prog_verdict()) and cannot be attached, translated or run.
+	 */
+	bool strict;
 };
 
 /** Load an eBPF ELF object from @p path. NULL on failure. */
@@ -195,6 +201,16 @@ EGPU_API const char *egpu_prog_kernel(const egpu_prog *prog);
 EGPU_API size_t egpu_prog_insn_cnt(const egpu_prog *prog);
 /** Linked instructions (8 bytes each), valid while the object lives. */
 EGPU_API const void *egpu_prog_insns(const egpu_prog *prog);
+
+/**
+ * The verdict of the verifier on @p prog at load, for the attach point its
+ * section names: 0 if accepted (or not checked yet: programs without an
+ * attach point are verified when run), else the negative code, usually
+ * EGPU_EVERIFY. @p msg (may be NULL) receives the reason, naming the
+ * program and the instruction, or "" when accepted; valid while the object
+ * lives.
+ */
+EGPU_API int egpu_prog_verdict(const egpu_prog *prog, const char **msg);
 
 /** Options for egpu_prog_jit_ptx(). */
 struct egpu_jit_opts {
@@ -335,6 +351,12 @@ struct egpu_attach_opts {
 	/** EGPU_ATTACH_MEM: access kinds probed, a mask of
 	 *  (1u << EGPU_MEM_*); 0: all. */
 	uint32_t mem_kinds;
+	/**
+	 * Fail instrumentation (EGPU_ENOENT) of a module where @p kernel
+	 * matches no kernel. Default: a warning in egpu_report.warnings and
+	 * the log, so one probe set can serve many modules.
+	 */
+	bool strict;
 };
 
 /**
@@ -348,7 +370,9 @@ EGPU_API egpu_link *egpu_attach_kernel(egpu_prog *prog, const char *kernel,
 				       const struct egpu_attach_opts *opts);
 /**
  * Attach every program of @p obj whose section names an attach point
- * (gpu/entry/K, gpu/exit/K, kprobe/K, ...). Returns the number attached.
+ * (gpu/entry/K, gpu/exit/K, kprobe/K, ...) and that the verifier accepted
+ * (refused ones are skipped with a warning in the log; see
+ * egpu_prog_verdict()). Returns the number attached.
  */
 EGPU_API int egpu_attach_all(egpu_obj *obj);
 /** Remove an attachment. NULL-safe. */
@@ -402,6 +426,9 @@ struct egpu_report {
 	/** mem_sites[i].site is site_base + i: sites are numbered across
 	 *  the context's modules */
 	uint32_t site_base;
+	uint32_t warning_cnt;       /**< attachments that matched no kernel */
+	/** warning_cnt lines: "prog 'P': no kernel matches 'K'; kernels: ..." */
+	const char *const *warnings;
 };
 
 /**

@@ -71,6 +71,11 @@ func (m *Map) MaxEntries() uint32 { return m.maxEntries }
 // ValuesPerKey is the number of values under each key: the GPU thread
 // slots of a per-thread map living in GPU memory, else 1.
 func (m *Map) ValuesPerKey() int {
+	defer m.obj.ctx.lock()()
+	return m.valuesPerKey()
+}
+
+func (m *Map) valuesPerKey() int {
 	if m.obj.live() != nil {
 		return 1
 	}
@@ -101,7 +106,8 @@ func (m *Map) Lookup(key []byte) ([]byte, error) {
 // LookupInto is Lookup into the caller's @value, which must have
 // ValueSize * ValuesPerKey bytes.
 func (m *Map) LookupInto(key, value []byte) error {
-	if err := m.check(key, value, m.valueSize*m.ValuesPerKey()); err != nil {
+	defer m.obj.ctx.lock()()
+	if err := m.check(key, value, m.valueSize*m.valuesPerKey()); err != nil {
 		return err
 	}
 	_, err := call(func() int { return capi.Egpu_map_lookup(m.h, key, value) })
@@ -113,6 +119,7 @@ func (m *Map) LookupInto(key, value []byte) error {
 // other maps the value itself.
 func (m *Map) LookupSum(key []byte) ([]byte, error) {
 	sum := make([]byte, m.valueSize)
+	defer m.obj.ctx.lock()()
 	if err := m.check(key, sum, m.valueSize); err != nil {
 		return nil, err
 	}
@@ -122,6 +129,7 @@ func (m *Map) LookupSum(key []byte) ([]byte, error) {
 
 // Update stores @value under @key.
 func (m *Map) Update(key, value []byte, flags UpdateFlags) error {
+	defer m.obj.ctx.lock()()
 	if err := m.check(key, value, m.valueSize); err != nil {
 		return err
 	}
@@ -131,6 +139,7 @@ func (m *Map) Update(key, value []byte, flags UpdateFlags) error {
 
 // Delete removes @key (array maps: EINVAL, as in Linux).
 func (m *Map) Delete(key []byte) error {
+	defer m.obj.ctx.lock()()
 	if err := m.check(key, nil, 0); err != nil {
 		return err
 	}
@@ -141,6 +150,7 @@ func (m *Map) Delete(key []byte) error {
 // NextKey returns the key after @key in iteration order (@key nil: the
 // first key), or nil after the last.
 func (m *Map) NextKey(key []byte) ([]byte, error) {
+	defer m.obj.ctx.lock()()
 	if key != nil {
 		if err := m.check(key, nil, 0); err != nil {
 			return nil, err

@@ -5,7 +5,6 @@ package egpu
 import (
 	"sort"
 	"strings"
-	"sync"
 
 	"libegpu.dev/egpu/internal/capi"
 )
@@ -55,8 +54,7 @@ type MetricsOptions struct {
 // before closing the objects whose maps it exports. Package
 // libegpu.dev/egpu/prom serves it through client_golang.
 type Metrics struct {
-	mu   sync.Mutex
-	ctx  *Context
+	ctx  *Context // its lock guards the set too
 	h    capi.Struct_SS_egpu_metrics
 	maps []*Map // exported: Render refuses once one's object is closed
 }
@@ -64,6 +62,7 @@ type Metrics struct {
 // NewMetrics makes an empty set over the context's maps; add them with
 // AddMap.
 func (c *Context) NewMetrics(opts *MetricsOptions) (*Metrics, error) {
+	defer c.lock()()
 	if err := c.live(); err != nil {
 		return nil, err
 	}
@@ -92,7 +91,7 @@ func labelsText(labels map[string]string) string {
 	return strings.Join(pairs, ",")
 }
 
-// live is called with mu held.
+// live is called with the context's lock held.
 func (m *Metrics) live() error {
 	if m.h == nil {
 		return newError(EINVAL, "egpu: the metrics are closed")
@@ -108,8 +107,7 @@ func (m *Metrics) live() error {
 // AddMap exports map @mp as @desc says (nil: decided from the map, which
 // skips rings and global data without an error).
 func (m *Metrics) AddMap(mp *Map, desc *MetricDesc) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	defer m.ctx.lock()()
 	if err := m.live(); err != nil {
 		return err
 	}
@@ -151,8 +149,7 @@ func (m *Metrics) NameKernels(names map[uint32]string) error {
 }
 
 func (m *Metrics) nameKernel(id uint32, name, demangled string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	defer m.ctx.lock()()
 	if err := m.live(); err != nil {
 		return err
 	}
@@ -163,8 +160,7 @@ func (m *Metrics) nameKernel(id uint32, name, demangled string) error {
 // Render reads the maps and returns the Prometheus text exposition a
 // scrape of `egpu attach --metrics` would get.
 func (m *Metrics) Render() (string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	defer m.ctx.lock()()
 	if err := m.live(); err != nil {
 		return "", err
 	}
@@ -176,8 +172,12 @@ func (m *Metrics) Render() (string, error) {
 // Close frees the set; closing its context closes it too. A second Close
 // does nothing.
 func (m *Metrics) Close() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	defer m.ctx.lock()()
+	m.closeLocked()
+}
+
+// closeLocked is Close with the context's lock held (Context.Close).
+func (m *Metrics) closeLocked() {
 	if m.h == nil {
 		return
 	}

@@ -40,6 +40,7 @@ type RingBuffer struct {
 // RingBuffer starts consuming ring map @m; a map has one consumer at a
 // time (EINVAL for a second, and for a map that is not a ring).
 func (m *Map) RingBuffer() (*RingBuffer, error) {
+	defer m.obj.ctx.lock()()
 	if err := m.obj.live(); err != nil {
 		return nil, err
 	}
@@ -79,8 +80,10 @@ func (rb *RingBuffer) Close() {
 	rb.closing.Do(func() {
 		close(rb.stop)
 		<-rb.done
+		o := rb.m.obj
+		defer o.ctx.lock()()
 		capi.Ring_free(rb.h)
-		rb.m.obj.rings = without(rb.m.obj.rings, rb)
+		o.rings = without(o.rings, rb)
 	})
 }
 

@@ -33,7 +33,10 @@ struct egpu_kernel_ctx {
 	uint64_t kernel_id;
 	/* Generic address of the kernel's parameter bytes as the launch
 	 * passed them (ABI layout, each parameter at its alignment);
-	 * read-only; 0 when the kernel has no parameters. */
+	 * read-only; 0 when the kernel has no parameters. Read them with
+	 * bpf_egpu_read_param(ctx, &dst, size, offset), which checks the
+	 * bytes lie within params_size (the verifier cannot, so a direct
+	 * dereference is refused). */
 	uint64_t params;
 	/* Number of parameter bytes at params. */
 	uint32_t params_size;
@@ -71,7 +74,9 @@ struct egpu_kernel_ctx {
 struct egpu_mem_ctx {
 	/* Generic address of the first byte accessed (cvta of the state
 	 * space's address), the instruction's base register plus offset
-	 * with symbols resolved. */
+	 * with symbols resolved. bpf_egpu_read_mem(ctx, &dst, size, offset)
+	 * reads the bytes (a load's before it reads them, a store's before
+	 * it overwrites them), within size. */
 	uint64_t addr;
 	/* Generic address of the instruction's PTX text, NUL-terminated, in
 	 * global memory (for bpf_probe_read_str); also in the report. */

@@ -97,7 +97,9 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
 						   .no_inline = ctx->no_inline,
 						   .may_exit = prog_may_exit(l->prog),
 						   .mem_spaces = l->mem_spaces,
-						   .mem_kinds = l->mem_kinds };
+						   .mem_kinds = l->mem_kinds,
+						   .label = l->prog->spec->name,
+						   .strict_match = l->strict };
 	}
 	return err;
 }
@@ -194,6 +196,10 @@ static int fill_report(struct egpu_ctx *ctx, struct egpu_report *rep,
 	}
 	if (fill_mem_sites(ctx, &r))
 		return EGPU_ENOMEM;
+	r.warning_cnt = (uint32_t)pr->nwarnings;
+	r.warnings = (const char *const *)pr->warnings;
+	for (size_t i = 0; i < pr->nwarnings; i++)
+		log_msg(&ctx->log, EGPU_LOG_WARN, "instrumenting: %s", pr->warnings[i]);
 	if (rep) {
 		/* The caller's struct may be older (smaller) than ours. */
 		size_t sz = rep->sz < sizeof(r) ? rep->sz : sizeof(r);

@@ -44,6 +44,7 @@ struct egpu_link {
 	enum egpu_attach_point at;
 	uint32_t mem_spaces;    /* EGPU_ATTACH_MEM: egpu_attach_opts masks */
 	uint32_t mem_kinds;
+	bool strict;            /* matching no kernel is an error */
 };
 
 struct egpu_map {
@@ -61,6 +62,8 @@ struct egpu_prog {
 	struct jit_host *host;
 	uint32_t probe_id;       /* 0 until linked into a module */
 	unsigned verified;       /* bit per attach point the verifier accepted */
+	int refused;             /* load verdict at its own attach point: 0 or EGPU_E* */
+	char *refusal;           /* why, when refused (the verifier's message) */
 	uint32_t verified_ctx;   /* ctx size of the accepted direct run */
 	void *gpu_mod;           /* CUmodule of direct GPU runs, once loaded */
 	void *gpu_fn;            /* its CUfunction */

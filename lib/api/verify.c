@@ -41,6 +41,8 @@ int prog_verify(struct egpu_prog *prog, enum egpu_attach_point at,
 	unsigned bit = 1u << at;
 	int err = 0;
 
+	if (prog->refused && at == (enum egpu_attach_point)prog->spec->attach)
+		return err_set(prog->refused, "%s", prog->refusal);
 	sb_init(&log);
 	pthread_mutex_lock(&prog->lock);
 	if (at != EGPU_ATTACH_NONE ? !(prog->verified & bit) :
@@ -58,6 +60,15 @@ int prog_verify(struct egpu_prog *prog, enum egpu_attach_point at,
 	pthread_mutex_unlock(&prog->lock);
 	sb_free(&log);
 	return err;
+}
+
+int egpu_prog_verdict(const egpu_prog *prog, const char **msg)
+{
+	if (msg)
+		*msg = prog && prog->refused ? prog->refusal : "";
+	if (!prog)
+		return err_set(EGPU_EINVAL, "egpu_prog_verdict: NULL program");
+	return prog->refused;
 }
 
 int egpu_prog_verify(egpu_prog *prog, struct egpu_verify_opts *opts)

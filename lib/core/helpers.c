@@ -32,6 +32,8 @@ static const struct helper_info gpu_helpers[] = {
 	{ HELPER_WARP_BALLOT, "warp_ballot", 1 },
 	{ HELPER_WARP_MATCH, "warp_match", 1 },
 	{ HELPER_WARP_SHFL, "warp_shfl", 2 },
+	{ HELPER_READ_PARAM, "read_param", 4 },
+	{ HELPER_READ_MEM, "read_mem", 4 },
 };
 
 /* The conformance suite's "unwind" helper: returns its first argument. */

@@ -42,6 +42,9 @@ enum egpu_helper_id {
 	HELPER_WARP_BALLOT = 515,
 	HELPER_WARP_MATCH = 516,
 	HELPER_WARP_SHFL = 517,
+	/* Reading what the probed code sees, bounded at run time. */
+	HELPER_READ_PARAM = 518, /* the kernel's parameter bytes */
+	HELPER_READ_MEM = 519,   /* the bytes a memory access touches */
 };
 
 /* Longest sleep of one nanosleep call, as PTX's nanosleep: 1 ms. */

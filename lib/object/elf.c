@@ -169,6 +169,8 @@ static int read_elf(const void *elf, size_t len, const char *name,
 		return err_set(EGPU_ENOMEM, "out of memory");
 	err = object_read_libbpf(elf, len, obj_name, &v);
 	free(obj_name);
+	if (!err)
+		err = object_read_lines(elf, len, spec);
 	if (err)
 		return err;
 	if (!spec->prog_cnt)

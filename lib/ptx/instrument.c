@@ -32,6 +32,8 @@ struct session {
 	struct mem_req *mem;         /* EGPU_ATTACH_MEM requests */
 	size_t nmem;
 	struct mem_plan *mem_plan;
+	char **warnings;             /* patterns that matched no kernel */
+	size_t nwarnings;
 	struct edits edits;
 	struct link_result link;
 	char prefix[16];
@@ -144,7 +146,9 @@ static int check_probe(const struct session *s, const struct ptx_attach *r)
 	return 0;
 }
 
-static int no_match(const struct session *s, const char *pattern)
+/* "no kernel matches 'P'; kernels: a, b, ..." with @r's program name. */
+static void no_match_text(const struct session *s, const struct ptx_attach *r,
+			  char *buf, size_t size)
 {
 	char list[600] = "";
 	size_t i, used = 0;
@@ -162,8 +166,24 @@ static int no_match(const struct session *s, const char *pattern)
 		}
 		used += (size_t)n;
 	}
-	return err_set(EGPU_ENOENT, "no kernel matches '%s'; kernels: %s",
-		       pattern, s->nkernels ? list : "(none)");
+	snprintf(buf, size, "prog '%s': no kernel matches '%s'; kernels: %s",
+		 r->label ? r->label : r->func, r->kernel,
+		 s->nkernels ? list : "(none)");
+}
+
+/* An error for a strict request, else a warning in the report. */
+static int no_match(struct session *s, const struct ptx_attach *r)
+{
+	char text[800];
+
+	no_match_text(s, r, text, sizeof(text));
+	if (r->strict_match)
+		return err_set(EGPU_ENOENT, "%s", text);
+	s->warnings[s->nwarnings] = strdup(text);
+	if (!s->warnings[s->nwarnings])
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	s->nwarnings++;
+	return 0;
 }
 
 /* Index of @m among the linked modules. */
@@ -281,7 +301,7 @@ static int plan_request(struct session *s, const struct ptx_attach *r,
 		hits++;
 	}
 	if (!err && !hits)
-		err = no_match(s, r->kernel);
+		err = no_match(s, r);
 	return err;
 }
 
@@ -318,7 +338,8 @@ static int plan_requests(struct session *s, const struct ptx_attach *reqs,
 
 	s->bodies = calloc(nreq + 1, sizeof(*s->bodies));
 	s->mem = calloc(nreq + 1, sizeof(*s->mem));
-	if (!s->bodies || !s->mem)
+	s->warnings = calloc(nreq + 1, sizeof(*s->warnings));
+	if (!s->bodies || !s->mem || !s->warnings)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
 	s->nreq = nreq;
 	for (size_t i = 0; i < nreq && !err; i++)
@@ -597,6 +618,10 @@ static int fill_report(struct session *s, struct ptx_report *r)
 		for (size_t q = 0; q < s->nmem; q++)
 			ki->programs += s->mem[q].kernels[i];
 	}
+	r->warnings = s->warnings;
+	r->nwarnings = s->nwarnings;
+	s->warnings = NULL;
+	s->nwarnings = 0;
 	return report_mem_sites(s, r);
 }
 
@@ -617,6 +642,9 @@ static void session_free(struct session *s)
 		free(s->mem[i].kernels);
 	free(s->mem);
 	mem_plan_free(s->mem_plan);
+	for (i = 0; i < s->nwarnings; i++)
+		free(s->warnings[i]);
+	free(s->warnings);
 	link_result_free(&s->link);
 	for (i = 0; s->mods && i < s->nmod; i++)
 		ptx_module_free(s->mods[i]);
@@ -690,5 +718,8 @@ void ptx_report_free(struct ptx_report *report)
 	for (i = 0; i < report->nfiles; i++)
 		free(report->files[i]);
 	free(report->files);
+	for (i = 0; i < report->nwarnings; i++)
+		free(report->warnings[i]);
+	free(report->warnings);
 	memset(report, 0, sizeof(*report));
 }

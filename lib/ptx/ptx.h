@@ -49,6 +49,11 @@ struct ptx_attach {
 	 * EGPU_MEM_*) the probed instructions must match; 0: all. */
 	uint32_t mem_spaces;
 	uint32_t mem_kinds;
+	/* Program name for messages; NULL: func. */
+	const char *label;
+	/* A pattern matching no kernel is an error (EGPU_ENOENT); else a
+	 * warning in the report. */
+	bool strict_match;
 	/*
 	 * The probe may end its thread (helper exit_thread). At the entry,
 	 * kernels with barriers that exited threads cannot release are
@@ -107,6 +112,10 @@ struct ptx_report {
 	size_t mem_skipped;
 	char **files;           /* .file names that sites point to */
 	size_t nfiles;
+	/* Requests whose pattern matched no kernel: "prog 'P': no kernel
+	 * matches 'K'; kernels: ..." each. */
+	char **warnings;
+	size_t nwarnings;
 };
 
 /*
@@ -130,7 +139,7 @@ struct ptx_numbering {
  * output is the input, byte for byte.
  *
  * Errors: EGPU_EFORMAT for unparsable PTX ("NAME: PTX line L col C: ..."),
- * EGPU_ENOENT for a pattern matching no kernel or an undefined probe or
+ * EGPU_ENOENT for a strict pattern matching no kernel or an undefined probe or
  * extern function, EGPU_EEXIST for two different definitions of a symbol,
  * EGPU_ENOTSUP for inputs this instrumentation cannot serve (e.g. a target
  * below sm_70), EGPU_EINVAL for bad arguments.

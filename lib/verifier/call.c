@@ -53,9 +53,11 @@ static int check_map_mem_arg(struct verifier *v, int regno, bool key,
 	return check_mem_arg(v, regno, &size, ACCESS_READ, false);
 }
 
-static int check_size_arg(struct verifier *v, int regno, bool zero_ok,
-			  const struct call_meta *m)
+static int check_size_arg(struct verifier *v, const struct helper_proto *p,
+			  int regno, bool zero_ok, const struct call_meta *m)
 {
+	enum access acc = p->args[regno - 2] == ARG_MEM_OUT ? ACCESS_WRITE :
+							      ACCESS_READ;
 	const struct reg *r = &cur_regs(v)[regno];
 
 	if (r->type != REG_SCALAR)
@@ -66,7 +68,7 @@ static int check_size_arg(struct verifier *v, int regno, bool zero_ok,
 	if (r->v.umax > (uint64_t)MAX_OFFSET)
 		return vfail(v, "r%d: size for %s is not bounded (umax %"
 			     PRIu64 ")", regno, m->name, r->v.umax);
-	return check_mem_arg(v, regno - 1, &r->v, ACCESS_READ, false);
+	return check_mem_arg(v, regno - 1, &r->v, acc, false);
 }
 
 static int check_record_arg(struct verifier *v, int regno,
@@ -193,10 +195,11 @@ static int check_arg(struct verifier *v, const struct helper_proto *p,
 	case ARG_MAP_VALUE:
 		return check_map_mem_arg(v, regno, type == ARG_MAP_KEY, m);
 	case ARG_MEM:
+	case ARG_MEM_OUT:
 		return 0; /* checked with its size */
 	case ARG_SIZE:
 	case ARG_SIZE_OR_ZERO:
-		return check_size_arg(v, regno, type == ARG_SIZE_OR_ZERO, m);
+		return check_size_arg(v, p, regno, type == ARG_SIZE_OR_ZERO, m);
 	case ARG_ALLOC_SIZE:
 		if (!reg_const_value(r, &m->alloc) || !m->alloc ||
 		    m->alloc > (uint64_t)MAX_OFFSET)
@@ -383,9 +386,12 @@ int check_exit(struct verifier *v)
 		err = reg_readable(v, 0);
 		if (err)
 			return err;
-		if (reg_is_ptr(r0))
-			return vfail(v, "r0 is a pointer (%s): returning it "
-				     "leaks an address", reg_type_name(r0));
+		/* A probe's return value is dropped at its site; a direct
+		 * run's goes to the host, where an address means nothing. */
+		if (reg_is_ptr(r0) && v->opts.attach == EGPU_ATTACH_NONE)
+			return vfail(v, "r0 is a pointer (%s): a direct run "
+				     "returns it to the host, which cannot use "
+				     "an address", reg_type_name(r0));
 		return st->nrefs ? leaked_ref(v, "at exit") : 1;
 	}
 	err = check_dangling(v);

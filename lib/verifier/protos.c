@@ -11,6 +11,7 @@
 #include "core/helpers.h"
 #include "protos.h"
 
+#define KERNEL_PROBES (ATTACH_BIT(EGPU_ATTACH_ENTRY) | ATTACH_BIT(EGPU_ATTACH_EXIT))
 #define NOT_IN_MEM_PROBES (ATTACH_ALL & ~ATTACH_BIT(EGPU_ATTACH_MEM))
 
 static const struct helper_proto gpu_protos[] = {
@@ -64,6 +65,14 @@ static const struct helper_proto gpu_protos[] = {
 	{ HELPER_WARP_MATCH, RET_SCALAR, { ARG_SCALAR }, 0, ATTACH_ALL, false },
 	{ HELPER_WARP_SHFL, RET_SCALAR, { ARG_SCALAR, ARG_SCALAR }, 0,
 	  ATTACH_ALL, false },
+	/* The source lies outside the program's view: the run-time bound
+	 * (the ctx's parameter block or accessed bytes) makes it safe. */
+	{ HELPER_READ_PARAM, RET_SCALAR,
+	  { ARG_CTX, ARG_MEM_OUT, ARG_SIZE, ARG_SCALAR }, 0, KERNEL_PROBES,
+	  false },
+	{ HELPER_READ_MEM, RET_SCALAR,
+	  { ARG_CTX, ARG_MEM_OUT, ARG_SIZE, ARG_SCALAR }, 0,
+	  ATTACH_BIT(EGPU_ATTACH_MEM), false },
 };
 
 /* The conformance suite's helper 5 returns its argument. */

@@ -17,6 +17,7 @@ enum arg_type {
 	ARG_MAP_KEY,       /* points to key_size readable bytes */
 	ARG_MAP_VALUE,     /* points to value_size readable bytes */
 	ARG_MEM,           /* points to readable bytes; next arg the size */
+	ARG_MEM_OUT,       /* points to writable bytes; next arg the size */
 	ARG_SIZE,          /* size of the previous argument, > 0 */
 	ARG_SIZE_OR_ZERO,  /* the same, may be 0 */
 	ARG_ALLOC_SIZE,    /* a constant > 0 */

@@ -6,6 +6,7 @@
 
 #include <bpf/btf.h>
 
+#include "egpu/ctx.h"
 #include "object_test.h"
 
 #define BPF_OBJ(name) EGPU_TEST_BUILD "/" name ".bpf.o"
@@ -657,6 +658,35 @@ START_TEST(section_names)
 }
 END_TEST
 
+static void assert_filter(const char *section, uint32_t spaces, uint32_t kinds)
+{
+	uint32_t s = 7, k = 7;
+
+	ck_assert_int_eq(object_mem_filter_from_section(section, &s, &k), 0);
+	ck_assert_uint_eq(s, spaces);
+	ck_assert_uint_eq(k, kinds);
+}
+
+/* gpu/mem/K/SPACES/KINDS: what a memory probe runs before. */
+START_TEST(section_mem_filters)
+{
+	uint32_t s, k;
+
+	assert_section("gpu/mem/vadd/global/load,store", EGPU_ATTACH_MEM, "vadd");
+	assert_filter("gpu/mem/vadd", 0, 0);
+	assert_filter("gpu/mem/vadd/global", 1u << EGPU_SPACE_GLOBAL, 0);
+	assert_filter("gpu/mem/*/global,shared/load,store",
+		      1u << EGPU_SPACE_GLOBAL | 1u << EGPU_SPACE_SHARED,
+		      1u << EGPU_MEM_LOAD | 1u << EGPU_MEM_STORE);
+	assert_filter("gpu/mem/k/*/atomic", 0, 1u << EGPU_MEM_ATOMIC);
+	assert_filter("gpu/entry/a/b", 0, 0);
+	ck_assert_fails(object_mem_filter_from_section("gpu/mem/k/global/read", &s, &k),
+			EGPU_EFORMAT, "section 'gpu/mem/k/global/read': 'read' is no access kind");
+	ck_assert_fails(object_mem_filter_from_section("gpu/mem/k/globl", &s, &k),
+			EGPU_EFORMAT, "'globl' is no state space (generic, global");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("object_elf");
@@ -670,6 +700,7 @@ int main(void)
 	tcase_add_test(ok, header_helpers);
 	tcase_add_test(ok, section_names);
 	tcase_add_test(ok, bpftime_map_types);
+	tcase_add_test(ok, section_mem_filters);
 	tcase_add_test(bad, unsupported_map_type);
 	tcase_add_test(bad, no_programs);
 	tcase_add_test(bad, unknown_helper);
