@@ -125,6 +125,17 @@ static int check_str_arg(struct verifier *v, int regno)
 	return 0;
 }
 
+static int check_ctx_arg(struct verifier *v, int regno)
+{
+	const struct reg *r = &cur_regs(v)[regno];
+
+	if (r->type != REG_PTR_CTX || r->off || !sc_is_const(&r->v) ||
+	    r->v.t.value)
+		return vfail(v, "r%d must be the ctx pointer, got %s", regno,
+			     reg_type_name(r));
+	return 0;
+}
+
 /*
  * warp_add's counter: atomics need memory other threads can reach (a map
  * value, not the private stack), writable and naturally aligned.
@@ -212,6 +223,8 @@ static int check_arg(struct verifier *v, const struct helper_proto *p,
 		return check_mem_arg(v, regno, &eight, ACCESS_WRITE, true);
 	case ARG_RECORD:
 		return check_record_arg(v, regno, m);
+	case ARG_CTX:
+		return check_ctx_arg(v, regno);
 	case ARG_SHARED_U64:
 		return check_shared_u64_arg(v, regno, m);
 	case ARG_USER_BUF:

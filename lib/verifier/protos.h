@@ -23,6 +23,7 @@ enum arg_type {
 	ARG_ALLOC_SIZE,    /* a constant > 0 */
 	ARG_U64_OUT,       /* points to 8 writable bytes, 8-aligned */
 	ARG_RECORD,        /* a non-NULL ring buffer record, its start */
+	ARG_CTX,           /* the context pointer, unmoved */
 	ARG_CONST_STR,     /* a NUL-terminated string in read-only data */
 	ARG_SHARED_U64,    /* 8 writable, 8-aligned bytes of a map value */
 	ARG_USER_BUF,      /* user helper: its size[i] initialised, writable
