@@ -9,15 +9,21 @@ scripts/deps.sh
 
 jobs=$(nproc)
 # The bindings test with the Python that deps.sh gave pytest and numpy.
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEGPU_BUILD_PYTHON=ON \
-	-DEGPU_BUILD_GO=ON -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEGPU_WERROR=ON \
+	-DEGPU_BUILD_PYTHON=ON -DEGPU_BUILD_GO=ON -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs")
 # pytest's and go test's own summaries, which ctest keeps in its log
 grep -E '^[0-9]+ (passed|failed|skipped)|^(ok|FAIL)[[:space:]]+libegpu|GPU tests skipped' \
 	build/Testing/Temporary/LastTest.log || true
 
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DEGPU_SANITIZE=ON \
+# The build a packager runs (Release: other warnings at -O3), library and
+# CLI only; scripts/build_matrix.sh builds every type with gcc and clang.
+cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DEGPU_WERROR=ON \
+	-DEGPU_BUILD_TESTS=OFF -DEGPU_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build build-release -j"$jobs"
+
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DEGPU_SANITIZE=ON -DEGPU_WERROR=ON \
 	-DEGPU_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -LE "gpu|install" -j"$jobs")
