@@ -161,10 +161,6 @@ int cmd_trace(int argc, char **argv)
 			i++;
 			break;
 		}
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			puts(USAGE);
-			return 0;
-		}
 		if (strcmp(argv[i], "-o"))
 			return cli_usage("trace: unknown option '%s'\n" USAGE,
 					 argv[i]);
