@@ -288,6 +288,19 @@ static int describe(const struct bpf_map_spec *spec, uint32_t threads,
 	return 0;
 }
 
+/* A map larger than the GPU's free memory is refused before allocating. */
+static int fits_gpu(const struct bpf_map_spec *spec, uint64_t total)
+{
+	size_t free_b = 0, all_b = 0;
+	int err = cu_check(cu()->cuMemGetInfo(&free_b, &all_b), "cuMemGetInfo");
+
+	if (err || total <= free_b)
+		return err;
+	return err_set(EGPU_ENOMEM,
+		       "map '%s': %llu bytes of GPU memory needed, %zu free (of %zu)",
+		       spec->name, (unsigned long long)total, free_b, all_b);
+}
+
 static int alloc_and_fill(struct dev_map *m, const struct bpf_map_spec *spec,
 			  uint64_t bytes)
 {
@@ -295,6 +308,9 @@ static int alloc_and_fill(struct dev_map *m, const struct bpf_map_spec *spec,
 	uint64_t total = DEV_MAP_DATA_OFFSET + bytes;
 	int err;
 
+	err = fits_gpu(spec, total);
+	if (err)
+		return err;
 	err = cu_check(d->cuMemAlloc(&m->base, total), "cuMemAlloc");
 	if (!err)
 		err = cu_check(d->cuMemsetD8(m->base, 0, total), "cuMemsetD8");

@@ -26,6 +26,19 @@ static bool map_type_supported(uint32_t type)
 	return false;
 }
 
+/* Whether @len bytes at @p are all zero (early out at the first that is not). */
+static bool all_zero(const uint8_t *p, size_t len)
+{
+	static const uint8_t zero[4096];
+
+	for (size_t n; len; p += n, len -= n) {
+		n = len < sizeof(zero) ? len : sizeof(zero);
+		if (memcmp(p, zero, n))
+			return false;
+	}
+	return true;
+}
+
 static int map_init(struct bpf_map_spec *m, const struct object_map_desc *d)
 {
 	m->name = strdup(d->name);
@@ -37,7 +50,12 @@ static int map_init(struct bpf_map_spec *m, const struct object_map_desc *d)
 	m->readonly = d->readonly;
 	if (!m->name)
 		return err_set(EGPU_ENOMEM, "out of memory");
-	if (!d->init || !d->init_len)
+	/*
+	 * Zero memory is zero: a .bss (or all-zero .data) keeps no copy.
+	 * Read-only data keeps its bytes, where the verifier reads strings.
+	 */
+	if (!d->init || !d->init_len ||
+	    (!d->readonly && all_zero(d->init, d->init_len)))
 		return 0;
 	m->init = malloc(d->init_len);
 	if (!m->init)

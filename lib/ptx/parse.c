@@ -434,9 +434,11 @@ int ptx_parse(const char *name, const char *text, size_t len,
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
 	m->name = name;
 	m->text = text;
-	m->len = len;
 	m->address_size = 64;
-	err = ptx_lex(text, len, &m->toks, &m->ntoks);
+	err = ptx_text_len(text, &len);
+	m->len = len;
+	if (!err)
+		err = ptx_lex(text, len, &m->toks, &m->ntoks);
 	if (!err)
 		err = parse_items(&p);
 	if (!err)
