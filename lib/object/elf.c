@@ -124,6 +124,49 @@ static int check_elf_magic(const void *elf, size_t len)
 	return 0;
 }
 
+/* Whether [off, off + size) lies inside the @len bytes of the file. */
+static bool in_file(uint64_t off, uint64_t size, size_t len)
+{
+	return off <= len && size <= len - off;
+}
+
+/*
+ * A 64-bit little-endian ELF whose header, section table and sections lie
+ * inside the file; libelf reports a truncated one as "invalid `Elf' handle".
+ * Headers are copied out: the image may be unaligned.
+ */
+static int check_elf_shape(const uint8_t *elf, size_t len)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh;
+
+	if (len < sizeof(eh))
+		return err_set(EGPU_EFORMAT,
+			       "the file is truncated: %zu bytes, less than an ELF header (%zu)",
+			       len, sizeof(eh));
+	if (elf[EI_CLASS] != ELFCLASS64 || elf[EI_DATA] != ELFDATA2LSB)
+		return err_set(EGPU_EFORMAT,
+			       "not a 64-bit little-endian ELF file (eBPF objects from clang -target bpf are)");
+	memcpy(&eh, elf, sizeof(eh));
+	if (eh.e_shnum && eh.e_shentsize != sizeof(sh))
+		return err_set(EGPU_EFORMAT, "ELF section headers of %u bytes (want %zu)",
+			       eh.e_shentsize, sizeof(sh));
+	if (!in_file(eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(sh), len))
+		return err_set(EGPU_EFORMAT,
+			       "the file is truncated: its %u section headers end at byte %llu, the file has %zu bytes",
+			       eh.e_shnum,
+			       (unsigned long long)(eh.e_shoff + (uint64_t)eh.e_shnum * sizeof(sh)),
+			       len);
+	for (unsigned i = 1; i < eh.e_shnum; i++) {
+		memcpy(&sh, elf + eh.e_shoff + i * sizeof(sh), sizeof(sh));
+		if (sh.sh_type != SHT_NOBITS && !in_file(sh.sh_offset, sh.sh_size, len))
+			return err_set(EGPU_EFORMAT,
+				       "the file is truncated: section %u ends at byte %llu, the file has %zu bytes",
+				       i, (unsigned long long)(sh.sh_offset + sh.sh_size), len);
+	}
+	return 0;
+}
+
 static int read_elf(const void *elf, size_t len, const char *name,
 		    struct bpf_object_spec *spec)
 {
@@ -132,6 +175,8 @@ static int read_elf(const void *elf, size_t len, const char *name,
 	int err;
 
 	err = check_elf_magic(elf, len);
+	if (!err)
+		err = check_elf_shape(elf, len);
 	if (err)
 		return err;
 	obj_name = libbpf_object_name(name);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Bounded resources: a zero .bss is never copied, maps too large for the
- * machine are refused before anything is allocated.
+ * Bounded resources and messages for bad input: a zero .bss is never
+ * copied, maps too large for the machine are refused before anything is
+ * allocated, directories say so, bad map flags are named (truncated ELFs:
+ * test_elf.c).
  */
 #include <sys/resource.h>
 
@@ -93,6 +95,37 @@ START_TEST(wide_hash_is_refused)
 }
 END_TEST
 
+START_TEST(directory_says_so)
+{
+	egpu_ctx *ctx = egpu_ctx_new(NULL);
+
+	ck_assert_ptr_null(egpu_load(ctx, EGPU_TEST_BUILD, NULL));
+	ck_assert_int_eq(egpu_errcode(), EGPU_EIO);
+	ck_assert_msg(strstr(egpu_errmsg(), "is a directory"), "%s", egpu_errmsg());
+	egpu_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(bad_update_flags_are_named)
+{
+	egpu_ctx *ctx = egpu_ctx_new(NULL);
+	egpu_obj *obj = egpu_load(ctx, BPF_OBJ("big_bss"), NULL);
+	egpu_map *data;
+	uint32_t key = 0;
+	uint8_t value[4096] = { 0 };
+
+	if (!obj)
+		return; /* refused on a small machine: zero_bss_loads_cheaply */
+	data = egpu_obj_map(obj, "big_bss.data");
+	ck_assert_int_eq(egpu_map_update(data, &key, value, 7), EGPU_EINVAL);
+	ck_assert_msg(strstr(egpu_errmsg(), "unknown flags 0x7"), "%s", egpu_errmsg());
+	ck_assert_int_eq(egpu_map_delete(data, &key), EGPU_EINVAL);
+	ck_assert_msg(strstr(egpu_errmsg(), "array entries cannot be deleted"),
+		      "%s", egpu_errmsg());
+	egpu_ctx_free(ctx);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("object_limits");
@@ -103,6 +136,8 @@ int main(void)
 	tcase_add_test(tc, zero_bss_loads_cheaply);
 	tcase_add_test(tc, huge_array_is_refused_before_allocating);
 	tcase_add_test(tc, wide_hash_is_refused);
+	tcase_add_test(tc, directory_says_so);
+	tcase_add_test(tc, bad_update_flags_are_named);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }
