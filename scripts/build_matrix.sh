@@ -2,6 +2,7 @@
 # Build every CMake configuration with gcc and clang and fail on any
 # compiler warning (-Werror through EGPU_WERROR). Usage:
 #   scripts/build_matrix.sh [BUILD_ROOT] [TYPE...]   (default: all four types)
+# EGPU_MATRIX_CC="gcc clang-16" chooses the compilers (default: both).
 # Bindings are left out: they are built by scripts/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,8 +11,8 @@ root=${1:-build-matrix}
 shift || true
 types=("$@")
 ((${#types[@]})) || types=(Release Debug RelWithDebInfo MinSizeRel)
-clang=$(command -v clang-16 || command -v clang)
-for cc in gcc "$clang"; do
+read -ra ccs <<<"${EGPU_MATRIX_CC:-gcc $(command -v clang-16 || command -v clang)}"
+for cc in "${ccs[@]}"; do
 	for type in "${types[@]}"; do
 		dir="$root/$(basename "$cc")-$type"
 		echo "build-matrix: $(basename "$cc") $type" >&2
