@@ -10,7 +10,25 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+
+#include "egpu.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The offline context every input is loaded into, made at the first. */
+static inline egpu_ctx *fuzz_ctx(void)
+{
+	static egpu_ctx *ctx;
+
+	if (!ctx) {
+		EGPU_OPTS(egpu_ctx_opts, co, .offline = true,
+			  .log_level = EGPU_LOG_ERROR);
+		ctx = egpu_ctx_new(&co);
+		if (!ctx)
+			abort();
+	}
+	return ctx;
+}
 
 #endif

@@ -7,31 +7,21 @@
  * AddressSanitizer an unsafe program the verifier let through shows as a
  * crash in the JIT's code or its helpers.
  */
-#include <stdlib.h>
 #include <string.h>
 
-#include "egpu.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static egpu_ctx *ctx;
 	uint8_t mem[256];
 	size_t mem_len;
 	egpu_obj *obj;
 
 	if (size < 8)
 		return 0;
-	if (!ctx) {
-		EGPU_OPTS(egpu_ctx_opts, co, .offline = true,
-			  .log_level = EGPU_LOG_ERROR);
-		ctx = egpu_ctx_new(&co);
-		if (!ctx)
-			abort();
-	}
 	mem_len = data[0];
 	memset(mem, data[1], sizeof(mem));
-	obj = egpu_load_insns(ctx, data + 8, size - 8, NULL);
+	obj = egpu_load_insns(fuzz_ctx(), data + 8, size - 8, NULL);
 	if (obj) {
 		/* heap memory of exactly mem_len bytes: ASan sees overruns */
 		uint8_t *heap = mem_len ? malloc(mem_len) : NULL;
