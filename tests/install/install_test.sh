@@ -39,8 +39,9 @@ fi
 "$prefix/static" "$obj"
 
 if [[ $go_dir ]]; then
-	# Offline, with caches of its own (the recipe itself sets neither).
-	(cd "$go_dir" && GOCACHE="$build/bindings/go/gocache-install" \
+	# Offline, with fresh caches of its own (the recipe sets neither; a
+	# cache kept between runs keeps a former prefix's paths in its links).
+	(cd "$go_dir" && GOCACHE="$prefix/gocache" \
 		GOPATH="$prefix/gopath" GOPROXY=off go test ./... 2>&1 | grep -v 'Warning 302')
 	echo "install: go test ./... ran against the installed library"
 fi
