@@ -7,7 +7,7 @@ function(egpu_bpf_object out_var src)
   get_filename_component(abs ${src} ABSOLUTE)
   set(obj ${CMAKE_CURRENT_BINARY_DIR}/${name}.bpf.o)
   add_custom_command(OUTPUT ${obj}
-    COMMAND ${BPF_CLANG} -target bpf -mcpu=v3 -O2 -g -Wall -Werror
+    COMMAND ${BPF_CLANG} -target bpf -mcpu=v3 -O2 -g -Wall ${EGPU_BPF_WERROR}
       -I${PROJECT_SOURCE_DIR}/include -c ${abs} -o ${obj}
     DEPENDS ${abs} ${PROJECT_SOURCE_DIR}/include/egpu/bpf_helpers.h
     COMMENT "eBPF object ${name}.bpf.o" VERBATIM)

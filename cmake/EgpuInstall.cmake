@@ -21,6 +21,14 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/egpuConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/egpuConfig.cmake
   ${PROJECT_BINARY_DIR}/egpuConfigVersion.cmake DESTINATION ${EGPU_CMAKE_DIR})
 
+# Programs linked with `pkg-config --libs egpu` find libegpu.so where it was
+# installed, without LD_LIBRARY_PATH. Distributions installing into /usr,
+# where the loader looks anyway, may turn this off.
+option(EGPU_PC_RPATH "egpu.pc adds -Wl,-rpath,LIBDIR to its Libs" ON)
+set(EGPU_PC_RPATH_FLAG "")
+if(EGPU_PC_RPATH)
+  set(EGPU_PC_RPATH_FLAG " -Wl,-rpath,\${libdir}")
+endif()
 file(RELATIVE_PATH EGPU_PC_PREFIX_REL
   ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
 configure_file(${PROJECT_SOURCE_DIR}/pkgconfig/egpu.pc.in

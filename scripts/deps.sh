@@ -4,7 +4,7 @@
 # expected to be installed already (/usr/local/cuda).
 set -euo pipefail
 
-pkgs=(cmake make gcc pkg-config llvm-16-dev clang-16 libbpf-dev libelf-dev
+pkgs=(cmake make gcc pkg-config llvm-16-dev clang-16 libclang-rt-16-dev libbpf-dev libelf-dev
       zlib1g-dev libzstd-dev libffi-dev check libsubunit-dev python3
       swig python3-dev python3-pytest python3-numpy python3-setuptools golang-go
       libmicrohttpd-dev libprotobuf-c-dev protobuf-c-compiler

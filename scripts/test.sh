@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what is missing, build, and run every test: the unit, binding
 # (pytest, go test) and GPU tests under ctest (GPU tests report "skipped"
-# without a GPU), then the unit tests again under AddressSanitizer and UBSan.
+# without a GPU), a Release build of the library and CLI, the unit tests
+# again under AddressSanitizer and UBSan, and each fuzz target briefly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/cuda/bin"
@@ -9,15 +10,34 @@ scripts/deps.sh
 
 jobs=$(nproc)
 # The bindings test with the Python that deps.sh gave pytest and numpy.
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEGPU_BUILD_PYTHON=ON \
-	-DEGPU_BUILD_GO=ON -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEGPU_WERROR=ON \
+	-DEGPU_BUILD_PYTHON=ON -DEGPU_BUILD_GO=ON -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs")
 # pytest's and go test's own summaries, which ctest keeps in its log
 grep -E '^[0-9]+ (passed|failed|skipped)|^(ok|FAIL)[[:space:]]+libegpu|GPU tests skipped' \
 	build/Testing/Temporary/LastTest.log || true
 
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DEGPU_SANITIZE=ON \
+# The build a packager runs (Release: other warnings at -O3), library and
+# CLI only; scripts/build_matrix.sh builds every type with gcc and clang.
+cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DEGPU_WERROR=ON \
+	-DEGPU_BUILD_TESTS=OFF -DEGPU_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build build-release -j"$jobs"
+
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DEGPU_SANITIZE=ON -DEGPU_WERROR=ON \
 	-DEGPU_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -LE "gpu|install" -j"$jobs")
+
+# Fuzzing, briefly (tests/fuzz, docs/fuzzing.md): where clang links
+# libFuzzer, each target runs for EGPU_FUZZ_SECONDS (0: not at all).
+if [ "${EGPU_FUZZ_SECONDS:-20}" != 0 ] && echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' |
+	clang-16 -x c -fsanitize=fuzzer,address -o /dev/null - 2>/dev/null; then
+	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang-16 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DEGPU_FUZZ=ON -DEGPU_SANITIZE=ON -DEGPU_WERROR=ON -DEGPU_BUILD_TESTS=OFF \
+		-DEGPU_BUILD_EXAMPLES=OFF -DEGPU_BUILD_TOOLS=OFF >/dev/null
+	cmake --build build-fuzz -j"$jobs" --target egpu_fuzzers
+	tests/fuzz/run_fuzz.sh build-fuzz "${EGPU_FUZZ_SECONDS:-20}"
+else
+	echo "test.sh: clang-16 cannot link libFuzzer: fuzzing skipped" >&2
+fi

@@ -212,18 +212,23 @@ func TestLoadErrors(t *testing.T) {
 	ctx, _ := load(t)
 	_, err := ctx.Load("/nonexistent/probe.o")
 	var e *egpu.Error
-	if !errors.As(err, &e) || !strings.Contains(e.Msg, "/nonexistent/probe.o") {
+	if !errors.As(err, &e) || !strings.Contains(e.Msg, "/nonexistent/probe.o") ||
+		!errors.Is(err, egpu.EIO) {
 		t.Fatalf("missing file: %v", err)
 	}
-	if _, err := ctx.LoadBytes([]byte("\x7fELF not really"), nil); err == nil {
-		t.Fatal("garbage loaded")
+	if _, err := ctx.Load(t.TempDir()); !errors.Is(err, egpu.EIO) ||
+		!strings.Contains(err.Error(), "is a directory") {
+		t.Fatalf("directory: %v", err)
+	}
+	if _, err := ctx.LoadBytes([]byte("\x7fELF not really"), nil); !errors.Is(err, egpu.EFORMAT) {
+		t.Fatalf("garbage: %v", err)
 	}
 	movR10 := []byte{0xb7, 0x0a, 0, 0, 0, 0, 0, 0, 0x95, 0, 0, 0, 0, 0, 0, 0}
 	if _, err := ctx.LoadInsns(movR10, &egpu.LoadOptions{Name: "bad"}); err == nil ||
 		!strings.Contains(err.Error(), "r10") {
 		t.Fatalf("unsafe program: %v", err)
 	}
-	if _, err := egpu.NewContext(&egpu.Options{SM: "gfx90a"}); err == nil ||
+	if _, err := egpu.NewContext(&egpu.Options{SM: "gfx90a"}); !errors.Is(err, egpu.EINVAL) ||
 		!strings.Contains(err.Error(), "gfx90a") {
 		t.Fatalf("bad target: %v", err)
 	}

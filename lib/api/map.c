@@ -61,10 +61,11 @@ static int map_result(const egpu_map *map, long res, const char *op)
 		err_prefix("map '%s': %s", map->spec->name, op);
 		return EGPU_ECUDA;
 	default:
-		return err_set(EGPU_EINVAL, "map '%s': %s: invalid argument (%s)",
-			       map->spec->name, op,
-			       map->spec->type == EGPU_MAP_HASH ? "bad flags" :
-			       "array entries cannot be deleted");
+		if (!strcmp(op, "delete") && map->spec->type != EGPU_MAP_HASH)
+			return err_set(EGPU_EINVAL, "map '%s': delete: array entries cannot be deleted",
+				       map->spec->name);
+		return err_set(EGPU_EINVAL, "map '%s': %s: invalid argument",
+			       map->spec->name, op);
 	}
 }
 
@@ -109,6 +110,9 @@ int egpu_map_update(egpu_map *map, const void *key, const void *value,
 	if (map->spec->readonly)
 		return err_set(EGPU_EINVAL, "map '%s': read-only (.rodata)",
 			       map->spec->name);
+	if (flags > EGPU_EXIST)
+		return err_set(EGPU_EINVAL, "map '%s': update: unknown flags %#llx (want EGPU_ANY 0, EGPU_NOEXIST 1 or EGPU_EXIST 2)",
+			       map->spec->name, (unsigned long long)flags);
 	return map_result(map, map->dev ? dev_map_update(map->dev, key, value, flags) :
 			  map_host_update(map->host, key, value, flags), "update");
 }

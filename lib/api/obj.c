@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "api/internal.h"
 
@@ -178,9 +179,14 @@ static int read_file(const char *path, void **data, size_t *len)
 	FILE *f = fopen(path, "rb");
 	size_t cap = 0, n = 0;
 	char *buf = NULL;
+	struct stat st;
 
 	if (!f)
 		return err_set(EGPU_EIO, "%s: %s", path, strerror(errno));
+	if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		return err_set(EGPU_EIO, "%s: is a directory, not an eBPF object file", path);
+	}
 	for (;;) {
 		if (n == cap) {
 			char *p = realloc(buf, cap = cap ? cap * 2 : 65536);
@@ -199,9 +205,11 @@ static int read_file(const char *path, void **data, size_t *len)
 			break;
 	}
 	if (ferror(f)) {
+		int e = errno;
+
 		free(buf);
 		fclose(f);
-		return err_set(EGPU_EIO, "%s: read error", path);
+		return err_set(EGPU_EIO, "%s: read error: %s", path, strerror(e));
 	}
 	fclose(f);
 	*data = buf;

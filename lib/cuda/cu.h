@@ -29,6 +29,7 @@
 	X(cuModuleGetFunction)                                                \
 	X(cuModuleGetGlobal)                                                  \
 	X(cuMemAlloc)                                                         \
+	X(cuMemGetInfo)                                                       \
 	X(cuMemFree)                                                          \
 	X(cuMemcpyHtoD)                                                       \
 	X(cuMemcpyDtoH)                                                       \

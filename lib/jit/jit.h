@@ -53,6 +53,12 @@ struct jit_input {
 int jit_ptx(const struct jit_input *in, const char *sm, bool kernel,
 	    char **ptx, size_t *len);
 
+/*
+ * The GPU targets jit_ptx() generates code for, oldest first (70 for
+ * sm_70), *@n of them; later targets get the newest one's code.
+ */
+const unsigned *jit_ptx_targets(size_t *n);
+
 /* A program translated to host code, callable as a C function. */
 struct jit_host;
 

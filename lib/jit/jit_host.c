@@ -93,7 +93,7 @@ static int build_module(const struct jit_input *in, LLVMOrcLLJITRef jit,
 	mod = LLVMModuleCreateWithNameInContext(in->name, ctx);
 	LLVMSetTarget(mod, LLVMOrcLLJITGetTripleString(jit));
 	LLVMSetDataLayout(mod, LLVMOrcLLJITGetDataLayoutStr(jit));
-	err = lift_program(in, &host_backend, ctx, mod);
+	err = lift_program(in, &host_backend, 0, ctx, mod);
 	if (!err)
 		err = jit_optimize(in->name, mod, NULL);
 	if (err) {
@@ -131,9 +131,33 @@ static int add_program(const struct jit_input *in, struct jit_host *jh)
 	return 0;
 }
 
+struct host_job {
+	const struct jit_input *in;
+	struct jit_host *jh;
+};
+
+/* Everything that calls LLVM, under jit_guarded(). */
+static int host_build(void *arg)
+{
+	const struct host_job *job = arg;
+	int err;
+
+	err = create_jit(job->in->name, &job->jh->jit);
+	if (err) {
+		free(job->jh);
+		return err;
+	}
+	err = define_helpers(job->in->name, job->jh->jit);
+	if (!err)
+		err = add_program(job->in, job->jh);
+	if (err)
+		jit_host_free(job->jh);
+	return err;
+}
+
 int jit_host_new(const struct jit_input *in, struct jit_host **out)
 {
-	struct jit_host *jh;
+	struct host_job job = { .in = in };
 	int err;
 
 	err = jit_check_input(in);
@@ -143,24 +167,13 @@ int jit_host_new(const struct jit_input *in, struct jit_host **out)
 		return err_set(EGPU_EINVAL, "%s: no place for the program",
 			       in->name);
 	*out = NULL;
-	jit_llvm_init();
-	jh = calloc(1, sizeof(*jh));
-	if (!jh)
+	job.jh = calloc(1, sizeof(*job.jh));
+	if (!job.jh)
 		return err_set(EGPU_ENOMEM, "%s: out of memory", in->name);
-	err = create_jit(in->name, &jh->jit);
-	if (err) {
-		free(jh);
-		return err;
-	}
-	err = define_helpers(in->name, jh->jit);
+	err = jit_guarded(in->name, host_build, &job);
 	if (!err)
-		err = add_program(in, jh);
-	if (err) {
-		jit_host_free(jh);
-		return err;
-	}
-	*out = jh;
-	return 0;
+		*out = job.jh;
+	return err;
 }
 
 uint64_t jit_host_call(const struct jit_host *jh, void *ctx, uint64_t ctx_len)

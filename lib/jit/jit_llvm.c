@@ -2,9 +2,12 @@
 /* LLVM set-up, input checks, verification and the pass pipeline. */
 #include <ctype.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/ErrorHandling.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
@@ -24,8 +27,51 @@
 
 static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
 
+/*
+ * LLVM reports some failures (an intrinsic its back end cannot select, ...)
+ * through report_fatal_error(), which calls the installed handler and then
+ * exits the process. Ours jumps back to jit_guarded() on threads inside
+ * one; elsewhere (the embedding application's own LLVM use) it prints the
+ * reason as LLVM would, and LLVM exits as it would have.
+ */
+static _Thread_local jmp_buf *fatal_env;
+static _Thread_local char fatal_reason[256];
+
+static void on_llvm_fatal(const char *reason)
+{
+	if (!fatal_env) {
+		fprintf(stderr, "LLVM ERROR: %s\n", reason);
+		return;
+	}
+	snprintf(fatal_reason, sizeof(fatal_reason), "%s", reason);
+	longjmp(*fatal_env, 1);
+}
+
+int jit_guarded(const char *name, int (*fn)(void *arg), void *arg)
+{
+	jmp_buf env, *outer = fatal_env;
+	int err;
+
+	jit_llvm_init();
+	if (setjmp(env)) {
+		fatal_env = outer;
+		/*
+		 * What LLVM was working on is leaked: its objects were left
+		 * mid-operation and cannot be freed safely. This is rare (the
+		 * callers check targets and helpers first) and bounded.
+		 */
+		return err_set(EGPU_EJIT, "%s: LLVM failed: %s", name,
+			       fatal_reason);
+	}
+	fatal_env = &env;
+	err = fn(arg);
+	fatal_env = outer;
+	return err;
+}
+
 static void llvm_init_once(void)
 {
+	LLVMInstallFatalErrorHandler(on_llvm_fatal);
 	LLVMInitializeNVPTXTargetInfo();
 	LLVMInitializeNVPTXTarget();
 	LLVMInitializeNVPTXTargetMC();

@@ -14,6 +14,13 @@ extern const struct lift_backend host_backend;
 
 /* Initialise the NVPTX and native targets once per process. */
 void jit_llvm_init(void);
+/*
+ * Run @fn(@arg), which calls into LLVM, and return its result; a fatal
+ * error inside LLVM (which would exit the process) returns EGPU_EJIT with
+ * LLVM's reason instead. @fn must keep its LLVM objects to itself: on such
+ * an error they are abandoned, never freed.
+ */
+int jit_guarded(const char *name, int (*fn)(void *arg), void *arg);
 /* Reject a malformed jit_input (EGPU_EINVAL). */
 int jit_check_input(const struct jit_input *in);
 /* Turn @e into an EGPU_EJIT message about @what; consumes @e. */

@@ -17,12 +17,39 @@
 #define PTX_MAX_SM 86
 #endif
 
+/* The targets LLVM's NVPTX back end knows (up to PTX_MAX_SM). */
+static const unsigned known_sm[] = { 30, 32, 35, 37, 50, 52, 53, 60, 61, 62,
+				     70, 72, 75, 80, 86, 87, 89, 90 };
+
+const unsigned *jit_ptx_targets(size_t *n)
+{
+	size_t i = 0;
+
+	while (i < sizeof(known_sm) / sizeof(known_sm[0]) &&
+	       known_sm[i] <= PTX_MAX_SM)
+		i++;
+	*n = i;
+	return known_sm;
+}
+
+static bool sm_known(long v)
+{
+	size_t n;
+	const unsigned *sm = jit_ptx_targets(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (sm[i] == v)
+			return true;
+	return false;
+}
+
 /*
  * "sm_NN" with an optional feature suffix ("sm_90a"): the code is made for
  * the plain sm_NN (at most PTX_MAX_SM), which the suffixed target accepts;
- * the PTX linker gives the final module the application's target.
+ * the PTX linker gives the final module the application's target. *@num
+ * is the target LLVM generates for (60 for sm_60).
  */
-static int parse_sm(const char *name, const char *sm, char *cpu, size_t n)
+static int parse_sm(const char *name, const char *sm, unsigned *num)
 {
 	char *end;
 	long v;
@@ -34,15 +61,20 @@ static int parse_sm(const char *name, const char *sm, char *cpu, size_t n)
 	    (*end && (strchr("af", *end) == NULL || end[1])))
 		return err_set(EGPU_EINVAL, "%s: invalid GPU target \"%s\" (want sm_NN)",
 			       name, sm);
-	snprintf(cpu, n, "sm_%ld", v < PTX_MAX_SM ? v : PTX_MAX_SM);
+	if (v < PTX_MAX_SM && !sm_known(v))
+		return err_set(EGPU_EINVAL, "%s: %s is not a GPU target (sm_30 to sm_%d, later ones get sm_%d code)",
+			       name, sm, PTX_MAX_SM, PTX_MAX_SM);
+	*num = v < PTX_MAX_SM ? (unsigned)v : PTX_MAX_SM;
 	return 0;
 }
 
-static int target_machine(const char *name, const char *cpu,
+static int target_machine(const char *name, unsigned sm,
 			  LLVMTargetMachineRef *tm)
 {
 	LLVMTargetRef target;
-	char *msg = NULL;
+	char *msg = NULL, cpu[16];
+
+	snprintf(cpu, sizeof(cpu), "sm_%u", sm);
 
 	if (LLVMGetTargetFromTriple(PTX_TRIPLE, &target, &msg)) {
 		err_set(EGPU_EJIT, "%s: no NVPTX target in LLVM: %s", name, msg);
@@ -53,7 +85,9 @@ static int target_machine(const char *name, const char *cpu,
 	 * No codegen optimisation: the IR is optimised already, and ptxas
 	 * (or the driver) optimises the PTX; this halves translation time.
 	 */
-	*tm = LLVMCreateTargetMachine(target, PTX_TRIPLE, cpu, "",
+	/* Before sm_75 LLVM picks a PTX version without activemask (6.2). */
+	*tm = LLVMCreateTargetMachine(target, PTX_TRIPLE, cpu,
+				      sm < 75 ? "+ptx63" : "",
 				      LLVMCodeGenLevelNone, LLVMRelocDefault,
 				      LLVMCodeModelDefault);
 	if (!*tm)
@@ -136,13 +170,49 @@ static void set_target(LLVMModuleRef mod, LLVMTargetMachineRef tm)
 	LLVMDisposeTargetData(dl);
 }
 
-int jit_ptx(const struct jit_input *in, const char *sm, bool kernel,
-	    char **ptx, size_t *len)
+struct ptx_job {
+	const struct jit_input *in;
+	unsigned sm;
+	bool kernel;
+	char **ptx;
+	size_t *len;
+};
+
+/* Everything that calls LLVM, under jit_guarded(). */
+static int ptx_translate(void *arg)
 {
+	const struct ptx_job *job = arg;
+	const struct jit_input *in = job->in;
 	LLVMTargetMachineRef tm;
 	LLVMContextRef ctx;
 	LLVMModuleRef mod;
-	char cpu[16];
+	int err;
+
+	err = target_machine(in->name, job->sm, &tm);
+	if (err)
+		return err;
+	ctx = LLVMContextCreate();
+	LLVMContextSetDiscardValueNames(ctx, 1);
+	mod = LLVMModuleCreateWithNameInContext(in->name, ctx);
+	set_target(mod, tm);
+	err = lift_program(in, &ptx_backend, job->sm, ctx, mod);
+	if (!err && job->kernel)
+		err = add_kernel(ctx, mod, in->name);
+	if (!err)
+		err = jit_optimize(in->name, mod, tm);
+	if (!err)
+		err = emit_ptx(in->name, tm, mod, job->ptx, job->len);
+	LLVMDisposeModule(mod);
+	LLVMContextDispose(ctx);
+	LLVMDisposeTargetMachine(tm);
+	return err;
+}
+
+int jit_ptx(const struct jit_input *in, const char *sm, bool kernel,
+	    char **ptx, size_t *len)
+{
+	struct ptx_job job = { .in = in, .kernel = kernel, .ptx = ptx,
+			       .len = len };
 	int err;
 
 	err = jit_check_input(in);
@@ -151,26 +221,8 @@ int jit_ptx(const struct jit_input *in, const char *sm, bool kernel,
 	if (!ptx)
 		return err_set(EGPU_EINVAL, "%s: no place for the PTX", in->name);
 	*ptx = NULL;
-	err = parse_sm(in->name, sm, cpu, sizeof(cpu));
+	err = parse_sm(in->name, sm, &job.sm);
 	if (err)
 		return err;
-	jit_llvm_init();
-	err = target_machine(in->name, cpu, &tm);
-	if (err)
-		return err;
-	ctx = LLVMContextCreate();
-	LLVMContextSetDiscardValueNames(ctx, 1);
-	mod = LLVMModuleCreateWithNameInContext(in->name, ctx);
-	set_target(mod, tm);
-	err = lift_program(in, &ptx_backend, ctx, mod);
-	if (!err && kernel)
-		err = add_kernel(ctx, mod, in->name);
-	if (!err)
-		err = jit_optimize(in->name, mod, tm);
-	if (!err)
-		err = emit_ptx(in->name, tm, mod, ptx, len);
-	LLVMDisposeModule(mod);
-	LLVMContextDispose(ctx);
-	LLVMDisposeTargetMachine(tm);
-	return err;
+	return jit_guarded(in->name, ptx_translate, &job);
 }

@@ -350,9 +350,9 @@ static void init_types(struct lift *l)
 }
 
 int lift_program(const struct jit_input *in, const struct lift_backend *be,
-		 LLVMContextRef ctx, LLVMModuleRef mod)
+		 unsigned sm, LLVMContextRef ctx, LLVMModuleRef mod)
 {
-	struct lift l = { .in = in, .be = be, .ctx = ctx, .mod = mod };
+	struct lift l = { .in = in, .be = be, .sm = sm, .ctx = ctx, .mod = mod };
 	int err;
 
 	init_types(&l);

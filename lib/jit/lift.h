@@ -75,6 +75,7 @@ struct lift_func {
 struct lift {
 	const struct jit_input *in;
 	const struct lift_backend *be;
+	unsigned sm;          /* GPU target (70 for sm_70); 0 on the host */
 	LLVMContextRef ctx;
 	LLVMModuleRef mod;
 	LLVMBuilderRef b;
@@ -101,9 +102,12 @@ struct lift {
 	int64_t fp_off[BPF_REG_COUNT];
 };
 
-/* Build the functions of @in into @mod (whose context is @ctx). */
+/*
+ * Build the functions of @in into @mod (whose context is @ctx) for GPU
+ * target @sm (70 for sm_70), or 0 for the host.
+ */
 int lift_program(const struct jit_input *in, const struct lift_backend *be,
-		 LLVMContextRef ctx, LLVMModuleRef mod);
+		 unsigned sm, LLVMContextRef ctx, LLVMModuleRef mod);
 
 /* Set an EGPU_EJIT message naming the program and the current instruction. */
 int lift_err(struct lift *l, const char *fmt, ...) EGPU_PRINTF(2, 3);

@@ -96,7 +96,10 @@ static int ptx_helper(struct lift *l, const struct helper_info *h,
 		      LLVMValueRef *args, LLVMValueRef *r0)
 {
 	LLVMValueRef zero = lift_const(l->i64, 0);
+	int err = ptx_warp_unsupported(l, h);
 
+	if (err)
+		return err;
 	if (ptx_warp_helper(l, h->id, args, r0))
 		return 0;
 	switch (h->id) {

@@ -30,6 +30,11 @@ enum warp_add_flags {
 LLVMValueRef ptx_warp_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val,
 			  unsigned flags);
 /*
+ * EGPU_ENOTSUP with a message when helper @h cannot be lowered for the
+ * target (bpf_warp_match before sm_70), else 0.
+ */
+int ptx_warp_unsupported(const struct lift *l, const struct helper_info *h);
+/*
  * The SIMT helpers (HELPER_ACTIVE_MASK ... HELPER_WARP_SHFL): true and
  * the i64 result in *@r0 if @id is one of them.
  */

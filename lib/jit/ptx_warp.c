@@ -8,6 +8,9 @@
 
 #include "ptx_lower.h"
 
+/* match.sync, which groups lanes by value, needs sm_70. */
+#define SM_MATCH 70
+
 /*
  * LLVM 16 has no activemask intrinsic; the asm has side effects, so it
  * stays where it is, next to the vote or match that uses it.
@@ -153,15 +156,33 @@ static void group_uniform(struct lift *l, struct warp_add *w, LLVMValueRef mask,
  * lowest lane add value * group size alone: one atomic per distinct address
  * and warp instead of one per lane. Other groups add lane by lane.
  */
+static LLVMValueRef lane_add(struct lift *l, LLVMValueRef addr,
+			     LLVMValueRef val)
+{
+	LLVMValueRef rmw = LLVMBuildAtomicRMW(l->b, LLVMAtomicRMWBinOpAdd, addr,
+					      val, LLVMAtomicOrderingMonotonic,
+					      0);
+
+	LLVMSetAlignment(rmw, LLVMGetIntTypeWidth(LLVMTypeOf(val)) / 8);
+	return rmw;
+}
+
 LLVMValueRef ptx_warp_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val,
 			  unsigned flags)
 {
 	LLVMTypeRef t = LLVMTypeOf(val);
-	LLVMBasicBlockRef from, add = lift_block(l, ""), join = lift_block(l, "");
+	LLVMBasicBlockRef from, add, join;
 	LLVMValueRef mask, count, amount, go, v64, rmw;
 	LLVMBuilderRef b = l->b;
 	struct warp_add w;
 
+	if (l->sm < SM_MATCH) {
+		/* No match.sync to group lanes: each lane adds alone. */
+		rmw = lane_add(l, addr, val);
+		return flags & WARP_ADD_FETCH ? rmw : NULL;
+	}
+	add = lift_block(l, "");
+	join = lift_block(l, "");
 	mask = active_mask(l);
 	v64 = t == l->i64 ? val : LLVMBuildZExt(b, val, l->i64, "");
 	if (flags & WARP_ADD_UNIFORM)
@@ -179,9 +200,7 @@ LLVMValueRef ptx_warp_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val,
 	from = LLVMGetInsertBlock(b);
 	LLVMBuildCondBr(b, go, add, join);
 	LLVMPositionBuilderAtEnd(b, add);
-	rmw = LLVMBuildAtomicRMW(b, LLVMAtomicRMWBinOpAdd, addr, amount,
-				 LLVMAtomicOrderingMonotonic, 0);
-	LLVMSetAlignment(rmw, LLVMGetIntTypeWidth(t) / 8);
+	rmw = lane_add(l, addr, amount);
 	LLVMBuildBr(b, join);
 	LLVMPositionBuilderAtEnd(b, join);
 	if (!(flags & WARP_ADD_FETCH))
@@ -252,6 +271,14 @@ static LLVMValueRef warp_add_helper(struct lift *l, LLVMValueRef *args)
 
 	return ptx_warp_add(l, ptx_hide_origin(l, addr), args[1],
 			    WARP_ADD_FETCH | WARP_ADD_UNIFORM);
+}
+
+int ptx_warp_unsupported(const struct lift *l, const struct helper_info *h)
+{
+	if (h->id != HELPER_WARP_MATCH || l->sm >= SM_MATCH)
+		return 0;
+	return err_set(EGPU_ENOTSUP, "%s: insn %zu: helper %s needs sm_%d or later (match.sync); the target is sm_%u",
+		       l->in->name, l->pc, h->name, SM_MATCH, l->sm);
 }
 
 bool ptx_warp_helper(struct lift *l, int32_t id, LLVMValueRef *args,

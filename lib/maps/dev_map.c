@@ -327,11 +327,26 @@ static int alloc_host(struct dev_map *m, uint64_t total)
 			"cuMemHostGetDevicePointer");
 }
 
+/* A map larger than the GPU's free memory is refused before allocating. */
+static int fits_gpu(uint64_t total)
+{
+	size_t free_b = 0, all_b = 0;
+	int err = cu_check(cu()->cuMemGetInfo(&free_b, &all_b), "cuMemGetInfo");
+
+	if (err || total <= free_b)
+		return err;
+	/* alloc_and_fill() names the map and the size */
+	return err_set(EGPU_ENOMEM, "only %zu bytes free (of %zu)", free_b,
+		       all_b);
+}
+
 static int alloc_dev(struct dev_map *m, uint64_t total)
 {
 	const struct cu_driver *d = cu();
-	int err = cu_check(d->cuMemAlloc(&m->base, total), "cuMemAlloc");
+	int err = fits_gpu(total);
 
+	if (!err)
+		err = cu_check(d->cuMemAlloc(&m->base, total), "cuMemAlloc");
 	return err ? err : cu_check(d->cuMemsetD8(m->base, 0, total),
 				    "cuMemsetD8");
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/core.h"
 #include "maps/host_map.h"
@@ -59,10 +60,44 @@ static uint32_t hash_key(const void *key, uint32_t len)
 	return h;
 }
 
+/* A map larger than this machine's memory is refused before allocating. */
+static int fits_host(const char *name, uint64_t bytes)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	uint64_t mem = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page :
+					       UINT64_MAX;
+
+	if (bytes <= mem && bytes <= SIZE_MAX)
+		return 0;
+	return err_set(EGPU_ENOMEM,
+		       "map '%s': %llu bytes exceed this machine's memory (%llu bytes)",
+		       name, (unsigned long long)bytes, (unsigned long long)mem);
+}
+
+/* The data's size: an array's values, or a hash table at most half full. */
+static int data_bytes(const struct bpf_map_spec *spec, struct host_map *m,
+		      uint64_t *bytes)
+{
+	uint64_t slots = (uint64_t)spec->max_entries * 2 + 1;
+
+	*bytes = 0;
+	if (spec->type != EGPU_MAP_HASH) {
+		*bytes = (uint64_t)spec->max_entries * spec->value_size;
+	} else if (slots > UINT32_MAX) {
+		return err_set(EGPU_ENOMEM, "map '%s': %u entries: a hash map holds at most %u",
+			       spec->name, spec->max_entries, UINT32_MAX / 2);
+	} else {
+		m->slot_cnt = (uint32_t)slots;
+		*bytes = slots * slot_size(m);
+	}
+	return fits_host(spec->name, *bytes);
+}
+
 int host_map_new(const struct bpf_map_spec *spec, struct host_map **out)
 {
 	struct host_map *m = calloc(1, sizeof(*m));
-	size_t bytes;
+	uint64_t bytes;
+	int err;
 
 	if (!m)
 		return err_set(EGPU_ENOMEM, "map '%s': out of memory", spec->name);
@@ -70,18 +105,18 @@ int host_map_new(const struct bpf_map_spec *spec, struct host_map **out)
 	m->key_size = spec->key_size;
 	m->value_size = spec->value_size;
 	m->max_entries = spec->max_entries;
-	if (spec->type == EGPU_MAP_HASH) {
-		/* At most half full, so probe chains stay short. */
-		m->slot_cnt = spec->max_entries * 2 + 1;
-		bytes = (size_t)m->slot_cnt * slot_size(m);
-	} else {
-		bytes = (size_t)spec->max_entries * spec->value_size;
+	err = data_bytes(spec, m, &bytes);
+	if (err) {
+		free(m);
+		return err;
 	}
+	/* Zero pages stay unallocated until written: a large, zero .bss
+	 * costs nothing here (its initial value is never copied). */
 	m->data = calloc(1, bytes ? bytes : 1);
 	if (!m->data) {
 		free(m);
-		return err_set(EGPU_ENOMEM, "map '%s': cannot allocate %zu bytes",
-			       spec->name, bytes);
+		return err_set(EGPU_ENOMEM, "map '%s': cannot allocate %llu bytes",
+			       spec->name, (unsigned long long)bytes);
 	}
 	if (spec->init && map_type_is_array(spec->type))
 		memcpy(m->data, spec->init,

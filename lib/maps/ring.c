@@ -119,7 +119,7 @@ int ring_new(const char *name, uint32_t type, uint64_t cap,
 
 int ring_new_for_map(const struct bpf_map_spec *spec, struct event_ring **out)
 {
-	uint64_t cap;
+	uint64_t cap = 0; /* gcc -O3 cannot see that err_set() never returns 0 */
 	int err = ring_map_capacity(spec, &cap);
 
 	if (!err)

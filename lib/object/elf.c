@@ -72,6 +72,19 @@ static int map_type_unsupported(const struct object_map_desc *d)
 	return err;
 }
 
+/* Whether @len bytes at @p are all zero (early out at the first that is not). */
+static bool all_zero(const uint8_t *p, size_t len)
+{
+	static const uint8_t zero[4096];
+
+	for (size_t n; len; p += n, len -= n) {
+		n = len < sizeof(zero) ? len : sizeof(zero);
+		if (memcmp(p, zero, n))
+			return false;
+	}
+	return true;
+}
+
 static int map_init(struct bpf_map_spec *m, const struct object_map_desc *d,
 		    const struct map_type_rule *rule)
 {
@@ -86,7 +99,12 @@ static int map_init(struct bpf_map_spec *m, const struct object_map_desc *d,
 	m->readonly = d->readonly;
 	if (!m->name)
 		return err_set(EGPU_ENOMEM, "out of memory");
-	if (!d->init || !d->init_len)
+	/*
+	 * Zero memory is zero: a .bss (or all-zero .data) keeps no copy.
+	 * Read-only data keeps its bytes, where the verifier reads strings.
+	 */
+	if (!d->init || !d->init_len ||
+	    (!d->readonly && all_zero(d->init, d->init_len)))
 		return 0;
 	m->init = malloc(d->init_len);
 	if (!m->init)
@@ -154,6 +172,49 @@ static int check_elf_magic(const void *elf, size_t len)
 	return 0;
 }
 
+/* Whether [off, off + size) lies inside the @len bytes of the file. */
+static bool in_file(uint64_t off, uint64_t size, size_t len)
+{
+	return off <= len && size <= len - off;
+}
+
+/*
+ * A 64-bit little-endian ELF whose header, section table and sections lie
+ * inside the file; libelf reports a truncated one as "invalid `Elf' handle".
+ * Headers are copied out: the image may be unaligned.
+ */
+static int check_elf_shape(const uint8_t *elf, size_t len)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh;
+
+	if (len < sizeof(eh))
+		return err_set(EGPU_EFORMAT,
+			       "the file is truncated: %zu bytes, less than an ELF header (%zu)",
+			       len, sizeof(eh));
+	if (elf[EI_CLASS] != ELFCLASS64 || elf[EI_DATA] != ELFDATA2LSB)
+		return err_set(EGPU_EFORMAT,
+			       "not a 64-bit little-endian ELF file (eBPF objects from clang -target bpf are)");
+	memcpy(&eh, elf, sizeof(eh));
+	if (eh.e_shnum && eh.e_shentsize != sizeof(sh))
+		return err_set(EGPU_EFORMAT, "ELF section headers of %u bytes (want %zu)",
+			       eh.e_shentsize, sizeof(sh));
+	if (!in_file(eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(sh), len))
+		return err_set(EGPU_EFORMAT,
+			       "the file is truncated: its %u section headers end at byte %llu, the file has %zu bytes",
+			       eh.e_shnum,
+			       (unsigned long long)(eh.e_shoff + (uint64_t)eh.e_shnum * sizeof(sh)),
+			       len);
+	for (unsigned i = 1; i < eh.e_shnum; i++) {
+		memcpy(&sh, elf + eh.e_shoff + i * sizeof(sh), sizeof(sh));
+		if (sh.sh_type != SHT_NOBITS && !in_file(sh.sh_offset, sh.sh_size, len))
+			return err_set(EGPU_EFORMAT,
+				       "the file is truncated: section %u ends at byte %llu, the file has %zu bytes",
+				       i, (unsigned long long)(sh.sh_offset + sh.sh_size), len);
+	}
+	return 0;
+}
+
 static int read_elf(const void *elf, size_t len, const char *name,
 		    struct bpf_object_spec *spec)
 {
@@ -162,6 +223,8 @@ static int read_elf(const void *elf, size_t len, const char *name,
 	int err;
 
 	err = check_elf_magic(elf, len);
+	if (!err)
+		err = check_elf_shape(elf, len);
 	if (err)
 		return err;
 	obj_name = libbpf_object_name(name);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "core/core.h"
@@ -69,6 +70,26 @@ static int check_externs(const struct bpf_object *obj)
 	return 0;
 }
 
+/*
+ * Whether internal map @m holds a .bss (or .bss.NAME) section, which starts
+ * zeroed: its BTF value type is the DATASEC named after the section.
+ * Without BTF the caller finds out by reading the bytes.
+ */
+static bool is_bss(const struct bpf_object *obj, const struct bpf_map *m)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_type *t;
+	const char *sec;
+
+	if (!btf || !bpf_map__btf_value_type_id(m))
+		return false;
+	t = btf__type_by_id(btf, bpf_map__btf_value_type_id(m));
+	if (!t || !btf_is_datasec(t))
+		return false;
+	sec = btf__name_by_offset(btf, t->name_off);
+	return sec && (!strcmp(sec, ".bss") || !strncmp(sec, ".bss.", 5));
+}
+
 static int visit_maps(struct bpf_object *obj, const struct object_visitor *v)
 {
 	struct bpf_map *m;
@@ -89,7 +110,10 @@ static int visit_maps(struct bpf_object *obj, const struct object_visitor *v)
 			/* libbpf's own flags (mmapable, read-only) */
 			d.readonly = d.flags & BPF_F_RDONLY_PROG;
 			d.flags = 0;
-			d.init = bpf_map__initial_value(m, &d.init_len);
+			/* A .bss is zero: no initial bytes to read (reading
+			 * libbpf's shared mapping of it would allocate it). */
+			if (!is_bss(obj, m))
+				d.init = bpf_map__initial_value(m, &d.init_len);
 		}
 		err = v->map(&d, v->arg);
 		if (err)
@@ -102,8 +126,17 @@ static int link_programs(struct bpf_object *obj)
 {
 	LIBBPF_OPTS(gen_loader_opts, gen);
 	struct bpf_program *p;
+	struct bpf_map *m;
 	int err;
 
+	/*
+	 * The loader libbpf generates would carry a copy of every global
+	 * data map's bytes (4 GB for a 4 GB .bss); they were read already
+	 * (visit_maps), and linking needs only the maps' indices.
+	 */
+	bpf_object__for_each_map(m, obj)
+		if (bpf_map__is_internal(m) && bpf_map__value_size(m) > 8)
+			bpf_map__set_value_size(m, 8);
 	bpf_object__for_each_program(p, obj) {
 		bpf_program__set_autoload(p, true);
 		/* Nothing reaches a kernel; any type lets libbpf go on. */

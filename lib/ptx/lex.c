@@ -263,6 +263,35 @@ static int push(struct lexer *lx, uint8_t kind, size_t end)
 	return 0;
 }
 
+static bool all_nul(const char *p, const char *end)
+{
+	for (; p < end; p++)
+		if (*p)
+			return false;
+	return true;
+}
+
+int ptx_text_len(const char *text, size_t *len)
+{
+	const char *nul = memchr(text, '\0', *len), *line = text;
+	uint32_t n = 1;
+
+	if (!nul)
+		return 0;
+	if (all_nul(nul, text + *len)) {
+		*len = (size_t)(nul - text);
+		return 0;
+	}
+	for (const char *c = text; c < nul; c++)
+		if (*c == '\n') {
+			n++;
+			line = c + 1;
+		}
+	return err_set(EGPU_EFORMAT,
+		       "PTX line %u col %u: a NUL byte inside the text (PTX is text; the driver would stop reading there)",
+		       n, (uint32_t)(nul - line + 1));
+}
+
 int ptx_lex(const char *text, size_t len, struct tok **toks, uint32_t *ntoks)
 {
 	struct lexer lx = { .s = text, .len = len, .line = 1, .bol = true };

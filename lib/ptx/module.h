@@ -121,6 +121,12 @@ struct ptx_module {
 
 /* Tokenize @text; *toks is malloc'ed and ends with TOK_EOF. */
 int ptx_lex(const char *text, size_t len, struct tok **toks, uint32_t *ntoks);
+/*
+ * Drop the NULs that end @text (images for cuModuleLoadData carry one)
+ * from *@len. A NUL before the end is EGPU_EFORMAT naming its line: the
+ * driver would stop reading there and silently drop the rest.
+ */
+int ptx_text_len(const char *text, size_t *len);
 
 /*
  * Parse a whole module. @name labels messages; @text must outlive the

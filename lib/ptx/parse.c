@@ -71,23 +71,45 @@ int expect_int(struct parser *p, uint64_t *v, const char *what)
 	return 0;
 }
 
+/* The bracket that closes @open. */
+static char closer(char open)
+{
+	return open == '[' ? ']' : open == '(' ? ')' : '}';
+}
+
 int skip_statement(struct parser *p, const char *what)
 {
+	/* Open brackets, innermost last (deeper ones are only counted). */
+	uint32_t open[32];
 	int depth = 0;
 
 	for (;; p->pos++) {
 		const struct tok *t = cur(p);
 		char c = t->kind == TOK_PUNCT ? tok_text(p->m, p->pos)[0] : 0;
+		char inner = depth && depth <= 32 ?
+				     tok_text(p->m, open[depth - 1])[0] : 0;
 
 		if (t->kind == TOK_EOF || (depth == 0 && (c == '}' || c == ')' ||
 							  c == ']')))
 			return expected(p, what);
-		if (c == '{' || c == '(' || c == '[')
+		/* No statement has a ';' inside [] or (): a missing ']'
+		 * is reported here, not at the end of the text. */
+		if (c == ';' && (inner == '[' || inner == '(')) {
+			char want[64];
+
+			snprintf(want, sizeof(want), "'%c' closing the '%c' of col %u",
+				 closer(inner), inner, p->m->toks[open[depth - 1]].col);
+			return expected(p, want);
+		}
+		if (c == '{' || c == '(' || c == '[') {
+			if (depth < 32)
+				open[depth] = p->pos;
 			depth++;
-		else if (c == '}' || c == ')' || c == ']')
+		} else if (c == '}' || c == ')' || c == ']') {
 			depth--;
-		else if (c == ';' && depth == 0)
+		} else if (c == ';' && depth == 0) {
 			break;
+		}
 	}
 	p->pos++;
 	return 0;
@@ -434,9 +456,11 @@ int ptx_parse(const char *name, const char *text, size_t len,
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
 	m->name = name;
 	m->text = text;
-	m->len = len;
 	m->address_size = 64;
-	err = ptx_lex(text, len, &m->toks, &m->ntoks);
+	err = ptx_text_len(text, &len);
+	m->len = len;
+	if (!err)
+		err = ptx_lex(text, len, &m->toks, &m->ntoks);
 	if (!err)
 		err = parse_items(&p);
 	if (!err)

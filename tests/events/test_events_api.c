@@ -294,12 +294,13 @@ static const char *fake_lookup(void *user, uint64_t addr, size_t *len,
 	return rodata + (addr - RO_BASE);
 }
 
-struct rec {
+/* A print record with room for its arguments (r.args). */
+union rec {
 	struct print_rec r;
-	uint64_t args[PRINT_MAX_ARGS + 1];
+	uint64_t words[sizeof(struct print_rec) / 8 + PRINT_MAX_ARGS + 1];
 };
 
-static int format(const struct rec *rec, size_t size, char *line, size_t len,
+static int format(const union rec *rec, size_t size, char *line, size_t len,
 		  struct egpu_print_info *info)
 {
 	struct strbuf sb;
@@ -314,23 +315,25 @@ static int format(const struct rec *rec, size_t size, char *line, size_t len,
 
 START_TEST(print_records_formatted)
 {
-	struct rec rec = { .r = { .fmt = RO_BASE, .fmt_size = 18, .kind = PRINT_PRINTK,
-				  .nargs = 3, .block = { 1, 2, 3 }, .thread = { 4, 5, 6 } },
-			   .args = { (uint64_t)-5, RO_BASE + 18, 0xabc } };
+	union rec rec = { .r = { .fmt = RO_BASE, .fmt_size = 18, .kind = PRINT_PRINTK,
+				 .nargs = 3, .block = { 1, 2, 3 }, .thread = { 4, 5, 6 } } };
 	struct egpu_print_info info;
 	size_t size = sizeof(rec.r) + 3 * 8;
 	char line[256];
 
+	rec.r.args[0] = (uint64_t)-5;
+	rec.r.args[1] = RO_BASE + 18;
+	rec.r.args[2] = 0xabc;
 	ck_assert_int_eq(format(&rec, size, line, sizeof(line), &info), 0);
 	ck_assert_str_eq(line, "x=-5 y=hello z=abc"); /* newline dropped */
 	ck_assert_str_eq(info.obj, "probe");
 	ck_assert_uint_eq(info.block[2], 3);
 	ck_assert_uint_eq(info.thread[0], 4);
 	/* A %s that is no string of the program's data shows its address. */
-	rec.args[1] = 0x99;
+	rec.r.args[1] = 0x99;
 	ck_assert_int_eq(format(&rec, size, line, sizeof(line), &info), 0);
 	ck_assert_str_eq(line, "x=-5 y=(gpu string at 0x99) z=abc");
-	rec.args[1] = RO_BASE + 34; /* "no nul": runs off the data */
+	rec.r.args[1] = RO_BASE + 34; /* "no nul": runs off the data */
 	ck_assert_int_eq(format(&rec, size, line, sizeof(line), &info), 0);
 	ck_assert_ptr_nonnull(strstr(line, "(gpu string at"));
 	/* Fewer arguments than conversions: the rest stays as written. */
@@ -351,7 +354,7 @@ END_TEST
 
 START_TEST(malformed_print_records_refused)
 {
-	struct rec rec = { .r = { .fmt = RO_BASE, .kind = PRINT_PRINTK, .nargs = 2 } };
+	union rec rec = { .r = { .fmt = RO_BASE, .kind = PRINT_PRINTK, .nargs = 2 } };
 	struct egpu_print_info info;
 	char line[64];
 

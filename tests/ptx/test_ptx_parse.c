@@ -19,16 +19,21 @@ static struct ptx_module *parse_ok(const char *text)
 	return m;
 }
 
-/* Parse must fail with EGPU_EFORMAT and a message containing @want. */
-static void parse_fails(const char *text, const char *want)
+/* Parse of @len bytes must fail with EGPU_EFORMAT and a message with @want. */
+static void parse_fails_n(const char *text, size_t len, const char *want)
 {
 	struct ptx_module *m = NULL;
-	int err = ptx_parse("test", text, strlen(text), &m);
+	int err = ptx_parse("test", text, len, &m);
 
 	ck_assert_int_eq(err, EGPU_EFORMAT);
 	ck_assert_ptr_null(m);
 	ck_assert_msg(strstr(egpu_errmsg(), want), "message '%s' lacks '%s'",
 		      egpu_errmsg(), want);
+}
+
+static void parse_fails(const char *text, const char *want)
+{
+	parse_fails_n(text, strlen(text), want);
 }
 
 static void tok_check(const struct ptx_module *m, uint32_t i, int kind,
@@ -307,6 +312,40 @@ START_TEST(parse_errors)
 }
 END_TEST
 
+/* A ']' missing is reported on its own line, not at the end of the text. */
+START_TEST(unclosed_bracket_at_its_line)
+{
+	static const char text[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+				   ".entry k(.param .u64 p)\n{\n\t.reg .b64 %rd<2>;\n"
+				   "\tld.param.u64 %rd1, [p;\n\tld.u64 %rd1, [%rd1+;\n"
+				   "\tret;\n}\n";
+
+	parse_fails(text, "test: PTX line 7 col 23: expected ']' closing the '[' of col 21, found ';'");
+}
+END_TEST
+
+/*
+ * NULs ending the text (an image for cuModuleLoadData) are not part of
+ * it; one inside it (a comment included) is an error at its line: the
+ * driver would stop reading there.
+ */
+START_TEST(nul_bytes)
+{
+	static const char head[] = ".version 8.0\n.target sm_90\n.address_size 64\n";
+	static const char text[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+				   "// comment\0with a NUL\n.entry k()\n{\n\tret;\n}\n";
+	char padded[sizeof(head) + 16] = { 0 };
+	struct ptx_module *m = NULL;
+
+	parse_fails_n(text, sizeof(text) - 1,
+		      "test: PTX line 4 col 11: a NUL byte inside the text");
+	memcpy(padded, head, strlen(head));
+	ck_assert_int_eq(ptx_parse("t", padded, sizeof(padded), &m), 0);
+	ck_assert_uint_eq(m->len, strlen(head));
+	ptx_module_free(m);
+}
+END_TEST
+
 /* A ';' missing before a new instruction is caught where it matters. */
 START_TEST(missing_semicolon_swallows_nothing_silently)
 {
@@ -335,6 +374,8 @@ int main(void)
 	tcase_add_test(tc, body_statements);
 	tcase_add_test(tc, parse_errors);
 	tcase_add_test(tc, missing_semicolon_swallows_nothing_silently);
+	tcase_add_test(tc, unclosed_bracket_at_its_line);
+	tcase_add_test(tc, nul_bytes);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }

@@ -11,11 +11,18 @@
 
 #include "cli.h"
 
+/* How much of the report to print: -q, default, -v. */
+enum report_level { REPORT_SUMMARY, REPORT_KERNELS, REPORT_SITES };
+
 struct instrument_args {
 	const char *obj;
 	const char *ptx;
 	const char *out;
 	const char *sm;
+	enum report_level report;
+	bool no_inline;
+	const char **progs; /* --prog NAMEs (argv entries); none: all */
+	int prog_cnt;
 };
 
 static int parse_args(int argc, char **argv, struct instrument_args *a)
@@ -25,6 +32,14 @@ static int parse_args(int argc, char **argv, struct instrument_args *a)
 			a->out = argv[++i];
 		else if (!strcmp(argv[i], "--sm") && i + 1 < argc)
 			a->sm = argv[++i];
+		else if (!strcmp(argv[i], "--prog") && i + 1 < argc)
+			a->progs[a->prog_cnt++] = argv[++i];
+		else if (!strcmp(argv[i], "-q"))
+			a->report = REPORT_SUMMARY;
+		else if (!strcmp(argv[i], "-v"))
+			a->report = REPORT_SITES;
+		else if (!strcmp(argv[i], "--no-inline"))
+			a->no_inline = true;
 		else if (!strncmp(argv[i], "-", 1) || (a->obj && a->ptx))
 			return cli_usage("instrument: unexpected argument '%s'", argv[i]);
 		else if (!a->obj)
@@ -37,17 +52,17 @@ static int parse_args(int argc, char **argv, struct instrument_args *a)
 	return 0;
 }
 
-static void print_report(const struct egpu_report *r)
+static void print_report(const struct egpu_report *r, enum report_level level)
 {
 	fprintf(stderr, "%u of %u kernels patched, %u entry and %u exit points, %u memory sites, %u programs, %.2f ms\n",
 		r->kernels_patched, r->kernel_cnt, r->entry_points, r->exit_points,
 		r->mem_site_cnt, r->programs, r->instrument_ms);
-	for (uint32_t i = 0; i < r->kernel_cnt; i++)
+	for (uint32_t i = 0; level >= REPORT_KERNELS && i < r->kernel_cnt; i++)
 		fprintf(stderr, "  kernel %u %s: entry %u exit %u mem %u programs %u\n",
 			r->kernels[i].kernel_id, r->kernels[i].demangled,
 			r->kernels[i].entry_points, r->kernels[i].exit_points,
 			r->kernels[i].mem_points, r->kernels[i].programs);
-	for (uint32_t i = 0; i < r->mem_site_cnt; i++)
+	for (uint32_t i = 0; level >= REPORT_SITES && i < r->mem_site_cnt; i++)
 		fprintf(stderr, "  site %u %s line %u: %s\n", r->mem_sites[i].site,
 			r->mem_sites[i].function, r->mem_sites[i].ptx_line,
 			r->mem_sites[i].text);
@@ -68,6 +83,26 @@ static int write_out(const char *path, const char *text, size_t len)
 	return 0;
 }
 
+/* The chosen programs, each where its section says. */
+static int attach_chosen(egpu_obj *obj, const struct instrument_args *a)
+{
+	for (int i = 0; i < a->prog_cnt; i++) {
+		egpu_prog *p = egpu_obj_prog(obj, a->progs[i]);
+
+		if (!p)
+			return cli_fail("--prog");
+		if (egpu_prog_attach_point(p) == EGPU_ATTACH_NONE) {
+			fprintf(stderr, "egpu: --prog %s: section '%s' names no attach point\n",
+				a->progs[i], egpu_prog_section(p));
+			return 1;
+		}
+		if (!egpu_attach_kernel(p, egpu_prog_kernel(p),
+					egpu_prog_attach_point(p), NULL))
+			return cli_fail(a->progs[i]);
+	}
+	return 0;
+}
+
 static int instrument(egpu_ctx *ctx, const struct instrument_args *a)
 {
 	EGPU_OPTS(egpu_report, rep);
@@ -78,8 +113,12 @@ static int instrument(egpu_ctx *ctx, const struct instrument_args *a)
 
 	if (!obj)
 		return cli_fail("loading the object");
-	if (egpu_attach_all(obj) < 0)
+	if (a->prog_cnt) {
+		if (attach_chosen(obj, a))
+			return 1;
+	} else if (egpu_attach_all(obj) < 0) {
 		return cli_fail("attaching");
+	}
 	ptx = (char *)read_path(a->ptx, &len);
 	if (!ptx)
 		return 1;
@@ -87,26 +126,33 @@ static int instrument(egpu_ctx *ctx, const struct instrument_args *a)
 	free(ptx);
 	if (rc)
 		return cli_fail(a->ptx);
-	print_report(&rep);
+	/* The output first: a report piped into `head` cannot lose it. */
 	rc = write_out(a->out, out, out_len);
 	free(out);
+	if (!rc)
+		print_report(&rep, a->report);
 	return rc;
 }
 
 int cmd_instrument(int argc, char **argv)
 {
-	struct instrument_args a = { 0 };
+	struct instrument_args a = { .report = REPORT_KERNELS };
 	egpu_ctx *ctx;
 	int rc;
 
+	a.progs = calloc((size_t)argc, sizeof(*a.progs));
+	if (!a.progs)
+		return cli_usage("out of memory");
 	rc = parse_args(argc, argv, &a);
-	if (rc)
+	if (rc) {
+		free(a.progs);
 		return rc;
-	EGPU_OPTS(egpu_ctx_opts, co, .offline = true, .sm = a.sm);
+	}
+	EGPU_OPTS(egpu_ctx_opts, co, .offline = true, .sm = a.sm,
+		  .no_inline = a.no_inline);
 	ctx = egpu_ctx_new(&co);
-	if (!ctx)
-		return cli_fail("creating a context");
-	rc = instrument(ctx, &a);
+	rc = ctx ? instrument(ctx, &a) : cli_fail("creating a context");
 	egpu_ctx_free(ctx);
+	free(a.progs);
 	return rc;
 }

@@ -11,6 +11,7 @@ struct jit_args {
 	const char *path;
 	const char *prog;
 	bool raw;
+	bool all;
 	bool stats;
 	bool kernel;
 	int repeat;
@@ -32,6 +33,8 @@ static int parse_args(int argc, char **argv, struct jit_args *a)
 			a->ctx_len = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--raw"))
 			a->raw = true;
+		else if (!strcmp(argv[i], "--all"))
+			a->all = true;
 		else if (!strcmp(argv[i], "--stats"))
 			a->stats = true;
 		else if (!strcmp(argv[i], "--kernel"))
@@ -43,6 +46,8 @@ static int parse_args(int argc, char **argv, struct jit_args *a)
 	}
 	if (!a->raw == !a->path)
 		return cli_usage("jit: give FILE.o or --raw (hex program on stdin)");
+	if (a->all && (a->prog || a->raw))
+		return cli_usage("jit: --all translates every program of FILE.o; no --prog or --raw with it");
 	if (a->repeat < 1 || a->repeat > 10000)
 		return cli_usage("jit: --repeat takes 1 to 10000");
 	return 0;
@@ -88,13 +93,30 @@ static int jit_print(egpu_prog *prog, const struct jit_args *a)
 	return rc;
 }
 
+/*
+ * Without --prog or --all, an object must hold one program: translating
+ * the first of several silently is a trap.
+ */
+static int check_choice(const struct cli_prog *cp, const struct jit_args *a)
+{
+	egpu_prog *second = egpu_obj_next_prog(cp->obj, cp->prog);
+
+	if (a->prog || a->all || !second)
+		return 0;
+	fprintf(stderr, "egpu: jit: %s holds several programs; choose one with --prog NAME or give --all:\n",
+		a->path);
+	for (egpu_prog *p = cp->prog; p; p = egpu_obj_next_prog(cp->obj, p))
+		fprintf(stderr, "  %s\n", egpu_prog_name(p));
+	return 2;
+}
+
 int cmd_jit(int argc, char **argv)
 {
 	/* Translation for inspection: maps at placeholder addresses. */
 	EGPU_OPTS(egpu_ctx_opts, co, .offline = true);
 	struct jit_args a = { .repeat = 1 };
 	struct cli_prog cp;
-	int rc;
+	int rc, failed = 0;
 
 	rc = parse_args(argc, argv, &a);
 	if (rc)
@@ -102,7 +124,16 @@ int cmd_jit(int argc, char **argv)
 	rc = cli_load(&cp, a.path, false, a.prog, EGPU_HELPERS_GPU, &co);
 	if (rc)
 		return rc;
-	rc = jit_print(cp.prog, &a);
+	rc = check_choice(&cp, &a);
+	if (!rc && !a.all)
+		rc = jit_print(cp.prog, &a);
+	/* --all goes on past a program that fails, and fails at the end. */
+	for (egpu_prog *p = cp.prog; !rc && a.all && p;
+	     p = egpu_obj_next_prog(cp.obj, p)) {
+		printf("// egpu: prog %s\n", egpu_prog_name(p));
+		fflush(stdout);
+		failed |= jit_print(p, &a);
+	}
 	cli_unload(&cp);
-	return rc;
+	return rc ? rc : failed;
 }

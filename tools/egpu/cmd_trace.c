@@ -91,10 +91,6 @@ int cmd_trace(int argc, char **argv)
 			i++;
 			break;
 		}
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			puts(USAGE);
-			return 0;
-		}
 		if (!strcmp(argv[i], "--pprof")) {
 			if (++i == argc || !*argv[i])
 				return cli_usage("trace: --pprof needs a file\n"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* egpu: inspect, translate and run eBPF programs for GPUs. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,16 +10,52 @@
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
-	const char *help;
+	const char *usage;
+	const char *details;
+	/* Options come before a command of the user's, whose own
+	 * arguments (--help included) are not ours. */
+	bool runs_command;
 } commands[] = {
-	{ "run", cmd_run, "run [--backend cpu|gpu] [--elf] [--prog NAME] [MEMHEX]   program (hex) on stdin, prints r0" },
-	{ "jit", cmd_jit, "jit [--sm SM] [--stats] [--repeat N] [--kernel] [--ctx-len N] (FILE.o [--prog NAME] | --raw)" },
-	{ "verify", cmd_verify, "verify [-v|-vv] [--stats] [--ctx-len N] [--prog NAME] FILE.o   verifier verdicts" },
-	{ "inspect", cmd_inspect, "inspect FILE.o                 list programs and maps" },
-	{ "trace", cmd_trace, "trace [-o DIR] [--pprof FILE] [--] CMD [ARGS...]   run CMD, write its CUDA trace (CPU stacks -> GPU kernels) into DIR" },
-	{ "attach", cmd_attach, "attach [--json] [--interval SEC] [-o FILE] [--metrics :PORT] PROBE.o [--] CMD [ARGS...]   run CMD with PROBE in every kernel it loads; maps at exit" },
-	{ "instrument", cmd_instrument, "instrument [--sm SM] FILE.o IN.(ptx|fatbin) [-o OUT.ptx]   splice probes (maps at placeholders)" },
+	{ "run", cmd_run, "run [--backend cpu|gpu] [--elf] [--prog NAME] [MEMHEX]   program (hex) on stdin, prints r0",
+	  "  --backend B   cpu (default) or gpu\n"
+	  "  --elf         stdin holds an ELF object in hex, not raw instructions\n"
+	  "  --prog NAME   the program to run (default: the first)\n"
+	  "  MEMHEX        memory r1 points at (r2: its length)\n", false },
+	{ "jit", cmd_jit, "jit [--sm SM] [--stats] [--repeat N] [--kernel] [--ctx-len N] (FILE.o [--prog NAME|--all] | --raw)",
+	  "  --sm SM       PTX target (default sm_90)\n"
+	  "  --prog NAME   the program to translate; needed when FILE.o holds several\n"
+	  "  --all         translate every program, each after a '// egpu: prog NAME' line\n"
+	  "  --raw         the program comes as hex instructions on stdin\n"
+	  "  --kernel      also emit NAME_kernel, an .entry that runs it once\n"
+	  "  --ctx-len N   the context's size, for the verifier's bounds\n"
+	  "  --stats       print instruction count and translation time to stderr\n"
+	  "  --repeat N    translate N times, report the median time\n", false },
+	{ "verify", cmd_verify, "verify [-v|-vv] [--stats] [--ctx-len N] [--prog NAME] FILE.o   verifier verdicts",
+	  "  -v, -vv       the verifier's log (-vv: every state)\n"
+	  "  --stats       instructions processed, states, time\n"
+	  "  --ctx-len N   the context's size\n"
+	  "  --prog NAME   only this program (default: all)\n", false },
+	{ "inspect", cmd_inspect, "inspect FILE.o                 list programs and maps", "", false },
+	{ "trace", cmd_trace, "trace [-o DIR] [--pprof FILE] [--] CMD [ARGS...]   run CMD, write its CUDA trace (CPU stacks -> GPU kernels) into DIR",
+	  "  -o DIR        where the trace goes (default egpu-trace)\n"
+	  "  --pprof FILE  also write a gzip'd pprof profile of GPU time by CPU stack\n", true },
+	{ "attach", cmd_attach, "attach [--json] [--interval SEC] [-o FILE] [--metrics :PORT] PROBE.o [--] CMD [ARGS...]   run CMD with PROBE in every kernel it loads; maps at exit",
+	  "  --json          print maps as JSON\n"
+	  "  --interval SEC  also print maps every SEC seconds while CMD runs\n"
+	  "  -o FILE         write the maps to FILE instead of stderr\n"
+	  "  --metrics :PORT serve the maps as Prometheus metrics on [HOST]:PORT\n"
+	  "  (docs/attach.md)\n", true },
+	{ "instrument", cmd_instrument, "instrument [--sm SM] [-q|-v] [--no-inline] [--prog NAME]... FILE.o IN.(ptx|fatbin) [-o OUT.ptx]   splice probes (maps at placeholders)",
+	  "  --sm SM       PTX target of the probes (default sm_90)\n"
+	  "  -o OUT.ptx    where the PTX goes (default stdout); written before the report\n"
+	  "  -q            report only the summary line\n"
+	  "  -v            also report every memory site\n"
+	  "  --no-inline   call the probes from their sites instead of copying them in\n"
+	  "  --prog NAME   attach only this program (repeatable; default: every one\n"
+	  "                whose section names an attach point)\n", false },
 };
+
+#define COMMAND_CNT (sizeof(commands) / sizeof(commands[0]))
 
 int cli_fail(const char *what)
 {
@@ -41,9 +78,23 @@ int cli_usage(const char *fmt, ...)
 static int usage(FILE *f)
 {
 	fprintf(f, "usage: egpu COMMAND [ARGS]  (libegpu %s)\n", egpu_version());
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  egpu %s\n", commands[i].help);
+	for (size_t i = 0; i < COMMAND_CNT; i++)
+		fprintf(f, "  egpu %s\n", commands[i].usage);
+	fputs("egpu COMMAND --help: the command's options\n", f);
 	return f == stdout ? 0 : 2;
+}
+
+/* Whether -h or --help is among the command's own arguments. */
+static bool wants_help(size_t cmd, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return true;
+		if (!strcmp(argv[i], "--") ||
+		    (commands[cmd].runs_command && argv[i][0] != '-'))
+			return false;
+	}
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -56,9 +107,16 @@ int main(int argc, char **argv)
 		printf("egpu %s\n", egpu_version());
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+	for (size_t i = 0; i < COMMAND_CNT; i++) {
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		if (wants_help(i, argc - 1, argv + 1)) {
+			printf("usage: egpu %s\n%s", commands[i].usage,
+			       commands[i].details);
+			return 0;
+		}
+		return commands[i].fn(argc - 1, argv + 1);
+	}
 	fprintf(stderr, "egpu: unknown command '%s'\n", argv[1]);
 	return usage(stderr);
 }

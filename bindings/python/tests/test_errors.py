@@ -26,11 +26,16 @@ def test_unknown_codes_give_the_base_class():
 
 
 def test_load_errors_name_the_input(ctx, tmp_path):
-    with pytest.raises(egpu.Error, match="/nonexistent/probe.o"):
+    with pytest.raises(egpu.IOFailure, match="/nonexistent/probe.o") as e:
         ctx.load("/nonexistent/probe.o")
-    with pytest.raises(egpu.Error) as e:
+    assert e.value.code == -3
+    with pytest.raises(egpu.IOFailure, match="is a directory"):
+        ctx.load(str(tmp_path))
+    with pytest.raises(egpu.FormatError) as e:
         ctx.load(b"\x7fELF not really an object")
-    assert str(e.value)
+    assert str(e.value) and e.value.code == -4
+    with pytest.raises(egpu.InvalidArgument, match="gfx90a"):
+        egpu.Context(sm="gfx90a")
     with pytest.raises(egpu.Error, match="8"):
         ctx.load_insns(b"1234567")
     with pytest.raises(TypeError):

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# egpu's subcommands, as a user meets them. Usage: cli_test.sh EGPU API_DIR
+# (API_DIR: the build's tests/api, with api.bpf.o, memprobe.bpf.o and PTX).
+set -uo pipefail
+egpu=$1 api=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+
+# --help (and -h) on every subcommand: usage on stdout, exit 0, no file opened.
+for cmd in run jit verify inspect trace instrument; do
+	for h in --help -h; do
+		out=$("$egpu" "$cmd" "$h" 2>&1) || fail "$cmd $h exits $?"
+		[[ $out == "usage: egpu $cmd"* ]] || fail "$cmd $h printed: $out"
+	done
+done
+"$egpu" inspect "$api/api.bpf.o" --help | grep -q '^usage: egpu inspect' ||
+	fail "inspect FILE --help"
+# The traced command's own arguments are not egpu's.
+for sep in -- ""; do
+	out=$("$egpu" trace -o "$tmp/t" $sep sh -c 'echo "$0"' --help 2>&1)
+	[[ $out != "usage: egpu"* ]] || fail "trace $sep sh ... --help printed: $out"
+done
+
+# jit: several programs need --prog or --all; one is never picked silently.
+out=$("$egpu" jit "$api/api.bpf.o" 2>&1 >/dev/null)
+rc=$?
+[[ $rc == 2 && $out == *"choose one with --prog"* && $out == *on_entry* ]] ||
+	fail "jit without --prog (rc $rc): $out"
+"$egpu" jit --prog on_entry "$api/api.bpf.o" | grep -q '\.visible \.func' ||
+	fail "jit --prog on_entry"
+# bump (a direct-run program) needs --ctx-len: --all goes on past it and fails.
+"$egpu" jit --all "$api/api.bpf.o" >"$tmp/all.ptx" 2>"$tmp/all.err"
+rc=$?
+[[ $rc == 1 && $(grep -c '^// egpu: prog ' "$tmp/all.ptx") == 3 &&
+	$(grep -c '\.visible \.func' "$tmp/all.ptx") == 2 ]] ||
+	fail "jit --all (rc $rc): $(cat "$tmp/all.err")"
+"$egpu" jit --all --prog on_entry "$api/api.bpf.o" 2>/dev/null && fail "jit --all --prog"
+
+# instrument: -q one line, default per kernel, -v per memory site.
+mem=("$api/memprobe.bpf.o" "$api/memkernels.ptx")
+for level in -q "" -v; do
+	"$egpu" instrument $level "${mem[@]}" -o "$tmp/mem$level.ptx" 2>"$tmp/rep$level" ||
+		fail "instrument $level"
+	cmp -s "$tmp/mem$level.ptx" "$tmp/mem-q.ptx" || fail "instrument $level output differs"
+done
+[[ $(wc -l <"$tmp/rep-q") == 1 ]] || fail "instrument -q: $(cat "$tmp/rep-q")"
+grep -q '^  kernel ' "$tmp/rep" && ! grep -q '^  site ' "$tmp/rep" ||
+	fail "instrument (default): $(cat "$tmp/rep")"
+grep -q '^  site ' "$tmp/rep-v" || fail "instrument -v has no sites"
+
+# The output is written before the report: a report nobody reads (its
+# pipe closed, as by `| head`) cannot cost the output file.
+"$egpu" instrument -v "${mem[@]}" -o "$tmp/closed.ptx" 2> >(exec true)
+cmp -s "$tmp/closed.ptx" "$tmp/mem-q.ptx" || fail "instrument with its report's pipe closed"
+
+# --no-inline calls the probes; the default copies them in.
+kern=("$api/api.bpf.o" "$api/kernels.ptx")
+"$egpu" instrument -q "${kern[@]}" -o "$tmp/inline.ptx" 2>/dev/null || fail "instrument"
+"$egpu" instrument -q --no-inline "${kern[@]}" -o "$tmp/call.ptx" 2>/dev/null ||
+	fail "instrument --no-inline"
+! grep -q 'call.*__egpu_probe' "$tmp/inline.ptx" && grep -q 'call.*__egpu_probe' "$tmp/call.ptx" ||
+	fail "--no-inline: probes not called"
+
+# --prog attaches only the programs named.
+"$egpu" instrument --prog on_exit "${kern[@]}" -o "$tmp/exit.ptx" 2>"$tmp/rep-exit" ||
+	fail "instrument --prog on_exit"
+grep -q ' 0 entry and 2 exit points, 0 memory sites, 1 programs' "$tmp/rep-exit" ||
+	fail "instrument --prog on_exit: $(cat "$tmp/rep-exit")"
+out=$("$egpu" instrument --prog nope "${kern[@]}" -o "$tmp/x.ptx" 2>&1) && fail "--prog nope"
+[[ $out == *"no program 'nope'"* ]] || fail "--prog nope: $out"
+out=$("$egpu" instrument --prog bump "${kern[@]}" -o "$tmp/x.ptx" 2>&1) && fail "--prog bump"
+[[ $out == *"names no attach point"* ]] || fail "--prog bump: $out"
+
+((fails == 0)) && echo "cli: all checks passed"
+exit $((fails > 0))
