@@ -28,7 +28,7 @@ func Open(t testing.TB) (*egpu.Context, *egpu.Obj) {
 	t.Helper()
 	path := os.Getenv("EGPU_TEST_FLEET")
 	if path == "" {
-		t.Fatal("EGPU_TEST_FLEET is not set (ctest sets it)")
+		t.Skip("EGPU_TEST_FLEET is not set: run the tests through ctest")
 	}
 	ctx, err := egpu.NewContext(nil)
 	if err != nil {
