@@ -7,6 +7,7 @@
 #include <llvm/Config/llvm-config.h>
 
 #include "jit_llvm.h"
+#include "ptx_tlocal.h"
 
 #define PTX_TRIPLE "nvptx64-nvidia-cuda"
 
@@ -167,6 +168,8 @@ int jit_ptx(const struct jit_input *in, const char *sm, bool kernel,
 		err = add_kernel(ctx, mod, in->name);
 	if (!err)
 		err = jit_optimize(in->name, mod, tm);
+	if (!err)
+		err = ptx_thread_local(in, mod);
 	if (!err)
 		err = emit_ptx(in->name, tm, mod, ptx, len);
 	LLVMDisposeModule(mod);

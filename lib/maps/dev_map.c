@@ -46,9 +46,11 @@ struct dev_map {
 	void *stage;              /* STAGE_BYTES, page-locked */
 };
 
+/* Maps with several values per key: per thread slot, or per SM. */
 static int is_per_thread(uint32_t type)
 {
-	return type == EGPU_MAP_PERCPU_ARRAY || type == EGPU_MAP_PERTHREAD_ARRAY;
+	return type == EGPU_MAP_PERCPU_ARRAY || type == EGPU_MAP_PERTHREAD_ARRAY ||
+	       type == EGPU_MAP_SM_ARRAY;
 }
 
 /*

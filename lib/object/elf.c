@@ -9,13 +9,15 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/tlocal.h"
 #include "object/libbpf_read.h"
 #include "object/spec.h"
 
 static const uint32_t supported_map_types[] = {
 	EGPU_MAP_HASH, EGPU_MAP_ARRAY, EGPU_MAP_PERF_EVENT_ARRAY,
 	EGPU_MAP_PERCPU_ARRAY, EGPU_MAP_RINGBUF, EGPU_MAP_PERTHREAD_ARRAY,
-	EGPU_MAP_GPU_ARRAY, EGPU_MAP_GPU_RINGBUF,
+	EGPU_MAP_GPU_ARRAY, EGPU_MAP_GPU_RINGBUF, EGPU_MAP_THREAD_LOCAL,
+	EGPU_MAP_SM_ARRAY,
 };
 
 static bool map_type_supported(uint32_t type)
@@ -55,8 +57,15 @@ static int add_map(const struct object_map_desc *d, void *arg)
 
 	if (!map_type_supported(d->type))
 		return err_set(EGPU_ENOTSUP,
-			       "map '%s': type %u is not supported (supported: 1 hash, 2 array, 4 perf event array, 6 percpu array, 27 ringbuf, 1502 per-thread array, 1503 GPU array, 1527 GPU ringbuf)",
+			       "map '%s': type %u is not supported (supported: 1 hash, 2 array, 4 perf event array, 6 percpu array, 27 ringbuf, 1502 per-thread array, 1503 GPU array, 1527 GPU ringbuf, 4096 thread-local, 4097 SM array)",
 			       d->name, d->type);
+	if (d->type == EGPU_MAP_THREAD_LOCAL &&
+	    (d->key_size != 4 ||
+	     (uint64_t)d->max_entries * d->value_size > THREAD_LOCAL_MAX_BYTES))
+		return err_set(EGPU_E2BIG,
+			       "map '%s': a thread-local map takes 4-byte keys and at most %u bytes of values (they are kept in registers), not %u x %u",
+			       d->name, THREAD_LOCAL_MAX_BYTES, d->max_entries,
+			       d->value_size);
 	maps = realloc(spec->maps, (spec->map_cnt + 1) * sizeof(*maps));
 	if (!maps)
 		return err_set(EGPU_ENOMEM, "out of memory");
