@@ -322,12 +322,12 @@ EGPU_API int egpu_map_next_key(egpu_map *map, const void *key, void *next_key);
  */
 EGPU_API uint32_t egpu_map_values_per_key(const egpu_map *map);
 /**
- * Every value under @p key, value_size * egpu_map_values_per_key() bytes:
- * each thread slot's or each SM's value, in slot order (one value for
- * other maps).
+ * Every value under @p key into @p value, value_size *
+ * egpu_map_values_per_key() bytes: each thread slot's or each SM's value,
+ * in slot order (one value for other maps).
  */
 EGPU_API int egpu_map_lookup_values(egpu_map *map, const void *key,
-				    void *values);
+				    void *value);
 /**
  * Sum of every thread's value under @p key of a per-thread map (of any map:
  * then the value itself), word by word: 8-byte words when value_size is a

@@ -24,8 +24,11 @@ NOEXIST = _c.EGPU_NOEXIST
 EXIST = _c.EGPU_EXIST
 
 _ARRAY_TYPES = (_c.EGPU_MAP_ARRAY, _c.EGPU_MAP_PERCPU_ARRAY,
-                _c.EGPU_MAP_PERTHREAD_ARRAY, _c.EGPU_MAP_GPU_ARRAY)
-_PER_THREAD_TYPES = (_c.EGPU_MAP_PERCPU_ARRAY, _c.EGPU_MAP_PERTHREAD_ARRAY)
+                _c.EGPU_MAP_PERTHREAD_ARRAY, _c.EGPU_MAP_GPU_ARRAY,
+                _c.EGPU_MAP_SM_ARRAY)
+# Several values per key: one per GPU thread slot, or one per SM.
+_PER_THREAD_TYPES = (_c.EGPU_MAP_PERCPU_ARRAY, _c.EGPU_MAP_PERTHREAD_ARRAY,
+                     _c.EGPU_MAP_SM_ARRAY)
 _CTYPES = (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)
 
 
@@ -174,7 +177,7 @@ class Map(MutableMapping):
     @property
     def values_per_key(self):
         """Values under each key: the GPU thread slots of a per-thread map
-        living in GPU memory, else 1."""
+        or the SM copies of an SM array living in GPU memory, else 1."""
         return _c.egpu_map_values_per_key(self._handle())
 
     @property
