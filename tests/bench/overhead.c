@@ -62,6 +62,7 @@ int main(int argc, char **argv)
 		{ "empty", BENCH_DIR "/empty.bpf.o", 1.01, false },
 		{ "empty, called", BENCH_DIR "/empty.bpf.o", 1.01, true },
 		{ "timing", BENCH_DIR "/timing.bpf.o", 1.05, false },
+		{ "timing, TL+SM", BENCH_DIR "/timing_tl.bpf.o", 1.10, false },
 		{ "threadhist", BENCH_DIR "/threadhist.bpf.o", 1.10, false },
 	};
 	const struct workload *w;
