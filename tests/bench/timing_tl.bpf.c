@@ -15,12 +15,48 @@ struct {
 	__type(value, __u64);
 } started SEC(".maps");
 
+#if defined(HIST_ONE_COPY)
+/* timing_tlonly.bpf.c: one histogram for the whole GPU, as timing.bpf.c. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BUCKETS);
+	__type(key, __u32);
+	__type(value, __u64);
+} hist SEC(".maps");
+#define HIST_KEY(bucket) (bucket)
+#elif !defined(HIST_SM_MAJOR)
 struct {
 	__uint(type, BPF_MAP_TYPE_EGPU_SM_ARRAY);
 	__uint(max_entries, BUCKETS);
 	__type(key, __u32);
 	__type(value, __u64);
 } hist SEC(".maps");
+#define HIST_KEY(bucket) (bucket)
+#else
+/* timing_smmajor.bpf.c: an SM's buckets next to each other, SMs apart. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 256 * BUCKETS);
+	__type(key, __u32);
+	__type(value, __u64);
+} hist SEC(".maps");
+#define HIST_KEY(bucket) (((__u32)bpf_get_sm_id() & 255) * BUCKETS + (bucket))
+#endif
+
+/* floor(log2(d)) for d > 1, else 0: five steps, not a loop per bit. */
+static __always_inline __u32 log2_bucket(__u64 d)
+{
+	__u32 b = 0;
+
+	if (d >> 32) { d >>= 32; b += 32; }
+	if (d >> 16) { d >>= 16; b += 16; }
+	if (d >> 8) { d >>= 8; b += 8; }
+	if (d >> 4) { d >>= 4; b += 4; }
+	if (d >> 2) { d >>= 2; b += 2; }
+	if (d >> 1)
+		b += 1;
+	return b < BUCKETS - 1 ? b : BUCKETS - 1;
+}
 
 GPU_ENTRY("*")
 int timing_entry(void *ctx)
@@ -35,15 +71,11 @@ int timing_entry(void *ctx)
 GPU_EXIT("*")
 int timing_exit(void *ctx)
 {
-	__u32 zero = 0, bucket = 0;
+	__u32 zero = 0;
 	__u64 *t = bpf_map_lookup_elem(&started, &zero);
-	__u64 d = bpf_get_globaltimer() - *t, *slot;
+	__u32 bucket = HIST_KEY(log2_bucket(bpf_get_globaltimer() - *t));
+	__u64 *slot = bpf_map_lookup_elem(&hist, &bucket);
 
-	while (d > 1 && bucket < BUCKETS - 1) {
-		d >>= 1;
-		bucket++;
-	}
-	slot = bpf_map_lookup_elem(&hist, &bucket);
 	if (slot)
 		bpf_egpu_warp_add(slot, 1); /* one atomic per warp and bucket */
 	return 0;
