@@ -33,6 +33,7 @@
 	X(cuMemcpyDtoH)                                                       \
 	X(cuMemcpyDtoHAsync)                                                  \
 	X(cuMemcpyHtoDAsync)                                                  \
+	X(cuMemcpy2DAsync)                                                    \
 	X(cuMemAllocHost)                                                     \
 	X(cuMemFreeHost)                                                      \
 	X(cuStreamCreate)                                                     \

@@ -3,7 +3,7 @@
  * Helper lowerings shared by every back end: the conformance suite's
  * "unwind" helper, and map lookups in array maps, which need no call: the
  * value of key k sits at value_addr + k * value_size (an SM array's copy of
- * SM s at value_addr + (k * slots + s) * value_size; a thread-local map's
+ * SM s at value_addr + (s * max_entries + k) * value_size; a thread-local map's
  * value address is a placeholder naming registers, core/tlocal.h).
  * Everything else is the back end's (lift_backend.helper).
  */
@@ -65,7 +65,7 @@ static LLVMValueRef array_value(struct lift *l, const struct jit_map *m)
 		LLVMValueRef sm = LLVMBuildAnd(b, l->be->sm_id(l),
 					       lift_const(l->i64, m->slots - 1), "");
 
-		key = LLVMBuildMul(b, key, lift_const(l->i64, m->slots), "");
+		sm = LLVMBuildMul(b, sm, lift_const(l->i64, m->max_entries), "");
 		key = LLVMBuildAdd(b, key, sm, "");
 	}
 	addr = LLVMBuildMul(b, key, lift_const(l->i64, m->value_size), "");

@@ -12,9 +12,10 @@
  *  PERCPU_ARRAY, 1502        value of (k, thread t) at
  *                            data + (k * threads + t) * value_size, so a
  *                            warp's values for one key are contiguous
- *  SM_ARRAY (4097)           value of (k, SM s) at
- *                            data + (k * threads + (s & (threads - 1)))
- *                            * value_size, threads >= the SM count
+ *  SM_ARRAY (4097)           value of (k, SM s) at data + ((s & (threads
+ *                            - 1)) * max_entries + k) * value_size:
+ *                            an SM's array is contiguous, SMs apart;
+ *                            threads >= the SM count
  *  THREAD_LOCAL (4096)       registers of each thread (core/tlocal.h);
  *                            its data is an unused array
  *  HASH                      slot_cnt slots of slot_size bytes: a header
