@@ -14,7 +14,8 @@
  * time the host takes to drain a run (ms, payload GB/s). Prints a Markdown
  * table (docs/benchmarks.md).
  *
- *   bench_mem [RUNS]          the table (default 20 runs)
+ *   bench_mem [RUNS [PROBE]]  the table (default 20 runs; PROBE: only
+ *                             that probe's rows, e.g. for ncu)
  *   bench_mem --plain [RUNS]  the original kernels alone, one "plain" line
  *                             each: scripts/bench_memcheck.sh runs this
  *                             under compute-sanitizer for the comparison
@@ -245,6 +246,7 @@ int main(int argc, char **argv)
 {
 	bool plain = argc > 1 && !strcmp(argv[1], "--plain");
 	int runs = argc > 1 + plain ? atoi(argv[1 + plain]) : DEFAULT_RUNS;
+	const char *only = !plain && argc > 2 ? argv[2] : NULL;
 	const struct mode modes[] = {
 		{ "count", BENCH_DIR "/mem_count.bpf.o", 1.3, false },
 		{ "count (SM array)", BENCH_DIR "/mem_count_sm.bpf.o", 1.15, false },
@@ -272,7 +274,8 @@ int main(int argc, char **argv)
 	printf("| workload     | probe | base ms  | probed ms | ratio    | target  | records/run | dropped | empty ring | drain ms | drain GB/s |\n");
 	printf("|--------------|-------|----------|-----------|----------|---------|-------------|---------|------------|----------|------------|\n");
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-		bench_mode(&modes[i], ptx, len, w, nw, runs);
+		if (!only || !strcmp(only, modes[i].name))
+			bench_mode(&modes[i], ptx, len, w, nw, runs);
 	free(ptx);
 	return 0;
 }
