@@ -65,7 +65,6 @@ int main(int argc, char **argv)
 		{ "empty, called", BENCH_DIR "/empty.bpf.o", 1.01, true },
 		{ "timing", BENCH_DIR "/timing.bpf.o", 1.05, false },
 		{ "timing, TL+SM", BENCH_DIR "/timing_tl.bpf.o", 1.10, false },
-		{ "timing, TL+SM-major", BENCH_DIR "/timing_smmajor.bpf.o", 1.10, false },
 		{ "timing, TL only", BENCH_DIR "/timing_tlonly.bpf.o", 1.10, false },
 		{ "threadhist", BENCH_DIR "/threadhist.bpf.o", 1.10, false },
 	};

@@ -15,33 +15,19 @@ struct {
 	__type(value, __u64);
 } started SEC(".maps");
 
-#if defined(HIST_ONE_COPY)
 /* timing_tlonly.bpf.c: one histogram for the whole GPU, as timing.bpf.c. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, BUCKETS);
-	__type(key, __u32);
-	__type(value, __u64);
-} hist SEC(".maps");
-#define HIST_KEY(bucket) (bucket)
-#elif !defined(HIST_SM_MAJOR)
-struct {
-	__uint(type, BPF_MAP_TYPE_EGPU_SM_ARRAY);
-	__uint(max_entries, BUCKETS);
-	__type(key, __u32);
-	__type(value, __u64);
-} hist SEC(".maps");
-#define HIST_KEY(bucket) (bucket)
+#ifdef HIST_ONE_COPY
+#define HIST_TYPE BPF_MAP_TYPE_ARRAY
 #else
-/* timing_smmajor.bpf.c: an SM's buckets next to each other, SMs apart. */
+#define HIST_TYPE BPF_MAP_TYPE_EGPU_SM_ARRAY
+#endif
+
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 256 * BUCKETS);
+	__uint(type, HIST_TYPE);
+	__uint(max_entries, BUCKETS);
 	__type(key, __u32);
 	__type(value, __u64);
 } hist SEC(".maps");
-#define HIST_KEY(bucket) (((__u32)bpf_get_sm_id() & 255) * BUCKETS + (bucket))
-#endif
 
 /* floor(log2(d)) for d > 1, else 0: five steps, not a loop per bit. */
 static __always_inline __u32 log2_bucket(__u64 d)
@@ -73,7 +59,7 @@ int timing_exit(void *ctx)
 {
 	__u32 zero = 0;
 	__u64 *t = bpf_map_lookup_elem(&started, &zero);
-	__u32 bucket = HIST_KEY(log2_bucket(bpf_get_globaltimer() - *t));
+	__u32 bucket = log2_bucket(bpf_get_globaltimer() - *t);
 	__u64 *slot = bpf_map_lookup_elem(&hist, &bucket);
 
 	if (slot)
