@@ -49,6 +49,9 @@ static int hash_copy_to_gpu(struct egpu_map *m)
 	return 0;
 }
 
+/* An SM array's copies offline: an H100's 132 SMs rounded up. */
+#define OFFLINE_SM_SLOTS 256
+
 /* An SM array's copies: the SM count rounded up to a power of two. */
 static int sm_slots(uint32_t *slots)
 {
@@ -135,6 +138,9 @@ int obj_gpu_maps(struct egpu_obj *obj, struct jit_map *maps)
 			uint64_t fake = 0xdead000000000000ull + ((uint64_t)i << 32);
 
 			maps[i] = gpu_jit_map(&obj->spec.maps[i], fake, fake + 0x100);
+			/* SM arrays as on a GPU of up to OFFLINE_SM_SLOTS SMs. */
+			if (maps[i].type == EGPU_MAP_SM_ARRAY)
+				maps[i].slots = OFFLINE_SM_SLOTS;
 		}
 		return 0;
 	}
