@@ -17,6 +17,11 @@ find_library(LIBBPF_STATIC NAMES libbpf.a REQUIRED)
 find_path(LIBBPF_INCLUDE bpf/libbpf.h REQUIRED)
 find_library(LIBELF NAMES elf REQUIRED)
 find_library(LIBZ NAMES z REQUIRED)
+find_library(LIBZSTD NAMES zstd REQUIRED)
+# libffi calls user helpers whose signature is known only at run time
+# (lib/api/helper.c); found by pkg-config, as egpu.pc requires it.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LIBFFI REQUIRED IMPORTED_TARGET libffi)
 
 find_program(NVCC nvcc HINTS /usr/local/cuda/bin ENV CUDA_HOME PATH_SUFFIXES bin)
 find_program(PTXAS ptxas HINTS /usr/local/cuda/bin ENV CUDA_HOME PATH_SUFFIXES bin)

@@ -144,6 +144,12 @@ struct egpu_load_opts {
 	size_t sz;                   /**< sizeof(struct egpu_load_opts) */
 	const char *name;            /**< object name for messages; NULL: file name */
 	enum egpu_helper_abi helpers; /**< helper convention, default GPU */
+	/**
+	 * Fail the whole load when any probe is refused by the verifier.
+	 * Default: the object loads, each refused program keeps its verdict
+	 * (egpu_prog_verdict()) and cannot be attached, translated or run.
+	 */
+	bool strict;
 };
 
 /** Load an eBPF ELF object from @p path. NULL on failure. */
@@ -195,6 +201,16 @@ EGPU_API const char *egpu_prog_kernel(const egpu_prog *prog);
 EGPU_API size_t egpu_prog_insn_cnt(const egpu_prog *prog);
 /** Linked instructions (8 bytes each), valid while the object lives. */
 EGPU_API const void *egpu_prog_insns(const egpu_prog *prog);
+
+/**
+ * The verdict of the verifier on @p prog at load, for the attach point its
+ * section names: 0 if accepted (or not checked yet: programs without an
+ * attach point are verified when run), else the negative code, usually
+ * EGPU_EVERIFY. @p msg (may be NULL) receives the reason, naming the
+ * program and the instruction, or "" when accepted; valid while the object
+ * lives.
+ */
+EGPU_API int egpu_prog_verdict(const egpu_prog *prog, const char **msg);
 
 /** Options for egpu_prog_jit_ptx(). */
 struct egpu_jit_opts {
@@ -271,6 +287,10 @@ enum egpu_map_type {
 	EGPU_MAP_PERTHREAD_ARRAY = 1502, /**< bpftime's per-thread array */
 	EGPU_MAP_GPU_ARRAY = 1503,       /**< bpftime's GPU array */
 	EGPU_MAP_GPU_RINGBUF = 1527,     /**< bpftime's GPU ring buffer */
+	EGPU_MAP_GPU_HASH = 1501,        /**< bpftime's GPU hash: a HASH */
+	EGPU_MAP_GPU_KERNEL_SHARED_ARRAY = 1504, /**< bpftime's: a GPU_ARRAY */
+	EGPU_MAP_PERTHREAD_ARRAY_HOST = 1512, /**< 1502 in mapped host memory */
+	EGPU_MAP_GPU_ARRAY_HOST = 1513,  /**< 1503 in mapped host memory */
 	/** libegpu's: a value per key and GPU thread for one launch, shared
 	 *  by the probes of one kernel, kept in registers; the host cannot
 	 *  read it (docs/maps.md). */
@@ -347,6 +367,12 @@ struct egpu_attach_opts {
 	/** EGPU_ATTACH_MEM: access kinds probed, a mask of
 	 *  (1u << EGPU_MEM_*); 0: all. */
 	uint32_t mem_kinds;
+	/**
+	 * Fail instrumentation (EGPU_ENOENT) of a module where @p kernel
+	 * matches no kernel. Default: a warning in egpu_report.warnings and
+	 * the log, so one probe set can serve many modules.
+	 */
+	bool strict;
 };
 
 /**
@@ -360,7 +386,9 @@ EGPU_API egpu_link *egpu_attach_kernel(egpu_prog *prog, const char *kernel,
 				       const struct egpu_attach_opts *opts);
 /**
  * Attach every program of @p obj whose section names an attach point
- * (gpu/entry/K, gpu/exit/K, kprobe/K, ...). Returns the number attached.
+ * (gpu/entry/K, gpu/exit/K, kprobe/K, ...) and that the verifier accepted
+ * (refused ones are skipped with a warning in the log; see
+ * egpu_prog_verdict()). Returns the number attached.
  */
 EGPU_API int egpu_attach_all(egpu_obj *obj);
 /** Remove an attachment. NULL-safe. */
@@ -370,7 +398,10 @@ EGPU_API void egpu_link_destroy(egpu_link *link);
 struct egpu_kernel_report {
 	const char *name;       /**< mangled name as in the PTX */
 	const char *demangled;  /**< demangled name (= name for C kernels) */
-	uint32_t kernel_id;     /**< ctx->kernel_id seen by probes */
+	/** ctx->kernel_id seen by probes: unique among the kernels this
+	 *  context instrumented, the same for the same kernel of the same
+	 *  module text (egpu_kernel_info()) */
+	uint32_t kernel_id;
 	uint32_t entry_points;  /**< entry probes inserted */
 	uint32_t exit_points;   /**< ret/exit sites patched */
 	uint32_t programs;      /**< programs attached to this kernel */
@@ -381,7 +412,10 @@ struct egpu_kernel_report {
 
 /** One memory instruction probed by EGPU_ATTACH_MEM programs. */
 struct egpu_mem_site {
-	uint32_t site;          /**< egpu_mem_ctx.site (= index) */
+	/** egpu_mem_ctx.site: numbered across the context's modules, so
+	 *  the module's sites are site_base .. site_base + mem_site_cnt - 1,
+	 *  the same again for the same module text */
+	uint32_t site;
 	uint32_t kernel_id;     /**< as egpu_mem_ctx.kernel_id */
 	const char *function;   /**< .entry or .func holding it */
 	const char *text;       /**< the instruction, as in the PTX */
@@ -405,11 +439,22 @@ struct egpu_report {
 	const struct egpu_kernel_report *kernels; /**< kernel_cnt entries */
 	uint32_t mem_site_cnt;      /**< memory instructions probed */
 	const struct egpu_mem_site *mem_sites; /**< mem_site_cnt entries */
+	/** mem_sites[i].site is site_base + i: sites are numbered across
+	 *  the context's modules */
+	uint32_t site_base;
+	uint32_t warning_cnt;       /**< attachments that matched no kernel */
+	/** warning_cnt lines: "prog 'P': no kernel matches 'K'; kernels: ..." */
+	const char *const *warnings;
 };
 
 /**
  * Instrument a PTX module with every attachment of @p ctx. *out is a
- * malloc'ed, NUL-terminated PTX text (free() it). Maps referenced by the
+ * malloc'ed, NUL-terminated PTX text (free() it). @p ptx may also be a
+ * fatbin (nvcc -fatbin, the runtime's registered container; entries
+ * compressed with LZ4 or zstd included): its newest PTX not newer than the
+ * context's target is used. An image without such PTX (a cubin, SASS-only
+ * fatbin) gets EGPU_ENOTSUP naming what it holds and how to embed PTX.
+ * @p len 0: the length is taken from the image (PTX: up to its NUL). Maps referenced by the
  * programs are bound to their GPU memory, so this needs a GPU unless the
  * context was made with egpu_ctx_opts.offline.
  */
@@ -417,13 +462,52 @@ EGPU_API int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 				 char **out, size_t *out_len,
 				 struct egpu_report *report);
 
+/** A kernel the context instrumented (egpu_kernel_info()). */
+struct egpu_kernel_info {
+	size_t sz;             /**< sizeof(struct egpu_kernel_info) */
+	uint32_t kernel_id;    /**< its id, as egpu_kernel_ctx.kernel_id */
+	const char *name;      /**< mangled name, as in the PTX */
+	const char *demangled; /**< demangled name (= name for C kernels) */
+	/** Its module: index among the distinct module texts the context
+	 *  instrumented, in the order it first saw them */
+	uint32_t module;
+	uint64_t module_hash;  /**< FNV-1a hash of that module's PTX text */
+	uint32_t index;        /**< position among the module's .entry */
+};
+
+/**
+ * Number of kernels @p ctx has instrumented: their ids are 0 .. count-1.
+ * Every .entry of every module given to egpu_instrument_ptx() or
+ * egpu_module_load() gets an id, probed or not; the same kernel of the
+ * same module text keeps its id. 0 for NULL.
+ */
+EGPU_API uint32_t egpu_kernel_cnt(const egpu_ctx *ctx);
+/**
+ * Describe kernel @p kernel_id of @p ctx into @p info (set its sz first);
+ * the strings live as long as the context. EGPU_ENOENT for an id the
+ * context never gave.
+ */
+EGPU_API int egpu_kernel_info(const egpu_ctx *ctx, uint32_t kernel_id,
+			      struct egpu_kernel_info *info);
+/**
+ * For maps keyed by kernel id (4- or 8-byte keys): the sum, as
+ * egpu_map_lookup_sum(), of the values under the ids of every kernel the
+ * context instrumented that @p kernel names (as egpu_attach_kernel():
+ * mangled, demangled, base name or glob). Frameworks compile one kernel
+ * name many times (Triton's autotuning, specialisations): this reads them
+ * as one. Ids without an entry add nothing. Returns how many ids had
+ * one; EGPU_ENOENT when no kernel matches.
+ */
+EGPU_API int egpu_map_lookup_kernel(egpu_map *map, const char *kernel,
+				    void *sum);
+
 #ifndef EGPU_NO_CUDA_TYPES
 /** The CUDA driver's module handle (identical to cuda.h's typedef). */
 typedef struct CUmod_st *CUmodule;
 #endif
 
 /**
- * Instrument PTX @p image (as egpu_instrument_ptx()) and load it into the
+ * Instrument PTX or fatbin @p image (as egpu_instrument_ptx()) and load it into the
  * current CUDA context with cuModuleLoadDataEx. Maps are allocated in that
  * context's memory.
  */
@@ -537,6 +621,93 @@ EGPU_API int egpu_print_set_callback(egpu_ctx *ctx, egpu_print_fn fn,
 EGPU_API int egpu_print_poll(egpu_ctx *ctx, int timeout_ms);
 /** Lines dropped because the print ring was full. */
 EGPU_API uint64_t egpu_print_drops(const egpu_ctx *ctx);
+
+/* ======================================================================
+ * User helpers: an application's own functions called from probes
+ * (docs/helpers.md)
+ *
+ * egpu_helper_register() gives a host function a helper number from the
+ * user range below; programs call it like any helper:
+ *     static long (*on_nan)(__u64 kernel, __u64 index) = (void *)0x10000;
+ * The signature string describes its arguments so the verifier can check
+ * every call: "RET (ARG, ...)" with RET "u64" or "void" and up to five
+ * ARGs, each "u64" (a scalar), "u8[N]" (a pointer to N bytes of the
+ * probe's stack or of a map value that the function may write) or
+ * "const u8[N]" (N bytes it only reads), 1 <= N <= EGPU_HELPER_BUF_MAX;
+ * e.g. "void (u64, u64)" or "u64 (const u8[16], u64)". Objects are
+ * verified against the helpers their context had when they were loaded.
+ *
+ * On the CPU back end a call is an ordinary synchronous call. From the
+ * GPU it is asynchronous and never waits: the probe writes the helper's
+ * number, its scalar arguments and copies of its buffer arguments as one
+ * record into the context's call ring, and the call returns 0 (queued) or
+ * a negative errno (-EAGAIN: ring full, the call is dropped and counted).
+ * The host later calls the function (through libffi) with those values,
+ * buffers pointing to the copies (writes to them reach no probe), in the
+ * order each GPU thread made its calls: on a dispatcher thread of the
+ * context (the default) or in egpu_helper_poll().
+ * ====================================================================== */
+
+/** The helper numbers left to applications: clear of Linux's (below
+ *  1000 for years to come), bpftime's (500s, map types in 1500s) and
+ *  libegpu's (501-1023). */
+#define EGPU_HELPER_USER_MIN 0x10000
+#define EGPU_HELPER_USER_MAX 0x1ffff
+/** Largest buffer argument, in bytes (the GPU copies it into the ring). */
+#define EGPU_HELPER_BUF_MAX 256
+
+/**
+ * A generic helper body, for callers that cannot make a C function of
+ * each signature (language bindings): @p args holds the @p nargs
+ * arguments as 64-bit values, buffers as their addresses. Returns the
+ * helper's result (ignored for "void" helpers).
+ */
+typedef uint64_t (*egpu_helper_generic_fn)(void *user, uint32_t id,
+					   const uint64_t *args,
+					   uint32_t nargs);
+
+/** Options of egpu_helper_register(). */
+struct egpu_helper_opts {
+	size_t sz; /**< sizeof(struct egpu_helper_opts) */
+	/** With a NULL fn: the helper is a C function of the signature built
+	 *  by libffi (a closure) that calls generic(user, id, args, nargs). */
+	egpu_helper_generic_fn generic;
+	void *user; /**< first argument of generic */
+};
+#define egpu_helper_opts__last_field user
+
+/**
+ * Make @p fn, of @p signature, helper number @p id (in
+ * [EGPU_HELPER_USER_MIN, EGPU_HELPER_USER_MAX], not yet registered in @p
+ * ctx) of @p ctx, called @p name in listings and messages. Objects loaded
+ * from then on may call it. EGPU_EINVAL with a message naming what is
+ * wrong; a registration lasts as long as the context.
+ */
+EGPU_API int egpu_helper_register(egpu_ctx *ctx, uint32_t id, const char *name,
+				  void *fn, const char *signature,
+				  const struct egpu_helper_opts *opts);
+
+/** Who makes the calls GPU threads queued (egpu_helper_set_dispatch()). */
+enum egpu_helper_dispatch {
+	/** A thread of the context, started with the call ring (default). */
+	EGPU_DISPATCH_THREAD = 0,
+	/** The application, in egpu_helper_poll(). */
+	EGPU_DISPATCH_POLL = 1,
+};
+
+/** Choose who makes the GPU's calls; switching to POLL stops the thread. */
+EGPU_API int egpu_helper_set_dispatch(egpu_ctx *ctx,
+				  enum egpu_helper_dispatch how);
+/**
+ * Make the calls GPU threads queued, waiting up to @p timeout_ms (as
+ * egpu_print_poll()) when there are none. Also works beside the
+ * dispatcher thread: after synchronizing with a kernel, it makes every
+ * call that kernel queued before returning. Returns the calls made, or a
+ * negative EGPU_E* code (EGPU_EFORMAT: a record naming an unknown helper).
+ */
+EGPU_API int egpu_helper_poll(egpu_ctx *ctx, int timeout_ms);
+/** GPU calls dropped because the call ring was full. */
+EGPU_API uint64_t egpu_helper_drops(const egpu_ctx *ctx);
 
 /* ======================================================================
  * Clocks: GPU timer readings on the host's clock (docs/clock.md)
@@ -674,6 +845,132 @@ EGPU_API size_t egpu_trace_kernel_cnt(const egpu_trace *trace);
  */
 EGPU_API const struct egpu_trace_kernel *
 egpu_trace_kernel(const egpu_trace *trace, size_t i);
+
+/* ======================================================================
+ * Fleet export: maps as Prometheus metrics, traces as pprof profiles
+ * (docs/fleet.md)
+ * ====================================================================== */
+
+/** The GPU a context's maps live on (egpu_ctx_gpu()). */
+struct egpu_gpu_info {
+	size_t sz;         /**< sizeof(struct egpu_gpu_info) */
+	int index;         /**< CUDA device ordinal */
+	char uuid[48];     /**< "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
+};
+
+/**
+ * The GPU of @p ctx. EGPU_ENODEV while the context has not used a GPU
+ * (its maps are then host memory).
+ */
+EGPU_API int egpu_ctx_gpu(const egpu_ctx *ctx, struct egpu_gpu_info *info);
+
+/** How a map's values become metrics. */
+enum egpu_metric_kind {
+	/** Decided from the map (docs/fleet.md): skipped for rings and
+	 *  global data, a histogram when the name ends in "hist", else a
+	 *  counter. */
+	EGPU_METRIC_AUTO = 0,
+	EGPU_METRIC_COUNTER = 1,   /**< each key's value, only growing */
+	EGPU_METRIC_GAUGE = 2,     /**< each key's value, up or down */
+	/** log2 buckets: key (u32) b counts values of [2^b, 2^(b+1)) (b 0:
+	 *  [0, 2)); with EGPU_METRIC_KEY_KERNEL the key is
+	 *  { u32 kernel_id; u32 b; } */
+	EGPU_METRIC_HISTOGRAM = 3,
+	EGPU_METRIC_SKIP = 4,      /**< not exported */
+};
+
+/** What a map's key means: which label it becomes. */
+enum egpu_metric_key {
+	/** none for one-entry maps and keys not of 4 or 8 bytes, else
+	 *  EGPU_METRIC_KEY_INDEX */
+	EGPU_METRIC_KEY_AUTO = 0,
+	EGPU_METRIC_KEY_NONE = 1,   /**< every key's value summed: one series */
+	EGPU_METRIC_KEY_INDEX = 2,  /**< label key="N" (4- or 8-byte keys) */
+	EGPU_METRIC_KEY_KERNEL = 3, /**< key is a kernel id: label kernel="name" */
+};
+
+/** How one map is exported (egpu_metrics_add_map()). */
+struct egpu_metric_desc {
+	size_t sz;                 /**< sizeof(struct egpu_metric_desc) */
+	/** Metric name; NULL: "egpu_" + the map name (+ "_total" for a
+	 *  counter), characters outside [a-zA-Z0-9_:] as '_'. */
+	const char *name;
+	const char *help;          /**< HELP text; NULL: names the map */
+	enum egpu_metric_kind kind;
+	enum egpu_metric_key key;
+	/** Labelled series kept (largest first; the rest are summed into
+	 *  one labelled "other"); 0: the server's egpu_metrics_opts.top_n. */
+	uint32_t top_n;
+};
+
+/** Opaque set of maps exported as metrics. */
+typedef struct egpu_metrics egpu_metrics;
+
+/** Options for egpu_metrics_new() and egpu_metrics_serve(). */
+struct egpu_metrics_opts {
+	size_t sz;                 /**< sizeof(struct egpu_metrics_opts) */
+	/** Every map of these objects is added as EGPU_METRIC_AUTO. */
+	egpu_obj *const *objs;
+	size_t obj_cnt;            /**< entries of @ref objs */
+	/**
+	 * Declarative descriptions overriding AUTO for maps of @ref objs:
+	 * "MAP=KIND[/KEY],..." with KIND counter|gauge|histogram|skip and KEY
+	 * none|index|kernel, e.g. "launches=counter/kernel,lat_hist=histogram".
+	 */
+	const char *spec;
+	/** Labelled series per metric (top N + "other"); 0: 20. */
+	uint32_t top_n;
+	/** Labels added to every series: "team=ml,run=7" (NULL: none). */
+	const char *labels;
+	/** egpu_metrics_serve(): "[HOST]:PORT" to listen on; port 0 picks a
+	 *  free one (egpu_metrics_port()). */
+	const char *listen;
+};
+
+/**
+ * Maps to be exported as metrics, read from @p ctx's maps at each scrape
+ * (a read never waits for the application's kernels). NULL on failure.
+ */
+EGPU_API egpu_metrics *egpu_metrics_new(egpu_ctx *ctx,
+					const struct egpu_metrics_opts *opts);
+/**
+ * egpu_metrics_new(), then serve /metrics over HTTP on opts->listen
+ * (libmicrohttpd, opened at this call: EGPU_ENOTSUP without it).
+ */
+EGPU_API egpu_metrics *egpu_metrics_serve(egpu_ctx *ctx,
+					  const struct egpu_metrics_opts *opts);
+/** Export @p map as @p desc says (NULL: AUTO). Safe while serving. */
+EGPU_API int egpu_metrics_add_map(egpu_metrics *m, egpu_map *map,
+				  const struct egpu_metric_desc *desc);
+/**
+ * Name the kernel ids of an instrumentation (its egpu_report), for
+ * kernel="..." labels; ids never named read "kernel_ID".
+ */
+EGPU_API int egpu_metrics_add_kernels(egpu_metrics *m,
+				      const struct egpu_report *report);
+/**
+ * The Prometheus text exposition of every exported map, as a scrape
+ * would get it: a malloc'ed NUL-terminated *text of *len bytes.
+ */
+EGPU_API int egpu_metrics_render(egpu_metrics *m, char **text, size_t *len);
+/** TCP port being served (after egpu_metrics_serve()), or 0. */
+EGPU_API int egpu_metrics_port(const egpu_metrics *m);
+/** Stop serving and free. NULL-safe. Free before the maps' objects. */
+EGPU_API void egpu_metrics_free(egpu_metrics *m);
+
+/** Options for egpu_trace_write_pprof(). */
+struct egpu_pprof_opts {
+	size_t sz;                 /**< sizeof(struct egpu_pprof_opts) */
+	bool no_copies;            /**< leave memcpy / memset out */
+};
+
+/**
+ * Write a stopped trace as a gzip'd pprof Profile to @p path: samples of
+ * GPU nanoseconds and launches by CPU stack, the GPU operation as the
+ * leaf frame, labels stream, device and graph (docs/fleet.md).
+ */
+EGPU_API int egpu_trace_write_pprof(const egpu_trace *trace, const char *path,
+				    const struct egpu_pprof_opts *opts);
 
 #ifdef __cplusplus
 }

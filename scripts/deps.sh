@@ -5,8 +5,11 @@
 set -euo pipefail
 
 pkgs=(cmake make gcc pkg-config llvm-16-dev clang-16 libbpf-dev libelf-dev
-      zlib1g-dev libzstd-dev check libsubunit-dev python3
+      zlib1g-dev libzstd-dev libffi-dev check libsubunit-dev python3
       swig python3-dev python3-pytest python3-numpy python3-setuptools golang-go
+      libmicrohttpd-dev libprotobuf-c-dev protobuf-c-compiler
+      golang-github-google-pprof-dev prometheus python3-prometheus-client
+      golang-github-prometheus-client-golang-dev
       ${EGPU_EXTRA_PKGS:-})
 missing=()
 for p in "${pkgs[@]}"; do

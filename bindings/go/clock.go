@@ -37,6 +37,7 @@ func (c *Context) Clock() (Clock, error) {
 }
 
 func (c *Context) clock(read func(capi.Struct_SS_egpu_ctx, capi.Egpu_clock) int) (Clock, error) {
+	defer c.lock()()
 	if err := c.live(); err != nil {
 		return Clock{}, err
 	}

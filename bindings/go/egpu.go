@@ -13,12 +13,16 @@
 //
 // Errors are *Error values carrying the library's message; errors.Is(err,
 // egpu.ENOENT) and the other Errno values tell the cause. A Context and
-// what is loaded into it are not safe for concurrent use: guard them with
-// a lock when several goroutines share them. Close releases what the C
-// library holds; the garbage collector does not.
+// everything loaded into it may be used from several goroutines: each
+// call into the library holds the context's lock (ring buffer consumers
+// poll without it). Close releases what the C library holds; a Context
+// nobody closed is freed when the garbage collector finds it unreachable,
+// a safety net only (its GPU memory stays allocated until then).
 package egpu
 
 import (
+	"runtime"
+	"sync"
 	"time"
 
 	"libegpu.dev/egpu/internal/capi"
@@ -76,13 +80,34 @@ type Options struct {
 	SM          string // PTX target, e.g. "sm_90" (the default)
 	Offline     bool   // instrument for inspection only, without a GPU
 	ThreadSlots uint32 // per-thread map slots on the GPU; 0: the default
+	NoInline    bool   // call probes from their sites instead of copying them in
 }
 
 // Context owns the objects loaded into it, their maps and attachments,
 // and (once a GPU call needs it) the CUDA context binding.
 type Context struct {
-	h    capi.Struct_SS_egpu_ctx
-	objs []*Obj
+	mu      sync.Mutex // held by every call into the library
+	h       capi.Struct_SS_egpu_ctx
+	objs    []*Obj
+	metrics []*Metrics // freed before the objects whose maps they read
+	fin     *ctxFinalizer
+}
+
+// ctxFinalizer frees a context nobody closed. It is its own object, outside
+// the Context <-> Obj cycle, for a finalizer in a cycle may never run.
+type ctxFinalizer struct{ h capi.Struct_SS_egpu_ctx }
+
+func (f *ctxFinalizer) free() {
+	if f.h != nil {
+		capi.Egpu_ctx_free(f.h)
+		f.h = nil
+	}
+}
+
+// lock takes the context's lock and returns its release, for a defer.
+func (c *Context) lock() func() {
+	c.mu.Lock()
+	return c.mu.Unlock
 }
 
 // NewContext makes a context. It needs no GPU: the CUDA driver is opened
@@ -92,27 +117,49 @@ func NewContext(opts *Options) (*Context, error) {
 		opts = &Options{}
 	}
 	h, err := handle(EUNKNOWN, func() capi.Struct_SS_egpu_ctx {
-		return capi.Ctx_new(opts.SM, opts.Offline, uint(opts.ThreadSlots))
+		return capi.Ctx_new(opts.SM, opts.Offline, uint(opts.ThreadSlots), opts.NoInline)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Context{h: h}, nil
+	c := &Context{h: h, fin: &ctxFinalizer{h: h}}
+	runtime.SetFinalizer(c.fin, (*ctxFinalizer).free)
+	return c, nil
 }
 
 // Close frees the context and everything loaded into it; a second Close
 // does nothing.
 func (c *Context) Close() {
+	c.mu.Lock()
+	objs := append([]*Obj(nil), c.objs...)
+	c.mu.Unlock()
+	for _, o := range objs {
+		o.closeRings() // each takes the lock itself
+	}
+	defer c.lock()()
 	if c.h == nil {
 		return
 	}
+	for len(c.metrics) > 0 {
+		c.metrics[0].closeLocked()
+	}
 	for _, o := range c.objs {
-		o.closeRings()
 		o.h = nil
 	}
 	c.objs = nil
-	capi.Egpu_ctx_free(c.h)
+	c.fin.free()
 	c.h = nil
+}
+
+// without returns @s less its first @x (in place): how a closed handle
+// leaves the list of what its owner closes.
+func without[T comparable](s []T, x T) []T {
+	for i, y := range s {
+		if y == x {
+			return append(s[:i], s[i+1:]...)
+		}
+	}
+	return s
 }
 
 func (c *Context) live() error {
@@ -122,10 +169,13 @@ func (c *Context) live() error {
 	return nil
 }
 
-// LoadOptions name a loaded object and choose its helper convention.
+// LoadOptions name a loaded object and choose its helper convention. A
+// program the verifier refuses keeps its verdict (Prog.Verdict) and the
+// object loads; with Strict the load fails instead.
 type LoadOptions struct {
 	Name    string // for messages; "": the file name
 	Helpers HelperABI
+	Strict  bool
 }
 
 // Load loads an eBPF ELF object file.
@@ -135,7 +185,7 @@ func (c *Context) Load(path string) (*Obj, error) { return c.LoadFile(path, nil)
 func (c *Context) LoadFile(path string, opts *LoadOptions) (*Obj, error) {
 	o := loadOpts(opts)
 	return c.load(func() capi.Struct_SS_egpu_obj {
-		return capi.Load_file(c.h, path, o.Name, int(o.Helpers))
+		return capi.Load_file(c.h, path, o.Name, int(o.Helpers), o.Strict)
 	})
 }
 
@@ -143,7 +193,7 @@ func (c *Context) LoadFile(path string, opts *LoadOptions) (*Obj, error) {
 func (c *Context) LoadBytes(elf []byte, opts *LoadOptions) (*Obj, error) {
 	o := loadOpts(opts)
 	return c.load(func() capi.Struct_SS_egpu_obj {
-		return capi.Load_mem(c.h, elf, o.Name, int(o.Helpers))
+		return capi.Load_mem(c.h, elf, o.Name, int(o.Helpers), o.Strict)
 	})
 }
 
@@ -152,7 +202,7 @@ func (c *Context) LoadBytes(elf []byte, opts *LoadOptions) (*Obj, error) {
 func (c *Context) LoadInsns(insns []byte, opts *LoadOptions) (*Obj, error) {
 	o := loadOpts(opts)
 	return c.load(func() capi.Struct_SS_egpu_obj {
-		return capi.Load_insns(c.h, insns, o.Name, int(o.Helpers))
+		return capi.Load_insns(c.h, insns, o.Name, int(o.Helpers), o.Strict)
 	})
 }
 
@@ -164,6 +214,7 @@ func loadOpts(opts *LoadOptions) LoadOptions {
 }
 
 func (c *Context) load(f func() capi.Struct_SS_egpu_obj) (*Obj, error) {
+	defer c.lock()()
 	if err := c.live(); err != nil {
 		return nil, err
 	}
@@ -198,6 +249,7 @@ type Report struct {
 	InstrumentTime time.Duration
 	Kernels        []KernelReport
 	MemSites       []MemSite // the memory instructions probed
+	Warnings       []string  // attachments whose pattern matched no kernel
 }
 
 func reportOf(r capi.Egpu_report) Report {
@@ -225,6 +277,9 @@ func reportOf(r capi.Egpu_report) Report {
 	for i := uint(0); i < r.GetMem_site_cnt(); i++ {
 		rep.MemSites = append(rep.MemSites, memSiteOf(r.Mem_site(i)))
 	}
+	for i := uint(0); i < r.GetWarning_cnt(); i++ {
+		rep.Warnings = append(rep.Warnings, r.Warning(i))
+	}
 	return rep
 }
 
@@ -232,6 +287,7 @@ func reportOf(r capi.Egpu_report) Report {
 // the new PTX and what was done. Without an offline context the maps are
 // bound to GPU memory, which needs a GPU.
 func (c *Context) Instrument(ptx string) (string, Report, error) {
+	defer c.lock()()
 	if err := c.live(); err != nil {
 		return "", Report{}, err
 	}
@@ -251,6 +307,7 @@ func (c *Context) Instrument(ptx string) (string, Report, error) {
 // current CUDA context (the primary one if none is current). It returns
 // the CUmodule handle.
 func (c *Context) ModuleLoad(ptx string) (uintptr, error) {
+	defer c.lock()()
 	if err := c.live(); err != nil {
 		return 0, err
 	}
@@ -318,6 +375,7 @@ func (o *Obj) Map(name string) (*Map, error) {
 
 // notFound asks the library for its message about a missing name.
 func (o *Obj) notFound(lookup func() int) error {
+	defer o.ctx.lock()()
 	if err := o.live(); err != nil {
 		return err
 	}
@@ -328,6 +386,7 @@ func (o *Obj) notFound(lookup func() int) error {
 // AttachAll attaches every program whose section names an attach point
 // (gpu/entry/K, gpu/exit/K, kprobe/K, ...) and returns how many.
 func (o *Obj) AttachAll() (int, error) {
+	defer o.ctx.lock()()
 	if err := o.live(); err != nil {
 		return 0, err
 	}
@@ -336,23 +395,22 @@ func (o *Obj) AttachAll() (int, error) {
 
 // Close closes the object, its programs, maps and attachments.
 func (o *Obj) Close() {
+	o.closeRings() // each takes the lock itself
+	defer o.ctx.lock()()
 	if o.h == nil {
 		return
 	}
-	for i, x := range o.ctx.objs {
-		if x == o {
-			o.ctx.objs = append(o.ctx.objs[:i], o.ctx.objs[i+1:]...)
-			break
-		}
-	}
-	o.closeRings()
+	o.ctx.objs = without(o.ctx.objs, o)
 	capi.Egpu_obj_close(o.h)
 	o.h = nil
 }
 
 func (o *Obj) closeRings() {
-	for len(o.rings) > 0 {
-		o.rings[0].Close()
+	o.ctx.mu.Lock()
+	rings := append([]*RingBuffer(nil), o.rings...)
+	o.ctx.mu.Unlock()
+	for _, rb := range rings {
+		rb.Close()
 	}
 }
 
@@ -394,6 +452,7 @@ func (p *Prog) InsnCount() int { return p.insns }
 
 // Insns returns a copy of the linked instructions, 8 bytes each.
 func (p *Prog) Insns() ([]byte, error) {
+	defer p.obj.ctx.lock()()
 	if err := p.obj.live(); err != nil {
 		return nil, err
 	}
@@ -418,6 +477,7 @@ func (p *Prog) Attach(kernel string, at AttachPoint) (*Link, error) {
 // AttachWith is Attach with options: for a memory probe (Mem), the state
 // spaces and access kinds it runs before.
 func (p *Prog) AttachWith(kernel string, at AttachPoint, opts *AttachOptions) (*Link, error) {
+	defer p.obj.ctx.lock()()
 	if err := p.obj.live(); err != nil {
 		return nil, err
 	}
@@ -426,7 +486,8 @@ func (p *Prog) AttachWith(kernel string, at AttachPoint, opts *AttachOptions) (*
 		return nil, err
 	}
 	h, err := handle(EUNKNOWN, func() capi.Struct_SS_egpu_link {
-		return capi.Attach_kernel(p.h, kernel, int(at), uint(spaces), uint(kinds))
+		return capi.Attach_kernel(p.h, kernel, int(at), uint(spaces), uint(kinds),
+			opts != nil && opts.Strict)
 	})
 	if err != nil {
 		return nil, err
@@ -437,6 +498,7 @@ func (p *Prog) AttachWith(kernel string, at AttachPoint, opts *AttachOptions) (*
 // Detach removes the attachment; closing the program's object removes it
 // too, and Detach then does nothing.
 func (l *Link) Detach() {
+	defer l.prog.obj.ctx.lock()()
 	if l.h != nil && l.prog.obj.h != nil {
 		capi.Egpu_link_destroy(l.h)
 	}
@@ -452,6 +514,7 @@ func (p *Prog) Run(mem []byte, backend Backend) (uint64, error) {
 
 // RunTimed is Run that also gives the execution time (without translation).
 func (p *Prog) RunTimed(mem []byte, backend Backend) (uint64, time.Duration, error) {
+	defer p.obj.ctx.lock()()
 	if err := p.obj.live(); err != nil {
 		return 0, 0, err
 	}
@@ -466,11 +529,13 @@ type JitOptions struct {
 	SM     string // target; "": the context's
 	Func   string // PTX function name; "": egpu_prog_NAME
 	Kernel bool   // also emit a one-thread .entry FUNC_kernel
+	CtxLen uint32 // programs without an attach point: bytes at r1
 }
 
 // JitPTX translates the program to PTX: a .visible .func taking (ctx,
 // ctx_len) and returning r0, with JitOptions.Kernel also an .entry.
 func (p *Prog) JitPTX(opts *JitOptions) (string, error) {
+	defer p.obj.ctx.lock()()
 	if err := p.obj.live(); err != nil {
 		return "", err
 	}
@@ -478,6 +543,70 @@ func (p *Prog) JitPTX(opts *JitOptions) (string, error) {
 		opts = &JitOptions{}
 	}
 	var ptx string
-	_, err := call(func() int { return capi.Prog_jit_ptx(p.h, opts.SM, opts.Func, opts.Kernel, &ptx) })
+	_, err := call(func() int {
+		return capi.Prog_jit_ptx(p.h, opts.SM, opts.Func, opts.Kernel, uint(opts.CtxLen), &ptx)
+	})
 	return ptx, err
+}
+
+// Verdict is the verifier's verdict at load: true if the program was
+// accepted (or, without an attach point, is verified only when run), else
+// false and the refusal, naming the instruction and source line.
+func (p *Prog) Verdict() (bool, string) {
+	defer p.obj.ctx.lock()()
+	if p.obj.live() != nil {
+		return false, "egpu: object '" + p.obj.name + "' is closed"
+	}
+	if capi.Prog_verdict(p.h) == 0 {
+		return true, ""
+	}
+	return false, capi.Prog_refusal(p.h)
+}
+
+// VerifyOptions choose how Verify checks a program.
+type VerifyOptions struct {
+	At      *AttachPoint // nil: the program's own
+	CtxLen  uint32       // direct runs (AttachNone): bytes at r1
+	Verbose int          // 1: the whole failing path; 2: every step
+}
+
+// Verification is what the verifier said of a program.
+type Verification struct {
+	Accepted       bool
+	Message        string // the refusal ("" if accepted)
+	Log            string // the report; the failing path's last steps
+	InsnsProcessed uint64
+	States         uint64
+	VerifyTime     time.Duration
+}
+
+// Verify runs the verifier. A refusal is a Verification with Accepted
+// false, not an error; errors are for everything else.
+func (p *Prog) Verify(opts *VerifyOptions) (Verification, error) {
+	defer p.obj.ctx.lock()()
+	if err := p.obj.live(); err != nil {
+		return Verification{}, err
+	}
+	if opts == nil {
+		opts = &VerifyOptions{}
+	}
+	at := -1
+	if opts.At != nil {
+		at = int(*opts.At)
+	}
+	var v Verification
+	var stats [2]uint64
+	var ms float64
+	_, err := call(func() int {
+		rc := capi.Prog_verify(p.h, at, uint(opts.CtxLen), opts.Verbose, &stats[0], &ms, &v.Log)
+		if rc == int(EVERIFY) {
+			v.Message = capi.Egpu_errmsg()
+			return 0
+		}
+		v.Accepted = rc == 0
+		return rc
+	})
+	v.InsnsProcessed, v.States = stats[0], stats[1]
+	v.VerifyTime = time.Duration(ms * float64(time.Millisecond))
+	return v, err
 }

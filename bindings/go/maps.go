@@ -23,6 +23,11 @@ const (
 	MapPerthreadArray MapType = 1502 // bpftime's per-thread array
 	MapGPUArray       MapType = 1503
 	MapGPURingbuf     MapType = 1527
+	// bpftime's other GPU types, implemented by the types above.
+	MapGPUHash              MapType = 1501 // a hash
+	MapGPUKernelSharedArray MapType = 1504 // a GPU array
+	MapPerthreadArrayHost   MapType = 1512 // 1502 in mapped host memory
+	MapGPUArrayHost         MapType = 1513 // 1503 in mapped host memory
 	MapThreadLocal    MapType = 4096 // per thread and launch, in registers; the host cannot read it
 	MapSMArray        MapType = 4097 // one copy per SM; Lookup gives each, LookupSum the sum
 )
@@ -69,6 +74,11 @@ func (m *Map) MaxEntries() uint32 { return m.maxEntries }
 // slots of a per-thread map or the SM copies of an SM array living in GPU
 // memory, else 1.
 func (m *Map) ValuesPerKey() int {
+	defer m.obj.ctx.lock()()
+	return m.valuesPerKey()
+}
+
+func (m *Map) valuesPerKey() int {
 	if m.obj.live() != nil {
 		return 1
 	}
@@ -100,7 +110,8 @@ func (m *Map) Lookup(key []byte) ([]byte, error) {
 // LookupInto is Lookup into the caller's @value, which must have
 // ValueSize * ValuesPerKey bytes.
 func (m *Map) LookupInto(key, value []byte) error {
-	if err := m.check(key, value, m.valueSize*m.ValuesPerKey()); err != nil {
+	defer m.obj.ctx.lock()()
+	if err := m.check(key, value, m.valueSize*m.valuesPerKey()); err != nil {
 		return err
 	}
 	_, err := call(func() int { return capi.Egpu_map_lookup_values(m.h, key, value) })
@@ -112,6 +123,7 @@ func (m *Map) LookupInto(key, value []byte) error {
 // other maps the value itself.
 func (m *Map) LookupSum(key []byte) ([]byte, error) {
 	sum := make([]byte, m.valueSize)
+	defer m.obj.ctx.lock()()
 	if err := m.check(key, sum, m.valueSize); err != nil {
 		return nil, err
 	}
@@ -121,6 +133,7 @@ func (m *Map) LookupSum(key []byte) ([]byte, error) {
 
 // Update stores @value under @key.
 func (m *Map) Update(key, value []byte, flags UpdateFlags) error {
+	defer m.obj.ctx.lock()()
 	if err := m.check(key, value, m.valueSize); err != nil {
 		return err
 	}
@@ -130,6 +143,7 @@ func (m *Map) Update(key, value []byte, flags UpdateFlags) error {
 
 // Delete removes @key (array maps: EINVAL, as in Linux).
 func (m *Map) Delete(key []byte) error {
+	defer m.obj.ctx.lock()()
 	if err := m.check(key, nil, 0); err != nil {
 		return err
 	}
@@ -140,6 +154,7 @@ func (m *Map) Delete(key []byte) error {
 // NextKey returns the key after @key in iteration order (@key nil: the
 // first key), or nil after the last.
 func (m *Map) NextKey(key []byte) ([]byte, error) {
+	defer m.obj.ctx.lock()()
 	if key != nil {
 		if err := m.check(key, nil, 0); err != nil {
 			return nil, err

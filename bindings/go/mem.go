@@ -72,10 +72,13 @@ func (k MemKind) String() string  { return nameOf(kindNames, uint16(k), "MemKind
 
 // AttachOptions choose what a memory probe (Mem) runs before: accesses of
 // the state spaces in Spaces and the kinds in Kinds; an empty list
-// selects every one.
+// selects every one. With Strict, a kernel pattern that matches no kernel
+// of a module fails its instrumentation instead of being a warning in
+// Report.Warnings.
 type AttachOptions struct {
 	Spaces []MemSpace
 	Kinds  []MemKind
+	Strict bool
 }
 
 // maskOf is the mask (bit 1 << v) of @values, for egpu_attach_opts; an

@@ -40,6 +40,7 @@ type RingBuffer struct {
 // RingBuffer starts consuming ring map @m; a map has one consumer at a
 // time (EINVAL for a second, and for a map that is not a ring).
 func (m *Map) RingBuffer() (*RingBuffer, error) {
+	defer m.obj.ctx.lock()()
 	if err := m.obj.live(); err != nil {
 		return nil, err
 	}
@@ -79,14 +80,10 @@ func (rb *RingBuffer) Close() {
 	rb.closing.Do(func() {
 		close(rb.stop)
 		<-rb.done
-		capi.Ring_free(rb.h)
 		o := rb.m.obj
-		for i, x := range o.rings {
-			if x == rb {
-				o.rings = append(o.rings[:i], o.rings[i+1:]...)
-				break
-			}
-		}
+		defer o.ctx.lock()()
+		capi.Ring_free(rb.h)
+		o.rings = without(o.rings, rb)
 	})
 }
 

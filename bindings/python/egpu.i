@@ -91,13 +91,16 @@ static PyObject *empty_args(void)
 
 static int ctx_opts_from(PyObject *d, struct egpu_ctx_opts *o)
 {
-	static char *kw[] = { "sm", "offline", "thread_slots", "log", "log_level", NULL };
+	static char *kw[] = { "sm", "offline", "thread_slots", "log", "log_level",
+			      "no_inline", NULL };
 	PyObject *log = Py_None;
-	int offline = 0, level = EGPU_LOG_WARN;
+	int offline = 0, level = EGPU_LOG_WARN, no_inline = 0;
 
-	if (!OPTS_PARSE(d, "zpIOi", kw, &o->sm, &offline, &o->thread_slots, &log, &level))
+	if (!OPTS_PARSE(d, "zpIOip", kw, &o->sm, &offline, &o->thread_slots, &log,
+			&level, &no_inline))
 		return -1;
 	o->offline = offline;
+	o->no_inline = no_inline;
 	o->log_level = (enum egpu_log_level)level;
 	if (log != Py_None) {
 		if (!PyCallable_Check(log)) {
@@ -112,23 +115,30 @@ static int ctx_opts_from(PyObject *d, struct egpu_ctx_opts *o)
 
 static int load_opts_from(PyObject *d, struct egpu_load_opts *o)
 {
-	static char *kw[] = { "name", "helpers", NULL };
-	int helpers = EGPU_HELPERS_GPU;
+	static char *kw[] = { "name", "helpers", "strict", NULL };
+	int helpers = EGPU_HELPERS_GPU, strict = 0;
 
-	if (!OPTS_PARSE(d, "zi", kw, &o->name, &helpers))
+	if (!OPTS_PARSE(d, "zip", kw, &o->name, &helpers, &strict))
 		return -1;
 	o->helpers = (enum egpu_helper_abi)helpers;
+	o->strict = strict;
 	return 0;
 }
 
 static int jit_opts_from(PyObject *d, struct egpu_jit_opts *o)
 {
-	static char *kw[] = { "sm", "func", "kernel", NULL };
+	static char *kw[] = { "sm", "func", "kernel", "ctx_len", NULL };
 	int kernel = 0;
+	Py_ssize_t ctx_len = 0;
 
-	if (!OPTS_PARSE(d, "zzp", kw, &o->sm, &o->func, &kernel))
+	if (!OPTS_PARSE(d, "zzpn", kw, &o->sm, &o->func, &kernel, &ctx_len))
 		return -1;
+	if (ctx_len < 0) {
+		PyErr_SetString(PyExc_ValueError, "ctx_len must not be negative");
+		return -1;
+	}
 	o->kernel = kernel;
+	o->ctx_len = (size_t)ctx_len;
 	return 0;
 }
 
@@ -153,9 +163,13 @@ static int trace_opts_from(PyObject *d, struct egpu_trace_opts *o)
  * of spaces and kinds into them. */
 static int attach_opts_from(PyObject *d, struct egpu_attach_opts *o)
 {
-	static char *kw[] = { "mem_spaces", "mem_kinds", NULL };
+	static char *kw[] = { "mem_spaces", "mem_kinds", "strict", NULL };
+	int strict = 0;
 
-	return OPTS_PARSE(d, "II", kw, &o->mem_spaces, &o->mem_kinds) ? 0 : -1;
+	if (!OPTS_PARSE(d, "IIp", kw, &o->mem_spaces, &o->mem_kinds, &strict))
+		return -1;
+	o->strict = strict;
+	return 0;
 }
 
 static PyObject *kernel_item(const struct egpu_report *r, uint32_t i)
@@ -182,6 +196,12 @@ static PyObject *mem_site_item(const struct egpu_report *r, uint32_t i)
 		"space", (unsigned)s->space);
 }
 
+static PyObject *warning_item(const struct egpu_report *r, uint32_t i)
+{
+	return PyUnicode_DecodeUTF8(r->warnings[i], (Py_ssize_t)strlen(r->warnings[i]),
+				    "replace");
+}
+
 typedef PyObject *(*report_item_fn)(const struct egpu_report *r, uint32_t i);
 
 /* The list of @item(@r, i) for i < @n. */
@@ -205,17 +225,19 @@ static PyObject *report_dict(const struct egpu_report *r)
 {
 	PyObject *kernels = report_list(r, r->kernel_cnt, kernel_item);
 	PyObject *sites = report_list(r, r->mem_site_cnt, mem_site_item);
+	PyObject *warnings = report_list(r, r->warning_cnt, warning_item);
 
-	if (!kernels || !sites) {
+	if (!kernels || !sites || !warnings) {
 		Py_XDECREF(kernels);
 		Py_XDECREF(sites);
+		Py_XDECREF(warnings);
 		return NULL;
 	}
-	return Py_BuildValue("{s:I,s:I,s:I,s:I,s:I,s:d,s:N,s:N}",
+	return Py_BuildValue("{s:I,s:I,s:I,s:I,s:I,s:d,s:N,s:N,s:N}",
 		"kernel_cnt", r->kernel_cnt, "kernels_patched", r->kernels_patched,
 		"entry_points", r->entry_points, "exit_points", r->exit_points,
 		"programs", r->programs, "instrument_ms", r->instrument_ms,
-		"kernels", kernels, "mem_sites", sites);
+		"kernels", kernels, "mem_sites", sites, "warnings", warnings);
 }
 
 static PyObject *clock_dict(const struct egpu_clock *c)
@@ -254,7 +276,7 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 }
 /* Calls whose only result is their out-parameters return just those. */
 %typemap(out) int egpu_prog_jit_ptx, int egpu_instrument_ptx, int egpu_module_load,
-	      int egpu_clock_sync, int egpu_clock_get {
+	      int egpu_clock_sync, int egpu_clock_get, int egpu_metrics_render {
 	if ($1 < 0) {
 		raise_last($1);
 		SWIG_fail;
@@ -389,6 +411,8 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %ignore egpu_map_lookup_values;
 %ignore egpu_prog_insns;
 %ignore egpu_prog_run;
+%ignore egpu_prog_verify;
+%ignore egpu_prog_verdict;
 /* Replaced by the ring and print functions below, which call Python. */
 %ignore egpu_ringbuf_new;
 %ignore egpu_ringbuf_add;
@@ -419,10 +443,29 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %ignore egpu_clock;
 /* Replaced by clock_gpu_to_host() below, which takes the offset. */
 %ignore egpu_clock_gpu_to_host;
+/* The struct and the function share the name: kernel_info() below. */
+%ignore egpu_kernel_info;
+%ignore egpu_map_lookup_kernel;
 /* <egpu/ctx.h> gives its constants (EGPU_MEM_*, EGPU_SPACE_*); the ctx
  * structs are for probes, not for the host. */
 %ignore egpu_kernel_ctx;
 %ignore egpu_mem_ctx;
+
+/* Metrics: made and fed by metrics_new() and metrics_add_map() below
+ * (no object arrays or report structs cross); served from Python by
+ * prometheus_client, so no egpu_metrics_serve. */
+%ignore egpu_metrics_new;
+%ignore egpu_metrics_serve;
+%ignore egpu_metrics_add_map;
+%ignore egpu_metrics_add_kernels;
+%ignore egpu_metrics_opts;
+%ignore egpu_metric_desc;
+%ignore egpu_gpu_info;
+%ignore egpu_ctx_gpu;
+%ignore egpu_pprof_opts;
+%ignore egpu_trace_write_pprof;
+%apply (char **TEXT, size_t *LEN) { (char **text, size_t *len) };
+%raise_if_null(metrics_new, 0)
 
 /* The enum's name would hide the function egpu_map_type(). */
 %rename(egpu_map_type_enum, %$isenum) egpu_map_type;
@@ -488,6 +531,45 @@ PyObject *map_lookup(egpu_map *map, PyObject *key)
 {
 	return map_read(map, key, (size_t)egpu_map_value_size(map) *
 			egpu_map_values_per_key(map), egpu_map_lookup_values);
+}
+
+/* Kernel @id of @ctx as a dict (egpu_kernel_info). */
+PyObject *kernel_info(egpu_ctx *ctx, uint32_t id)
+{
+	EGPU_OPTS(egpu_kernel_info, k);
+	int err = egpu_kernel_info(ctx, id, &k);
+
+	if (err) {
+		raise_last(err);
+		return NULL;
+	}
+	return Py_BuildValue("{s:I,s:s,s:s,s:I,s:K,s:I}",
+		"kernel_id", k.kernel_id, "name", k.name,
+		"demangled", k.demangled, "module", k.module,
+		"module_hash", (unsigned long long)k.module_hash,
+		"index", k.index);
+}
+
+/* The values under the ids of the kernels @kernel names, summed
+ * (egpu_map_lookup_kernel): value_size bytes, or None if none had one. */
+PyObject *map_lookup_kernel(egpu_map *map, const char *kernel)
+{
+	PyObject *out = PyBytes_FromStringAndSize(NULL, egpu_map_value_size(map));
+	int n;
+
+	if (!out)
+		return NULL;
+	n = egpu_map_lookup_kernel(map, kernel, PyBytes_AS_STRING(out));
+	if (n < 0) {
+		Py_DECREF(out);
+		raise_last(n);
+		return NULL;
+	}
+	if (!n) {
+		Py_DECREF(out);
+		Py_RETURN_NONE;
+	}
+	return out;
 }
 
 /* The per-thread values under @key summed: value_size bytes. */
@@ -572,6 +654,41 @@ PyObject *prog_insns(egpu_prog *prog)
 {
 	return PyBytes_FromStringAndSize(egpu_prog_insns(prog),
 					 (Py_ssize_t)egpu_prog_insn_cnt(prog) * 8);
+}
+
+/*
+ * Verify @prog at @at (-1: its own attach point) with @ctx_len bytes for a
+ * direct run and @verbose: (accepted, message, log, insns_processed,
+ * states, verify_ms). A refusal is a result, not an exception.
+ */
+PyObject *prog_verify(egpu_prog *prog, int at, uint32_t ctx_len, int verbose)
+{
+	EGPU_OPTS(egpu_verify_opts, vo, .at = (enum egpu_attach_point)(at < 0 ? 0 : at),
+		  .at_set = at >= 0, .ctx_len = ctx_len,
+		  .verbose = verbose);
+	int err = egpu_prog_verify(prog, &vo);
+	PyObject *r;
+
+	if (err && err != EGPU_EVERIFY) {
+		free(vo.log);
+		raise_last(err);
+		return NULL;
+	}
+	r = Py_BuildValue("(Ns" "s#KKd)", PyBool_FromLong(!err), err ? egpu_errmsg() : "",
+			  vo.log ? vo.log : "", (Py_ssize_t)(vo.log ? strlen(vo.log) : 0),
+			  (unsigned long long)vo.insns_processed,
+			  (unsigned long long)vo.states, vo.verify_ms);
+	free(vo.log);
+	return r;
+}
+
+/* The load verdict of @prog: (code, message); code 0 if accepted. */
+PyObject *prog_verdict(egpu_prog *prog)
+{
+	const char *msg;
+	int code = egpu_prog_verdict(prog, &msg);
+
+	return Py_BuildValue("(is)", code, msg);
 }
 
 /*
@@ -861,5 +978,44 @@ PyObject *trace_kernels(egpu_trace *t)
 			PyList_SET_ITEM(list, (Py_ssize_t)i, d);
 	}
 	return list;
+}
+%}
+
+%inline %{
+/* egpu_metrics_new without objects: maps come one by one. */
+egpu_metrics *metrics_new(egpu_ctx *ctx, uint32_t top_n, const char *labels)
+{
+	EGPU_OPTS(egpu_metrics_opts, o, .top_n = top_n, .labels = labels);
+
+	return egpu_metrics_new(ctx, &o);
+}
+
+/* egpu_metrics_add_map with the description's fields as arguments. */
+int metrics_add_map(egpu_metrics *m, egpu_map *map, int kind, int key,
+		    const char *name, const char *help, uint32_t top_n)
+{
+	EGPU_OPTS(egpu_metric_desc, d, .name = name, .help = help,
+		  .kind = (enum egpu_metric_kind)kind,
+		  .key = (enum egpu_metric_key)key, .top_n = top_n);
+
+	return egpu_metrics_add_map(m, map, &d);
+}
+
+/* Name one kernel id for kernel="..." labels. */
+int metrics_name_kernel(egpu_metrics *m, uint32_t id, const char *name)
+{
+	struct egpu_kernel_report k = { .name = name, .demangled = name,
+					.kernel_id = id };
+	EGPU_OPTS(egpu_report, r, .kernel_cnt = 1, .kernels = &k);
+
+	return egpu_metrics_add_kernels(m, &r);
+}
+
+/* egpu_trace_write_pprof with its option as an argument. */
+int trace_write_pprof(const egpu_trace *t, const char *path, int no_copies)
+{
+	EGPU_OPTS(egpu_pprof_opts, o, .no_copies = no_copies != 0);
+
+	return egpu_trace_write_pprof(t, path, &o);
 }
 %}

@@ -168,6 +168,29 @@ static __u32 (*bpf_egpu_match)(__u64 value) = (void *)516;
  */
 static __u64 (*bpf_egpu_shfl)(__u64 value, __u32 lane) = (void *)517;
 
+/*
+ * Reading what the probed code reads (libegpu's): the probe cannot
+ * dereference ctx->params or ctx->addr itself, as the verifier cannot see
+ * how many bytes lie behind them; these helpers check at run time.
+ *
+ * Entry and exit probes: copy @size bytes of the kernel's parameter block,
+ * starting @off bytes into it (parameters at their ABI offsets, e.g. the
+ * third of (float *, float *, int n) at 16), to @dst (stack or map value,
+ * @size writable bytes). Returns 0, or -14 (EFAULT) with @dst zeroed when
+ * [off, off + size) is not inside ctx->params_size.
+ */
+static long (*bpf_egpu_read_param)(void *ctx, void *dst, __u32 size,
+				   __u32 off) = (void *)518;
+/*
+ * Memory probes: copy @size bytes from ctx->addr + @off to @dst; the
+ * window is the access's ctx->size bytes. A probe runs before its access:
+ * a load's bytes are those it is about to read, a store's those it is
+ * about to overwrite. Returns 0, or -14 with @dst zeroed when [off, off +
+ * size) is not inside ctx->size.
+ */
+static long (*bpf_egpu_read_mem)(void *ctx, void *dst, __u32 size,
+				 __u32 off) = (void *)519;
+
 /* BPF has no bit-count instruction (clang cannot lower __builtin_popcount). */
 static __always_inline __u32 bpf_egpu_popcount(__u32 x)
 {

@@ -25,6 +25,10 @@ enum egpu_map_type {
 	EGPU_MAP_PERTHREAD_ARRAY = 1502, /* bpftime's per-thread array */
 	EGPU_MAP_GPU_ARRAY = 1503,       /* bpftime's GPU array */
 	EGPU_MAP_GPU_RINGBUF = 1527,     /* bpftime's GPU ring buffer */
+	EGPU_MAP_GPU_HASH = 1501,        /* bpftime's GPU hash: a HASH */
+	EGPU_MAP_GPU_KERNEL_SHARED_ARRAY = 1504, /* bpftime's: a GPU_ARRAY */
+	EGPU_MAP_PERTHREAD_ARRAY_HOST = 1512, /* 1502 in mapped host memory */
+	EGPU_MAP_GPU_ARRAY_HOST = 1513,  /* 1503 in mapped host memory */
 	EGPU_MAP_THREAD_LOCAL = 4096,    /* per thread and launch, in registers */
 	EGPU_MAP_SM_ARRAY = 4097,        /* one copy per SM, host sums them */
 };
@@ -71,6 +75,18 @@ enum egpu_update_flags {
 #endif
 #ifndef BPF_MAP_TYPE_GPU_RINGBUF_MAP
 #define BPF_MAP_TYPE_GPU_RINGBUF_MAP 1527
+#endif
+#ifndef BPF_MAP_TYPE_GPU_HASH_MAP
+#define BPF_MAP_TYPE_GPU_HASH_MAP 1501
+#endif
+#ifndef BPF_MAP_TYPE_GPU_KERNEL_SHARED_ARRAY_MAP
+#define BPF_MAP_TYPE_GPU_KERNEL_SHARED_ARRAY_MAP 1504
+#endif
+#ifndef BPF_MAP_TYPE_PERGPUTD_ARRAY_HOST_MAP
+#define BPF_MAP_TYPE_PERGPUTD_ARRAY_HOST_MAP 1512
+#endif
+#ifndef BPF_MAP_TYPE_GPU_ARRAY_HOST_MAP
+#define BPF_MAP_TYPE_GPU_ARRAY_HOST_MAP 1513
 #endif
 
 /*

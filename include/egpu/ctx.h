@@ -25,12 +25,18 @@ typedef __UINT16_TYPE__ uint16_t;
  * read-only; r2 (ctx_len) is sizeof(struct egpu_kernel_ctx).
  */
 struct egpu_kernel_ctx {
-	/* Index of the kernel among the .entry definitions of its PTX module,
-	 * in text order (instrumentation reports the names). */
+	/* The kernel's id in its libegpu context: unique among every kernel
+	 * the context instrumented (one module per kernel, as Triton makes,
+	 * included), the same for the same kernel of the same module text;
+	 * the first module's kernels are 0, 1, ... in text order. The host
+	 * maps it back to names: egpu_kernel_info(). */
 	uint64_t kernel_id;
 	/* Generic address of the kernel's parameter bytes as the launch
 	 * passed them (ABI layout, each parameter at its alignment);
-	 * read-only; 0 when the kernel has no parameters. */
+	 * read-only; 0 when the kernel has no parameters. Read them with
+	 * bpf_egpu_read_param(ctx, &dst, size, offset), which checks the
+	 * bytes lie within params_size (the verifier cannot, so a direct
+	 * dereference is refused). */
 	uint64_t params;
 	/* Number of parameter bytes at params. */
 	uint32_t params_size;
@@ -68,15 +74,19 @@ struct egpu_kernel_ctx {
 struct egpu_mem_ctx {
 	/* Generic address of the first byte accessed (cvta of the state
 	 * space's address), the instruction's base register plus offset
-	 * with symbols resolved. */
+	 * with symbols resolved. bpf_egpu_read_mem(ctx, &dst, size, offset)
+	 * reads the bytes (a load's before it reads them, a store's before
+	 * it overwrites them), within size. */
 	uint64_t addr;
 	/* Generic address of the instruction's PTX text, NUL-terminated, in
 	 * global memory (for bpf_probe_read_str); also in the report. */
 	uint64_t text;
-	/* Index of the kernel (as egpu_kernel_ctx.kernel_id), or
-	 * EGPU_MEM_KERNEL_SHARED for a .func reached from several kernels. */
+	/* The kernel's id (as egpu_kernel_ctx.kernel_id), or
+	 * EGPU_MEM_KERNEL_SHARED for a .func reached from several kernels
+	 * of its module. */
 	uint32_t kernel_id;
-	/* Module-wide site number: egpu_report.mem_sites[site]. */
+	/* Site number, unique in the context (numbered across its modules):
+	 * egpu_report.mem_sites[site - egpu_report.site_base]. */
 	uint32_t site;
 	/* Bytes accessed: vector width times type size (cp.async: the copy
 	 * size; bulk copies with a register size: its runtime value). */

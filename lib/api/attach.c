@@ -46,8 +46,11 @@ static int link_add(struct egpu_prog *prog, const char *kernel,
 	err = check_masks(prog, at, opts);
 	if (err)
 		return err;
-	if (prog_verify(prog, at, 0))
-		return EGPU_EVERIFY;
+	err = prog_verify(prog, at, 0);
+	if (err) {
+		err_prefix("cannot attach to '%s'", kernel);
+		return err;
+	}
 	l = calloc(1, sizeof(*l));
 	if (!l || !(l->kernel = strdup(kernel))) {
 		free(l);
@@ -58,6 +61,7 @@ static int link_add(struct egpu_prog *prog, const char *kernel,
 	l->at = at;
 	l->mem_spaces = OPTS_GET(opts, mem_spaces, 0);
 	l->mem_kinds = OPTS_GET(opts, mem_kinds, 0);
+	l->strict = OPTS_GET(opts, strict, false);
 	l->next = ctx->links;
 	if (ctx->links)
 		ctx->links->prev = l;
@@ -94,7 +98,17 @@ int egpu_attach_all(egpu_obj *obj)
 
 		if (p->spec->attach == EGPU_ATTACH_NONE)
 			continue;
-		err = link_add(p, p->spec->kernel, p->spec->attach, NULL, &l);
+		/* A refused probe was reported at load; the others still run. */
+		if (p->refused) {
+			log_msg(&obj->ctx->log, EGPU_LOG_WARN,
+				"object '%s': not attaching refused prog '%s'",
+				obj->name, p->spec->name);
+			continue;
+		}
+		EGPU_OPTS(egpu_attach_opts, o, .mem_spaces = p->spec->mem_spaces,
+			  .mem_kinds = p->spec->mem_kinds);
+
+		err = link_add(p, p->spec->kernel, p->spec->attach, &o, &l);
 		if (err) {
 			err_prefix("object '%s': section '%s'", obj->name, p->spec->section);
 			return err;

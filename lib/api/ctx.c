@@ -59,11 +59,15 @@ void egpu_ctx_free(egpu_ctx *ctx)
 	if (!ctx)
 		return;
 	print_ctx_free(ctx); /* delivers lines still waiting */
+	call_ctx_free(ctx);  /* makes the calls still waiting */
 	clock_ctx_free(ctx);
 	while (ctx->objs)
 		egpu_obj_close(ctx->objs);
 	ptx_report_free(&ctx->last);
+	kernels_free(ctx);
+	jit_cache_free(ctx);
 	free(ctx->last_kernels);
 	free(ctx->last_mem_sites);
+	helpers_ctx_free(ctx);
 	free(ctx);
 }

@@ -187,7 +187,8 @@ int prog_gpu_ptx(struct egpu_prog *prog, const char *func, const char *sm,
 int prog_kernel_ptx(struct egpu_prog *prog, const char *func, const char *sm,
 		    char **ptx)
 {
-	struct ptx_text code = { .name = prog->spec->name }, rt[2];
+	struct ptx_text code = { .name = prog->spec->name };
+	struct ptx_text rt[RUNTIME_MODULES_MAX];
 	struct strbuf sb;
 	char *own = NULL;
 	size_t nrt = 0;

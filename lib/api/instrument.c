@@ -9,13 +9,16 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "core/helpers.h"
 #include "cuda/cu.h"
 #include "device/device.h"
+#include "image/image.h"
 
 /* The probes of one instrumentation: PTX modules and attach requests. */
 struct probe_set {
 	struct ptx_attach *reqs;
-	struct ptx_text *mods; /* one per distinct program, the runtime, its
+	struct ptx_text *mods; /* one per distinct program (the context's
+				* translations: jit_cache.c), the runtime, its
 				* print ring definition */
 	char **names;          /* probe function name per request */
 	size_t nreq;
@@ -25,27 +28,11 @@ struct probe_set {
 
 static void probe_set_free(struct probe_set *ps)
 {
-	for (size_t i = 0; i < ps->nprog; i++)
-		free((char *)ps->mods[i].text);
 	for (size_t i = 0; i < ps->nreq; i++)
 		free(ps->names[i]);
 	free(ps->reqs);
 	free(ps->mods);
 	free(ps->names);
-}
-
-static int jit_probe(struct egpu_prog *prog, const char *func,
-		     struct ptx_text *mod)
-{
-	char *ptx = NULL;
-	int err;
-
-	err = prog_gpu_ptx(prog, func, prog->obj->ctx->sm, false, &ptx, &mod->len);
-	if (err)
-		return err;
-	mod->name = prog->spec->name;
-	mod->text = ptx;
-	return 0;
 }
 
 /* Probe function name of @prog, unique in the context. */
@@ -58,6 +45,18 @@ static char *probe_name(struct egpu_ctx *ctx, struct egpu_prog *prog)
 	snprintf(buf, sizeof(buf), "__egpu_probe%u_%s", prog->probe_id,
 		 prog->spec->name);
 	return strdup(buf);
+}
+
+/* Whether @prog may end its thread: it calls exit_thread (507). */
+static bool prog_may_exit(const struct egpu_prog *prog)
+{
+	const struct bpf_prog_spec *p = prog->spec;
+
+	for (size_t i = 0; i < p->insn_cnt; i++)
+		if (p->insns[i].code == (BPF_JMP | BPF_CALL) &&
+		    !p->insns[i].src_reg && p->insns[i].imm == HELPER_EXIT_THREAD)
+			return true;
+	return false;
 }
 
 /* Whether one of the first @upto links already brought @prog in. */
@@ -80,7 +79,7 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
 	for (struct egpu_link *l = ctx->links; l; l = l->next)
 		n++;
 	ps->reqs = calloc(n + 1, sizeof(*ps->reqs));
-	ps->mods = calloc(n + 2, sizeof(*ps->mods));
+	ps->mods = calloc(n + RUNTIME_MODULES_MAX, sizeof(*ps->mods));
 	ps->names = calloc(n + 1, sizeof(*ps->names));
 	if (!ps->reqs || !ps->mods || !ps->names)
 		return err_set(EGPU_ENOMEM, "instrumenting: out of memory");
@@ -90,34 +89,42 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
 			return err_set(EGPU_ENOMEM, "instrumenting: out of memory");
 		ps->nreq++;
 		if (!prog_seen(ctx, i, l->prog))
-			err = jit_probe(l->prog, ps->names[i], &ps->mods[ps->nprog++]);
+			err = jit_cache_probe(ctx, l->prog, ps->names[i], ctx->sm,
+					      &ps->mods[ps->nprog++]);
 		ps->reqs[i] = (struct ptx_attach){ .kernel = l->kernel,
 						   .point = l->at,
 						   .func = ps->names[i],
 						   .no_inline = ctx->no_inline,
+						   .may_exit = prog_may_exit(l->prog),
 						   .mem_spaces = l->mem_spaces,
-						   .mem_kinds = l->mem_kinds };
+						   .mem_kinds = l->mem_kinds,
+						   .label = l->prog->spec->name,
+						   .strict_match = l->strict };
 	}
 	return err;
 }
 
 int runtime_modules(struct egpu_ctx *ctx, const struct ptx_text *code,
-		    size_t n, struct ptx_text out[2], size_t *nout)
+		    size_t n, struct ptx_text out[RUNTIME_MODULES_MAX],
+		    size_t *nout)
 {
-	bool runtime = false, prints = false;
+	bool runtime = false, prints = false, calls = false;
+	int err;
 
 	*nout = 0;
 	for (size_t i = 0; i < n; i++) {
 		runtime |= strstr(code[i].text, "egpu_dev_") != NULL;
 		prints |= ptx_calls_print(code[i].text);
+		calls |= ptx_calls_user_helper(code[i].text);
 	}
 	if (!runtime)
 		return 0;
 	out[0] = (struct ptx_text){ .name = "device runtime",
 				    .text = device_runtime_ptx,
 				    .len = device_runtime_ptx_len };
-	*nout = 2;
-	return print_ring_module(ctx, prints, &out[1]);
+	*nout = RUNTIME_MODULES_MAX;
+	err = print_ring_module(ctx, prints, &out[1]);
+	return err ? err : call_ring_module(ctx, calls, &out[2]);
 }
 
 static bool mem_linked(const struct egpu_ctx *ctx)
@@ -141,7 +148,8 @@ static int fill_mem_sites(struct egpu_ctx *ctx, struct egpu_report *r)
 		const struct ptx_mem_site *s = &pr->mem_sites[i];
 
 		ms[i] = (struct egpu_mem_site){
-			.site = (uint32_t)i, .kernel_id = s->kernel_id,
+			.site = pr->site_base + (uint32_t)i,
+			.kernel_id = s->kernel_id,
 			.function = s->function, .text = s->text,
 			.ptx_line = s->ptx_line, .line = s->line,
 			.file = s->file, .size = s->size, .kind = s->kind,
@@ -150,6 +158,7 @@ static int fill_mem_sites(struct egpu_ctx *ctx, struct egpu_report *r)
 	}
 	r->mem_site_cnt = (uint32_t)pr->nmem_sites;
 	r->mem_sites = ms;
+	r->site_base = pr->site_base;
 	if (!pr->nmem_sites && mem_linked(ctx))
 		log_msg(&ctx->log, EGPU_LOG_WARN,
 			"instrumenting: memory probes are attached, but the kernels they match (and their .funcs) have no memory instruction they select");
@@ -187,6 +196,10 @@ static int fill_report(struct egpu_ctx *ctx, struct egpu_report *rep,
 	}
 	if (fill_mem_sites(ctx, &r))
 		return EGPU_ENOMEM;
+	r.warning_cnt = (uint32_t)pr->nwarnings;
+	r.warnings = (const char *const *)pr->warnings;
+	for (size_t i = 0; i < pr->nwarnings; i++)
+		log_msg(&ctx->log, EGPU_LOG_WARN, "instrumenting: %s", pr->warnings[i]);
 	if (rep) {
 		/* The caller's struct may be older (smaller) than ours. */
 		size_t sz = rep->sz < sizeof(r) ? rep->sz : sizeof(r);
@@ -201,28 +214,38 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 			char **out, size_t *out_len, struct egpu_report *report)
 {
 	struct probe_set ps = { 0 };
+	struct image_info info;
+	struct kernel_numbering kn;
 	struct strbuf sb;
 	uint64_t t0 = now_ns();
+	char *text;
 	int err;
 
 	if (!ctx || !ptx || !out)
 		return err_set(EGPU_EINVAL, "egpu_instrument_ptx: NULL argument");
 	if (report && report->sz < sizeof(size_t))
 		return err_set(EGPU_EINVAL, "egpu_instrument_ptx: report->sz not set");
+	err = image_ptx(ptx, len, ctx->sm, &text, &len, &info);
+	if (err)
+		return err;
 	sb_init(&sb);
-	err = probe_set_build(ctx, &ps);
+	err = kernels_numbering(ctx, text, len, &kn);
+	if (!err)
+		err = probe_set_build(ctx, &ps);
 	if (!err)
 		err = runtime_modules(ctx, ps.mods, ps.nprog, &ps.mods[ps.nprog],
 				      &ps.nruntime);
 	if (!err) {
 		ptx_report_free(&ctx->last);
-		err = ptx_instrument(ptx, len, ps.reqs, ps.nreq, ps.mods,
-				     ps.nprog + ps.nruntime, &sb, &ctx->last);
+		err = ptx_instrument_num(text, len, ps.reqs, ps.nreq, ps.mods,
+					 ps.nprog + ps.nruntime, &kn.num, &sb,
+					 &ctx->last);
 	}
 	if (!err)
 		err = fill_report(ctx, report, ps.nprog,
 				  (double)(now_ns() - t0) / 1e6);
 	probe_set_free(&ps);
+	free(text);
 	if (err) {
 		sb_free(&sb);
 		return err;

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "core/core.h"
+#include "core/helpers.h"
 #include "jit/jit.h"
 #include "maps/dev_map.h"
 #include "maps/host_map.h"
@@ -28,6 +29,11 @@ struct egpu_ctx {
 	struct egpu_mem_site *last_mem_sites;
 	struct print_state *print; /* GPU printing (print.c), made on first use */
 	struct clock_state *clock; /* host↔GPU clock calibration (clock.c) */
+	/* User helpers, newest first (helper.c); the list only grows. */
+	const struct user_helper *helpers;
+	struct call_state *calls;  /* their GPU calls (call_ring.c), lazily */
+	struct kernel_table *ktab; /* kernel ids and site numbers (kernels.c) */
+	struct jit_cached *jit_cache; /* probe translations (jit_cache.c) */
 };
 
 struct egpu_link {
@@ -38,6 +44,7 @@ struct egpu_link {
 	enum egpu_attach_point at;
 	uint32_t mem_spaces;    /* EGPU_ATTACH_MEM: egpu_attach_opts masks */
 	uint32_t mem_kinds;
+	bool strict;            /* matching no kernel is an error */
 };
 
 struct egpu_map {
@@ -55,6 +62,8 @@ struct egpu_prog {
 	struct jit_host *host;
 	uint32_t probe_id;       /* 0 until linked into a module */
 	unsigned verified;       /* bit per attach point the verifier accepted */
+	int refused;             /* load verdict at its own attach point: 0 or EGPU_E* */
+	char *refusal;           /* why, when refused (the verifier's message) */
 	uint32_t verified_ctx;   /* ctx size of the accepted direct run */
 	void *gpu_mod;           /* CUmodule of direct GPU runs, once loaded */
 	void *gpu_fn;            /* its CUfunction */
@@ -65,10 +74,14 @@ struct egpu_obj {
 	struct egpu_obj *next, *prev;
 	char *name;
 	int abi;
+	const struct user_helper *users; /* the context's helpers at load */
 	struct bpf_object_spec spec;
 	struct egpu_prog *progs;
 	struct egpu_map *maps;
 };
+
+/* Modules runtime_modules() may add: runtime, print ring, call ring. */
+#define RUNTIME_MODULES_MAX 3
 
 struct jit_map jit_map_make(const struct bpf_map_spec *spec, uint64_t addr,
 			    uint64_t value_addr);
@@ -97,11 +110,12 @@ int prog_gpu_ptx(struct egpu_prog *prog, const char *func, const char *sm,
 		 bool kernel, char **ptx, size_t *len);
 /*
  * The modules the @n translated @code modules need linked in, into @out:
- * none, or the device runtime and the definition of its print ring
- * (print.c). *nout says how many.
+ * none, or the device runtime and the definitions of its print ring
+ * (print.c) and call ring (call_ring.c). *nout says how many.
  */
 int runtime_modules(struct egpu_ctx *ctx, const struct ptx_text *code,
-		    size_t n, struct ptx_text out[2], size_t *nout);
+		    size_t n, struct ptx_text out[RUNTIME_MODULES_MAX],
+		    size_t *nout);
 /*
  * A loadable module running @prog once: its PTX with the one-thread
  * `FUNC_kernel` wrapper and, where it calls it, the device runtime.
@@ -118,6 +132,36 @@ int ctx_bind_cuda(struct egpu_ctx *ctx);
  * freed with the context.
  */
 void clock_ctx_start(struct egpu_ctx *ctx);
+
+/*
+ * Kernel identity (kernels.c): the numbering of one module's kernels and
+ * memory sites in its context, for ptx_instrument_num(). Lives while the
+ * call runs.
+ */
+struct kernel_numbering {
+	struct egpu_ctx *ctx;
+	uint32_t module;
+	struct ptx_numbering num;
+};
+int kernels_numbering(struct egpu_ctx *ctx, const char *ptx, size_t len,
+		      struct kernel_numbering *kn);
+void kernels_free(struct egpu_ctx *ctx);
+/*
+ * Translate once (jit_cache.c): the PTX of probe @prog as function @func
+ * for target @sm, translated at the first request and kept by the context
+ * (keyed by program, function, target and the map addresses baked in).
+ * out->text belongs to the cache: valid until the program's object
+ * closes (jit_cache_drop_prog) or the context is freed.
+ */
+int jit_cache_probe(struct egpu_ctx *ctx, struct egpu_prog *prog,
+		    const char *func, const char *sm, struct ptx_text *out);
+void jit_cache_drop_prog(struct egpu_ctx *ctx, const struct egpu_prog *prog);
+void jit_cache_free(struct egpu_ctx *ctx);
+/* Translations the context keeps. */
+size_t jit_cache_size(const struct egpu_ctx *ctx);
+/* Add @size bytes of @val into @sum word by word (egpu_map_lookup_sum's
+ * words). */
+void words_add(void *sum, const void *val, uint32_t size);
 void clock_ctx_free(struct egpu_ctx *ctx);
 
 /*
@@ -127,6 +171,24 @@ void clock_ctx_free(struct egpu_ctx *ctx);
  * ring when @prints (a probe calls a print helper; the ring is made then),
  * else 0. The text lives in @ctx until the next call.
  */
+/*
+ * A context's own ring (ctx_ring.c): a host ring mapped into the GPU and
+ * its device struct. ctx_ring_make() makes it in @ctx's CUDA context;
+ * ctx_ring_module() gives the module defining device variable @var as its
+ * address (0 before it is made), text kept in @cr until the next call.
+ */
+struct ctx_ring {
+	struct event_ring *ring; /* published with release, read with acquire */
+	uint64_t dev;            /* CUdeviceptr of its struct dev_ring */
+	void *cu_ctx;
+	char module[256];
+};
+int ctx_ring_make(struct egpu_ctx *ctx, struct ctx_ring *cr, const char *name,
+		  uint64_t bytes);
+struct ptx_text ctx_ring_module(struct ctx_ring *cr, const char *var,
+				const char *what);
+void ctx_ring_free(struct ctx_ring *cr);
+
 bool ptx_calls_print(const char *ptx);
 int print_ring_module(struct egpu_ctx *ctx, bool prints, struct ptx_text *out);
 /*
@@ -147,6 +209,23 @@ int print_format(const void *data, size_t size, print_lookup_fn lookup,
 int print_drain(struct egpu_ctx *ctx);
 /* Deliver what is left, then free the print ring (egpu_ctx_free). */
 void print_ctx_free(struct egpu_ctx *ctx);
+/*
+ * User helpers (helper.c, helper_sig.c, call_ring.c). helper_sig_parse()
+ * fills @u's return, argument kinds and sizes from an
+ * egpu_helper_register() signature; helper_call() calls @u through libffi
+ * with @args (buffers as addresses). The call ring works like the print
+ * ring: every module linked with the runtime also links the module
+ * call_ring_module() gives, defining egpu_dev_call_ring (made when
+ * @calls: a probe calls a user helper; a dispatcher thread starts then).
+ */
+int helper_sig_parse(const char *sig, struct user_helper *u);
+uint64_t helper_call(const struct user_helper *u, const uint64_t *args);
+bool ptx_calls_user_helper(const char *ptx);
+int call_ring_module(struct egpu_ctx *ctx, bool calls, struct ptx_text *out);
+/* Make the calls left, stop the dispatcher, free ring and helpers. */
+void helpers_ctx_free(struct egpu_ctx *ctx);
+void call_ctx_free(struct egpu_ctx *ctx);
+
 /*
  * Sleep-poll until @ready(@arg) (true) or @timeout_ms passed (false; < 0:
  * no limit), looking at first every 10 us, then less often, at least every

@@ -8,19 +8,7 @@
 
 const char *egpu_map_type_str(uint32_t type)
 {
-	switch (type) {
-	case EGPU_MAP_HASH: return "hash";
-	case EGPU_MAP_ARRAY: return "array";
-	case EGPU_MAP_PERF_EVENT_ARRAY: return "perf_event_array";
-	case EGPU_MAP_PERCPU_ARRAY: return "percpu_array";
-	case EGPU_MAP_RINGBUF: return "ringbuf";
-	case EGPU_MAP_PERTHREAD_ARRAY: return "perthread_array";
-	case EGPU_MAP_GPU_ARRAY: return "gpu_array";
-	case EGPU_MAP_GPU_RINGBUF: return "gpu_ringbuf";
-	case EGPU_MAP_THREAD_LOCAL: return "thread_local";
-	case EGPU_MAP_SM_ARRAY: return "sm_array";
-	default: return "unknown";
-	}
+	return object_map_type_name(type);
 }
 
 const char *egpu_map_name(const egpu_map *map)
@@ -30,7 +18,10 @@ const char *egpu_map_name(const egpu_map *map)
 
 uint32_t egpu_map_type(const egpu_map *map)
 {
-	return map ? map->spec->type : 0;
+	if (!map)
+		return 0;
+	return map->spec->declared_type ? map->spec->declared_type :
+					  map->spec->type;
 }
 
 uint32_t egpu_map_key_size(const egpu_map *map)
@@ -108,22 +99,26 @@ uint32_t egpu_map_values_per_key(const egpu_map *map)
 	return map && map->dev ? dev_map_threads(map->dev) : 1;
 }
 
-/* Add @n values of @size bytes word by word into @sum. */
-static void sum_values(const uint8_t *vals, uint32_t n, uint32_t size, void *sum)
+void words_add(void *sum, const void *val, uint32_t size)
 {
 	uint32_t word = size % 8 ? 4 : 8;
 
-	memset(sum, 0, size);
-	for (uint32_t t = 0; t < n; t++) {
-		for (uint32_t off = 0; off + word <= size; off += word) {
-			uint64_t a = 0, b = 0;
+	for (uint32_t off = 0; off + word <= size; off += word) {
+		uint64_t a = 0, b = 0;
 
-			memcpy(&a, (uint8_t *)sum + off, word);
-			memcpy(&b, vals + (size_t)t * size + off, word);
-			a += b;
-			memcpy((uint8_t *)sum + off, &a, word);
-		}
+		memcpy(&a, (uint8_t *)sum + off, word);
+		memcpy(&b, (const uint8_t *)val + off, word);
+		a += b;
+		memcpy((uint8_t *)sum + off, &a, word);
 	}
+}
+
+/* Add @n values of @size bytes word by word into @sum. */
+static void sum_values(const uint8_t *vals, uint32_t n, uint32_t size, void *sum)
+{
+	memset(sum, 0, size);
+	for (uint32_t t = 0; t < n; t++)
+		words_add(sum, vals + (size_t)t * size, size);
 }
 
 int egpu_map_lookup_sum(egpu_map *map, const void *key, void *sum)

@@ -11,7 +11,9 @@ static void obj_free(struct egpu_obj *obj)
 {
 	for (size_t i = 0; obj->progs && i < obj->spec.prog_cnt; i++) {
 		jit_host_free(obj->progs[i].host);
+		jit_cache_drop_prog(obj->ctx, &obj->progs[i]);
 		prog_gpu_unload(&obj->progs[i]);
+		free(obj->progs[i].refusal);
 		pthread_mutex_destroy(&obj->progs[i].lock);
 	}
 	for (size_t i = 0; obj->maps && i < obj->spec.map_cnt; i++) {
@@ -48,7 +50,25 @@ static int obj_create_maps(struct egpu_obj *obj)
 	return 0;
 }
 
-static int obj_init_progs(struct egpu_obj *obj)
+/*
+ * Keep the verdict on a refused probe so that the others of its object
+ * stay usable; a strict load fails instead.
+ */
+static int keep_refusal(struct egpu_prog *p, int err, bool strict)
+{
+	const struct egpu_logger *lg = &p->obj->ctx->log;
+
+	if (strict || err != EGPU_EVERIFY)
+		return err;
+	p->refusal = strdup(egpu_errmsg());
+	if (!p->refusal)
+		return err_set(EGPU_ENOMEM, "prog '%s': out of memory", p->spec->name);
+	p->refused = err;
+	log_msg(lg, EGPU_LOG_WARN, "object '%s': %s", p->obj->name, p->refusal);
+	return 0;
+}
+
+static int obj_init_progs(struct egpu_obj *obj, bool strict)
 {
 	obj->progs = calloc(obj->spec.prog_cnt, sizeof(*obj->progs));
 	if (!obj->progs)
@@ -68,7 +88,7 @@ static int obj_init_progs(struct egpu_obj *obj)
 		if (p->spec->attach == EGPU_ATTACH_NONE)
 			continue;
 		err = prog_verify(p, p->spec->attach, 0);
-		if (err)
+		if (err && (err = keep_refusal(p, err, strict)))
 			return err;
 	}
 	return 0;
@@ -76,7 +96,7 @@ static int obj_init_progs(struct egpu_obj *obj)
 
 /* Takes ownership of @spec whatever happens. */
 static egpu_obj *obj_new(egpu_ctx *ctx, struct bpf_object_spec *spec,
-			 const char *name, int abi)
+			 const char *name, int abi, bool strict)
 {
 	struct egpu_obj *obj = calloc(1, sizeof(*obj));
 	int err;
@@ -89,8 +109,9 @@ static egpu_obj *obj_new(egpu_ctx *ctx, struct bpf_object_spec *spec,
 	}
 	obj->ctx = ctx;
 	obj->abi = abi;
+	obj->users = __atomic_load_n(&ctx->helpers, __ATOMIC_ACQUIRE);
 	obj->spec = *spec;
-	err = obj_init_progs(obj);
+	err = obj_init_progs(obj, strict);
 	if (!err)
 		err = obj_create_maps(obj);
 	if (err) {
@@ -137,7 +158,7 @@ static egpu_obj *load(egpu_ctx *ctx, const void *data, size_t len,
 		name = default_name;
 	if (parse(data, len, name, abi, &spec))
 		return NULL;
-	return obj_new(ctx, &spec, name, abi);
+	return obj_new(ctx, &spec, name, abi, OPTS_GET(opts, strict, false));
 }
 
 egpu_obj *egpu_load_mem(egpu_ctx *ctx, const void *elf, size_t len,

@@ -15,22 +15,12 @@
 #include "cuda/cu.h"
 
 #define PRINT_RING_BYTES (4u << 20)
-/*
- * The module defining egpu_dev_print_ring, the address completing it; the
- * linker drops its header (the result keeps the application's).
- */
-#define PRINT_MODULE_HEAD                                                     \
-	".version 6.0\n.target sm_50\n.address_size 64\n\n"                   \
-	".visible .global .align 8 .u64 egpu_dev_print_ring = "
 
 struct print_state {
 	pthread_mutex_t lock;    /* one consumer of the ring at a time */
-	struct event_ring *ring; /* made when a probe first prints */
-	CUdeviceptr dev;         /* the ring's struct dev_ring */
-	void *cu_ctx;
+	struct ctx_ring r;       /* its ring made when a probe first prints */
 	egpu_print_fn fn;
 	void *user;
-	char module[256];
 };
 
 /*
@@ -46,7 +36,7 @@ static struct event_ring *print_ring(const struct egpu_ctx *ctx)
 {
 	struct print_state *ps = print_get(ctx);
 
-	return ps ? __atomic_load_n(&ps->ring, __ATOMIC_ACQUIRE) : NULL;
+	return ps ? __atomic_load_n(&ps->r.ring, __ATOMIC_ACQUIRE) : NULL;
 }
 
 static struct print_state *print_state(struct egpu_ctx *ctx)
@@ -75,64 +65,22 @@ bool ptx_calls_print(const char *ptx)
 	       strstr(ptx, "egpu_dev_trace_vprintk") || strstr(ptx, "egpu_dev_puts");
 }
 
-/* The print ring in host memory, mapped, and its device side. */
-static int print_ring_make(struct egpu_ctx *ctx, struct print_state *ps)
-{
-	const struct cu_driver *d;
-	struct event_ring *ring = NULL;
-	struct dev_ring init;
-	int err;
-
-	err = ctx_bind_cuda(ctx);
-	if (!err)
-		err = ring_new("print", 0, PRINT_RING_BYTES, &ring);
-	if (!err)
-		err = ring_map_gpu(ring, &init);
-	d = cu();
-	if (!err)
-		err = cu_check(d->cuMemAlloc(&ps->dev, sizeof(init)), "cuMemAlloc");
-	if (!err)
-		err = cu_check(d->cuMemcpyHtoD(ps->dev, &init, sizeof(init)),
-			       "cuMemcpyHtoD");
-	if (err) {
-		if (ps->dev)
-			d->cuMemFree(ps->dev);
-		ring_free(ring);
-		ps->dev = 0;
-		err_prefix("making the print ring");
-		return err;
-	}
-	ps->cu_ctx = ctx->cu_ctx;
-	__atomic_store_n(&ps->ring, ring, __ATOMIC_RELEASE);
-	return 0;
-}
-
 int print_ring_module(struct egpu_ctx *ctx, bool prints, struct ptx_text *out)
 {
-	static const char none[] = PRINT_MODULE_HEAD "0;\n";
-	struct print_state *ps = print_get(ctx);
-	const char *text = none;
-	int err;
+	struct print_state *ps = print_state(ctx);
+	int err = 0;
 
+	if (!ps)
+		return EGPU_ENOMEM;
+	pthread_mutex_lock(&ps->lock);
 	/* Offline PTX is never run: probes there get no ring. */
-	if (prints && !ctx->offline) {
-		ps = print_state(ctx);
-		if (!ps)
-			return EGPU_ENOMEM;
-		pthread_mutex_lock(&ps->lock);
-		err = ps->ring ? 0 : print_ring_make(ctx, ps);
-		pthread_mutex_unlock(&ps->lock);
-		if (err)
-			return err;
-	}
-	if (ps && ps->dev) {
-		snprintf(ps->module, sizeof(ps->module), "%s%llu;\n",
-			 PRINT_MODULE_HEAD, (unsigned long long)ps->dev);
-		text = ps->module;
-	}
-	*out = (struct ptx_text){ .name = "print ring", .text = text,
-				  .len = strlen(text) };
-	return 0;
+	if (prints && !ctx->offline && !ps->r.ring)
+		err = ctx_ring_make(ctx, &ps->r, "print", PRINT_RING_BYTES);
+	if (!err)
+		*out = ctx_ring_module(&ps->r, "egpu_dev_print_ring",
+				       "print ring");
+	pthread_mutex_unlock(&ps->lock);
+	return err;
 }
 
 /* ---- delivery ---- */
@@ -205,8 +153,8 @@ int print_drain(struct egpu_ctx *ctx)
 	if (!ps)
 		return 0;
 	pthread_mutex_lock(&ps->lock);
-	if (ps->ring)
-		n = ring_consume(ps->ring, print_record, ctx, NULL);
+	if (ps->r.ring)
+		n = ring_consume(ps->r.ring, print_record, ctx, NULL);
 	pthread_mutex_unlock(&ps->lock);
 	return n;
 }
@@ -214,17 +162,11 @@ int print_drain(struct egpu_ctx *ctx)
 void print_ctx_free(struct egpu_ctx *ctx)
 {
 	struct print_state *ps = ctx->print;
-	CUcontext cur = NULL;
 
 	if (!ps)
 		return;
 	print_drain(ctx);
-	if (ps->dev && cu()->cuCtxGetCurrent(&cur) == CUDA_SUCCESS) {
-		cu()->cuCtxSetCurrent(ps->cu_ctx);
-		cu()->cuMemFree(ps->dev);
-		cu()->cuCtxSetCurrent(cur);
-	}
-	ring_free(ps->ring);
+	ctx_ring_free(&ps->r);
 	pthread_mutex_destroy(&ps->lock);
 	free(ps);
 	ctx->print = NULL;

@@ -53,6 +53,7 @@ void prog_jit_input(const struct egpu_prog *prog, const struct jit_map *maps,
 		.maps = maps,
 		.map_cnt = prog->obj->spec.map_cnt,
 		.helpers = prog->obj->abi,
+		.users = prog->obj->users,
 		.attach = prog->spec->attach,
 	};
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/trace_data.h"
 #include "core/core.h"
 #include "trace/collect.h"
 #include "trace/trace.h"
@@ -98,6 +99,15 @@ static int stopped(const egpu_trace *t, const char *fn)
 		return err_set(EGPU_EINVAL, "%s: the trace is running; call "
 			       "egpu_trace_stop() first", fn);
 	return 0;
+}
+
+int trace_data_of(const egpu_trace *t, const char *fn,
+		  const struct trace_data **td)
+{
+	int err = stopped(t, fn);
+
+	*td = err ? NULL : t->td;
+	return err;
 }
 
 static int write_summary(const struct trace_data *td, FILE *f)

@@ -31,6 +31,7 @@ int prog_verify(struct egpu_prog *prog, enum egpu_attach_point at,
 	struct strbuf log;
 	struct verifier_opts o = {
 		.abi = prog->obj->abi,
+		.users = prog->obj->users,
 		.attach = at,
 		.ctx_size = ctx_size,
 		.ctx_writable = true,
@@ -40,6 +41,8 @@ int prog_verify(struct egpu_prog *prog, enum egpu_attach_point at,
 	unsigned bit = 1u << at;
 	int err = 0;
 
+	if (prog->refused && at == (enum egpu_attach_point)prog->spec->attach)
+		return err_set(prog->refused, "%s", prog->refusal);
 	sb_init(&log);
 	pthread_mutex_lock(&prog->lock);
 	if (at != EGPU_ATTACH_NONE ? !(prog->verified & bit) :
@@ -57,6 +60,15 @@ int prog_verify(struct egpu_prog *prog, enum egpu_attach_point at,
 	pthread_mutex_unlock(&prog->lock);
 	sb_free(&log);
 	return err;
+}
+
+int egpu_prog_verdict(const egpu_prog *prog, const char **msg)
+{
+	if (msg)
+		*msg = prog && prog->refused ? prog->refusal : "";
+	if (!prog)
+		return err_set(EGPU_EINVAL, "egpu_prog_verdict: NULL program");
+	return prog->refused;
 }
 
 int egpu_prog_verify(egpu_prog *prog, struct egpu_verify_opts *opts)
@@ -78,7 +90,8 @@ int egpu_prog_verify(egpu_prog *prog, struct egpu_verify_opts *opts)
 	if (len > UINT32_MAX)
 		return err_set(EGPU_E2BIG, "egpu_prog_verify: ctx_len above 4 GiB");
 	sb_init(&log);
-	o = (struct verifier_opts){ .abi = prog->obj->abi, .attach = at,
+	o = (struct verifier_opts){ .abi = prog->obj->abi,
+				    .users = prog->obj->users, .attach = at,
 				    .ctx_size = (uint32_t)len, .ctx_writable = true,
 				    .verbose = OPTS_GET(opts, verbose, 0), .log = &log };
 	err = verifier_run(prog->spec, prog->obj->spec.maps,

@@ -121,6 +121,15 @@ struct bpf_map_spec {
 	void *init;       /* initial value bytes, or NULL */
 	size_t init_len;
 	int readonly;     /* .rodata: programs may not write it */
+	/*
+	 * bpftime's aliases: @type is the libegpu type that implements the
+	 * map, @declared_type the type the object declared when it differs
+	 * (1501 GPU hash, 1504 kernel-shared array, 1512/1513 host-memory
+	 * arrays), else 0; @host_memory puts the data in page-locked host
+	 * memory mapped into the GPU (1512, 1513).
+	 */
+	uint32_t declared_type;
+	int host_memory;
 };
 
 /*
@@ -134,8 +143,25 @@ struct bpf_prog_spec {
 	char *section;
 	int attach;        /* enum egpu_attach_point */
 	char *kernel;      /* kernel name or glob, "" if none */
+	uint32_t mem_spaces; /* memory probes: spaces and kinds the section */
+	uint32_t mem_kinds;  /* names, masks of egpu_attach_opts; 0: all */
 	struct bpf_insn *insns;
 	size_t insn_cnt;
+	/* Source lines from BTF line info (clang -g), by instruction; none
+	 * without it. They cover the program's own body, [0, line_insns),
+	 * not the subprograms appended after it. */
+	struct bpf_line_info *lines;
+	size_t line_cnt;
+	size_t line_insns;
+	char *line_strs;   /* the strings lines point into */
+};
+
+/* Instructions from @insn on (up to the next entry) come from this line. */
+struct bpf_line_info {
+	uint32_t insn;
+	uint32_t line;
+	uint32_t file;     /* offset of the file name in line_strs */
+	uint32_t text;     /* offset of the line's source text */
 };
 
 #endif

@@ -32,6 +32,8 @@ static const struct helper_info gpu_helpers[] = {
 	{ HELPER_WARP_BALLOT, "warp_ballot", 1 },
 	{ HELPER_WARP_MATCH, "warp_match", 1 },
 	{ HELPER_WARP_SHFL, "warp_shfl", 2 },
+	{ HELPER_READ_PARAM, "read_param", 4 },
+	{ HELPER_READ_MEM, "read_mem", 4 },
 };
 
 /* The conformance suite's "unwind" helper: returns its first argument. */
@@ -52,4 +54,28 @@ const struct helper_info *helper_find(int32_t id, int abi)
 		if (t[i].id == id)
 			return &t[i];
 	return NULL;
+}
+
+const struct user_helper *user_helper_find(const struct user_helper *users,
+					   int32_t id)
+{
+	for (; users; users = users->next)
+		if (users->info.id == id)
+			return users;
+	return NULL;
+}
+
+const struct helper_info *helper_lookup(int32_t id, int abi,
+					const struct user_helper *users)
+{
+	const struct user_helper *u = NULL;
+
+	if (abi == EGPU_HELPERS_GPU)
+		u = user_helper_find(users, id);
+	return u ? &u->info : helper_find(id, abi);
+}
+
+bool helper_id_is_user(int64_t id)
+{
+	return id >= EGPU_HELPER_USER_MIN && id <= EGPU_HELPER_USER_MAX;
 }

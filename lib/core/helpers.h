@@ -8,6 +8,7 @@
 #ifndef EGPU_HELPERS_H
 #define EGPU_HELPERS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum egpu_helper_id {
@@ -41,6 +42,9 @@ enum egpu_helper_id {
 	HELPER_WARP_BALLOT = 515,
 	HELPER_WARP_MATCH = 516,
 	HELPER_WARP_SHFL = 517,
+	/* Reading what the probed code sees, bounded at run time. */
+	HELPER_READ_PARAM = 518, /* the kernel's parameter bytes */
+	HELPER_READ_MEM = 519,   /* the bytes a memory access touches */
 };
 
 /* Longest sleep of one nanosleep call, as PTX's nanosleep: 1 ms. */
@@ -57,5 +61,37 @@ struct helper_info {
  * no such helper exists there.
  */
 const struct helper_info *helper_find(int32_t id, int abi);
+
+/*
+ * An application's own helper (egpu_helper_register, lib/api/helper.c):
+ * a per-context extension of the table above, numbered in
+ * [EGPU_HELPER_USER_MIN, EGPU_HELPER_USER_MAX] (include/egpu.h). A
+ * context keeps them in a list that only grows at its head, so the head
+ * an object saw at load time stays a valid, unchanging snapshot.
+ */
+enum user_arg_kind {
+	USER_ARG_SCALAR = 1, /* a 64-bit integer */
+	USER_ARG_BUF,        /* pointer to size bytes the helper may write */
+	USER_ARG_CONST_BUF,  /* pointer to size bytes it only reads */
+};
+
+struct user_helper {
+	struct helper_info info; /* id, name, nargs */
+	bool ret_void;           /* else returns a 64-bit integer */
+	uint8_t kind[5];         /* enum user_arg_kind, info.nargs of them */
+	uint32_t size[5];        /* bytes of each buffer argument */
+	void (*fn)(void);        /* the C function, of that signature */
+	void *call;              /* lib/api/helper.c: how to call it by libffi */
+	const struct user_helper *next;
+};
+
+/* Helper @id among the list @users (may be NULL), or NULL. */
+const struct user_helper *user_helper_find(const struct user_helper *users,
+					   int32_t id);
+/* helper_find(), extended by @users under the GPU helper set. */
+const struct helper_info *helper_lookup(int32_t id, int abi,
+					const struct user_helper *users);
+/* Whether @id lies in the numbers left to applications. */
+bool helper_id_is_user(int64_t id);
 
 #endif

@@ -17,6 +17,7 @@
 	X(cuDeviceGetCount)                                                   \
 	X(cuDeviceGet)                                                        \
 	X(cuDeviceGetAttribute)                                               \
+	X(cuDeviceGetUuid)                                                    \
 	X(cuDevicePrimaryCtxRetain)                                           \
 	X(cuDevicePrimaryCtxRelease)                                          \
 	X(cuCtxGetCurrent)                                                    \

@@ -9,6 +9,7 @@
  */
 #include "map_array.cuh"
 #include "map_hash.cuh"
+#include "call.cuh"
 #include "print.cuh"
 #include "ring.cuh"
 
@@ -176,4 +177,19 @@ RT_API uint64_t egpu_dev_trace_vprintk(uint64_t fmt, uint64_t fmt_size,
 RT_API uint64_t egpu_dev_puts(uint64_t s)
 {
 	return rt_err(print_emit(s, 0, PRINT_PUTS, NULL, 0));
+}
+
+/* ---- user helpers (call.cuh) ---- */
+
+/*
+ * A call of user helper @id, of the shape @layout (CALL_LAYOUT_*), queued
+ * for the host: 0, -ENODEV (no call ring) or -EAGAIN (full: dropped).
+ */
+RT_API uint64_t egpu_dev_user_call(uint64_t id, uint64_t layout, uint64_t a1,
+				   uint64_t a2, uint64_t a3, uint64_t a4,
+				   uint64_t a5)
+{
+	const uint64_t a[CALL_MAX_ARGS] = { a1, a2, a3, a4, a5 };
+
+	return rt_err(call_emit((uint32_t)id, layout, a));
 }

@@ -33,6 +33,8 @@ struct jit_input {
 	const struct jit_map *maps;
 	size_t map_cnt;
 	int helpers;                   /* enum egpu_helper_abi */
+	/* The context's user helpers (lib/core/helpers.h), NULL: none. */
+	const struct user_helper *users;
 	int attach;                    /* enum egpu_attach_point */
 	/*
 	 * Every memory access is known to be naturally aligned (the verifier

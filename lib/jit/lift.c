@@ -67,9 +67,9 @@ LLVMValueRef lift_function(struct lift *l, const char *name, LLVMTypeRef type)
 LLVMValueRef lift_call(struct lift *l, const char *name, LLVMTypeRef ret,
 		       LLVMValueRef *args, unsigned n)
 {
-	LLVMTypeRef params[5], type;
+	LLVMTypeRef params[8], type;
 
-	for (unsigned i = 0; i < n && i < 5; i++)
+	for (unsigned i = 0; i < n && i < 8; i++)
 		params[i] = LLVMTypeOf(args[i]);
 	type = LLVMFunctionType(ret, params, n, 0);
 	return LLVMBuildCall2(l->b, type, lift_function(l, name, type), args,

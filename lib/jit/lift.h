@@ -29,6 +29,12 @@ struct lift_backend {
 	 */
 	int (*helper)(struct lift *l, const struct helper_info *h,
 		      LLVMValueRef *args, LLVMValueRef *r0);
+	/*
+	 * Lower a call of user helper @u (egpu_helper_register) with
+	 * arguments @args (r1..r5, i64); its result in *@r0 (i64).
+	 */
+	int (*user_helper)(struct lift *l, const struct user_helper *u,
+			   LLVMValueRef *args, LLVMValueRef *r0);
 	/* Whether helper @id (GPU abi) can be lowered; NULL: all can. */
 	bool (*has_helper)(int32_t id);
 	/* Helper (GPU abi) whose lowering ends the program, or 0 if none. */
@@ -115,6 +121,7 @@ LLVMValueRef lift_src(struct lift *l, const struct bpf_insn *insn,
 		      LLVMTypeRef t);
 /* Declare (once) and return function @name of type @type in the module. */
 LLVMValueRef lift_function(struct lift *l, const char *name, LLVMTypeRef type);
+/* A call of function @name with the @n (at most 8) @args. */
 LLVMValueRef lift_call(struct lift *l, const char *name, LLVMTypeRef ret,
 		       LLVMValueRef *args, unsigned n);
 /* Start a fresh block named @name in the current function. */

@@ -62,7 +62,8 @@ static int lift_local_call(struct lift *l, const struct bpf_insn *insn)
 
 static int lift_helper_call(struct lift *l, int32_t id)
 {
-	const struct helper_info *h = helper_find(id, l->in->helpers);
+	const struct helper_info *h = helper_lookup(id, l->in->helpers,
+						    l->in->users);
 	LLVMValueRef r0;
 	int err;
 

@@ -3,11 +3,24 @@
  * Helper lowerings shared by every back end: the conformance suite's
  * "unwind" helper, and map lookups in array maps, which need no call: the
  * value of key k sits at value_addr + k * value_size (an SM array's copy of
- * SM s at value_addr + (s * max_entries + k) * value_size; a thread-local map's
- * value address is a placeholder naming registers, core/tlocal.h).
- * Everything else is the back end's (lift_backend.helper).
+ * SM s at value_addr + (s * max_entries + k) * value_size; a thread-local
+ * map's value address is a placeholder naming registers, core/tlocal.h);
+ * and the bounded reads of the probed code's memory. Everything else is
+ * the back end's (lift_backend.helper).
  */
+#include <stddef.h>
+
+#include "egpu/ctx.h"
 #include "lift.h"
+
+/* Linux's EFAULT, which bpf_probe_read returns for memory it cannot read. */
+#define READ_FAULT (-14)
+
+/* Helpers lowered here for every back end. */
+static bool shared_helper(int32_t id)
+{
+	return id == HELPER_READ_PARAM || id == HELPER_READ_MEM;
+}
 
 bool lift_helper_may_abort(const struct lift *l, int32_t id)
 {
@@ -19,7 +32,7 @@ bool lift_helper_may_abort(const struct lift *l, int32_t id)
 bool lift_helper_exists(const struct lift *l, const struct helper_info *h)
 {
 	return l->in->helpers == EGPU_HELPERS_CONFORMANCE || !l->be->has_helper ||
-	       l->be->has_helper(h->id);
+	       shared_helper(h->id) || l->be->has_helper(h->id);
 }
 
 /* Conformance helper 5 returns r1; like uBPF's unwind, 0 ends the program. */
@@ -118,6 +131,61 @@ static int lift_map_lookup(struct lift *l, const struct helper_info *h,
 	return 0;
 }
 
+/* The @size-byte field at @off of the ctx @ctx points to, as i64. */
+static LLVMValueRef ctx_field(struct lift *l, LLVMValueRef ctx, unsigned off,
+			      unsigned size)
+{
+	LLVMTypeRef t = size == 8 ? l->i64 : l->i32;
+	unsigned align = l->be->ctx_align < size ? l->be->ctx_align : size;
+	LLVMValueRef a = LLVMBuildAdd(l->b, ctx, lift_const(l->i64, off), "");
+	LLVMValueRef v;
+
+	a = LLVMBuildIntToPtr(l->b, a, l->ptr, "");
+	v = lift_load(l, a, align ? align : 1, t);
+	return size == 8 ? v : LLVMBuildZExt(l->b, v, l->i64, "");
+}
+
+/*
+ * read_param(ctx, dst, size, off) and read_mem(ctx, dst, size, off): copy
+ * @size bytes from @off bytes into the window the ctx describes (the
+ * kernel's parameters, or the bytes the access touches) to @dst, 0; when
+ * they are not all inside it, zero @dst and return READ_FAULT, as
+ * bpf_probe_read does. The verifier proved @dst writable for @size bytes.
+ */
+static void lift_read_window(struct lift *l, const struct helper_info *h,
+			     LLVMValueRef *args, LLVMValueRef *r0)
+{
+	bool mem = h->id == HELPER_READ_MEM;
+	LLVMBuilderRef b = l->b;
+	LLVMValueRef base, len, ok, dst, phi, vals[2];
+	LLVMBasicBlockRef copy = lift_block(l, ""), fault = lift_block(l, ""),
+			  join = lift_block(l, ""), from[2] = { copy, fault };
+
+	base = ctx_field(l, args[0], mem ? offsetof(struct egpu_mem_ctx, addr) :
+				     offsetof(struct egpu_kernel_ctx, params), 8);
+	len = ctx_field(l, args[0], mem ? offsetof(struct egpu_mem_ctx, size) :
+				    offsetof(struct egpu_kernel_ctx, params_size), 4);
+	ok = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntULE, args[3], len, ""),
+			  LLVMBuildICmp(b, LLVMIntULE, args[2],
+					LLVMBuildSub(b, len, args[3], ""), ""), "");
+	dst = LLVMBuildIntToPtr(b, args[1], l->ptr, "");
+	LLVMBuildCondBr(b, ok, copy, fault);
+	LLVMPositionBuilderAtEnd(b, copy);
+	LLVMBuildMemCpy(b, dst, 1,
+			LLVMBuildIntToPtr(b, LLVMBuildAdd(b, base, args[3], ""),
+					  l->ptr, ""), 1, args[2]);
+	LLVMBuildBr(b, join);
+	LLVMPositionBuilderAtEnd(b, fault);
+	LLVMBuildMemSet(b, dst, lift_const(l->i8, 0), args[2], 1);
+	LLVMBuildBr(b, join);
+	LLVMPositionBuilderAtEnd(b, join);
+	phi = LLVMBuildPhi(b, l->i64, "");
+	vals[0] = lift_const(l->i64, 0);
+	vals[1] = lift_const(l->i64, (uint64_t)(int64_t)READ_FAULT);
+	LLVMAddIncoming(phi, vals, from, 2);
+	*r0 = phi;
+}
+
 int lift_helper(struct lift *l, const struct helper_info *h, LLVMValueRef *r0)
 {
 	LLVMValueRef args[5];
@@ -131,7 +199,14 @@ int lift_helper(struct lift *l, const struct helper_info *h, LLVMValueRef *r0)
 		lift_unwind(l, args, r0);
 		return 0;
 	}
+	if (helper_id_is_user(h->id))
+		return l->be->user_helper(l, user_helper_find(l->in->users, h->id),
+					  args, r0);
 	if (h->id == HELPER_MAP_LOOKUP)
 		return lift_map_lookup(l, h, args, r0);
+	if (shared_helper(h->id)) {
+		lift_read_window(l, h, args, r0);
+		return 0;
+	}
 	return l->be->helper(l, h, args, r0);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "jit_llvm.h"
+#include "maps/ring_layout.h"
 #include "ptx_lower.h"
 
 LLVMValueRef ptx_inline_asm(struct lift *l, LLVMTypeRef ret, const char *text,
@@ -70,6 +71,30 @@ static LLVMValueRef extern_call(struct lift *l, const struct helper_info *h,
 
 	snprintf(name, sizeof(name), "egpu_dev_%s", h->name);
 	return lift_call(l, name, l->i64, args, h->nargs);
+}
+
+/*
+ * A user helper: one record in the context's call ring, made by the
+ * runtime (lib/device/call.cuh) from the call's shape, a constant; the
+ * result is the reservation's (0 queued, negative dropped).
+ */
+static int ptx_user_helper(struct lift *l, const struct user_helper *u,
+			   LLVMValueRef *args, LLVMValueRef *r0)
+{
+	LLVMValueRef call_args[2 + CALL_MAX_ARGS];
+	uint64_t layout = u->info.nargs;
+
+	for (unsigned i = 0; i < u->info.nargs; i++)
+		if (u->kind[i] != USER_ARG_SCALAR)
+			layout |= CALL_LAYOUT_ARG(i, u->size[i]);
+	call_args[0] = lift_const(l->i64, (uint64_t)u->info.id);
+	call_args[1] = lift_const(l->i64, layout);
+	for (unsigned i = 0; i < CALL_MAX_ARGS; i++)
+		call_args[2 + i] = i < u->info.nargs ? args[i] :
+				   lift_const(l->i64, 0);
+	*r0 = lift_call(l, "egpu_dev_user_call", l->i64, call_args,
+			2 + CALL_MAX_ARGS);
+	return 0;
 }
 
 static int ptx_helper(struct lift *l, const struct helper_info *h,
@@ -163,6 +188,7 @@ static void ptx_atomic_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val)
 const struct lift_backend ptx_backend = {
 	.atomic_add = ptx_atomic_add,
 	.helper = ptx_helper,
+	.user_helper = ptx_user_helper,
 	.check_align = true,
 	.ctx_align = 8,
 	.private_addr = ptx_private_addr,

@@ -39,6 +39,7 @@
 struct dev_map {
 	struct dev_map_desc desc; /* host copy; desc.count lives on the device */
 	CUdeviceptr base;         /* the descriptor, then the data */
+	uint8_t *host;            /* host_memory maps: base's host address */
 	CUcontext ctx;
 	char *name;
 	pthread_mutex_t io_lock;  /* one copy at a time on stream and stage */
@@ -123,6 +124,27 @@ struct span {
 	size_t pitch;
 };
 
+/*
+ * A map in page-locked host memory is read and written in place: the GPU
+ * reaches the same bytes over the bus. The fences order the copy with the
+ * program's accesses as seen from the host (values written by a running
+ * kernel arrive when the GPU's stores reach memory, as in bpftime).
+ */
+static int host_copy(struct dev_map *m, const struct span *s, void *host,
+		     bool to_device)
+{
+	uint8_t *at = m->host + (s->addr - m->base), *h = host;
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (size_t r = 0; r < s->rows; r++, at += s->pitch, h += s->width)
+		if (to_device)
+			memcpy(at, h, s->width);
+		else
+			memcpy(h, at, s->width);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return 0;
+}
+
 /* Start copying @s to or from @buf (rows packed) on the map's stream. */
 static CUresult start_copy(const struct dev_map *m, const struct span *s,
 			   void *buf, bool to_device)
@@ -163,6 +185,8 @@ static int map_copy_span(struct dev_map *m, const struct span *s, void *host,
 	CUresult res;
 	int err;
 
+	if (m->host)
+		return host_copy(m, s, host, to_device);
 	pthread_mutex_lock(&m->io_lock);
 	err = io_open(m);
 	if (!err) {
@@ -333,19 +357,42 @@ static int describe(const struct bpf_map_spec *spec, uint32_t threads,
 	return 0;
 }
 
+/* bpftime's host maps (1512, 1513): page-locked, mapped into the GPU. */
+static int alloc_host(struct dev_map *m, uint64_t total)
+{
+	const struct cu_driver *d = cu();
+	void *host = NULL;
+	int err;
+
+	err = cu_check(d->cuMemAllocHost(&host, total), "cuMemAllocHost");
+	if (err)
+		return err;
+	m->host = host;
+	memset(host, 0, total);
+	return cu_check(d->cuMemHostGetDevicePointer(&m->base, host, 0),
+			"cuMemHostGetDevicePointer");
+}
+
+static int alloc_dev(struct dev_map *m, uint64_t total)
+{
+	const struct cu_driver *d = cu();
+	int err = cu_check(d->cuMemAlloc(&m->base, total), "cuMemAlloc");
+
+	return err ? err : cu_check(d->cuMemsetD8(m->base, 0, total),
+				    "cuMemsetD8");
+}
+
 static int alloc_and_fill(struct dev_map *m, const struct bpf_map_spec *spec,
 			  uint64_t bytes)
 {
-	const struct cu_driver *d = cu();
 	uint64_t total = DEV_MAP_DATA_OFFSET + bytes;
 	int err;
 
-	err = cu_check(d->cuMemAlloc(&m->base, total), "cuMemAlloc");
-	if (!err)
-		err = cu_check(d->cuMemsetD8(m->base, 0, total), "cuMemsetD8");
+	err = spec->host_memory ? alloc_host(m, total) : alloc_dev(m, total);
 	if (err) {
-		err_prefix("map '%s': %llu bytes of GPU memory", spec->name,
-			   (unsigned long long)total);
+		err_prefix("map '%s': %llu bytes of %s memory", spec->name,
+			   (unsigned long long)total,
+			   spec->host_memory ? "page-locked host" : "GPU");
 		return err;
 	}
 	m->desc.data = m->base + DEV_MAP_DATA_OFFSET;
@@ -400,13 +447,15 @@ void dev_map_free(struct dev_map *m)
 
 	if (!m)
 		return;
-	if ((m->base || m->stream) && !enter(m, &prev)) {
+	if ((m->base || m->host || m->stream) && !enter(m, &prev)) {
 		d = cu();
 		if (m->stream)
 			d->cuStreamDestroy(m->stream);
 		if (m->stage)
 			d->cuMemFreeHost(m->stage);
-		if (m->base)
+		if (m->host)
+			d->cuMemFreeHost(m->host);
+		else if (m->base)
 			d->cuMemFree(m->base);
 		leave(m, prev);
 	}

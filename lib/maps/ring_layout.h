@@ -164,11 +164,37 @@ struct print_rec {
 	uint64_t args[];
 };
 
+/*
+ * A user helper called on the GPU (lib/device/call.cuh): one record in
+ * the context's call ring, dispatched on the host (lib/api/helper.c).
+ * args[] holds the scalar arguments (0 for buffers), then each buffer
+ * argument's bytes follow in argument order, each padded to 8 bytes.
+ * The call's shape reaches the device as one word, its layout: the
+ * argument count, and each argument's buffer size (0: a scalar).
+ */
+struct call_rec {
+	uint32_t id;    /* helper number */
+	uint32_t nargs; /* 64-bit words in args[] */
+	uint64_t args[];
+};
+
+#define CALL_MAX_ARGS 5u
+#define CALL_SIZE_BITS 12u /* a buffer size of the layout word */
+#define CALL_LAYOUT_NARGS(layout) ((uint32_t)((layout) & 0xf))
+#define CALL_LAYOUT_SIZE(layout, i)                                           \
+	((uint32_t)((layout) >> (4 + CALL_SIZE_BITS * (i))) &                 \
+	 ((1u << CALL_SIZE_BITS) - 1))
+#define CALL_LAYOUT_ARG(i, size)                                              \
+	((uint64_t)(size) << (4 + CALL_SIZE_BITS * (i)))
+/* Bytes a buffer of @size bytes takes in a record. */
+#define CALL_BUF_BYTES(size) (((size) + 7u) & ~7u)
+
 RING_ASSERT(sizeof(struct ring_hdr) == RING_HDR_SIZE, "header is 8 bytes");
 RING_ASSERT(sizeof(struct ring_ctl) == 256, "ctl is two 128-byte lines");
 RING_ASSERT(sizeof(struct ring_ctl) <= RING_DATA_OFFSET, "ctl before data");
 RING_ASSERT(sizeof(struct dev_ring) == 128, "dev_ring is 128 bytes");
 RING_ASSERT(sizeof(struct print_rec) == 40, "print record header");
+RING_ASSERT(sizeof(struct call_rec) == 8, "call record header");
 RING_ASSERT(sizeof(struct ring_batch) == 8, "batch header");
 RING_ASSERT(RING_RECORD_MAX % 8 == 0, "records are 8-aligned");
 

@@ -167,8 +167,7 @@ static int check_btf_data(const void *data, size_t size)
 	return err;
 }
 
-/* The .BTF section's bytes, or NULL when there is none. */
-static Elf_Data *find_btf(Elf *elf)
+Elf_Data *object_elf_section(Elf *elf, const char *want)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
@@ -182,7 +181,7 @@ static Elf_Data *find_btf(Elf *elf)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
 			continue;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, ".BTF"))
+		if (name && !strcmp(name, want))
 			return elf_getdata(scn, NULL);
 	}
 	return NULL;
@@ -199,7 +198,7 @@ int object_check_btf(void *image, size_t len)
 	elf = elf_memory((char *)image, len);
 	if (!elf)
 		return 0; /* libbpf says what is wrong with the ELF */
-	btf = find_btf(elf);
+	btf = object_elf_section(elf, ".BTF");
 	if (btf && btf->d_buf && btf->d_size)
 		err = check_btf_data(btf->d_buf, btf->d_size);
 	elf_end(elf);

@@ -13,25 +13,75 @@
 #include "object/libbpf_read.h"
 #include "object/spec.h"
 
-static const uint32_t supported_map_types[] = {
-	EGPU_MAP_HASH, EGPU_MAP_ARRAY, EGPU_MAP_PERF_EVENT_ARRAY,
-	EGPU_MAP_PERCPU_ARRAY, EGPU_MAP_RINGBUF, EGPU_MAP_PERTHREAD_ARRAY,
-	EGPU_MAP_GPU_ARRAY, EGPU_MAP_GPU_RINGBUF, EGPU_MAP_THREAD_LOCAL,
-	EGPU_MAP_SM_ARRAY,
+/*
+ * The map types libegpu implements: each declared type and the type whose
+ * implementation it uses. bpftime's 1501, 1504, 1512 and 1513 behave as
+ * its documentation describes them with libegpu's HASH, GPU_ARRAY and
+ * PERTHREAD_ARRAY (docs/maps.md, "bpftime's map types").
+ */
+static const struct map_type_rule {
+	uint32_t type, impl;
+	int host_memory;
+	const char *name;
+} map_types[] = {
+	{ EGPU_MAP_HASH, EGPU_MAP_HASH, 0, "hash" },
+	{ EGPU_MAP_ARRAY, EGPU_MAP_ARRAY, 0, "array" },
+	{ EGPU_MAP_PERF_EVENT_ARRAY, EGPU_MAP_PERF_EVENT_ARRAY, 0,
+	  "perf_event_array" },
+	{ EGPU_MAP_PERCPU_ARRAY, EGPU_MAP_PERCPU_ARRAY, 0, "percpu_array" },
+	{ EGPU_MAP_RINGBUF, EGPU_MAP_RINGBUF, 0, "ringbuf" },
+	{ EGPU_MAP_GPU_HASH, EGPU_MAP_HASH, 0, "gpu_hash" },
+	{ EGPU_MAP_PERTHREAD_ARRAY, EGPU_MAP_PERTHREAD_ARRAY, 0,
+	  "perthread_array" },
+	{ EGPU_MAP_GPU_ARRAY, EGPU_MAP_GPU_ARRAY, 0, "gpu_array" },
+	{ EGPU_MAP_GPU_KERNEL_SHARED_ARRAY, EGPU_MAP_GPU_ARRAY, 0,
+	  "gpu_kernel_shared_array" },
+	{ EGPU_MAP_PERTHREAD_ARRAY_HOST, EGPU_MAP_PERTHREAD_ARRAY, 1,
+	  "perthread_array_host" },
+	{ EGPU_MAP_GPU_ARRAY_HOST, EGPU_MAP_GPU_ARRAY, 1, "gpu_array_host" },
+	{ EGPU_MAP_GPU_RINGBUF, EGPU_MAP_GPU_RINGBUF, 0, "gpu_ringbuf" },
+	{ EGPU_MAP_THREAD_LOCAL, EGPU_MAP_THREAD_LOCAL, 0, "thread_local" },
+	{ EGPU_MAP_SM_ARRAY, EGPU_MAP_SM_ARRAY, 0, "sm_array" },
 };
 
-static bool map_type_supported(uint32_t type)
+static const struct map_type_rule *map_type_rule(uint32_t type)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(supported_map_types); i++)
-		if (supported_map_types[i] == type)
-			return true;
-	return false;
+	for (size_t i = 0; i < ARRAY_SIZE(map_types); i++)
+		if (map_types[i].type == type)
+			return &map_types[i];
+	return NULL;
 }
 
-static int map_init(struct bpf_map_spec *m, const struct object_map_desc *d)
+const char *object_map_type_name(uint32_t type)
+{
+	const struct map_type_rule *rule = map_type_rule(type);
+
+	return rule ? rule->name : "unknown";
+}
+
+static int map_type_unsupported(const struct object_map_desc *d)
+{
+	struct strbuf sb;
+	int err;
+
+	sb_init(&sb);
+	for (size_t i = 0; i < ARRAY_SIZE(map_types); i++)
+		sb_printf(&sb, "%s%u %s", i ? ", " : "", map_types[i].type,
+			  map_types[i].name);
+	err = err_set(EGPU_ENOTSUP,
+		      "map '%s': type %u is not supported (supported: %s)",
+		      d->name, d->type, sb.len ? sb.buf : "");
+	sb_free(&sb);
+	return err;
+}
+
+static int map_init(struct bpf_map_spec *m, const struct object_map_desc *d,
+		    const struct map_type_rule *rule)
 {
 	m->name = strdup(d->name);
-	m->type = d->type;
+	m->type = rule->impl;
+	m->declared_type = rule->impl != d->type ? d->type : 0;
+	m->host_memory = rule->host_memory;
 	m->key_size = d->key_size;
 	m->value_size = d->value_size;
 	m->max_entries = d->max_entries;
@@ -52,13 +102,12 @@ static int map_init(struct bpf_map_spec *m, const struct object_map_desc *d)
 static int add_map(const struct object_map_desc *d, void *arg)
 {
 	struct bpf_object_spec *spec = arg;
+	const struct map_type_rule *rule = map_type_rule(d->type);
 	struct bpf_map_spec *maps, *m;
 	int err;
 
-	if (!map_type_supported(d->type))
-		return err_set(EGPU_ENOTSUP,
-			       "map '%s': type %u is not supported (supported: 1 hash, 2 array, 4 perf event array, 6 percpu array, 27 ringbuf, 1502 per-thread array, 1503 GPU array, 1527 GPU ringbuf, 4096 thread-local, 4097 SM array)",
-			       d->name, d->type);
+	if (!rule)
+		return map_type_unsupported(d);
 	if (d->type == EGPU_MAP_THREAD_LOCAL &&
 	    (d->key_size != 4 ||
 	     (uint64_t)d->max_entries * d->value_size > THREAD_LOCAL_MAX_BYTES))
@@ -72,7 +121,7 @@ static int add_map(const struct object_map_desc *d, void *arg)
 	spec->maps = maps;
 	m = &maps[spec->map_cnt];
 	memset(m, 0, sizeof(*m));
-	err = map_init(m, d);
+	err = map_init(m, d, rule);
 	if (err) {
 		free(m->name);
 		free(m->init);
@@ -130,6 +179,8 @@ static int read_elf(const void *elf, size_t len, const char *name,
 		return err_set(EGPU_ENOMEM, "out of memory");
 	err = object_read_libbpf(elf, len, obj_name, &v);
 	free(obj_name);
+	if (!err)
+		err = object_read_lines(elf, len, spec);
 	if (err)
 		return err;
 	if (!spec->prog_cnt)

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <libelf.h>
+
 struct object_map_desc {
 	const char *name;
 	uint32_t type;
@@ -53,5 +55,16 @@ int object_read_libbpf(const void *elf, size_t len, const char *obj_name,
  * while opening the object. @image is the writable copy libbpf will get.
  */
 int object_check_btf(void *image, size_t len);
+
+/* The bytes of PROGBITS section @name of @elf, or NULL when there is none. */
+Elf_Data *object_elf_section(Elf *elf, const char *name);
+
+/*
+ * Give each program of @spec its source lines from the .BTF.ext line info
+ * of ELF image @elf, where there is any. Malformed line info is ignored
+ * (it only annotates messages); fails only for lack of memory.
+ */
+struct bpf_object_spec;
+int object_read_lines(const void *elf, size_t len, struct bpf_object_spec *spec);
 
 #endif

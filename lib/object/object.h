@@ -8,6 +8,7 @@
 #define EGPU_OBJECT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/bpf.h"
 
@@ -32,5 +33,15 @@ void object_spec_free(struct bpf_object_spec *spec);
 
 /* Attach point and kernel pattern named by a section, e.g. "gpu/exit/k*". */
 int object_attach_from_section(const char *section, char **kernel);
+/*
+ * The state spaces and access kinds gpu/mem/K/SPACES/KINDS names, as masks
+ * of (1u << EGPU_SPACE_*) and (1u << EGPU_MEM_*); 0 where not named or
+ * "*" (all). EGPU_EFORMAT for an unknown name.
+ */
+int object_mem_filter_from_section(const char *section, uint32_t *spaces,
+				   uint32_t *kinds);
+
+/* A map type's name ("hash", "gpu_array_host"), "unknown" if unsupported. */
+const char *object_map_type_name(uint32_t type);
 
 #endif

@@ -12,6 +12,8 @@ static void prog_free(struct bpf_prog_spec *p)
 	free(p->section);
 	free(p->kernel);
 	free(p->insns);
+	free(p->lines);
+	free(p->line_strs);
 }
 
 void object_spec_free(struct bpf_object_spec *spec)
@@ -37,6 +39,9 @@ static int prog_init(struct bpf_prog_spec *p, const char *name,
 	if (at < 0)
 		return at;
 	p->attach = at;
+	at = object_mem_filter_from_section(section, &p->mem_spaces, &p->mem_kinds);
+	if (at < 0)
+		return at;
 	p->name = strdup(name);
 	p->section = strdup(section);
 	if (!p->name || !p->section)

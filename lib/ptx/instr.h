@@ -70,6 +70,14 @@ struct probe_site {
 	bool need_ctx;                /* some probe reads the ctx */
 };
 
+/*
+ * EGPU_ENOTSUP when an entry probe that may end threads cannot be put into
+ * the kernel of item @kernel_item: it, or a .func it may call, has a
+ * barrier that counts arrivals (exitsafe.c).
+ */
+int check_early_exit(const struct ptx_module *m, uint32_t kernel_item,
+		     const char *probe);
+
 /* The code calling every probe of @s, in its own scope. */
 void emit_probe_site(struct strbuf *sb, const struct probe_site *s);
 

@@ -32,9 +32,13 @@ struct session {
 	struct mem_req *mem;         /* EGPU_ATTACH_MEM requests */
 	size_t nmem;
 	struct mem_plan *mem_plan;
+	char **warnings;             /* patterns that matched no kernel */
+	size_t nwarnings;
 	struct edits edits;
 	struct link_result link;
 	char prefix[16];
+	const struct ptx_numbering *num; /* NULL: ids are indices */
+	uint32_t site_base;
 };
 
 static int check_args(const char *app_ptx, const struct ptx_attach *reqs,
@@ -105,8 +109,14 @@ static int collect_kernels(struct session *s)
 					m->toks[it->name].len);
 		k->plan.item = i;
 		k->plan.id = (uint32_t)s->nkernels;
+		if (!err && s->num)
+			err = s->num->kernel_id(s->num->user, (uint32_t)s->nkernels,
+						k->names.mangled,
+						k->names.demangled, &k->plan.id);
 		if (!err)
 			s->nkernels++;
+		else
+			kernel_names_free(&k->names);
 	}
 	return err;
 }
@@ -136,7 +146,9 @@ static int check_probe(const struct session *s, const struct ptx_attach *r)
 	return 0;
 }
 
-static int no_match(const struct session *s, const char *pattern)
+/* "no kernel matches 'P'; kernels: a, b, ..." with @r's program name. */
+static void no_match_text(const struct session *s, const struct ptx_attach *r,
+			  char *buf, size_t size)
 {
 	char list[600] = "";
 	size_t i, used = 0;
@@ -154,8 +166,24 @@ static int no_match(const struct session *s, const char *pattern)
 		}
 		used += (size_t)n;
 	}
-	return err_set(EGPU_ENOENT, "no kernel matches '%s'; kernels: %s",
-		       pattern, s->nkernels ? list : "(none)");
+	snprintf(buf, size, "prog '%s': no kernel matches '%s'; kernels: %s",
+		 r->label ? r->label : r->func, r->kernel,
+		 s->nkernels ? list : "(none)");
+}
+
+/* An error for a strict request, else a warning in the report. */
+static int no_match(struct session *s, const struct ptx_attach *r)
+{
+	char text[800];
+
+	no_match_text(s, r, text, sizeof(text));
+	if (r->strict_match)
+		return err_set(EGPU_ENOENT, "%s", text);
+	s->warnings[s->nwarnings] = strdup(text);
+	if (!s->warnings[s->nwarnings])
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	s->nwarnings++;
+	return 0;
 }
 
 /* Index of @m among the linked modules. */
@@ -268,38 +296,61 @@ static int plan_request(struct session *s, const struct ptx_attach *r,
 			continue;
 		if (r->point == EGPU_ATTACH_MEM)
 			s->mem[s->nmem - 1].kernels[k] = 1;
+		else if (r->point == EGPU_ATTACH_ENTRY && r->may_exit &&
+			 (err = check_early_exit(s->app, s->kernels[k].plan.item,
+						 r->func)))
+			break;
 		else
 			err = add_call(&s->kernels[k].plan, r, &call, need_ctx,
 				       s->nreq);
 		hits++;
 	}
 	if (!err && !hits)
-		err = no_match(s, r->kernel);
+		err = no_match(s, r);
+	return err;
+}
+
+/* Plan the memory sites and number them. */
+static int plan_mem(struct session *s)
+{
+	uint32_t *items = calloc(2 * s->nkernels + 1, sizeof(*items));
+	uint32_t *ids = items + s->nkernels;
+	const struct mem_site *sites;
+	int err;
+
+	if (!items)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	for (size_t k = 0; k < s->nkernels; k++) {
+		items[k] = s->kernels[k].plan.item;
+		ids[k] = s->kernels[k].plan.id;
+	}
+	err = mem_plan_make(s->app, items, ids, s->nkernels, s->mem, s->nmem,
+			    &s->mem_plan);
+	free(items);
+	if (!err && s->num)
+		err = s->num->site_base(s->num->user,
+					(uint32_t)mem_plan_sites(s->mem_plan, &sites),
+					&s->site_base);
+	if (!err)
+		mem_plan_set_site_base(s->mem_plan, s->site_base);
 	return err;
 }
 
 static int plan_requests(struct session *s, const struct ptx_attach *reqs,
 			 size_t nreq)
 {
-	uint32_t *items;
 	int err = 0;
 
 	s->bodies = calloc(nreq + 1, sizeof(*s->bodies));
 	s->mem = calloc(nreq + 1, sizeof(*s->mem));
-	items = calloc(s->nkernels + 1, sizeof(*items));
-	if (!s->bodies || !s->mem || !items) {
-		free(items);
+	s->warnings = calloc(nreq + 1, sizeof(*s->warnings));
+	if (!s->bodies || !s->mem || !s->warnings)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
-	}
 	s->nreq = nreq;
 	for (size_t i = 0; i < nreq && !err; i++)
 		err = plan_request(s, &reqs[i], i);
-	for (size_t k = 0; k < s->nkernels; k++)
-		items[k] = s->kernels[k].plan.item;
 	if (!err && s->nmem)
-		err = mem_plan_make(s->app, items, s->nkernels, s->mem, s->nmem,
-				    &s->mem_plan);
-	free(items);
+		err = plan_mem(s);
 	return err;
 }
 
@@ -524,6 +575,7 @@ static int report_mem_sites(struct session *s, struct ptx_report *r)
 	int err = report_files(r, m);
 
 	r->mem_skipped = mem_plan_skipped(s->mem_plan);
+	r->site_base = s->site_base;
 	r->mem_sites = calloc(n + 1, sizeof(*r->mem_sites));
 	if (!err && !r->mem_sites)
 		err = err_set(EGPU_ENOMEM, "PTX: out of memory");
@@ -576,6 +628,10 @@ static int fill_report(struct session *s, struct ptx_report *r)
 		for (size_t q = 0; q < s->nmem; q++)
 			ki->programs += s->mem[q].kernels[i];
 	}
+	r->warnings = s->warnings;
+	r->nwarnings = s->nwarnings;
+	s->warnings = NULL;
+	s->nwarnings = 0;
 	return report_mem_sites(s, r);
 }
 
@@ -596,6 +652,9 @@ static void session_free(struct session *s)
 		free(s->mem[i].kernels);
 	free(s->mem);
 	mem_plan_free(s->mem_plan);
+	for (i = 0; i < s->nwarnings; i++)
+		free(s->warnings[i]);
+	free(s->warnings);
 	link_result_free(&s->link);
 	for (i = 0; s->mods && i < s->nmod; i++)
 		ptx_module_free(s->mods[i]);
@@ -610,7 +669,17 @@ int ptx_instrument(const char *app_ptx, size_t len,
 		   const struct ptx_text *modules, size_t nmod,
 		   struct strbuf *out, struct ptx_report *report)
 {
-	struct session s = { .nmod = nmod };
+	return ptx_instrument_num(app_ptx, len, reqs, nreq, modules, nmod,
+				  NULL, out, report);
+}
+
+int ptx_instrument_num(const char *app_ptx, size_t len,
+		       const struct ptx_attach *reqs, size_t nreq,
+		       const struct ptx_text *modules, size_t nmod,
+		       const struct ptx_numbering *num, struct strbuf *out,
+		       struct ptx_report *report)
+{
+	struct session s = { .nmod = nmod, .num = num };
 	int err;
 
 	if (report)
@@ -659,5 +728,8 @@ void ptx_report_free(struct ptx_report *report)
 	for (i = 0; i < report->nfiles; i++)
 		free(report->files[i]);
 	free(report->files);
+	for (i = 0; i < report->nwarnings; i++)
+		free(report->warnings[i]);
+	free(report->warnings);
 	memset(report, 0, sizeof(*report));
 }

@@ -26,8 +26,10 @@ struct mem_plan {
 	const struct ptx_module *m;
 	struct mem_req *reqs;
 	size_t nreq;
-	const uint32_t *kernel_items; /* by kernel id, in mem_plan_make() */
+	const uint32_t *kernel_items; /* by kernel index, in mem_plan_make() */
+	const uint32_t *kernel_ids;   /* likewise */
 	size_t nkernels;
+	uint32_t site_base;   /* number of the first site */
 	struct func_name *funcs;      /* sorted by name */
 	size_t nfuncs;
 	uint8_t *seen;        /* per item, during one walk (all zero else) */
@@ -36,7 +38,7 @@ struct mem_plan {
 	uint32_t *item_nkernels; /* kernels that reach the item */
 	uint8_t *item_reqs;   /* [item][req]: request probes the item */
 	uint32_t *item_sites; /* sites in the item */
-	uint32_t *points;     /* by kernel id: sites it runs */
+	uint32_t *points;     /* by kernel index: sites it runs */
 	struct mem_site *sites;
 	size_t nsites, cap;
 	uint32_t *calls;      /* request indices, nreq slots per site */
@@ -147,7 +149,7 @@ static int plan_reach(struct mem_plan *p)
 
 			p->item_kernel[i] = p->item_nkernels[i]++ ?
 						    EGPU_MEM_KERNEL_SHARED :
-						    (uint32_t)k;
+						    p->kernel_ids[k];
 			for (size_t r = 0; r < p->nreq; r++)
 				p->item_reqs[i * p->nreq + r] |=
 					p->reqs[r].kernels[k];
@@ -273,8 +275,8 @@ static bool item_probed(const struct mem_plan *p, uint32_t item)
 }
 
 int mem_plan_make(const struct ptx_module *m, const uint32_t *kernel_items,
-		  size_t nkernels, struct mem_req *reqs, size_t nreq,
-		  struct mem_plan **out)
+		  const uint32_t *kernel_ids, size_t nkernels,
+		  struct mem_req *reqs, size_t nreq, struct mem_plan **out)
 {
 	struct mem_plan *p = calloc(1, sizeof(*p));
 	int err;
@@ -284,6 +286,7 @@ int mem_plan_make(const struct ptx_module *m, const uint32_t *kernel_items,
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
 	*p = (struct mem_plan){ .m = m, .reqs = reqs, .nreq = nreq,
 				.kernel_items = kernel_items,
+				.kernel_ids = kernel_ids,
 				.nkernels = nkernels };
 	if (m->address_size != 64)
 		return err_set(EGPU_ENOTSUP,
@@ -297,7 +300,7 @@ int mem_plan_make(const struct ptx_module *m, const uint32_t *kernel_items,
 			err = plan_item(p, i);
 	if (!err)
 		count_points(p);
-	p->kernel_items = NULL; /* the caller's, for this call only */
+	p->kernel_items = p->kernel_ids = NULL; /* the caller's, for this call only */
 	return err;
 }
 
@@ -338,4 +341,14 @@ size_t mem_plan_skipped(const struct mem_plan *p)
 uint32_t mem_plan_points(const struct mem_plan *p, size_t kernel)
 {
 	return p ? p->points[kernel] : 0;
+}
+
+void mem_plan_set_site_base(struct mem_plan *p, uint32_t base)
+{
+	p->site_base = base;
+}
+
+uint32_t mem_plan_site_base(const struct mem_plan *p)
+{
+	return p ? p->site_base : 0;
 }

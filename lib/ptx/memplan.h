@@ -31,13 +31,16 @@ struct mem_site {
 struct mem_plan;
 
 /*
- * Find the sites of @reqs in @m, whose kernels (by id) are the items
- * @kernel_items (read during the call only). *out must be freed with
- * mem_plan_free() even on error.
+ * Find the sites of @reqs in @m, whose kernels (by index) are the items
+ * @kernel_items with ids @kernel_ids (both read during the call only).
+ * *out must be freed with mem_plan_free() even on error.
  */
 int mem_plan_make(const struct ptx_module *m, const uint32_t *kernel_items,
-		  size_t nkernels, struct mem_req *reqs, size_t nreq,
-		  struct mem_plan **out);
+		  const uint32_t *kernel_ids, size_t nkernels,
+		  struct mem_req *reqs, size_t nreq, struct mem_plan **out);
+/* Number the sites from @base (egpu_mem_ctx.site); 0 until set. */
+void mem_plan_set_site_base(struct mem_plan *p, uint32_t base);
+uint32_t mem_plan_site_base(const struct mem_plan *p);
 void mem_plan_free(struct mem_plan *p);
 /* The sites in text order (site number = index); @p may be NULL. */
 size_t mem_plan_sites(const struct mem_plan *p, const struct mem_site **sites);
@@ -46,7 +49,7 @@ const struct mem_req *mem_plan_call(const struct mem_plan *p,
 				    const struct mem_site *s, size_t i);
 /* Memory instructions of probed functions that got no probe. */
 size_t mem_plan_skipped(const struct mem_plan *p);
-/* Sites kernel @kernel runs (its own and its .funcs'). */
+/* Sites the kernel of index @kernel runs (its own and its .funcs'). */
 uint32_t mem_plan_points(const struct mem_plan *p, size_t kernel);
 
 /* Names the code of one function's sites uses (memsite.c). */

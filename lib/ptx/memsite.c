@@ -37,7 +37,8 @@ struct site_code {
 	const struct ptx_module *m;
 	const struct mem_plan *p;
 	const struct mem_site *s;
-	uint32_t site;
+	uint32_t site;   /* index in the module: names its labels */
+	uint32_t number; /* egpu_mem_ctx.site: site_base + index */
 	const struct mem_names *nm;
 };
 
@@ -100,7 +101,7 @@ static void build_ctx(struct strbuf *sb, const struct site_code *c)
 	sb_printf(sb, "\tst.local.v2.u64 \t[%%%s_m1], {%%%s_m0, %%%s_m2};\n",
 		  p, p, p);
 	sb_printf(sb, "\tmov.u64 \t%%%s_m2, %llu;\n", p,
-		  (unsigned long long)((uint64_t)c->site << 32 | s->kernel_id));
+		  (unsigned long long)((uint64_t)c->number << 32 | s->kernel_id));
 	if (s->op.size_reg >= 0) {
 		sb_printf(sb, "\tcvt.u64.u32 \t%%%s_m3, %.*s;\n", p,
 			  (int)c->m->toks[s->op.size_reg].len,
@@ -153,7 +154,7 @@ static void inline_call(struct strbuf *sb, const struct site_code *c,
 	snprintf(ctx, sizeof(ctx), "%%%s_m1", p);
 	snprintf(len, sizeof(len), "%%%s_m4", p);
 	if (call->fold) {
-		ctx_image(s, c->site, image);
+		ctx_image(s, c->number, image);
 		at.image = image;
 		if (s->need_text) {
 			snprintf(text, sizeof(text), "$%s_text_%u", p, c->site);
@@ -235,7 +236,9 @@ int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
 	for (size_t i = lo; i < hi; i++) {
 		const struct ptx_stmt *st = &m->items[item].func->stmts[s[i].stmt];
 		struct site_code c = { .m = m, .p = p, .s = &s[i],
-				       .site = (uint32_t)i, .nm = names };
+				       .site = (uint32_t)i,
+				       .number = mem_plan_site_base(p) + (uint32_t)i,
+				       .nm = names };
 		struct strbuf *sb = edit_at(e, m->toks[st->first].off, 0);
 
 		if (!sb)

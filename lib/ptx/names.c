@@ -135,3 +135,15 @@ bool kernel_names_match(const struct kernel_names *kn, const char *pattern)
 	}
 	return false;
 }
+
+int ptx_kernel_matches(const char *mangled, const char *pattern, bool *match)
+{
+	struct kernel_names kn;
+	int err = kernel_names_init(&kn, mangled, strlen(mangled));
+
+	if (err)
+		return err;
+	*match = kernel_names_match(&kn, pattern);
+	kernel_names_free(&kn);
+	return 0;
+}

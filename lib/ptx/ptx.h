@@ -49,6 +49,17 @@ struct ptx_attach {
 	 * EGPU_MEM_*) the probed instructions must match; 0: all. */
 	uint32_t mem_spaces;
 	uint32_t mem_kinds;
+	/* Program name for messages; NULL: func. */
+	const char *label;
+	/* A pattern matching no kernel is an error (EGPU_ENOENT); else a
+	 * warning in the report. */
+	bool strict_match;
+	/*
+	 * The probe may end its thread (helper exit_thread). At the entry,
+	 * kernels with barriers that exited threads cannot release are
+	 * refused (EGPU_ENOTSUP).
+	 */
+	bool may_exit;
 };
 
 /* A PTX module to link into the application's: JIT output, runtime. */
@@ -85,20 +96,40 @@ struct ptx_mem_site {
 };
 
 struct ptx_report {
-	/* Every .entry defined by the application, in order: kernels[id]. */
+	/* Every .entry defined by the application, in order: kernels[id -
+	 * the first id]. */
 	struct ptx_kernel_info *kernels;
 	size_t nkernels;
 	unsigned version_major; /* .version of the output */
 	unsigned version_minor;
 	size_t linked_funcs;    /* function definitions linked in */
-	/* Memory sites by egpu_mem_ctx.site. */
+	/* Memory sites: mem_sites[i] has egpu_mem_ctx.site site_base + i. */
 	struct ptx_mem_site *mem_sites;
+	uint32_t site_base;
 	size_t nmem_sites;
 	/* Memory instructions of probed functions left unprobed (ldmatrix,
 	 * call-sequence .param ...: docs/ptx.md). */
 	size_t mem_skipped;
 	char **files;           /* .file names that sites point to */
 	size_t nfiles;
+	/* Requests whose pattern matched no kernel: "prog 'P': no kernel
+	 * matches 'K'; kernels: ..." each. */
+	char **warnings;
+	size_t nwarnings;
+};
+
+/*
+ * How kernels and memory sites are numbered when modules share one
+ * numbering (a context's: lib/api/kernels.c).
+ */
+struct ptx_numbering {
+	/* Id of the module's kernel @index (its .entry in text order), called
+	 * once per kernel in order; never EGPU_MEM_KERNEL_SHARED. */
+	int (*kernel_id)(void *user, uint32_t index, const char *mangled,
+			 const char *demangled, uint32_t *id);
+	/* Number of the first of the module's @nsites memory sites. */
+	int (*site_base)(void *user, uint32_t nsites, uint32_t *base);
+	void *user;
 };
 
 /*
@@ -108,7 +139,7 @@ struct ptx_report {
  * output is the input, byte for byte.
  *
  * Errors: EGPU_EFORMAT for unparsable PTX ("NAME: PTX line L col C: ..."),
- * EGPU_ENOENT for a pattern matching no kernel or an undefined probe or
+ * EGPU_ENOENT for a strict pattern matching no kernel or an undefined probe or
  * extern function, EGPU_EEXIST for two different definitions of a symbol,
  * EGPU_ENOTSUP for inputs this instrumentation cannot serve (e.g. a target
  * below sm_70), EGPU_EINVAL for bad arguments.
@@ -117,7 +148,17 @@ int ptx_instrument(const char *app_ptx, size_t len,
 		   const struct ptx_attach *reqs, size_t nreq,
 		   const struct ptx_text *modules, size_t nmod,
 		   struct strbuf *out, struct ptx_report *report);
+/* ptx_instrument() numbering kernels and sites by @num (NULL: kernels by
+ * their index in the module, sites from 0). */
+int ptx_instrument_num(const char *app_ptx, size_t len,
+		       const struct ptx_attach *reqs, size_t nreq,
+		       const struct ptx_text *modules, size_t nmod,
+		       const struct ptx_numbering *num, struct strbuf *out,
+		       struct ptx_report *report);
 
 void ptx_report_free(struct ptx_report *report);
+
+/* Whether kernel @mangled answers to @pattern, as ptx_attach.kernel. */
+int ptx_kernel_matches(const char *mangled, const char *pattern, bool *match);
 
 #endif

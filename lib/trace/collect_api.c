@@ -46,8 +46,7 @@ static _Thread_local struct {
 
 static enum call_kind kind_of_name(const char *name, bool copies)
 {
-	if (has_prefix(name, "cudaGraphLaunch") ||
-	    has_prefix(name, "cuGraphLaunch"))
+	if (trace_api_graph(name))
 		return CALL_GRAPH;
 	/* host functions put on a stream run no GPU work */
 	if (has_prefix(name, "cudaLaunchHostFunc") ||

@@ -6,6 +6,12 @@
 
 static const char *const unknown_root[] = { UNKNOWN_LAUNCH };
 
+bool trace_api_graph(const char *name)
+{
+	return name && (!strncmp(name, "cudaGraphLaunch", 15) ||
+			!strncmp(name, "cuGraphLaunch", 13));
+}
+
 static const char *name_of(const char *s)
 {
 	return s ? s : "?";

@@ -141,6 +141,23 @@ static void escape(struct strbuf *sb, const char *s, const struct escaper *e)
 	}
 }
 
+static bool utf8_special(unsigned char c)
+{
+	return c >= 0x80;
+}
+
+static void utf8_copy(struct strbuf *sb, const unsigned char *p, size_t n)
+{
+	sb_addn(sb, n ? (const char *)p : REPLACEMENT, n ? n : 3);
+}
+
+void utf8_put(struct strbuf *sb, const char *s)
+{
+	static const struct escaper utf8 = { utf8_special, utf8_copy };
+
+	escape(sb, s, &utf8);
+}
+
 static bool json_special(unsigned char c)
 {
 	return c < 0x20 || c >= 0x80 || c == '"' || c == '\\';

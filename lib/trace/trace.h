@@ -11,6 +11,7 @@
 #ifndef EGPU_TRACE_H
 #define EGPU_TRACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -69,6 +70,9 @@ struct trace_data {
  * Sorts apis by correlation id (in place: it cannot fail).
  */
 size_t trace_join(struct trace_data *td);
+
+/* Whether the API @name launches a CUDA graph (cudaGraphLaunch, ...). */
+bool trace_api_graph(const char *name);
 
 /* Writers: 0 or a negative EGPU_E* with a message. */
 int trace_write_folded(const struct trace_data *td, FILE *f);

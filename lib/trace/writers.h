@@ -86,6 +86,8 @@ void text_put(struct strbuf *sb, const char *s, bool folded);
 /* The first @depth frames of @p joined by ';': "main;f;cudaLaunchKernel". */
 void path_put(struct strbuf *sb, const struct op_path *p, uint32_t depth);
 
+/* @s with invalid UTF-8 as U+FFFD (protobuf strings must be UTF-8). */
+void utf8_put(struct strbuf *sb, const char *s);
 /* @s as JSON string contents / XML text; invalid UTF-8 becomes U+FFFD. */
 void json_escape(struct strbuf *sb, const char *s);
 void xml_escape(struct strbuf *sb, const char *s);

@@ -89,16 +89,25 @@ static bool same_region(const struct reg *a, const struct reg *b)
 	}
 }
 
-/* p - q within one region is a distance, a scalar. */
+/*
+ * p - q is a scalar: a known distance within one region, any number
+ * between regions (addresses are no secret from the host, and a number
+ * can never be used as a pointer again). Both must be movable, non-NULL
+ * pointers.
+ */
 static int pointer_distance(struct verifier *v, struct reg *dst,
 			    const struct reg *src)
 {
 	struct scalar d, c;
 
-	if (!same_region(dst, src))
-		return vfail(v, "subtracting pointers into different regions "
-			     "(%s, %s)", reg_type_name(dst),
-			     reg_type_name(src));
+	if (!may_move(dst) || !may_move(src))
+		return vfail(v, "subtracting pointers (%s, %s): both must be "
+			     "pointers into memory, checked against NULL",
+			     reg_type_name(dst), reg_type_name(src));
+	if (!same_region(dst, src)) {
+		reg_unknown(dst);
+		return 0;
+	}
 	sc_const(&d, (uint64_t)((int64_t)dst->off - src->off));
 	c = dst->v;
 	if (!sc_alu64(&d, &c, BPF_ADD, false) ||

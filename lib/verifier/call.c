@@ -90,9 +90,11 @@ static int check_no_thread_local(struct verifier *v, int regno,
 		     regno, spec->name ? spec->name : "?", m->name);
 }
 
-static int check_size_arg(struct verifier *v, int regno, bool zero_ok,
-			  const struct call_meta *m)
+static int check_size_arg(struct verifier *v, const struct helper_proto *p,
+			  int regno, bool zero_ok, const struct call_meta *m)
 {
+	enum access acc = p->args[regno - 2] == ARG_MEM_OUT ? ACCESS_WRITE :
+							      ACCESS_READ;
 	const struct reg *r = &cur_regs(v)[regno];
 
 	if (r->type != REG_SCALAR)
@@ -103,7 +105,7 @@ static int check_size_arg(struct verifier *v, int regno, bool zero_ok,
 	if (r->v.umax > (uint64_t)MAX_OFFSET)
 		return vfail(v, "r%d: size for %s is not bounded (umax %"
 			     PRIu64 ")", regno, m->name, r->v.umax);
-	return check_mem_arg(v, regno - 1, &r->v, ACCESS_READ, false);
+	return check_mem_arg(v, regno - 1, &r->v, acc, false);
 }
 
 static int check_record_arg(struct verifier *v, int regno,
@@ -188,6 +190,34 @@ static int check_shared_u64_arg(struct verifier *v, int regno,
 	return check_mem_arg(v, regno, &eight, ACCESS_WRITE, true);
 }
 
+/*
+ * A user helper's buffer: @size bytes of the stack or of a map value,
+ * initialised (on the GPU the call gets a copy of them); writable too
+ * unless const. Named after the registered signature in messages.
+ */
+static int check_user_buf_arg(struct verifier *v, const struct helper_proto *p,
+			      int regno, const struct call_meta *m)
+{
+	const struct reg *r = &cur_regs(v)[regno];
+	const struct user_helper *u = user_helper_find(v->opts.users, p->id);
+	uint32_t bytes = u->size[regno - 1];
+	bool is_const = p->args[regno - 1] == ARG_USER_CONST_BUF;
+	struct scalar size;
+	int err;
+
+	sc_const(&size, bytes);
+	if (r->type != REG_PTR_STACK && r->type != REG_PTR_MAP_VALUE)
+		return vfail(v, "r%d must point to %" PRIu32 " bytes of the "
+			     "stack or a map value for %s (argument %d is "
+			     "%su8[%" PRIu32 "]), got %s", regno, bytes,
+			     m->name, regno, is_const ? "const " : "", bytes,
+			     reg_type_name(r));
+	err = check_mem_arg(v, regno, &size, ACCESS_READ, false);
+	if (!err && !is_const)
+		err = check_mem_arg(v, regno, &size, ACCESS_WRITE, false);
+	return err;
+}
+
 static int check_arg(struct verifier *v, const struct helper_proto *p,
 		     int regno, struct call_meta *m)
 {
@@ -215,10 +245,11 @@ static int check_arg(struct verifier *v, const struct helper_proto *p,
 	case ARG_MAP_VALUE:
 		return check_map_mem_arg(v, regno, type == ARG_MAP_KEY, m);
 	case ARG_MEM:
+	case ARG_MEM_OUT:
 		return 0; /* checked with its size */
 	case ARG_SIZE:
 	case ARG_SIZE_OR_ZERO:
-		return check_size_arg(v, regno, type == ARG_SIZE_OR_ZERO, m);
+		return check_size_arg(v, p, regno, type == ARG_SIZE_OR_ZERO, m);
 	case ARG_ALLOC_SIZE:
 		if (!reg_const_value(r, &m->alloc) || !m->alloc ||
 		    m->alloc > (uint64_t)MAX_OFFSET)
@@ -235,6 +266,9 @@ static int check_arg(struct verifier *v, const struct helper_proto *p,
 		return check_ctx_arg(v, regno);
 	case ARG_SHARED_U64:
 		return check_shared_u64_arg(v, regno, m);
+	case ARG_USER_BUF:
+	case ARG_USER_CONST_BUF:
+		return check_user_buf_arg(v, p, regno, m);
 	default:
 		return check_str_arg(v, regno);
 	}
@@ -302,12 +336,20 @@ static int set_result(struct verifier *v, const struct helper_proto *p,
 
 int check_helper_call(struct verifier *v, int32_t id)
 {
-	const struct helper_proto *p = proto_find(id, v->opts.abi);
-	const struct helper_info *h = helper_find(id, v->opts.abi);
+	struct helper_proto scratch;
+	const struct helper_proto *p = proto_lookup(id, v->opts.abi,
+						    v->opts.users, &scratch);
+	const struct helper_info *h = helper_lookup(id, v->opts.abi,
+						    v->opts.users);
 	struct call_meta m = { .name = h ? h->name : "?", .map = -1 };
 	struct reg arg1 = cur_regs(v)[1];
 	int err;
 
+	if (!p && v->opts.abi == EGPU_HELPERS_GPU && helper_id_is_user(id))
+		return vfail(v, "helper %" PRId32 " (0x%" PRIx32 ") is a user "
+			     "helper number the context has not registered "
+			     "(egpu_helper_register before loading)", id,
+			     (uint32_t)id);
 	if (!p)
 		return vfail(v, "unknown helper %" PRId32, id);
 	if (!(p->attach & ATTACH_BIT(v->opts.attach)))
@@ -399,9 +441,12 @@ int check_exit(struct verifier *v)
 		err = reg_readable(v, 0);
 		if (err)
 			return err;
-		if (reg_is_ptr(r0))
-			return vfail(v, "r0 is a pointer (%s): returning it "
-				     "leaks an address", reg_type_name(r0));
+		/* A probe's return value is dropped at its site; a direct
+		 * run's goes to the host, where an address means nothing. */
+		if (reg_is_ptr(r0) && v->opts.attach == EGPU_ATTACH_NONE)
+			return vfail(v, "r0 is a pointer (%s): a direct run "
+				     "returns it to the host, which cannot use "
+				     "an address", reg_type_name(r0));
 		return st->nrefs ? leaked_ref(v, "at exit") : 1;
 	}
 	err = check_dangling(v);

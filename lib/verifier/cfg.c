@@ -151,7 +151,9 @@ static int mark_jumps(struct verifier *v)
 /* The argument registers a helper reads (all five if it is unknown). */
 static uint16_t helper_uses(const struct verifier *v, int32_t id)
 {
-	const struct helper_proto *p = proto_find(id, v->opts.abi);
+	struct helper_proto scratch;
+	const struct helper_proto *p = proto_lookup(id, v->opts.abi,
+						    v->opts.users, &scratch);
 	uint16_t use = 0;
 
 	if (!p)

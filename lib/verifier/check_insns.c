@@ -506,7 +506,9 @@ static int check_call(const struct checker *c, size_t pc)
 	}
 	switch (in->src_reg) {
 	case 0:
-		if (!helper_find(in->imm, c->abi))
+		/* User helpers are checked against the context's later. */
+		if (!helper_find(in->imm, c->abi) &&
+		    !(c->abi == EGPU_HELPERS_GPU && helper_id_is_user(in->imm)))
 			return reject(c, pc, EGPU_EVERIFY,
 				      "unknown helper %d (%s helpers)",
 				      in->imm, abi_name(c->abi));

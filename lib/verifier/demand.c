@@ -134,8 +134,10 @@ static uint16_t helper_arg_demand(const struct helper_proto *p,
 static struct demand helper_demand(const struct demand_ctx *c, size_t i,
 				   struct demand out)
 {
-	const struct helper_proto *p = proto_find(c->v->insns[i].imm,
-						  c->v->opts.abi);
+	struct helper_proto scratch;
+	const struct helper_proto *p = proto_lookup(c->v->insns[i].imm,
+						    c->v->opts.abi,
+						    c->v->opts.users, &scratch);
 	bool r0_wanted = out.regs & R0;
 
 	out.regs &= (uint16_t)~(ARGS | R0);

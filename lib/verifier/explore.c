@@ -40,9 +40,11 @@ int vfail(struct verifier *v, const char *fmt, ...)
 	sb_init(&text);
 	if (insn >= 0 && (size_t)insn < v->cnt)
 		disasm_insn(&text, v, insn);
-	err_set(EGPU_EVERIFY, "prog '%s': insn %d (%s): %s",
+	sb_adds(&text, ")");
+	source_line(&text, v->prog, insn);
+	err_set(EGPU_EVERIFY, "prog '%s': insn %d (%s: %s",
 		v->prog->name ? v->prog->name : "?", insn,
-		sb_ok(&text) && text.buf ? text.buf : "", reason);
+		sb_ok(&text) && text.buf ? text.buf : ")", reason);
 	sb_free(&text);
 	return EGPU_EVERIFY;
 }
@@ -81,9 +83,10 @@ int push_branch(struct verifier *v, int insn, struct vstate **out)
 	if (!st)
 		return vnomem();
 	err = state_copy(st, v->cur);
-	if (!err && v->opts.verbose)
+	/* The sides taken, to replay a failing path into the log. */
+	if (!err && v->opts.log)
 		err = hist_push(st, 1);
-	if (!err && v->opts.verbose)
+	if (!err && v->opts.log)
 		err = hist_push(v->cur, 0);
 	if (err) {
 		state_free(st);
@@ -339,14 +342,20 @@ static void free_all(struct verifier *v)
 	checkpoints_free(v);
 }
 
-/* Follow the failing path again, logging every step of it. */
+/* Steps of the failing path a log gets without verbose: its end. */
+#define FAIL_TAIL 8
+/* At most this many with verbose (very long paths). */
+#define FAIL_STEPS_MAX 2000
+
+/* Follow the failing path again, logging its steps (the last few only
+ * unless verbose). */
 static void replay(struct verifier *v)
 {
 	struct verifier_stats saved_stats = v->stats;
 	char *msg = strdup(egpu_errmsg());
 	uint8_t *hist = NULL;
 	uint32_t len = v->cur->hist_len;
-	uint64_t steps = v->cur->path_len;
+	uint64_t steps = v->cur->path_len, keep;
 
 	if (len && (hist = malloc(len)))
 		memcpy(hist, v->cur->hist, len);
@@ -360,7 +369,9 @@ static void replay(struct verifier *v)
 	v->replay_hist = hist;
 	v->replay_len = len;
 	v->replay_len_steps = steps;
-	v->replay_skip = steps > 2000 ? steps - 2000 : 0;
+	/* The last step, the failing one, is in the message, not logged. */
+	keep = (v->opts.verbose ? FAIL_STEPS_MAX : FAIL_TAIL) + 1;
+	v->replay_skip = steps > keep ? steps - keep : 0;
 	vlog(v, "failing path, %" PRIu64 " steps:\n", steps);
 	if (v->replay_skip)
 		vlog(v, "... first %" PRIu64 " steps omitted\n",
@@ -414,7 +425,7 @@ static int run(struct verifier *v)
 	if (err)
 		return err;
 	err = explore(v);
-	if (err == EGPU_EVERIFY && v->opts.verbose && v->opts.log)
+	if (err == EGPU_EVERIFY && v->opts.log)
 		replay(v);
 	if (!err)
 		err = check_stack_chains(v);

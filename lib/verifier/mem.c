@@ -18,7 +18,7 @@ static const char *origin_name(const struct verifier *v, int32_t insn)
 
 	if (insn < 0 || (size_t)insn >= v->cnt)
 		return "a helper";
-	h = helper_find(v->insns[insn].imm, v->opts.abi);
+	h = helper_lookup(v->insns[insn].imm, v->opts.abi, v->opts.users);
 	return h ? h->name : "a helper";
 }
 
@@ -185,7 +185,9 @@ static int check_alignment(struct verifier *v, int regno,
 
 	if (!rg->aligned || size <= 1)
 		return 0;
-	if ((fixed & (size - 1)) || !tnum_is_aligned(r->v.t, size))
+	/* The sum, not each part: off 4 plus a multiple of 8 plus 4 is
+	 * aligned to 8. */
+	if (!tnum_is_aligned(tnum_add(tnum_const(fixed), r->v.t), size))
 		return vfail(v, "misaligned %s access: off %" PRId64 " size %"
 			     PRIu32 " (GPU memory accesses must be naturally "
 			     "aligned)", rg->what, (int64_t)fixed, size);
@@ -395,17 +397,6 @@ bool stack_const(struct verifier *v, int regno, uint32_t size, uint64_t *val)
 }
 
 /* A pointer stored outside the stack would escape the verifier's view. */
-static int check_pointer_store(struct verifier *v, const struct region *rg,
-			       const struct reg *val, int valno)
-{
-	if (!val || !reg_is_ptr(val))
-		return 0;
-	if (!strcmp(rg->what, "stack"))
-		return 0;
-	return vfail(v, "r%d is a pointer (%s): storing it into %s leaks an "
-		     "address", valno, reg_type_name(val), rg->what);
-}
-
 /*
  * One load, store or atomic of @size bytes at @off from the pointer in
  * @regno. Stores give @val (NULL: data of unknown value); loads fill @out.
@@ -425,8 +416,6 @@ static int access_mem(struct verifier *v, int regno, int32_t off,
 		err = check_bounds(v, regno, &rg, off, size, &lo, &hi);
 	if (!err)
 		err = check_alignment(v, regno, &rg, off, size);
-	if (!err && acc == ACCESS_WRITE)
-		err = check_pointer_store(v, &rg, val, valno);
 	if (err)
 		return err;
 	ptr = cur_regs(v)[regno];

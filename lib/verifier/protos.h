@@ -12,11 +12,12 @@
 enum arg_type {
 	ARG_NONE,          /* not an argument */
 	ARG_SCALAR,        /* an initialised scalar */
-	ARG_ANY_OR_UNINIT, /* anything: only printed as a number */
+	ARG_ANY_OR_UNINIT, /* anything: printed as a number, or ignored */
 	ARG_MAP,           /* a map handle of one of proto->maps */
 	ARG_MAP_KEY,       /* points to key_size readable bytes */
 	ARG_MAP_VALUE,     /* points to value_size readable bytes */
 	ARG_MEM,           /* points to readable bytes; next arg the size */
+	ARG_MEM_OUT,       /* points to writable bytes; next arg the size */
 	ARG_SIZE,          /* size of the previous argument, > 0 */
 	ARG_SIZE_OR_ZERO,  /* the same, may be 0 */
 	ARG_ALLOC_SIZE,    /* a constant > 0 */
@@ -25,6 +26,9 @@ enum arg_type {
 	ARG_CTX,           /* the context pointer, unmoved */
 	ARG_CONST_STR,     /* a NUL-terminated string in read-only data */
 	ARG_SHARED_U64,    /* 8 writable, 8-aligned bytes of a map value */
+	ARG_USER_BUF,      /* user helper: its size[i] initialised, writable
+			      bytes of the stack or a map value */
+	ARG_USER_CONST_BUF, /* the same, only read */
 };
 
 enum ret_type {
@@ -55,6 +59,14 @@ struct helper_proto {
 };
 
 const struct helper_proto *proto_find(int32_t id, int abi);
+struct user_helper;
+/*
+ * proto_find(), extended by the user helpers @users (lib/core/helpers.h)
+ * under the GPU helper set; their prototype is built in @scratch.
+ */
+const struct helper_proto *proto_lookup(int32_t id, int abi,
+					const struct user_helper *users,
+					struct helper_proto *scratch);
 /* Whether a map of type @type belongs to @group. */
 bool map_in_group(uint32_t type, uint8_t group);
 /* Array-like maps whose values lddw may address directly. */

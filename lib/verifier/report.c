@@ -2,6 +2,7 @@
 /* The verbose log and the one-line report a command-line tool prints. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "vstate.h"
 
@@ -25,6 +26,67 @@ static bool logging_steps(const struct verifier *v)
 	return v->opts.verbose >= 2;
 }
 
+/* The line instruction @insn comes from, or NULL. */
+static const struct bpf_line_info *line_of(const struct bpf_prog_spec *p,
+					   int insn)
+{
+	size_t lo = 0, hi = p->line_cnt;
+
+	if (insn < 0 || (size_t)insn >= p->line_insns)
+		return NULL;
+	while (lo < hi) { /* the last entry starting at or before @insn */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->lines[mid].insn <= (uint32_t)insn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Line 0: code the compiler made up, no source line. */
+	return lo && p->lines[lo - 1].line ? &p->lines[lo - 1] : NULL;
+}
+
+/* The file's base name and the line's text without leading blanks. */
+static void line_parts(const struct bpf_prog_spec *p,
+		       const struct bpf_line_info *l, const char **file,
+		       const char **text)
+{
+	const char *slash;
+
+	*file = p->line_strs + l->file;
+	slash = strrchr(*file, '/');
+	if (slash)
+		*file = slash + 1;
+	*text = p->line_strs + l->text;
+	while (**text == ' ' || **text == '\t')
+		(*text)++;
+}
+
+void source_line(struct strbuf *sb, const struct bpf_prog_spec *prog, int insn)
+{
+	const struct bpf_line_info *l = line_of(prog, insn);
+	const char *file, *text;
+
+	if (!l)
+		return;
+	line_parts(prog, l, &file, &text);
+	sb_printf(sb, " at %s:%u: `%.160s`", file, l->line, text);
+}
+
+/* "; TEXT @ FILE:LINE" before the first instruction of a line, as Linux. */
+static void log_line_start(struct strbuf *sb, const struct verifier *v, int insn)
+{
+	const struct bpf_line_info *l = line_of(v->prog, insn);
+	const char *file, *text;
+
+	/* Once per line: clang starts a record at each new column too. */
+	if (!l || l->insn != (uint32_t)insn ||
+	    (l > v->prog->lines && l[-1].line == l->line && l[-1].file == l->file))
+		return;
+	line_parts(v->prog, l, &file, &text);
+	sb_printf(sb, "; %.160s @ %s:%u\n", text, file, l->line);
+}
+
 /* "IDX: insn ; state after it" */
 void log_step(struct verifier *v, int insn)
 {
@@ -32,6 +94,7 @@ void log_step(struct verifier *v, int insn)
 
 	if (!sb || !logging_steps(v))
 		return;
+	log_line_start(sb, v, insn);
 	sb_printf(sb, "%d: ", insn);
 	disasm_insn(sb, v, insn);
 	sb_adds(sb, " ;");

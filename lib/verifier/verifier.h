@@ -28,6 +28,7 @@ int verifier_check_insns(const struct bpf_prog_spec *prog, size_t map_cnt,
 #include <stdint.h>
 
 struct strbuf;
+struct user_helper;
 
 /* Instructions processed over all paths before a program is refused. */
 #define VERIFIER_MAX_INSNS 1000000
@@ -45,6 +46,8 @@ struct verifier_opts {
 	struct strbuf *log; /* receives verbose output; NULL: none */
 	uint64_t max_insns; /* complexity limit; 0: VERIFIER_MAX_INSNS */
 	bool all_states;    /* tests: store a state at every prune point */
+	/* The context's user helpers (lib/core/helpers.h), NULL: none. */
+	const struct user_helper *users;
 };
 
 struct verifier_stats {

@@ -312,6 +312,11 @@ void checkpoints_free(struct verifier *v);
 /* report.c */
 void vlog(struct verifier *v, const char *fmt, ...) EGPU_PRINTF(2, 3);
 void log_step(struct verifier *v, int insn);
+/*
+ * " at FILE:LINE: `TEXT`" for instruction @insn of @prog when its BTF line
+ * info names one (clang -g), else nothing.
+ */
+void source_line(struct strbuf *sb, const struct bpf_prog_spec *prog, int insn);
 
 /* disasm.c */
 void disasm_insn(struct strbuf *sb, const struct verifier *v, int idx);

@@ -16,6 +16,7 @@
 #define API_PTX EGPU_TEST_BUILD "/kernels.ptx"
 #define MEM_OBJ EGPU_TEST_BUILD "/memprobe.bpf.o"
 #define MEM_PTX EGPU_TEST_BUILD "/memkernels.ptx"
+#define MIXED_OBJ EGPU_TEST_BUILD "/mixed.bpf.o"
 
 static egpu_ctx *ctx;
 static egpu_obj *obj;
@@ -191,19 +192,112 @@ START_TEST(offline_instrumentation_assembles)
 }
 END_TEST
 
-START_TEST(unknown_kernel_is_an_error)
+/* A pattern matching nothing: a warning by default, an error if strict. */
+START_TEST(unknown_kernel_is_a_warning)
 {
 	size_t len;
 	char *ptx = tu_read_file(API_PTX, &len), *out = NULL;
-	egpu_link *l = egpu_attach_kernel(egpu_obj_prog(obj, "on_entry"),
-					  "no_such_kernel", EGPU_ATTACH_ENTRY, NULL);
+	egpu_prog *p = egpu_obj_prog(obj, "on_entry");
+	egpu_link *l = egpu_attach_kernel(p, "no_such_kernel", EGPU_ATTACH_ENTRY, NULL);
+	EGPU_OPTS(egpu_attach_opts, strict, .strict = true);
+	EGPU_OPTS(egpu_report, rep);
 
 	ck_assert_ptr_nonnull(l);
-	ck_assert_int_eq(egpu_instrument_ptx(ctx, ptx, len, &out, NULL, NULL),
+	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, len, &out, NULL, &rep),
+		      "instrument: %s", egpu_errmsg());
+	ck_assert_uint_eq(rep.kernels_patched, 0);
+	ck_assert_uint_eq(rep.warning_cnt, 1);
+	ck_assert_ptr_nonnull(strstr(rep.warnings[0], "prog 'on_entry'"));
+	ck_assert_ptr_nonnull(strstr(rep.warnings[0], "no_such_kernel"));
+	ck_assert_ptr_nonnull(strstr(rep.warnings[0], "kernels: saxpy"));
+	free(out);
+	out = NULL;
+	egpu_link_destroy(l);
+	l = egpu_attach_kernel(p, "no_such_kernel", EGPU_ATTACH_ENTRY, &strict);
+	ck_assert_int_eq(egpu_instrument_ptx(ctx, ptx, len, &out, NULL, &rep),
 			 EGPU_ENOENT);
-	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "no_such_kernel"));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "prog 'on_entry': no kernel matches 'no_such_kernel'"));
 	egpu_link_destroy(l);
 	free(ptx);
+}
+END_TEST
+
+/*
+ * Without line info (raw instructions) a refusal names the instruction
+ * only; the log of egpu_prog_verify() ends with the last steps of the
+ * failing path, each with its state.
+ */
+START_TEST(refusal_without_line_info)
+{
+	static const uint64_t insns[] = {
+		0x00000000000001b7, /* r1 = 0 */
+		0x00000000000002b7, /* r2 = 0 */
+		0x00000000000003b7, /* r3 = 0 */
+		0x00000000000004b7, /* r4 = 0 */
+		0x00000000000005b7, /* r5 = 0 */
+		0x00000000000006b7, /* r6 = 0 */
+		0x00000000000007b7, /* r7 = 0 */
+		0x00000000000008b7, /* r8 = 0 */
+		0x00000000000009b7, /* r9 = 0 */
+		0x0000000000000095, /* exit: r0 never set */
+	};
+	egpu_obj *raw = egpu_load_insns(ctx, insns, sizeof(insns), NULL);
+	EGPU_OPTS(egpu_verify_opts, vo);
+
+	ck_assert_msg(raw, "%s", egpu_errmsg());
+	ck_assert_int_eq(egpu_prog_verify(egpu_obj_next_prog(raw, NULL), &vo),
+			 EGPU_EVERIFY);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "prog 'prog': insn 9 (exit): "));
+	ck_assert_ptr_null(strstr(egpu_errmsg(), " at "));
+	ck_assert_msg(strstr(vo.log, "failing path, 10 steps:\n"
+					     "... first 1 steps omitted\n1: r2 = 0 ;"), "%s", vo.log);
+	ck_assert_ptr_nonnull(strstr(vo.log, "\n8: r9 = 0 ;"));
+	free(vo.log);
+}
+END_TEST
+
+/* A refused probe does not sink its object; it cannot be used. */
+START_TEST(refused_program_keeps_object)
+{
+	EGPU_OPTS(egpu_load_opts, strict, .strict = true);
+	egpu_obj *mo = egpu_load(ctx, MIXED_OBJ, NULL);
+	egpu_prog *good, *bad;
+	const char *why = NULL;
+	char *ptx = NULL;
+	size_t len;
+
+	ck_assert_msg(mo, "load: %s", egpu_errmsg());
+	good = egpu_obj_prog(mo, "good_entry");
+	bad = egpu_obj_prog(mo, "bad_exit");
+	ck_assert_int_eq(egpu_prog_verdict(good, &why), 0);
+	ck_assert_str_eq(why, "");
+	ck_assert_int_eq(egpu_prog_verdict(bad, &why), EGPU_EVERIFY);
+	ck_assert_ptr_nonnull(strstr(why, "prog 'bad_exit'"));
+	ck_assert_ptr_nonnull(strstr(why, "out-of-bounds"));
+	/* clang -g: the C source line, file:line and text */
+	ck_assert_ptr_nonnull(strstr(why, "(r0 = *(u64 *)(r1 + 40)) at mixed.bpf.c:28: "
+				     "`return *(volatile __u64 *)((char *)ctx + 40);`: "));
+	/* verify reports it again, with the log */
+	EGPU_OPTS(egpu_verify_opts, vo);
+	ck_assert_int_eq(egpu_prog_verify(bad, &vo), EGPU_EVERIFY);
+	ck_assert_ptr_nonnull(strstr(vo.log, "prog 'bad_exit': refused"));
+	ck_assert_ptr_nonnull(strstr(vo.log, "failing path, 1 steps:\n"));
+	free(vo.log);
+	/* attaching, translating, running it: errors naming it */
+	ck_assert_ptr_null(egpu_attach_kernel(bad, "saxpy", EGPU_ATTACH_EXIT, NULL));
+	ck_assert_int_eq(egpu_errcode(), EGPU_EVERIFY);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "cannot attach to 'saxpy'"));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "bad_exit"));
+	ck_assert_int_eq(egpu_prog_jit_ptx(bad, NULL, &ptx, &len), EGPU_EVERIFY);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "bad_exit"));
+	/* attach_all takes the good one only */
+	ck_assert_int_eq(egpu_attach_all(mo), 1);
+	ck_assert_int_eq(egpu_prog_jit_ptx(good, NULL, &ptx, &len), 0);
+	free(ptx);
+	/* the old behaviour on request */
+	ck_assert_ptr_null(egpu_load(ctx, MIXED_OBJ, &strict));
+	ck_assert_int_eq(egpu_errcode(), EGPU_EVERIFY);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "bad_exit"));
 }
 END_TEST
 
@@ -323,7 +417,9 @@ int main(void)
 	tcase_add_test(tc, array_map_semantics);
 	tcase_add_test(tc, cpu_run_updates_maps);
 	tcase_add_test(tc, offline_instrumentation_assembles);
-	tcase_add_test(tc, unknown_kernel_is_an_error);
+	tcase_add_test(tc, unknown_kernel_is_a_warning);
+	tcase_add_test(tc, refused_program_keeps_object);
+	tcase_add_test(tc, refusal_without_line_info);
 	tcase_add_test(tc, mem_probes_offline);
 	tcase_add_test(tc, mem_probes_selecting_nothing);
 	tcase_add_test(tc, direct_run_module_assembles);

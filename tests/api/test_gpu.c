@@ -14,6 +14,7 @@
 
 #define API_OBJ EGPU_TEST_BUILD "/api.bpf.o"
 #define API_PTX EGPU_TEST_BUILD "/kernels.ptx"
+#define BPFTIME_OBJ EGPU_TEST_BUILD "/bpftime.bpf.o"
 #define N 1000
 #define BLOCK 256
 #define GRID 4 /* 1024 threads: 24 return early */
@@ -81,6 +82,78 @@ START_TEST(probes_count_every_thread)
 	ck_assert_int_eq(egpu_map_lookup(slots, &k1, &exits), 0);
 	ck_assert_uint_eq(entries, GRID * BLOCK);
 	ck_assert_uint_eq(exits, GRID * BLOCK);
+	cu()->cuModuleUnload(mod);
+	free(ptx);
+}
+END_TEST
+
+static int on_event(void *user, const void *data, size_t size)
+{
+	uint64_t *seen = user, id;
+
+	ck_assert_uint_eq(size, sizeof(id));
+	memcpy(&id, data, sizeof(id));
+	seen[0]++;
+	seen[1] += id;
+	return 0;
+}
+
+static uint64_t lookup_u64(egpu_obj *o, const char *map, uint32_t key)
+{
+	uint64_t v = 0;
+
+	ck_assert_msg(!egpu_map_lookup(egpu_obj_map(o, map), &key, &v), "%s: %s",
+		      map, egpu_errmsg());
+	return v;
+}
+
+/*
+ * bpftime's features with probes written its way (bpftime.bpf.c): blocks
+ * 2 and 3 end at entry, so saxpy computes only y[0..511]; the 512 threads
+ * left count themselves in maps 1504, 1513 and 1512 and send their index
+ * with perf_event_output(NULL, ...).
+ */
+START_TEST(bpftime_maps_and_early_exit)
+{
+	egpu_obj *bt = egpu_load(ctx, BPFTIME_OBJ, NULL);
+	egpu_map *pt;
+	uint64_t seen[2] = { 0, 0 }, *slots, sum = 0;
+	egpu_ringbuf *rb;
+	uint32_t key = 0;
+	char *ptx;
+	size_t len;
+	CUmodule mod;
+	float y[N];
+
+	ck_assert_msg(bt, "load: %s", egpu_errmsg());
+	ck_assert_uint_eq(egpu_map_type(egpu_obj_map(bt, "hostpt")),
+			  EGPU_MAP_PERTHREAD_ARRAY_HOST);
+	ck_assert_int_eq(egpu_attach_all(bt), 2);
+	ptx = tu_read_file(API_PTX, &len);
+	ck_assert_msg(!egpu_module_load(ctx, &mod, ptx, len), "%s", egpu_errmsg());
+	rb = egpu_ringbuf_new(egpu_obj_map(bt, "events"), on_event, seen);
+	ck_assert_msg(rb, "%s", egpu_errmsg());
+	run_saxpy(mod, y);
+	for (int i = 0; i < N; i++)
+		ck_assert_float_eq(y[i], i < 2 * BLOCK ? 2.0f * i + 1.0f : 1.0f);
+	ck_assert_uint_eq(lookup_u64(bt, "kshared", 0), 2 * BLOCK);
+	ck_assert_uint_eq(lookup_u64(bt, "kshared", 1), 2 * BLOCK);
+	ck_assert_uint_eq(lookup_u64(bt, "hostarr", 0), 2 * BLOCK);
+	ck_assert_uint_eq(lookup_u64(bt, "ghash", 7), 7);
+	pt = egpu_obj_map(bt, "hostpt");
+	slots = calloc(egpu_map_values_per_key(pt), sizeof(*slots));
+	ck_assert_int_eq(egpu_map_lookup(pt, &key, slots), 0);
+	for (uint32_t t = 0; t < egpu_map_values_per_key(pt); t++) {
+		ck_assert_uint_le(slots[t], 1);
+		sum += slots[t];
+	}
+	ck_assert_uint_eq(sum, 2 * BLOCK);
+	while (egpu_ringbuf_poll(rb, 100) > 0)
+		;
+	ck_assert_uint_eq(seen[0], 2 * BLOCK);
+	ck_assert_uint_eq(seen[1], (2 * BLOCK - 1) * 2 * BLOCK / 2);
+	egpu_ringbuf_free(rb);
+	free(slots);
 	cu()->cuModuleUnload(mod);
 	free(ptx);
 }
@@ -163,6 +236,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, probes_count_every_thread);
 	tcase_add_test(tc, direct_gpu_run_matches_cpu);
+	tcase_add_test(tc, bpftime_maps_and_early_exit);
 	tcase_add_test(tc, host_lookup_latency);
 	suite_add_tcase(s, tc);
 	/* One process: the maps' CUDA context must outlive each test. */

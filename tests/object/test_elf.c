@@ -6,6 +6,7 @@
 
 #include <bpf/btf.h>
 
+#include "egpu/ctx.h"
 #include "object_test.h"
 
 #define BPF_OBJ(name) EGPU_TEST_BUILD "/" name ".bpf.o"
@@ -353,7 +354,7 @@ START_TEST(unsupported_map_type)
 
 	ck_assert_fails(parse_file(BPF_OBJ("bad_map_type"), "bad.o",
 				   EGPU_HELPERS_GPU, &s),
-			EGPU_ENOTSUP, "object 'bad.o': map 'gpu_hash': type 1501 is not supported");
+			EGPU_ENOTSUP, "object 'bad.o': map 'lru_hash': type 9 is not supported (supported: 1 hash, 2 array, 4 perf_event_array, 6 percpu_array, 27 ringbuf, 1501 gpu_hash, 1502 perthread_array, 1503 gpu_array, 1504 gpu_kernel_shared_array, 1512 perthread_array_host, 1513 gpu_array_host, 1527 gpu_ringbuf, 4096 thread_local, 4097 sm_array)");
 }
 END_TEST
 
@@ -601,6 +602,38 @@ static void assert_bad_section(const char *section, const char *text)
 	ck_assert_ptr_null(k);
 }
 
+/* bpftime's aliases: implemented by libegpu's types, declared type kept. */
+START_TEST(bpftime_map_types)
+{
+	static const struct {
+		const char *name;
+		uint32_t type, declared;
+		int host_memory;
+	} want[] = {
+		{ "ghash", EGPU_MAP_HASH, EGPU_MAP_GPU_HASH, 0 },
+		{ "kshared", EGPU_MAP_GPU_ARRAY, EGPU_MAP_GPU_KERNEL_SHARED_ARRAY, 0 },
+		{ "pthost", EGPU_MAP_PERTHREAD_ARRAY, EGPU_MAP_PERTHREAD_ARRAY_HOST, 1 },
+		{ "ghost", EGPU_MAP_GPU_ARRAY, EGPU_MAP_GPU_ARRAY_HOST, 1 },
+	};
+	struct bpf_object_spec s;
+
+	ck_assert_ok(parse_file(BPF_OBJ("bpftime_maps"), "bpftime_maps.bpf.o",
+				EGPU_HELPERS_GPU, &s));
+	ck_assert_uint_eq(s.map_cnt, ARRAY_SIZE(want));
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		const struct bpf_map_spec *m = &s.maps[map_index(&s, want[i].name)];
+
+		ck_assert_uint_eq(m->type, want[i].type);
+		ck_assert_uint_eq(m->declared_type, want[i].declared);
+		ck_assert_int_eq(m->host_memory, want[i].host_memory);
+	}
+	ck_assert_str_eq(object_map_type_name(EGPU_MAP_GPU_ARRAY_HOST),
+			 "gpu_array_host");
+	ck_assert_str_eq(object_map_type_name(9), "unknown");
+	object_spec_free(&s);
+}
+END_TEST
+
 START_TEST(section_names)
 {
 	assert_section("gpu/entry/vectorAdd", EGPU_ATTACH_ENTRY, "vectorAdd");
@@ -611,6 +644,9 @@ START_TEST(section_names)
 	assert_section("kretprobe/k?", EGPU_ATTACH_EXIT, "k?");
 	assert_section("kprobe/__memcapture", EGPU_ATTACH_MEM, "*");
 	assert_section("kretprobe/__memcapture", EGPU_ATTACH_EXIT, "__memcapture");
+	assert_section("kprobe/__directly_run", EGPU_ATTACH_NONE, "");
+	assert_section("kprobe/cuda__Z1kv", EGPU_ATTACH_ENTRY, "_Z1kv");
+	assert_section("kretprobe/cuda_k", EGPU_ATTACH_EXIT, "cuda_k");
 	assert_section("socket", EGPU_ATTACH_NONE, "");
 	assert_section(".text", EGPU_ATTACH_NONE, "");
 	assert_section("kprobe", EGPU_ATTACH_NONE, "");
@@ -619,6 +655,35 @@ START_TEST(section_names)
 	assert_bad_section("kprobe/", "section 'kprobe/' names no kernel");
 	assert_bad_section("gpu/entry", "unknown attach point");
 	assert_bad_section("gpu/start/k", "section 'gpu/start/k': unknown attach point");
+}
+END_TEST
+
+static void assert_filter(const char *section, uint32_t spaces, uint32_t kinds)
+{
+	uint32_t s = 7, k = 7;
+
+	ck_assert_int_eq(object_mem_filter_from_section(section, &s, &k), 0);
+	ck_assert_uint_eq(s, spaces);
+	ck_assert_uint_eq(k, kinds);
+}
+
+/* gpu/mem/K/SPACES/KINDS: what a memory probe runs before. */
+START_TEST(section_mem_filters)
+{
+	uint32_t s, k;
+
+	assert_section("gpu/mem/vadd/global/load,store", EGPU_ATTACH_MEM, "vadd");
+	assert_filter("gpu/mem/vadd", 0, 0);
+	assert_filter("gpu/mem/vadd/global", 1u << EGPU_SPACE_GLOBAL, 0);
+	assert_filter("gpu/mem/*/global,shared/load,store",
+		      1u << EGPU_SPACE_GLOBAL | 1u << EGPU_SPACE_SHARED,
+		      1u << EGPU_MEM_LOAD | 1u << EGPU_MEM_STORE);
+	assert_filter("gpu/mem/k/*/atomic", 0, 1u << EGPU_MEM_ATOMIC);
+	assert_filter("gpu/entry/a/b", 0, 0);
+	ck_assert_fails(object_mem_filter_from_section("gpu/mem/k/global/read", &s, &k),
+			EGPU_EFORMAT, "section 'gpu/mem/k/global/read': 'read' is no access kind");
+	ck_assert_fails(object_mem_filter_from_section("gpu/mem/k/globl", &s, &k),
+			EGPU_EFORMAT, "'globl' is no state space (generic, global");
 }
 END_TEST
 
@@ -634,6 +699,8 @@ int main(void)
 	tcase_add_test(ok, subprogram_linking);
 	tcase_add_test(ok, header_helpers);
 	tcase_add_test(ok, section_names);
+	tcase_add_test(ok, bpftime_map_types);
+	tcase_add_test(ok, section_mem_filters);
 	tcase_add_test(bad, unsupported_map_type);
 	tcase_add_test(bad, no_programs);
 	tcase_add_test(bad, unknown_helper);

@@ -95,6 +95,10 @@ static const struct insn_case cases[] = {
 	/* ---- the frame pointer ---- */
 	{ "mov to r10", PROG(INSN(0xb7, 10, 0, 0, 0), EXIT), 0, 0,
 	  EGPU_EVERIFY, "writes r10, the read-only frame pointer" },
+	/* refused even where no path goes: the JIT keeps r10 fixed */
+	{ "r10 written in dead code",
+	  PROG(INSN(0x05, 0, 0, 1, 0), INSN(0x07, 10, 0, 0, 10), MOV0, EXIT), 0, 0,
+	  EGPU_EVERIFY, "writes r10, the read-only frame pointer" },
 	{ "load into r10", PROG(INSN(0x79, 10, 1, 0, 0), EXIT), 0, 0,
 	  EGPU_EVERIFY, "(ldxdw r10, [r1+0]): writes r10" },
 	{ "or with r10", PROG(INSN(0x4f, 0, 10, 0, 0), EXIT), 0, 0,

@@ -43,7 +43,7 @@ START_TEST(entry_and_exits)
 	char *probe = probe_module("7.0", "sm_80", "pa");
 	struct ptx_text mod = { "pa", probe, strlen(probe) };
 	struct ptx_attach reqs[] = {
-		{ "k", EGPU_ATTACH_ENTRY, "pa", false, true, 0, 0 }, { "k", EGPU_ATTACH_EXIT, "pa", false, true, 0, 0 },
+		{ "k", EGPU_ATTACH_ENTRY, "pa", false, true, 0, 0, NULL, false, false }, { "k", EGPU_ATTACH_EXIT, "pa", false, true, 0, 0, NULL, false, false },
 	};
 	struct ptx_report rep;
 	unsigned entries, exits;
@@ -102,8 +102,8 @@ START_TEST(programs_in_attach_order)
 		{ "a", a, strlen(a) }, { "b", b, strlen(b) }, { "c", c, strlen(c) },
 	};
 	struct ptx_attach reqs[] = {
-		{ "k", EGPU_ATTACH_ENTRY, "pb", false, true, 0, 0 }, { "k", EGPU_ATTACH_EXIT, "pc", false, true, 0, 0 },
-		{ "k", EGPU_ATTACH_ENTRY, "pa", false, true, 0, 0 }, { "k", EGPU_ATTACH_EXIT, "pa", false, true, 0, 0 },
+		{ "k", EGPU_ATTACH_ENTRY, "pb", false, true, 0, 0, NULL, false, false }, { "k", EGPU_ATTACH_EXIT, "pc", false, true, 0, 0, NULL, false, false },
+		{ "k", EGPU_ATTACH_ENTRY, "pa", false, true, 0, 0, NULL, false, false }, { "k", EGPU_ATTACH_EXIT, "pa", false, true, 0, 0, NULL, false, false },
 	};
 	static const char app[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
 				  ".entry k()\n{\n\tret;\n}\n";
@@ -154,7 +154,7 @@ static unsigned selected(const char *pattern)
 {
 	char *probe = probe_module("8.0", "sm_90", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
-	struct ptx_attach req = { pattern, EGPU_ATTACH_ENTRY, "p", false, false, 0, 0 };
+	struct ptx_attach req = { pattern, EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, false };
 	struct ptx_report rep;
 	unsigned bits = 0;
 	size_t len, i;
@@ -220,7 +220,9 @@ START_TEST(unknown_pattern)
 {
 	char *probe = probe_module("8.0", "sm_90", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
-	struct ptx_attach req = { "nope*", EGPU_ATTACH_EXIT, "p", false, false, 0, 0 };
+	struct ptx_attach req = { .kernel = "nope*", .point = EGPU_ATTACH_EXIT,
+				  .func = "p", .strict_match = true };
+	struct ptx_report rep;
 	struct strbuf sb;
 
 	sb_init(&sb);
@@ -228,7 +230,18 @@ START_TEST(unknown_pattern)
 					&mod, 1, &sb, NULL),
 			 EGPU_ENOENT);
 	ck_assert_str_eq(egpu_errmsg(),
-			 "no kernel matches 'nope*'; kernels: ns::vectorAdd, vectorAdd, scale<float>, saxpy, (anonymous namespace)::fill");
+			 "prog 'p': no kernel matches 'nope*'; kernels: ns::vectorAdd, vectorAdd, scale<float>, saxpy, (anonymous namespace)::fill");
+	/* Not strict: the module is unchanged and the report warns. */
+	req.strict_match = false;
+	req.label = "probe";
+	sb_free(&sb);
+	sb_init(&sb);
+	ck_assert_int_eq(ptx_instrument(names_app, strlen(names_app), &req, 1,
+					&mod, 1, &sb, &rep), 0);
+	ck_assert_uint_eq(rep.nwarnings, 1);
+	ck_assert_str_eq(rep.warnings[0],
+			 "prog 'probe': no kernel matches 'nope*'; kernels: ns::vectorAdd, vectorAdd, scale<float>, saxpy, (anonymous namespace)::fill");
+	ptx_report_free(&rep);
 	sb_free(&sb);
 	free(probe);
 }
@@ -239,7 +252,7 @@ static int link_case(const char *app, const char *const *texts, size_t n,
 		     char **out)
 {
 	struct ptx_text mods[4];
-	struct ptx_attach req = { "*", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0 };
+	struct ptx_attach req = { "*", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, false };
 	size_t i, len;
 	int err;
 
@@ -417,7 +430,7 @@ START_TEST(request_errors)
 		".func (.param .b64 r) p(.param .b64 c, .param .b64 n)\n{\n\tret;\n}\n";
 	char *probe = probe_module("7.8", "sm_90", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
-	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "q", false, false, 0, 0 };
+	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "q", false, false, 0, 0, NULL, false, false };
 	struct strbuf sb;
 
 	sb_init(&sb);
@@ -478,7 +491,7 @@ START_TEST(sm_70_needed_for_params)
 		".entry k(.param .u32 n)\n{\n\tret;\n}\n.entry j()\n{\n\tret;\n}\n";
 	char *probe = probe_module("7.0", "sm_60", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
-	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0 };
+	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, false };
 	struct strbuf sb;
 
 	sb_init(&sb);
@@ -493,12 +506,64 @@ START_TEST(sm_70_needed_for_params)
 }
 END_TEST
 
+/*
+ * An entry probe that may end threads: a barrier waiting for all threads
+ * (released by exits) is fine, one counting arrivals, in the kernel or a
+ * .func of its module, would hang the threads left: refused.
+ */
+START_TEST(early_exit_and_barriers)
+{
+	static const char *const cases[][2] = {
+		{ "\tbar.sync 0;\n", NULL },
+		{ "\tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n", NULL },
+		{ "\tbar.sync 1, 64;\n", "'bar.sync 1, 64' (PTX line 7, in k)" },
+		{ "\tbar.arrive 2, 64;\n", "'bar.arrive 2, 64' (PTX line 7, in k)" },
+		{ "\tcall f;\n", "'mbarrier.init.shared.b64 [bar], 32' (PTX line 12, in f)" },
+	};
+	char *probe = probe_module("7.8", "sm_90", "p");
+	struct ptx_text mod = { "p", probe, strlen(probe) };
+	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, true };
+	struct strbuf sb, app;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		sb_init(&app);
+		sb_printf(&app, ".version 7.8\n.target sm_90\n.address_size 64\n"
+			  ".shared .b64 bar;\n.entry k()\n{\n%s\tret;\n}\n"
+			  ".func f()\n{\n\tmbarrier.init.shared.b64 [bar], 32;\n\tret;\n}\n",
+			  cases[i][0]);
+		sb_init(&sb);
+		if (!cases[i][1]) {
+			ck_assert_int_eq(ptx_instrument(app.buf, app.len, &req, 1, &mod,
+							1, &sb, NULL), 0);
+		} else {
+			ck_assert_int_eq(ptx_instrument(app.buf, app.len, &req, 1, &mod,
+							1, &sb, NULL), EGPU_ENOTSUP);
+			ck_assert_msg(strstr(egpu_errmsg(), cases[i][1]) &&
+				      strstr(egpu_errmsg(), "probe 'p' may end threads"),
+				      "%s", egpu_errmsg());
+		}
+		sb_free(&sb);
+		sb_free(&app);
+	}
+	/* Exit probes, and probes that never end threads, are not concerned. */
+	req.may_exit = false;
+	static const char counted[] =
+		".version 7.8\n.target sm_90\n.address_size 64\n"
+		".entry k()\n{\n\tbar.sync 1, 64;\n\tret;\n}\n";
+	sb_init(&sb);
+	ck_assert_int_eq(ptx_instrument(counted, strlen(counted), &req, 1, &mod,
+					1, &sb, NULL), 0);
+	sb_free(&sb);
+	free(probe);
+}
+END_TEST
+
 START_TEST(falling_off_the_end)
 {
 	char *probe = probe_module("7.8", "sm_90", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
 	struct ptx_attach reqs[] = {
-		{ "*", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0 }, { "*", EGPU_ATTACH_EXIT, "p", false, false, 0, 0 },
+		{ "*", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, false }, { "*", EGPU_ATTACH_EXIT, "p", false, false, 0, 0, NULL, false, false },
 	};
 	struct ptx_report rep;
 	size_t len;
@@ -531,7 +596,7 @@ START_TEST(names_avoid_application_names)
 		".entry k()\n{\n\t.reg .b64 %egpu_rd<2>;\n$egpu1_x:\n\tret;\n}\n";
 	char *probe = probe_module("7.8", "sm_90", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
-	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0 };
+	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, false };
 	size_t len;
 	int err;
 	char *out = instrument(app, strlen(app), &req, 1, &mod, 1, NULL, &len, &err);
@@ -564,6 +629,7 @@ int main(void)
 	tcase_add_test(tc, identity_without_requests);
 	tcase_add_test(tc, sm_70_needed_for_params);
 	tcase_add_test(tc, falling_off_the_end);
+	tcase_add_test(tc, early_exit_and_barriers);
 	tcase_add_test(tc, names_avoid_application_names);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);

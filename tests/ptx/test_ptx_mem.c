@@ -557,13 +557,16 @@ START_TEST(bad_input)
 		"\tret;\n}\n";
 	struct ptx_attach req = mem_req("nosuch", P_COUNT);
 	struct ptx_report rep;
+
+	req.strict_match = true;
+	req.label = "count";
 	struct strbuf sb;
 	char *out;
 
 	sb_init(&sb);
 	ck_assert_int_eq(ptx_instrument(forms_ptx, strlen(forms_ptx), &req, 1,
 					mods, NPROBES + 1, &sb, NULL), EGPU_ENOENT);
-	ck_assert_str_eq(egpu_errmsg(), "no kernel matches 'nosuch'; kernels: ka, kb");
+	ck_assert_str_eq(egpu_errmsg(), "prog 'count': no kernel matches 'nosuch'; kernels: ka, kb");
 	/* Nothing to probe is no error: the report says so. */
 	req.kernel = "k";
 	out = mem_instrument(no_access, &req, 1, &rep, "mem_none");

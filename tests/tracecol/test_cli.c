@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "egpu.h"
 #include "test_util.h"
 
@@ -54,6 +56,7 @@ START_TEST(cli_usage_errors)
 	const char *no_dir[] = { "trace", "-o", NULL };
 	const char *unknown[] = { "trace", "-x", "true", NULL };
 	const char *only_dashes[] = { "trace", "-o", "/tmp", "--", NULL };
+	const char *no_pprof[] = { "trace", "--pprof", NULL };
 	char err[4096];
 
 	ck_assert_int_eq(run_egpu(none, err, sizeof(err)), 2);
@@ -63,6 +66,8 @@ START_TEST(cli_usage_errors)
 	ck_assert_int_eq(run_egpu(unknown, err, sizeof(err)), 2);
 	ck_assert_ptr_nonnull(strstr(err, "unknown option '-x'"));
 	ck_assert_int_eq(run_egpu(only_dashes, err, sizeof(err)), 2);
+	ck_assert_int_eq(run_egpu(no_pprof, err, sizeof(err)), 2);
+	ck_assert_ptr_nonnull(strstr(err, "--pprof needs a file"));
 }
 END_TEST
 
@@ -100,20 +105,38 @@ START_TEST(cli_runs_the_command)
 }
 END_TEST
 
+/* Whether the gzip'd file @path holds the bytes of @s. */
+static bool gz_holds(const char *path, const char *s)
+{
+	static char buf[1 << 16];
+	gzFile gz = gzopen(path, "rb");
+	int n = gz ? gzread(gz, buf, sizeof(buf) - 1) : -1;
+
+	if (gz)
+		gzclose(gz);
+	return n > 0 && memmem(buf, (size_t)n, s, strlen(s));
+}
+
 /* The whole path with the stand-in driver and libcupti: files, stderr. */
 START_TEST(cli_writes_the_trace)
 {
-	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX", path[128];
-	const char *run[] = { "trace", "-o", dir, FAKE_DRIVER, NULL };
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX", path[128], pprof[128];
+	const char *run[] = { "trace", "-o", dir, "--pprof", pprof,
+		FAKE_DRIVER, NULL };
 	static const char *const files[] = { "trace.folded", "trace.json",
 		"trace.svg", "summary.txt" };
 	char err[8192], *text;
 	size_t len;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(pprof, sizeof(pprof), "%s/gpu.pb.gz", dir);
 	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 5);
 	ck_assert_msg(strstr(err, "3 launches, 3 kernels (3 matched"),
 		      "stderr: %s", err);
+	/* the profile names the kernel and the launching frames */
+	ck_assert_msg(gz_holds(pprof, "[GPU_Kernel]update(float*, int)") &&
+		      gz_holds(pprof, "train_step"), "stderr: %s", err);
+	unlink(pprof);
 	ck_assert_msg(strstr(err, "update(float*, int)"), "stderr: %s", err);
 	ck_assert_ptr_null(strstr(err, "no trace written"));
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {

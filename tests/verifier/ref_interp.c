@@ -260,6 +260,13 @@ static bool find_region(struct ref_env *e, uint64_t addr, struct region *r)
 	return find_map_region(e, addr, r);
 }
 
+bool ref_env_is_address(struct ref_env *e, uint64_t value)
+{
+	struct region r;
+
+	return find_region(e, value, &r);
+}
+
 /* Check @size bytes at @addr; @read: stack bytes must have been written. */
 static int mem_check(struct ref_env *e, uint64_t addr, uint64_t size,
 		     bool write, bool read)

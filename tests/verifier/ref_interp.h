@@ -32,6 +32,9 @@ int ref_run(struct ref_env *env, const struct bpf_insn *insns, size_t cnt,
 const char *ref_env_violation(const struct ref_env *env);
 /* Whether the last run called a helper whose result is random. */
 bool ref_env_random(const struct ref_env *env);
+/* Whether @value is an address inside memory of the last run (a probe
+ * may return a pointer; the back ends' addresses differ). */
+bool ref_env_is_address(struct ref_env *env, uint64_t value);
 /* The ctx bytes the last run started with (ctx_size bytes, or NULL). */
 const uint8_t *ref_env_initial_ctx(const struct ref_env *env);
 

@@ -15,6 +15,7 @@ int cmd_inspect(int argc, char **argv);
 int cmd_instrument(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
 
 /* A program chosen from an object, with what owns it. */
 struct cli_prog {
@@ -48,5 +49,19 @@ int hex_decode(const char *text, uint8_t **out, size_t *len);
 char *read_stdin(void);
 /* Whole file as malloc'ed bytes, or NULL with a message on stderr. */
 uint8_t *read_path(const char *path, size_t *len);
+
+/*
+ * Path of library @name for `egpu @tool`: $@env_var, else next to this
+ * program (build tree), else in the library folder beside its bin folder.
+ * Returns 0, or -1 with a message on stderr.
+ */
+int child_find_lib(const char *tool, const char *name, const char *env_var,
+		   char *out, size_t len);
+/*
+ * Run @cmd in a child that first calls @setup(@arg) (to set its
+ * environment; non-zero: fail), passing it ^C; returns its exit status
+ * (128 + signal when killed, 127 when it could not run).
+ */
+int child_run(char **cmd, const char *tool, int (*setup)(void *), void *arg);
 
 #endif

@@ -33,7 +33,7 @@ static int parse_args(int argc, char **argv, struct instrument_args *a)
 			a->ptx = argv[i];
 	}
 	if (!a->obj || !a->ptx)
-		return cli_usage("instrument: give FILE.o IN.ptx [-o OUT.ptx]");
+		return cli_usage("instrument: give FILE.o IN.(ptx|fatbin) [-o OUT.ptx]");
 	return 0;
 }
 

@@ -29,7 +29,8 @@ from ._trace import Trace, TraceKernel, TraceStats
 
 __all__ = [
     "Context", "Object", "Program", "Map", "RingBuffer", "Link", "Report",
-    "KernelReport", "MemSite", "Clock", "Trace", "TraceStats", "TraceKernel",
+    "KernelReport", "KernelInfo", "MemSite", "Verification", "Clock", "Trace", "TraceStats",
+    "TraceKernel",
     "gpu_available", "gpu_unavailable_reason", "version",
     "Error", "InvalidArgument", "NoMemory", "IOFailure", "FormatError",
     "VerifyError", "JitError", "NoDevice", "NotFound", "Full", "CudaError",
@@ -123,6 +124,18 @@ class KernelReport:
 
 
 @dataclass(frozen=True)
+class KernelInfo:
+    """A kernel the context instrumented (struct egpu_kernel_info)."""
+    kernel_id: int      # unique in the context; the same for the same
+                        # kernel of the same module text
+    name: str           # mangled, as in the PTX
+    demangled: str
+    module: int         # index of its module text in the context
+    module_hash: int    # FNV-1a hash of that text
+    index: int          # position among the module's kernels
+
+
+@dataclass(frozen=True)
 class MemSite:
     """A memory instruction that memory probes run before (struct
     egpu_mem_site); its index in Report.mem_sites is the probes'
@@ -156,12 +169,28 @@ class Report:
     instrument_ms: float
     kernels: tuple      # KernelReport per kernel
     mem_sites: tuple    # MemSite per memory instruction probed
+    warnings: tuple     # attachments whose pattern matched no kernel
 
     @classmethod
     def _from_dict(cls, d):
         kernels = tuple(KernelReport(**k) for k in d.pop("kernels"))
         sites = tuple(MemSite._from_dict(s) for s in d.pop("mem_sites"))
-        return cls(kernels=kernels, mem_sites=sites, **d)
+        warnings = tuple(d.pop("warnings"))
+        return cls(kernels=kernels, mem_sites=sites, warnings=warnings, **d)
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What the verifier said of a program (Program.verify())."""
+    accepted: bool
+    message: str        # the refusal, naming the instruction ("" if accepted)
+    log: str            # the report; with verbose, the failing path
+    insns_processed: int
+    states: int
+    verify_ms: float
+
+    def __bool__(self):
+        return self.accepted
 
 
 class Context:
@@ -172,18 +201,20 @@ class Context:
     only, without a GPU (maps get placeholder addresses; module_load and GPU
     runs are refused). thread_slots: per-thread map slots on the GPU (0: the
     library's default). log: callable(level, message) receiving the
-    library's log (default: stderr), up to log_level.
+    library's log (default: stderr), up to log_level. no_inline: call
+    probes from their sites instead of copying their bodies in.
     """
 
     def __init__(self, sm=None, offline=False, thread_slots=0, log=None,
-                 log_level=LOG_WARN):
+                 log_level=LOG_WARN, no_inline=False):
         self._h = None
         self._log = log  # the C context calls it: keep it alive
         self._on_print = None  # likewise
         self._objects = []
         self._h = _c.egpu_ctx_new(dict(sm=sm, offline=offline,
                                        thread_slots=thread_slots, log=log,
-                                       log_level=log_level))
+                                       log_level=log_level,
+                                       no_inline=no_inline))
         self.sm = sm or "sm_90"
         self.offline = offline
 
@@ -212,16 +243,22 @@ class Context:
     def __del__(self):
         self.close()
 
-    def load(self, source, name=None, helpers=HELPERS_GPU):
+    def load(self, source, name=None, helpers=HELPERS_GPU, strict=False):
         """Load an eBPF ELF object from a path (str or os.PathLike) or from
         its bytes (any bytes-like object). ``name`` names it in messages;
-        ``helpers``: HELPERS_GPU or HELPERS_CONFORMANCE."""
-        opts = dict(name=name, helpers=helpers)
+        ``helpers``: HELPERS_GPU or HELPERS_CONFORMANCE. A program the
+        verifier refuses keeps its verdict (Program.verdict) and the object
+        loads; ``strict`` makes the whole load fail instead."""
+        opts = dict(name=name, helpers=helpers, strict=strict)
         if isinstance(source, (str, os.PathLike)):
-            h = _c.egpu_load(self._live(), os.fsdecode(source), opts)
+            source = os.fsdecode(source)
+            h = _c.egpu_load(self._live(), source, opts)
         else:
             h = _c.egpu_load_mem(self._live(), source, opts)
-        return self._adopt(h)
+            source = bytes(memoryview(source))
+        obj = self._adopt(h)
+        obj._load_args = (source, name, helpers)  # to load it again elsewhere
+        return obj
 
     def load_insns(self, insns, name=None, helpers=HELPERS_GPU):
         """Load raw instructions (8 bytes each, little-endian) as an object
@@ -276,6 +313,18 @@ class Context:
         """The last calibration (made when the context first used the GPU,
         or by clock_sync()), calibrating now when there is none."""
         return Clock(**_c.egpu_clock_get(self._live()))
+
+    def kernel(self, kernel_id):
+        """The KernelInfo of ``kernel_id`` (egpu.NotFound if the context
+        never gave it)."""
+        return KernelInfo(**_c.kernel_info(self._live(), kernel_id))
+
+    @property
+    def kernels(self):
+        """Every kernel the context instrumented, by id (KernelInfo)."""
+        h = self._live()
+        return tuple(KernelInfo(**_c.kernel_info(h, i))
+                     for i in range(_c.egpu_kernel_cnt(h)))
 
     @property
     def print_drops(self):
@@ -334,6 +383,7 @@ class Object:
         self._ctx = ctx
         self._h = h
         self._rings = []  # RingBuffers of its maps, closed before it
+        self._load_args = None  # (source, name, helpers) of Context.load
         self.name = _c.egpu_obj_name(h)
         progs, maps = [], []
         p = _c.egpu_obj_next_prog(h, None)
@@ -409,7 +459,24 @@ class Program:
     def insns(self):
         return _c.prog_insns(self._handle())
 
-    def attach(self, kernel=None, at=None, spaces=None, kinds=None):
+    @property
+    def verdict(self):
+        """The verifier's verdict at load: (True, "") if accepted (or, for
+        a program without an attach point, not checked until run), else
+        (False, the refusal naming the instruction and source line)."""
+        code, message = _c.prog_verdict(self._handle())
+        return code == 0, message
+
+    def verify(self, at=None, ctx_len=0, verbose=0):
+        """Run the verifier for attach point ``at`` (default: the
+        program's own; "none" with ``ctx_len`` bytes for a direct run) and
+        return a Verification: accepted, message, log (the last steps of a
+        failing path; every step with ``verbose`` 1, every path with 2),
+        insns_processed, states, verify_ms."""
+        where = -1 if at is None else _choice(at, _ATTACH_POINTS, "attach point")
+        return Verification(*_c.prog_verify(self._handle(), where, ctx_len, verbose))
+
+    def attach(self, kernel=None, at=None, spaces=None, kinds=None, strict=False):
         """Attach to every kernel matching ``kernel`` (mangled or demangled
         name, or a glob) at ``at`` ("entry", "exit" or "mem"); both default
         to the program's section. A memory probe ("mem") runs before the
@@ -417,12 +484,15 @@ class Program:
         "shared", ...) and the ``kinds`` (names of MEM_KINDS: "load",
         "store", ...) given, a name or an iterable of names; None: all.
         Takes effect at the next instrument() or module_load() of the
-        context. Returns a Link."""
+        context; where ``kernel`` matches no kernel of a module, the
+        Report's warnings say so, or with ``strict`` the instrumentation
+        fails. Returns a Link."""
         kernel = self.kernel if kernel is None else kernel
         at = _choice(self.attach_point if at is None else at, _ATTACH_POINTS,
                      "attach point")
         opts = dict(mem_spaces=_mask(spaces, _SPACES, "memory space"),
-                    mem_kinds=_mask(kinds, _MEM_KINDS, "memory access kind"))
+                    mem_kinds=_mask(kinds, _MEM_KINDS, "memory access kind"),
+                    strict=strict)
         link = _c.egpu_attach_kernel(self._handle(), kernel, at, opts)
         return Link(self, link, kernel, at)
 
@@ -436,12 +506,14 @@ class Program:
         self.last_run_ns = ns
         return r0
 
-    def jit_ptx(self, sm=None, func=None, kernel=False):
+    def jit_ptx(self, sm=None, func=None, kernel=False, ctx_len=0):
         """The program as PTX: a ``.visible .func`` named ``func`` (default
         egpu_prog_NAME) taking (ctx, ctx_len) and returning r0, and with
-        ``kernel`` also a one-thread ``.entry`` FUNC_kernel."""
+        ``kernel`` also a one-thread ``.entry`` FUNC_kernel. ``ctx_len``:
+        for a program without an attach point, the bytes its r1 points to."""
         return _c.egpu_prog_jit_ptx(self._handle(),
-                                    dict(sm=sm, func=func, kernel=kernel))
+                                    dict(sm=sm, func=func, kernel=kernel,
+                                         ctx_len=ctx_len))
 
     def __repr__(self):
         where = f" {self.attach_point} {self.kernel!r}" if self.kernel else ""

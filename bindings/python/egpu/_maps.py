@@ -23,12 +23,12 @@ ANY = _c.EGPU_ANY
 NOEXIST = _c.EGPU_NOEXIST
 EXIST = _c.EGPU_EXIST
 
-_ARRAY_TYPES = (_c.EGPU_MAP_ARRAY, _c.EGPU_MAP_PERCPU_ARRAY,
-                _c.EGPU_MAP_PERTHREAD_ARRAY, _c.EGPU_MAP_GPU_ARRAY,
-                _c.EGPU_MAP_SM_ARRAY)
 # Several values per key: one per GPU thread slot, or one per SM.
 _PER_THREAD_TYPES = (_c.EGPU_MAP_PERCPU_ARRAY, _c.EGPU_MAP_PERTHREAD_ARRAY,
-                     _c.EGPU_MAP_SM_ARRAY)
+                     _c.EGPU_MAP_PERTHREAD_ARRAY_HOST, _c.EGPU_MAP_SM_ARRAY)
+_ARRAY_TYPES = _PER_THREAD_TYPES + (
+    _c.EGPU_MAP_ARRAY, _c.EGPU_MAP_GPU_ARRAY,
+    _c.EGPU_MAP_GPU_KERNEL_SHARED_ARRAY, _c.EGPU_MAP_GPU_ARRAY_HOST)
 _CTYPES = (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)
 
 
@@ -143,6 +143,18 @@ def _codec(size, kind, what):
     return codec
 
 
+def _add_words(a, b):
+    """``a + b`` word by word as the C library sums values: 8-byte words
+    when the size is a multiple of 8, else 4-byte words."""
+    word = 4 if len(a) % 8 else 8
+    out = bytearray(len(a))
+    for off in range(0, len(a) - word + 1, word):
+        x = int.from_bytes(a[off:off + word], "little")
+        y = int.from_bytes(b[off:off + word], "little")
+        out[off:off + word] = ((x + y) & ((1 << 8 * word) - 1)).to_bytes(word, "little")
+    return bytes(out)
+
+
 class Map(MutableMapping):
     """A map of a loaded object. ``m[key]``, ``m[key] = v``, ``del m[key]``,
     ``len(m)``, iteration, ``keys()``, ``values()`` and ``items()`` work as
@@ -230,6 +242,36 @@ class Map(MutableMapping):
         map: the value itself)."""
         raw = _c.map_lookup_sum(self._handle(), self._key.encode(key))
         return self._value.decode(raw)
+
+    def kernel(self, name):
+        """For a map keyed by kernel id: the values under the ids of every
+        kernel the context instrumented that ``name`` names (mangled,
+        demangled, base name or glob), summed as sum() does; None when none
+        has an entry. Raises egpu.NotFound when no kernel matches."""
+        raw = _c.map_lookup_kernel(self._handle(), name)
+        return None if raw is None else self._value.decode(raw)
+
+    def by_kernel(self):
+        """For a map keyed by kernel id: ``{demangled kernel name: value}``
+        over every kernel the context instrumented that has an entry, the
+        ids of one name (a kernel compiled several times: autotuning,
+        specialisations, one module per kernel) summed as sum() does."""
+        h, sums = self._handle(), {}
+        for k in self._obj._ctx.kernels:
+            try:
+                raw = _c.map_lookup_sum(h, self._id_key(k.kernel_id))
+            except (NotFound, Full):  # no entry, or beyond the array
+                continue
+            if k.demangled in sums:
+                raw = _add_words(sums[k.demangled], raw)
+            sums[k.demangled] = raw
+        return {name: self._value.decode(raw) for name, raw in sums.items()}
+
+    def _id_key(self, kernel_id):
+        if self.key_size not in (4, 8):
+            raise InvalidArgument(f"map {self.name!r}: keys of {self.key_size} "
+                                  "bytes are not kernel ids (4 or 8 bytes)")
+        return kernel_id.to_bytes(self.key_size, "little")
 
     def ring_buffer(self, callback=None):
         """A RingBuffer consuming this ring map (RINGBUF, PERF_EVENT_ARRAY,

@@ -23,7 +23,7 @@ from ._errors import InvalidArgument
 _FORMATS = {"folded": _c.EGPU_TRACE_FOLDED, "chrome": _c.EGPU_TRACE_CHROME,
             "svg": _c.EGPU_TRACE_SVG, "summary": _c.EGPU_TRACE_SUMMARY}
 _BY_SUFFIX = {".folded": "folded", ".json": "chrome", ".svg": "svg",
-              ".txt": "summary"}
+              ".txt": "summary", ".gz": "pprof", ".pprof": "pprof"}
 
 
 @dataclass(frozen=True)
@@ -98,17 +98,21 @@ class Trace:
 
     def write(self, path, format=None):
         """Write the stopped trace to ``path`` as ``format``: "folded",
-        "chrome", "svg" or "summary"; by default from the suffix (.folded,
-        .json, .svg, .txt)."""
+        "chrome", "svg", "summary" or "pprof" (a gzip'd pprof profile of GPU
+        time by CPU stack); by default from the suffix (.folded, .json,
+        .svg, .txt, .pb.gz or .pprof)."""
         path = os.fspath(path)
         if format is None:
             format = _BY_SUFFIX.get(os.path.splitext(path)[1])
             if format is None:
                 raise InvalidArgument(f"{path}: say the format, or use one of "
                                       f"{', '.join(_BY_SUFFIX)}")
+        if format == "pprof":
+            _c.trace_write_pprof(self._done(), path, 0)
+            return
         if format not in _FORMATS:
             raise InvalidArgument(f"trace format {format!r}: expected one of "
-                                  f"{', '.join(_FORMATS)}")
+                                  f"{', '.join(_FORMATS)}, pprof")
         _c.egpu_trace_write(self._done(), _FORMATS[format], path)
 
     def summary(self):

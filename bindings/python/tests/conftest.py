@@ -57,6 +57,12 @@ def mem_path():
 
 
 @pytest.fixture
+def mixed_path():
+    """tests/api/mixed.bpf.o: one accepted probe of saxpy, one refused."""
+    return _data("EGPU_TEST_MIXED")
+
+
+@pytest.fixture
 def kernels_ptx():
     """PTX of tests/kernels.cu (nvcc -arch=sm_90)."""
     with open(_data("EGPU_TEST_PTX")) as f:
@@ -72,3 +78,10 @@ def ctx():
 @pytest.fixture
 def obj(ctx, probes_path):
     return ctx.load(probes_path)
+
+
+@pytest.fixture
+def kcount_path():
+    """tests/kernel_count.bpf.o: threads entering and leaving each kernel,
+    by kernel id (maps "entries" and "exits")."""
+    return _data("EGPU_TEST_KCOUNT")

@@ -74,3 +74,27 @@ def test_malformed_ptx_raises(ctx, obj):
 def test_module_load_refused_offline(ctx, kernels_ptx):
     with pytest.raises(egpu.InvalidArgument, match="offline"):
         ctx.module_load(kernels_ptx)
+
+
+def test_kernel_ids_are_per_context(ctx, obj, kernels_ptx):
+    """Ids stay unique across modules, the same for the same text, and a
+    map keyed by them reads per kernel name."""
+    _, first = ctx.instrument(kernels_ptx)
+    _, again = ctx.instrument(kernels_ptx)
+    _, other = ctx.instrument(kernels_ptx + "// another specialisation\n")
+    ids = [k.kernel_id for k in first.kernels]
+    assert ids == [0, 1] and [k.kernel_id for k in again.kernels] == ids
+    assert [k.kernel_id for k in other.kernels] == [2, 3]
+    infos = ctx.kernels
+    assert [k.kernel_id for k in infos] == [0, 1, 2, 3]
+    assert infos[2].name == first.kernels[0].name and infos[2].module == 1
+    assert ctx.kernel(3).demangled == first.kernels[1].demangled
+    with pytest.raises(egpu.NotFound):
+        ctx.kernel(4)
+    counts = obj.maps["counts"]
+    counts[0], counts[2], counts[1] = 5, 7, 1
+    assert counts.by_kernel() == {first.kernels[0].demangled: 12,
+                                  first.kernels[1].demangled: 1}
+    assert counts.kernel(first.kernels[0].name) == 12
+    with pytest.raises(egpu.NotFound):
+        counts.kernel("no_such_kernel")

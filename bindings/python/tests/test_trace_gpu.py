@@ -3,6 +3,7 @@
 launch to its kernel and writes every format. Skipped (by conftest.py)
 where no GPU is usable; CuPy is imported inside."""
 
+import gzip
 import json
 import xml.etree.ElementTree as ET
 
@@ -59,6 +60,9 @@ def test_trace_joins_launches_to_kernels(tmp_path):
     flows = [e for e in events if e["ph"] == "s"]
     assert len(flows) >= LAUNCHES
     ET.parse(tmp_path / "t.svg")
+    t.write(tmp_path / "t.pb.gz")
+    profile = gzip.decompress((tmp_path / "t.pb.gz").read_bytes())
+    assert b"[GPU_Kernel]egpu_trace_scale" in profile
     with pytest.raises(egpu.InvalidArgument):
         t.write(tmp_path / "t.bin")
     t.close()

@@ -5,7 +5,8 @@
  * its InitializeInjection() (CUPTI's injection contract); the trace starts
  * there and is written at exit into $EGPU_TRACE_DIR (default: egpu-trace):
  * trace.folded, trace.json (Chrome / Perfetto), trace.svg, summary.txt;
- * the summary also goes to stderr. `egpu trace -- CMD` sets this up.
+ * the summary also goes to stderr. $EGPU_TRACE_PPROF names a file for a
+ * gzip'd pprof profile as well. `egpu trace -- CMD` sets this up.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -83,6 +84,22 @@ static void print_stats(void)
 		(unsigned long long)st.lost, st.gpu_ns / 1e6);
 }
 
+/* The pprof profile $EGPU_TRACE_PPROF asks for (only the process that
+ * `egpu trace` started, as children would overwrite it). */
+static void write_pprof(void)
+{
+	const char *path = getenv("EGPU_TRACE_PPROF");
+	const char *root = getenv("EGPU_TRACE_PID");
+	double t = now_ms();
+
+	if (!path || !*path || (root && atol(root) != (long)getpid()))
+		return;
+	if (egpu_trace_write_pprof(trace, path, NULL))
+		fprintf(stderr, MSG "%s\n", egpu_errmsg());
+	else
+		fprintf(stderr, MSG "wrote %s (%.1f ms)\n", path, now_ms() - t);
+}
+
 static void finish(void)
 {
 	const char *dir = getenv("EGPU_TRACE_DIR");
@@ -111,6 +128,7 @@ static void finish(void)
 		else
 			fprintf(stderr, MSG "wrote %s (%.1f ms)\n", path, now_ms() - t);
 	}
+	write_pprof();
 	print_file(path);  /* the summary, written last */
 	egpu_trace_free(trace);
 	trace = NULL;

@@ -1,0 +1,276 @@
+# SPDX-License-Identifier: MIT
+"""Instrument every Triton kernel compiled in the process: Triton's own
+``@triton.jit`` kernels and those torch.compile (inductor) makes.
+
+    obj = egpu.Context().load("count.bpf.o"); obj.attach_all()
+    with egpu.triton.instrument(obj) as inst:
+        model(x)
+    print(obj.maps["counts"].by_kernel())
+
+Triton hands the PTX of every kernel it compiles to a hook on its ``ptx``
+compile stage (``triton.knobs.runtime.add_stages_inspection_hook``); the
+hook gives it to libegpu, and Triton's own ptxas assembles the result.
+Each device gets its libegpu context (maps live in one CUDA context): the
+object given serves the device current at instrument(), others get the same
+object loaded again into a context of their own, attached by ``attach``.
+
+What would hide kernels from the hook, or mix instrumented and plain
+binaries, is dealt with while instrumenting:
+
+- Triton's caches: the hook's cache key holds a token unique to this
+  instrumentation, so Triton's disk cache never hands back a plain binary
+  (or an instrumented one of another session, whose maps are gone);
+  instrumented binaries go to a temporary cache directory, removed at the
+  end; the in-memory kernel caches of every @triton.jit function are
+  emptied on both sides.
+- inductor: compile workers in other processes never see the hook, so
+  ``compile_threads`` is 1; its FX graph and AOT autograd caches (which
+  can carry compiled binaries) are off; graphs compiled before are
+  dropped (``torch._dynamo.reset()``) so they compile again, instrumented,
+  and dropped again at the end, so no instrumented kernel runs after it.
+- autotuning compiles every configuration through the hook: every one is
+  instrumented, and its benchmark launches run the probes too.
+
+Needs Triton 3.4 or newer (the hook's cache-key protocol); tested with 3.6.
+"""
+import hashlib
+import shutil
+import sys
+import tempfile
+import threading
+import uuid
+
+from . import Context
+from ._errors import Busy, NotSupported
+
+_lock = threading.Lock()
+_active = None
+
+
+def _triton():
+    try:
+        import triton
+        from triton import knobs
+    except ImportError as e:
+        raise NotSupported(f"egpu.triton: Triton is not importable ({e})") from e
+    version = getattr(triton, "__version__", "unknown")
+    try:
+        major, minor = (int(x) for x in version.split(".")[:2])
+    except ValueError:
+        major = minor = 0
+    if (major, minor) < (3, 4) or not hasattr(knobs.runtime,
+                                              "add_stages_inspection_hook"):
+        raise NotSupported(
+            f"egpu.triton needs Triton 3.4 or newer (its compile-stage hook "
+            f"knobs.runtime.add_stages_inspection_hook); this is Triton {version}")
+    return triton, knobs
+
+
+def _inductor_settings():
+    """(module, attribute, value while instrumenting) for torch, if imported."""
+    if "torch" not in sys.modules:
+        return []
+    try:
+        import torch._functorch.config as functorch_config
+        import torch._inductor.config as inductor_config
+    except ImportError:
+        return []
+    wanted = [(inductor_config, "compile_threads", 1),
+              (inductor_config, "fx_graph_cache", False),
+              (inductor_config, "fx_graph_remote_cache", False),
+              (functorch_config, "enable_autograd_cache", False)]
+    return [w for w in wanted if hasattr(w[0], w[1])]
+
+
+def _drop_compiled_graphs():
+    """Forget what torch.compile compiled, so nothing compiled on one side
+    of an instrumentation runs on the other."""
+    if "torch" not in sys.modules:
+        return
+    import torch
+    torch._dynamo.reset()
+    try:
+        from torch._inductor.async_compile import CompiledTritonKernels
+        CompiledTritonKernels.cache_clear()
+    except (ImportError, AttributeError):
+        pass
+    try:
+        from torch._inductor.codecache import PyCodeCache
+        PyCodeCache.cache_clear(purge=False)
+    except (ImportError, AttributeError, TypeError):
+        pass
+
+
+def _drop_jit_caches(triton):
+    """Empty the in-memory kernel caches of every @triton.jit function, so
+    that no kernel compiled on one side of an instrumentation is launched on
+    the other: on the H200 run (Triton 3.6), a kernel compiled before
+    instrument() was launched plain inside it although the hook changes the
+    cache key."""
+    import gc
+    jit = getattr(getattr(triton, "runtime", None), "JITFunction", None)
+    if not isinstance(jit, type):
+        return
+    for fn in gc.get_objects():
+        if isinstance(fn, jit) and hasattr(fn, "device_caches"):
+            fn.device_caches.clear()
+
+
+class Instrumentation:
+    """An active instrumentation (see egpu.triton.instrument()). Undo it
+    with undo() or by leaving its ``with`` block; its contexts stay open
+    (their maps readable) until close()."""
+
+    def __init__(self, probe, attach=None, cache_dir=None):
+        self._triton, self._knobs = _triton()
+        self._attach = attach or (lambda o: o.attach_all())
+        self._lock = threading.Lock()
+        self._own = []             # contexts made here, closed by close()
+        self.objects = {}          # device -> Object
+        self.kernels = []          # (device, KernelReport) per kernel compiled
+        self.instrument_ms = []    # libegpu's time per module instrumented
+        self._probe = probe
+        token = uuid.uuid4().hex
+        self._key = f"egpu-{token}"
+        self._hash = hashlib.sha256(self._key.encode()).hexdigest()
+        self._cache_dir = cache_dir
+        self._tmp = None
+        self._saved = []
+        self._prev_hook = None
+        self._installed = False
+
+    # -- install / undo -------------------------------------------------
+
+    def _install(self):
+        knobs = self._knobs
+        self._installed = True
+        device = self._triton.runtime.driver.active.get_current_device()
+        self.objects[device] = self._probe
+        self._set(knobs.runtime, "add_stages_inspection_hook", self._hook)
+        self._prev_hook = self._saved[-1][2]
+        if self._cache_dir is None:
+            self._tmp = self._cache_dir = tempfile.mkdtemp(prefix="egpu-triton-")
+        self._set(knobs.cache, "dir", self._cache_dir)
+        for mod, name, value in _inductor_settings():
+            self._set(mod, name, value)
+        _drop_compiled_graphs()
+        _drop_jit_caches(self._triton)
+
+    def _set(self, owner, name, value):
+        self._saved.append((owner, name, getattr(owner, name)))
+        setattr(owner, name, value)
+
+    def undo(self):
+        """Stop instrumenting: Triton and inductor as they were, nothing
+        compiled while instrumenting runs again. Idempotent."""
+        global _active
+        if not self._installed:
+            return
+        self._installed = False
+        for owner, name, value in reversed(self._saved):
+            setattr(owner, name, value)
+        self._saved.clear()
+        _drop_compiled_graphs()
+        _drop_jit_caches(self._triton)
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+        with _lock:
+            if _active is self:
+                _active = None
+
+    def close(self):
+        """undo(), then free the contexts made for other devices."""
+        self.undo()
+        for ctx in self._own:
+            ctx.close()
+        self._own.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.undo()
+
+    # -- the hook -------------------------------------------------------
+
+    def _hook(self, *args):
+        prev = self._prev_hook
+        if not args:  # Triton asks for the pipeline's cache key
+            if prev is None:
+                return self._key, self._hash
+            key, digest = prev()
+            return key + self._key, digest + self._hash
+        if prev is not None:
+            prev(*args)
+        stages = args[1]
+        if "ptx" in stages:
+            stages["ptx"] = self._wrap(stages["ptx"])
+        return None
+
+    def _wrap(self, make_ptx):
+        def ptx_stage(src, metadata):
+            return self._instrument(make_ptx(src, metadata))
+        return ptx_stage
+
+    def _object(self, device):
+        obj = self.objects.get(device)
+        if obj is None:
+            if self._probe._load_args is None:
+                raise NotSupported("egpu.triton: a kernel compiles for device "
+                                   f"{device}; the probe object was not loaded "
+                                   "with Context.load(), so it cannot be "
+                                   "loaded again for that device")
+            ctx = Context(sm=self._probe._ctx.sm, offline=self._probe._ctx.offline)
+            self._own.append(ctx)
+            obj = ctx.load(*self._probe._load_args)
+            self._attach(obj)
+            self.objects[device] = obj
+        return obj
+
+    def _instrument(self, ptx):
+        device = self._triton.runtime.driver.active.get_current_device()
+        with self._lock:
+            ctx = self._object(device)._ctx
+            out, report = ctx.instrument(ptx)
+            self.kernels.extend((device, k) for k in report.kernels)
+            self.instrument_ms.append(report.instrument_ms)
+        return out
+
+    # -- reading ---------------------------------------------------------
+
+    def by_kernel(self, map_name):
+        """``{kernel name: value}`` of map ``map_name`` (keyed by kernel id)
+        summed over every device's object."""
+        out = {}
+        for obj in self.objects.values():
+            for name, value in obj.maps[map_name].by_kernel().items():
+                out[name] = out[name] + value if name in out else value
+        return out
+
+
+def instrument(probe, attach=None, cache_dir=None):
+    """Instrument every Triton kernel compiled from now on with the programs
+    attached in ``probe`` (an egpu.Object; its context serves the device
+    current now). Kernels compiled for another device get ``probe`` loaded
+    again into a context of that device and ``attach(obj)`` (default
+    ``obj.attach_all()``). Instrumented binaries are cached in ``cache_dir``
+    (default: a temporary directory removed at the end).
+
+    Returns an Instrumentation; use it as a context manager, or call its
+    undo(). One at a time: a second raises egpu.Busy. Raises
+    egpu.NotSupported for a Triton older than 3.4 (naming its version)."""
+    global _active
+    inst = Instrumentation(probe, attach, cache_dir)
+    with _lock:
+        if _active is not None:
+            raise Busy("egpu.triton: another instrumentation is active; undo it first")
+        _active = inst
+    try:
+        inst._install()
+    except BaseException:
+        inst.undo()
+        with _lock:
+            _active = None
+        raise
+    return inst

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Translate once: the PTX of every probe a context links in, kept for the
+ * context's life and handed to every module it instruments. Frameworks
+ * make one module per kernel; without this every module paid the LLVM
+ * translation of every probe again.
+ *
+ * A translation depends on the program (its linked instructions and
+ * whether it was verified for an attach point, which makes every access
+ * aligned), the name of the emitted function, the target, and the map
+ * addresses baked in as constants, which change once, when the object
+ * first moves its maps to the GPU. The key holds all of them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+
+struct jit_cached {
+	struct jit_cached *next;
+	const struct egpu_prog *prog;
+	char *func;
+	char sm[16];
+	struct jit_map *maps; /* one per map of the program's object */
+	size_t nmaps;
+	char *ptx;
+	size_t len;
+};
+
+static bool same_key(const struct jit_cached *c, const struct egpu_prog *prog,
+		     const char *func, const char *sm,
+		     const struct jit_map *maps, size_t nmaps)
+{
+	return c->prog == prog && !strcmp(c->func, func) &&
+	       !strcmp(c->sm, sm) && c->nmaps == nmaps &&
+	       (!nmaps || !memcmp(c->maps, maps, nmaps * sizeof(*maps)));
+}
+
+static void cached_free(struct jit_cached *c)
+{
+	free(c->func);
+	free(c->maps);
+	free(c->ptx);
+	free(c);
+}
+
+/* Translate @prog and keep it under its key; @maps becomes the entry's. */
+static int translate(struct egpu_ctx *ctx, struct egpu_prog *prog,
+		     const char *func, const char *sm, struct jit_map *maps,
+		     size_t nmaps, struct jit_cached **out)
+{
+	struct jit_cached *c = calloc(1, sizeof(*c));
+	int err;
+
+	if (!c) {
+		free(maps);
+		return err_set(EGPU_ENOMEM, "prog '%s': out of memory", prog->spec->name);
+	}
+	*c = (struct jit_cached){ .prog = prog, .func = strdup(func),
+				  .maps = maps, .nmaps = nmaps };
+	snprintf(c->sm, sizeof(c->sm), "%s", sm);
+	err = c->func ? prog_gpu_ptx(prog, func, sm, false, &c->ptx, &c->len) :
+			err_set(EGPU_ENOMEM, "prog '%s': out of memory", prog->spec->name);
+	if (err) {
+		cached_free(c);
+		return err;
+	}
+	c->next = ctx->jit_cache;
+	ctx->jit_cache = c;
+	*out = c;
+	return 0;
+}
+
+int jit_cache_probe(struct egpu_ctx *ctx, struct egpu_prog *prog,
+		    const char *func, const char *sm, struct ptx_text *out)
+{
+	size_t n = prog->obj->spec.map_cnt;
+	struct jit_map *maps = calloc(n ? n : 1, sizeof(*maps));
+	struct jit_cached *c;
+	int err;
+
+	if (!maps)
+		return err_set(EGPU_ENOMEM, "prog '%s': out of memory", prog->spec->name);
+	err = obj_gpu_maps(prog->obj, maps);
+	if (err) {
+		free(maps);
+		return err;
+	}
+	for (c = ctx->jit_cache; c; c = c->next)
+		if (same_key(c, prog, func, sm, maps, n))
+			break;
+	if (c)
+		free(maps);
+	else
+		err = translate(ctx, prog, func, sm, maps, n, &c);
+	if (!err)
+		*out = (struct ptx_text){ .name = prog->spec->name,
+					  .text = c->ptx, .len = c->len };
+	return err;
+}
+
+void jit_cache_drop_prog(struct egpu_ctx *ctx, const struct egpu_prog *prog)
+{
+	struct jit_cached **p = &ctx->jit_cache;
+
+	while (*p) {
+		struct jit_cached *c = *p;
+
+		if (c->prog == prog) {
+			*p = c->next;
+			cached_free(c);
+		} else {
+			p = &c->next;
+		}
+	}
+}
+
+void jit_cache_free(struct egpu_ctx *ctx)
+{
+	while (ctx->jit_cache) {
+		struct jit_cached *c = ctx->jit_cache;
+
+		ctx->jit_cache = c->next;
+		cached_free(c);
+	}
+}
+
+size_t jit_cache_size(const struct egpu_ctx *ctx)
+{
+	size_t n = 0;
+
+	for (const struct jit_cached *c = ctx->jit_cache; c; c = c->next)
+		n++;
+	return n;
+}

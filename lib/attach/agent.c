@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The agent: at the first module load, makes a libegpu context in the
+ * application's CUDA context, loads the probe named by EGPU_ATTACH and
+ * attaches its programs by section name; then instruments each module
+ * image that carries PTX, keeping the result in a cache keyed by the
+ * image's PTX (the probe and the target are fixed for the process). Prints
+ * stream from a thread; maps and the report are printed at exit.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach/attach.h"
+#include "cuda/cu.h"
+#include "image/image.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread bool busy;
+static struct attach_env env;
+static egpu_ctx *ctx;
+static egpu_obj *obj;
+static bool setup_done, setup_failed;
+static struct attach_stats st;
+static char target[16]; /* sm_XY of the device */
+static pthread_t poller;
+static bool poller_running, stopping;
+
+/* The cache: PTX in, instrumented PTX out. */
+struct cached {
+	uint64_t hash;
+	char *in;
+	size_t in_len;
+	char *out;
+};
+static struct cached *cache;
+static size_t ncache, cache_cap;
+
+bool agent_busy(void)
+{
+	return busy;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static FILE *report_file(void)
+{
+	FILE *f = env.out ? fopen(env.out, "w") : NULL;
+
+	if (env.out && !f)
+		fprintf(stderr, ATTACH_MSG "%s: cannot write, reporting to stderr\n",
+			env.out);
+	return f ? f : stderr;
+}
+
+static void *poll_loop(void *arg)
+{
+	double next = env.interval > 0 ? now_ms() + env.interval * 1e3 : 0;
+
+	(void)arg;
+	busy = true;
+	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
+		egpu_print_poll(ctx, 100);
+		if (next && now_ms() >= next) {
+			pthread_mutex_lock(&lock);
+			report_print(stderr, obj, &st, env.json, false);
+			pthread_mutex_unlock(&lock);
+			next += env.interval * 1e3;
+		}
+		if (!next)
+			usleep(50000);
+	}
+	return NULL;
+}
+
+static void finish(void)
+{
+	FILE *f;
+
+	if (!ctx)
+		return;
+	busy = true;
+	if (poller_running) {
+		__atomic_store_n(&stopping, true, __ATOMIC_RELEASE);
+		pthread_join(poller, NULL);
+		poller_running = false;
+	}
+	egpu_print_poll(ctx, 0);
+	pthread_mutex_lock(&lock);
+	f = report_file();
+	report_print(f, obj, &st, env.json, true);
+	if (f != stderr)
+		fclose(f);
+	pthread_mutex_unlock(&lock);
+	/* the context and maps stay: the application may still be running
+	 * kernels from other exit handlers */
+}
+
+static int setup(void)
+{
+	EGPU_OPTS(egpu_ctx_opts, co, .sm = target);
+	CUcontext cur;
+	int n;
+
+	if (cu_ctx_current(&cur) || cu_device_sm(target, sizeof(target)))
+		return -1;
+	ctx = egpu_ctx_new(&co);
+	obj = ctx ? egpu_load(ctx, env.probe, NULL) : NULL;
+	if (!obj)
+		return -1;
+	n = egpu_attach_all(obj);
+	if (n < 0)
+		return -1;
+	fprintf(stderr, ATTACH_MSG "%s: %d program%s attached, target %s\n",
+		env.probe, n, n == 1 ? "" : "s", target);
+	if (env.metrics)
+		fprintf(stderr, ATTACH_MSG "--metrics %s: this build has no metrics exporter; maps are printed at exit\n",
+			env.metrics);
+	atexit(finish);
+	poller_running = !pthread_create(&poller, NULL, poll_loop, NULL);
+	return 0;
+}
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static struct cached *cache_find(uint64_t h, const char *ptx, size_t len)
+{
+	for (size_t i = 0; i < ncache; i++)
+		if (cache[i].hash == h && cache[i].in_len == len &&
+		    !memcmp(cache[i].in, ptx, len))
+			return &cache[i];
+	return NULL;
+}
+
+static void cache_add(uint64_t h, char *ptx, size_t len, char *out)
+{
+	if (ncache == cache_cap) {
+		size_t cap = cache_cap ? cache_cap * 2 : 16;
+		struct cached *c = realloc(cache, cap * sizeof(*c));
+
+		if (!c) {
+			free(ptx);
+			free(out);
+			return;
+		}
+		cache = c;
+		cache_cap = cap;
+	}
+	cache[ncache++] = (struct cached){ h, ptx, len, out };
+}
+
+static void note_kernels(const struct egpu_report *rep)
+{
+	for (uint32_t i = 0; i < rep->kernel_cnt; i++) {
+		const struct egpu_kernel_report *k = &rep->kernels[i];
+		struct attach_kernel *ks;
+		size_t j;
+
+		if (!k->programs)
+			continue;
+		for (j = 0; j < st.nkernels && st.kernels[j].id != k->kernel_id; j++)
+			;
+		if (j < st.nkernels)
+			continue;
+		ks = realloc(st.kernels, (st.nkernels + 1) * sizeof(*ks));
+		if (!ks)
+			return;
+		st.kernels = ks;
+		ks[st.nkernels++] = (struct attach_kernel){
+			strdup(k->name), strdup(k->demangled), k->kernel_id };
+	}
+}
+
+static void note_sass(const struct image_info *info, const char *via)
+{
+	char what[160], line[256], **l;
+
+	image_describe(info, what, sizeof(what));
+	snprintf(line, sizeof(line), "%s: %s %s", via,
+		 info->kind == IMAGE_CUBIN ? "cubin" : "fatbin", what);
+	l = realloc(st.sass_only, (st.nsass_only + 1) * sizeof(*l));
+	if (!l)
+		return;
+	st.sass_only = l;
+	l[st.nsass_only++] = strdup(line);
+}
+
+/* Instrumented PTX for @image, from the cache or made now; NULL: none. */
+static char *instrument(const void *image, size_t len, const char *via)
+{
+	EGPU_OPTS(egpu_report, rep);
+	struct image_info info;
+	struct cached *c;
+	size_t plen, out_len;
+	char *ptx, *out;
+	uint64_t h;
+	double t0 = now_ms();
+
+	if (image_ptx(image, len, target, &ptx, &plen, &info)) {
+		if (egpu_errcode() == EGPU_ENOTSUP)
+			note_sass(&info, via);
+		else
+			st.failed++;
+		return NULL;
+	}
+	h = fnv1a(ptx, plen);
+	c = cache_find(h, ptx, plen);
+	if (c) {
+		free(ptx);
+		st.cache_hits++;
+		st.instrument_ms += now_ms() - t0;
+		return c->out;
+	}
+	if (egpu_instrument_ptx(ctx, ptx, plen, &out, &out_len, &rep)) {
+		fprintf(stderr, ATTACH_MSG "%s: not instrumented: %s\n", via,
+			egpu_errmsg());
+		st.failed++;
+		free(ptx);
+		return NULL;
+	}
+	note_kernels(&rep);
+	cache_add(h, ptx, plen, out);
+	st.instrument_ms += now_ms() - t0;
+	return out;
+}
+
+void agent_begin(const void *image, size_t len, const char *via,
+		 struct attach_load *ld)
+{
+	memset(ld, 0, sizeof(*ld));
+	if (!env.probe || !image)
+		return;
+	busy = true;
+	pthread_mutex_lock(&lock);
+	st.modules++;
+	if (!setup_done) {
+		setup_done = true;
+		setup_failed = setup() != 0;
+		if (setup_failed)
+			fprintf(stderr, ATTACH_MSG "no probes: %s\n", egpu_errmsg());
+	}
+	if (!setup_failed)
+		ld->ptx = instrument(image, len, via);
+	if (env.verbose)
+		fprintf(stderr, ATTACH_MSG "%s: %s\n", via,
+			ld->ptx ? "instrumented" : "loaded as it is");
+	pthread_mutex_unlock(&lock);
+	busy = false;
+	ld->t_load_ms = now_ms();
+}
+
+void agent_end(struct attach_load *ld, bool ok, int cuda_err)
+{
+	double ms = now_ms() - ld->t_load_ms;
+
+	pthread_mutex_lock(&lock);
+	st.load_ms += ms;
+	if (ok)
+		st.instrumented++;
+	else
+		st.failed++;
+	pthread_mutex_unlock(&lock);
+	if (!ok)
+		fprintf(stderr, ATTACH_MSG "the driver refused an instrumented module (CUDA error %d); loaded the original\n",
+			cuda_err);
+}
+
+__attribute__((constructor)) static void read_env(void)
+{
+	const char *v;
+
+	env.probe = getenv("EGPU_ATTACH");
+	if (env.probe && !*env.probe)
+		env.probe = NULL;
+	env.out = getenv("EGPU_ATTACH_OUT");
+	v = getenv("EGPU_ATTACH_JSON");
+	env.json = v && *v && strcmp(v, "0");
+	v = getenv("EGPU_ATTACH_INTERVAL");
+	env.interval = v ? atof(v) : 0;
+	env.metrics = getenv("EGPU_ATTACH_METRICS");
+	v = getenv("EGPU_ATTACH_VERBOSE");
+	env.verbose = v && *v && strcmp(v, "0");
+	if (!env.probe)
+		fprintf(stderr, ATTACH_MSG "EGPU_ATTACH is not set: no probes\n");
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Pack a build for a GPU machine that lacks the build dependencies (no LLVM
+# headers, libbpf, Check, SWIG or Go there): build here, then copy the source
+# tree and the build outputs the `gpu` tests need into DEST, which the GPU
+# machine runs with scripts/gpu_test.sh. CPU-only test programs and compiler
+# outputs (CMakeFiles) stay behind to keep DEST small.
+#
+#   scripts/gpu_pack.sh DEST [BUILD_DIR]     (BUILD_DIR defaults to build-gpu)
+# Run it from inside the checkout to pack (any worktree); DEST/gpu_test.sh is
+# this script's companion, so the GPU machine runs
+#   bash DEST/gpu_test.sh DEST [ctest args]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(git rev-parse --show-toplevel)
+dest=$(realpath -m "${1:?usage: gpu_pack.sh DEST [BUILD_DIR]}")
+build=$(realpath -m "${2:-$root/build-gpu}")
+export PATH="$PATH:/usr/local/cuda/bin"
+
+if [ ! -f "$build/CMakeCache.txt" ]; then
+	cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DEGPU_BUILD_PYTHON=ON -DEGPU_BUILD_GO=OFF \
+		-DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+fi
+cmake --build "$build" -j"$(nproc)" >/dev/null
+
+# CPU-only tests: the first word of every non-gpu test's command
+cpu_only=$(cd "$build" && ctest -LE gpu --show-only=json-v1 | python3 -c '
+import json, sys
+for t in json.load(sys.stdin)["tests"]:
+    c = t.get("command") or []
+    if c and c[0].startswith(sys.argv[1]):
+        print(c[0])' "$build")
+gpu_cmds=$(cd "$build" && ctest -L gpu --show-only=json-v1 | python3 -c '
+import json, sys
+for t in json.load(sys.stdin)["tests"]:
+    for w in t.get("command") or []:
+        print(w)')
+
+rm -rf "$dest"
+mkdir -p "$dest/src"
+(cd "$root" && git ls-files -z --cached --others --exclude-standard |
+	xargs -0 cp --parents -t "$dest/src")
+cp "$here/gpu_test.sh" "$dest/"
+echo "$root" >"$dest/ROOT"
+echo "$build" >"$dest/BUILD"
+mkdir -p "$dest/build"
+(cd "$build" && find . ! -type d ! -path '*/CMakeFiles/*' ! -path '*/gocache/*' \
+	! -path '*/gopath/*' ! -name '*.cubin' -print0 |
+	xargs -0 cp -p --parents -t "$dest/build")
+for exe in $cpu_only; do
+	grep -qxF "$exe" <<<"$gpu_cmds" && continue
+	rm -f "$dest/build/${exe#"$build"/}"
+done
+du -sh "$dest"
