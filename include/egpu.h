@@ -291,6 +291,13 @@ enum egpu_map_type {
 	EGPU_MAP_GPU_KERNEL_SHARED_ARRAY = 1504, /**< bpftime's: a GPU_ARRAY */
 	EGPU_MAP_PERTHREAD_ARRAY_HOST = 1512, /**< 1502 in mapped host memory */
 	EGPU_MAP_GPU_ARRAY_HOST = 1513,  /**< 1503 in mapped host memory */
+	/** libegpu's: a value per key and GPU thread for one launch, shared
+	 *  by the probes of one kernel, kept in registers; the host cannot
+	 *  read it (docs/maps.md). */
+	EGPU_MAP_THREAD_LOCAL = 4096,
+	/** libegpu's: one copy of an array per SM; the host reads the sum
+	 *  (egpu_map_lookup) or each SM's copy (egpu_map_lookup_values). */
+	EGPU_MAP_SM_ARRAY = 4097,
 };
 
 /** Name of a map type ("hash", "array", "gpu_ringbuf", ...; "unknown"). */
@@ -328,10 +335,19 @@ EGPU_API int egpu_map_next_key(egpu_map *map, const void *key, void *next_key);
 
 /**
  * Values per key of a map: the number of per-thread slots for
- * PERCPU_ARRAY/PERTHREAD_ARRAY maps living in GPU memory, else 1.
- * egpu_map_lookup() fills value_size * egpu_map_values_per_key() bytes.
+ * PERCPU_ARRAY/PERTHREAD_ARRAY maps and of SM copies for SM_ARRAY maps
+ * living in GPU memory, else 1. egpu_map_lookup() fills value_size *
+ * egpu_map_values_per_key() bytes, but value_size bytes (the sum over
+ * SMs) for SM_ARRAY maps.
  */
 EGPU_API uint32_t egpu_map_values_per_key(const egpu_map *map);
+/**
+ * Every value under @p key into @p value, value_size *
+ * egpu_map_values_per_key() bytes: each thread slot's or each SM's value,
+ * in slot order (one value for other maps).
+ */
+EGPU_API int egpu_map_lookup_values(egpu_map *map, const void *key,
+				    void *value);
 /**
  * Sum of every thread's value under @p key of a per-thread map (of any map:
  * then the value itself), word by word: 8-byte words when value_size is a

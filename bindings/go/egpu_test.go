@@ -168,7 +168,16 @@ func TestArrayMap(t *testing.T) {
 
 func TestPerThreadMap(t *testing.T) {
 	_, obj := load(t)
-	m := mustMap(t, obj, "per_thread")
+	for _, name := range []string{"per_thread", "per_sm"} {
+		checkPerThread(t, mustMap(t, obj, name))
+	}
+	if m := mustMap(t, obj, "per_sm"); m.Type() != egpu.MapSMArray {
+		t.Fatalf("per_sm is a %v", m.Type())
+	}
+}
+
+// checkPerThread: a map with a value per thread or SM, seen alike.
+func checkPerThread(t *testing.T, m *egpu.Map) {
 	if err := m.UpdateUint64(0, 5, egpu.Any); err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,8 @@ const (
 	MapGPUKernelSharedArray MapType = 1504 // a GPU array
 	MapPerthreadArrayHost   MapType = 1512 // 1502 in mapped host memory
 	MapGPUArrayHost         MapType = 1513 // 1503 in mapped host memory
+	MapThreadLocal    MapType = 4096 // per thread and launch, in registers; the host cannot read it
+	MapSMArray        MapType = 4097 // one copy per SM; Lookup gives each, LookupSum the sum
 )
 
 // UpdateFlags are Map.Update's flags, as in Linux.
@@ -69,7 +71,8 @@ func (m *Map) ValueSize() int     { return m.valueSize }
 func (m *Map) MaxEntries() uint32 { return m.maxEntries }
 
 // ValuesPerKey is the number of values under each key: the GPU thread
-// slots of a per-thread map living in GPU memory, else 1.
+// slots of a per-thread map or the SM copies of an SM array living in GPU
+// memory, else 1.
 func (m *Map) ValuesPerKey() int {
 	defer m.obj.ctx.lock()()
 	return m.valuesPerKey()
@@ -97,7 +100,8 @@ func (m *Map) check(key []byte, value []byte, valueSize int) error {
 }
 
 // Lookup returns the value stored under @key: ValueSize bytes, or for a
-// per-thread map every thread's value, ValueSize * ValuesPerKey bytes.
+// per-thread map every thread's value (an SM array: every SM's),
+// ValueSize * ValuesPerKey bytes.
 func (m *Map) Lookup(key []byte) ([]byte, error) {
 	value := make([]byte, m.valueSize*m.ValuesPerKey())
 	return value, m.LookupInto(key, value)
@@ -110,7 +114,7 @@ func (m *Map) LookupInto(key, value []byte) error {
 	if err := m.check(key, value, m.valueSize*m.valuesPerKey()); err != nil {
 		return err
 	}
-	_, err := call(func() int { return capi.Egpu_map_lookup(m.h, key, value) })
+	_, err := call(func() int { return capi.Egpu_map_lookup_values(m.h, key, value) })
 	return err
 }
 

@@ -408,6 +408,7 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %ignore egpu_map_delete;
 %ignore egpu_map_next_key;
 %ignore egpu_map_lookup_sum;
+%ignore egpu_map_lookup_values;
 %ignore egpu_prog_insns;
 %ignore egpu_prog_run;
 %ignore egpu_prog_verify;
@@ -524,11 +525,12 @@ PyObject *set_error_factory(PyObject *factory)
 	Py_RETURN_NONE;
 }
 
-/* Every value stored under @key: value_size * values_per_key bytes. */
+/* Every value stored under @key: value_size * values_per_key bytes
+ * (each thread's, or each SM's of an SM array). */
 PyObject *map_lookup(egpu_map *map, PyObject *key)
 {
 	return map_read(map, key, (size_t)egpu_map_value_size(map) *
-			egpu_map_values_per_key(map), egpu_map_lookup);
+			egpu_map_values_per_key(map), egpu_map_lookup_values);
 }
 
 /* Kernel @id of @ctx as a dict (egpu_kernel_info). */

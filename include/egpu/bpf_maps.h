@@ -29,6 +29,8 @@ enum egpu_map_type {
 	EGPU_MAP_GPU_KERNEL_SHARED_ARRAY = 1504, /* bpftime's: a GPU_ARRAY */
 	EGPU_MAP_PERTHREAD_ARRAY_HOST = 1512, /* 1502 in mapped host memory */
 	EGPU_MAP_GPU_ARRAY_HOST = 1513,  /* 1503 in mapped host memory */
+	EGPU_MAP_THREAD_LOCAL = 4096,    /* per thread and launch, in registers */
+	EGPU_MAP_SM_ARRAY = 4097,        /* one copy per SM, host sums them */
 };
 
 /* Flags of bpf_map_update_elem(). */
@@ -85,6 +87,23 @@ enum egpu_update_flags {
 #endif
 #ifndef BPF_MAP_TYPE_GPU_ARRAY_HOST_MAP
 #define BPF_MAP_TYPE_GPU_ARRAY_HOST_MAP 1513
+#endif
+
+/*
+ * libegpu's own map types (docs/maps.md):
+ * - EGPU_THREAD_LOCAL: a value per key and GPU thread for the current
+ *   launch, shared by every probe of the kernel (entry, exit, memory).
+ *   Copied into the kernel, the values are registers: no memory access.
+ *   Look up constant keys only (the result is then never NULL); the value
+ *   cannot be passed to helpers; the host cannot read it.
+ * - EGPU_SM_ARRAY: an array with one copy per SM; a probe updates its
+ *   SM's copy (atomic adds are warp-aggregated), the host reads the sum.
+ */
+#ifndef BPF_MAP_TYPE_EGPU_THREAD_LOCAL
+#define BPF_MAP_TYPE_EGPU_THREAD_LOCAL 4096
+#endif
+#ifndef BPF_MAP_TYPE_EGPU_SM_ARRAY
+#define BPF_MAP_TYPE_EGPU_SM_ARRAY 4097
 #endif
 
 /* BTF map definitions, as libbpf's bpf_helpers.h spells them. */

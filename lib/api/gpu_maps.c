@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "core/tlocal.h"
 #include "cuda/cu.h"
 
 int ctx_bind_cuda(struct egpu_ctx *ctx)
@@ -48,6 +49,20 @@ static int hash_copy_to_gpu(struct egpu_map *m)
 	return 0;
 }
 
+/* An SM array's copies offline: an H100's 132 SMs rounded up. */
+#define OFFLINE_SM_SLOTS 256
+
+/* An SM array's copies: the SM count rounded up to a power of two. */
+static int sm_slots(uint32_t *slots)
+{
+	int sms, err = cu_device_sm_count(&sms);
+
+	*slots = 1;
+	while (!err && *slots < (uint32_t)sms)
+		*slots <<= 1;
+	return err;
+}
+
 /*
  * Copy what the host stored so far (host API, CPU runs) into the new GPU
  * map: array values travel as the initial bytes, hash entries one by one.
@@ -72,8 +87,13 @@ static int map_move_to_gpu(struct egpu_map *m, uint32_t threads)
 			ring_bind_map(m->ring, m->dev);
 		return err;
 	}
-	if (map_type_is_array(spec.type) && spec.type != EGPU_MAP_PERCPU_ARRAY &&
-	    spec.type != EGPU_MAP_PERTHREAD_ARRAY) {
+	if (spec.type == EGPU_MAP_SM_ARRAY) {
+		err = sm_slots(&threads);
+		if (err)
+			return err;
+	} else if (map_type_is_array(spec.type) &&
+		   spec.type != EGPU_MAP_PERCPU_ARRAY &&
+		   spec.type != EGPU_MAP_PERTHREAD_ARRAY) {
 		spec.init = host_map_array_base(m->host);
 		spec.init_len = (size_t)spec.max_entries * spec.value_size;
 	}
@@ -100,6 +120,14 @@ static int obj_alloc_dev_maps(struct egpu_obj *obj)
 	return 0;
 }
 
+/* Thread-local values are registers, named by placeholder addresses. */
+static struct jit_map gpu_jit_map(const struct bpf_map_spec *spec,
+				  uint64_t addr, uint64_t value_addr)
+{
+	return jit_map_make(spec, addr, spec->type == EGPU_MAP_THREAD_LOCAL ?
+					thread_local_base(addr) : value_addr);
+}
+
 int obj_gpu_maps(struct egpu_obj *obj, struct jit_map *maps)
 {
 	int err;
@@ -109,7 +137,10 @@ int obj_gpu_maps(struct egpu_obj *obj, struct jit_map *maps)
 		for (size_t i = 0; i < obj->spec.map_cnt; i++) {
 			uint64_t fake = 0xdead000000000000ull + ((uint64_t)i << 32);
 
-			maps[i] = jit_map_make(&obj->spec.maps[i], fake, fake + 0x100);
+			maps[i] = gpu_jit_map(&obj->spec.maps[i], fake, fake + 0x100);
+			/* SM arrays as on a GPU of up to OFFLINE_SM_SLOTS SMs. */
+			if (maps[i].type == EGPU_MAP_SM_ARRAY)
+				maps[i].slots = OFFLINE_SM_SLOTS;
 		}
 		return 0;
 	}
@@ -121,8 +152,9 @@ int obj_gpu_maps(struct egpu_obj *obj, struct jit_map *maps)
 	for (size_t i = 0; !err && i < obj->spec.map_cnt; i++) {
 		const struct egpu_map *m = &obj->maps[i];
 
-		maps[i] = jit_map_make(m->spec, dev_map_handle(m->dev),
-				       dev_map_value_base(m->dev));
+		maps[i] = gpu_jit_map(m->spec, dev_map_handle(m->dev),
+				      dev_map_value_base(m->dev));
+		maps[i].slots = dev_map_threads(m->dev);
 	}
 	return err;
 }

@@ -77,64 +77,27 @@ static int refuse_ring(const egpu_map *map, const char *op)
 		       map->spec->name, op);
 }
 
-uint32_t egpu_map_values_per_key(const egpu_map *map)
+/* Thread-local values live in the registers of running GPU threads. */
+static int refuse_thread_local(const egpu_map *map, const char *op)
 {
-	return map && map->dev ? dev_map_threads(map->dev) : 1;
+	return err_set(EGPU_ENOTSUP,
+		       "map '%s': %s: a thread-local map's values live in the registers of each GPU thread for one launch; the host cannot reach them (copy what it needs into another map)",
+		       map->spec->name, op);
 }
 
-/* Maps live in GPU memory once their object used the GPU. */
-int egpu_map_lookup(egpu_map *map, const void *key, void *value)
+/* Operations no key-value map of these kinds has: ENOTSUP with why. */
+static int refuse_keyless(const egpu_map *map, const char *op)
 {
-	void *v;
-
-	if (!map || !key || !value)
-		return err_set(EGPU_EINVAL, "egpu_map_lookup: NULL argument");
 	if (map->ring)
-		return refuse_ring(map, "lookup");
-	if (map->dev)
-		return map_result(map, dev_map_lookup(map->dev, key, value), "lookup");
-	v = map_host_lookup(map->host, key);
-	if (!v)
-		return map_result(map, -ENOENT, "lookup");
-	memcpy(value, v, map->spec->value_size);
+		return refuse_ring(map, op);
+	if (map->spec->type == EGPU_MAP_THREAD_LOCAL)
+		return refuse_thread_local(map, op);
 	return 0;
 }
 
-int egpu_map_update(egpu_map *map, const void *key, const void *value,
-		    uint64_t flags)
+uint32_t egpu_map_values_per_key(const egpu_map *map)
 {
-	if (!map || !key || !value)
-		return err_set(EGPU_EINVAL, "egpu_map_update: NULL argument");
-	if (map->ring)
-		return refuse_ring(map, "update");
-	if (map->spec->readonly)
-		return err_set(EGPU_EINVAL, "map '%s': read-only (.rodata)",
-			       map->spec->name);
-	if (flags > EGPU_EXIST)
-		return err_set(EGPU_EINVAL, "map '%s': update: unknown flags %#llx (want EGPU_ANY 0, EGPU_NOEXIST 1 or EGPU_EXIST 2)",
-			       map->spec->name, (unsigned long long)flags);
-	return map_result(map, map->dev ? dev_map_update(map->dev, key, value, flags) :
-			  map_host_update(map->host, key, value, flags), "update");
-}
-
-int egpu_map_delete(egpu_map *map, const void *key)
-{
-	if (!map || !key)
-		return err_set(EGPU_EINVAL, "egpu_map_delete: NULL argument");
-	if (map->ring)
-		return refuse_ring(map, "delete");
-	return map_result(map, map->dev ? dev_map_delete(map->dev, key) :
-			  map_host_delete(map->host, key), "delete");
-}
-
-int egpu_map_next_key(egpu_map *map, const void *key, void *next_key)
-{
-	if (!map || !next_key)
-		return err_set(EGPU_EINVAL, "egpu_map_next_key: NULL argument");
-	if (map->ring)
-		return refuse_ring(map, "next_key");
-	return map_result(map, map->dev ? dev_map_next_key(map->dev, key, next_key) :
-			  host_map_next_key(map->host, key, next_key), "next_key");
+	return map && map->dev ? dev_map_threads(map->dev) : 1;
 }
 
 void words_add(void *sum, const void *val, uint32_t size)
@@ -167,14 +130,81 @@ int egpu_map_lookup_sum(egpu_map *map, const void *key, void *sum)
 
 	if (!map || !key || !sum)
 		return err_set(EGPU_EINVAL, "egpu_map_lookup_sum: NULL argument");
-	if (map->ring)
-		return refuse_ring(map, "lookup_sum");
+	err = refuse_keyless(map, "lookup_sum");
+	if (err)
+		return err;
 	vals = malloc((size_t)n * map->spec->value_size);
 	if (!vals)
 		return err_set(EGPU_ENOMEM, "map '%s': out of memory", map->spec->name);
-	err = egpu_map_lookup(map, key, vals);
+	err = egpu_map_lookup_values(map, key, vals);
 	if (!err)
 		sum_values(vals, n, map->spec->value_size, sum);
 	free(vals);
 	return err;
 }
+
+/* SM arrays answer a lookup with the sum of their SMs' copies. */
+int egpu_map_lookup(egpu_map *map, const void *key, void *value)
+{
+	if (map && map->spec->type == EGPU_MAP_SM_ARRAY)
+		return egpu_map_lookup_sum(map, key, value);
+	return egpu_map_lookup_values(map, key, value);
+}
+
+/* Maps live in GPU memory once their object used the GPU. */
+int egpu_map_lookup_values(egpu_map *map, const void *key, void *value)
+{
+	void *v;
+	int err;
+
+	if (!map || !key || !value)
+		return err_set(EGPU_EINVAL, "egpu_map_lookup: NULL argument");
+	err = refuse_keyless(map, "lookup");
+	if (err)
+		return err;
+	if (map->dev)
+		return map_result(map, dev_map_lookup(map->dev, key, value), "lookup");
+	v = map_host_lookup(map->host, key);
+	if (!v)
+		return map_result(map, -ENOENT, "lookup");
+	memcpy(value, v, map->spec->value_size);
+	return 0;
+}
+
+int egpu_map_update(egpu_map *map, const void *key, const void *value,
+		    uint64_t flags)
+{
+	if (!map || !key || !value)
+		return err_set(EGPU_EINVAL, "egpu_map_update: NULL argument");
+	if (map->ring || map->spec->type == EGPU_MAP_THREAD_LOCAL)
+		return refuse_keyless(map, "update");
+	if (map->spec->readonly)
+		return err_set(EGPU_EINVAL, "map '%s': read-only (.rodata)",
+			       map->spec->name);
+	if (flags > EGPU_EXIST)
+		return err_set(EGPU_EINVAL, "map '%s': update: unknown flags %#llx (want EGPU_ANY 0, EGPU_NOEXIST 1 or EGPU_EXIST 2)",
+			       map->spec->name, (unsigned long long)flags);
+	return map_result(map, map->dev ? dev_map_update(map->dev, key, value, flags) :
+			  map_host_update(map->host, key, value, flags), "update");
+}
+
+int egpu_map_delete(egpu_map *map, const void *key)
+{
+	if (!map || !key)
+		return err_set(EGPU_EINVAL, "egpu_map_delete: NULL argument");
+	if (map->ring || map->spec->type == EGPU_MAP_THREAD_LOCAL)
+		return refuse_keyless(map, "delete");
+	return map_result(map, map->dev ? dev_map_delete(map->dev, key) :
+			  map_host_delete(map->host, key), "delete");
+}
+
+int egpu_map_next_key(egpu_map *map, const void *key, void *next_key)
+{
+	if (!map || !next_key)
+		return err_set(EGPU_EINVAL, "egpu_map_next_key: NULL argument");
+	if (map->ring || map->spec->type == EGPU_MAP_THREAD_LOCAL)
+		return refuse_keyless(map, "next_key");
+	return map_result(map, map->dev ? dev_map_next_key(map->dev, key, next_key) :
+			  host_map_next_key(map->host, key, next_key), "next_key");
+}
+

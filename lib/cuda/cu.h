@@ -35,6 +35,7 @@
 	X(cuMemcpyDtoH)                                                       \
 	X(cuMemcpyDtoHAsync)                                                  \
 	X(cuMemcpyHtoDAsync)                                                  \
+	X(cuMemcpy2DAsync)                                                    \
 	X(cuMemAllocHost)                                                     \
 	X(cuMemFreeHost)                                                      \
 	X(cuStreamCreate)                                                     \
@@ -78,5 +79,7 @@ int cu_ctx_current(CUcontext *out);
 int cu_module_load_ptx(const char *ptx, CUmodule *mod);
 /* "sm_XY" of the current context's device into @buf. */
 int cu_device_sm(char *buf, size_t len);
+/* The current context's device's SM count. */
+int cu_device_sm_count(int *count);
 
 #endif

@@ -139,6 +139,23 @@ int cu_device_sm(char *buf, size_t len)
 	return err;
 }
 
+int cu_device_sm_count(int *count)
+{
+	CUcontext ctx;
+	CUdevice dev;
+	int err;
+
+	*count = 0;
+	err = cu_ctx_current(&ctx);
+	if (!err)
+		err = cu_check(driver.cuCtxGetDevice(&dev), "cuCtxGetDevice");
+	if (!err)
+		err = cu_check(driver.cuDeviceGetAttribute(count,
+				CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+			       "cuDeviceGetAttribute");
+	return err;
+}
+
 int cu_module_load_ptx(const char *ptx, CUmodule *mod)
 {
 	char log[8192] = "";

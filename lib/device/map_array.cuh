@@ -2,7 +2,9 @@
 /*
  * Array maps on the device: ARRAY and GPU_ARRAY hold one value per key,
  * PERCPU_ARRAY and PERTHREAD_ARRAY one per key and GPU thread (the calling
- * thread's slot is its global id modulo desc->threads, see layout.h).
+ * thread's slot is its global id modulo desc->threads, see layout.h),
+ * SM_ARRAY one per key and SM (an SM's copy of the array is contiguous,
+ * copy %smid modulo desc->threads).
  */
 #ifndef EGPU_DEVICE_MAP_ARRAY_CUH
 #define EGPU_DEVICE_MAP_ARRAY_CUH
@@ -23,6 +25,8 @@ RT_INLINE uint8_t *array_value(const struct dev_map_desc *m, uint32_t idx)
 	if (array_is_per_thread(m))
 		slot = slot * m->threads +
 		       (rt_global_thread_id() & (m->threads - 1));
+	else if (m->type == EGPU_MAP_SM_ARRAY)
+		slot += (uint64_t)(rt_smid() & (m->threads - 1)) * m->max_entries;
 	return (uint8_t *)(uintptr_t)m->data + slot * m->value_size;
 }
 

@@ -32,6 +32,15 @@ RT_INLINE uint64_t rt_global_thread_id(void)
 	return block * block_threads + thread;
 }
 
+/* The SM the calling thread runs on (SM_ARRAY's copy). */
+RT_INLINE uint32_t rt_smid(void)
+{
+	uint32_t id;
+
+	asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+	return id;
+}
+
 /*
  * Keys and values come from a program's stack (local memory) or from map
  * values, through generic pointers of unknown alignment: copy and compare

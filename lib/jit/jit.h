@@ -23,6 +23,7 @@ struct jit_map {
 	uint32_t key_size;
 	uint32_t value_size;
 	uint32_t max_entries;
+	uint32_t slots;      /* SM_ARRAY: copies per key (a power of 2), else 0/1 */
 };
 
 struct jit_input {

@@ -7,6 +7,7 @@
 #include <llvm/Config/llvm-config.h>
 
 #include "jit_llvm.h"
+#include "ptx_tlocal.h"
 
 #define PTX_TRIPLE "nvptx64-nvidia-cuda"
 
@@ -200,6 +201,8 @@ static int ptx_translate(void *arg)
 		err = add_kernel(ctx, mod, in->name);
 	if (!err)
 		err = jit_optimize(in->name, mod, tm);
+	if (!err)
+		err = ptx_thread_local(in, mod);
 	if (!err)
 		err = emit_ptx(in->name, tm, mod, job->ptx, job->len);
 	LLVMDisposeModule(mod);

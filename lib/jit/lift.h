@@ -59,6 +59,8 @@ struct lift_backend {
 	 * that is true when it points at such memory. NULL: no such memory.
 	 */
 	LLVMValueRef (*private_addr)(struct lift *l, LLVMValueRef *addr);
+	/* The SM the thread runs on (i64), for SM_ARRAY copies; NULL: 0. */
+	LLVMValueRef (*sm_id)(struct lift *l);
 };
 
 /* One subprogram: instructions [start, end) and its LLVM function. */

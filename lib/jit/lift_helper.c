@@ -2,9 +2,11 @@
 /*
  * Helper lowerings shared by every back end: the conformance suite's
  * "unwind" helper, and map lookups in array maps, which need no call: the
- * value of key k sits at value_addr + k * value_size; and the bounded reads
- * of the probed code's memory. Everything else is the back end's
- * (lift_backend.helper).
+ * value of key k sits at value_addr + k * value_size (an SM array's copy of
+ * SM s at value_addr + (s * max_entries + k) * value_size; a thread-local
+ * map's value address is a placeholder naming registers, core/tlocal.h);
+ * and the bounded reads of the probed code's memory. Everything else is
+ * the back end's (lift_backend.helper).
  */
 #include <stddef.h>
 
@@ -43,7 +45,8 @@ static void lift_unwind(struct lift *l, LLVMValueRef *args, LLVMValueRef *r0)
 
 static bool inline_lookup(const struct jit_map *m)
 {
-	return (m->type == EGPU_MAP_ARRAY || m->type == EGPU_MAP_GPU_ARRAY) &&
+	return (m->type == EGPU_MAP_ARRAY || m->type == EGPU_MAP_GPU_ARRAY ||
+		m->type == EGPU_MAP_THREAD_LOCAL || m->type == EGPU_MAP_SM_ARRAY) &&
 	       m->value_addr && m->key_size == 4 && m->value_size;
 }
 
@@ -71,6 +74,13 @@ static LLVMValueRef array_value(struct lift *l, const struct jit_map *m)
 	key = LLVMBuildZExt(b, key, l->i64, "");
 	in = LLVMBuildICmp(b, LLVMIntULT, key,
 			   lift_const(l->i64, m->max_entries), "");
+	if (m->type == EGPU_MAP_SM_ARRAY && m->slots > 1 && l->be->sm_id) {
+		LLVMValueRef sm = LLVMBuildAnd(b, l->be->sm_id(l),
+					       lift_const(l->i64, m->slots - 1), "");
+
+		sm = LLVMBuildMul(b, sm, lift_const(l->i64, m->max_entries), "");
+		key = LLVMBuildAdd(b, key, sm, "");
+	}
 	addr = LLVMBuildMul(b, key, lift_const(l->i64, m->value_size), "");
 	addr = LLVMBuildAdd(b, addr, lift_const(l->i64, m->value_addr), "");
 	return LLVMBuildSelect(b, in, addr, lift_const(l->i64, 0), "");

@@ -35,6 +35,11 @@ static LLVMValueRef sreg(struct lift *l, const char *name)
 			     "");
 }
 
+static LLVMValueRef ptx_sm_id(struct lift *l)
+{
+	return sreg(l, "smid");
+}
+
 /* bpftime's (u64 *x, u64 *y, u64 *z) helpers: store %<name>.{x,y,z}. */
 static LLVMValueRef store_xyz(struct lift *l, const char *name)
 {
@@ -190,4 +195,5 @@ const struct lift_backend ptx_backend = {
 	.check_align = true,
 	.ctx_align = 8,
 	.private_addr = ptx_private_addr,
+	.sm_id = ptx_sm_id,
 };

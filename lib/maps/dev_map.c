@@ -47,9 +47,11 @@ struct dev_map {
 	void *stage;              /* STAGE_BYTES, page-locked */
 };
 
+/* Maps with several values per key: per thread slot, or per SM. */
 static int is_per_thread(uint32_t type)
 {
-	return type == EGPU_MAP_PERCPU_ARRAY || type == EGPU_MAP_PERTHREAD_ARRAY;
+	return type == EGPU_MAP_PERCPU_ARRAY || type == EGPU_MAP_PERTHREAD_ARRAY ||
+	       type == EGPU_MAP_SM_ARRAY;
 }
 
 /*
@@ -114,39 +116,77 @@ static CUresult io_wait(const struct dev_map *m)
 	return res;
 }
 
+/* Bytes in GPU memory a copy reaches: @rows of @width, @pitch apart. */
+struct span {
+	uint64_t addr;
+	size_t width;
+	size_t rows;
+	size_t pitch;
+};
+
 /*
  * A map in page-locked host memory is read and written in place: the GPU
  * reaches the same bytes over the bus. The fences order the copy with the
  * program's accesses as seen from the host (values written by a running
  * kernel arrive when the GPU's stores reach memory, as in bpftime).
  */
-static int host_copy(struct dev_map *m, uint64_t addr, void *host, size_t n,
+static int host_copy(struct dev_map *m, const struct span *s, void *host,
 		     bool to_device)
 {
-	uint8_t *at = m->host + (addr - m->base);
+	uint8_t *at = m->host + (s->addr - m->base), *h = host;
 
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (to_device)
-		memcpy(at, host, n);
-	else
-		memcpy(host, at, n);
+	for (size_t r = 0; r < s->rows; r++, at += s->pitch, h += s->width)
+		if (to_device)
+			memcpy(at, h, s->width);
+		else
+			memcpy(h, at, s->width);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return 0;
 }
 
-/*
- * Copy @n bytes between GPU memory at @addr and @host, either way, on the
- * map's stream; through the staging buffer when they fit it.
- */
-static int map_copy(struct dev_map *m, uint64_t addr, void *host, size_t n,
-		    bool to_device)
+/* Start copying @s to or from @buf (rows packed) on the map's stream. */
+static CUresult start_copy(const struct dev_map *m, const struct span *s,
+			   void *buf, bool to_device)
 {
+	CUDA_MEMCPY2D c = { .WidthInBytes = s->width, .Height = s->rows };
+
+	if (s->rows == 1)
+		return to_device ?
+		       cu()->cuMemcpyHtoDAsync(s->addr, buf, s->width, m->stream) :
+		       cu()->cuMemcpyDtoHAsync(buf, s->addr, s->width, m->stream);
+	if (to_device) {
+		c.srcMemoryType = CU_MEMORYTYPE_HOST;
+		c.srcHost = buf;
+		c.srcPitch = s->width;
+		c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+		c.dstDevice = s->addr;
+		c.dstPitch = s->pitch;
+	} else {
+		c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+		c.srcDevice = s->addr;
+		c.srcPitch = s->pitch;
+		c.dstMemoryType = CU_MEMORYTYPE_HOST;
+		c.dstHost = buf;
+		c.dstPitch = s->width;
+	}
+	return cu()->cuMemcpy2DAsync(&c, m->stream);
+}
+
+/*
+ * Copy span @s between GPU memory and @host (its rows packed), either way,
+ * on the map's stream; through the staging buffer when they fit it.
+ */
+static int map_copy_span(struct dev_map *m, const struct span *s, void *host,
+			 bool to_device)
+{
+	size_t n = s->width * s->rows;
 	bool staged = n <= STAGE_BYTES;
 	CUresult res;
 	int err;
 
 	if (m->host)
-		return host_copy(m, addr, host, n, to_device);
+		return host_copy(m, s, host, to_device);
 	pthread_mutex_lock(&m->io_lock);
 	err = io_open(m);
 	if (!err) {
@@ -154,9 +194,7 @@ static int map_copy(struct dev_map *m, uint64_t addr, void *host, size_t n,
 
 		if (staged && to_device)
 			memcpy(buf, host, n);
-		res = to_device ?
-		      cu()->cuMemcpyHtoDAsync(addr, buf, n, m->stream) :
-		      cu()->cuMemcpyDtoHAsync(buf, addr, n, m->stream);
+		res = start_copy(m, s, buf, to_device);
 		err = io_check(m, res ? res : io_wait(m),
 			       to_device ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync");
 	}
@@ -164,6 +202,14 @@ static int map_copy(struct dev_map *m, uint64_t addr, void *host, size_t n,
 		memcpy(host, m->stage, n);
 	pthread_mutex_unlock(&m->io_lock);
 	return err;
+}
+
+static int map_copy(struct dev_map *m, uint64_t addr, void *host, size_t n,
+		    bool to_device)
+{
+	const struct span s = { .addr = addr, .width = n, .rows = 1, .pitch = n };
+
+	return map_copy_span(m, &s, host, to_device);
 }
 
 static int dtoh(struct dev_map *m, void *dst, uint64_t off, size_t n)
@@ -455,41 +501,50 @@ uint32_t dev_map_threads(const struct dev_map *m)
 
 /* ---- arrays ---- */
 
-/* Offset of key @idx's values and their size (all threads' for per-thread). */
-static uint64_t array_span(const struct dev_map *m, uint32_t idx,
-			   size_t *len)
+/*
+ * Where key @idx's values are: all threads' side by side for per-thread
+ * maps, one row per SM for SM arrays (an SM's values of every key are
+ * side by side: layout.h).
+ */
+static struct span array_span(const struct dev_map *m, uint32_t idx)
 {
-	*len = (size_t)m->desc.threads * m->desc.value_size;
-	return DEV_MAP_DATA_OFFSET + (uint64_t)idx * *len;
+	const struct dev_map_desc *d = &m->desc;
+	size_t vs = d->value_size;
+
+	if (d->type == EGPU_MAP_SM_ARRAY)
+		return (struct span){ .addr = m->base + DEV_MAP_DATA_OFFSET + idx * vs,
+				      .width = vs, .rows = d->threads,
+				      .pitch = (size_t)d->max_entries * vs };
+	vs *= d->threads;
+	return (struct span){ .addr = m->base + DEV_MAP_DATA_OFFSET + idx * vs,
+			      .width = vs, .rows = 1, .pitch = vs };
 }
 
 static int array_lookup(struct dev_map *m, const void *key, void *value)
 {
 	uint32_t idx;
-	uint64_t off;
-	size_t len;
+	struct span s;
 
 	memcpy(&idx, key, sizeof(idx));
 	if (idx >= m->desc.max_entries)
 		return -ENOENT;
-	off = array_span(m, idx, &len);
-	return dtoh(m, value, off, len);
+	s = array_span(m, idx);
+	return map_copy_span(m, &s, value, false);
 }
 
 static int array_update(struct dev_map *m, const void *key, const void *value,
 			uint64_t flags)
 {
 	uint32_t idx;
-	uint64_t off;
-	size_t len;
+	struct span s;
 
 	memcpy(&idx, key, sizeof(idx));
 	if (idx >= m->desc.max_entries)
 		return -E2BIG;
 	if (flags == EGPU_NOEXIST)
 		return -EEXIST; /* every array entry always exists */
-	off = array_span(m, idx, &len);
-	return htod(m, off, value, len);
+	s = array_span(m, idx);
+	return map_copy_span(m, &s, (void *)value, true); /* only read */
 }
 
 static int array_next_key(struct dev_map *m, const void *key, void *next)

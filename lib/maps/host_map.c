@@ -21,7 +21,8 @@ int map_type_is_array(uint32_t type)
 {
 	return type == EGPU_MAP_ARRAY || type == EGPU_MAP_GPU_ARRAY ||
 	       type == EGPU_MAP_PERCPU_ARRAY ||
-	       type == EGPU_MAP_PERTHREAD_ARRAY;
+	       type == EGPU_MAP_PERTHREAD_ARRAY ||
+	       type == EGPU_MAP_THREAD_LOCAL || type == EGPU_MAP_SM_ARRAY;
 }
 
 static size_t round8(size_t n)

@@ -12,6 +12,12 @@
  *  PERCPU_ARRAY, 1502        value of (k, thread t) at
  *                            data + (k * threads + t) * value_size, so a
  *                            warp's values for one key are contiguous
+ *  SM_ARRAY (4097)           value of (k, SM s) at data + ((s & (threads
+ *                            - 1)) * max_entries + k) * value_size:
+ *                            an SM's array is contiguous, SMs apart;
+ *                            threads >= the SM count
+ *  THREAD_LOCAL (4096)       registers of each thread (core/tlocal.h);
+ *                            its data is an unused array
  *  HASH                      slot_cnt slots of slot_size bytes: a header
  *                            (state word, home-lock word), the key rounded
  *                            up to 8 bytes, the value rounded up to 8 bytes;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/tlocal.h"
 #include "object/libbpf_read.h"
 #include "object/spec.h"
 
@@ -39,6 +40,8 @@ static const struct map_type_rule {
 	  "perthread_array_host" },
 	{ EGPU_MAP_GPU_ARRAY_HOST, EGPU_MAP_GPU_ARRAY, 1, "gpu_array_host" },
 	{ EGPU_MAP_GPU_RINGBUF, EGPU_MAP_GPU_RINGBUF, 0, "gpu_ringbuf" },
+	{ EGPU_MAP_THREAD_LOCAL, EGPU_MAP_THREAD_LOCAL, 0, "thread_local" },
+	{ EGPU_MAP_SM_ARRAY, EGPU_MAP_SM_ARRAY, 0, "sm_array" },
 };
 
 static const struct map_type_rule *map_type_rule(uint32_t type)
@@ -123,6 +126,13 @@ static int add_map(const struct object_map_desc *d, void *arg)
 
 	if (!rule)
 		return map_type_unsupported(d);
+	if (d->type == EGPU_MAP_THREAD_LOCAL &&
+	    (d->key_size != 4 ||
+	     (uint64_t)d->max_entries * d->value_size > THREAD_LOCAL_MAX_BYTES))
+		return err_set(EGPU_E2BIG,
+			       "map '%s': a thread-local map takes 4-byte keys and at most %u bytes of values (they are kept in registers), not %u x %u",
+			       d->name, THREAD_LOCAL_MAX_BYTES, d->max_entries,
+			       d->value_size);
 	maps = realloc(spec->maps, (spec->map_cnt + 1) * sizeof(*maps));
 	if (!maps)
 		return err_set(EGPU_ENOMEM, "out of memory");

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/tlocal.h"
 #include "ptx/inline.h"
 
 static int add_name(struct scan *sc, uint32_t tok, bool family, uint32_t bytes)
@@ -115,6 +116,36 @@ static void local_depot(struct scan *sc, uint32_t i)
 	fn->stmt[i] = S_DROP;
 }
 
+/* Thread-local register %egpu_tl_HEX at token @t: its word in *@w. */
+static bool tl_reg(const struct ptx_module *m, uint32_t t, uint64_t *w)
+{
+	size_t n = sizeof(THREAD_LOCAL_REG_PREFIX) - 1;
+	const char *s = tok_text(m, t);
+	char *end;
+
+	if (m->toks[t].kind != TOK_IDENT || m->toks[t].len <= n ||
+	    memcmp(s, THREAD_LOCAL_REG_PREFIX, n))
+		return false;
+	*w = strtoull(s + n, &end, 16);
+	return end == s + m->toks[t].len;
+}
+
+/*
+ * The body's own declaration of a thread-local register and its zeroing
+ * (`mov.u64 REG, 0`, ptx_tlocal.c) serve it when called; copies share
+ * the registers the rewriter declares in the kernel instead.
+ */
+static bool own_tl_setup(const struct ptx_module *m, const struct ptx_stmt *st)
+{
+	uint64_t w;
+
+	if (st->kind == ST_DECL)
+		return tok_is(m, st->op, ".reg") && tl_reg(m, st->last - 2, &w);
+	return st->kind == ST_INSN && st->pred < 0 && tok_is(m, st->op, "mov") &&
+	       tok_is(m, st->op + 1, ".u64") && tl_reg(m, st->op + 2, &w) &&
+	       tok_is(m, st->op + 4, "0") && st->op + 6 == st->last;
+}
+
 /* What the body declares at its top level, and every label. */
 static int collect_names(struct scan *sc)
 {
@@ -125,7 +156,9 @@ static int collect_names(struct scan *sc)
 	for (uint32_t i = 0; !err && !sc->why && i < f->nstmts; i++) {
 		const struct ptx_stmt *st = &f->stmts[i];
 
-		if (st->kind == ST_LABEL)
+		if (own_tl_setup(m, st))
+			sc->fn->stmt[i] = S_DROP;
+		else if (st->kind == ST_LABEL)
 			err = add_name(sc, st->first, false, 0);
 		else if (st->kind == ST_DIR && (tok_is(m, st->op, ".callprototype") ||
 						tok_is(m, st->op, ".calltargets")))
@@ -172,6 +205,51 @@ const struct own_name *own_name_of(const struct scan *sc, uint32_t t)
 		if (reg_name_matches(m, sc->names[i].tok, sc->names[i].family, t))
 			return &sc->names[i];
 	return NULL;
+}
+
+bool func_uses_thread_local(const struct ptx_module *m,
+			    const struct ptx_item *it)
+{
+	const struct ptx_func *f = it ? it->func : NULL;
+	uint64_t w;
+
+	if (!f || !f->defined || !f->nstmts)
+		return false;
+	for (uint32_t t = f->body; t < f->stmts[f->nstmts - 1].last; t++)
+		if (tl_reg(m, t, &w))
+			return true;
+	return false;
+}
+
+/* The thread-local words the body names, each once. */
+static int collect_tl(struct inline_func *fn)
+{
+	const struct ptx_func *f = fn->f;
+	uint64_t w;
+
+	for (uint32_t t = f->body; t < f->stmts[f->nstmts - 1].last; t++) {
+		uint64_t *v;
+		size_t k = 0;
+
+		if (!tl_reg(fn->m, t, &w))
+			continue;
+		while (k < fn->ntl && fn->tl[k] != w)
+			k++;
+		if (k < fn->ntl)
+			continue;
+		v = realloc(fn->tl, (fn->ntl + 1) * sizeof(*v));
+		if (!v)
+			return err_set(EGPU_ENOMEM, "PTX: out of memory");
+		fn->tl = v;
+		fn->tl[fn->ntl++] = w;
+	}
+	return 0;
+}
+
+const uint64_t *inline_thread_local(const struct inline_func *fn, size_t *n)
+{
+	*n = fn->ntl;
+	return fn->tl;
 }
 
 /* Which tokens are the body's own names (opcodes never are). */
@@ -295,6 +373,8 @@ static void classify(struct scan *sc)
 	for (uint32_t i = 0; !sc->why && i + 1 < f->nstmts; i++) {
 		const struct ptx_stmt *st = &f->stmts[i];
 
+		if (fn->stmt[i] == S_DROP)
+			continue;
 		if (st->kind == ST_INSN)
 			classify_insn(sc, i);
 		else if (uses_params(fn, st))
@@ -336,6 +416,8 @@ int inline_prepare(const struct ptx_module *m, const struct ptx_item *it,
 	}
 	if (!err && !sc.why)
 		ctx_scan(&sc);
+	if (!err && !sc.why)
+		err = collect_tl(fn);
 	free(sc.names);
 	if (why)
 		*why = sc.why;
@@ -367,6 +449,7 @@ void inline_free(struct inline_func *fn)
 	free(fn->width);
 	free(fn->off);
 	free(fn->tok);
+	free(fn->tl);
 	free(fn);
 }
 

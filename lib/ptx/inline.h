@@ -33,6 +33,8 @@ struct inline_func {
 	uint32_t local_size; /* bytes */
 	uint32_t local_align;
 	bool folds_ctx;      /* every use of ctx is an S_CTX load */
+	uint64_t *tl;        /* thread-local words its body names, each once */
+	size_t ntl;
 };
 
 /* A name the body declares: "%SP", a label, or a family "%rd<8>". */

@@ -129,18 +129,27 @@ struct kernel_plan {
 int rewrite_kernel(const struct ptx_module *m, struct kernel_plan *plan,
 		   const char *prefix, const char *depot, struct edits *e);
 
-/* Grow *@size, *@align to the largest stack of the bodies in @calls. */
-void calls_local(const struct probe_call *calls, size_t n, uint32_t *size,
-		 uint32_t *align);
+/* Most thread-local registers one function's copies may share. */
+#define FUNC_TL_MAX 256
 
-/* .local variables of one function's inserted code. */
+/* .local variables and shared registers of one function's inserted code. */
 struct func_locals {
 	const char *depot;  /* stack of copied bodies, or NULL */
 	uint32_t size;
 	uint32_t align;
 	const char *mctx;   /* memory probes' ctx, or NULL */
 	uint32_t mctx_size;
+	/* thread-local words (core/tlocal.h) the copies use, each once */
+	uint64_t tl[FUNC_TL_MAX];
+	uint32_t ntl;
 };
+
+/*
+ * Grow @l's stack to the largest of the bodies in @calls and add the
+ * thread-local registers they use (EGPU_E2BIG past FUNC_TL_MAX).
+ */
+int calls_local(const struct probe_call *calls, size_t n,
+		struct func_locals *l);
 
 /* Declare @l at the top of @f's body (before any probe). */
 int declare_locals(const struct ptx_module *m, const struct ptx_func *f,
@@ -226,6 +235,11 @@ void inline_free(struct inline_func *fn);
 /* Bytes and alignment of @fn's .local variable; 0 bytes if it has none. */
 void inline_local(const struct inline_func *fn, uint32_t *size,
 		  uint32_t *align);
+/* The thread-local words (core/tlocal.h) @fn's body names: *n of them. */
+const uint64_t *inline_thread_local(const struct inline_func *fn, size_t *n);
+/* Whether function @it of @m names thread-local registers. */
+bool func_uses_thread_local(const struct ptx_module *m,
+			    const struct ptx_item *it);
 /*
  * Whether @fn reads its ctx only by loads at constant offsets, which
  * copies can replace by the values: such a probe needs no ctx built.

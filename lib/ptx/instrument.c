@@ -233,6 +233,11 @@ static int prepare_probe(struct session *s, const struct ptx_attach *r,
 				     r->point == EGPU_ATTACH_MEM ? &ctx_layout_mem :
 								   &ctx_layout_kernel,
 				     body, NULL);
+	if (!err && !*body && func_uses_thread_local(owner, it))
+		return err_set(EGPU_ENOTSUP,
+			       "probe '%s' uses a thread-local map, whose values are registers of the kernel: it must be copied into its sites, not called (%s)",
+			       r->func, r->no_inline ? "calls were asked for" :
+			       "its body cannot be copied");
 	*call = (struct probe_call){
 		.func = r->func, .body = *body,
 		.fold = *body && !r->no_ctx && inline_folds_ctx(*body),
@@ -400,12 +405,17 @@ static int declare_func_locals(struct session *s, uint32_t item,
 		snprintf(tag, sizeof(tag), "%u", plan->id);
 	else
 		snprintf(tag, sizeof(tag), "f%u", item);
+	int err = 0;
+
 	if (plan) {
-		calls_local(plan->entry, plan->nentry, &l.size, &l.align);
-		calls_local(plan->exit, plan->nexit, &l.size, &l.align);
+		err = calls_local(plan->entry, plan->nentry, &l);
+		if (!err)
+			err = calls_local(plan->exit, plan->nexit, &l);
 	}
-	if (s->mem_plan)
-		mem_item_local(s->mem_plan, item, &l.size, &l.align);
+	if (!err && s->mem_plan)
+		err = mem_item_local(s->mem_plan, item, &l);
+	if (err)
+		return err;
 	snprintf(depot, n, "%%%s_%s_depot", s->prefix, tag);
 	snprintf(mctx, n, "%%%s_%s_mctx", s->prefix, tag);
 	nm->prefix = s->prefix;

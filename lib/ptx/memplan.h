@@ -68,9 +68,10 @@ int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
 		  struct edits *e);
 /* Whether a site of function @item builds its ctx in memory. */
 bool mem_item_needs_ctx(const struct mem_plan *p, uint32_t item);
-/* Largest stack of the bodies copied into function @item. */
-void mem_item_local(const struct mem_plan *p, uint32_t item, uint32_t *size,
-		    uint32_t *align);
+/* Largest stack of the bodies copied into function @item, and the
+ * thread-local registers they use (calls_local()). */
+int mem_item_local(const struct mem_plan *p, uint32_t item,
+		   struct func_locals *l);
 /* The instruction texts probes read (module-scope strings), at @off. */
 int mem_emit_texts(const struct mem_plan *p, const struct ptx_module *m,
 		   const char *prefix, uint32_t off, struct edits *e);

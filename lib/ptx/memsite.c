@@ -259,16 +259,17 @@ bool mem_item_needs_ctx(const struct mem_plan *p, uint32_t item)
 	return false;
 }
 
-void mem_item_local(const struct mem_plan *p, uint32_t item, uint32_t *size,
-		    uint32_t *align)
+int mem_item_local(const struct mem_plan *p, uint32_t item,
+		   struct func_locals *l)
 {
 	size_t lo, hi;
 	const struct mem_site *s = item_sites(p, item, &lo, &hi);
+	int err = 0;
 
-	for (size_t i = lo; i < hi; i++)
-		for (size_t k = 0; k < s[i].ncalls; k++)
-			calls_local(&mem_plan_call(p, &s[i], k)->call, 1, size,
-				    align);
+	for (size_t i = lo; i < hi && !err; i++)
+		for (size_t k = 0; k < s[i].ncalls && !err; k++)
+			err = calls_local(&mem_plan_call(p, &s[i], k)->call, 1, l);
+	return err;
 }
 
 /* The text of site @s's instruction, as in the input. */

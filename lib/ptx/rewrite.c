@@ -5,8 +5,10 @@
  * exit instruction at any depth (after its label, before its guard), and
  * before the closing brace when control can fall off the end of the body.
  */
+#include <inttypes.h>
 #include <stdio.h>
 
+#include "core/tlocal.h"
 #include "ptx/instr.h"
 
 static bool is_op(const struct ptx_module *m, const struct ptx_stmt *st,
@@ -117,18 +119,39 @@ static int add_exits(const struct ptx_module *m, struct kernel_plan *plan,
 	return err;
 }
 
-void calls_local(const struct probe_call *calls, size_t n, uint32_t *size,
-		 uint32_t *align)
+static int add_tl_word(struct func_locals *l, uint64_t w)
 {
-	for (size_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < l->ntl; i++)
+		if (l->tl[i] == w)
+			return 0;
+	if (l->ntl == FUNC_TL_MAX)
+		return err_set(EGPU_E2BIG,
+			       "PTX: the probes of one function use more than %u thread-local registers",
+			       FUNC_TL_MAX);
+	l->tl[l->ntl++] = w;
+	return 0;
+}
+
+int calls_local(const struct probe_call *calls, size_t n,
+		struct func_locals *l)
+{
+	int err = 0;
+
+	for (size_t i = 0; !err && i < n; i++) {
+		const uint64_t *tl;
 		uint32_t sz, al;
+		size_t ntl;
 
 		if (!calls[i].body)
 			continue;
 		inline_local(calls[i].body, &sz, &al);
-		*size = sz > *size ? sz : *size;
-		*align = al > *align ? al : *align;
+		l->size = sz > l->size ? sz : l->size;
+		l->align = al > l->align ? al : l->align;
+		tl = inline_thread_local(calls[i].body, &ntl);
+		for (size_t k = 0; !err && k < ntl; k++)
+			err = add_tl_word(l, tl[k]);
 	}
+	return err;
 }
 
 /*
@@ -142,7 +165,7 @@ int declare_locals(const struct ptx_module *m, const struct ptx_func *f,
 	const struct ptx_stmt *at = entry_stmt(m, f);
 	struct strbuf *sb;
 
-	if (!l->depot && !l->mctx)
+	if (!l->depot && !l->mctx && !l->ntl)
 		return 0;
 	sb = edit_at(e, m->toks[at->first].off, 0);
 	if (!sb)
@@ -154,6 +177,12 @@ int declare_locals(const struct ptx_module *m, const struct ptx_func *f,
 	if (l->mctx)
 		sb_printf(sb, "\t.local .align 16 .b8 \t%s[%u];\n", l->mctx,
 			  l->mctx_size);
+	/* Thread-local values: registers every copy in the function shares,
+	 * zero when it starts. */
+	for (uint32_t i = 0; i < l->ntl; i++)
+		sb_printf(sb, "\t.reg .b64 \t%s%" PRIx64 ";\n\tmov.b64 \t%s%" PRIx64
+			  ", 0;\n", THREAD_LOCAL_REG_PREFIX, l->tl[i],
+			  THREAD_LOCAL_REG_PREFIX, l->tl[i]);
 	sb_adds(sb, "\t// end egpu probe stack\n\t");
 	return 0;
 }

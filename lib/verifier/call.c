@@ -20,6 +20,8 @@ struct call_meta {
 	int map;           /* ARG_MAP's map, -1 if none */
 	uint64_t alloc;    /* ARG_ALLOC_SIZE */
 	uint32_t release;  /* ARG_RECORD's reservation */
+	bool key_known;    /* the thread-local key below is a constant */
+	uint64_t key;
 };
 
 static int check_map_arg(struct verifier *v, const struct helper_proto *p,
@@ -36,21 +38,56 @@ static int check_map_arg(struct verifier *v, const struct helper_proto *p,
 		return vfail(v, "map '%s' (%s, type %" PRIu32 ") cannot be "
 			     "used with %s", spec->name ? spec->name : "?",
 			     egpu_map_type_str(spec->type), spec->type, m->name);
+	if (spec->type == EGPU_MAP_THREAD_LOCAL && p->id != HELPER_MAP_LOOKUP)
+		return vfail(v, "thread-local map '%s' can only be looked up with a constant key (%s needs memory; its values are registers)",
+			     spec->name ? spec->name : "?", m->name);
 	m->map = (int)r->map;
 	return 0;
 }
 
+/* A thread-local key must be a constant: registers cannot be indexed. */
+static int check_thread_local_key(struct verifier *v, int regno,
+				  const struct bpf_map_spec *spec,
+				  struct call_meta *m)
+{
+	m->key_known = stack_const(v, regno, spec->key_size, &m->key);
+	if (!m->key_known)
+		return vfail(v, "thread-local map '%s': the key in r%d must be a constant on the stack (values are registers, which cannot be indexed)",
+			     spec->name ? spec->name : "?", regno);
+	return 0;
+}
+
 static int check_map_mem_arg(struct verifier *v, int regno, bool key,
-			     const struct call_meta *m)
+			     struct call_meta *m)
 {
 	struct scalar size;
 	const struct bpf_map_spec *spec;
+	int err;
 
 	if (m->map < 0)
 		return vfail(v, "%s: map argument missing", m->name);
 	spec = &v->maps[m->map];
 	sc_const(&size, key ? spec->key_size : spec->value_size);
-	return check_mem_arg(v, regno, &size, ACCESS_READ, false);
+	err = check_mem_arg(v, regno, &size, ACCESS_READ, false);
+	if (!err && key && spec->type == EGPU_MAP_THREAD_LOCAL)
+		err = check_thread_local_key(v, regno, spec, m);
+	return err;
+}
+
+/* A thread-local value is a register: no helper can take its address. */
+static int check_no_thread_local(struct verifier *v, int regno,
+				 const struct call_meta *m)
+{
+	const struct reg *r = &cur_regs(v)[regno];
+	const struct bpf_map_spec *spec;
+
+	if (r->type != REG_PTR_MAP_VALUE && r->type != REG_PTR_MAP_VALUE_OR_NULL)
+		return 0;
+	spec = &v->maps[r->map];
+	if (spec->type != EGPU_MAP_THREAD_LOCAL)
+		return 0;
+	return vfail(v, "r%d points into thread-local map '%s', whose values are registers: it cannot be passed to %s (copy the value to the stack first)",
+		     regno, spec->name ? spec->name : "?", m->name);
 }
 
 static int check_size_arg(struct verifier *v, const struct helper_proto *p,
@@ -192,6 +229,8 @@ static int check_arg(struct verifier *v, const struct helper_proto *p,
 	if (type == ARG_ANY_OR_UNINIT)
 		return 0;
 	err = reg_readable(v, regno);
+	if (!err)
+		err = check_no_thread_local(v, regno, m);
 	if (err)
 		return err;
 	switch (type) {
@@ -272,7 +311,10 @@ static int set_result(struct verifier *v, const struct helper_proto *p,
 		reg_scalar(r0, &arg1->v);
 		break;
 	case RET_MAP_VALUE_OR_NULL:
-		r0->type = REG_PTR_MAP_VALUE_OR_NULL;
+		/* A thread-local value of a constant key in range always is. */
+		r0->type = m->key_known &&
+				   m->key < v->maps[m->map].max_entries ?
+			   REG_PTR_MAP_VALUE : REG_PTR_MAP_VALUE_OR_NULL;
 		sc_const(&r0->v, 0);
 		r0->map = (uint32_t)m->map;
 		r0->id = new_id(v);
@@ -299,7 +341,7 @@ int check_helper_call(struct verifier *v, int32_t id)
 						    v->opts.users, &scratch);
 	const struct helper_info *h = helper_lookup(id, v->opts.abi,
 						    v->opts.users);
-	struct call_meta m = { h ? h->name : "?", -1, 0, 0 };
+	struct call_meta m = { .name = h ? h->name : "?", .map = -1 };
 	struct reg arg1 = cur_regs(v)[1];
 	int err;
 

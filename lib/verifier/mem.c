@@ -114,6 +114,14 @@ static int pointer_region(struct verifier *v, int regno, enum access acc,
 		m = &v->maps[r->map];
 		rg->what = "map value";
 		rg->hi = m->value_size;
+		/* Registers can be neither indexed nor reached by atomics. */
+		if (m->type == EGPU_MAP_THREAD_LOCAL) {
+			rg->what = "thread-local map value (kept in registers)";
+			rg->fixed_offset = true;
+			if (acc == ACCESS_ATOMIC)
+				return vfail(v, "atomic operation on thread-local map '%s': its values are registers of one thread, use plain loads and stores",
+					     m->name ? m->name : "?");
+		}
 		if (m->readonly && acc != ACCESS_READ)
 			return vfail(v, "write into read-only map '%s'",
 				     m->name ? m->name : "?");
@@ -373,6 +381,19 @@ static int stack_atomic(struct verifier *v, struct frame *f, int64_t lo,
 	if (has_ptr)
 		return vfail(v, "atomic operation on a spilled pointer");
 	return forget_spills(f, lo, hi);
+}
+
+bool stack_const(struct verifier *v, int regno, uint32_t size, uint64_t *val)
+{
+	const struct reg *r = &cur_regs(v)[regno];
+	struct reg out;
+
+	if (r->type != REG_PTR_STACK || !sc_is_const(&r->v) ||
+	    r->frameno >= v->cur->depth ||
+	    !fill_from_spill(ptr_frame(v, r),
+			     (int64_t)r->off + (int64_t)r->v.t.value, size, &out))
+		return false;
+	return out.type == REG_SCALAR && reg_const_value(&out, val);
 }
 
 /* A pointer stored outside the stack would escape the verifier's view. */

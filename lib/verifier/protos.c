@@ -133,6 +133,8 @@ bool map_in_group(uint32_t type, uint8_t group)
 	case EGPU_MAP_PERCPU_ARRAY:
 	case EGPU_MAP_PERTHREAD_ARRAY:
 	case EGPU_MAP_GPU_ARRAY:
+	case EGPU_MAP_THREAD_LOCAL:
+	case EGPU_MAP_SM_ARRAY:
 		return group & MAPS_KV;
 	case EGPU_MAP_RINGBUF:
 		return group & MAPS_RING;

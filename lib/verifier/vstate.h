@@ -283,6 +283,8 @@ int check_atomic(struct verifier *v, const struct bpf_insn *insn);
 int check_mem_arg(struct verifier *v, int regno, const struct scalar *size,
 		  enum access acc, bool aligned8);
 int reg_readable(struct verifier *v, int regno);
+/* The constant @size-byte value the stack pointer in @regno points at. */
+bool stack_const(struct verifier *v, int regno, uint32_t size, uint64_t *val);
 int reg_writable(struct verifier *v, int regno);
 void track_stack_depth(struct verifier *v, const struct reg *ptr, int64_t low);
 

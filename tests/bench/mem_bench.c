@@ -5,14 +5,17 @@
  * examples/mem_trace/mem_count.bpf.c) and traced to the host (one record
  * per warp-level access; mem_trace.bpf.c, a host thread consuming the ring
  * during the runs), with the ring in host memory and in GPU memory
- * (mem_trace_dev.bpf.c), over the original kernels. CUDA events, L2
+ * (mem_trace_dev.bpf.c), over the original kernels; and two rows with
+ * libegpu's per-SM arrays: counting (mem_count_sm.bpf.c) and, as an
+ * experiment, records kept in a buffer per SM (mem_trace_sm.bpf.c). CUDA events, L2
  * flushed, runs interleaved, medians. For the traces also DRAIN_RUNS more
  * launches, each into an empty ring with no consumer running, then drained
  * on this thread: the kernel's ratio when its whole trace fits, and the
  * time the host takes to drain a run (ms, payload GB/s). Prints a Markdown
  * table (docs/benchmarks.md).
  *
- *   bench_mem [RUNS]          the table (default 20 runs)
+ *   bench_mem [RUNS [PROBE]]  the table (default 20 runs; PROBE: only
+ *                             that probe's rows, e.g. for ncu)
  *   bench_mem --plain [RUNS]  the original kernels alone, one "plain" line
  *                             each: scripts/bench_memcheck.sh runs this
  *                             under compute-sanitizer for the comparison
@@ -167,7 +170,7 @@ static void print_row(const struct workload *w, const struct mode *m, float base
 	}
 	printf("| %-12s | %-5s | %8.3f | %9.3f | %7.2fx | %-7s | %11.0f | %6.2f%% | %10s | %8s | %10s |\n",
 	       w->name, m->name, base, probed, probed / base, target,
-	       m->ring ? (double)(records + drops) / launches : 0.0,
+	       (double)(records + drops) / launches,
 	       records + drops ? 100.0 * (double)drops / (double)(records + drops) : 0.0,
 	       empty, drain_ms, drain_gbs);
 	fflush(stdout);
@@ -181,12 +184,14 @@ static void bench_mode(const struct mode *m, const char *ptx, size_t len,
 	cudaLibrary_t plain, inst;
 	char *out = NULL;
 	size_t out_len;
-	egpu_map *map;
+	egpu_map *map, *cursor;
 	egpu_obj *obj;
 
 	EGPU_CHECK(ctx);
 	obj = load_probe(ctx, m);
 	map = m->ring ? egpu_obj_map(obj, "events") : NULL;
+	/* The per-SM buffers' cursors (mem_trace_sm.bpf.c) count records. */
+	cursor = m->ring ? NULL : egpu_obj_map(obj, "cursor");
 	EGPU_CHECK(!egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, &rep));
 	plain = app_load_ptx(ptx);
 	inst = app_load_ptx(out);
@@ -195,15 +200,23 @@ static void bench_mode(const struct mode *m, const char *ptx, size_t len,
 		struct stream s = { 0 };
 		struct drain d = { 0 };
 		struct ring_thread rt;
-		uint64_t drops = 0;
+		uint64_t drops = 0, kept = 0, kept_before = 0;
 		float base, probed;
+		uint32_t zero = 0;
 
 		if (m->ring) {
 			ring_thread_start(&rt, map, on_record, &s);
 			drops = egpu_ringbuf_drops(rt.rb);
 		}
+		if (cursor)
+			EGPU_CHECK(!egpu_map_lookup(cursor, &zero, &kept_before));
 		bench_measure(app_kernel(plain, w[i].kernel), k, &w[i], runs,
 			      &base, &probed);
+		if (cursor) {
+			CUDA_CHECK(cudaDeviceSynchronize());
+			EGPU_CHECK(!egpu_map_lookup(cursor, &zero, &kept));
+			s.records = kept - kept_before;
+		}
 		if (m->ring) {
 			settle(&s);
 			drops = ring_thread_stop(&rt) - drops;
@@ -233,8 +246,11 @@ int main(int argc, char **argv)
 {
 	bool plain = argc > 1 && !strcmp(argv[1], "--plain");
 	int runs = argc > 1 + plain ? atoi(argv[1 + plain]) : DEFAULT_RUNS;
+	const char *only = !plain && argc > 2 ? argv[2] : NULL;
 	const struct mode modes[] = {
 		{ "count", BENCH_DIR "/mem_count.bpf.o", 1.3, false },
+		{ "count (SM array)", BENCH_DIR "/mem_count_sm.bpf.o", 1.15, false },
+		{ "trace (per-SM buffers, experiment)", BENCH_DIR "/mem_trace_sm.bpf.o", 3.0, false },
 		{ "trace", BENCH_DIR "/mem_trace.bpf.o", 2.0, true },
 		{ "trace (device ring)", BENCH_DIR "/mem_trace_dev.bpf.o", 2.0, true },
 	};
@@ -258,7 +274,8 @@ int main(int argc, char **argv)
 	printf("| workload     | probe | base ms  | probed ms | ratio    | target  | records/run | dropped | empty ring | drain ms | drain GB/s |\n");
 	printf("|--------------|-------|----------|-----------|----------|---------|-------------|---------|------------|----------|------------|\n");
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-		bench_mode(&modes[i], ptx, len, w, nw, runs);
+		if (!only || !strcmp(only, modes[i].name))
+			bench_mode(&modes[i], ptx, len, w, nw, runs);
 	free(ptx);
 	return 0;
 }

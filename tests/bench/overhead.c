@@ -5,7 +5,8 @@
  * L2 flushed before every run, median of RUNS runs after warm-up. Prints a
  * Markdown table (docs/benchmarks.md) with the registers each kernel uses.
  *
- *   bench_overhead [RUNS]
+ *   bench_overhead [RUNS [PROBE]]   (PROBE: only the rows of that probe,
+ *                                    e.g. to profile them with ncu)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,10 +59,13 @@ static void bench_probe(const struct probe *p, const char *ptx, size_t len,
 int main(int argc, char **argv)
 {
 	int runs = argc > 1 ? atoi(argv[1]) : 25;
+	const char *only = argc > 2 ? argv[2] : NULL;
 	const struct probe probes[] = {
 		{ "empty", BENCH_DIR "/empty.bpf.o", 1.01, false },
 		{ "empty, called", BENCH_DIR "/empty.bpf.o", 1.01, true },
 		{ "timing", BENCH_DIR "/timing.bpf.o", 1.05, false },
+		{ "timing, TL+SM", BENCH_DIR "/timing_tl.bpf.o", 1.10, false },
+		{ "timing, TL only", BENCH_DIR "/timing_tlonly.bpf.o", 1.10, false },
 		{ "threadhist", BENCH_DIR "/threadhist.bpf.o", 1.10, false },
 	};
 	const struct workload *w;
@@ -75,7 +79,8 @@ int main(int argc, char **argv)
 	printf("| workload       | probe          | base ms   | probed ms | ratio  | target  | registers  | jit ms |\n");
 	printf("|----------------|----------------|-----------|-----------|--------|---------|------------|--------|\n");
 	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++)
-		bench_probe(&probes[i], ptx, len, w, nw, runs);
+		if (!only || !strcmp(only, probes[i].name))
+			bench_probe(&probes[i], ptx, len, w, nw, runs);
 	free(ptx);
 	return 0;
 }

@@ -355,7 +355,7 @@ START_TEST(unsupported_map_type)
 
 	ck_assert_fails(parse_file(BPF_OBJ("bad_map_type"), "bad.o",
 				   EGPU_HELPERS_GPU, &s),
-			EGPU_ENOTSUP, "object 'bad.o': map 'lru_hash': type 9 is not supported (supported: 1 hash, 2 array, 4 perf_event_array, 6 percpu_array, 27 ringbuf, 1501 gpu_hash, 1502 perthread_array, 1503 gpu_array, 1504 gpu_kernel_shared_array, 1512 perthread_array_host, 1513 gpu_array_host, 1527 gpu_ringbuf)");
+			EGPU_ENOTSUP, "object 'bad.o': map 'lru_hash': type 9 is not supported (supported: 1 hash, 2 array, 4 perf_event_array, 6 percpu_array, 27 ringbuf, 1501 gpu_hash, 1502 perthread_array, 1503 gpu_array, 1504 gpu_kernel_shared_array, 1512 perthread_array_host, 1513 gpu_array_host, 1527 gpu_ringbuf, 4096 thread_local, 4097 sm_array)");
 }
 END_TEST
 

@@ -27,6 +27,13 @@ struct {
 	__type(value, __u64);
 } per_thread SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_EGPU_SM_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} per_sm SEC(".maps");
+
 /*
  * Direct run: counts[mem[0]] += mem[1], mem[2] = 7; returns the new count.
  * Needs 3 bytes of memory.

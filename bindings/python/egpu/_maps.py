@@ -23,8 +23,9 @@ ANY = _c.EGPU_ANY
 NOEXIST = _c.EGPU_NOEXIST
 EXIST = _c.EGPU_EXIST
 
+# Several values per key: one per GPU thread slot, or one per SM.
 _PER_THREAD_TYPES = (_c.EGPU_MAP_PERCPU_ARRAY, _c.EGPU_MAP_PERTHREAD_ARRAY,
-                     _c.EGPU_MAP_PERTHREAD_ARRAY_HOST)
+                     _c.EGPU_MAP_PERTHREAD_ARRAY_HOST, _c.EGPU_MAP_SM_ARRAY)
 _ARRAY_TYPES = _PER_THREAD_TYPES + (
     _c.EGPU_MAP_ARRAY, _c.EGPU_MAP_GPU_ARRAY,
     _c.EGPU_MAP_GPU_KERNEL_SHARED_ARRAY, _c.EGPU_MAP_GPU_ARRAY_HOST)
@@ -188,7 +189,7 @@ class Map(MutableMapping):
     @property
     def values_per_key(self):
         """Values under each key: the GPU thread slots of a per-thread map
-        living in GPU memory, else 1."""
+        or the SM copies of an SM array living in GPU memory, else 1."""
         return _c.egpu_map_values_per_key(self._handle())
 
     @property

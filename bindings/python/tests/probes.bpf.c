@@ -47,6 +47,14 @@ struct {
 	__type(value, __u64);
 } per_thread SEC(".maps");
 
+/* Threads leaving add_one, counted in their SM's copy. */
+struct {
+	__uint(type, BPF_MAP_TYPE_EGPU_SM_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} per_sm SEC(".maps");
+
 const volatile __u64 step = 3;
 __u64 total = 100;
 
@@ -110,11 +118,14 @@ int on_entry(struct egpu_kernel_ctx *ctx)
 GPU_EXIT("add_one")
 int on_exit(struct egpu_kernel_ctx *ctx)
 {
-	__u32 one = 1;
+	__u32 zero = 0, one = 1;
 	__u64 *v = bpf_map_lookup_elem(&slots, &one);
+	__u64 *mine = bpf_map_lookup_elem(&per_sm, &zero);
 
 	if (v)
 		__sync_fetch_and_add(v, 1);
+	if (mine)
+		bpf_egpu_warp_add(mine, 1);
 	return 0;
 }
 

@@ -32,6 +32,11 @@ def check_counts(obj, x, n):
     assert per_thread.values_per_key == 4096
     assert per_thread.sum(0) == THREADS
     assert int(cp.asnumpy(per_thread[0]).max()) == 1
+    per_sm = obj.maps["per_sm"]  # seen as a per-thread map: a value per SM
+    n_sm = per_sm.values_per_key
+    assert per_sm.per_thread and n_sm >= 2 and n_sm & (n_sm - 1) == 0
+    assert per_sm.sum(0) == THREADS
+    assert int(cp.asnumpy(per_sm[0]).sum()) == THREADS
 
 
 def test_cupy_raw_module_runs_instrumented_ptx(gpu_obj, kernels_ptx, tmp_path):

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Every benchmark table of docs/benchmarks.md in one run on one GPU, named:
+# probe overhead (bench_overhead), memory probes next to compute-sanitizer
+# memcheck on the same binary (bench_memcheck.sh, which runs bench_mem),
+# event rings (ringbuf_bench) and host lookups (lookup_bench).
+#
+#   scripts/bench_all.sh [BUILD_DIR] [RUNS]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-build}
+runs=${2:-20}
+bench="$build/tests/bench"
+
+echo "# libegpu benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC'), median of $runs runs"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader |
+	sed 's/^/GPU, driver: /'
+echo
+echo "## Probe overhead (bench_overhead $runs)"
+"$bench/bench_overhead" "$runs"
+echo
+echo "## Memory probes and compute-sanitizer memcheck (bench_memcheck.sh)"
+bash "$here/bench_memcheck.sh" "$build" "$runs"
+echo
+echo "## Event rings (ringbuf_bench 5)"
+"$bench/ringbuf_bench" 5
+echo
+echo "## Host lookups (lookup_bench 2001)"
+"$bench/lookup_bench" 2001
