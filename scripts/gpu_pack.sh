@@ -45,8 +45,8 @@ echo "$root" >"$dest/ROOT"
 echo "$build" >"$dest/BUILD"
 mkdir -p "$dest/build"
 (cd "$build" && find . ! -type d ! -path '*/CMakeFiles/*' ! -path '*/gocache/*' \
-	! -path '*/gopath/*' ! -name '*.cubin' -print0 |
-	xargs -0 cp -p --parents -t "$dest/build")
+	! -path '*/gopath/*' ! -name '*.cubin' ! -name '*.a' -print0 |
+	xargs -0 cp -P -p --parents -t "$dest/build")
 for exe in $cpu_only; do
 	grep -qxF "$exe" <<<"$gpu_cmds" && continue
 	rm -f "$dest/build/${exe#"$build"/}"
