@@ -13,15 +13,15 @@ import (
 
 // The helper numbers left to applications (RegisterHelper).
 const (
-	HelperUserMin = capi.EGPU_HELPER_USER_MIN
-	HelperUserMax = capi.EGPU_HELPER_USER_MAX
+	HelperUserMin = uint32(capi.EGPU_HELPER_USER_MIN)
+	HelperUserMax = uint32(capi.EGPU_HELPER_USER_MAX)
 )
 
 // Argument kinds of a parsed signature (enum egpu_helper_arg).
-const (
-	argU64      = capi.EGPU_HELPER_ARG_U64
-	argBuf      = capi.EGPU_HELPER_ARG_BUF
-	argConstBuf = capi.EGPU_HELPER_ARG_CONST_BUF
+var (
+	argU64      = int(capi.EGPU_HELPER_ARG_U64)
+	argBuf      = int(capi.EGPU_HELPER_ARG_BUF)
+	argConstBuf = int(capi.EGPU_HELPER_ARG_CONST_BUF)
 )
 
 // helperSig is a signature string as the library parses it.
@@ -101,6 +101,16 @@ func argFits(in reflect.Type, s helperSig, i int) bool {
 	}
 }
 
+func kindName(s helperSig, i int) string {
+	switch s.kind[i] {
+	case argU64:
+		return "u64"
+	case argBuf:
+		return fmt.Sprintf("u8[%d]", s.size[i])
+	}
+	return fmt.Sprintf("const u8[%d]", s.size[i])
+}
+
 func checkFunc(t reflect.Type, s helperSig) error {
 	if t.NumIn() != len(s.kind) {
 		return newError(EINVAL, fmt.Sprintf("egpu: a %v cannot take %d arguments",
@@ -109,8 +119,7 @@ func checkFunc(t reflect.Type, s helperSig) error {
 	for i := range s.kind {
 		if !argFits(t.In(i), s, i) {
 			return newError(EINVAL, fmt.Sprintf("egpu: argument %d of %v "+
-				"cannot take a helper's %s", i+1, t, [...]string{argU64: "u64",
-				argBuf: "u8[N]", argConstBuf: "const u8[N]"}[s.kind[i]]))
+				"cannot take the signature's %s", i+1, t, kindName(s, i)))
 		}
 	}
 	if s.retVoid && t.NumOut() == 0 || !s.retVoid && t.NumOut() == 1 && isInteger(t.Out(0)) {
@@ -212,7 +221,7 @@ func (c *Context) RegisterHelper(id uint32, name string, fn any, sig string) err
 		return err
 	}
 	h := capi.NewHelper(helperBody(v, s))
-	if _, err := call(func() int { return capi.Helper_register(c.h, id, name, sig, h) }); err != nil {
+	if _, err := call(func() int { return capi.Helper_register(c.h, uint(id), name, sig, uint(h)) }); err != nil {
 		capi.ReleaseHelper(h)
 		return err
 	}
