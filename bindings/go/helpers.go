@@ -129,18 +129,20 @@ func checkFunc(t reflect.Type, s helperSig) error {
 		"a helper returning %s", t, map[bool]string{true: "void", false: "u64"}[s.retVoid]))
 }
 
-// cBytes is the @n bytes at C address @addr, valid during the call only.
-func cBytes(addr uint64, n int) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(uintptr(addr))), n)
+// cBytes is the @n bytes of buffer argument @words[@i], in C memory and
+// valid during the call only (@words is C memory too: the word is read as
+// the pointer it holds).
+func cBytes(words []uint64, i, n int) []byte {
+	return unsafe.Slice((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&words[i]))), n)
 }
 
 // goArg is argument @i of a call, as parameter type @in: an integer, or a
 // Go copy of a buffer (written back after the call when writable).
-func goArg(in reflect.Type, s helperSig, i int, word uint64) reflect.Value {
+func goArg(in reflect.Type, s helperSig, words []uint64, i int) reflect.Value {
 	if s.kind[i] == argU64 {
-		return reflect.ValueOf(word).Convert(in)
+		return reflect.ValueOf(words[i]).Convert(in)
 	}
-	src := reflect.ValueOf(cBytes(word, s.size[i]))
+	src := reflect.ValueOf(cBytes(words, i, s.size[i]))
 	var v reflect.Value
 	switch in.Kind() {
 	case reflect.Slice:
@@ -169,13 +171,13 @@ func helperBody(fn reflect.Value, s helperSig) capi.HelperFunc {
 	t := fn.Type()
 	return func(words []uint64) uint64 {
 		args := make([]reflect.Value, len(words))
-		for i, w := range words {
-			args[i] = goArg(t.In(i), s, i, w)
+		for i := range words {
+			args[i] = goArg(t.In(i), s, words, i)
 		}
 		out := fn.Call(args)
-		for i, w := range words {
+		for i := range words {
 			if s.kind[i] == argBuf {
-				copy(cBytes(w, s.size[i]), argBytes(args[i]))
+				copy(cBytes(words, i, s.size[i]), argBytes(args[i]))
 			}
 		}
 		if len(out) == 0 {
