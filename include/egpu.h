@@ -687,6 +687,32 @@ EGPU_API int egpu_helper_register(egpu_ctx *ctx, uint32_t id, const char *name,
 				  void *fn, const char *signature,
 				  const struct egpu_helper_opts *opts);
 
+/** What an argument of a helper signature is (egpu_helper_sig.kind). */
+enum egpu_helper_arg {
+	EGPU_HELPER_ARG_U64 = 1,       /**< "u64": a scalar */
+	EGPU_HELPER_ARG_BUF = 2,       /**< "u8[N]": N bytes it may write */
+	EGPU_HELPER_ARG_CONST_BUF = 3, /**< "const u8[N]": N bytes it reads */
+};
+
+/** A helper signature string, parsed (egpu_helper_sig_parse()). */
+struct egpu_helper_sig {
+	size_t sz; /**< sizeof(struct egpu_helper_sig) */
+	uint32_t nargs;
+	bool ret_void;     /**< "void": else the helper returns a u64 */
+	uint8_t kind[5];   /**< enum egpu_helper_arg of each argument */
+	uint32_t size[5];  /**< bytes of each buffer argument, else 0 */
+};
+#define egpu_helper_sig__last_field size
+
+/**
+ * Parse @p signature as egpu_helper_register() does, into @p out (its sz
+ * set by the caller): for bindings that convert a generic helper's
+ * arguments (buffers' sizes and constness) to their language's types.
+ * EGPU_EINVAL with the message egpu_helper_register() would give.
+ */
+EGPU_API int egpu_helper_sig_parse(const char *signature,
+				   struct egpu_helper_sig *out);
+
 /** Who makes the calls GPU threads queued (egpu_helper_set_dispatch()). */
 enum egpu_helper_dispatch {
 	/** A thread of the context, started with the call ring (default). */

@@ -95,13 +95,22 @@ type Context struct {
 
 // ctxFinalizer frees a context nobody closed. It is its own object, outside
 // the Context <-> Obj cycle, for a finalizer in a cycle may never run.
-type ctxFinalizer struct{ h capi.Struct_SS_egpu_ctx }
+// It also holds the handles of the context's Go helpers (RegisterHelper),
+// released once the context (which makes the calls still queued) is gone.
+type ctxFinalizer struct {
+	h       capi.Struct_SS_egpu_ctx
+	helpers []uintptr
+}
 
 func (f *ctxFinalizer) free() {
 	if f.h != nil {
 		capi.Egpu_ctx_free(f.h)
 		f.h = nil
 	}
+	for _, h := range f.helpers {
+		capi.ReleaseHelper(h)
+	}
+	f.helpers = nil
 }
 
 // lock takes the context's lock and returns its release, for a defer.

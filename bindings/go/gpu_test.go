@@ -5,9 +5,11 @@
 package egpu_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"testing"
 
 	"libegpu.dev/egpu"
@@ -106,4 +108,95 @@ func TestGPUClock(t *testing.T) {
 	}
 	t.Logf("clock: offset %d ns, error %d ns, round trip %d ns, step %d ns, %d rounds",
 		k.OffsetNs, k.ErrorNs, k.RoundTripNs, k.StepNs, k.Rounds)
+}
+
+// TestGPUHelpersInOrder: Go funcs called for entry probes of ordered
+// (../../tests/helpers/gpu_helpers.bpf.c), on the dispatcher thread and
+// in HelperPoll: each call once, each thread's in order.
+func TestGPUHelpersInOrder(t *testing.T) {
+	for _, thread := range []bool{true, false} {
+		t.Run(fmt.Sprint("dispatcher=", thread), func(t *testing.T) { gpuHelpers(t, thread) })
+	}
+}
+
+func gpuHelpers(t *testing.T, thread bool) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cudatest.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cudatest.Stop)
+	const grid, block = 16, 256
+	var mu sync.Mutex // the dispatcher and HelperPoll take turns, but -race wants it
+	next := make([]uint64, grid*block)
+	calls, wrong := 0, 0
+	seq := func(th, k uint64) uint64 {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if next[th] != k {
+			wrong++
+		}
+		next[th] = k + 1
+		return 0
+	}
+	buf := func(b [16]byte) uint64 {
+		mu.Lock()
+		defer mu.Unlock()
+		th, inv := binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])
+		calls++
+		if inv != ^th || next[th] != 2 {
+			wrong++
+		}
+		return 0
+	}
+	other := func(uint64) uint64 { return 0 }
+	ctx, err := egpu.NewContext(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ctx.Close)
+	for i, fn := range []any{seq, buf, other, other} {
+		if err := ctx.RegisterHelper(egpu.HelperUserMin+uint32(i), fmt.Sprint("h", i), fn, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	obj, err := ctx.Load(testData(t, "EGPU_TEST_GPU_UHELPERS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := obj.AttachAll(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctx.HelperDispatch(thread); err != nil {
+		t.Fatal(err)
+	}
+	ptx, err := os.ReadFile(testData(t, "EGPU_TEST_HELPER_PTX"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := ctx.ModuleLoad(string(ptx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cudatest.Launch(mod, "ordered", grid, block, 0); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 1000; i++ {
+		mu.Lock()
+		done := calls >= 4*grid*block
+		mu.Unlock()
+		if done {
+			break
+		}
+		if _, err := ctx.HelperPoll(10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 4*grid*block || wrong != 0 || ctx.HelperDrops() != 0 {
+		t.Fatalf("%d calls (want %d), %d out of order, %d dropped", calls,
+			4*grid*block, wrong, ctx.HelperDrops())
+	}
 }

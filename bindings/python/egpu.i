@@ -467,6 +467,22 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %apply (char **TEXT, size_t *LEN) { (char **text, size_t *len) };
 %raise_if_null(metrics_new, 0)
 
+/* Replaced by helper_register(), helper_poll() and helper_dispatch()
+ * below, which call Python and wait without the GIL. */
+%ignore egpu_helper_register;
+%ignore egpu_helper_opts;
+%ignore egpu_helper_sig;
+%ignore egpu_helper_sig_parse;
+%ignore egpu_helper_poll;
+%ignore egpu_helper_set_dispatch;
+/* Freeing a context stops its helper dispatcher, which may be waiting
+ * for the GIL to call Python: let it have it. */
+%exception egpu_ctx_free {
+	Py_BEGIN_ALLOW_THREADS
+	$action
+	Py_END_ALLOW_THREADS
+}
+
 /* The enum's name would hide the function egpu_map_type(). */
 %rename(egpu_map_type_enum, %$isenum) egpu_map_type;
 
@@ -1017,5 +1033,171 @@ int trace_write_pprof(const egpu_trace *t, const char *path, int no_copies)
 	EGPU_OPTS(egpu_pprof_opts, o, .no_copies = no_copies != 0);
 
 	return egpu_trace_write_pprof(t, path, &o);
+}
+%}
+
+%{
+/*
+ * A Python callable registered as a user helper: libffi's closure of the
+ * helper's signature calls helper_to_python() with the arguments as
+ * 64-bit words, synchronously on the CPU back end, and on the dispatcher
+ * thread (or in helper_poll) for GPU calls; it takes the GIL either way.
+ */
+struct py_helper {
+	PyObject *fn;
+	struct egpu_helper_sig sig;
+};
+
+#define PY_HELPER_CAPSULE "egpu.helper"
+
+/* Argument @i as Python gets it: an int, bytes (a const buffer) or a
+ * bytearray copy (a writable buffer, copied back after the call). */
+static PyObject *helper_arg(const struct py_helper *h, unsigned i, uint64_t v)
+{
+	const char *buf = (const char *)(uintptr_t)v;
+	Py_ssize_t n = (Py_ssize_t)h->sig.size[i];
+
+	switch (h->sig.kind[i]) {
+	case EGPU_HELPER_ARG_U64:
+		return PyLong_FromUnsignedLongLong(v);
+	case EGPU_HELPER_ARG_CONST_BUF:
+		return PyBytes_FromStringAndSize(buf, n);
+	default:
+		return PyByteArray_FromStringAndSize(buf, n);
+	}
+}
+
+/* Copy what the function left in its writable buffers back to them. */
+static void helper_write_back(const struct py_helper *h, PyObject *args,
+			      const uint64_t *words)
+{
+	for (unsigned i = 0; i < h->sig.nargs; i++) {
+		PyObject *o = PyTuple_GET_ITEM(args, i);
+		size_t n = (size_t)PyByteArray_GET_SIZE(o);
+
+		if (h->sig.kind[i] != EGPU_HELPER_ARG_BUF)
+			continue;
+		memcpy((void *)(uintptr_t)words[i], PyByteArray_AS_STRING(o),
+		       n < h->sig.size[i] ? n : h->sig.size[i]);
+	}
+}
+
+/* egpu_helper_generic_fn: what @user's callable raises is reported as
+ * unraisable (sys.unraisablehook) and the call returns 0. */
+static uint64_t helper_to_python(void *user, uint32_t id, const uint64_t *words,
+				 uint32_t nargs)
+{
+	struct py_helper *h = user;
+	PyGILState_STATE gil = PyGILState_Ensure();
+	PyObject *args = PyTuple_New(nargs), *res = NULL;
+	uint64_t ret = 0;
+
+	(void)id;
+	for (unsigned i = 0; args && i < nargs; i++) {
+		PyObject *a = helper_arg(h, i, words[i]);
+
+		if (!a) {
+			Py_CLEAR(args);
+			break;
+		}
+		PyTuple_SET_ITEM(args, i, a);
+	}
+	if (args)
+		res = PyObject_CallObject(h->fn, args);
+	if (res) {
+		helper_write_back(h, args, words);
+		if (!h->sig.ret_void)
+			ret = PyLong_AsUnsignedLongLongMask(res);
+	}
+	if (PyErr_Occurred())
+		PyErr_WriteUnraisable(h->fn);
+	Py_XDECREF(res);
+	Py_XDECREF(args);
+	PyGILState_Release(gil);
+	return ret;
+}
+
+static void py_helper_free(PyObject *capsule)
+{
+	struct py_helper *h = PyCapsule_GetPointer(capsule, PY_HELPER_CAPSULE);
+
+	Py_XDECREF(h->fn);
+	free(h);
+}
+
+static int helper_wait(void *handle, int timeout_ms)
+{
+	return egpu_helper_poll(handle, timeout_ms);
+}
+%}
+
+%inline %{
+/*
+ * Make callable @fn helper @id of @ctx with @signature. Returns a capsule
+ * owning the registration's Python side: the Python Context keeps it
+ * until the C context is freed.
+ */
+PyObject *helper_register(egpu_ctx *ctx, uint32_t id, const char *name,
+			  const char *signature, PyObject *fn)
+{
+	struct py_helper *h;
+	PyObject *capsule;
+	int err;
+
+	if (!PyCallable_Check(fn)) {
+		PyErr_SetString(PyExc_TypeError, "a helper must be callable");
+		return NULL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return PyErr_NoMemory();
+	capsule = PyCapsule_New(h, PY_HELPER_CAPSULE, py_helper_free);
+	if (!capsule) {
+		free(h);
+		return NULL;
+	}
+	Py_INCREF(fn);
+	h->fn = fn;
+	h->sig.sz = sizeof(h->sig);
+	EGPU_OPTS(egpu_helper_opts, o, .generic = helper_to_python, .user = h);
+	err = egpu_helper_register(ctx, id, name, NULL, signature, &o);
+	if (!err)
+		err = egpu_helper_sig_parse(signature, &h->sig);
+	if (err) {
+		Py_DECREF(capsule);
+		raise_last(err);
+		return NULL;
+	}
+	return capsule;
+}
+
+/* egpu_helper_poll() without the GIL, in slices (Ctrl-C ends it). */
+PyObject *helper_poll(egpu_ctx *ctx, int timeout_ms)
+{
+	int n = wait_sliced(helper_wait, ctx, timeout_ms);
+
+	if (PyErr_Occurred())
+		return NULL;
+	if (n < 0) {
+		raise_last(n);
+		return NULL;
+	}
+	return PyLong_FromLong(n);
+}
+
+/* egpu_helper_set_dispatch() without the GIL: stopping the dispatcher
+ * waits for the call it is making, which may need the GIL. */
+PyObject *helper_dispatch(egpu_ctx *ctx, int how)
+{
+	int err;
+
+	Py_BEGIN_ALLOW_THREADS
+	err = egpu_helper_set_dispatch(ctx, (enum egpu_helper_dispatch)how);
+	Py_END_ALLOW_THREADS
+	if (err) {
+		raise_last(err);
+		return NULL;
+	}
+	Py_RETURN_NONE;
 }
 %}

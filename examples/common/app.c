@@ -97,6 +97,12 @@ void app_print_report(const struct egpu_report *r)
 
 void app_start(struct app *app, const char *probe_path, const char *ptx_path)
 {
+	app_start_with(app, probe_path, ptx_path, NULL);
+}
+
+void app_start_with(struct app *app, const char *probe_path,
+		    const char *ptx_path, void (*setup)(egpu_ctx *ctx))
+{
 	size_t len, out_len;
 
 	memset(app, 0, sizeof(*app));
@@ -104,6 +110,8 @@ void app_start(struct app *app, const char *probe_path, const char *ptx_path)
 	EGPU_OPTS(egpu_ctx_opts, co, .offline = !app->gpu);
 	app->ctx = egpu_ctx_new(&co);
 	EGPU_CHECK(app->ctx);
+	if (setup)
+		setup(app->ctx);
 	app->obj = egpu_load(app->ctx, probe_path, NULL);
 	EGPU_CHECK(app->obj);
 	EGPU_CHECK(egpu_attach_all(app->obj) > 0);
@@ -134,6 +142,13 @@ void app_stop(struct app *app)
 int app_main(int argc, char **argv, const char *probe, const char *ptx,
 	     int (*run)(struct app *app, bool check))
 {
+	return app_main_with(argc, argv, probe, ptx, NULL, run);
+}
+
+int app_main_with(int argc, char **argv, const char *probe, const char *ptx,
+		  void (*setup)(egpu_ctx *ctx),
+		  int (*run)(struct app *app, bool check))
+{
 	bool check = argc > 1 && !strcmp(argv[1], "--check");
 	struct app app;
 	int rc;
@@ -142,7 +157,7 @@ int app_main(int argc, char **argv, const char *probe, const char *ptx,
 		probe = argv[1 + check];
 		ptx = argv[2 + check];
 	}
-	app_start(&app, probe, ptx);
+	app_start_with(&app, probe, ptx, setup);
 	rc = app.gpu ? run(&app, check) : app_no_gpu(&app, check);
 	app_stop(&app);
 	return rc;

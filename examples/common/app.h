@@ -52,6 +52,10 @@ struct app {
 };
 
 void app_start(struct app *app, const char *probe_path, const char *ptx_path);
+/* app_start() calling @setup(ctx) before the probe is loaded (e.g. to
+ * register the application's own helpers). */
+void app_start_with(struct app *app, const char *probe_path,
+		    const char *ptx_path, void (*setup)(egpu_ctx *ctx));
 /*
  * The main() of an instrumenting example: `NAME [--check] [PROBE PTX]`,
  * defaults @probe and @ptx; calls @run(app, check) where there is a GPU and
@@ -59,6 +63,10 @@ void app_start(struct app *app, const char *probe_path, const char *ptx_path);
  */
 int app_main(int argc, char **argv, const char *probe, const char *ptx,
 	     int (*run)(struct app *app, bool check));
+/* app_main() through app_start_with(@setup). */
+int app_main_with(int argc, char **argv, const char *probe, const char *ptx,
+		  void (*setup)(egpu_ctx *ctx),
+		  int (*run)(struct app *app, bool check));
 /* Device time of one launch of @k, from CUDA events around it. */
 float app_time_launch(cudaKernel_t k, dim3 grid, dim3 block, void **args);
 /* qsort() order of floats. */

@@ -190,6 +190,17 @@ static long (*bpf_egpu_read_param)(void *ctx, void *dst, __u32 size,
  */
 static long (*bpf_egpu_read_mem)(void *ctx, void *dst, __u32 size,
 				 __u32 off) = (void *)519;
+/*
+ * Memory probes on stores: copy @size bytes of the value the store is
+ * about to write (ctx->value, ctx->size bytes: its source register(s) or
+ * immediate, vector elements in order), from @off bytes into it, to @dst.
+ * Returns 0, or -14 with @dst zeroed when [off, off + size) is not inside
+ * ctx->size or the access is not a store (ctx->value is 0). E.g. a NaN
+ * watch: __u32 f; if (!bpf_egpu_read_value(ctx, &f, 4, 0) &&
+ * (f & 0x7fffffff) > 0x7f800000) ...
+ */
+static long (*bpf_egpu_read_value)(void *ctx, void *dst, __u32 size,
+				   __u32 off) = (void *)520;
 
 /* BPF has no bit-count instruction (clang cannot lower __builtin_popcount). */
 static __always_inline __u32 bpf_egpu_popcount(__u32 x)

@@ -67,7 +67,7 @@ struct egpu_kernel_ctx {
 
 /*
  * ctx of SEC("gpu/mem/...") programs (and bpftime's kprobe/__memcapture),
- * 40 bytes, read-only; r2 (ctx_len) is sizeof(struct egpu_mem_ctx). The
+ * 48 bytes, read-only; r2 (ctx_len) is sizeof(struct egpu_mem_ctx). The
  * program runs before the access, in the accessing thread, only when the
  * instruction's own predicate (if any) is true.
  */
@@ -96,6 +96,12 @@ struct egpu_mem_ctx {
 	/* Source line of the access from the last .loc, 0 without one. */
 	uint32_t line;
 	uint32_t reserved;
+	/* Stores (st, up to .v4): generic address of a copy of the size
+	 * bytes the store is about to write, in the thread's local memory;
+	 * 0 for other accesses (and .v8 stores). Read it with
+	 * bpf_egpu_read_value(ctx, &dst, size, offset), which checks the
+	 * bounds, e.g. to look at a float a kernel writes. */
+	uint64_t value;
 };
 
 #endif

@@ -12,6 +12,11 @@
 #include "api/internal.h"
 #include "maps/ring_layout.h"
 
+_Static_assert((int)USER_ARG_SCALAR == (int)EGPU_HELPER_ARG_U64 &&
+		       (int)USER_ARG_BUF == (int)EGPU_HELPER_ARG_BUF &&
+		       (int)USER_ARG_CONST_BUF == (int)EGPU_HELPER_ARG_CONST_BUF,
+	       "egpu_helper_sig.kind gives the kinds by their numbers");
+
 #define SIG_STR_(x) #x
 #define SIG_STR(x) SIG_STR_(x)
 
@@ -123,4 +128,29 @@ int helper_sig_parse(const char *sig, struct user_helper *u)
 		return err;
 	skip_space(&s);
 	return *s.p ? sig_err(&s, "unexpected text after ')'") : 0;
+}
+
+int egpu_helper_sig_parse(const char *signature, struct egpu_helper_sig *out)
+{
+	struct user_helper u = { 0 };
+	struct egpu_helper_sig sig = { .sz = sizeof(sig) };
+	int err;
+
+	if (!signature || !out || out->sz < sizeof(size_t))
+		return err_set(EGPU_EINVAL, "egpu_helper_sig_parse: %s",
+			       signature ? "NULL out or its sz not set" :
+					   "NULL signature");
+	err = helper_sig_parse(signature, &u);
+	if (err)
+		return err;
+	sig.nargs = u.info.nargs;
+	sig.ret_void = u.ret_void;
+	for (unsigned i = 0; i < u.info.nargs; i++) {
+		sig.kind[i] = u.kind[i];
+		sig.size[i] = u.kind[i] == USER_ARG_SCALAR ? 0 : u.size[i];
+	}
+	/* An older caller's struct gets the fields it knows. */
+	sig.sz = out->sz < sizeof(sig) ? out->sz : sizeof(sig);
+	memcpy(out, &sig, sig.sz);
+	return 0;
 }

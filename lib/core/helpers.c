@@ -34,6 +34,7 @@ static const struct helper_info gpu_helpers[] = {
 	{ HELPER_WARP_SHFL, "warp_shfl", 2 },
 	{ HELPER_READ_PARAM, "read_param", 4 },
 	{ HELPER_READ_MEM, "read_mem", 4 },
+	{ HELPER_READ_VALUE, "read_value", 4 },
 };
 
 /* The conformance suite's "unwind" helper: returns its first argument. */

@@ -45,6 +45,7 @@ enum egpu_helper_id {
 	/* Reading what the probed code sees, bounded at run time. */
 	HELPER_READ_PARAM = 518, /* the kernel's parameter bytes */
 	HELPER_READ_MEM = 519,   /* the bytes a memory access touches */
+	HELPER_READ_VALUE = 520, /* the bytes a store writes */
 };
 
 /* Longest sleep of one nanosleep call, as PTX's nanosleep: 1 ms. */

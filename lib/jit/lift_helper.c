@@ -19,7 +19,8 @@
 /* Helpers lowered here for every back end. */
 static bool shared_helper(int32_t id)
 {
-	return id == HELPER_READ_PARAM || id == HELPER_READ_MEM;
+	return id == HELPER_READ_PARAM || id == HELPER_READ_MEM ||
+	       id == HELPER_READ_VALUE;
 }
 
 bool lift_helper_may_abort(const struct lift *l, int32_t id)
@@ -145,29 +146,44 @@ static LLVMValueRef ctx_field(struct lift *l, LLVMValueRef ctx, unsigned off,
 	return size == 8 ? v : LLVMBuildZExt(l->b, v, l->i64, "");
 }
 
+/* Where each reading helper's window lies in its ctx: base, length. */
+static void window_fields(int32_t id, unsigned *base, unsigned *len)
+{
+	*base = id == HELPER_READ_PARAM ? offsetof(struct egpu_kernel_ctx, params) :
+		id == HELPER_READ_MEM ? offsetof(struct egpu_mem_ctx, addr) :
+					offsetof(struct egpu_mem_ctx, value);
+	*len = id == HELPER_READ_PARAM ?
+		       offsetof(struct egpu_kernel_ctx, params_size) :
+		       offsetof(struct egpu_mem_ctx, size);
+}
+
 /*
- * read_param(ctx, dst, size, off) and read_mem(ctx, dst, size, off): copy
- * @size bytes from @off bytes into the window the ctx describes (the
- * kernel's parameters, or the bytes the access touches) to @dst, 0; when
- * they are not all inside it, zero @dst and return READ_FAULT, as
- * bpf_probe_read does. The verifier proved @dst writable for @size bytes.
+ * read_param(ctx, dst, size, off), read_mem(...) and read_value(...):
+ * copy @size bytes from @off bytes into the window the ctx describes (the
+ * kernel's parameters, the bytes the access touches, the bytes a store
+ * writes) to @dst, 0; when they are not all inside it (or ctx.value is
+ * 0: no store), zero @dst and return READ_FAULT, as bpf_probe_read does.
+ * The verifier proved @dst writable for @size bytes.
  */
 static void lift_read_window(struct lift *l, const struct helper_info *h,
 			     LLVMValueRef *args, LLVMValueRef *r0)
 {
-	bool mem = h->id == HELPER_READ_MEM;
 	LLVMBuilderRef b = l->b;
 	LLVMValueRef base, len, ok, dst, phi, vals[2];
 	LLVMBasicBlockRef copy = lift_block(l, ""), fault = lift_block(l, ""),
 			  join = lift_block(l, ""), from[2] = { copy, fault };
+	unsigned base_off, len_off;
 
-	base = ctx_field(l, args[0], mem ? offsetof(struct egpu_mem_ctx, addr) :
-				     offsetof(struct egpu_kernel_ctx, params), 8);
-	len = ctx_field(l, args[0], mem ? offsetof(struct egpu_mem_ctx, size) :
-				    offsetof(struct egpu_kernel_ctx, params_size), 4);
+	window_fields(h->id, &base_off, &len_off);
+	base = ctx_field(l, args[0], base_off, 8);
+	len = ctx_field(l, args[0], len_off, 4);
 	ok = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntULE, args[3], len, ""),
 			  LLVMBuildICmp(b, LLVMIntULE, args[2],
 					LLVMBuildSub(b, len, args[3], ""), ""), "");
+	if (h->id == HELPER_READ_VALUE) /* 0: the access writes nothing */
+		ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntNE, base,
+						       lift_const(l->i64, 0), ""),
+				  "");
 	dst = LLVMBuildIntToPtr(b, args[1], l->ptr, "");
 	LLVMBuildCondBr(b, ok, copy, fault);
 	LLVMPositionBuilderAtEnd(b, copy);

@@ -5,7 +5,8 @@
  * or symbol away (struct egpu_kernel_ctx: kernel id, parameter size,
  * attach point, site, and the parameters' address, cvta.param of the
  * first one; struct egpu_mem_ctx: all but the accessed address, a
- * register, the text's address, a symbol, and a bulk copy's size), and a
+ * register, the text's address, a symbol, a bulk copy's size, and a
+ * store's value, the address of a .local copy), and a
  * probe only reads it. Where a body reads its ctx only by loads at
  * constant offsets from the register its ld.param set, each load becomes
  * a move of the value and the site builds no ctx at all: no stores,
@@ -23,10 +24,11 @@ const struct ctx_layout ctx_layout_kernel = {
 };
 
 const struct ctx_layout ctx_layout_mem = {
-	.size = sizeof(struct egpu_mem_ctx), .ndyn = 3,
+	.size = sizeof(struct egpu_mem_ctx), .ndyn = 4,
 	.dyn = { { offsetof(struct egpu_mem_ctx, addr), 8 },
 		 { offsetof(struct egpu_mem_ctx, text), 8 },
-		 { offsetof(struct egpu_mem_ctx, size), 4 } },
+		 { offsetof(struct egpu_mem_ctx, size), 4 },
+		 { offsetof(struct egpu_mem_ctx, value), 8 } },
 };
 
 /* ld.TYPE %dst, [%ctx(+OFF)?] with OFF and the type's size. */

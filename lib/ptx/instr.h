@@ -94,6 +94,11 @@ struct mem_op {
 	int64_t off;      /* the immediate added */
 	uint32_t size;    /* bytes; 0: register @size_reg at run time */
 	int32_t size_reg; /* token, or -1 */
+	/* Stores up to .v4: the source operand, tokens [value, value_end)
+	 * (a register, an immediate or a { } vector), and the type modifier
+	 * token; value 0 when the access gives none (egpu_mem_ctx.value). */
+	uint32_t value, value_end, type;
+	uint8_t vec;
 };
 
 enum { MEM_NONE, MEM_PROBE, MEM_SKIP };
@@ -216,7 +221,7 @@ struct inline_func;
 struct ctx_layout {
 	uint32_t size;
 	uint32_t ndyn;
-	struct { uint32_t off, size; } dyn[3];
+	struct { uint32_t off, size; } dyn[4];
 };
 
 extern const struct ctx_layout ctx_layout_kernel; /* struct egpu_kernel_ctx */

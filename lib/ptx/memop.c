@@ -195,6 +195,39 @@ static bool is_kernel_param(const struct ptx_module *m,
 	return false;
 }
 
+/*
+ * A store's source operand, after "[address]," at @addr: one register or
+ * immediate (a negative one is two tokens) or a { } vector, up to the ","
+ * of a trailing operand (a cache policy) or the ";".
+ */
+static void store_value(const struct ptx_module *m, const struct ptx_stmt *st,
+			uint32_t addr, const struct mods *md,
+			struct mem_op *op)
+{
+	uint32_t t = addr, end;
+
+	while (t < st->last && !tok_is(m, t, "]"))
+		t++;
+	if (md->async || md->vec > 4 || !md->type || !tok_is(m, t + 1, ","))
+		return;
+	end = t += 2;
+	if (tok_is(m, t, "{")) {
+		while (end < st->last && !tok_is(m, end, "}"))
+			end++;
+		end++;
+	} else {
+		while (end < st->last && !tok_is(m, end, ",") &&
+		       !tok_is(m, end, ";"))
+			end++;
+	}
+	if (end <= t || end >= st->last)
+		return;
+	op->value = t;
+	op->value_end = end;
+	op->type = md->type;
+	op->vec = (uint8_t)md->vec;
+}
+
 /* ld ldu st atom red: kind, space, size; the address is the first [ ]. */
 static const char *access_op(const struct ptx_module *m,
 			     const struct ptx_func *f,
@@ -217,6 +250,8 @@ static const char *access_op(const struct ptx_module *m,
 	why = read_address(m, f, addr, op);
 	if (why)
 		return why;
+	if (op->kind == EGPU_MEM_STORE)
+		store_value(m, st, addr, md, op);
 	/* Call sequences and .func parameters are the ABI's, not memory
 	 * an address can reach (taking one would move them to .local). */
 	if (op->space == EGPU_SPACE_PARAM &&

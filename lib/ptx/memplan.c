@@ -9,6 +9,7 @@
  * its probes run whenever the .func runs) has kernel id
  * EGPU_MEM_KERNEL_SHARED.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -232,6 +233,7 @@ static int add_site(struct mem_plan *p, uint32_t item, uint32_t i,
 		p->calls[s->calls + n++] = (uint32_t)r;
 		s->need_ctx |= q->need_ctx;
 		s->need_text |= q->need_ctx || q->reads_text;
+		s->need_value |= op->value && (q->need_ctx || q->reads_value);
 	}
 	s->ncalls = n;
 	p->nsites += n > 0;
@@ -292,6 +294,11 @@ int mem_plan_make(const struct ptx_module *m, const uint32_t *kernel_items,
 		return err_set(EGPU_ENOTSUP,
 			       "memory probes need .address_size 64; the module has %u",
 			       m->address_size);
+	/* Only stores whose probes read their value get a copy of it. */
+	for (size_t r = 0; r < nreq; r++)
+		reqs[r].reads_value = reqs[r].call.fold &&
+			inline_reads_ctx(reqs[r].call.body,
+					 offsetof(struct egpu_mem_ctx, value), 8);
 	err = func_index(p);
 	if (!err)
 		err = plan_reach(p);

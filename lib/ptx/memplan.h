@@ -11,6 +11,7 @@ struct mem_req {
 	struct probe_call call;
 	bool need_ctx;   /* its sites build a ctx in memory */
 	bool reads_text; /* a folded copy reads ctx.text */
+	bool reads_value; /* a folded copy reads ctx.value (mem_plan_make) */
 	uint8_t *kernels; /* by kernel id: r->kernel matches it */
 };
 
@@ -26,6 +27,7 @@ struct mem_site {
 	size_t ncalls;
 	bool need_ctx;      /* a probe reads a ctx built in memory */
 	bool need_text;     /* a probe reads ctx.text: the string exists */
+	bool need_value;    /* a probe reads ctx.value: the store's copy */
 };
 
 struct mem_plan;

@@ -4,8 +4,10 @@
  * fresh register (base register or symbol, plus the offset, through
  * cvta for a state space), then each probe, a copy of its body with the
  * site's struct egpu_mem_ctx folded in (the address register, constants,
- * the text's symbol, a bulk copy's size register), or a call with a ctx
- * built in the function's .local ctx. A guarded instruction is skipped
+ * the text's symbol, a bulk copy's size register, a store's value), or a
+ * call with a ctx built in the function's .local ctx. A store whose
+ * probes read ctx.value first stores its source operand into a .local of
+ * the site's scope (ctx.value: its address). A guarded instruction is skipped
  * over with the inverse guard, so the probes run exactly when it does.
  * All of it lives in its own { } scope: nothing stays live across the
  * instruction.
@@ -21,7 +23,7 @@
 _Static_assert(sizeof(struct egpu_mem_ctx) == VERIFIER_CTX_MEM_SIZE,
 	       "the verifier checks mem probes against this ctx");
 /* The ctx is stored as {addr, text}, {kernel_id | site << 32,
- * size | kind << 32 | space << 48}, {line | reserved << 32}. */
+ * size | kind << 32 | space << 48}, {line | reserved << 32}, value. */
 _Static_assert(offsetof(struct egpu_mem_ctx, text) == 8 &&
 		       offsetof(struct egpu_mem_ctx, kernel_id) == 16 &&
 		       offsetof(struct egpu_mem_ctx, site) == 20 &&
@@ -29,7 +31,8 @@ _Static_assert(offsetof(struct egpu_mem_ctx, text) == 8 &&
 		       offsetof(struct egpu_mem_ctx, kind) == 28 &&
 		       offsetof(struct egpu_mem_ctx, space) == 30 &&
 		       offsetof(struct egpu_mem_ctx, line) == 32 &&
-		       sizeof(struct egpu_mem_ctx) == 40,
+		       offsetof(struct egpu_mem_ctx, value) == 40 &&
+		       sizeof(struct egpu_mem_ctx) == 48,
 	       "the stores below follow struct egpu_mem_ctx");
 
 /* What the code of one site needs. */
@@ -116,6 +119,12 @@ static void build_ctx(struct strbuf *sb, const struct site_code *c)
 		  p, p, p);
 	sb_printf(sb, "\tmov.u64 \t%%%s_m2, %u;\n", p, s->line);
 	sb_printf(sb, "\tst.local.u64 \t[%%%s_m1+32], %%%s_m2;\n", p, p);
+	if (s->need_value)
+		sb_printf(sb, "\tmov.u64 \t%%%s_m2, %%%s_mv;\n"
+			  "\tcvta.local.u64 \t%%%s_m2, %%%s_m2;\n", p, p, p, p);
+	else
+		sb_printf(sb, "\tmov.u64 \t%%%s_m2, 0;\n", p);
+	sb_printf(sb, "\tst.local.u64 \t[%%%s_m1+40], %%%s_m2;\n", p, p);
 	sb_printf(sb, "\tcvta.local.u64 \t%%%s_m1, %%%s_m1;\n", p, p);
 	sb_printf(sb, "\tmov.u64 \t%%%s_m4, %zu;\n", p,
 		  sizeof(struct egpu_mem_ctx));
@@ -131,6 +140,7 @@ static void ctx_image(const struct mem_site *s, uint32_t site, uint8_t *img)
 	put_le(img + 30, s->op.space, 2);
 	put_le(img + 32, s->line, 4);
 	put_le(img + 36, 0, 4);
+	put_le(img + 40, 0, 8);
 }
 
 static void inline_call(struct strbuf *sb, const struct site_code *c,
@@ -138,12 +148,13 @@ static void inline_call(struct strbuf *sb, const struct site_code *c,
 {
 	const struct mem_site *s = c->s;
 	const char *p = c->nm->prefix;
-	char name[64], addr[32], text[48], ctx[32], len[32];
+	char name[64], addr[32], text[48], ctx[32], len[32], value[32];
 	uint8_t image[sizeof(struct egpu_mem_ctx)];
-	struct ctx_dyn dyn[3] = {
+	struct ctx_dyn dyn[4] = {
 		{ .name = addr, .len = -1, .bits = 64 },
 		{ .cvta = "global" },
 		{ .bits = 32 },
+		{ .cvta = "local" },
 	};
 	struct inline_site at = { .name = name, .depot = c->nm->depot,
 				  .ctx = ctx, .len = len,
@@ -165,9 +176,31 @@ static void inline_call(struct strbuf *sb, const struct site_code *c,
 			dyn[2].name = tok_text(c->m, (uint32_t)s->op.size_reg);
 			dyn[2].len = (int)c->m->toks[s->op.size_reg].len;
 		}
+		if (s->need_value) {
+			snprintf(value, sizeof(value), "%%%s_mv", p);
+			dyn[3].name = value;
+			dyn[3].len = -1;
+		}
 	}
 	sb_printf(sb, "\t// inlined %s\n", call->func);
 	emit_inlined(sb, call->body, &at);
+}
+
+/* The store's source operand into the scope's .local %P_mv. */
+static void put_value(struct strbuf *sb, const struct site_code *c)
+{
+	const struct ptx_module *m = c->m;
+	const struct mem_op *op = &c->s->op;
+	uint32_t from = m->toks[op->value].off;
+
+	sb_printf(sb, "\t.local .align 16 .b8 \t%%%s_mv[%u];\n", c->nm->prefix,
+		  op->size);
+	sb_adds(sb, "\tst.local");
+	if (op->vec > 1)
+		sb_printf(sb, ".v%u", op->vec);
+	sb_printf(sb, "%.*s \t[%%%s_mv], %.*s;\n", (int)m->toks[op->type].len,
+		  tok_text(m, op->type), c->nm->prefix,
+		  (int)(tok_end(m, op->value_end - 1) - from), m->text + from);
 }
 
 static void emit_site(struct strbuf *sb, const struct site_code *c)
@@ -183,6 +216,8 @@ static void emit_site(struct strbuf *sb, const struct site_code *c)
 			  st->pred_neg ? "" : "!", (int)m->toks[st->pred].len,
 			  tok_text(m, (uint32_t)st->pred), p, c->site);
 	sb_printf(sb, "\t{\n\t.reg .b64 \t%%%s_m<6>;\n", p);
+	if (c->s->need_value)
+		put_value(sb, c);
 	put_address(sb, c);
 	if (c->s->need_ctx)
 		build_ctx(sb, c);

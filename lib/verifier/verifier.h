@@ -35,7 +35,7 @@ struct user_helper;
 
 /* Bytes of r1 at each attach point: the structs of include/egpu/ctx.h. */
 #define VERIFIER_CTX_KERNEL_SIZE 32 /* struct egpu_kernel_ctx (egpu/ctx.h) */
-#define VERIFIER_CTX_MEM_SIZE 40    /* struct egpu_mem_ctx */
+#define VERIFIER_CTX_MEM_SIZE 48    /* struct egpu_mem_ctx */
 
 struct verifier_opts {
 	int abi;            /* enum egpu_helper_abi */

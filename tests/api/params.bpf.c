@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Probes reading what the probed code sees: a kernel's arguments at entry,
-// the bytes a memory access touches.
+// the bytes a memory access touches, the value a store writes.
 #include <egpu/bpf_helpers.h>
 #include <egpu/ctx.h>
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 4);
+	__uint(max_entries, 6);
 	__type(key, __u32);
 	__type(value, __u64);
 } seen SEC(".maps");
@@ -58,6 +58,27 @@ int mem_values(struct egpu_mem_ctx *ctx)
 		return 0;
 	if (bpf_egpu_read_mem(ctx, &v, sizeof(v), 0))
 		return 1;
+	sum = bpf_map_lookup_elem(&seen, &key);
+	if (sum)
+		__sync_fetch_and_add(sum, v);
+	return 0;
+}
+
+/* seen[4] += the 4-byte value every global store writes (its register or
+ * immediate, read before the store), seen[5] += 1 for each access without
+ * one (loads: read_value refuses, -14). */
+SEC("gpu/mem/vadd_mem/global")
+int store_values(struct egpu_mem_ctx *ctx)
+{
+	__u32 v = 0, key = 4;
+	__u64 *sum;
+
+	if (ctx->size != 4)
+		return 0;
+	if (bpf_egpu_read_value(ctx, &v, sizeof(v), 0)) {
+		key = 5;
+		v = 1;
+	}
 	sum = bpf_map_lookup_elem(&seen, &key);
 	if (sum)
 		__sync_fetch_and_add(sum, v);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Probes reading kernel arguments and accessed bytes (bpf_egpu_read_param,
- * bpf_egpu_read_mem), without a GPU: the probes run on the CPU back end
+/* Probes reading kernel arguments, accessed bytes and stored values
+ * (bpf_egpu_read_param, bpf_egpu_read_mem, bpf_egpu_read_value), without a GPU: the probes run on the CPU back end
  * over a ctx built here, and their PTX, instrumented offline, passes ptxas. */
 #include <check.h>
 #include <stdlib.h>
@@ -105,13 +105,34 @@ START_TEST(mem_probe_reads_the_accessed_value)
 }
 END_TEST
 
+START_TEST(mem_probe_reads_the_stored_value)
+{
+	uint32_t old = 1, stored = 0x7fc00000; /* a NaN */
+	struct egpu_mem_ctx mc = {
+		.addr = (uint64_t)(uintptr_t)&old, .size = 4,
+		.kind = EGPU_MEM_STORE, .space = EGPU_SPACE_GLOBAL,
+		.value = (uint64_t)(uintptr_t)&stored,
+	};
+
+	ck_assert_int_eq(run_probe("store_values", &mc, sizeof(mc)), 0);
+	ck_assert_uint_eq(seen(4), 0x7fc00000);
+	ck_assert_uint_eq(seen(5), 0);
+	/* A load has no value: -14, counted in seen[5]. */
+	mc.kind = EGPU_MEM_LOAD;
+	mc.value = 0;
+	ck_assert_int_eq(run_probe("store_values", &mc, sizeof(mc)), 0);
+	ck_assert_uint_eq(seen(4), 0x7fc00000);
+	ck_assert_uint_eq(seen(5), 1);
+}
+END_TEST
+
 /* Instrumented offline, with the helpers inlined into the sites: ptxas. */
 static void instrument(const char *path, struct egpu_report *rep)
 {
 	size_t len, out_len;
 	char *ptx = tu_read_file(path, &len), *out = NULL, log[4096];
 
-	ck_assert_int_eq(egpu_attach_all(obj), 3);
+	ck_assert_int_eq(egpu_attach_all(obj), 4);
 	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, rep),
 		      "instrument %s: %s", path, egpu_errmsg());
 	ck_assert_uint_ge(rep->kernels_patched, 1);
@@ -137,6 +158,8 @@ START_TEST(reading_probes_assemble_mem)
 
 	instrument(MEM_PTX, &rep);
 	ck_assert_uint_eq(rep.mem_site_cnt, 4);
+	/* (instrument() ran ptxas over the stores' value copies, the flag's
+	 * immediate under its predicate included.) */
 	for (uint32_t i = 0; i < rep.mem_site_cnt; i++)
 		ck_assert_uint_eq(rep.mem_sites[i].space, EGPU_SPACE_GLOBAL);
 }
@@ -159,6 +182,8 @@ START_TEST(helpers_only_where_their_window_is)
 				     "read_param#518 is not allowed in memory probes"));
 	ck_assert_ptr_nonnull(strstr(refusal("mem_values", EGPU_ATTACH_ENTRY),
 				     "read_mem#519 is not allowed in entry probes"));
+	ck_assert_ptr_nonnull(strstr(refusal("store_values", EGPU_ATTACH_EXIT),
+				     "read_value#520 is not allowed in exit probes"));
 }
 END_TEST
 
@@ -171,6 +196,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, entry_probe_reads_an_argument);
 	tcase_add_test(tc, mem_probe_reads_the_accessed_value);
+	tcase_add_test(tc, mem_probe_reads_the_stored_value);
 	tcase_add_test(tc, reading_probes_assemble);
 	tcase_add_test(tc, reading_probes_assemble_mem);
 	tcase_add_test(tc, helpers_only_where_their_window_is);

@@ -2,7 +2,8 @@
 /* Probes reading kernel arguments and accessed bytes on a GPU (ctest label
  * gpu; skipped without one): an entry probe records saxpy's n, a memory
  * probe sums the values vadd_mem's global loads read and its stores
- * overwrite, compared with the host's sums of the same bytes. */
+ * overwrite, another the values its stores write (bpf_egpu_read_value),
+ * compared with the host's sums of the same bytes. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,7 @@ static void setup(void)
 	ck_assert_ptr_nonnull(ctx);
 	obj = egpu_load(ctx, PARAMS_OBJ, NULL);
 	ck_assert_msg(obj, "load: %s", egpu_errmsg());
-	ck_assert_int_eq(egpu_attach_all(obj), 3);
+	ck_assert_int_eq(egpu_attach_all(obj), 4);
 }
 
 static void teardown(void)
@@ -93,7 +94,7 @@ START_TEST(mem_probe_sums_values)
 	CUmodule mod = load(MEM_PTX);
 	static uint32_t a[N], b[N], out[N];
 	uint32_t flag = 12345;
-	uint64_t loads = 0, stores = flag;
+	uint64_t loads = 0, stores = flag, written = 1; /* the flag's 1 */
 	CUdeviceptr da, db, dout, dflag;
 	CUfunction f;
 
@@ -103,6 +104,7 @@ START_TEST(mem_probe_sums_values)
 		out[i] = 100000 + i;   /* overwritten by the kernel's stores */
 		loads += a[i] + b[i];
 		stores += out[i];
+		written += a[i] + b[i]; /* denormal floats add as integers */
 	}
 	da = upload(a, N);
 	db = upload(b, N);
@@ -115,6 +117,8 @@ START_TEST(mem_probe_sums_values)
 	CK_CU(d->cuCtxSynchronize());
 	ck_assert_uint_eq(seen(3), loads);
 	ck_assert_uint_eq(seen(2), stores);
+	ck_assert_uint_eq(seen(4), written);
+	ck_assert_uint_eq(seen(5), 2 * N); /* the loads: no value */
 	d->cuMemFree(da);
 	d->cuMemFree(db);
 	d->cuMemFree(dout);

@@ -24,6 +24,7 @@ from ._errors import (Busy, CudaError, Error, Exists, FormatError, Full,
                       IOFailure, InvalidArgument, JitError, NoDevice, NoMemory,
                       NotFound, NotSupported, VerifyError)
 from ._events import RingBuffer
+from ._helpers import signature_of
 from ._maps import ANY, EXIST, NOEXIST, Map
 from ._trace import Trace, TraceKernel, TraceStats
 
@@ -37,7 +38,7 @@ __all__ = [
     "NotSupported", "Exists", "Busy",
     "ANY", "NOEXIST", "EXIST", "LOG_ERROR", "LOG_WARN", "LOG_INFO",
     "LOG_DEBUG", "HELPERS_GPU", "HELPERS_CONFORMANCE", "MEM_KERNEL_SHARED",
-    "MEM_SPACES", "MEM_KINDS",
+    "MEM_SPACES", "MEM_KINDS", "HELPER_USER_MIN", "HELPER_USER_MAX",
 ]
 
 __version__ = _c.egpu_version()
@@ -48,6 +49,9 @@ LOG_INFO = _c.EGPU_LOG_INFO
 LOG_DEBUG = _c.EGPU_LOG_DEBUG
 HELPERS_GPU = _c.EGPU_HELPERS_GPU
 HELPERS_CONFORMANCE = _c.EGPU_HELPERS_CONFORMANCE
+# The helper numbers left to applications (Context.register_helper).
+HELPER_USER_MIN = _c.EGPU_HELPER_USER_MIN
+HELPER_USER_MAX = _c.EGPU_HELPER_USER_MAX
 
 _ATTACH_POINTS = {"none": _c.EGPU_ATTACH_NONE, "entry": _c.EGPU_ATTACH_ENTRY,
                   "exit": _c.EGPU_ATTACH_EXIT, "mem": _c.EGPU_ATTACH_MEM}
@@ -210,6 +214,7 @@ class Context:
         self._h = None
         self._log = log  # the C context calls it: keep it alive
         self._on_print = None  # likewise
+        self._helpers = []  # registered callables: alive as long as the C context
         self._objects = []
         self._h = _c.egpu_ctx_new(dict(sm=sm, offline=offline,
                                        thread_slots=thread_slots, log=log,
@@ -231,8 +236,9 @@ class Context:
             obj._close_rings()
             obj._h = None
         self._objects.clear()
-        _c.egpu_ctx_free(self._h)
+        _c.egpu_ctx_free(self._h)  # makes the GPU calls still queued
         self._h = None
+        self._helpers.clear()
 
     def __enter__(self):
         return self
@@ -299,6 +305,46 @@ class Context:
         (not at all when no probe prints). Returns how many."""
         return _c.print_poll(self._live(), -1 if timeout is None or timeout < 0
                              else int(timeout * 1000))
+
+    def register_helper(self, id, fn, signature=None, name=None):
+        """Make callable ``fn`` helper number ``id`` (HELPER_USER_MIN to
+        HELPER_USER_MAX) of this context: objects loaded from now on may
+        call it, e.g. ``static long (*on_nan)(__u64, __u64) = (void
+        *)0x10000;``. ``signature`` ("void (u64, const u8[16])", see
+        docs/helpers.md) defaults to the one of ``fn``'s annotations: int
+        is u64, Annotated[bytes, N] const u8[N], Annotated[bytearray, N]
+        u8[N], a None return void. Programs run on the CPU call ``fn``
+        synchronously; GPU calls are queued and made later on the
+        context's dispatcher thread (or in helper_poll()), under the GIL.
+        What ``fn`` raises goes to sys.unraisablehook and the call returns
+        0. ``name`` (default fn.__name__) names it in messages. Returns
+        ``fn``."""
+        sig = signature if signature is not None else signature_of(fn)
+        name = name if name is not None else getattr(fn, "__name__", "")
+        self._helpers.append(_c.helper_register(self._live(), id, name, sig, fn))
+        return fn
+
+    def helper(self, id, signature=None, name=None):
+        """register_helper() as a decorator: ``@ctx.helper(0x10000)``."""
+        return lambda fn: self.register_helper(id, fn, signature, name)
+
+    def helper_dispatch(self, thread=True):
+        """Who makes the calls GPU threads queue: a thread of the context
+        (True, the default) or the application, in helper_poll()."""
+        _c.helper_dispatch(self._live(), _c.EGPU_DISPATCH_THREAD if thread
+                           else _c.EGPU_DISPATCH_POLL)
+
+    def helper_poll(self, timeout=0):
+        """Make the calls GPU threads queued, first waiting up to
+        ``timeout`` seconds (None: without limit) when there are none.
+        Returns how many."""
+        return _c.helper_poll(self._live(), -1 if timeout is None or timeout < 0
+                              else int(timeout * 1000))
+
+    @property
+    def helper_drops(self):
+        """GPU calls dropped because the call ring was full."""
+        return _c.egpu_helper_drops(self._live())
 
     def clock_sync(self):
         """Calibrate the GPU's %globaltimer against the host's

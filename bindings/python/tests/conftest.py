@@ -85,3 +85,24 @@ def kcount_path():
     """tests/kernel_count.bpf.o: threads entering and leaving each kernel,
     by kernel id (maps "entries" and "exits")."""
     return _data("EGPU_TEST_KCOUNT")
+
+
+@pytest.fixture
+def uhelpers_path():
+    """tests/helpers/helpers.bpf.o: direct runs calling user helpers
+    0x10000-0x10004 of every signature shape."""
+    return _data("EGPU_TEST_UHELPERS")
+
+
+@pytest.fixture
+def gpu_uhelpers_path():
+    """tests/helpers/gpu_helpers.bpf.o: entry probes of the kernels in
+    EGPU_TEST_HELPER_PTX calling user helpers 0x10000-0x10003."""
+    return _data("EGPU_TEST_GPU_UHELPERS")
+
+
+@pytest.fixture
+def helper_kernels_ptx():
+    """tests/helpers/kernels.cu as PTX: ordered, flood, timed."""
+    with open(_data("EGPU_TEST_HELPER_PTX")) as f:
+        return f.read()
