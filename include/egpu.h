@@ -802,6 +802,9 @@ struct egpu_trace_opts {
 	uint32_t max_frames;  /**< host frames kept per launch; 0: 64 */
 	bool no_copies;       /**< do not record memcpy / memset */
 	size_t buffer_size;   /**< bytes per CUPTI activity buffer; 0: 4 MiB */
+	/** no Python frames (by default a thread running CPython 3.10+ gets
+	 *  its Python frames in place of the interpreter's) */
+	bool no_python;
 };
 
 /**

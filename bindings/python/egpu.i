@@ -144,12 +144,15 @@ static int jit_opts_from(PyObject *d, struct egpu_jit_opts *o)
 
 static int trace_opts_from(PyObject *d, struct egpu_trace_opts *o)
 {
-	static char *kw[] = { "max_frames", "no_copies", "buffer_size", NULL };
-	int no_copies = 0;
+	static char *kw[] = { "max_frames", "no_copies", "buffer_size",
+			      "no_python", NULL };
+	int no_copies = 0, no_python = 0;
 	Py_ssize_t buffer_size = 0;
 
-	if (!OPTS_PARSE(d, "Ipn", kw, &o->max_frames, &no_copies, &buffer_size))
+	if (!OPTS_PARSE(d, "Ipnp", kw, &o->max_frames, &no_copies, &buffer_size,
+			&no_python))
 		return -1;
+	o->no_python = no_python;
 	if (buffer_size < 0) {
 		PyErr_SetString(PyExc_ValueError, "buffer_size must not be negative");
 		return -1;

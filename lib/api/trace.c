@@ -37,6 +37,7 @@ egpu_trace *egpu_trace_start(const struct egpu_trace_opts *opts)
 		.max_frames = OPTS_GET(opts, max_frames, 0),
 		.no_copies = OPTS_GET(opts, no_copies, false),
 		.buffer_size = OPTS_GET(opts, buffer_size, 0),
+		.no_python = OPTS_GET(opts, no_python, false),
 	};
 	if (!co.max_frames)
 		co.max_frames = DEFAULT_FRAMES;

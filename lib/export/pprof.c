@@ -172,16 +172,45 @@ static int collect(struct builder *b, const struct trace_data *td,
 	return err;
 }
 
+/* Where a frame's function lives: its name, file and line. */
+struct frame_at {
+	const char *fn, *file;
+	size_t fn_len, file_len;
+	int64_t line;          /* 0: unknown */
+};
+
 /*
- * The source file of a frame: the library of "lib.so+0x1a2b", else none.
- * Python frames (issue 16) will give their file and line here.
+ * A Python frame of the tracer, "function (file:line)", split; false for
+ * any other text.
  */
-static const char *frame_file(const char *text, size_t *len)
+static bool python_frame(const char *text, struct frame_at *at)
+{
+	const char *open = strstr(text, " ("), *end = text + strlen(text);
+	const char *colon = end;
+
+	if (!open || end - open < 5 || end[-1] != ')')
+		return false;
+	while (colon > open && colon[-1] >= '0' && colon[-1] <= '9')
+		colon--;
+	if (colon == end - 1 || colon[-1] != ':')
+		return false;
+	*at = (struct frame_at){ text, open + 2, (size_t)(open - text),
+		(size_t)(colon - 1 - (open + 2)), strtoll(colon, NULL, 10) };
+	return true;
+}
+
+/*
+ * A frame's function, file and line: a Python frame's own, the library
+ * of "lib.so+0x1a2b", else the name alone.
+ */
+static void frame_at(const char *text, struct frame_at *at)
 {
 	const char *plus = strstr(text, "+0x");
 
-	*len = plus ? (size_t)(plus - text) : 0;
-	return text;
+	if (python_frame(text, at))
+		return;
+	*at = (struct frame_at){ text, text, strlen(text),
+		plus ? (size_t)(plus - text) : 0, 0 };
 }
 
 /* The message's storage: every array it points into. */
@@ -211,21 +240,22 @@ static int functions(struct builder *b, struct message *m)
 		  !m->lines || !m->line_ptrs))
 		return err_set(EGPU_ENOMEM, "pprof: out of memory");
 	for (size_t i = 0; i < n && !err; i++) {
-		const char *text = b->frames.strs[i], *file;
+		const char *text = b->frames.strs[i];
 		Function *f = &m->funcs[i];
-		uint32_t fid = 0;
-		size_t len;
+		uint32_t name = 0, fid = 0;
+		struct frame_at at;
 
 		perftools__profiles__function__init(f);
 		perftools__profiles__line__init(&m->lines[i]);
 		perftools__profiles__location__init(&m->locs[i]);
 		f->id = m->locs[i].id = m->lines[i].function_id = i + 1;
-		err = str_id(b, text, &f->name);
-		file = frame_file(text, &len);
+		frame_at(text, &at);
+		err = intern(&b->strings, at.fn, at.fn_len, &name);
 		if (!err)
-			err = intern(&b->strings, file, len, &fid);
-		f->system_name = f->name;
+			err = intern(&b->strings, at.file, at.file_len, &fid);
+		f->name = f->system_name = name;
 		f->filename = fid;
+		m->lines[i].line = at.line;
 		m->line_ptrs[i] = &m->lines[i];
 		m->locs[i].n_line = 1;
 		m->locs[i].line = &m->line_ptrs[i];

@@ -56,6 +56,8 @@ static struct collect *collect_new(const struct collect_opts *opts)
 	}
 	c->opts = *opts;
 	c->raw_frames = c->opts.max_frames + INNER_FRAMES;
+	if (!opts->no_python)
+		c->py = py_new();
 	pthread_mutex_init(&c->lock, NULL);
 	return c;
 }
@@ -185,6 +187,7 @@ void collect_free(struct collect *c)
 	free(c->ops);
 	strpool_free(&c->names);
 	ptrmap_free(&c->kernel_names);
+	py_free(c->py);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }

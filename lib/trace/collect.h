@@ -25,6 +25,7 @@ struct collect;
 struct collect_opts {
 	uint32_t max_frames;  /* host frames kept per call, 1 to the max */
 	bool no_copies;       /* no memcpy / memset */
+	bool no_python;       /* no Python frames (collect_python.c) */
 	size_t buffer_size;   /* bytes per activity buffer */
 };
 

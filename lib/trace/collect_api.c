@@ -126,10 +126,16 @@ void collect_quiesce(void)
 		sched_yield();
 }
 
+/* Room a call with a stack may take: native and Python frames. */
+static uint32_t frames_per_call(const struct collect *c)
+{
+	return c->raw_frames + (c->py ? PY_MAX_FRAMES : 0);
+}
+
 static struct call_chunk *chunk_new(struct collect *c)
 {
-	uint32_t cap = c->raw_frames * 8 > CHUNK_CALLS * 32 ?
-		c->raw_frames * 8 : CHUNK_CALLS * 32;
+	uint32_t cap = frames_per_call(c) * 8 > CHUNK_CALLS * 32 ?
+		frames_per_call(c) * 8 : CHUNK_CALLS * 32;
 	struct call_chunk *k = malloc(sizeof(*k) + cap * sizeof(void *));
 
 	if (!k)
@@ -148,7 +154,7 @@ static struct call_chunk *chunk_new(struct collect *c)
 /* A new record in this thread's chunk, with the stack when @stack. */
 static struct raw_call *call_new(struct collect *c, bool stack)
 {
-	uint32_t want = stack ? c->raw_frames : 0;
+	uint32_t want = stack ? frames_per_call(c) : 0;
 	struct call_chunk *k = tl.chunk;
 	struct raw_call *call;
 
@@ -161,7 +167,7 @@ static struct raw_call *call_new(struct collect *c, bool stack)
 	call->frame_at = k->frame_n;
 	if (want)
 		call->frame_n = (uint16_t)backtrace(k->frames + k->frame_n,
-						    (int)want);
+						    (int)c->raw_frames);
 	k->frame_n += call->frame_n;
 	k->call_n++;
 	return call;
@@ -198,6 +204,28 @@ static void context_gone(struct collect *c, const CUpti_ResourceData *r)
 		tl.last_ctx = NULL;
 }
 
+/*
+ * The Python frames of the thread, after @call's native frames in its
+ * chunk @k. A launch made meanwhile on this thread (a finalizer run by a
+ * collection during the walk) may have taken the place: then none.
+ */
+static void call_python(struct collect *c, struct call_chunk *k,
+			struct raw_call *call)
+{
+	uint32_t ids[PY_MAX_FRAMES], n;
+	bool entries;
+
+	n = py_capture(c->py, ids, PY_MAX_FRAMES, &entries);
+	if (!n || k->frame_n != call->frame_at + call->frame_n ||
+	    k->frame_cap - k->frame_n < n)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		k->frames[k->frame_n + i] = (void *)(uintptr_t)ids[i];
+	k->frame_n += n;
+	call->py_n = (uint16_t)n;
+	call->py_entries = entries;
+}
+
 static void call_enter(struct collect *c, CUpti_CallbackDomain domain,
 		       enum call_kind kind, const CUpti_CallbackData *cb)
 {
@@ -216,6 +244,8 @@ static void call_enter(struct collect *c, CUpti_CallbackDomain domain,
 	}
 	if (tl.depth == OPEN_MAX || !(call = call_new(c, true)))
 		return;
+	if (c->py)
+		call_python(c, tl.chunk, call);
 	call->kind = (uint8_t)kind;
 	call->corr = cb->correlationId;
 	call->name = cb->functionName;

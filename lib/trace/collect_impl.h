@@ -93,7 +93,9 @@ struct raw_call {
 	uint32_t outer;       /* CALL_ALIAS: the runtime call's id */
 	uint32_t tid;
 	uint8_t kind;         /* enum call_kind */
-	uint16_t frame_n;
+	uint16_t frame_n;     /* native frames */
+	uint16_t py_n;        /* Python frame ids after them (PY_ENTRY bits) */
+	bool py_entries;      /* their PY_ENTRY bits are known */
 	uint32_t frame_at;    /* first frame in the chunk's frames[] */
 	uint64_t start, end;
 	const char *name;     /* CUPTI's functionName (a global constant) */
@@ -107,7 +109,8 @@ struct call_chunk {
 	uint32_t call_n;
 	uint32_t frame_n, frame_cap;
 	struct raw_call calls[CHUNK_CALLS];
-	void *frames[];       /* return addresses, innermost first */
+	void *frames[];       /* return addresses, innermost first, then
+				 each call's Python frame ids */
 };
 
 /* ---- the collection ---- */
@@ -117,6 +120,7 @@ struct call_chunk {
 struct collect {
 	struct collect_opts opts;
 	uint32_t raw_frames;          /* frames captured per call */
+	struct pyframes *py;          /* NULL: no Python frames */
 	uint64_t gen;                 /* tells threads their chunk is stale */
 	CUpti_SubscriberHandle sub;
 	bool stopped;
@@ -170,6 +174,25 @@ enum sym_role sym_role(struct symbolizer *s, uintptr_t addr);
  */
 const char *sym_name(struct symbolizer *s, uintptr_t addr);
 void sym_free(struct symbolizer *s);
+
+/* collect_python.c: Python frames of the launching thread. */
+#define PY_ENTRY 0x80000000u  /* the frame ran first in its eval-loop call */
+#define PY_MAX_FRAMES 256     /* Python frames kept per call */
+
+struct pyframes;
+/* NULL where this process runs no CPython 3.10+ (or out of memory). */
+struct pyframes *py_new(void);
+/*
+ * The calling thread's Python frames, innermost first, as ids (with
+ * PY_ENTRY where known: *entries) into @out; 0 when the thread runs no
+ * Python. Takes the GIL for the walk when the thread does not hold it.
+ */
+uint32_t py_capture(struct pyframes *p, uint32_t *out, uint32_t max,
+		    bool *entries);
+/* "function (file:line)" of id @id (PY_ENTRY ignored); NULL if unknown. */
+const char *py_frame_text(const struct pyframes *p, uint32_t id);
+/* Free @p, giving back its references to code objects while Python runs. */
+void py_free(struct pyframes *p);
 
 /* collect_stack.c: calls and stacks of the trace data from the chunks. */
 int collect_build_calls(struct collect *c);

@@ -23,8 +23,10 @@ struct builder {
 	struct symbolizer *sym;
 	struct stack_set set;
 	struct ptrmap api_names;   /* CUPTI's functionName -> clean name */
+	struct ptrmap py_names;    /* Python frame id + 1 -> interned text */
 	size_t stack_cap;
 	const char **frames;       /* scratch, outermost first */
+	const char **spliced;      /* scratch: frames with Python's */
 };
 
 /* "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", "cuMemcpyHtoD_v2" ->
@@ -101,13 +103,84 @@ static bool startup_frame(struct builder *b, uintptr_t site)
 	return name && !strcmp(name, "_start");
 }
 
-/*
- * Name @call's frames into b->frames, outermost first, ending with the
- * API: returns the count, or -1 when out of memory.
- */
-static int name_frames(struct builder *b, void *const *raw, uint32_t n,
-		       const char *api)
+/* The eval loop's C function (and its .cold part where it has one). */
+static bool eval_frame(const char *name)
 {
+	static const char eval[] = "_PyEval_EvalFrameDefault";
+	size_t len = sizeof(eval) - 1;
+
+	return !strncmp(name, eval, len) && (!name[len] || name[len] == '.');
+}
+
+/* Python frame @id's text in the trace's pool; NULL when out of memory. */
+static const char *py_name(struct builder *b, uintptr_t id)
+{
+	const char *name = ptrmap_get(&b->py_names, (id & ~PY_ENTRY) + 1);
+	const char *text;
+
+	if (name)
+		return name;
+	text = py_frame_text(b->c->py, (uint32_t)id);
+	if (!text)
+		text = "?";
+	name = strpool_add(&b->c->names, text, strlen(text));
+	if (name && ptrmap_put(&b->py_names, (id & ~PY_ENTRY) + 1, (void *)name))
+		return NULL;
+	return name;
+}
+
+/*
+ * Put the Python frames @ids (innermost first) in place of the native
+ * frames of the eval loop among b->frames[0..n) (outermost first), as
+ * b->spliced; returns its length, or -1 when out of memory. The frames
+ * run by one C call of the loop form a chain ending (outward) with an
+ * entry frame; the innermost chain replaces the innermost loop frame,
+ * and so on outward; chains beyond the loop frames found (a stack cut by
+ * max_frames) go to the outermost one, loop frames beyond the chains are
+ * dropped (chains unknown: one chain), and without any loop frame the
+ * Python frames start the stack.
+ */
+static int splice_python(struct builder *b, uint32_t n, void *const *ids,
+			 uint32_t m, bool entries)
+{
+	uint32_t start[PY_MAX_FRAMES + 1], chains = 0, evals = 0, seen = 0;
+	uint32_t out = 0, k;
+
+	start[chains++] = 0;
+	for (uint32_t i = 0; entries && i + 1 < m; i++)
+		if ((uintptr_t)ids[i] & PY_ENTRY)
+			start[chains++] = i + 1;
+	start[chains] = m;
+	for (uint32_t i = 0; i < n; i++)
+		evals += eval_frame(b->frames[i]);
+	for (uint32_t i = 0, lo = 0, hi = evals ? 0 : m; i <= n; i++) {
+		for (; hi > lo; hi--)
+			if (!(b->spliced[out++] = py_name(b, (uintptr_t)ids[hi - 1])))
+				return -1;
+		if (i == n)
+			break;
+		if (!eval_frame(b->frames[i])) {
+			b->spliced[out++] = b->frames[i];
+			continue;
+		}
+		k = evals - 1 - seen++;   /* the k-th chain from the innermost */
+		if (k < chains) {
+			lo = start[k];
+			hi = seen == 1 ? m : start[k + 1];
+		}
+	}
+	return (int)out;
+}
+
+/*
+ * Name @call's frames into b->frames, outermost first, Python's in their
+ * place, ending with the API: returns the count, or -1 when out of memory.
+ */
+static int name_frames(struct builder *b, const struct call_chunk *k,
+		       const struct raw_call *call, const char *api)
+{
+	void *const *raw = k->frames + call->frame_at;
+	uint32_t n = call->frame_n;
 	uint32_t i = 0, out = 0, max = b->c->opts.max_frames;
 	const char *name;
 
@@ -133,10 +206,19 @@ static int name_frames(struct builder *b, void *const *raw, uint32_t n,
 		n--;
 	if (n - i > max)
 		n = i + max;
-	for (uint32_t k = n; k > i; k--) {
-		b->frames[out] = sym_name(b->sym, call_site(raw, k - 1));
+	for (uint32_t f = n; f > i; f--) {
+		b->frames[out] = sym_name(b->sym, call_site(raw, f - 1));
 		if (!b->frames[out++])
 			return -1;
+	}
+	if (call->py_n) {
+		int m = splice_python(b, out, raw + call->frame_n, call->py_n,
+				      call->py_entries);
+
+		if (m < 0)
+			return -1;
+		memcpy(b->frames, b->spliced, (size_t)m * sizeof(*b->frames));
+		out = (uint32_t)m;
 	}
 	b->frames[out++] = api;
 	return (int)out;
@@ -219,8 +301,7 @@ static int add_call(struct builder *b, const struct call_chunk *k,
 	int64_t stack;
 	int n;
 
-	if (!name || (n = name_frames(b, k->frames + call->frame_at,
-				      call->frame_n, name)) < 0 ||
+	if (!name || (n = name_frames(b, k, call, name)) < 0 ||
 	    (stack = stack_index(b, (uint32_t)n)) < 0)
 		return err_set(EGPU_ENOMEM, "egpu_trace_stop: out of memory");
 	*api = (struct trace_api){ call->corr, call->tid, call->start,
@@ -279,7 +360,10 @@ int collect_build_calls(struct collect *c)
 	for (struct call_chunk *k = c->chunks; k; k = k->next)
 		n += k->call_n;
 	c->td.apis = calloc(n ? n : 1, sizeof(*c->td.apis));
-	b.frames = calloc(c->raw_frames + 1, sizeof(*b.frames));
+	/* native frames, Python's, the API; then as much for splicing */
+	b.frames = calloc(2 * (c->raw_frames + PY_MAX_FRAMES + 1),
+			  sizeof(*b.frames));
+	b.spliced = b.frames + c->raw_frames + PY_MAX_FRAMES + 1;
 	b.sym = sym_new(&c->names);
 	if (!c->td.apis || !b.frames || !b.sym)
 		err = err_set(EGPU_ENOMEM, "egpu_trace_stop: out of memory");
@@ -293,6 +377,7 @@ int collect_build_calls(struct collect *c)
 		qsort(c->ops, c->op_n, sizeof(*c->ops), by_op_start);
 	sym_free(b.sym);
 	ptrmap_free(&b.api_names);
+	ptrmap_free(&b.py_names);
 	free(b.set.slot);
 	free(b.frames);
 	return err;

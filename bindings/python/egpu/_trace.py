@@ -53,15 +53,18 @@ class Trace:
     """A trace of the process's kernel launches, copies and sets, started
     at construction. ``max_frames``: host frames kept per launch (0: the
     library's default); ``copies``: record memcpy and memset too;
-    ``buffer_size``: bytes per CUPTI activity buffer (0: default)."""
+    ``buffer_size``: bytes per CUPTI activity buffer (0: default);
+    ``python``: Python frames in place of the interpreter's (CPython
+    3.10-3.13)."""
 
     _h = None  # also for __del__ when __init__ never ran
     _stopped = False
 
-    def __init__(self, max_frames=0, copies=True, buffer_size=0):
+    def __init__(self, max_frames=0, copies=True, buffer_size=0, python=True):
         self._h = _c.egpu_trace_start(dict(max_frames=max_frames,
                                            no_copies=not copies,
-                                           buffer_size=buffer_size))
+                                           buffer_size=buffer_size,
+                                           no_python=not python))
 
     def _live(self):
         if self._h is None:

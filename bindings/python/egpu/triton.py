@@ -104,16 +104,22 @@ def _drop_compiled_graphs():
 def _drop_jit_caches(triton):
     """Empty the in-memory kernel caches of every @triton.jit function, so
     that no kernel compiled on one side of an instrumentation is launched on
-    the other: on the H200 run (Triton 3.6), a kernel compiled before
-    instrument() was launched plain inside it although the hook changes the
-    cache key."""
+    the other. Triton 3.6's JITFunction.run keys its per-device cache
+    (``device_caches[device][0]``) by specialization and options only, and
+    its compile() keys the disk cache without the stage hook (which only
+    the backend's add_stages calls): a kernel compiled before instrument()
+    would run plain inside it. Objects are told apart by type(), never
+    isinstance(): the heap holds dead weak proxies (isinstance raises
+    ReferenceError) and lazy modules (their __class__ lookups warn)."""
     import gc
     jit = getattr(getattr(triton, "runtime", None), "JITFunction", None)
     if not isinstance(jit, type):
         return
     for fn in gc.get_objects():
-        if isinstance(fn, jit) and hasattr(fn, "device_caches"):
-            fn.device_caches.clear()
+        if issubclass(type(fn), jit):
+            caches = fn.__dict__.get("device_caches")
+            if caches is not None:
+                caches.clear()
 
 
 class Instrumentation:
@@ -167,17 +173,19 @@ class Instrumentation:
         if not self._installed:
             return
         self._installed = False
-        for owner, name, value in reversed(self._saved):
-            setattr(owner, name, value)
-        self._saved.clear()
-        _drop_compiled_graphs()
-        _drop_jit_caches(self._triton)
-        if self._tmp:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
-        with _lock:
-            if _active is self:
-                _active = None
+        try:
+            for owner, name, value in reversed(self._saved):
+                setattr(owner, name, value)
+            self._saved.clear()
+            _drop_compiled_graphs()
+            _drop_jit_caches(self._triton)
+        finally:  # whatever failed, this instrumentation is over
+            if self._tmp:
+                shutil.rmtree(self._tmp, ignore_errors=True)
+                self._tmp = None
+            with _lock:
+                if _active is self:
+                    _active = None
 
     def close(self):
         """undo(), then free the contexts made for other devices."""

@@ -3,6 +3,7 @@
 Triton): the cache key, the ptx stage, undoing, version errors."""
 import sys
 import types
+import weakref
 
 import pytest
 
@@ -27,6 +28,10 @@ def fake_triton(monkeypatch, version="3.6.0", device=0):
     return knobs
 
 
+class Gone:
+    pass
+
+
 def test_hook_instruments_the_ptx_stage(monkeypatch, kcount_path, kernels_ptx):
     import egpu.triton
     knobs = fake_triton(monkeypatch)
@@ -34,6 +39,8 @@ def test_hook_instruments_the_ptx_stage(monkeypatch, kcount_path, kernels_ptx):
     obj = ctx.load(kcount_path)
     obj.attach_all()
     jit_fn = sys.modules["triton"].runtime.JITFunction()
+    # a dead weak proxy on the heap (isinstance on it raises ReferenceError)
+    dead = [weakref.proxy(Gone())]
     with egpu.triton.instrument(obj) as inst:
         assert jit_fn.device_caches == {}  # compiled plain: not reused
         jit_fn.device_caches[0] = "instrumented"
@@ -50,6 +57,7 @@ def test_hook_instruments_the_ptx_stage(monkeypatch, kcount_path, kernels_ptx):
             egpu.triton.instrument(obj)
         # a second session's key differs: no cache hands its binaries back
     assert jit_fn.device_caches == {}  # compiled instrumented: not reused
+    assert len(dead) == 1
     again = egpu.triton.instrument(obj)
     assert again._hook()[0] != key
     again.undo()

@@ -6,7 +6,8 @@
  * there and is written at exit into $EGPU_TRACE_DIR (default: egpu-trace):
  * trace.folded, trace.json (Chrome / Perfetto), trace.svg, summary.txt;
  * the summary also goes to stderr. $EGPU_TRACE_PPROF names a file for a
- * gzip'd pprof profile as well. `egpu trace -- CMD` sets this up.
+ * gzip'd pprof profile as well; $EGPU_TRACE_NO_PYTHON=1 leaves Python
+ * frames out. `egpu trace -- CMD` sets this up.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -138,11 +139,14 @@ static void finish(void)
 EXPORT int InitializeInjection(void)
 {
 	double t = now_ms();
+	const char *no_python = getenv("EGPU_TRACE_NO_PYTHON");
+	struct egpu_trace_opts opts = { .sz = sizeof(opts),
+		.no_python = no_python && *no_python && strcmp(no_python, "0") };
 
 	if (trace)
 		return 1;
 	start_ms = t;
-	trace = egpu_trace_start(NULL);
+	trace = egpu_trace_start(&opts);
 	if (!trace) {
 		fprintf(stderr, MSG "not tracing: %s\n", egpu_errmsg());
 		return 0;

@@ -1,0 +1,25 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The tracer's cost on launch_loop.py beside Proton's, three rounds, the
+# modes interleaved: plain, Proton (Python context), Proton (shadow),
+# `egpu trace` with Python frames and without (EGPU_TRACE_NO_PYTHON=1).
+#   bench_loop.sh EGPU_CLI OUTDIR [ROUNDS]
+set -u
+cli=$1 out=$2 rounds=${3:-3}
+here=$(dirname "$0")
+mkdir -p "$out"
+cd "$out" || exit 1
+for r in $(seq "$rounds"); do
+  for mode in plain proton proton-shadow egpu egpu-nopy; do
+    case $mode in
+    egpu) "$cli" trace -o "egpu-$r" -- python3 "$here/launch_loop.py" plain \
+            > "$mode.$r.out" 2> "$mode.$r.err" ;;
+    egpu-nopy) EGPU_TRACE_NO_PYTHON=1 "$cli" trace -o "egpunopy-$r" -- \
+            python3 "$here/launch_loop.py" plain \
+            > "$mode.$r.out" 2> "$mode.$r.err" ;;
+    *) python3 "$here/launch_loop.py" "$mode" > "$mode.$r.out" 2> "$mode.$r.err" ;;
+    esac
+    rm -f egpu*-"$r"/trace.json egpu*-"$r"/trace.svg  # large; kept: folded, summary
+    echo "round $r $mode $(cat "$mode.$r.out")"
+  done
+done
