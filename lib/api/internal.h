@@ -19,6 +19,7 @@ struct egpu_ctx {
 	char sm[16];
 	bool offline;           /* maps get placeholder addresses */
 	bool no_inline;         /* call probes instead of copying them in */
+	size_t mem_inline_limit; /* memory probes' copies per module, 0: default */
 	uint32_t thread_slots;  /* per-thread map slots on the GPU, 0: default */
 	struct egpu_obj *objs;  /* every open object, for egpu_ctx_free() */
 	struct egpu_link *links;

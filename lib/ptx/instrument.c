@@ -15,6 +15,9 @@
 #define PARAM_CVTA_MAJOR 7
 #define PARAM_CVTA_MINOR 7
 
+/* Memory probes' copies a module may receive by default, at least. */
+#define MEM_INLINE_MIN ((size_t)16 << 20)
+
 struct kernel {
 	struct kernel_names names;
 	struct kernel_plan plan;
@@ -259,9 +262,37 @@ static int add_call(struct kernel_plan *p, const struct ptx_attach *r,
 	return 0;
 }
 
+size_t ptx_mem_inline_default(size_t len)
+{
+	return len > MEM_INLINE_MIN ? len : MEM_INLINE_MIN;
+}
+
+/* Bytes of one copy of @body at a memory site, measured on a copy with
+ * names as long as a big module's. */
+static int copy_bytes(const struct inline_func *body, size_t *bytes)
+{
+	struct inline_site at = { .name = "egpu_m999999_0",
+				  .depot = "%egpu_f99999_depot",
+				  .ctx = "%egpu_m1", .len = "%egpu_m4" };
+	struct strbuf sb;
+
+	sb_init(&sb);
+	emit_inlined(&sb, body, &at);
+	*bytes = sb.len;
+	if (!sb_ok(&sb)) {
+		sb_free(&sb);
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	}
+	sb_free(&sb);
+	return 0;
+}
+
 static int add_mem(struct session *s, const struct ptx_attach *r,
 		   const struct probe_call *call, bool need_ctx)
 {
+	const struct ptx_module *owner;
+	const struct ptx_item *it = link_find_func(s->mods, s->nmod, r->func,
+						   &owner);
 	struct mem_req *q = &s->mem[s->nmem++];
 
 	*q = (struct mem_req){
@@ -270,8 +301,14 @@ static int add_mem(struct session *s, const struct ptx_attach *r,
 			      inline_reads_ctx(call->body,
 					       offsetof(struct egpu_mem_ctx, text), 8),
 		.kernels = calloc(s->nkernels + 1, 1),
+		.limit = r->mem_inline_limit ? r->mem_inline_limit :
+					       ptx_mem_inline_default(s->app->len),
+		.called = { .func = r->func },
+		.called_ctx = !r->no_ctx && reads_params(owner, it),
 	};
-	return q->kernels ? 0 : err_set(EGPU_ENOMEM, "PTX: out of memory");
+	if (!q->kernels)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	return call->body ? copy_bytes(call->body, &q->copy_bytes) : 0;
 }
 
 static int plan_request(struct session *s, const struct ptx_attach *r,
@@ -565,6 +602,7 @@ static int report_mem_sites(struct session *s, struct ptx_report *r)
 	int err = report_files(r, m);
 
 	r->mem_skipped = mem_plan_skipped(s->mem_plan);
+	r->mem_called = mem_plan_called(s->mem_plan);
 	r->site_base = s->site_base;
 	r->mem_sites = calloc(n + 1, sizeof(*r->mem_sites));
 	if (!err && !r->mem_sites)

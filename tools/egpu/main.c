@@ -17,7 +17,7 @@ static const struct {
 	{ "inspect", cmd_inspect, "inspect FILE.o                 list programs and maps" },
 	{ "trace", cmd_trace, "trace [-o DIR] [--pprof FILE] [--] CMD [ARGS...]   run CMD, write its CUDA trace (CPU stacks -> GPU kernels) into DIR" },
 	{ "attach", cmd_attach, "attach [--json] [--interval SEC] [-o FILE] [--metrics :PORT] PROBE.o [--] CMD [ARGS...]   run CMD with PROBE in every kernel it loads; maps at exit" },
-	{ "instrument", cmd_instrument, "instrument [--sm SM] FILE.o IN.(ptx|fatbin) [-o OUT.ptx]   splice probes (maps at placeholders)" },
+	{ "instrument", cmd_instrument, "instrument [--sm SM] [--mem-inline-limit BYTES|none] FILE.o IN.(ptx|fatbin) [-o OUT.ptx]   splice probes (maps at placeholders)" },
 };
 
 int cli_fail(const char *what)
