@@ -162,3 +162,26 @@ func TestClockGPUToHost(t *testing.T) {
 		t.Fatal(late.GPUToHost(1<<64 - 10))
 	}
 }
+
+func TestMemInlineLimitCallsPastTheBound(t *testing.T) {
+	for _, limit := range []uint64{1, egpu.MemInlineUnlimited} {
+		ctx, obj := loadIn(t, &egpu.Options{Offline: true, MemInlineLimit: limit},
+			"EGPU_TEST_MEM")
+		p, err := obj.Program("count_mem")
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(testData(t, "EGPU_TEST_PTX"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, rep := memSites(t, ctx, p, string(raw), nil)
+		called := strings.Contains(out, "call \t(%egpu_m5)")
+		if len(rep.MemSites) == 0 || called != (limit == 1) ||
+			(limit == 1) != (rep.MemCalled == uint32(len(rep.MemSites))) ||
+			(limit != 1 && rep.MemCalled != 0) {
+			t.Fatalf("limit %d: %d sites, %d called, calls in the PTX %v",
+				limit, len(rep.MemSites), rep.MemCalled, called)
+		}
+	}
+}
