@@ -434,8 +434,10 @@ struct egpu_report {
 	/** mem_sites[i].site is site_base + i: sites are numbered across
 	 *  the context's modules */
 	uint32_t site_base;
-	uint32_t warning_cnt;       /**< attachments that matched no kernel */
-	/** warning_cnt lines: "prog 'P': no kernel matches 'K'; kernels: ..." */
+	uint32_t warning_cnt;       /**< attachments that matched no kernel or skipped one */
+	/** warning_cnt lines: "prog 'P': no kernel matches 'K'; kernels: ...",
+	 *  "prog 'P' reads ctx->params up to byte N; kernel 'K' has M bytes of
+	 *  parameters: not attached to it" */
 	const char *const *warnings;
 	/** Memory probes called at sites instead of copied in, because
 	 *  their copies would have passed egpu_ctx_opts.mem_inline_limit */

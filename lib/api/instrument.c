@@ -96,6 +96,7 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
 						   .func = ps->names[i],
 						   .no_inline = ctx->no_inline,
 						   .mem_inline_limit = ctx->mem_inline_limit,
+						   .params_reach = l->prog->params_reach,
 						   .may_exit = prog_may_exit(l->prog),
 						   .mem_spaces = l->mem_spaces,
 						   .mem_kinds = l->mem_kinds,

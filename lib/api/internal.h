@@ -66,6 +66,7 @@ struct egpu_prog {
 	int refused;             /* load verdict at its own attach point: 0 or EGPU_E* */
 	char *refusal;           /* why, when refused (the verifier's message) */
 	uint32_t verified_ctx;   /* ctx size of the accepted direct run */
+	uint32_t params_reach;   /* ctx->params bytes an entry/exit probe reads */
 	void *gpu_mod;           /* CUmodule of direct GPU runs, once loaded */
 	void *gpu_fn;            /* its CUfunction */
 };

@@ -35,7 +35,7 @@ struct session {
 	struct mem_req *mem;         /* EGPU_ATTACH_MEM requests */
 	size_t nmem;
 	struct mem_plan *mem_plan;
-	char **warnings;             /* patterns that matched no kernel */
+	char **warnings;             /* unmatched patterns, kernels skipped */
 	size_t nwarnings;
 	struct edits edits;
 	struct link_result link;
@@ -174,19 +174,52 @@ static void no_match_text(const struct session *s, const struct ptx_attach *r,
 		 s->nkernels ? list : "(none)");
 }
 
-/* An error for a strict request, else a warning in the report. */
+/* An error @err for a strict request, else a warning in the report. */
+static int warn(struct session *s, const struct ptx_attach *r, int err,
+		const char *text)
+{
+	char **v;
+
+	if (r->strict_match)
+		return err_set(err, "%s", text);
+	v = realloc(s->warnings, (s->nwarnings + 1) * sizeof(*v));
+	if (!v)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	s->warnings = v;
+	v[s->nwarnings] = strdup(text);
+	if (!v[s->nwarnings])
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	s->nwarnings++;
+	return 0;
+}
+
 static int no_match(struct session *s, const struct ptx_attach *r)
 {
 	char text[800];
 
 	no_match_text(s, r, text, sizeof(text));
-	if (r->strict_match)
-		return err_set(EGPU_ENOENT, "%s", text);
-	s->warnings[s->nwarnings] = strdup(text);
-	if (!s->warnings[s->nwarnings])
-		return err_set(EGPU_ENOMEM, "PTX: out of memory");
-	s->nwarnings++;
-	return 0;
+	return warn(s, r, EGPU_ENOENT, text);
+}
+
+/*
+ * Whether kernel @k has the parameter bytes entry/exit probe @r reads
+ * through ctx->params; if not, the probe is not put there (a warning).
+ */
+static int params_fit(struct session *s, const struct ptx_attach *r,
+		      const struct kernel *k, bool *fits)
+{
+	const struct ptx_func *f = s->app->items[k->plan.item].func;
+	char text[400];
+
+	*fits = r->point == EGPU_ATTACH_MEM || !f->params_known ||
+		r->params_reach <= f->param_bytes;
+	if (*fits)
+		return 0;
+	snprintf(text, sizeof(text),
+		 "prog '%s' reads ctx->params up to byte %u; kernel '%s' has %u bytes of parameters: not attached to it",
+		 r->label ? r->label : r->func, r->params_reach,
+		 k->names.qualified, f->param_bytes);
+	return warn(s, r, EGPU_EINVAL, text);
 }
 
 /* Index of @m among the linked modules. */
@@ -324,7 +357,12 @@ static int plan_request(struct session *s, const struct ptx_attach *r,
 	if (!err && r->point == EGPU_ATTACH_MEM)
 		err = add_mem(s, r, &call, need_ctx);
 	for (size_t k = 0; k < s->nkernels && !err; k++) {
+		bool fits;
+
 		if (!kernel_names_match(&s->kernels[k].names, r->kernel))
+			continue;
+		hits++;
+		if ((err = params_fit(s, r, &s->kernels[k], &fits)) || !fits)
 			continue;
 		if (r->point == EGPU_ATTACH_MEM)
 			s->mem[s->nmem - 1].kernels[k] = 1;
@@ -335,7 +373,6 @@ static int plan_request(struct session *s, const struct ptx_attach *r,
 		else
 			err = add_call(&s->kernels[k].plan, r, &call, need_ctx,
 				       s->nreq);
-		hits++;
 	}
 	if (!err && !hits)
 		err = no_match(s, r);
@@ -375,8 +412,7 @@ static int plan_requests(struct session *s, const struct ptx_attach *reqs,
 
 	s->bodies = calloc(nreq + 1, sizeof(*s->bodies));
 	s->mem = calloc(nreq + 1, sizeof(*s->mem));
-	s->warnings = calloc(nreq + 1, sizeof(*s->warnings));
-	if (!s->bodies || !s->mem || !s->warnings)
+	if (!s->bodies || !s->mem)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
 	s->nreq = nreq;
 	for (size_t i = 0; i < nreq && !err; i++)

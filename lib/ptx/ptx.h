@@ -130,7 +130,8 @@ struct ptx_report {
 	char **files;           /* .file names that sites point to */
 	size_t nfiles;
 	/* Requests whose pattern matched no kernel: "prog 'P': no kernel
-	 * matches 'K'; kernels: ..." each. */
+	 * matches 'K'; kernels: ...", and kernels a request skipped because
+	 * they have fewer parameter bytes than it reads (params_reach). */
 	char **warnings;
 	size_t nwarnings;
 };

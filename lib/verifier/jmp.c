@@ -111,10 +111,12 @@ static int fork_unnarrowed(struct verifier *v, int target)
 	return r < 0 ? r : r ? target : v->cur->insn + 1;
 }
 
-/* Pointers that cannot be NULL (a direct run may get a NULL ctx). */
+/* Pointers that cannot be NULL (a direct run may get a NULL ctx; a
+ * kernel without parameters has NULL ctx->params). */
 static bool never_null(const struct reg *r)
 {
-	return reg_is_ptr(r) && !reg_is_nullable(r) && r->type != REG_PTR_CTX;
+	return reg_is_ptr(r) && !reg_is_nullable(r) &&
+	       r->type != REG_PTR_CTX && r->type != REG_PTR_PARAMS;
 }
 
 /* p == NULL holds on the jump side iff @jeq. */
