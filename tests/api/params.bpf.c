@@ -6,7 +6,7 @@
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 4);
+	__uint(max_entries, 5);
 	__type(key, __u32);
 	__type(value, __u64);
 } seen SEC(".maps");
@@ -42,6 +42,16 @@ int read_past_end(struct egpu_kernel_ctx *ctx)
 
 	keep(1, v);
 	return (int)rc;
+}
+
+/* seen[4] = n, read through ctx->params: the verifier bounds the read
+ * (bytes 24..27), the instrumenter puts it only into kernels that have
+ * them. */
+GPU_ENTRY("saxpy")
+int direct_n(struct egpu_kernel_ctx *ctx)
+{
+	keep(4, (__u64)*(const int *)(ctx->params + SAXPY_N_OFF));
+	return 0;
 }
 
 /* seen[2] += the 4-byte value every store to global memory overwrites,
