@@ -82,9 +82,12 @@ static int parse_args(int argc, char **argv, struct instrument_args *a)
 
 static void print_report(const struct egpu_report *r, enum report_level level)
 {
-	fprintf(stderr, "%u of %u kernels patched, %u entry and %u exit points, %u memory sites (%u probes called past the copy limit), %u programs, %.2f ms\n",
+	fprintf(stderr, "%u of %u kernels patched, %u entry and %u exit points, %u memory sites, %u programs, %.2f ms\n",
 		r->kernels_patched, r->kernel_cnt, r->entry_points, r->exit_points,
-		r->mem_site_cnt, r->mem_called, r->programs, r->instrument_ms);
+		r->mem_site_cnt, r->programs, r->instrument_ms);
+	if (r->mem_called)
+		fprintf(stderr, "%u memory probes called past the copy limit (--mem-inline-limit)\n",
+			r->mem_called);
 	for (uint32_t i = 0; level >= REPORT_KERNELS && i < r->kernel_cnt; i++)
 		fprintf(stderr, "  kernel %u %s: entry %u exit %u mem %u programs %u\n",
 			r->kernels[i].kernel_id, r->kernels[i].demangled,
