@@ -16,7 +16,7 @@ static const struct {
 	{ "verify", cmd_verify, "verify [-v|-vv] [--stats] [--ctx-len N] [--prog NAME] FILE.o   verifier verdicts" },
 	{ "inspect", cmd_inspect, "inspect FILE.o                 list programs and maps" },
 	{ "trace", cmd_trace, "trace [-o DIR] [--pprof FILE] [--] CMD [ARGS...]   run CMD, write its CUDA trace (CPU stacks -> GPU kernels) into DIR" },
-	{ "attach", cmd_attach, "attach [--json] [--interval SEC] [-o FILE] [--metrics :PORT] PROBE.o [--] CMD [ARGS...]   run CMD with PROBE in every kernel it loads; maps at exit" },
+	{ "attach", cmd_attach, "attach [--json] [--interval SEC] [-o FILE] [--metrics [HOST]:PORT [--metrics-spec SPEC]] PROBE.o [--] CMD [ARGS...]   run CMD with PROBE in every kernel it loads; maps at exit" },
 	{ "instrument", cmd_instrument, "instrument [--sm SM] FILE.o IN.(ptx|fatbin) [-o OUT.ptx]   splice probes (maps at placeholders)" },
 };
 
