@@ -225,7 +225,9 @@ static void exec_mem(const struct analysis *a, struct path *p,
 		at = regs[base] + insn->off + 8 * (loc - 10);
 	}
 	if (cls == BPF_LDX) {
-		struct sym s = loc >= 0 ? p->s[loc] : unknown_sym;
+		/* sign-extending loads give no view tracked here */
+		struct sym s = loc >= 0 && BPF_MODE(insn->code) == BPF_MEM ?
+			       p->s[loc] : unknown_sym;
 
 		if (loc >= 0 && !ref.covered && word && !at &&
 		    s.kind == SYM_INIT && s.view != VIEW_SHL32)

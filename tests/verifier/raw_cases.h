@@ -551,6 +551,12 @@ static const struct raw_case raw_cases[] = {
 	  PROG(LOOKUP(M_ARR), OR_RETURN, LDX(BPF_W, 2, 0, 0), MOV32_IMM(3, 0),
 	       ALU32_IMM(BPF_ADD, 3, 1), ALU32_IMM(BPF_ADD, 2, 1),
 	       JMP32_REG(BPF_JLT, 3, 2, -3), RET0) },
+	{ .name = "32-bit counter below a sign-extended bound, on 64 bits",
+	  .expect = "is not proven to terminate", /* bound -1: forever */
+	  PROG(LOOKUP(M_ARR), OR_RETURN, LDX(BPF_W, 2, 0, 0),
+	       STX(BPF_DW, 10, 2, -16), MOV32_IMM(3, 0),
+	       ALU32_IMM(BPF_ADD, 3, 1), LDXSX(BPF_W, 4, 10, -16),
+	       JMP_REG(BPF_JLT, 3, 4, -3), RET0) },
 	{ .name = "32-bit counter to a map value, indexing past the value",
 	  .expect = "map value of 'arr'",
 	  PROG(LOOKUP(M_ARR), OR_RETURN, MOV64_REG(6, 0),
