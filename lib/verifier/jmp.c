@@ -191,8 +191,13 @@ static bool copies_matter(const struct verifier *v, int idx, int target,
 			  const struct reg *a, const struct reg *b)
 {
 	const struct vstate *st = v->cur;
-	struct demand after = v->aux[idx + 1].demand[DEMAND_RELAXED];
+	struct demand after;
 	const struct demand all = { ~0ULL, 0x3ff };
+
+	/* A side leaving the program is refused when taken: no shortcut. */
+	if ((size_t)idx + 1 >= v->cnt || target < 0 || (size_t)target >= v->cnt)
+		return true;
+	after = v->aux[idx + 1].demand[DEMAND_RELAXED];
 
 	after.regs |= v->aux[target].demand[DEMAND_RELAXED].regs;
 	after.slots |= v->aux[target].demand[DEMAND_RELAXED].slots;
