@@ -469,6 +469,8 @@ int verifier_run(const struct bpf_prog_spec *prog,
 	v->stats.ms = (double)(now_ns() - t0) / 1e6;
 	if (stats)
 		*stats = v->stats;
+	for (size_t i = 0; v->aux && i < v->cnt; i++)
+		free(v->aux[i].loop);
 	free(v->aux);
 	free(v->pending);
 	free(v);

@@ -6,7 +6,7 @@
  */
 #include "vstate.h"
 
-static enum cmp_op cmp_of(uint8_t op)
+enum cmp_op jmp_cmp(uint8_t op)
 {
 	switch (op) {
 	case BPF_JEQ: return CMP_EQ;
@@ -225,7 +225,7 @@ static bool copies_matter(const struct verifier *v, int idx, int target,
 int check_cond_jmp(struct verifier *v, const struct bpf_insn *insn)
 {
 	bool j32 = BPF_CLASS(insn->code) == BPF_JMP32;
-	enum cmp_op op = cmp_of(BPF_OP(insn->code));
+	enum cmp_op op = jmp_cmp(BPF_OP(insn->code));
 	struct reg *regs = cur_regs(v), imm, *a, *b = &imm;
 	struct scalar ta, tb, fa, fb;
 	int idx = v->cur->insn, target = idx + 1 + insn->off;

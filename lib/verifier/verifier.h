@@ -59,6 +59,9 @@ struct verifier_stats {
 	uint64_t states;          /* states stored for pruning */
 	uint64_t peak_states;     /* most stored at once */
 	uint64_t pruned;          /* paths cut short by an equivalent state */
+	/* loop heads reached where a counter proof let the state be covered
+	 * by, or widened with, the previous iteration's (docs/verifier.md) */
+	uint64_t loop_widenings;
 	uint32_t stack_depth;     /* bytes, deepest chain of bpf-to-bpf calls */
 	/* entry/exit probes: ctx->params bytes [0, params_reach) may be read
 	 * through the pointer; each kernel probed must have as many */

@@ -38,6 +38,7 @@ struct record {
 };
 
 struct ref_env {
+	uint64_t max_steps;
 	const struct bpf_map_spec *specs;
 	size_t map_cnt;
 	struct ref_map *maps;
@@ -112,6 +113,7 @@ struct ref_env *ref_env_new(const struct bpf_map_spec *maps, size_t map_cnt,
 
 	if (!e)
 		return NULL;
+	e->max_steps = MAX_STEPS;
 	e->specs = maps;
 	e->map_cnt = map_cnt;
 	e->attach = attach;
@@ -136,6 +138,11 @@ struct ref_env *ref_env_new(const struct bpf_map_spec *maps, size_t map_cnt,
 		m->used = calloc(n, 1);
 	}
 	return e;
+}
+
+void ref_env_set_step_limit(struct ref_env *e, uint64_t steps)
+{
+	e->max_steps = steps;
 }
 
 void ref_env_free(struct ref_env *e)
@@ -788,7 +795,7 @@ int ref_run(struct ref_env *e, const struct bpf_insn *insns, size_t cnt,
 	reg_set(e, 1, (uint64_t)(uintptr_t)e->ctx);
 	if (e->attach == EGPU_ATTACH_NONE)
 		reg_set(e, 2, e->ctx_size);
-	for (uint64_t steps = 0; steps < MAX_STEPS; steps++) {
+	for (uint64_t steps = 0; steps < e->max_steps; steps++) {
 		int r;
 
 		if (pc >= cnt)
@@ -798,5 +805,5 @@ int ref_run(struct ref_env *e, const struct bpf_insn *insns, size_t cnt,
 			return r < 0 ? r : 0;
 	}
 	return violate(e, "no exit after %llu steps",
-		       (unsigned long long)MAX_STEPS);
+		       (unsigned long long)e->max_steps);
 }
