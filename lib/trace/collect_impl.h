@@ -120,6 +120,7 @@ struct call_chunk {
 struct collect {
 	struct collect_opts opts;
 	uint32_t raw_frames;          /* frames captured per call */
+	struct unwinder *uw;          /* NULL: backtrace() */
 	struct pyframes *py;          /* NULL: no Python frames */
 	uint64_t gen;                 /* tells threads their chunk is stale */
 	CUpti_SubscriberHandle sub;
@@ -174,6 +175,20 @@ enum sym_role sym_role(struct symbolizer *s, uintptr_t addr);
  */
 const char *sym_name(struct symbolizer *s, uintptr_t addr);
 void sym_free(struct symbolizer *s);
+
+/* collect_unwind.c: return addresses, as backtrace() gives them. */
+struct unwinder;
+/* NULL where only backtrace() can be used (other CPUs, no libgcc_s). */
+struct unwinder *uw_new(void);
+/*
+ * Up to @max return addresses of the calling thread into @out, innermost
+ * first (the first in uw_capture's caller or below); backtrace() where
+ * @u is NULL or a frame's rule is beyond the cached kinds.
+ */
+uint32_t uw_capture(struct unwinder *u, void **out, uint32_t max);
+/* The cached walk alone: the count, or -1 where backtrace() must do it. */
+int uw_walk(struct unwinder *u, void **out, uint32_t max);
+void uw_free(struct unwinder *u);
 
 /* collect_python.c: Python frames of the launching thread. */
 #define PY_ENTRY 0x80000000u  /* the frame ran first in its eval-loop call */
