@@ -54,18 +54,26 @@ struct rule {
 	int32_t cfa_off;
 	int16_t rbp_off;  /* rbp saved at CFA + rbp_off; 0: unchanged */
 	int8_t ra_off;    /* return address at CFA + ra_off */
-	uint8_t kind : 2, cfa_rbp : 1;   /* CFA from rbp (else rsp) */
+	uint8_t kind;     /* enum rule_kind, | RULE_CFA_RBP */
 };
+
+#define RULE_KIND 3
+#define RULE_CFA_RBP 4    /* the CFA is rbp + cfa_off (else rsp +) */
 
 #define CACHE_SLOTS (1u << 15)
 #define KEY_BUSY ((uintptr_t)1)   /* a slot being filled */
 
+/* One cache slot: a lookup reads one cache line. */
+struct slot {
+	_Atomic uintptr_t key;   /* return address, 0: empty */
+	struct rule rule;
+};
+
 struct unwinder {
 	void *libgcc;
 	find_fde_fn *find_fde;
-	_Atomic uintptr_t key[CACHE_SLOTS];   /* return address, 0: empty */
-	struct rule rule[CACHE_SLOTS];
 	atomic_uint used;
+	struct slot slot[CACHE_SLOTS];
 };
 
 /* The thread's stack, where every read of the unwinder must land. */
@@ -491,8 +499,7 @@ static struct rule compute_rule(const struct unwinder *u, uintptr_t ra)
 		.cfa_off = (int32_t)s.cfa_off,
 		.rbp_off = s.rbp.how == HOW_OFFSET ? (int16_t)s.rbp.off : 0,
 		.ra_off = (int8_t)s.ra.off,
-		.kind = RULE_STEP,
-		.cfa_rbp = s.cfa_reg == REG_RBP,
+		.kind = RULE_STEP | (s.cfa_reg == REG_RBP ? RULE_CFA_RBP : 0),
 	};
 }
 
@@ -512,9 +519,9 @@ static struct rule rule_of(struct unwinder *u, uintptr_t ra)
 	size_t i = slot_of(ra);
 
 	for (;; i = (i + 1) & (CACHE_SLOTS - 1)) {
-		k = atomic_load_explicit(&u->key[i], memory_order_acquire);
+		k = atomic_load_explicit(&u->slot[i].key, memory_order_acquire);
 		if (k == ra)
-			return u->rule[i];
+			return u->slot[i].rule;
 		if (k != 0)
 			continue;
 		break;     /* not cached (or being filled: KEY_BUSY ahead) */
@@ -524,10 +531,10 @@ static struct rule rule_of(struct unwinder *u, uintptr_t ra)
 	if (atomic_load(&u->used) >= CACHE_SLOTS / 4 * 3)
 		return rule;
 	empty = 0;
-	if (atomic_compare_exchange_strong(&u->key[i], &empty, KEY_BUSY)) {
+	if (atomic_compare_exchange_strong(&u->slot[i].key, &empty, KEY_BUSY)) {
 		atomic_fetch_add(&u->used, 1);
-		u->rule[i] = rule;
-		atomic_store_explicit(&u->key[i], ra, memory_order_release);
+		u->slot[i].rule = rule;
+		atomic_store_explicit(&u->slot[i].key, ra, memory_order_release);
 	}
 	return rule;
 }
@@ -556,43 +563,40 @@ __asm__(".text\n"
 	".cfi_endproc\n"
 	".size egpu_unwind_regs, .-egpu_unwind_regs\n");
 
-/* A word of the stack at @addr, or false where it would leave the
- * thread's stack above @sp. */
-static bool stack_word(uintptr_t addr, uintptr_t sp, uintptr_t *v)
-{
-	if (addr < sp || addr + sizeof(*v) > stack.hi || (addr & 7))
-		return false;
-	*v = *(const uintptr_t *)addr;
-	return true;
-}
-
-/* The cached walk: the count, or -1 where backtrace() must do it. */
+/*
+ * The cached walk: the count, or -1 where backtrace() must do it. Every
+ * read lands in the thread's stack, above the frame being unwound.
+ */
 static int fast_walk(struct unwinder *u, void **out, uint32_t max)
 {
+	const uintptr_t hi = stack.hi;
+	uintptr_t cfa, at;
 	struct regs r;
 	struct rule rule;
-	uintptr_t cfa;
 	uint32_t n = 0;
 
 	egpu_unwind_regs(&r);
-	if (r.sp < stack.lo || r.sp >= stack.hi)
+	if (r.sp < stack.lo || r.sp >= hi)
 		return -1;
 	while (n < max) {
 		out[n++] = (void *)r.pc;
 		rule = rule_of(u, r.pc);
-		if (rule.kind == RULE_END)
-			break;
-		if (rule.kind != RULE_STEP)
+		if ((rule.kind & RULE_KIND) != RULE_STEP)
+			return (rule.kind & RULE_KIND) == RULE_END ? (int)n : -1;
+		cfa = (rule.kind & RULE_CFA_RBP ? r.bp : r.sp) +
+			(uintptr_t)(intptr_t)rule.cfa_off;
+		if (cfa <= r.sp || cfa > hi || (cfa & 7))
 			return -1;
-		cfa = (rule.cfa_rbp ? r.bp : r.sp) + (uintptr_t)(intptr_t)rule.cfa_off;
-		if (cfa <= r.sp || cfa > stack.hi)
+		if (rule.rbp_off) {
+			at = cfa + (uintptr_t)(intptr_t)rule.rbp_off;
+			if (at < r.sp || at + 8 > hi)
+				return -1;
+			r.bp = *(const uintptr_t *)at;
+		}
+		at = cfa + (uintptr_t)(intptr_t)rule.ra_off;
+		if (at < r.sp || at + 8 > hi)
 			return -1;
-		if (rule.rbp_off && !stack_word(cfa + (uintptr_t)(intptr_t)
-						rule.rbp_off, r.sp, &r.bp))
-			return -1;
-		if (!stack_word(cfa + (uintptr_t)(intptr_t)rule.ra_off, r.sp,
-				&r.pc))
-			return -1;
+		r.pc = *(const uintptr_t *)at;
 		r.sp = cfa;
 		if (!r.pc)
 			break;  /* backtrace() leaves out a null one too */
