@@ -28,6 +28,38 @@
 
 #include "collect_impl.h"
 
+/* The thread's stack, where every read of the unwinder must land. */
+static _Thread_local struct {
+	uintptr_t lo, hi;
+	bool known, none;
+} stack;
+
+static bool stack_bounds(void)
+{
+	pthread_attr_t attr;
+	void *base;
+	size_t size;
+
+	if (stack.known)
+		return !stack.none;
+	stack.known = true;
+	stack.none = true;
+	if (pthread_getattr_np(pthread_self(), &attr))
+		return false;
+	if (!pthread_attr_getstack(&attr, &base, &size)) {
+		stack.lo = (uintptr_t)base;
+		stack.hi = (uintptr_t)base + size;
+		stack.none = false;
+	}
+	pthread_attr_destroy(&attr);
+	return !stack.none;
+}
+
+bool uw_stack_has(uintptr_t addr, size_t len)
+{
+	return stack_bounds() && addr >= stack.lo && addr + len <= stack.hi;
+}
+
 #if defined(__x86_64__)
 
 /* DWARF register numbers (x86-64 psABI) */
@@ -57,51 +89,18 @@ struct rule {
 	uint8_t kind;     /* enum rule_kind, | RULE_CFA_RBP */
 };
 
+_Static_assert(sizeof(struct rule) == sizeof(uint64_t), "a rule is a word");
+
 #define RULE_KIND 3
 #define RULE_CFA_RBP 4    /* the CFA is rbp + cfa_off (else rsp +) */
 
 #define CACHE_SLOTS (1u << 15)
-#define KEY_BUSY ((uintptr_t)1)   /* a slot being filled */
-
-/* One cache slot: a lookup reads one cache line. */
-struct slot {
-	_Atomic uintptr_t key;   /* return address, 0: empty */
-	struct rule rule;
-};
 
 struct unwinder {
 	void *libgcc;
 	find_fde_fn *find_fde;
-	atomic_uint used;
-	struct slot slot[CACHE_SLOTS];
+	struct lfmap rules;   /* return address -> struct rule */
 };
-
-/* The thread's stack, where every read of the unwinder must land. */
-static _Thread_local struct {
-	uintptr_t lo, hi;
-	bool known, none;
-} stack;
-
-static bool stack_bounds(void)
-{
-	pthread_attr_t attr;
-	void *base;
-	size_t size;
-
-	if (stack.known)
-		return !stack.none;
-	stack.known = true;
-	stack.none = true;
-	if (pthread_getattr_np(pthread_self(), &attr))
-		return false;
-	if (!pthread_attr_getstack(&attr, &base, &size)) {
-		stack.lo = (uintptr_t)base;
-		stack.hi = (uintptr_t)base + size;
-		stack.none = false;
-	}
-	pthread_attr_destroy(&attr);
-	return !stack.none;
-}
 
 /* ---- reading .eh_frame ---- */
 
@@ -505,37 +504,18 @@ static struct rule compute_rule(const struct unwinder *u, uintptr_t ra)
 
 /* ---- the cache ---- */
 
-static size_t slot_of(uintptr_t ra)
-{
-	uint64_t h = ra * 0x9e3779b97f4a7c15ull;
-
-	return (size_t)(h >> 40) & (CACHE_SLOTS - 1);
-}
-
 static struct rule rule_of(struct unwinder *u, uintptr_t ra)
 {
 	struct rule rule;
-	uintptr_t k, empty;
-	size_t i = slot_of(ra);
+	uint64_t v;
 
-	for (;; i = (i + 1) & (CACHE_SLOTS - 1)) {
-		k = atomic_load_explicit(&u->slot[i].key, memory_order_acquire);
-		if (k == ra)
-			return u->slot[i].rule;
-		if (k != 0)
-			continue;
-		break;     /* not cached (or being filled: KEY_BUSY ahead) */
+	if (lfmap_get(&u->rules, ra, &v)) {
+		memcpy(&rule, &v, sizeof(rule));
+		return rule;
 	}
 	rule = compute_rule(u, ra);
-	/* a table three quarters full caches no more (still correct) */
-	if (atomic_load(&u->used) >= CACHE_SLOTS / 4 * 3)
-		return rule;
-	empty = 0;
-	if (atomic_compare_exchange_strong(&u->slot[i].key, &empty, KEY_BUSY)) {
-		atomic_fetch_add(&u->used, 1);
-		u->slot[i].rule = rule;
-		atomic_store_explicit(&u->slot[i].key, ra, memory_order_release);
-	}
+	memcpy(&v, &rule, sizeof(rule));
+	lfmap_put(&u->rules, ra, v);
 	return rule;
 }
 
@@ -608,8 +588,10 @@ struct unwinder *uw_new(void)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
 
-	if (!u)
+	if (!u || lfmap_init(&u->rules, CACHE_SLOTS)) {
+		free(u);
 		return NULL;
+	}
 	u->libgcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
 	u->find_fde = u->libgcc ? (find_fde_fn *)dlsym(u->libgcc,
 						       "_Unwind_Find_FDE") : NULL;
@@ -626,6 +608,7 @@ void uw_free(struct unwinder *u)
 		return;
 	if (u->libgcc)
 		dlclose(u->libgcc);
+	lfmap_free(&u->rules);
 	free(u);
 }
 
