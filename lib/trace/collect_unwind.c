@@ -109,7 +109,8 @@ struct reader {
 	bool bad;
 };
 
-static uint64_t read_uleb(struct reader *r)
+/* A LEB128 number, sign-extended when @sign. */
+static uint64_t read_leb(struct reader *r, bool sign)
 {
 	uint64_t v = 0;
 	unsigned shift = 0;
@@ -125,28 +126,19 @@ static uint64_t read_uleb(struct reader *r)
 			v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 	} while (b & 0x80);
+	if (sign && shift < 64 && (b & 0x40))
+		v |= ~(uint64_t)0 << shift;
 	return v;
+}
+
+static uint64_t read_uleb(struct reader *r)
+{
+	return read_leb(r, false);
 }
 
 static int64_t read_sleb(struct reader *r)
 {
-	int64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
-
-	do {
-		if (r->p >= r->end) {
-			r->bad = true;
-			return 0;
-		}
-		b = *r->p++;
-		if (shift < 64)
-			v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		v |= -((int64_t)1 << shift);
-	return v;
+	return (int64_t)read_leb(r, true);
 }
 
 /* @n bytes, little-endian, sign-extended when @sign. */
