@@ -124,8 +124,11 @@ int ring_new_for_map(const struct bpf_map_spec *spec, struct event_ring **out)
 
 	if (!err)
 		err = ring_new(spec->name, spec->type, cap, out);
-	if (!err)
-		(*out)->in_device_memory = spec->flags & EGPU_F_RING_DEVICE;
+	if (!err && (spec->flags & EGPU_F_RING_DEVICE)) {
+		(*out)->in_device_memory = true;
+		(*out)->shards = ring_shards_for(cap);
+		(*out)->shard_cap = cap / (*out)->shards;
+	}
 	return err;
 }
 
@@ -158,7 +161,7 @@ void ring_free(struct event_ring *r)
 		return;
 	if (r->dev_mem && (!r->dev || r->dev->owned))
 		ring_unmap_gpu(r);
-	free(r->dev);
+	ring_dev_free(r);
 	munmap(r->mem, r->mem_len);
 	pthread_mutex_destroy(&r->lock);
 	ring_free_struct(r);
@@ -198,8 +201,10 @@ static void fill_view(const struct event_ring *r, uint64_t base,
 		.ctl = base,
 		.max_record = r->max_record,
 		.type = r->type,
-		.flags = r->dev ? RING_IN_DEVICE_MEMORY : 0,
+		.shards = 1,
 	};
+	if (r->dev)
+		ring_dev_view(r, base, v);
 }
 
 void ring_host_view(const struct event_ring *r, struct dev_ring *view)

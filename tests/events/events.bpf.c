@@ -15,10 +15,14 @@ struct {
 				    * ring sizes up to a page anyway */
 } tiny SEC(".maps");
 
-/* Rings in GPU memory: 64 MiB hold a record of every thread of 2^20. */
+/*
+ * Rings in GPU memory. 128 MiB make shards of 1 MiB, one per SM (132 on
+ * an H100): the records of all threads of 2^19 (29 MiB in warps' batches)
+ * fit with room to spare, even if two SMs shared a shard.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 26);
+	__uint(max_entries, 1 << 27);
 	__uint(map_flags, EGPU_F_RING_DEVICE);
 } drb SEC(".maps");
 
@@ -207,6 +211,24 @@ GPU_EXIT("work")
 int on_exit_tiny_dev(struct egpu_kernel_ctx *ctx)
 {
 	emit_thread(&dtiny);
+	return 0;
+}
+
+/*
+ * Four records per thread into a ring in GPU memory, numbered in c: the
+ * consumer checks each thread's arrive in order (its SM's shard).
+ */
+GPU_EXIT("work")
+int on_exit_seq_dev(struct egpu_kernel_ctx *ctx)
+{
+	struct event ev = {};
+
+	thread_event(&ev);
+#pragma unroll
+	for (int k = 0; k < 4; k++) {
+		ev.c = k;
+		bpf_ringbuf_output(&drb, &ev, sizeof(ev), 0);
+	}
 	return 0;
 }
 

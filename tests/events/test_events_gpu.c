@@ -4,8 +4,9 @@
  * one record per thread from an exit probe, record sizes differing within a
  * warp, exact drop counts with a tiny ring, exact delivery to a consumer
  * thread, consumption while the kernel that writes the records provably
- * still runs (for rings in host memory and in GPU memory alike), every ring helper in direct GPU runs, print lines from probes
- * and direct runs.
+ * still runs (for rings in host memory and in GPU memory alike), each
+ * thread's records in order through a ring in GPU memory's shards, every
+ * ring helper in direct GPU runs, print lines from probes and direct runs.
  */
 #include <check.h>
 #include <pthread.h>
@@ -154,12 +155,61 @@ START_TEST(one_record_per_thread)
 END_TEST
 
 /*
- * A ring in GPU memory (EGPU_F_RING_DEVICE), 2^20 threads' records in
- * 64 MiB, drained after the kernel window by window (16 MiB of mirror).
+ * A ring in GPU memory (EGPU_F_RING_DEVICE), 2^19 threads' records in
+ * 128 MiB, drained after the kernel shard by shard. (A shard holds 1/128
+ * of the ring, for one SM: 2^20 threads, as before shards, would fill a
+ * shard to 43%, or 86% if %smid left gaps and two SMs shared one.)
  */
 START_TEST(device_ring_every_thread_of_a_large_grid)
 {
-	every_thread_once("on_exit_dev", "drb", 1u << 20, NULL);
+	every_thread_once("on_exit_dev", "drb", 1u << 19, NULL);
+}
+END_TEST
+
+/* Which record of each thread comes next (on_exit_seq_dev numbers them). */
+struct in_order {
+	uint8_t *next;
+	uint32_t threads;
+	uint64_t records, bad;
+};
+
+static int on_numbered_event(void *user, const void *data, size_t size)
+{
+	struct in_order *o = user;
+	struct event ev = { 0 };
+
+	memcpy(&ev, data, size < sizeof(ev) ? size : sizeof(ev));
+	o->records++;
+	if (size != sizeof(ev) || ev.tid >= o->threads ||
+	    ev.b != ev.tid * 3 + 1 || ev.c != o->next[ev.tid]++)
+		o->bad++;
+	return 0;
+}
+
+/*
+ * Four records from every thread into a ring in GPU memory: each thread's
+ * arrive in the order it made them (a thread stays on its SM, so in one
+ * shard), though the threads of different shards interleave.
+ */
+START_TEST(device_ring_keeps_each_threads_order)
+{
+	const uint32_t threads = 64 * BLOCK;
+	struct in_order o = { .next = calloc(threads, 1), .threads = threads };
+	egpu_ringbuf *rb;
+
+	ck_assert_ptr_nonnull(o.next);
+	rb = egpu_ringbuf_new(egpu_obj_map(obj, "drb"), on_numbered_event, &o);
+	ck_assert_ptr_nonnull(rb);
+	run_work("on_exit_seq_dev", EGPU_ATTACH_EXIT, threads, 10);
+	while (egpu_ringbuf_poll(rb, 100) > 0)
+		;
+	ck_assert_uint_eq(o.bad, 0);
+	ck_assert_uint_eq(o.records, 4ull * threads);
+	for (uint32_t i = 0; i < threads; i++)
+		ck_assert_uint_eq(o.next[i], 4);
+	ck_assert_uint_eq(egpu_ringbuf_drops(rb), 0);
+	egpu_ringbuf_free(rb);
+	free(o.next);
 }
 END_TEST
 
@@ -237,9 +287,11 @@ static void *consume(void *arg)
 }
 
 /*
- * 4M threads, 256 MiB of records through @ring (1 MiB for rb, 64 MiB for
+ * 4M threads, 256 MiB of records through @ring (1 MiB for rb, 128 MiB for
  * drb) with a consumer thread polling meanwhile: every thread is received
- * exactly once or counted as dropped, and at least a ring's worth arrives.
+ * exactly once or counted as dropped, and at least a ring's worth arrives
+ * (drb: every SM emits more than its shard holds, so each shard takes at
+ * least its share).
  * (Whether the consumer frees space before this kernel ends depends on
  * timing: on an H100 the kernel finished first with rb, 16384 records, so
  * that is not asserted; consumed_while_the_kernel_runs proves the overlap.)
@@ -532,6 +584,7 @@ int main(void)
 	tcase_add_test(tc, consumed_while_the_kernel_runs_host);
 	tcase_add_test(tc, device_ring_every_thread_of_a_large_grid);
 	tcase_add_test(tc, device_ring_reserve_and_submit);
+	tcase_add_test(tc, device_ring_keeps_each_threads_order);
 	tcase_add_test(tc, tiny_ring_counts_every_drop_device);
 	tcase_add_test(tc, exact_with_a_consumer_thread_device);
 	tcase_add_test(tc, consumed_while_the_kernel_runs_device);
