@@ -98,33 +98,21 @@ void model_publish(uint8_t *rec, uint32_t len, uint32_t flags)
 			 __ATOMIC_RELEASE);
 }
 
-bool model_produce(struct dev_ring *v, uint32_t sm, const uint8_t *payload,
-		   uint32_t len)
+uint8_t *model_reserve_on(struct dev_ring *v, uint32_t sm, uint64_t need,
+			  uint32_t records)
 {
 	struct model_shard s = model_shard_of(v, sm);
-	uint64_t pos = model_reserve(&s, ring_record_size(len), 1);
-	uint8_t *rec = s.data + (pos & s.mask);
+	uint64_t pos = model_reserve(&s, need, records);
 
-	if (pos == UINT64_MAX)
-		return false;
-	memcpy(rec + RING_HDR_SIZE, payload, len);
-	model_publish(rec, len, RING_COMMIT);
-	return true;
+	return pos == UINT64_MAX ? NULL : s.data + (pos & s.mask);
 }
 
-bool model_produce_batch(struct dev_ring *v, uint32_t sm,
-			 const uint8_t *payloads, uint32_t count, uint32_t len)
+void model_batch_body(uint8_t *rec, const uint8_t *payloads, uint32_t count,
+		      uint32_t len)
 {
-	struct model_shard s = model_shard_of(v, sm);
-	uint64_t size = ring_batch_size(count, len), pos;
 	uint32_t words = (len + 7) / 8;
 	struct ring_batch b = { .count = count, .len = len };
-	uint8_t *rec;
 
-	pos = model_reserve(&s, size, count);
-	if (pos == UINT64_MAX)
-		return false;
-	rec = s.data + (pos & s.mask);
 	memcpy(rec + RING_HDR_SIZE, &b, sizeof(b));
 	for (uint32_t i = 0; i < count; i++) {
 		uint64_t w[256 / 8] = { 0 };
@@ -134,6 +122,29 @@ bool model_produce_batch(struct dev_ring *v, uint32_t sm,
 			memcpy(rec + RING_HDR_SIZE + sizeof(b) +
 			       8 * ((size_t)k * count + i), &w[k], 8);
 	}
+}
+
+bool model_produce(struct dev_ring *v, uint32_t sm, const uint8_t *payload,
+		   uint32_t len)
+{
+	uint8_t *rec = model_reserve_on(v, sm, ring_record_size(len), 1);
+
+	if (!rec)
+		return false;
+	memcpy(rec + RING_HDR_SIZE, payload, len);
+	model_publish(rec, len, RING_COMMIT);
+	return true;
+}
+
+bool model_produce_batch(struct dev_ring *v, uint32_t sm,
+			 const uint8_t *payloads, uint32_t count, uint32_t len)
+{
+	uint64_t size = ring_batch_size(count, len);
+	uint8_t *rec = model_reserve_on(v, sm, size, count);
+
+	if (!rec)
+		return false;
+	model_batch_body(rec, payloads, count, len);
 	model_publish(rec, (uint32_t)(size - RING_HDR_SIZE),
 		      RING_COMMIT | RING_BATCH);
 	return true;

@@ -43,6 +43,15 @@ bool model_produce(struct dev_ring *v, uint32_t sm, const uint8_t *payload,
 /* @count records of @len bytes, record i at @payloads + i * @len. */
 bool model_produce_batch(struct dev_ring *v, uint32_t sm,
 			 const uint8_t *payloads, uint32_t count, uint32_t len);
+/*
+ * The two steps of model_produce*() before publishing: reserve @need bytes
+ * for @records records on SM @sm (the record's address, or NULL: dropped
+ * and counted), and write a batch's body (all but its header) at @rec.
+ */
+uint8_t *model_reserve_on(struct dev_ring *v, uint32_t sm, uint64_t need,
+			  uint32_t records);
+void model_batch_body(uint8_t *rec, const uint8_t *payloads, uint32_t count,
+		      uint32_t len);
 /* Every shard's reservations undone or handed out (reserved == prod). */
 void model_assert_settled(struct dev_ring *v);
 /* Store a record's header (release): publishes it. */

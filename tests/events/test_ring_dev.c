@@ -31,11 +31,57 @@ struct sim {
 	/* Called once, when a copy has read down to byte @midway_at of it. */
 	void (*midway)(struct sim *s);
 	size_t midway_at;
+	/*
+	 * If set, copies out read their words in a random order and call it
+	 * before each word (the weak-visibility producers below).
+	 */
+	void (*between)(struct sim *s);
+	struct weak *weak;
 };
 
 static void *ptr(uint64_t addr)
 {
 	return (void *)(uintptr_t)addr;
+}
+
+static uint64_t rnd(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *state = x;
+}
+
+static uint64_t *weak_rng(struct sim *s);
+
+/*
+ * A copy engine at its worst: 8-byte pieces in a random order, the
+ * producers going on between any two of them (s->between).
+ */
+static int shuffled_read(struct sim *s, uint8_t *dst, const uint8_t *src,
+			 size_t n)
+{
+	size_t pieces = (n + 7) / 8, *order = malloc(pieces * sizeof(*order));
+
+	ck_assert_ptr_nonnull(order);
+	for (size_t i = 0; i < pieces; i++)
+		order[i] = i;
+	for (size_t i = pieces; i > 1; i--) {
+		size_t j = rnd(weak_rng(s)) % i, t = order[i - 1];
+
+		order[i - 1] = order[j];
+		order[j] = t;
+	}
+	for (size_t i = 0; i < pieces; i++) {
+		size_t at = order[i] * 8, k = n - at < 8 ? n - at : 8;
+
+		s->between(s);
+		memcpy(dst + at, src + at, k);
+	}
+	free(order);
+	return 0;
 }
 
 /* Backwards, a word at a time: a record's header is read last. */
@@ -49,6 +95,8 @@ static int sim_read(void *io, void *dst, uint64_t addr, size_t n)
 		return err_set(EGPU_ECUDA, "sim: copy failed");
 	s->reads++;
 	s->read_bytes += n;
+	if (s->between)
+		return shuffled_read(s, dst, src, n);
 	while (i) {
 		size_t k = i % 8 ? i % 8 : 8;
 
@@ -721,6 +769,231 @@ START_TEST(concurrent_producers_in_shards)
 }
 END_TEST
 
+/* ---- producers whose stores the copier sees in any order ---- */
+
+/*
+ * What the PTX memory model allows a copy engine to see of the producers'
+ * stores, played against the real consumer: every store of a producer is
+ * pending until the adversary lets it land, in any order, except that a
+ * store after a fence never lands before a store of the same producer
+ * before it (the release fence before each header). Positions are taken
+ * at once (the counters a consumer copies first may run ahead of every
+ * record), and stores land between any two 8-byte pieces of any copy.
+ */
+#define WEAK_PRODUCERS 6
+#define WEAK_PENDING 16384
+
+struct pending {
+	uint64_t *at;
+	uint64_t word;
+	uint32_t producer;
+	uint32_t epoch; /* fences the producer had issued before it */
+};
+
+#define WEAK_EPOCHS 32 /* fences a producer may have outstanding */
+
+struct weak {
+	uint64_t rng;
+	struct pending p[WEAK_PENDING];
+	uint32_t n;
+	uint32_t epoch[WEAK_PRODUCERS]; /* fences issued */
+	uint32_t low[WEAK_PRODUCERS];   /* the oldest epoch with stores pending */
+	uint32_t count[WEAK_PRODUCERS][WEAK_EPOCHS]; /* pending, by epoch */
+	uint64_t sent[WEAK_PRODUCERS], kept[WEAK_PRODUCERS];
+	uint64_t to_send; /* records each producer sends */
+};
+
+static uint64_t *weak_rng(struct sim *s)
+{
+	return &s->weak->rng;
+}
+
+static uint32_t weak_sm(uint32_t k)
+{
+	return sm_of[k % SMS];
+}
+
+/* Whether pending store @i may land: no earlier fence of its producer open. */
+static bool may_land(const struct weak *w, uint32_t i)
+{
+	return w->p[i].epoch == w->low[w->p[i].producer];
+}
+
+static void land_one(struct weak *w)
+{
+	uint32_t i = (uint32_t)(rnd(&w->rng) % w->n), k;
+
+	while (!may_land(w, i))
+		i = (i + 1) % w->n;
+	k = w->p[i].producer;
+	__atomic_store_n(w->p[i].at, w->p[i].word, __ATOMIC_RELAXED);
+	w->count[k][w->p[i].epoch % WEAK_EPOCHS]--;
+	while (w->low[k] < w->epoch[k] && !w->count[k][w->low[k] % WEAK_EPOCHS])
+		w->low[k]++;
+	w->p[i] = w->p[--w->n];
+}
+
+static void queue_store(struct weak *w, uint32_t k, uint8_t *at,
+			const uint8_t *word)
+{
+	uint32_t e = w->epoch[k];
+
+	ck_assert_uint_lt(w->n, WEAK_PENDING);
+	w->p[w->n] = (struct pending){ .at = (uint64_t *)at, .producer = k,
+				       .epoch = e };
+	memcpy(&w->p[w->n].word, word, 8);
+	w->n++;
+	w->count[k][e % WEAK_EPOCHS]++;
+}
+
+/*
+ * Producer @k's next record (one record, or a batch of up to 4 for odd
+ * producers): positions taken now, its stores queued: the body, a fence,
+ * then the header.
+ */
+static void weak_produce(struct sim *s, uint32_t k)
+{
+	struct weak *w = s->weak;
+	uint64_t seq = w->sent[k];
+	uint32_t len = 8 + (uint32_t)(rnd(&w->rng) % 200);
+	uint32_t count = k % 2 ? 1 + (uint32_t)(rnd(&w->rng) % 4) : 1;
+	uint8_t payloads[4 * 208], image[RING_HDR_SIZE + 8 + 4 * 208];
+	uint64_t size;
+	uint32_t flags;
+	uint8_t *rec;
+
+	if (count > w->to_send - seq)
+		count = 1;
+	size = count > 1 ? ring_batch_size(count, len) : ring_record_size(len);
+	flags = count > 1 ? RING_COMMIT | RING_BATCH : RING_COMMIT;
+	for (uint32_t i = 0; i < count; i++)
+		fill(payloads + (size_t)i * len, len, (uint64_t)k << 48 | (seq + i));
+	w->sent[k] += count;
+	rec = model_reserve_on(&s->view, weak_sm(k), size, count);
+	if (!rec)
+		return;
+	w->kept[k] += count;
+	memset(image, 0, sizeof(image));
+	if (count > 1)
+		model_batch_body(image, payloads, count, len);
+	else
+		memcpy(image + RING_HDR_SIZE, payloads, len);
+	model_publish(image, count > 1 ? (uint32_t)(size - RING_HDR_SIZE) : len,
+		      flags);
+	for (uint64_t at = RING_HDR_SIZE; at < size; at += 8)
+		queue_store(w, k, rec + at, image + at);
+	w->epoch[k]++; /* the release fence */
+	queue_store(w, k, rec, image);
+}
+
+static bool weak_done(const struct weak *w)
+{
+	for (uint32_t k = 0; k < WEAK_PRODUCERS; k++)
+		if (w->sent[k] < w->to_send)
+			return false;
+	return true;
+}
+
+/* One move of the adversary: a store lands, or a producer goes on. */
+static void weak_step(struct sim *s)
+{
+	struct weak *w = s->weak;
+	uint32_t k = (uint32_t)(rnd(&w->rng) % WEAK_PRODUCERS);
+
+	if (w->n && (rnd(&w->rng) % 3 || w->sent[k] >= w->to_send ||
+		     w->n > WEAK_PENDING - 512 ||
+		     w->epoch[k] - w->low[k] >= WEAK_EPOCHS - 2))
+		land_one(w);
+	else if (w->sent[k] < w->to_send)
+		weak_produce(s, k);
+}
+
+/* Between two pieces of a copy: mostly nothing, sometimes a few moves. */
+static void weak_between(struct sim *s)
+{
+	uint64_t r = rnd(&s->weak->rng);
+
+	for (uint64_t i = r % 16 < 2 ? 1 + r / 16 % 4 : 0; i > 0; i--)
+		weak_step(s);
+}
+
+static int take_weak(void *user, const void *data, size_t size)
+{
+	uint64_t *next = user, tag, k, seq;
+
+	ck_assert_uint_ge(size, 8);
+	ck_assert_msg(intact(data, (uint32_t)size, &tag), "record torn");
+	k = tag >> 48;
+	seq = tag & 0xffffffffffffull;
+	ck_assert_uint_lt(k, WEAK_PRODUCERS);
+	/* Drops leave gaps; a producer's records never repeat or go back. */
+	ck_assert_uint_ge(seq, next[k]);
+	next[k] = seq + 1;
+	next[WEAK_PRODUCERS + k]++;
+	return 0;
+}
+
+/*
+ * Seeds of the adversary, each a different interleaving: every record
+ * kept arrives once, whole, in its producer's order; per shard, records
+ * received plus drops counted equal records sent.
+ */
+static void weak_run(uint64_t seed, uint64_t cap, size_t mirror_len,
+		     uint32_t sms)
+{
+	static struct weak w;
+	struct sim s;
+	uint64_t next[2 * WEAK_PRODUCERS] = { 0 }, drops = 0;
+
+	sim_new_sms(&s, cap, mirror_len, sms);
+	w = (struct weak){ .rng = seed, .to_send = 3000 };
+	s.weak = &w;
+	s.between = weak_between;
+	while (!weak_done(&w)) {
+		for (int i = 0; i < 64; i++)
+			weak_step(&s);
+		ck_assert_msg(ring_consume(s.r, take_weak, next, NULL) >= 0, "%s",
+			      egpu_errmsg());
+	}
+	while (w.n)
+		land_one(&w);
+	s.between = NULL;
+	ck_assert_int_ge(ring_consume(s.r, take_weak, next, NULL), 0);
+	for (uint32_t i = 0; i < ring_dev_shards(s.r); i++) {
+		uint64_t sent = 0, got = 0, d = *(uint64_t *)ptr(ring_shard_drops(&s.view, i));
+
+		for (uint32_t k = 0; k < WEAK_PRODUCERS; k++)
+			if (ring_shard_index(&s.view, weak_sm(k)) == i) {
+				sent += w.sent[k];
+				got += next[WEAK_PRODUCERS + k];
+			}
+		ck_assert_uint_eq(got + d, sent);
+		drops += d;
+	}
+	for (uint32_t k = 0; k < WEAK_PRODUCERS; k++)
+		ck_assert_uint_eq(next[WEAK_PRODUCERS + k], w.kept[k]);
+	ck_assert_uint_eq(ring_drops(s.r), drops);
+	model_assert_settled(&s.view);
+	sim_free(&s);
+}
+
+/* Small shards that fill up and wrap many times, windows inside laps. */
+START_TEST(weak_visibility_many_seeds_small_shards)
+{
+	for (uint64_t seed = 1; seed <= 12; seed++)
+		weak_run(seed * 0x9e3779b97f4a7c15ull, 4 * 64 * 1024,
+			 RING_RECORD_MAX, 4);
+}
+END_TEST
+
+/* One shard per SM of a GPU of 6 SMs, a mirror of a whole shard. */
+START_TEST(weak_visibility_shard_per_sm)
+{
+	for (uint64_t seed = 100; seed < 104; seed++)
+		weak_run(seed, 1 << 20, (1 << 20) / 4 + RING_RECORD_MAX, 6);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ring_dev");
@@ -748,6 +1021,8 @@ int main(void)
 	tcase_add_test(tc, busy_shard_holds_back_only_itself);
 	tcase_add_test(tc, stop_inside_a_batch_of_one_shard);
 	tcase_add_test(tc, concurrent_producers_in_shards);
+	tcase_add_test(tc, weak_visibility_many_seeds_small_shards);
+	tcase_add_test(tc, weak_visibility_shard_per_sm);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }
