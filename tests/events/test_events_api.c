@@ -145,6 +145,90 @@ START_TEST(cpu_output_reaches_the_consumer)
 }
 END_TEST
 
+struct batches {
+	uint32_t calls;
+	struct events ev;
+	int ret;
+};
+
+static int on_batch(void *user, const struct egpu_record *recs, size_t n)
+{
+	struct batches *b = user;
+
+	b->calls++;
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_eq((uintptr_t)recs[i].data % 8, 0);
+		ck_assert_int_eq(on_event(&b->ev, recs[i].data, recs[i].size), 0);
+	}
+	return b->ret;
+}
+
+/*
+ * Batch delivery and a file at once: one call with every record of the
+ * pass, in order; the file holds the same records in the ring's format.
+ */
+START_TEST(batch_and_file_delivery)
+{
+	char path[] = "/tmp/egpu_rb_XXXXXX";
+	int fd = mkstemp(path);
+	struct batches b = { 0 };
+	EGPU_OPTS(egpu_ringbuf_opts, o, .batch_fn = on_batch, .path = path);
+	EGPU_OPTS(egpu_ringbuf_stats, st);
+	egpu_ringbuf *rb = egpu_ringbuf_new(map("plain"), never, NULL);
+	uint8_t file[20 * 64];
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_ptr_null(rb); /* not a ring */
+	rb = egpu_ringbuf_new(map("tiny"), never, NULL);
+	ck_assert_ptr_nonnull(rb);
+	ck_assert_int_eq(egpu_ringbuf_add_opts(rb, map("rb"), NULL, &b, &o), 0);
+	ck_assert_uint_eq(run_cpu("out", 10, 7), 10);
+	ck_assert_int_eq(egpu_ringbuf_poll(rb, 100), 10);
+	ck_assert_uint_eq(b.calls, 1);
+	ck_assert_uint_eq(b.ev.n, 10);
+	for (uint64_t i = 0; i < 10; i++)
+		ck_assert_uint_eq(b.ev.ev[i].tid, i);
+	/* A batch callback's error stops the pass and is returned. */
+	b.ret = -77;
+	ck_assert_uint_eq(run_cpu("out", 3, 8), 3);
+	ck_assert_int_eq(egpu_ringbuf_consume(rb), -77);
+	ck_assert_uint_eq(b.ev.n, 13);
+	ck_assert_int_eq(egpu_ringbuf_stats(rb, &st), 0);
+	ck_assert_uint_eq(st.records, 13);
+	egpu_ringbuf_free(rb); /* closes the file */
+	ck_assert_int_eq(read(fd, file, sizeof(file)), 13 * (8 + sizeof(struct event)));
+	for (uint64_t i = 0; i < 13; i++) {
+		const uint8_t *rec = file + i * (8 + sizeof(struct event));
+		struct event ev;
+		uint64_t hdr;
+
+		memcpy(&hdr, rec, 8);
+		memcpy(&ev, rec + 8, sizeof(ev));
+		ck_assert_uint_eq(hdr, sizeof(struct event));
+		ck_assert_uint_eq(ev.tid, i < 10 ? i : i - 10);
+		ck_assert_uint_eq(ev.bid, i < 10 ? 7 : 8);
+	}
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(batch_opts_errors)
+{
+	EGPU_OPTS(egpu_ringbuf_opts, o, .path = "/nonexistent/dir/trace.bin");
+	egpu_ringbuf *rb = egpu_ringbuf_new(map("tiny"), never, NULL);
+
+	ck_assert_int_eq(egpu_ringbuf_add_opts(rb, map("rb"), NULL, NULL, &o),
+			 EGPU_EIO);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "/nonexistent/dir/trace.bin"));
+	ck_assert_int_eq(egpu_ringbuf_add_opts(rb, map("rb"), NULL, NULL, NULL),
+			 EGPU_EINVAL);
+	/* The map stays free for another consumer after a failed add. */
+	ck_assert_int_eq(egpu_ringbuf_add(rb, map("rb"), never, NULL), 0);
+	egpu_ringbuf_free(rb);
+}
+END_TEST
+
 /*
  * A ring asking for GPU memory (EGPU_F_RING_DEVICE) is a host ring until
  * its object first uses the GPU: the CPU back end writes and reads it.
@@ -464,6 +548,8 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, ring_api_errors);
 	tcase_add_test(tc, cpu_output_reaches_the_consumer);
+	tcase_add_test(tc, batch_and_file_delivery);
+	tcase_add_test(tc, batch_opts_errors);
 	tcase_add_test(tc, cpu_output_into_a_device_ring);
 	tcase_add_test(tc, cpu_reserve_submit_discard);
 	tcase_add_test(tc, cpu_drops_are_exact);
