@@ -253,14 +253,14 @@ int ring_map_gpu(struct event_ring *r, struct dev_ring *init)
 }
 
 int ring_dev_start(struct event_ring *r, uint64_t store, uint8_t *mirror,
-		   size_t mirror_len, struct dev_ring *init)
+		   size_t mirror_len, uint64_t *lines, struct dev_ring *init)
 {
 	int err;
 
 	pthread_mutex_lock(&r->lock);
 	err = r->dev_mem ? err_set(EGPU_EINVAL, "ring '%s' is on the GPU already",
 				   r->name) :
-	      ring_dev_setup(r, store, mirror, mirror_len, false);
+	      ring_dev_setup(r, store, mirror, mirror_len, lines, false);
 	if (!err)
 		fill_view(r, r->dev_mem, init);
 	pthread_mutex_unlock(&r->lock);

@@ -78,7 +78,9 @@ bool ring_in_device_memory(const struct event_ring *r);
 
 /*
  * Copies between the host and GPU memory, each complete when it returns;
- * 0 or a negative EGPU_E* code with a message.
+ * 0 or a negative EGPU_E* code with a message. Reads of more than a word
+ * land in the mirror or the lines' copy (page-locked), smaller ones
+ * anywhere: the map's copier stages those itself.
  */
 struct ring_copier {
 	int (*read)(void *io, void *dst, uint64_t addr, size_t n);
@@ -97,12 +99,15 @@ void ring_bind_copier(struct event_ring *r, const struct ring_copier *c,
 /*
  * ring_map_gpu() for a ring in GPU memory with its memory given instead of
  * allocated: @store (ring_dev_store_len() zeroed bytes, at an address @c
- * of ring_bind_copier() reaches) and a @mirror of at least
- * ring_max_payload() + 8 bytes, which stay the caller's. For tests, which
- * play GPU memory with host memory.
+ * of ring_bind_copier() reaches), a @mirror of at least
+ * ring_max_payload() + 8 bytes and @lines of ring_dev_lines_len() bytes,
+ * 8-aligned, which stay the caller's (see struct ring_copier). For
+ * tests, which play GPU memory with host memory.
  */
 int ring_dev_start(struct event_ring *r, uint64_t store, uint8_t *mirror,
-		   size_t mirror_len, struct dev_ring *init);
+		   size_t mirror_len, uint64_t *lines, struct dev_ring *init);
+/* Bytes of the host copy of a ring in GPU memory's shard lines. */
+size_t ring_dev_lines_len(const struct event_ring *r);
 /*
  * Bytes of a ring in GPU memory: its shard lines, then each shard's
  * records and tail pad. Shards: ring_dev_shards().

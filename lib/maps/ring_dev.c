@@ -26,6 +26,12 @@
  * the bus traffic of the records consumed, and one more copy of what is
  * still unpublished. (A header is one aligned 8-byte word, which a copy
  * reads whole: it moves whole 32-byte sectors.)
+ *
+ * Every copy out lands in page-locked memory: the mirror, the copy of the
+ * shard lines, or the map's staging buffer. A copy into pageable memory
+ * is staged by the driver, which may synchronize to do it (CUDA's "API
+ * synchronization behavior") and so wait for the application's running
+ * kernel: the consumer would stall until that kernel ends.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -73,25 +79,31 @@ void ring_dev_view(const struct event_ring *r, uint64_t base,
 	v->stride = shard_stride(r);
 }
 
-int ring_dev_setup(struct event_ring *r, uint64_t store, uint8_t *mirror,
-		   size_t mirror_len, bool owned)
+size_t ring_dev_lines_len(const struct event_ring *r)
 {
-	size_t cur_len = r->shards * sizeof(struct shard_cursor);
+	return 3ull * r->shards * RING_LINE;
+}
+
+int ring_dev_setup(struct event_ring *r, uint64_t store, uint8_t *mirror,
+		   size_t mirror_len, uint64_t *lines, bool owned)
+{
 	struct ring_dev *dev;
 
 	if (mirror_len < r->max_record)
 		return err_set(EGPU_EINVAL,
 			       "ring '%s': a mirror of %zu bytes cannot hold a record of %u",
 			       r->name, mirror_len, r->max_record);
-	/* One allocation: the struct, the cursors, the copy of the lines. */
-	dev = calloc(1, sizeof(*dev) + cur_len + 3ull * r->shards * RING_LINE);
+	if (!lines)
+		return err_set(EGPU_EINVAL, "ring '%s': no copy of its shard lines",
+			       r->name);
+	/* One allocation: the struct and the cursors. */
+	dev = calloc(1, sizeof(*dev) + r->shards * sizeof(struct shard_cursor));
 	if (!dev)
 		return err_set(EGPU_ENOMEM, "ring '%s': out of memory", r->name);
 	*dev = (struct ring_dev){ .store = store, .start = r->prod,
 				  .cur = (struct shard_cursor *)(dev + 1),
-				  .mirror = mirror, .mirror_len = mirror_len,
-				  .owned = owned };
-	dev->lines = (uint64_t *)((uint8_t *)dev->cur + cur_len);
+				  .lines = lines, .mirror = mirror,
+				  .mirror_len = mirror_len, .owned = owned };
 	ring_dev_view(r, store, &dev->view);
 	__atomic_store_n(&r->dev, dev, __ATOMIC_RELEASE);
 	/* From now on CPU producers are refused (ring_on_gpu). */
@@ -151,24 +163,30 @@ int ring_dev_alloc(struct event_ring *r)
 		err = fit_shards_to_gpu(r);
 	if (!err) {
 		len = ring_dev_store_len(r);
+		/* A multiple of 8 (records are), so the lines after it are. */
 		mirror_len = min_u64(shard_stride(r), MIRROR_MAX_BYTES);
 		err = cu_check(d->cuMemAlloc(&store, len), "cuMemAlloc");
 	}
 	/* Zero: every header reads unpublished until a producer writes it. */
 	if (!err)
 		err = cu_check(d->cuMemsetD8(store, 0, len), "cuMemsetD8");
+	/* One page-locked allocation: the mirror, then the lines' copy. */
 	if (!err)
-		err = cu_check(d->cuMemAllocHost(&mirror, mirror_len),
+		err = cu_check(d->cuMemAllocHost(&mirror, mirror_len +
+						 ring_dev_lines_len(r)),
 			       "cuMemAllocHost");
 	if (!err)
-		err = ring_dev_setup(r, store, mirror, mirror_len, true);
+		err = ring_dev_setup(r, store, mirror, mirror_len,
+				     (uint64_t *)((uint8_t *)mirror + mirror_len),
+				     true);
 	if (err) {
 		if (mirror)
 			d->cuMemFreeHost(mirror);
 		if (store)
 			d->cuMemFree(store);
 		err_prefix("ring '%s': %zu bytes of GPU memory in %u shards and a %zu-byte mirror",
-			   r->name, len, r->shards, mirror_len);
+			   r->name, len, r->shards,
+			   mirror_len + ring_dev_lines_len(r));
 	}
 	return err;
 }

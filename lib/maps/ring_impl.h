@@ -27,7 +27,7 @@ struct ring_dev {
 	uint64_t start;      /* where the CPU producers' records end */
 	struct dev_ring view;
 	struct shard_cursor *cur; /* one per shard */
-	uint64_t *lines;     /* host copy of the shard lines */
+	uint64_t *lines;     /* host copy of the shard lines, page-locked */
 	uint32_t next;       /* the shard a pass starts with: the last one
 			      * stopped in (a batch may be half handed over) */
 	uint8_t *mirror;     /* page-locked: a window of records copied out */
@@ -106,14 +106,14 @@ int ring_walk(struct event_ring *r, const struct ring_window *w,
 	      struct delivery *d, uint64_t *pos);
 
 /*
- * ring_dev.c. With r->lock held: allocate the GPU memory and mirror of a
- * ring that asked for it (in the current CUDA context), or take @store
- * and @mirror given (@owned false: tests), and start the GPU's records at
- * the CPU producers' position.
+ * ring_dev.c. With r->lock held: allocate the GPU memory, mirror and copy
+ * of the shard lines of a ring that asked for it (in the current CUDA
+ * context), or take @store, @mirror and @lines given (@owned false:
+ * tests), and start the GPU's records at the CPU producers' position.
  */
 int ring_dev_alloc(struct event_ring *r);
 int ring_dev_setup(struct event_ring *r, uint64_t store, uint8_t *mirror,
-		   size_t mirror_len, bool owned);
+		   size_t mirror_len, uint64_t *lines, bool owned);
 /* Free what ring_dev_alloc() allocated; its CUDA context is current. */
 void ring_dev_release(struct event_ring *r);
 /* Free r->dev (NULL-safe). */

@@ -25,7 +25,9 @@ struct sim {
 	struct event_ring *r;
 	struct dev_ring view; /* the map's data: producer positions */
 	uint8_t *store;
-	uint8_t *mirror;
+	uint8_t *mirror; /* page-locked on a GPU, like lines: */
+	uint64_t *lines;
+	size_t mirror_len, lines_len;
 	uint64_t reads, read_bytes;
 	bool fail, fail_writes; /* copies out; copies in and fills */
 	/* Called once, when a copy has read down to byte @midway_at of it. */
@@ -84,7 +86,20 @@ static int shuffled_read(struct sim *s, uint8_t *dst, const uint8_t *src,
 	return 0;
 }
 
-/* Backwards, a word at a time: a record's header is read last. */
+/* Whether [p, p + n) lies in [buf, buf + len). */
+static bool inside(const void *p, size_t n, const void *buf, size_t len)
+{
+	uintptr_t a = (uintptr_t)p, b = (uintptr_t)buf;
+
+	return a >= b && n <= len && a - b <= len - n;
+}
+
+/*
+ * Backwards, a word at a time: a record's header is read last. Copies of
+ * more than a word (a header, a position: the map stages those) land in
+ * the mirror or the lines' copy, the page-locked memory the ring got: a
+ * copy into pageable memory may wait for the application's kernel.
+ */
 static int sim_read(void *io, void *dst, uint64_t addr, size_t n)
 {
 	struct sim *s = io;
@@ -93,6 +108,9 @@ static int sim_read(void *io, void *dst, uint64_t addr, size_t n)
 
 	if (s->fail)
 		return err_set(EGPU_ECUDA, "sim: copy failed");
+	ck_assert_msg(n <= 8 || inside(dst, n, s->mirror, s->mirror_len) ||
+		      inside(dst, n, s->lines, s->lines_len),
+		      "a copy of %zu bytes into memory the ring was not given", n);
 	s->reads++;
 	s->read_bytes += n;
 	if (s->between)
@@ -143,6 +161,21 @@ static struct event_ring *dev_ring_map(uint64_t cap)
 	return r;
 }
 
+/* Start s->r in GPU memory played by new host memory, @mirror_len mirror. */
+static void sim_start(struct sim *s, size_t mirror_len)
+{
+	s->store = calloc(1, ring_dev_store_len(s->r));
+	s->mirror_len = mirror_len;
+	s->mirror = malloc(mirror_len);
+	s->lines_len = ring_dev_lines_len(s->r);
+	s->lines = malloc(s->lines_len);
+	ck_assert_ptr_nonnull(s->store);
+	ck_assert_ptr_nonnull(s->mirror);
+	ck_assert_ptr_nonnull(s->lines);
+	ck_assert_int_eq(ring_dev_start(s->r, (uintptr_t)s->store, s->mirror,
+					mirror_len, s->lines, &s->view), 0);
+}
+
 /*
  * Such a ring started with a @mirror_len mirror, its shards fitted to a
  * GPU of @sms SMs (0: as many as ring_shards_for() says).
@@ -158,12 +191,7 @@ static void sim_new_sms(struct sim *s, uint64_t cap, size_t mirror_len,
 	if (sms)
 		ring_dev_fit_shards(s->r, sms);
 	shards = ring_dev_shards(s->r);
-	s->store = calloc(1, ring_dev_store_len(s->r));
-	s->mirror = malloc(mirror_len);
-	ck_assert_ptr_nonnull(s->store);
-	ck_assert_ptr_nonnull(s->mirror);
-	ck_assert_int_eq(ring_dev_start(s->r, (uintptr_t)s->store, s->mirror,
-					mirror_len, &s->view), 0);
+	sim_start(s, mirror_len);
 	ck_assert_uint_eq(s->view.flags, RING_IN_DEVICE_MEMORY);
 	ck_assert_uint_eq(s->view.shards, shards);
 	if (!sms)
@@ -186,6 +214,7 @@ static void sim_free(struct sim *s)
 	ring_free(s->r);
 	free(s->store);
 	free(s->mirror);
+	free(s->lines);
 }
 
 /* A record of @len bytes saying @seq from a thread on SM @sm. */
@@ -399,11 +428,8 @@ START_TEST(cpu_records_then_gpu_records)
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 3);
 	fill(buf, 40, 3);
 	ck_assert_int_eq(ring_cpu_output(s.r, buf, 40, 0), 0);
-	s.store = calloc(1, ring_dev_store_len(s.r));
-	s.mirror = malloc(8192);
 	c.io = &s;
-	ck_assert_int_eq(ring_dev_start(s.r, (uintptr_t)s.store, s.mirror, 8192,
-					&s.view), 0);
+	sim_start(&s, 8192);
 	ck_assert_uint_eq(counters(&s, 0)->prod, 0);
 	ck_assert_int_eq(ring_cpu_output(s.r, buf, 40, 0), -EBUSY);
 	ring_bind_copier(s.r, &c, (uintptr_t)&s.view);
