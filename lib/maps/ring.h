@@ -115,6 +115,12 @@ size_t ring_dev_lines_len(const struct event_ring *r);
 size_t ring_dev_store_len(const struct event_ring *r);
 uint32_t ring_dev_shards(const struct event_ring *r);
 /*
+ * Records producers of shard @i dropped, read from GPU memory now (for
+ * tests that check each shard: received + dropped == emitted); 0 before
+ * the ring is on the GPU.
+ */
+uint64_t ring_dev_shard_drops(const struct event_ring *r, uint32_t i);
+/*
  * Shards for a GPU of @sms SMs, before ring_dev_start() (ring_map_gpu()
  * asks the GPU): one per SM, of capacity / the power of two nearest @sms
  * bytes (so all of them hold 0.7 to 1.4 times the capacity), as long as

@@ -410,6 +410,16 @@ uint64_t ring_dev_drops(const struct event_ring *r)
 	return __atomic_load_n(&dev->drops, __ATOMIC_RELAXED);
 }
 
+uint64_t ring_dev_shard_drops(const struct event_ring *r, uint32_t i)
+{
+	const struct ring_dev *dev = ring_dev_bound(r);
+
+	if (!dev || i >= r->shards)
+		return 0;
+	ring_dev_drops(r); /* reads every shard's drop line */
+	return dev->lines[(size_t)(2 * r->shards + i) * LINE_WORDS];
+}
+
 /* The ring map's stream and staging buffer (dev_map.c) as the copier. */
 static int map_read(void *io, void *dst, uint64_t addr, size_t n)
 {

@@ -32,6 +32,24 @@ struct {
 	__uint(map_flags, EGPU_F_RING_DEVICE);
 } dtiny SEC(".maps");
 
+/*
+ * 8 MiB in GPU memory: shards of 64 KiB (one per SM on an H100 or H200),
+ * far less than 4M threads emit, so every shard drops while a consumer
+ * drains; smcount says how many records each SM emitted.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+	__uint(map_flags, EGPU_F_RING_DEVICE);
+} dmid SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u64);
+} smcount SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
 	__uint(key_size, sizeof(__u32));
@@ -229,6 +247,22 @@ int on_exit_seq_dev(struct egpu_kernel_ctx *ctx)
 		ev.c = k;
 		bpf_ringbuf_output(&drb, &ev, sizeof(ev), 0);
 	}
+	return 0;
+}
+
+/* One record per thread into dmid, saying its SM (e), counted per SM. */
+GPU_EXIT("work")
+int on_exit_sm_dev(struct egpu_kernel_ctx *ctx)
+{
+	struct event ev = {};
+	__u32 sm = (__u32)bpf_get_sm_id();
+	__u64 *n = bpf_map_lookup_elem(&smcount, &sm);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	thread_event(&ev);
+	ev.e = sm;
+	bpf_ringbuf_output(&dmid, &ev, sizeof(ev), 0);
 	return 0;
 }
 

@@ -14,8 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "api/internal.h"
 #include "cuda/cu.h"
+#include "maps/ring.h"
 #include "egpu.h"
 #include "test_util.h"
 
@@ -324,6 +327,140 @@ static void exact_with_a_consumer_thread(const char *prog, const char *ring)
 	free(s.hit);
 }
 
+/* Records received from dmid, by the SM each record names. */
+struct per_shard {
+	struct seen seen;
+	uint64_t got[1024];
+};
+
+static int on_sm_event(void *user, const void *data, size_t size)
+{
+	struct per_shard *p = user;
+	struct event ev;
+
+	memcpy(&ev, data, sizeof(ev));
+	if (ev.e < 1024)
+		p->got[ev.e]++;
+	return on_event(&p->seen, data, size);
+}
+
+/*
+ * 4M threads into the 8 MiB dmid (64 KiB per shard) with a consumer
+ * thread draining meanwhile: for every shard, the records received plus
+ * the drops its producers counted equal the records its SMs emitted
+ * (smcount), and every thread's record arrives at most once, whole.
+ */
+START_TEST(device_ring_exact_per_shard)
+{
+	const uint32_t threads = 1u << 22;
+	egpu_map *m = egpu_obj_map(obj, "dmid");
+	static struct per_shard p;
+	struct consumer c = { 0 };
+	uint64_t emitted[1024] = { 0 }, received[1024] = { 0 }, got = 0, drops = 0;
+	struct dev_ring shape = { 0 }; /* shards, for ring_shard_index() */
+	pthread_t t;
+
+	memset(&p, 0, sizeof(p));
+	seen_init(&p.seen, threads);
+	c.rb = egpu_ringbuf_new(m, on_sm_event, &p);
+	ck_assert_ptr_nonnull(c.rb);
+	ck_assert_int_eq(pthread_create(&t, NULL, consume, &c), 0);
+	run_work("on_exit_sm_dev", EGPU_ATTACH_EXIT, threads, 200);
+	__atomic_store_n(&c.stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	while (egpu_ringbuf_consume(c.rb) > 0)
+		;
+	shape.shards = ring_dev_shards(m->ring);
+	ck_assert_uint_gt(shape.shards, 1);
+	for (uint32_t sm = 0; sm < 1024; sm++) {
+		uint64_t v = 0;
+
+		ck_assert_int_eq(egpu_map_lookup(egpu_obj_map(obj, "smcount"), &sm, &v), 0);
+		emitted[ring_shard_index(&shape, sm)] += v;
+		received[ring_shard_index(&shape, sm)] += p.got[sm];
+	}
+	for (uint32_t i = 0; i < shape.shards; i++) {
+		uint64_t d = ring_dev_shard_drops(m->ring, i);
+
+		ck_assert_msg(received[i] + d == emitted[i],
+			      "shard %u: %llu received + %llu dropped != %llu emitted",
+			      i, (unsigned long long)received[i],
+			      (unsigned long long)d, (unsigned long long)emitted[i]);
+		got += received[i];
+		drops += d;
+	}
+	printf("dmid: %u shards, %llu received, %llu dropped of %u\n", shape.shards,
+	       (unsigned long long)got, (unsigned long long)drops, threads);
+	ck_assert_uint_eq(p.seen.bad, 0);
+	ck_assert_uint_eq(p.seen.dup, 0);
+	ck_assert_uint_eq(got, p.seen.records);
+	ck_assert_uint_eq(got + drops, threads);
+	ck_assert_uint_eq(drops, egpu_ringbuf_drops(c.rb));
+	egpu_ringbuf_free(c.rb);
+	free(p.seen.hit);
+}
+END_TEST
+
+struct batch_seen {
+	struct seen seen;
+	uint64_t calls;
+};
+
+static int on_gpu_batch(void *user, const struct egpu_record *recs, size_t n)
+{
+	struct batch_seen *b = user;
+
+	b->calls++;
+	for (size_t i = 0; i < n; i++)
+		on_event(&b->seen, recs[i].data, recs[i].size);
+	return 0;
+}
+
+/*
+ * Batch and file delivery from a ring in GPU memory: every thread's record
+ * arrives once through the batch callback, in fewer calls than records,
+ * and the file holds as many records of the event's size.
+ */
+START_TEST(device_ring_batches_and_file)
+{
+	const uint32_t threads = 1u << 19;
+	char path[] = "/tmp/egpu_gpu_rb_XXXXXX";
+	int fd = mkstemp(path);
+	struct batch_seen b = { 0 };
+	EGPU_OPTS(egpu_ringbuf_opts, o, .batch_fn = on_gpu_batch, .path = path);
+	egpu_ringbuf *rb = egpu_ringbuf_new(egpu_obj_map(obj, "tiny"), on_event,
+					    &b.seen);
+	uint64_t in_file = 0, hdr;
+	FILE *f;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	seen_init(&b.seen, threads);
+	ck_assert_ptr_nonnull(rb);
+	ck_assert_msg(!egpu_ringbuf_add_opts(rb, egpu_obj_map(obj, "drb"), NULL,
+					     &b, &o), "%s", egpu_errmsg());
+	run_work("on_exit_dev", EGPU_ATTACH_EXIT, threads, 10);
+	while (egpu_ringbuf_poll(rb, 100) > 0)
+		;
+	egpu_ringbuf_free(rb);
+	ck_assert_uint_eq(b.seen.bad, 0);
+	ck_assert_uint_eq(b.seen.dup, 0);
+	ck_assert_uint_eq(b.seen.records, threads);
+	ck_assert_uint_lt(b.calls, threads / 64);
+	f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	while (fread(&hdr, 8, 1, f) == 1) {
+		ck_assert_uint_eq(hdr, sizeof(struct event));
+		ck_assert_int_eq(fseek(f, sizeof(struct event), SEEK_CUR), 0);
+		in_file++;
+	}
+	fclose(f);
+	unlink(path);
+	ck_assert_uint_eq(in_file, threads);
+	free(b.seen.hit);
+}
+END_TEST
+
 START_TEST(exact_with_a_consumer_thread_host)
 {
 	exact_with_a_consumer_thread("on_exit", "rb");
@@ -588,6 +725,8 @@ int main(void)
 	tcase_add_test(tc, tiny_ring_counts_every_drop_device);
 	tcase_add_test(tc, exact_with_a_consumer_thread_device);
 	tcase_add_test(tc, consumed_while_the_kernel_runs_device);
+	tcase_add_test(tc, device_ring_exact_per_shard);
+	tcase_add_test(tc, device_ring_batches_and_file);
 	tcase_add_test(tc, direct_runs_use_every_helper);
 	tcase_add_test(tc, direct_run_prints);
 	tcase_add_test(tc, probe_prints_once_per_block);
