@@ -508,8 +508,8 @@ START_TEST(direct_run_modules_assemble)
 END_TEST
 
 /*
- * Application kernels with ring and print probes at entry and exit: eight
- * on work (four into rings in GPU memory), two on wait_host.
+ * Application kernels with ring and print probes at entry and exit: nine
+ * on work (five into rings in GPU memory), two on wait_host.
  */
 START_TEST(instrumented_module_assembles)
 {
@@ -526,7 +526,7 @@ START_TEST(instrumented_module_assembles)
 	ptx = calloc(1, len + 1);
 	ck_assert_uint_eq(fread(ptx, 1, len, f), len);
 	fclose(f);
-	ck_assert_int_eq(egpu_attach_all(o), 10);
+	ck_assert_int_eq(egpu_attach_all(o), 11);
 	ck_assert_msg(!egpu_instrument_ptx(octx, ptx, len, &out, &out_len, NULL),
 		      "%s", egpu_errmsg());
 	ck_assert_ptr_nonnull(strstr(out, "egpu_dev_ringbuf_output"));
