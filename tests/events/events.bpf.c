@@ -50,6 +50,13 @@ struct {
 	__type(value, __u64);
 } smcount SEC(".maps");
 
+/* Warp records of kernels.cu's gather (bpf_egpu_trace_warp). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 26);
+	__uint(map_flags, EGPU_F_RING_DEVICE);
+} dtrace SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
 	__uint(key_size, sizeof(__u32));
@@ -94,6 +101,13 @@ SEC("egpu/run")
 int out(__u64 *ctx)
 {
 	return out_into(&rb, ctx, 64);
+}
+
+/* Direct run: ctx = { addr, info }: one warp record of one lane into rb. */
+SEC("egpu/run")
+int trace_one(__u64 *ctx)
+{
+	return bpf_egpu_trace_warp(&rb, ctx[0], ctx[1], 0xabc);
 }
 
 /* Same into the 4 KiB ring: the 65th record on finds it full. */
@@ -309,6 +323,15 @@ GPU_ENTRY("wait_host")
 int at_entry_dev(struct egpu_kernel_ctx *ctx)
 {
 	emit_thread(&drb);
+	return 0;
+}
+
+/* Every global access of gather as one record per warp, tagged 0xabc. */
+GPU_MEM("gather")
+int trace_gather(struct egpu_mem_ctx *ctx)
+{
+	if (ctx->space == EGPU_SPACE_GLOBAL)
+		bpf_egpu_trace_access(&dtrace, ctx, 0xabc);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 
 #include "api/internal.h"
 #include "egpu.h"
+#include "egpu/ctx.h"
 #include "test_util.h"
 
 #define EVENTS_OBJ EGPU_TEST_BUILD "/events.bpf.o"
@@ -145,6 +146,21 @@ START_TEST(cpu_output_reaches_the_consumer)
 }
 END_TEST
 
+struct warp_records {
+	uint64_t n;
+	struct egpu_warp_access rec;
+};
+
+static int on_warp_record(void *user, const void *data, size_t size)
+{
+	struct warp_records *w = user;
+
+	ck_assert_uint_eq(size, sizeof(w->rec));
+	memcpy(&w->rec, data, size);
+	w->n++;
+	return 0;
+}
+
 struct batches {
 	uint32_t calls;
 	struct events ev;
@@ -210,6 +226,31 @@ START_TEST(batch_and_file_delivery)
 	}
 	close(fd);
 	unlink(path);
+}
+END_TEST
+
+/*
+ * bpf_egpu_trace_warp on the CPU, one lane: an affine record of that lane,
+ * the access's size, kind and site unpacked from info.
+ */
+START_TEST(cpu_warp_record)
+{
+	struct warp_records w = { 0 };
+	egpu_ringbuf *rb = egpu_ringbuf_new(map("rb"), on_warp_record, &w);
+	uint64_t info = 8 | (uint64_t)EGPU_MEM_STORE << 16 | 77ull << 32;
+
+	ck_assert_ptr_nonnull(rb);
+	ck_assert_uint_eq(run_cpu("trace_one", 0x7f0000001230ull, info), 0);
+	ck_assert_int_eq(egpu_ringbuf_consume(rb), 1);
+	ck_assert_uint_eq(w.rec.base, 0x7f0000001230ull);
+	ck_assert_uint_eq(w.rec.tag, 0xabc);
+	ck_assert_uint_eq(w.rec.mask, 1);
+	ck_assert_uint_eq(w.rec.site, 77);
+	ck_assert_int_eq(w.rec.stride, 0);
+	ck_assert_uint_eq(w.rec.size, 8);
+	ck_assert_uint_eq(w.rec.kind, EGPU_MEM_STORE);
+	ck_assert_uint_eq(w.rec.flags, EGPU_WARP_AFFINE);
+	egpu_ringbuf_free(rb);
 }
 END_TEST
 
@@ -509,7 +550,8 @@ END_TEST
 
 /*
  * Application kernels with ring and print probes at entry and exit: nine
- * on work (five into rings in GPU memory), two on wait_host.
+ * on work (five into rings in GPU memory), two on wait_host; a memory
+ * probe making warp records (bpf_egpu_trace_warp) on gather.
  */
 START_TEST(instrumented_module_assembles)
 {
@@ -526,7 +568,7 @@ START_TEST(instrumented_module_assembles)
 	ptx = calloc(1, len + 1);
 	ck_assert_uint_eq(fread(ptx, 1, len, f), len);
 	fclose(f);
-	ck_assert_int_eq(egpu_attach_all(o), 11);
+	ck_assert_int_eq(egpu_attach_all(o), 12);
 	ck_assert_msg(!egpu_instrument_ptx(octx, ptx, len, &out, &out_len, NULL),
 		      "%s", egpu_errmsg());
 	ck_assert_ptr_nonnull(strstr(out, "egpu_dev_ringbuf_output"));
@@ -550,6 +592,7 @@ int main(void)
 	tcase_add_test(tc, cpu_output_reaches_the_consumer);
 	tcase_add_test(tc, batch_and_file_delivery);
 	tcase_add_test(tc, batch_opts_errors);
+	tcase_add_test(tc, cpu_warp_record);
 	tcase_add_test(tc, cpu_output_into_a_device_ring);
 	tcase_add_test(tc, cpu_reserve_submit_discard);
 	tcase_add_test(tc, cpu_drops_are_exact);

@@ -20,6 +20,7 @@
 #include "cuda/cu.h"
 #include "maps/ring.h"
 #include "egpu.h"
+#include "egpu/ctx.h"
 #include "test_util.h"
 
 #define EVENTS_OBJ EGPU_TEST_BUILD "/events.bpf.o"
@@ -461,6 +462,126 @@ START_TEST(device_ring_batches_and_file)
 }
 END_TEST
 
+/* What gather's warp records said, checked against the kernel's accesses. */
+struct warp_check {
+	uint64_t out, in;       /* the buffers' device addresses */
+	uint32_t n;             /* threads that access */
+	uint8_t *loaded, *stored; /* per thread: times seen */
+	uint64_t records, affine, lanes, bad;
+};
+
+/* Thread i loads in[j(i)] (kernels.cu's gather): i from j. */
+static uint32_t gather_thread(uint64_t j)
+{
+	return (uint32_t)((j & ~31ull) | ((((j & 31) + 32 - 3) * 23) & 31));
+}
+
+static void check_lane(struct warp_check *c, const struct egpu_warp_access *w,
+		       uint64_t addr)
+{
+	uint8_t *seen = w->kind == EGPU_MEM_STORE ? c->stored : c->loaded;
+	uint64_t from = w->kind == EGPU_MEM_STORE ? c->out : c->in;
+	uint64_t i = (addr - from) / 4;
+
+	if (w->kind == EGPU_MEM_LOAD)
+		i = gather_thread(i);
+	c->lanes++;
+	if (addr < from || (addr - from) % 4 || i >= c->n || seen[i]++)
+		c->bad++;
+}
+
+static int on_warp(void *user, const void *data, size_t size)
+{
+	struct warp_check *c = user;
+	const struct egpu_warp_access *w = data;
+	const uint64_t *addrs = (const uint64_t *)(w + 1);
+	uint32_t n = (uint32_t)__builtin_popcount(w->mask), leader;
+
+	c->records++;
+	if (size < sizeof(*w) || w->tag != 0xabc || w->size != 4 || !w->mask) {
+		c->bad++;
+		return 0;
+	}
+	leader = (uint32_t)__builtin_ctz(w->mask);
+	if (w->flags & EGPU_WARP_AFFINE) {
+		c->affine++;
+		if (size != sizeof(*w))
+			c->bad++;
+		for (uint32_t l = leader; l < 32; l++)
+			if (w->mask >> l & 1)
+				check_lane(c, w, w->base + (uint64_t)((int64_t)(l - leader) * w->stride));
+		return 0;
+	}
+	if (size != sizeof(*w) + 8 * n || addrs[0] != w->base)
+		c->bad++;
+	else
+		for (uint32_t k = 0; k < n; k++)
+			check_lane(c, w, addrs[k]);
+	return 0;
+}
+
+/*
+ * A memory probe makes one record per warp-level global access of gather
+ * (bpf_egpu_trace_warp) into a ring in GPU memory: decompressed, the
+ * records give every thread's load and store address exactly once; stores
+ * come affine (stride 4, 32 bytes each), the permuted loads with their
+ * address lists; the last warp's 25 lanes make partial masks; none dropped.
+ */
+START_TEST(warp_records_give_every_address)
+{
+	const uint32_t threads = 1u << 20, n = threads - 7;
+	const struct cu_driver *d = cu();
+	struct warp_check c = { .n = n };
+	CUdeviceptr out, in;
+	egpu_ringbuf *rb;
+	egpu_link *link;
+	CUfunction f;
+	CUmodule mod;
+	size_t len;
+	char *ptx = read_all(EVENTS_PTX, &len);
+	int nn = (int)n;
+	void *args[] = { &out, &in, &nn };
+
+	c.loaded = calloc(threads, 1);
+	c.stored = calloc(threads, 1);
+	rb = egpu_ringbuf_new(egpu_obj_map(obj, "dtrace"), on_warp, &c);
+	ck_assert_ptr_nonnull(rb);
+	link = egpu_attach_kernel(egpu_obj_prog(obj, "trace_gather"), "gather",
+				  EGPU_ATTACH_MEM, NULL);
+	ck_assert_msg(link, "%s", egpu_errmsg());
+	ck_assert_msg(!egpu_module_load(ctx, &mod, ptx, len), "%s", egpu_errmsg());
+	CK_CU(d->cuModuleGetFunction(&f, mod, "gather"));
+	CK_CU(d->cuMemAlloc(&out, threads * sizeof(float)));
+	CK_CU(d->cuMemAlloc(&in, threads * sizeof(float)));
+	CK_CU(d->cuMemsetD8(in, 0, threads * sizeof(float)));
+	c.out = out;
+	c.in = in;
+	CK_CU(d->cuLaunchKernel(f, threads / BLOCK, 1, 1, BLOCK, 1, 1, 0, NULL,
+				args, NULL));
+	CK_CU(d->cuCtxSynchronize());
+	while (egpu_ringbuf_poll(rb, 100) > 0)
+		;
+	printf("gather: %llu warp records (%llu affine) for %llu lanes\n",
+	       (unsigned long long)c.records, (unsigned long long)c.affine,
+	       (unsigned long long)c.lanes);
+	ck_assert_uint_eq(egpu_ringbuf_drops(rb), 0);
+	ck_assert_uint_eq(c.bad, 0);
+	ck_assert_uint_eq(c.lanes, 2ull * n);
+	ck_assert_uint_eq(c.records, 2ull * (threads / 32));
+	ck_assert_uint_eq(c.affine, threads / 32); /* the stores */
+	for (uint32_t i = 0; i < n; i++)
+		ck_assert(c.loaded[i] == 1 && c.stored[i] == 1);
+	egpu_ringbuf_free(rb);
+	d->cuMemFree(out);
+	d->cuMemFree(in);
+	d->cuModuleUnload(mod);
+	egpu_link_destroy(link);
+	free(ptx);
+	free(c.loaded);
+	free(c.stored);
+}
+END_TEST
+
 START_TEST(exact_with_a_consumer_thread_host)
 {
 	exact_with_a_consumer_thread("on_exit", "rb");
@@ -727,6 +848,7 @@ int main(void)
 	tcase_add_test(tc, consumed_while_the_kernel_runs_device);
 	tcase_add_test(tc, device_ring_exact_per_shard);
 	tcase_add_test(tc, device_ring_batches_and_file);
+	tcase_add_test(tc, warp_records_give_every_address);
 	tcase_add_test(tc, direct_runs_use_every_helper);
 	tcase_add_test(tc, direct_run_prints);
 	tcase_add_test(tc, probe_prints_once_per_block);
