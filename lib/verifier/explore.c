@@ -156,6 +156,9 @@ static int check_jmp(struct verifier *v, const struct bpf_insn *insn,
 	if (BPF_SRC(insn->code) == BPF_X) {
 		uint64_t id;
 
+		/* src_reg is reserved: 1 would read as a local call elsewhere */
+		if (insn->src_reg)
+			return vfail(v, "invalid call instruction");
 		err = reg_readable(v, insn->dst_reg);
 		if (err)
 			return err;

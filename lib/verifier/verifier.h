@@ -35,6 +35,10 @@ struct user_helper;
 
 /* Bytes of r1 at each attach point: the structs of include/egpu/ctx.h. */
 #define VERIFIER_CTX_KERNEL_SIZE 32 /* struct egpu_kernel_ctx (egpu/ctx.h) */
+/* Offset of egpu_kernel_ctx.params, a pointer the verifier follows */
+#define VERIFIER_CTX_PARAMS_OFF 8
+/* Most kernel parameter bytes a probe may read (CUDA 12.1's limit) */
+#define VERIFIER_PARAMS_MAX 32764
 #define VERIFIER_CTX_MEM_SIZE 48    /* struct egpu_mem_ctx */
 
 struct verifier_opts {
@@ -56,6 +60,9 @@ struct verifier_stats {
 	uint64_t peak_states;     /* most stored at once */
 	uint64_t pruned;          /* paths cut short by an equivalent state */
 	uint32_t stack_depth;     /* bytes, deepest chain of bpf-to-bpf calls */
+	/* entry/exit probes: ctx->params bytes [0, params_reach) may be read
+	 * through the pointer; each kernel probed must have as many */
+	uint32_t params_reach;
 	double ms;
 };
 

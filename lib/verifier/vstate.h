@@ -25,6 +25,9 @@ enum reg_type {
 	REG_PTR_RECORD,          /* ring buffer record from ringbuf_reserve */
 	REG_PTR_RECORD_OR_NULL,
 	REG_MAP_HANDLE,
+	/* the kernel's parameter bytes (ctx->params of entry/exit probes),
+	 * read-only; accesses are bounded by v->stats.params_reach */
+	REG_PTR_PARAMS,
 };
 
 /*

@@ -46,6 +46,10 @@ struct ref_env {
 	bool ctx_writable;
 	uint8_t *ctx;
 	uint8_t *initial_ctx;
+	/* entry/exit probes: the kernel's parameters at ctx->params, as
+	 * many bytes as the verifier allows (the instrumenter's per-kernel
+	 * check is not modelled) */
+	uint8_t *params;
 	uint64_t rng;
 	struct frame frames[BPF_MAX_CALL_DEPTH];
 	uint8_t stacks[BPF_MAX_CALL_DEPTH][BPF_STACK_SIZE];
@@ -118,6 +122,8 @@ struct ref_env *ref_env_new(const struct bpf_map_spec *maps, size_t map_cnt,
 	e->rng = seed | 1;
 	e->ctx = e->ctx_size ? aligned_alloc(8, (e->ctx_size + 7) & ~7u) : NULL;
 	e->initial_ctx = e->ctx_size ? malloc(e->ctx_size) : NULL;
+	if (attach == EGPU_ATTACH_ENTRY || attach == EGPU_ATTACH_EXIT)
+		e->params = aligned_alloc(8, VERIFIER_PARAMS_MAX + 4);
 	e->maps = calloc(map_cnt ? map_cnt : 1, sizeof(*e->maps));
 	for (size_t i = 0; i < map_cnt; i++) {
 		struct ref_map *m = &e->maps[i];
@@ -146,6 +152,7 @@ void ref_env_free(struct ref_env *e)
 	free(e->maps);
 	free(e->ctx);
 	free(e->initial_ctx);
+	free(e->params);
 	free(e);
 }
 
@@ -175,6 +182,12 @@ static void reset_inputs(struct ref_env *e)
 	e->input_mode = (e->input_mode + 1) % 4;
 	if (e->ctx) {
 		fill_random(e, e->ctx, e->ctx_size);
+		if (e->params) {
+			uint64_t p = (uint64_t)(uintptr_t)e->params;
+
+			fill_random(e, e->params, VERIFIER_PARAMS_MAX);
+			memcpy(e->ctx + VERIFIER_CTX_PARAMS_OFF, &p, sizeof(p));
+		}
 		memcpy(e->initial_ctx, e->ctx, e->ctx_size);
 	}
 	for (size_t i = 0; i < e->map_cnt; i++) {
@@ -245,6 +258,12 @@ static bool find_region(struct ref_env *e, uint64_t addr, struct region *r)
 	    addr < (uint64_t)(uintptr_t)e->ctx + e->ctx_size) {
 		*r = (struct region){ e->ctx, e->ctx_size, e->ctx_writable,
 				      e->attach != EGPU_ATTACH_NONE, NULL };
+		return true;
+	}
+	if (e->params && addr >= (uint64_t)(uintptr_t)e->params &&
+	    addr < (uint64_t)(uintptr_t)e->params + VERIFIER_PARAMS_MAX) {
+		*r = (struct region){ e->params, VERIFIER_PARAMS_MAX, false,
+				      true, NULL };
 		return true;
 	}
 	for (int i = 0; i < e->nrecords; i++) {

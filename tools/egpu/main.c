@@ -45,12 +45,16 @@ static const struct {
 	  "  -o FILE         write the maps to FILE instead of stderr\n"
 	  "  --metrics :PORT serve the maps as Prometheus metrics on [HOST]:PORT\n"
 	  "  (docs/attach.md)\n", true },
-	{ "instrument", cmd_instrument, "instrument [--sm SM] [-q|-v] [--no-inline] [--prog NAME]... FILE.o IN.(ptx|fatbin) [-o OUT.ptx]   splice probes (maps at placeholders)",
+	{ "instrument", cmd_instrument, "instrument [--sm SM] [-q|-v] [--no-inline] [--mem-inline-limit BYTES|none] [--prog NAME]... FILE.o IN.(ptx|fatbin) [-o OUT.ptx]   splice probes (maps at placeholders)",
 	  "  --sm SM       PTX target of the probes (default sm_90)\n"
 	  "  -o OUT.ptx    where the PTX goes (default stdout); written before the report\n"
 	  "  -q            report only the summary line\n"
 	  "  -v            also report every memory site\n"
 	  "  --no-inline   call the probes from their sites instead of copying them in\n"
+	  "  --mem-inline-limit BYTES|none\n"
+	  "                PTX bytes of memory-probe copies per module; past it the\n"
+	  "                probe is called (K, M, G suffixes; default: the module's size,\n"
+	  "                at least 16M)\n"
 	  "  --prog NAME   attach only this program (repeatable; default: every one\n"
 	  "                whose section names an attach point)\n", false },
 };
