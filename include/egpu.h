@@ -598,6 +598,10 @@ struct egpu_ringbuf_opts {
 EGPU_API int egpu_ringbuf_add_opts(egpu_ringbuf *rb, egpu_map *map,
 				   egpu_sample_fn fn, void *user,
 				   const struct egpu_ringbuf_opts *opts);
+/** egpu_ringbuf_new() with egpu_ringbuf_add_opts()'s @p opts. */
+EGPU_API egpu_ringbuf *egpu_ringbuf_new_opts(egpu_map *map, egpu_sample_fn fn,
+					     void *user,
+					     const struct egpu_ringbuf_opts *opts);
 /** Add ring map @p map, with its own callback, to @p rb. */
 EGPU_API int egpu_ringbuf_add(egpu_ringbuf *rb, egpu_map *map,
 			      egpu_sample_fn fn, void *user);

@@ -99,7 +99,9 @@ int egpu_ringbuf_add(egpu_ringbuf *rb, egpu_map *map, egpu_sample_fn fn,
 	return egpu_ringbuf_add_opts(rb, map, fn, user, NULL);
 }
 
-egpu_ringbuf *egpu_ringbuf_new(egpu_map *map, egpu_sample_fn fn, void *user)
+egpu_ringbuf *egpu_ringbuf_new_opts(egpu_map *map, egpu_sample_fn fn,
+				    void *user,
+				    const struct egpu_ringbuf_opts *opts)
 {
 	egpu_ringbuf *rb = calloc(1, sizeof(*rb));
 
@@ -108,11 +110,16 @@ egpu_ringbuf *egpu_ringbuf_new(egpu_map *map, egpu_sample_fn fn, void *user)
 		return NULL;
 	}
 	rb->timer_fd = -1;
-	if (egpu_ringbuf_add(rb, map, fn, user)) {
+	if (egpu_ringbuf_add_opts(rb, map, fn, user, opts)) {
 		egpu_ringbuf_free(rb);
 		return NULL;
 	}
 	return rb;
+}
+
+egpu_ringbuf *egpu_ringbuf_new(egpu_map *map, egpu_sample_fn fn, void *user)
+{
+	return egpu_ringbuf_new_opts(map, fn, user, NULL);
 }
 
 void egpu_ringbuf_free(egpu_ringbuf *rb)
