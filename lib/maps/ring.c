@@ -126,7 +126,8 @@ int ring_new_for_map(const struct bpf_map_spec *spec, struct event_ring **out)
 		err = ring_new(spec->name, spec->type, cap, out);
 	if (!err && (spec->flags & EGPU_F_RING_DEVICE)) {
 		(*out)->in_device_memory = true;
-		(*out)->shards = ring_shards_for(cap);
+		(*out)->one_shard = spec->flags & EGPU_F_RING_ONE_SHARD;
+		(*out)->shards = (*out)->one_shard ? 1 : ring_shards_for(cap);
 		(*out)->shard_cap = cap / (*out)->shards;
 	}
 	return err;

@@ -128,7 +128,11 @@ static uint32_t pow2_near(uint32_t n, uint32_t max)
 
 void ring_dev_fit_shards(struct event_ring *r, uint32_t sms)
 {
-	uint32_t unit = pow2_near(sms, ring_shards_for(r->cap));
+	uint32_t unit;
+
+	if (r->one_shard) /* EGPU_F_RING_ONE_SHARD: as made */
+		return;
+	unit = pow2_near(sms, ring_shards_for(r->cap));
 
 	r->shard_cap = r->cap / unit;
 	r->shards = sms < 2 * unit ? (sms ? sms : 1) : unit;

@@ -785,6 +785,23 @@ START_TEST(stop_inside_a_batch_of_one_shard)
 END_TEST
 
 /* Producers on four threads, two to a shard, consumed meanwhile. */
+/* EGPU_F_RING_ONE_SHARD: one shard of the whole capacity, on any GPU. */
+START_TEST(one_shard_when_asked)
+{
+	struct bpf_map_spec spec = { .name = "one", .type = EGPU_MAP_RINGBUF,
+				     .max_entries = 1 << 20,
+				     .flags = EGPU_F_RING_DEVICE | EGPU_F_RING_ONE_SHARD };
+	struct event_ring *r;
+
+	ck_assert_int_eq(ring_new_for_map(&spec, &r), 0);
+	ring_dev_fit_shards(r, 132);
+	ck_assert_uint_eq(ring_dev_shards(r), 1);
+	ck_assert_uint_eq(ring_dev_store_len(r),
+			  ring_shard_lines_len(1) + (1 << 20) + RING_RECORD_MAX);
+	ring_free(r);
+}
+END_TEST
+
 START_TEST(concurrent_producers_in_shards)
 {
 	struct sim s;
@@ -1047,6 +1064,7 @@ int main(void)
 	tcase_add_test(tc, busy_shard_holds_back_only_itself);
 	tcase_add_test(tc, stop_inside_a_batch_of_one_shard);
 	tcase_add_test(tc, concurrent_producers_in_shards);
+	tcase_add_test(tc, one_shard_when_asked);
 	tcase_add_test(tc, weak_visibility_many_seeds_small_shards);
 	tcase_add_test(tc, weak_visibility_shard_per_sm);
 	suite_add_tcase(s, tc);
