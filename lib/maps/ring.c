@@ -70,9 +70,36 @@ int ring_map_capacity(const struct bpf_map_spec *spec, uint64_t *cap)
 
 static void ring_free_struct(struct event_ring *r)
 {
+	for (uint32_t k = 0; k < r->readers_made; k++)
+		free(r->readers[k].unpacked);
+	free(r->readers);
 	free(r->name);
-	free(r->unpacked);
 	free(r);
+}
+
+int ring_make_readers(struct event_ring *r, uint32_t n)
+{
+	struct ring_reader *v;
+
+	if (n < 1 || n > RING_READERS_MAX)
+		return err_set(EGPU_EINVAL,
+			       "ring '%s': %u consumer threads (1 to %u)", r->name,
+			       n, RING_READERS_MAX);
+	if (n <= r->readers_made)
+		return 0;
+	v = realloc(r->readers, n * sizeof(*v));
+	if (!v)
+		return err_set(EGPU_ENOMEM, "ring '%s': out of memory", r->name);
+	r->readers = v;
+	for (; r->readers_made < n; r->readers_made++) {
+		struct ring_reader *rd = &v[r->readers_made];
+
+		*rd = (struct ring_reader){ .unpacked = malloc(r->max_record) };
+		if (!rd->unpacked)
+			return err_set(EGPU_ENOMEM, "ring '%s': out of memory",
+				       r->name);
+	}
+	return 0;
 }
 
 int ring_new(const char *name, uint32_t type, uint64_t cap,
@@ -91,8 +118,7 @@ int ring_new(const char *name, uint32_t type, uint64_t cap,
 		return err_set(EGPU_ENOMEM, "ring '%s': out of memory", name);
 	r->max_record = cap < RING_RECORD_MAX ? (uint32_t)cap : RING_RECORD_MAX;
 	r->name = strdup(name);
-	r->unpacked = malloc(r->max_record);
-	if (!r->name || !r->unpacked) {
+	if (!r->name || ring_make_readers(r, 1)) {
 		ring_free_struct(r);
 		return err_set(EGPU_ENOMEM, "ring '%s': out of memory", name);
 	}

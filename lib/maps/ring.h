@@ -87,6 +87,13 @@ struct ring_copier {
 	int (*write)(void *io, uint64_t addr, const void *src, size_t n);
 	int (*zero)(void *io, uint64_t addr, size_t n);
 	void *io;
+	/*
+	 * Optional: memory copies may land in, for the mirror of a consumer
+	 * thread beyond the first (NULL: out of memory). Without them such
+	 * mirrors are cuMemAllocHost'ed in the ring's CUDA context.
+	 */
+	void *(*alloc)(void *io, size_t n);
+	void (*free)(void *io, void *p);
 };
 
 /*
@@ -142,6 +149,45 @@ void ring_bind_map(struct event_ring *r, struct dev_map *m);
  */
 int ring_claim(struct event_ring *r);
 void ring_release(struct event_ring *r);
+
+/* Consumer threads a ring may be drained by at once. */
+#define RING_READERS_MAX 64
+
+/*
+ * Buffers for @n threads (1 to RING_READERS_MAX) to drain the ring at once
+ * (ring_consume_parts), kept until ring_free(). Only a ring in GPU memory
+ * splits, by shards: part k of n takes shards k, k + n, ..., so a shard's
+ * records always come on the same thread.
+ */
+int ring_make_readers(struct event_ring *r, uint32_t n);
+
+/*
+ * Where one part of a pass delivers, on its thread: @fn(@user, record)
+ * for each record, then @flush(@user) if set (a batch handed over, on the
+ * same thread); *@bytes grows by the payload bytes handed over.
+ */
+struct ring_part {
+	egpu_sample_fn fn;
+	void *user;
+	int (*flush)(void *user);
+	uint64_t bytes;
+};
+
+struct ring_pool;
+
+/*
+ * One pass of ring_consume() split in @n parts (at most what
+ * ring_make_readers() made), part k on thread k of @pool (k = 0: the
+ * calling thread; @pool NULL: every part on the calling thread, one after
+ * the other). Host records come first, to part 0, then the shards', each
+ * part's at once (parts beyond the shards get none). A callback or flush
+ * returning < 0 stops the pass: every part stops after the record it is
+ * at, and the first such value (or error: its message is this thread's)
+ * is returned once all parts returned. Otherwise the records handed over,
+ * at most INT32_MAX.
+ */
+int ring_consume_parts(struct event_ring *r, struct ring_part *parts,
+		       uint32_t n, struct ring_pool *pool);
 
 /*
  * Hand every complete record, in order, to @fn (discarded ones are skipped

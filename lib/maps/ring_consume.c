@@ -13,10 +13,12 @@
  * order; the release store orders them elsewhere), and producers write a
  * region only after reading a consumer position past it.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/core.h"
 #include "maps/ring_impl.h"
+#include "maps/ring_pool.h"
 
 /* Give the bytes in [from, to) back to producers. */
 static void ring_release_span(struct event_ring *r, uint64_t from, uint64_t to)
@@ -54,7 +56,15 @@ static bool deliver(struct delivery *d, const void *data, uint32_t len)
 		*d->bytes += len;
 	d->n++;
 	d->ret = d->fn(d->user, data, len);
+	if (d->ret < 0 && d->stop)
+		__atomic_store_n(d->stop, 1, __ATOMIC_RELAXED);
 	return d->ret >= 0 && d->n < INT32_MAX;
+}
+
+/* Whether another part of the pass was told to stop. */
+static bool stopped(const struct delivery *d)
+{
+	return d->stop && __atomic_load_n(d->stop, __ATOMIC_RELAXED);
 }
 
 /* Whether a published header's length can be what a producer wrote. */
@@ -87,12 +97,12 @@ static int ring_check_batch(const struct event_ring *r, uint64_t pos,
 }
 
 /*
- * Hand the records of the batch at @payload to @d from r->cons_sub on,
- * each made contiguous. Whether all were: otherwise r->cons_sub says how
- * many were, and the next pass goes on from there.
+ * Hand the records of the batch at @payload to @d from *@sub on, each
+ * made contiguous. Whether all were: otherwise *@sub says how many were,
+ * and the next pass goes on from there.
  */
-static bool deliver_batch(struct event_ring *r, const uint8_t *payload,
-			  struct delivery *d)
+static bool deliver_batch(const uint8_t *payload, struct delivery *d,
+			  uint32_t *sub)
 {
 	struct ring_batch b;
 	const uint64_t *words = (const uint64_t *)(payload + sizeof(b));
@@ -100,31 +110,31 @@ static bool deliver_batch(struct event_ring *r, const uint8_t *payload,
 
 	memcpy(&b, payload, sizeof(b));
 	nwords = (b.len + 7) / 8;
-	while (r->cons_sub < b.count) {
-		uint64_t *out = (uint64_t *)r->unpacked;
+	while (*sub < b.count) {
+		uint64_t *out = (uint64_t *)d->rd->unpacked;
 
 		for (uint32_t k = 0; k < nwords; k++)
-			out[k] = words[(size_t)k * b.count + r->cons_sub];
-		r->cons_sub++;
+			out[k] = words[(size_t)k * b.count + *sub];
+		(*sub)++;
 		if (!deliver(d, out, b.len))
-			return r->cons_sub == b.count;
+			return *sub == b.count;
 	}
 	return true;
 }
 
 /* Whether the record was handed over whole (a batch may stop inside). */
-static bool deliver_record(struct event_ring *r, struct ring_hdr h,
-			   const uint8_t *payload, struct delivery *d)
+static bool deliver_record(struct ring_hdr h, const uint8_t *payload,
+			   struct delivery *d, uint32_t *sub)
 {
 	if (h.flags & RING_BATCH)
-		return deliver_batch(r, payload, d);
+		return deliver_batch(payload, d, sub);
 	if (!(h.flags & RING_DISCARD))
 		deliver(d, payload, h.len);
 	return true;
 }
 
-int ring_walk(struct event_ring *r, const struct ring_window *w,
-	      struct delivery *d, uint64_t *pos)
+int ring_walk(const struct event_ring *r, const struct ring_window *w,
+	      struct delivery *d, uint64_t *pos, uint32_t *sub)
 {
 	while (*pos < w->starts_end) {
 		const uint8_t *rec = w->base + (*pos - w->from);
@@ -149,12 +159,14 @@ int ring_walk(struct event_ring *r, const struct ring_window *w,
 			*pos += ring_record_size(h.len);
 			continue;
 		}
+		if (stopped(d))
+			return WALK_STOP;
 		if ((h.flags & RING_BATCH) &&
 		    (err = ring_check_batch(r, *pos, h, rec + RING_HDR_SIZE)))
 			return err;
-		if (!deliver_record(r, h, rec + RING_HDR_SIZE, d))
+		if (!deliver_record(h, rec + RING_HDR_SIZE, d, sub))
 			return WALK_STOP;
-		r->cons_sub = 0;
+		*sub = 0;
 		*pos += ring_record_size(h.len);
 		if (d->ret < 0 || d->n == INT32_MAX)
 			return WALK_STOP;
@@ -177,7 +189,7 @@ static int host_consume(struct event_ring *r, struct delivery *d)
 		struct ring_window w = { .base = r->data + off, .from = from,
 					 .starts_end = from + span,
 					 .bytes_end = UINT64_MAX };
-		int end = ring_walk(r, &w, d, &r->cons);
+		int end = ring_walk(r, &w, d, &r->cons, &r->cons_sub);
 
 		if (r->cons != from)
 			ring_release_span(r, from, r->cons);
@@ -186,16 +198,146 @@ static int host_consume(struct event_ring *r, struct delivery *d)
 	}
 }
 
+/* One part of a pass and what it came to. */
+struct part_run {
+	struct pass *pass;
+	struct delivery d;
+	int err;  /* an EGPU_E* code with a message (this part's thread's) */
+};
+
+/* A pass split into parts (ring_consume_parts). */
+struct pass {
+	struct event_ring *r;
+	struct ring_part *parts;
+	struct part_run *runs;
+	uint32_t n;        /* parts */
+	bool dev;          /* the shards in GPU memory are read */
+	int stop;          /* a callback said stop */
+	int first;         /* the part whose result is the pass's, or -1 */
+	char msg[512];     /* its error message, if an error */
+};
+
+/* What a part came to: < 0 for a stop or an error, else 0. */
+static int part_result(const struct part_run *p)
+{
+	return p->err ? p->err : p->d.ret < 0 ? p->d.ret : 0;
+}
+
+/* The first part to stop or fail gives the pass its result and message. */
+static void part_note(struct part_run *p, uint32_t k)
+{
+	int none = -1;
+
+	if (part_result(p) < 0 &&
+	    __atomic_compare_exchange_n(&p->pass->first, &none, (int)k, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+	    p->err)
+		snprintf(p->pass->msg, sizeof(p->pass->msg), "%s", egpu_errmsg());
+}
+
+/* A part's flush: a value < 0 stops the pass; with a message, an error. */
+static void part_flush(struct part_run *p, const struct ring_part *part)
+{
+	int flushed;
+
+	if (!part->flush)
+		return;
+	err_clear();
+	flushed = part->flush(part->user);
+	if (flushed >= 0 || part_result(p) < 0)
+		return;
+	if (egpu_errcode())
+		p->err = flushed;
+	else
+		p->d.ret = flushed;
+	__atomic_store_n(&p->pass->stop, 1, __ATOMIC_RELAXED);
+}
+
+/* Part @k of a pass on its thread: its shards, then its flush. */
+static void part_job(void *arg, uint32_t k)
+{
+	struct pass *pass = arg;
+	struct part_run *p = &pass->runs[k];
+
+	if (pass->dev && !part_result(p) && p->d.n < INT32_MAX)
+		p->err = ring_dev_consume(pass->r, k, pass->n, &p->d);
+	part_flush(p, &pass->parts[k]);
+	part_note(p, k);
+}
+
+/*
+ * On the calling thread, before the parts: host records (the CPU back
+ * end's) to part 0, then the shards' positions. Whether the parts go on.
+ */
+static bool pass_begin(struct pass *pass)
+{
+	struct event_ring *r = pass->r;
+	struct part_run *p = &pass->runs[0];
+
+	if (!ring_dev_reading(r))
+		p->err = host_consume(r, &p->d);
+	if (part_result(p) < 0 || p->d.n == INT32_MAX || !ring_dev_reading(r))
+		return false;
+	p->err = ring_dev_begin(r, pass->n);
+	return !p->err;
+}
+
+static int pass_result(const struct pass *pass, uint32_t n)
+{
+	int64_t total = 0;
+
+	if (pass->first >= 0) {
+		const struct part_run *p = &pass->runs[pass->first];
+
+		if (p->err)
+			err_set(p->err, "%s", pass->msg);
+		return part_result(p);
+	}
+	for (uint32_t k = 0; k < n; k++)
+		total += pass->runs[k].d.n;
+	return total > INT32_MAX ? INT32_MAX : (int)total;
+}
+
+int ring_consume_parts(struct event_ring *r, struct ring_part *parts,
+		       uint32_t n, struct ring_pool *pool)
+{
+	struct part_run runs[RING_READERS_MAX];
+	struct pass pass = { .r = r, .parts = parts, .runs = runs, .n = n,
+			     .first = -1 };
+
+	if (n < 1 || n > r->readers_made ||
+	    (pool && n > ring_pool_threads(pool)))
+		return err_set(EGPU_EINVAL,
+			       "ring '%s': a pass in %u parts, with %u readers and %u threads",
+			       r->name, n, r->readers_made,
+			       pool ? ring_pool_threads(pool) : 1);
+	/* Parts beyond the shards would have nothing to do. */
+	if (ring_in_device_memory(r) && pass.n > r->shards)
+		pass.n = r->shards;
+	for (uint32_t k = 0; k < n; k++)
+		runs[k] = (struct part_run){
+			.pass = &pass,
+			.d = { .fn = parts[k].fn, .user = parts[k].user,
+			       .bytes = &parts[k].bytes, .rd = &r->readers[k],
+			       .stop = &pass.stop } };
+	pass.dev = pass_begin(&pass);
+	if (!pass.dev)
+		part_job(&pass, 0); /* part 0's flush and result */
+	else if (pool && pass.n > 1)
+		ring_pool_run(pool, pass.n, part_job, &pass);
+	else
+		for (uint32_t k = 0; k < pass.n; k++)
+			part_job(&pass, k);
+	return pass_result(&pass, n);
+}
+
 int ring_consume(struct event_ring *r, egpu_sample_fn fn, void *user,
 		 uint64_t *bytes)
 {
-	struct delivery d = { .fn = fn, .user = user, .bytes = bytes };
-	int err = 0;
+	struct ring_part part = { .fn = fn, .user = user };
+	int n = ring_consume_parts(r, &part, 1, NULL);
 
-	/* Records the CPU back end left in host memory come first. */
-	if (!ring_dev_reading(r))
-		err = host_consume(r, &d);
-	if (!err && d.ret >= 0 && d.n < INT32_MAX && ring_dev_reading(r))
-		err = ring_dev_consume(r, &d);
-	return err ? err : d.ret < 0 ? d.ret : d.n;
+	if (bytes)
+		*bytes += part.bytes;
+	return n;
 }

@@ -113,6 +113,11 @@ int ring_dev_setup(struct event_ring *r, uint64_t store, uint8_t *mirror,
 
 void ring_dev_free(struct event_ring *r)
 {
+	const struct ring_copier *c = r->dev ? &r->dev->copier : NULL;
+
+	for (uint32_t k = 1; c && k < r->readers_made; k++)
+		if (r->readers[k].mirror && !r->readers[k].mirror_cuda)
+			c->free(c->io, r->readers[k].mirror);
 	free(r->dev);
 }
 
@@ -199,8 +204,64 @@ void ring_dev_release(struct event_ring *r)
 {
 	const struct cu_driver *d = cu();
 
+	for (uint32_t k = 1; k < r->readers_made; k++)
+		if (r->readers[k].mirror_cuda) {
+			d->cuMemFreeHost(r->readers[k].mirror);
+			r->readers[k].mirror = NULL;
+		}
 	d->cuMemFreeHost(r->dev->mirror);
 	d->cuMemFree(r->dev->store);
+}
+
+/* Page-locked memory in the ring's CUDA context, current or not. */
+static int host_alloc_in_ctx(const struct event_ring *r, void **p, size_t n)
+{
+	const struct cu_driver *d = cu();
+	CUcontext cur = NULL;
+	int err = cu_check(d->cuCtxGetCurrent(&cur), "cuCtxGetCurrent");
+
+	if (!err && cur != r->cu_ctx)
+		err = cu_check(d->cuCtxSetCurrent(r->cu_ctx), "cuCtxSetCurrent");
+	if (!err)
+		err = cu_check(d->cuMemAllocHost(p, n), "cuMemAllocHost");
+	if (cur != r->cu_ctx)
+		d->cuCtxSetCurrent(cur);
+	return err;
+}
+
+/*
+ * Reader @k's mirror, made at its first pass: the copier's memory, or
+ * page-locked memory of the ring's context.
+ */
+static int reader_mirror(struct event_ring *r, uint32_t k)
+{
+	struct ring_dev *dev = r->dev;
+	struct ring_reader *rd = &r->readers[k];
+	void *p = NULL;
+	int err = 0;
+
+	if (rd->mirror)
+		return 0;
+	if (!k) {
+		rd->mirror = dev->mirror;
+		return 0;
+	}
+	if (dev->copier.alloc) {
+		p = dev->copier.alloc(dev->copier.io, dev->mirror_len);
+		err = p ? 0 : err_set(EGPU_ENOMEM, "out of memory");
+	} else if (dev->owned) {
+		err = host_alloc_in_ctx(r, &p, dev->mirror_len);
+		rd->mirror_cuda = !err;
+	} else {
+		err = err_set(EGPU_ENOTSUP, "no way to allocate it");
+	}
+	if (err) {
+		err_prefix("ring '%s': a %zu-byte mirror for consumer thread %u",
+			   r->name, dev->mirror_len, k + 1);
+		return err;
+	}
+	rd->mirror = p;
+	return 0;
 }
 
 static struct ring_dev *ring_dev_bound(const struct event_ring *r)
@@ -308,27 +369,28 @@ static int dev_window(struct event_ring *r, uint32_t i, uint64_t prod,
 {
 	struct ring_dev *dev = r->dev;
 	struct shard_cursor *cur = &dev->cur[i];
+	uint8_t *mirror = d->rd->mirror;
 	uint64_t cap = dev->view.mask + 1, from = cur->cons, end = from;
 	uint64_t off = from & dev->view.mask;
 	uint64_t n = min_u64(min_u64(prod - from, dev->mirror_len),
 			     cap + r->max_record - off);
-	struct ring_window w = { .base = dev->mirror, .from = from,
+	struct ring_window w = { .base = mirror, .from = from,
 				 .starts_end = from + min_u64(cap - off, n),
 				 .bytes_end = from + n };
 	int seen, got, err;
 
-	err = dev_read(r, dev->mirror, data_addr(r, i, from), n);
+	err = dev_read(r, mirror, data_addr(r, i, from), n);
 	if (err)
 		return err;
-	seen = ring_walk(r, &w, NULL, &end);
+	seen = ring_walk(r, &w, NULL, &end, NULL);
 	if (seen < 0 || end == from)
 		return seen;
 	/* Published before this copy started: whole in it. */
-	err = dev_read(r, dev->mirror, data_addr(r, i, from), end - from);
+	err = dev_read(r, mirror, data_addr(r, i, from), end - from);
 	if (err)
 		return err;
 	w.bytes_end = end;
-	got = ring_walk(r, &w, d, &cur->cons);
+	got = ring_walk(r, &w, d, &cur->cons, &cur->sub);
 	if (cur->cons != cur->released && (err = shard_release(r, i)))
 		return err;
 	return got < 0 ? got : got == WALK_STOP ? WALK_STOP : seen;
@@ -352,25 +414,35 @@ static int shard_consume(struct event_ring *r, uint32_t i, uint64_t prod,
 	return WALK_END;
 }
 
-int ring_dev_consume(struct event_ring *r, struct delivery *d)
+int ring_dev_begin(struct event_ring *r, uint32_t parts)
+{
+	int err = read_lines(r, 0);
+
+	for (uint32_t k = 0; k < parts && !err; k++)
+		err = reader_mirror(r, k);
+	return err;
+}
+
+int ring_dev_consume(struct event_ring *r, uint32_t k, uint32_t parts,
+		     struct delivery *d)
 {
 	struct ring_dev *dev = r->dev;
+	uint32_t mine = (r->shards - k + parts - 1) / parts; /* shards k + j * parts */
+	uint32_t *next = &d->rd->next;
 	int err = 0;
 
-	for (uint32_t i = 0; i < r->shards && !err; i++)
+	for (uint32_t i = k; i < r->shards && !err; i += parts)
 		if (dev->cur[i].cons != dev->cur[i].released)
 			err = shard_release(r, i);
-	if (!err)
-		err = read_lines(r, 0);
 	/* From where the last pass stopped: it may be inside a batch. */
-	for (uint32_t k = 0; k < r->shards && !err; k++) {
-		uint32_t i = (dev->next + k) % r->shards;
+	for (uint32_t j = 0; j < mine && !err; j++) {
+		uint32_t i = k + (*next / parts + j) % mine * parts;
 		int end = shard_consume(r, i, shard_prod(dev, i), d);
 
 		if (end < 0)
 			err = end;
 		else if (end == WALK_STOP) {
-			dev->next = i;
+			*next = i;
 			break;
 		}
 	}

@@ -14,6 +14,22 @@
 struct shard_cursor {
 	uint64_t cons;
 	uint64_t released; /* zeroed there and told to producers */
+	uint32_t sub;      /* records of the batch at cons handed over */
+};
+
+/*
+ * What one consumer thread works with (ring_make_readers): reader k drains
+ * shards k, k + n, k + 2n... of a ring in GPU memory, n being the pass's
+ * parts; reader 0 also takes the host records.
+ */
+struct ring_reader {
+	uint8_t *unpacked;   /* one record of a batch, made contiguous */
+	uint8_t *mirror;     /* its window of records copied out (reader 0:
+			      * the ring's mirror; others: made at their first
+			      * pass, page-locked) */
+	bool mirror_cuda;    /* made with cuMemAllocHost, not the copier */
+	uint32_t next;       /* the shard its next pass starts with: the last
+			      * one it stopped in */
 };
 
 /*
@@ -28,10 +44,8 @@ struct ring_dev {
 	struct dev_ring view;
 	struct shard_cursor *cur; /* one per shard */
 	uint64_t *lines;     /* host copy of the shard lines, page-locked */
-	uint32_t next;       /* the shard a pass starts with: the last one
-			      * stopped in (a batch may be half handed over) */
-	uint8_t *mirror;     /* page-locked: a window of records copied out */
-	size_t mirror_len;   /* at least max_record */
+	uint8_t *mirror;     /* page-locked: reader 0's window of records */
+	size_t mirror_len;   /* at least max_record; every reader's */
 	bool owned;          /* store and mirror were allocated here */
 	/* Set once the ring's map exists (ring_bind_copier). */
 	struct ring_copier copier;
@@ -53,7 +67,8 @@ struct event_ring {
 	bool claimed;
 	uint64_t cons;       /* records before this position were handed over */
 	uint32_t cons_sub;   /* ... and this many of the batch at cons */
-	uint8_t *unpacked;   /* one record of a batch, made contiguous */
+	struct ring_reader *readers; /* one per consumer thread */
+	uint32_t readers_made;
 	/* CPU producers, until the ring is mapped into the GPU. */
 	pthread_mutex_t lock;
 	uint64_t prod;
@@ -73,6 +88,8 @@ struct delivery {
 	egpu_sample_fn fn;
 	void *user;
 	uint64_t *bytes;
+	struct ring_reader *rd; /* the thread's buffers */
+	int *stop; /* set when fn said stop: the pass's other parts stop too */
 	int n;   /* records handed to fn */
 	int ret; /* fn's last result */
 };
@@ -100,11 +117,12 @@ enum walk_end {
 
 /*
  * Hand the published records of @w from *@pos on to @d, advancing *@pos
- * past each one handed over whole; with @d NULL only find where they end.
- * Returns an enum walk_end, or EGPU_EFORMAT for an impossible header.
+ * past each one handed over whole (*@sub: records of the batch at *@pos
+ * already handed over); with @d NULL only find where they end. Returns
+ * an enum walk_end, or EGPU_EFORMAT for an impossible header.
  */
-int ring_walk(struct event_ring *r, const struct ring_window *w,
-	      struct delivery *d, uint64_t *pos);
+int ring_walk(const struct event_ring *r, const struct ring_window *w,
+	      struct delivery *d, uint64_t *pos, uint32_t *sub);
 
 /*
  * ring_dev.c. With r->lock held: allocate the GPU memory, mirror and copy
@@ -117,15 +135,23 @@ int ring_dev_setup(struct event_ring *r, uint64_t store, uint8_t *mirror,
 		   size_t mirror_len, uint64_t *lines, bool owned);
 /* Free what ring_dev_alloc() allocated; its CUDA context is current. */
 void ring_dev_release(struct event_ring *r);
-/* Free r->dev (NULL-safe). */
+/* Free r->dev (NULL-safe) and the mirrors the copier made. */
 void ring_dev_free(struct event_ring *r);
 /* The shard geometry of @v, a ring in GPU memory at @base. */
 void ring_dev_view(const struct event_ring *r, uint64_t base,
 		   struct dev_ring *v);
 /* Whether the consumer now reads GPU memory (host records all taken). */
 bool ring_dev_reading(const struct event_ring *r);
-/* ring_consume(), ring_ready() and the GPU's part of ring_drops() there. */
-int ring_dev_consume(struct event_ring *r, struct delivery *d);
+/*
+ * A pass over the shards, in GPU memory: ring_dev_begin() on one thread
+ * (gives back what the last pass consumed, reads the producer positions,
+ * makes the mirrors of readers [0, @parts)), then ring_dev_consume() of
+ * each part k (shards k, k + @parts, ...), on any threads at once.
+ */
+int ring_dev_begin(struct event_ring *r, uint32_t parts);
+int ring_dev_consume(struct event_ring *r, uint32_t k, uint32_t parts,
+		     struct delivery *d);
+/* ring_ready() and the GPU's part of ring_drops() there. */
 bool ring_dev_ready(const struct event_ring *r);
 uint64_t ring_dev_drops(const struct event_ring *r);
 
