@@ -589,6 +589,19 @@ struct egpu_ringbuf_opts {
 	 */
 	const char *path;
 	size_t batch_bytes;     /**< gather buffer; 0: 1 MiB */
+	/**
+	 * Consumer threads (0 or 1: the thread calling poll/consume alone;
+	 * at most 64). With @p threads = N, each poll/consume drains a ring
+	 * in GPU memory (EGPU_F_RING_DEVICE) on N threads at once, the
+	 * caller and N - 1 the egpu_ringbuf starts (egpu_ringbuf_free() ends
+	 * them): thread k takes shards k, k + N, ... So @p fn / @p batch_fn
+	 * are called concurrently from N threads, but the records of one
+	 * shard (one SM's) always on the same thread, in order, never two at
+	 * once; each thread has its own batch buffer of @p batch_bytes, and
+	 * writes its batches to @p path whole, under a lock. A call returns
+	 * when every thread finished. A host ring is one shard: one thread.
+	 */
+	uint32_t threads;
 };
 
 /**

@@ -4,7 +4,9 @@
  * GPU_RINGBUF). A ring's records lie in host memory that the GPU writes
  * over the bus (lib/maps/ring.h), so consuming is reading memory: no CUDA
  * call, nothing that waits for a kernel. Waiting is sleep-polling, as a GPU
- * cannot wake a host thread.
+ * cannot wake a host thread. A ring in GPU memory may be drained by
+ * several threads at once, by shards (opts->threads: a pool of threads the
+ * egpu_ringbuf keeps, lib/maps/ring_pool.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 
 #include "api/internal.h"
 #include "api/ringbuf_batch.h"
+#include "maps/ring_pool.h"
 
 /* Sleep between looks at the rings: from POLL_MIN_US doubling to POLL_MAX_US. */
 #define POLL_MIN_US 10u
@@ -23,17 +26,16 @@
 
 struct rb_entry {
 	struct egpu_map *map;
-	egpu_sample_fn fn;
-	void *user;
-	struct rb_batch *batch; /* batch or file delivery, or NULL */
-	uint64_t records;
-	uint64_t bytes;
+	uint32_t threads;
+	struct ring_part *parts; /* one per thread: its callback, its bytes */
+	struct rb_batch *batch;  /* batch or file delivery, or NULL */
 };
 
 struct egpu_ringbuf {
 	struct rb_entry *v;
 	size_t n;
 	int timer_fd; /* -1 until egpu_ringbuf_fd() */
+	struct ring_pool *pool; /* consumer threads, when a ring wants them */
 };
 
 bool poll_wait(bool (*ready)(void *), void *arg, int timeout_ms)
@@ -59,11 +61,48 @@ bool poll_wait(bool (*ready)(void *), void *arg, int timeout_ms)
 	return true;
 }
 
+/* Consumer threads enough for @threads (the caller counting as one). */
+static int rb_pool_fit(egpu_ringbuf *rb, uint32_t threads)
+{
+	struct ring_pool *pool;
+	int err;
+
+	if (threads < 2 || (rb->pool && ring_pool_threads(rb->pool) >= threads))
+		return 0;
+	if ((err = ring_pool_new(threads, &pool)))
+		return err;
+	ring_pool_free(rb->pool); /* idle between calls */
+	rb->pool = pool;
+	return 0;
+}
+
+/* Entry @e's parts: @fn(@user), or the batch's lanes. */
+static int rb_entry_parts(struct rb_entry *e, egpu_sample_fn fn, void *user)
+{
+	e->parts = calloc(e->threads, sizeof(*e->parts));
+	if (!e->parts)
+		return err_set(EGPU_ENOMEM, "egpu_ringbuf_add: out of memory");
+	for (uint32_t k = 0; k < e->threads; k++)
+		e->parts[k] = e->batch ?
+			(struct ring_part){ .fn = rb_batch_take,
+					    .user = rb_batch_lane(e->batch, k),
+					    .flush = rb_batch_flush } :
+			(struct ring_part){ .fn = fn, .user = user };
+	return 0;
+}
+
+static void rb_entry_free(struct rb_entry *e)
+{
+	free(e->parts);
+	rb_batch_free(e->batch);
+}
+
 int egpu_ringbuf_add_opts(egpu_ringbuf *rb, egpu_map *map, egpu_sample_fn fn,
 			  void *user, const struct egpu_ringbuf_opts *opts)
 {
 	bool gathers = OPTS_GET(opts, batch_fn, NULL) || OPTS_GET(opts, path, NULL);
-	struct rb_batch *batch = NULL;
+	uint32_t threads = OPTS_GET(opts, threads, 0);
+	struct rb_entry e = { .map = map, .threads = threads ? threads : 1 };
 	struct rb_entry *v;
 	int err;
 
@@ -76,20 +115,27 @@ int egpu_ringbuf_add_opts(egpu_ringbuf *rb, egpu_map *map, egpu_sample_fn fn,
 		return err_set(EGPU_EINVAL,
 			       "map '%s' (type %u) is not a ring buffer (RINGBUF, PERF_EVENT_ARRAY or GPU_RINGBUF)",
 			       map->spec->name, map->spec->type);
+	if (e.threads > RING_READERS_MAX)
+		return err_set(EGPU_EINVAL,
+			       "egpu_ringbuf_add: %u consumer threads for map '%s' (at most %u)",
+			       threads, map->spec->name, RING_READERS_MAX);
 	v = realloc(rb->v, (rb->n + 1) * sizeof(*v));
 	if (!v)
 		return err_set(EGPU_ENOMEM, "egpu_ringbuf_add: out of memory");
 	rb->v = v;
-	if (gathers && (err = rb_batch_new(opts, user, &batch)))
-		return err;
-	err = ring_claim(map->ring);
+	err = rb_pool_fit(rb, e.threads);
+	if (!err && gathers)
+		err = rb_batch_new(opts, user, e.threads, &e.batch);
+	if (!err)
+		err = rb_entry_parts(&e, fn, user);
+	if (!err && !(err = ring_claim(map->ring)) &&
+	    (err = ring_make_readers(map->ring, e.threads)))
+		ring_release(map->ring);
 	if (err) {
-		rb_batch_free(batch);
+		rb_entry_free(&e);
 		return err;
 	}
-	v[rb->n++] = (struct rb_entry){ .map = map, .fn = gathers ? rb_batch_take : fn,
-					.user = gathers ? batch : user,
-					.batch = batch };
+	v[rb->n++] = e;
 	return 0;
 }
 
@@ -128,8 +174,9 @@ void egpu_ringbuf_free(egpu_ringbuf *rb)
 		return;
 	for (size_t i = 0; i < rb->n; i++) {
 		ring_release(rb->v[i].map->ring);
-		rb_batch_free(rb->v[i].batch);
+		rb_entry_free(&rb->v[i]);
 	}
+	ring_pool_free(rb->pool);
 	if (rb->timer_fd >= 0)
 		close(rb->timer_fd);
 	free(rb->v);
@@ -164,15 +211,12 @@ int egpu_ringbuf_consume(egpu_ringbuf *rb)
 		ticks = 0;
 	for (size_t i = 0; i < rb->n; i++) {
 		struct rb_entry *e = &rb->v[i];
-		int n = ring_consume(e->map->ring, e->fn, e->user, &e->bytes);
-		/* A batch holds whole records only: hand it over every pass. */
-		int flushed = e->batch ? rb_batch_flush(e->batch) : 0;
+		/* Batches hold whole records only: each part flushes its own. */
+		int n = ring_consume_parts(e->map->ring, e->parts, e->threads,
+					   rb->pool);
 
 		if (n < 0)
 			return n;
-		e->records += (uint64_t)n;
-		if (flushed < 0)
-			return flushed;
 		total = total > INT32_MAX - n ? INT32_MAX : total + n;
 	}
 	err = drain_prints(rb);
@@ -215,8 +259,10 @@ int egpu_ringbuf_stats(const egpu_ringbuf *rb, struct egpu_ringbuf_stats *stats)
 	if (!rb || !stats || stats->sz < sizeof(size_t))
 		return err_set(EGPU_EINVAL, "egpu_ringbuf_stats: NULL argument or sz not set");
 	for (size_t i = 0; i < rb->n; i++) {
-		st.records += rb->v[i].records;
-		st.bytes += rb->v[i].bytes;
+		for (uint32_t k = 0; k < rb->v[i].threads; k++) {
+			st.records += rb->v[i].parts[k].records;
+			st.bytes += rb->v[i].parts[k].bytes;
+		}
 		st.drops += ring_drops(rb->v[i].map->ring);
 	}
 	st.rings = (uint32_t)rb->n;

@@ -5,10 +5,13 @@
  * or a gather buffer the next record reuses), so records are copied into
  * one buffer in the ring's own record format (8-byte header, payload
  * padded to 8): a batch callback gets pointers into it, a file gets its
- * bytes in one write per flush.
+ * bytes in one write per flush. Each consumer thread gathers into its own
+ * lane; flushes to the file take a lock, so a flush's records stay
+ * together and each lane's (each shard's) stay in order.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,51 +22,72 @@
 
 #define DEFAULT_BATCH_BYTES (1u << 20)
 
+/* One consumer thread's records, gathered. */
+struct rb_lane {
+	struct rb_batch *b;
+	uint8_t *buf;        /* records gathered, ring format */
+	size_t used;
+	struct egpu_record *recs; /* one per record in buf (fn only) */
+	size_t n;
+};
+
 struct rb_batch {
 	egpu_batch_fn fn;
 	void *user;
 	int fd;              /* -1: no file */
 	const char *path;
-	uint8_t *buf;        /* records gathered, ring format */
-	size_t cap, used;
-	struct egpu_record *recs; /* one per record in buf (fn only) */
-	size_t n;
+	pthread_mutex_t file_lock; /* one lane's flush at a time */
+	size_t cap;          /* of each lane's buffer */
+	uint32_t lanes;
+	struct rb_lane lane[];
 };
 
+static int lane_init(struct rb_batch *b, struct rb_lane *l)
+{
+	*l = (struct rb_lane){ .b = b, .buf = malloc(b->cap) };
+	if (b->fn)
+		l->recs = malloc(b->cap / RING_HDR_SIZE * sizeof(*l->recs));
+	if (!l->buf || (b->fn && !l->recs))
+		return err_set(EGPU_ENOMEM, "ring buffer: a %zu-byte batch buffer",
+			       b->cap);
+	return 0;
+}
+
 int rb_batch_new(const struct egpu_ringbuf_opts *o, void *user,
-		 struct rb_batch **out)
+		 uint32_t lanes, struct rb_batch **out)
 {
 	size_t cap = OPTS_GET(o, batch_bytes, 0);
-	struct rb_batch *b = calloc(1, sizeof(*b));
+	struct rb_batch *b = calloc(1, sizeof(*b) + lanes * sizeof(b->lane[0]));
+	int err = 0;
 
+	if (!b)
+		return err_set(EGPU_ENOMEM, "ring buffer: out of memory");
 	/* Whole records only: room for the largest one. */
 	if (cap < RING_RECORD_MAX)
 		cap = cap ? RING_RECORD_MAX : DEFAULT_BATCH_BYTES;
-	cap = (cap + 7) & ~(size_t)7;
-	if (b) {
-		*b = (struct rb_batch){ .fn = OPTS_GET(o, batch_fn, NULL),
-					.user = user, .fd = -1,
-					.cap = cap, .buf = malloc(cap) };
-		if (b->fn)
-			b->recs = malloc(cap / RING_HDR_SIZE * sizeof(*b->recs));
-	}
-	if (!b || !b->buf || (b->fn && !b->recs)) {
-		rb_batch_free(b);
-		return err_set(EGPU_ENOMEM, "ring buffer: a %zu-byte batch buffer",
-			       cap);
-	}
-	b->path = OPTS_GET(o, path, NULL);
-	if (b->path &&
+	*b = (struct rb_batch){ .fn = OPTS_GET(o, batch_fn, NULL),
+				.user = user, .fd = -1,
+				.cap = (cap + 7) & ~(size_t)7,
+				.path = OPTS_GET(o, path, NULL) };
+	pthread_mutex_init(&b->file_lock, NULL);
+	for (; b->lanes < lanes && !err; b->lanes++)
+		err = lane_init(b, &b->lane[b->lanes]);
+	if (!err && b->path &&
 	    (b->fd = open(b->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			  0644)) < 0) {
-		int e = errno;
-
+			  0644)) < 0)
+		err = err_set(EGPU_EIO, "ring buffer: cannot create '%s': %s",
+			      b->path, strerror(errno));
+	if (err) {
 		rb_batch_free(b);
-		return err_set(EGPU_EIO, "ring buffer: cannot create '%s': %s",
-			       OPTS_GET(o, path, NULL), strerror(e));
+		return err;
 	}
 	*out = b;
 	return 0;
+}
+
+void *rb_batch_lane(struct rb_batch *b, uint32_t k)
+{
+	return &b->lane[k];
 }
 
 void rb_batch_free(struct rb_batch *b)
@@ -72,16 +96,20 @@ void rb_batch_free(struct rb_batch *b)
 		return;
 	if (b->fd >= 0)
 		close(b->fd);
-	free(b->recs);
-	free(b->buf);
+	for (uint32_t k = 0; k < b->lanes; k++) {
+		free(b->lane[k].recs);
+		free(b->lane[k].buf);
+	}
+	pthread_mutex_destroy(&b->file_lock);
 	free(b);
 }
 
-/* Write what was gathered to the file, across short writes and EINTR. */
-static int write_all(const struct rb_batch *b)
+/* Write what @l gathered to the file, across short writes and EINTR. */
+static int write_all(const struct rb_lane *l)
 {
-	const uint8_t *p = b->buf;
-	size_t n = b->used;
+	const struct rb_batch *b = l->b;
+	const uint8_t *p = l->buf;
+	size_t n = l->used;
 
 	while (n) {
 		ssize_t w = write(b->fd, p, n);
@@ -98,36 +126,41 @@ static int write_all(const struct rb_batch *b)
 	return 0;
 }
 
-int rb_batch_flush(struct rb_batch *b)
+int rb_batch_flush(void *lane)
 {
+	struct rb_lane *l = lane;
+	struct rb_batch *b = l->b;
 	int err = 0;
 
-	if (!b->used)
+	if (!l->used)
 		return 0;
-	if (b->fd >= 0)
-		err = write_all(b);
+	if (b->fd >= 0) {
+		pthread_mutex_lock(&b->file_lock);
+		err = write_all(l);
+		pthread_mutex_unlock(&b->file_lock);
+	}
 	if (!err && b->fn)
-		err = b->fn(b->user, b->recs, b->n);
-	b->used = b->n = 0;
+		err = b->fn(b->user, l->recs, l->n);
+	l->used = l->n = 0;
 	return err;
 }
 
-int rb_batch_take(void *user, const void *data, size_t size)
+int rb_batch_take(void *lane, const void *data, size_t size)
 {
-	struct rb_batch *b = user;
+	struct rb_lane *l = lane;
 	size_t need = ring_record_size(size);
 	uint64_t hdr = size; /* struct ring_hdr: len, flags 0 */
 	int err = 0;
 
-	if (b->cap - b->used < need)
-		err = rb_batch_flush(b); /* the record is kept all the same */
-	memcpy(b->buf + b->used, &hdr, sizeof(hdr));
-	memcpy(b->buf + b->used + RING_HDR_SIZE, data, size);
-	memset(b->buf + b->used + RING_HDR_SIZE + size, 0,
+	if (l->b->cap - l->used < need)
+		err = rb_batch_flush(l); /* the record is kept all the same */
+	memcpy(l->buf + l->used, &hdr, sizeof(hdr));
+	memcpy(l->buf + l->used + RING_HDR_SIZE, data, size);
+	memset(l->buf + l->used + RING_HDR_SIZE + size, 0,
 	       need - RING_HDR_SIZE - size);
-	if (b->fn)
-		b->recs[b->n++] = (struct egpu_record){
-			.data = b->buf + b->used + RING_HDR_SIZE, .size = size };
-	b->used += need;
+	if (l->b->fn)
+		l->recs[l->n++] = (struct egpu_record){
+			.data = l->buf + l->used + RING_HDR_SIZE, .size = size };
+	l->used += need;
 	return err;
 }

@@ -164,12 +164,14 @@ int ring_make_readers(struct event_ring *r, uint32_t n);
 /*
  * Where one part of a pass delivers, on its thread: @fn(@user, record)
  * for each record, then @flush(@user) if set (a batch handed over, on the
- * same thread); *@bytes grows by the payload bytes handed over.
+ * same thread); @records and @bytes (payload) grow by what was handed
+ * over, even by a pass that stopped.
  */
 struct ring_part {
 	egpu_sample_fn fn;
 	void *user;
 	int (*flush)(void *user);
+	uint64_t records;
 	uint64_t bytes;
 };
 

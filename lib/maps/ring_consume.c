@@ -223,34 +223,36 @@ static int part_result(const struct part_run *p)
 	return p->err ? p->err : p->d.ret < 0 ? p->d.ret : 0;
 }
 
-/* The first part to stop or fail gives the pass its result and message. */
+/*
+ * When part @k first stops or fails, on its thread: the first part to do
+ * so gives the pass its result, and its message if one was set (a
+ * callback may return an error of the library's, EGPU_EIO of a file).
+ */
 static void part_note(struct part_run *p, uint32_t k)
 {
 	int none = -1;
 
+	if (!p->err && egpu_errcode() && egpu_errcode() == p->d.ret)
+		p->err = p->d.ret;
 	if (part_result(p) < 0 &&
 	    __atomic_compare_exchange_n(&p->pass->first, &none, (int)k, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
 	    p->err)
 		snprintf(p->pass->msg, sizeof(p->pass->msg), "%s", egpu_errmsg());
+	__atomic_store_n(&p->pass->stop, 1, __ATOMIC_RELAXED);
 }
 
-/* A part's flush: a value < 0 stops the pass; with a message, an error. */
-static void part_flush(struct part_run *p, const struct ring_part *part)
+/* A part's flush, after its records: a value < 0 stops the pass. */
+static void part_flush(struct part_run *p, const struct ring_part *part,
+		       uint32_t k)
 {
-	int flushed;
+	bool was_stopped = part_result(p) < 0;
+	int flushed = part->flush ? part->flush(part->user) : 0;
 
-	if (!part->flush)
+	if (flushed >= 0 || was_stopped)
 		return;
-	err_clear();
-	flushed = part->flush(part->user);
-	if (flushed >= 0 || part_result(p) < 0)
-		return;
-	if (egpu_errcode())
-		p->err = flushed;
-	else
-		p->d.ret = flushed;
-	__atomic_store_n(&p->pass->stop, 1, __ATOMIC_RELAXED);
+	p->d.ret = flushed;
+	part_note(p, k);
 }
 
 /* Part @k of a pass on its thread: its shards, then its flush. */
@@ -259,10 +261,14 @@ static void part_job(void *arg, uint32_t k)
 	struct pass *pass = arg;
 	struct part_run *p = &pass->runs[k];
 
-	if (pass->dev && !part_result(p) && p->d.n < INT32_MAX)
+	if (k)
+		err_clear(); /* a message set from now on is this pass's */
+	if (pass->dev && !part_result(p) && p->d.n < INT32_MAX) {
 		p->err = ring_dev_consume(pass->r, k, pass->n, &p->d);
-	part_flush(p, &pass->parts[k]);
-	part_note(p, k);
+		if (part_result(p) < 0)
+			part_note(p, k);
+	}
+	part_flush(p, &pass->parts[k], k);
 }
 
 /*
@@ -276,10 +282,11 @@ static bool pass_begin(struct pass *pass)
 
 	if (!ring_dev_reading(r))
 		p->err = host_consume(r, &p->d);
-	if (part_result(p) < 0 || p->d.n == INT32_MAX || !ring_dev_reading(r))
-		return false;
-	p->err = ring_dev_begin(r, pass->n);
-	return !p->err;
+	if (!part_result(p) && p->d.n < INT32_MAX && ring_dev_reading(r))
+		p->err = ring_dev_begin(r, pass->n);
+	if (part_result(p) < 0)
+		part_note(p, 0);
+	return !part_result(p) && p->d.n < INT32_MAX && ring_dev_reading(r);
 }
 
 static int pass_result(const struct pass *pass, uint32_t n)
@@ -314,6 +321,7 @@ int ring_consume_parts(struct event_ring *r, struct ring_part *parts,
 	/* Parts beyond the shards would have nothing to do. */
 	if (ring_in_device_memory(r) && pass.n > r->shards)
 		pass.n = r->shards;
+	err_clear(); /* a message set from now on is this pass's */
 	for (uint32_t k = 0; k < n; k++)
 		runs[k] = (struct part_run){
 			.pass = &pass,
@@ -328,6 +336,8 @@ int ring_consume_parts(struct event_ring *r, struct ring_part *parts,
 	else
 		for (uint32_t k = 0; k < pass.n; k++)
 			part_job(&pass, k);
+	for (uint32_t k = 0; k < n; k++)
+		parts[k].records += (uint64_t)runs[k].d.n;
 	return pass_result(&pass, n);
 }
 
