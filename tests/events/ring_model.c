@@ -180,6 +180,8 @@ struct checker {
 	uint64_t next[PRODUCERS]; /* lowest seq still possible per producer */
 	uint64_t got;
 	bool bad;
+	uint32_t part;
+	int *owner; /* per producer: the part its records reach, or -1 */
 };
 
 static uint32_t producer_sm(uint32_t id)
@@ -222,6 +224,7 @@ static int check_record(void *user, const void *data, size_t size)
 	struct checker *c = user;
 	uint64_t tag, seq;
 	uint32_t id;
+	int none = -1;
 
 	if (!intact(data, (uint32_t)size, &tag))
 		c->bad = true;
@@ -232,18 +235,33 @@ static int check_record(void *user, const void *data, size_t size)
 		c->bad = true;
 	else
 		c->next[id] = seq + 1;
+	/* ... and all reach the same part (one shard, one thread). */
+	if (id < PRODUCERS &&
+	    !__atomic_compare_exchange_n(&c->owner[id], &none, (int)c->part,
+					 false, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED) &&
+	    none != (int)c->part)
+		c->bad = true;
 	c->got++;
 	return 0;
 }
 
-void producers_against_consumer(struct event_ring *r, struct dev_ring *view)
+void producers_against_consumers(struct event_ring *r, struct dev_ring *view,
+				 struct ring_pool *pool, uint32_t parts)
 {
 	struct producer p[PRODUCERS];
 	pthread_t t[PRODUCERS];
-	struct checker c = { 0 };
-	uint64_t sent = 0;
+	struct checker c[RING_READERS_MAX];
+	struct ring_part part[RING_READERS_MAX];
+	int owner[PRODUCERS] = { -1, -1, -1, -1 };
+	uint64_t sent = 0, got = 0;
 	int done = 0;
 
+	ck_assert_int_eq(ring_make_readers(r, parts), 0);
+	for (uint32_t k = 0; k < parts; k++) {
+		c[k] = (struct checker){ .part = k, .owner = owner };
+		part[k] = (struct ring_part){ .fn = check_record, .user = &c[k] };
+	}
 	for (uint32_t i = 0; i < PRODUCERS; i++) {
 		p[i] = (struct producer){ .view = view, .id = i };
 		ck_assert_int_eq(pthread_create(&t[i], NULL, produce, &p[i]), 0);
@@ -253,16 +271,25 @@ void producers_against_consumer(struct event_ring *r, struct dev_ring *view)
 		done = 0;
 		for (uint32_t i = 0; i < PRODUCERS; i++)
 			done += __atomic_load_n(&p[i].finished, __ATOMIC_ACQUIRE);
-		ck_assert_int_ge(ring_consume(r, check_record, &c, NULL), 0);
+		ck_assert_int_ge(ring_consume_parts(r, part, parts, pool), 0);
 	}
 	for (uint32_t i = 0; i < PRODUCERS; i++) {
 		pthread_join(t[i], NULL);
 		sent += p[i].sent;
 	}
-	ck_assert_int_ge(ring_consume(r, check_record, &c, NULL), 0);
-	ck_assert(!c.bad);
-	ck_assert_uint_eq(c.got, sent);
-	ck_assert_uint_eq(c.got + ring_drops(r), PRODUCERS * PER_PRODUCER);
-	ck_assert_uint_gt(c.got, 1000);
+	ck_assert_int_ge(ring_consume_parts(r, part, parts, pool), 0);
+	for (uint32_t k = 0; k < parts; k++) {
+		ck_assert(!c[k].bad);
+		ck_assert_uint_eq(part[k].records, c[k].got);
+		got += c[k].got;
+	}
+	ck_assert_uint_eq(got, sent);
+	ck_assert_uint_eq(got + ring_drops(r), PRODUCERS * PER_PRODUCER);
+	ck_assert_uint_gt(got, 1000);
 	model_assert_settled(view);
+}
+
+void producers_against_consumer(struct event_ring *r, struct dev_ring *view)
+{
+	producers_against_consumers(r, view, NULL, 1);
 }

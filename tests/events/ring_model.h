@@ -64,5 +64,13 @@ void model_publish(uint8_t *rec, uint32_t len, uint32_t flags);
  * dropped; every undo is undone.
  */
 void producers_against_consumer(struct event_ring *r, struct dev_ring *view);
+struct ring_pool;
+/*
+ * The same with the pass split in @parts parts (ring_consume_parts) on
+ * the threads of @pool (NULL: one after the other): each producer's
+ * records also always reach the same part.
+ */
+void producers_against_consumers(struct event_ring *r, struct dev_ring *view,
+				 struct ring_pool *pool, uint32_t parts);
 
 #endif

@@ -11,11 +11,16 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
+#include "api/ringbuf_batch.h"
 #include "maps/ring.h"
+#include "maps/ring_pool.h"
 #include "egpu/bpf_maps.h" /* after egpu.h: EGPU_F_RING_DEVICE only */
 #include "ring_model.h"
 #include "test_util.h"
@@ -39,6 +44,12 @@ struct sim {
 	 */
 	void (*between)(struct sim *s);
 	struct weak *weak;
+	/* Copies one at a time, as through a map's stream (dev_map.c). */
+	pthread_mutex_t lock;
+	/* Mirrors the ring asked for, for consumer threads beyond the first. */
+	uint8_t *extra[RING_READERS_MAX];
+	uint32_t nextra;
+	int fail_shard; /* copies out of this shard's records fail (>= 0) */
 };
 
 static void *ptr(uint64_t addr)
@@ -100,16 +111,35 @@ static bool inside(const void *p, size_t n, const void *buf, size_t len)
  * the mirror or the lines' copy, the page-locked memory the ring got: a
  * copy into pageable memory may wait for the application's kernel.
  */
-static int sim_read(void *io, void *dst, uint64_t addr, size_t n)
+/* Whether a copy of @n bytes may land at @dst: memory the ring was given. */
+static bool page_locked(const struct sim *s, const void *dst, size_t n)
 {
-	struct sim *s = io;
+	for (uint32_t k = 0; k < s->nextra; k++)
+		if (inside(dst, n, s->extra[k], s->mirror_len))
+			return true;
+	return n <= 8 || inside(dst, n, s->mirror, s->mirror_len) ||
+	       inside(dst, n, s->lines, s->lines_len);
+}
+
+/* Whether @addr lies in the records of shard s->fail_shard. */
+static bool in_failing_shard(const struct sim *s, uint64_t addr)
+{
+	uint64_t at;
+
+	if (s->fail_shard < 0)
+		return false;
+	at = ring_shard_data(&s->view, (uint32_t)s->fail_shard);
+	return addr >= at && addr < at + s->view.stride;
+}
+
+static int sim_read_locked(struct sim *s, void *dst, uint64_t addr, size_t n)
+{
 	const uint8_t *src = ptr(addr);
 	size_t i = n;
 
-	if (s->fail)
+	if (s->fail || in_failing_shard(s, addr))
 		return err_set(EGPU_ECUDA, "sim: copy failed");
-	ck_assert_msg(n <= 8 || inside(dst, n, s->mirror, s->mirror_len) ||
-		      inside(dst, n, s->lines, s->lines_len),
+	ck_assert_msg(page_locked(s, dst, n),
 		      "a copy of %zu bytes into memory the ring was not given", n);
 	s->reads++;
 	s->read_bytes += n;
@@ -128,24 +158,67 @@ static int sim_read(void *io, void *dst, uint64_t addr, size_t n)
 	return 0;
 }
 
+static int sim_read(void *io, void *dst, uint64_t addr, size_t n)
+{
+	struct sim *s = io;
+	int err;
+
+	pthread_mutex_lock(&s->lock);
+	err = sim_read_locked(s, dst, addr, n);
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
 static int sim_write(void *io, uint64_t addr, const void *src, size_t n)
 {
 	struct sim *s = io;
+	int err = 0;
 
+	pthread_mutex_lock(&s->lock);
 	if (s->fail_writes)
-		return err_set(EGPU_ECUDA, "sim: copy failed");
-	memcpy(ptr(addr), src, n);
-	return 0;
+		err = err_set(EGPU_ECUDA, "sim: copy failed");
+	else
+		memcpy(ptr(addr), src, n);
+	pthread_mutex_unlock(&s->lock);
+	return err;
 }
 
 static int sim_zero(void *io, uint64_t addr, size_t n)
 {
 	struct sim *s = io;
+	int err = 0;
 
+	pthread_mutex_lock(&s->lock);
 	if (s->fail_writes)
-		return err_set(EGPU_ECUDA, "sim: fill failed");
-	memset(ptr(addr), 0, n);
-	return 0;
+		err = err_set(EGPU_ECUDA, "sim: fill failed");
+	else
+		memset(ptr(addr), 0, n);
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+/* A mirror for another consumer thread (made on the consuming thread). */
+static void *sim_alloc(void *io, size_t n)
+{
+	struct sim *s = io;
+	void *p = malloc(n);
+
+	pthread_mutex_lock(&s->lock);
+	ck_assert_uint_lt(s->nextra, RING_READERS_MAX);
+	ck_assert_uint_eq(n, s->mirror_len);
+	s->extra[s->nextra++] = p;
+	pthread_mutex_unlock(&s->lock);
+	return p;
+}
+
+static void sim_release(void *io, void *p)
+{
+	struct sim *s = io;
+
+	for (uint32_t k = 0; k < s->nextra; k++)
+		if (s->extra[k] == p)
+			s->extra[k] = s->extra[--s->nextra];
+	free(p);
 }
 
 /* A RINGBUF map of @cap bytes with EGPU_F_RING_DEVICE, unstarted. */
@@ -184,10 +257,12 @@ static void sim_new_sms(struct sim *s, uint64_t cap, size_t mirror_len,
 			uint32_t sms)
 {
 	struct ring_copier c = { .read = sim_read, .write = sim_write,
-				 .zero = sim_zero, .io = s };
+				 .zero = sim_zero, .io = s, .alloc = sim_alloc,
+				 .free = sim_release };
 	uint32_t shards;
 
-	*s = (struct sim){ .r = dev_ring_map(cap) };
+	*s = (struct sim){ .r = dev_ring_map(cap), .fail_shard = -1 };
+	pthread_mutex_init(&s->lock, NULL);
 	if (sms)
 		ring_dev_fit_shards(s->r, sms);
 	shards = ring_dev_shards(s->r);
@@ -212,6 +287,8 @@ static void sim_new(struct sim *s, uint64_t cap, size_t mirror_len)
 static void sim_free(struct sim *s)
 {
 	ring_free(s->r);
+	ck_assert_uint_eq(s->nextra, 0); /* the ring freed its mirrors */
+	pthread_mutex_destroy(&s->lock);
 	free(s->store);
 	free(s->mirror);
 	free(s->lines);
@@ -415,10 +492,11 @@ START_TEST(cpu_records_then_gpu_records)
 				     .flags = EGPU_F_RING_DEVICE };
 	struct ring_copier c = { .read = sim_read, .write = sim_write,
 				 .zero = sim_zero };
-	struct sim s = { 0 };
+	struct sim s = { .fail_shard = -1 };
 	struct sink k = { 0 };
 	uint8_t buf[40];
 
+	pthread_mutex_init(&s.lock, NULL);
 	ck_assert_int_eq(ring_new_for_map(&spec, &s.r), 0);
 	for (uint64_t i = 0; i < 3; i++) {
 		fill(buf, 40, i);
@@ -981,27 +1059,36 @@ static int take_weak(void *user, const void *data, size_t size)
  * kept arrives once, whole, in its producer's order; per shard, records
  * received plus drops counted equal records sent.
  */
-static void weak_run(uint64_t seed, uint64_t cap, size_t mirror_len,
-		     uint32_t sms)
+static void weak_run_threads(uint64_t seed, uint64_t cap, size_t mirror_len,
+			     uint32_t sms, uint32_t threads)
 {
 	static struct weak w;
 	struct sim s;
 	uint64_t next[2 * WEAK_PRODUCERS] = { 0 }, drops = 0;
+	struct ring_part parts[RING_READERS_MAX];
+	struct ring_pool *pool = NULL;
 
 	sim_new_sms(&s, cap, mirror_len, sms);
+	/* A producer's records reach one thread: no two touch one next[]. */
+	for (uint32_t k = 0; k < threads; k++)
+		parts[k] = (struct ring_part){ .fn = take_weak, .user = next };
+	ck_assert_int_eq(ring_make_readers(s.r, threads), 0);
+	if (threads > 1)
+		ck_assert_int_eq(ring_pool_new(threads, &pool), 0);
 	w = (struct weak){ .rng = seed, .to_send = 3000 };
 	s.weak = &w;
 	s.between = weak_between;
 	while (!weak_done(&w)) {
 		for (int i = 0; i < 64; i++)
 			weak_step(&s);
-		ck_assert_msg(ring_consume(s.r, take_weak, next, NULL) >= 0, "%s",
-			      egpu_errmsg());
+		ck_assert_msg(ring_consume_parts(s.r, parts, threads, pool) >= 0,
+			      "%s", egpu_errmsg());
 	}
 	while (w.n)
 		land_one(&w);
 	s.between = NULL;
-	ck_assert_int_ge(ring_consume(s.r, take_weak, next, NULL), 0);
+	ck_assert_int_ge(ring_consume_parts(s.r, parts, threads, pool), 0);
+	ring_pool_free(pool);
 	for (uint32_t i = 0; i < ring_dev_shards(s.r); i++) {
 		uint64_t sent = 0, got = 0, d = *(uint64_t *)ptr(ring_shard_drops(&s.view, i));
 
@@ -1020,6 +1107,12 @@ static void weak_run(uint64_t seed, uint64_t cap, size_t mirror_len,
 	sim_free(&s);
 }
 
+static void weak_run(uint64_t seed, uint64_t cap, size_t mirror_len,
+		     uint32_t sms)
+{
+	weak_run_threads(seed, cap, mirror_len, sms, 1);
+}
+
 /* Small shards that fill up and wrap many times, windows inside laps. */
 START_TEST(weak_visibility_many_seeds_small_shards)
 {
@@ -1034,6 +1127,238 @@ START_TEST(weak_visibility_shard_per_sm)
 {
 	for (uint64_t seed = 100; seed < 103; seed++)
 		weak_run(seed, 1 << 20, (1 << 20) / 4 + RING_RECORD_MAX, 6);
+}
+END_TEST
+
+/* ---- several consumer threads (ring_consume_parts) ---- */
+
+/*
+ * The adversary against 2 and 3 consumer threads, each draining its
+ * shards while the others do (copies one at a time, as on one stream):
+ * every record once, whole, in its producer's order, drops exact.
+ */
+START_TEST(weak_visibility_consumer_threads)
+{
+	for (uint64_t seed = 200; seed < 204; seed++) {
+		weak_run_threads(seed, 4 * 64 * 1024, RING_RECORD_MAX, 4,
+				 2 + seed % 2);
+		weak_run_threads(seed, 1 << 20, (1 << 20) / 4 + RING_RECORD_MAX,
+				 6, 3);
+	}
+}
+END_TEST
+
+/*
+ * Four producer threads into 16 shards (and more threads than shards
+ * that have records), drained by 1 to 4 consumer threads while they run.
+ */
+START_TEST(consumer_threads_against_producers)
+{
+	for (uint32_t threads = 2; threads <= 4; threads++) {
+		struct ring_pool *pool;
+		struct sim s;
+
+		sim_new(&s, 1 << 20, RING_RECORD_MAX);
+		ck_assert_int_eq(ring_pool_new(threads, &pool), 0);
+		producers_against_consumers(s.r, &s.view, pool, threads);
+		ck_assert_uint_eq(s.nextra, threads - 1);
+		ring_pool_free(pool);
+		sim_free(&s);
+	}
+}
+END_TEST
+
+/* Per-part sinks of take_per_sm, and their thread. */
+struct part_sink {
+	struct per_sm p;
+	pthread_t self;
+	bool seen;
+};
+
+static int take_on_thread(void *user, const void *data, size_t size)
+{
+	struct part_sink *ps = user;
+
+	if (!ps->seen)
+		ps->self = pthread_self();
+	ck_assert(pthread_equal(ps->self, pthread_self()));
+	ps->seen = true;
+	return take_per_sm(&ps->p, data, size);
+}
+
+/* Records from every SM of sm_of[], @n each, numbered on from p->next. */
+static void put_round(struct sim *s, uint64_t *sent, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t k = 0; k < SMS; k++) {
+			ck_assert(put_tagged(s, k, 40, sent[k]));
+			sent[k]++;
+		}
+}
+
+/*
+ * A callback stopping on one thread stops the pass, the others at a
+ * record; a copy failing on a worker thread is this thread's error, with
+ * its message; the next passes deliver the rest, each record once, each
+ * shard's on the same thread.
+ */
+START_TEST(consumer_threads_stop_and_fail)
+{
+	struct part_sink ps[3] = { 0 };
+	struct ring_part parts[3];
+	struct ring_pool *pool;
+	uint64_t sent[SMS] = { 0 }, got = 0;
+	struct sim s;
+	int n;
+
+	sim_new_sms(&s, 1 << 20, RING_RECORD_MAX, 6); /* 6 shards */
+	ck_assert_int_eq(ring_make_readers(s.r, 3), 0);
+	ck_assert_int_eq(ring_pool_new(3, &pool), 0);
+	for (uint32_t k = 0; k < 3; k++)
+		parts[k] = (struct ring_part){ .fn = take_on_thread,
+					       .user = &ps[k] };
+	put_round(&s, sent, 50);
+	/* Shards 1 and 4 (SMs 1 and 16) go to thread 1: it stops at its 7th. */
+	ps[1].p.stop_at = 7;
+	ck_assert_int_eq(ring_consume_parts(s.r, parts, 3, pool), -42);
+	ck_assert_uint_eq(parts[1].records, 7);
+	put_round(&s, sent, 50);
+	/* Thread 2's shards (2 and 5: SMs 5, 17, 128) cannot be copied. */
+	s.fail_shard = 5;
+	n = ring_consume_parts(s.r, parts, 3, pool);
+	ck_assert_int_eq(n, EGPU_ECUDA);
+	ck_assert_msg(strstr(egpu_errmsg(), "ring 'dev': copying") &&
+		      strstr(egpu_errmsg(), "sim: copy failed"), "%s",
+		      egpu_errmsg());
+	s.fail_shard = -1;
+	ck_assert_int_eq(ring_consume_parts(s.r, parts, 3, pool) > 0, 1);
+	ck_assert_int_eq(ring_consume_parts(s.r, parts, 3, pool), 0);
+	for (uint32_t k = 0; k < 3; k++)
+		got += ps[k].p.count;
+	ck_assert_uint_eq(got, 100 * SMS);
+	for (uint32_t k = 0; k < SMS; k++) {
+		uint64_t next = 0;
+
+		for (uint32_t j = 0; j < 3; j++)
+			next += ps[j].p.next[k];
+		ck_assert_uint_eq(next, sent[k]); /* one thread had them all */
+	}
+	ck_assert(pthread_equal(ps[0].self, pthread_self()));
+	ck_assert(!pthread_equal(ps[1].self, pthread_self()));
+	ring_pool_free(pool);
+	sim_free(&s);
+}
+END_TEST
+
+static uint64_t batched; /* records the batch callbacks got, all threads */
+
+static int count_batch(void *user, const struct egpu_record *recs, size_t n)
+{
+	(void)user;
+	for (size_t i = 0; i < n; i++)
+		ck_assert_uint_eq((uintptr_t)recs[i].data % 8, 0);
+	__atomic_fetch_add(&batched, n, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/*
+ * The file a trace streams to, from 3 threads: byte for byte the records
+ * kept, each as {size, 0}, payload, zero padding; each producer's in
+ * order; drops (a full shard) counted exactly.
+ */
+static void assert_trace_file(int fd, const uint64_t *kept, uint64_t bytes)
+{
+	uint64_t next[SMS] = { 0 };
+	uint8_t *file = malloc(bytes + 1);
+	size_t at = 0;
+
+	ck_assert_int_eq(pread(fd, file, bytes + 1, 0), (ssize_t)bytes);
+	while (at < bytes) {
+		uint64_t hdr, tag, k;
+		uint32_t len;
+
+		memcpy(&hdr, file + at, 8);
+		len = (uint32_t)hdr;
+		ck_assert_uint_eq(hdr >> 32, 0);
+		ck_assert(intact(file + at + 8, len, &tag));
+		for (uint32_t i = len; i < ring_record_size(len) - 8; i++)
+			ck_assert_uint_eq(file[at + 8 + i], 0);
+		k = tag >> 48;
+		ck_assert_uint_lt(k, SMS);
+		ck_assert_uint_eq(tag & 0xffffffffffffull, next[k]++);
+		at += ring_record_size(len);
+	}
+	for (uint32_t k = 0; k < SMS; k++)
+		ck_assert_uint_eq(next[k], kept[k]);
+	free(file);
+}
+
+START_TEST(consumer_threads_stream_a_file)
+{
+	char path[] = "/tmp/egpu_ring_threads_XXXXXX";
+	int fd = mkstemp(path);
+	EGPU_OPTS(egpu_ringbuf_opts, o, .batch_fn = count_batch, .path = path,
+		  .batch_bytes = 64 * 1024);
+	struct ring_part parts[3];
+	struct ring_pool *pool;
+	struct rb_batch *b;
+	uint64_t kept[SMS] = { 0 }, tries = 0, refused = 0, bytes = 0;
+	struct sim s;
+
+	ck_assert_int_ge(fd, 0);
+	sim_new_sms(&s, 4 * 64 * 1024, RING_RECORD_MAX, 6); /* 6 x 64 KiB */
+	ck_assert_int_eq(ring_make_readers(s.r, 3), 0);
+	ck_assert_int_eq(ring_pool_new(3, &pool), 0);
+	ck_assert_int_eq(rb_batch_new(&o, NULL, 3, &b), 0);
+	for (uint32_t k = 0; k < 3; k++)
+		parts[k] = (struct ring_part){ .fn = rb_batch_take,
+					       .user = rb_batch_lane(b, k),
+					       .flush = rb_batch_flush };
+	batched = 0;
+	for (uint32_t round = 0; round < 20; round++) {
+		/* More than a shard holds between passes: some are refused. */
+		for (uint32_t i = 0; i < 2000; i++, tries++) {
+			uint32_t k = (uint32_t)(tries * 7 % SMS);
+			uint32_t len = 8 + (uint32_t)(tries * 13 % 240);
+
+			if (put_tagged(&s, k, len, kept[k])) {
+				kept[k]++;
+				bytes += ring_record_size(len);
+			} else {
+				refused++;
+			}
+		}
+		ck_assert_int_ge(ring_consume_parts(s.r, parts, 3, pool), 0);
+	}
+	ck_assert_int_eq(ring_consume_parts(s.r, parts, 3, pool), 0);
+	ck_assert_uint_gt(refused, 0);
+	ck_assert_uint_eq(ring_drops(s.r), refused);
+	ck_assert_uint_eq(batched, tries - refused);
+	assert_trace_file(fd, kept, bytes);
+	rb_batch_free(b);
+	ring_pool_free(pool);
+	sim_free(&s);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(consumer_threads_bad_counts)
+{
+	struct ring_pool *pool = NULL;
+	struct ring_part part = { .fn = count_record };
+	struct sim s;
+
+	ck_assert_int_eq(ring_pool_new(1, &pool), EGPU_EINVAL);
+	ck_assert_int_eq(ring_pool_new(RING_READERS_MAX + 1, &pool), EGPU_EINVAL);
+	sim_new(&s, 1 << 20, RING_RECORD_MAX);
+	ck_assert_int_eq(ring_make_readers(s.r, 0), EGPU_EINVAL);
+	ck_assert_int_eq(ring_make_readers(s.r, RING_READERS_MAX + 1),
+			 EGPU_EINVAL);
+	/* More parts than readers made: refused, with a message. */
+	ck_assert_int_eq(ring_consume_parts(s.r, &part, 2, NULL), EGPU_EINVAL);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "in 2 parts"));
+	sim_free(&s);
 }
 END_TEST
 
@@ -1067,6 +1392,11 @@ int main(void)
 	tcase_add_test(tc, one_shard_when_asked);
 	tcase_add_test(tc, weak_visibility_many_seeds_small_shards);
 	tcase_add_test(tc, weak_visibility_shard_per_sm);
+	tcase_add_test(tc, weak_visibility_consumer_threads);
+	tcase_add_test(tc, consumer_threads_against_producers);
+	tcase_add_test(tc, consumer_threads_stop_and_fail);
+	tcase_add_test(tc, consumer_threads_stream_a_file);
+	tcase_add_test(tc, consumer_threads_bad_counts);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }
