@@ -264,8 +264,46 @@ START_TEST(batch_opts_errors)
 	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "/nonexistent/dir/trace.bin"));
 	ck_assert_int_eq(egpu_ringbuf_add_opts(rb, map("rb"), NULL, NULL, NULL),
 			 EGPU_EINVAL);
+	o.path = NULL;
+	o.batch_fn = on_batch;
+	o.threads = 65;
+	ck_assert_int_eq(egpu_ringbuf_add_opts(rb, map("rb"), NULL, NULL, &o),
+			 EGPU_EINVAL);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "65 consumer threads for map 'rb'"));
 	/* The map stays free for another consumer after a failed add. */
 	ck_assert_int_eq(egpu_ringbuf_add(rb, map("rb"), never, NULL), 0);
+	egpu_ringbuf_free(rb);
+}
+END_TEST
+
+/*
+ * Consumer threads on rings of one shard (host memory, or a ring in GPU
+ * memory before the GPU): the caller's thread alone, every record in
+ * order, batch and plain callbacks; free joins the threads.
+ */
+START_TEST(consumer_threads_on_one_shard)
+{
+	struct batches b = { 0 };
+	struct events e = { 0 };
+	EGPU_OPTS(egpu_ringbuf_opts, o, .batch_fn = on_batch, .threads = 4);
+	EGPU_OPTS(egpu_ringbuf_opts, plain, .threads = 3);
+	EGPU_OPTS(egpu_ringbuf_stats, st);
+	egpu_ringbuf *rb = egpu_ringbuf_new_opts(map("rb"), NULL, &b, &o);
+
+	ck_assert_msg(rb, "%s", egpu_errmsg());
+	ck_assert_int_eq(egpu_ringbuf_add_opts(rb, map("drb"), on_event, &e,
+					       &plain), 0);
+	ck_assert_uint_eq(run_cpu("out", 10, 7), 10);
+	ck_assert_uint_eq(run_cpu("out_dev", 5, 5), 5);
+	ck_assert_int_eq(egpu_ringbuf_poll(rb, 100), 15);
+	ck_assert_uint_eq(b.calls, 1);
+	for (uint64_t i = 0; i < 10; i++)
+		ck_assert_uint_eq(b.ev.ev[i].tid, i);
+	ck_assert_uint_eq(e.n, 5);
+	ck_assert_uint_eq(e.ev[4].tid, 4);
+	ck_assert_int_eq(egpu_ringbuf_stats(rb, &st), 0);
+	ck_assert_uint_eq(st.records, 15);
+	ck_assert_uint_eq(st.bytes, 15 * sizeof(struct event));
 	egpu_ringbuf_free(rb);
 }
 END_TEST
@@ -592,6 +630,7 @@ int main(void)
 	tcase_add_test(tc, cpu_output_reaches_the_consumer);
 	tcase_add_test(tc, batch_and_file_delivery);
 	tcase_add_test(tc, batch_opts_errors);
+	tcase_add_test(tc, consumer_threads_on_one_shard);
 	tcase_add_test(tc, cpu_warp_record);
 	tcase_add_test(tc, cpu_output_into_a_device_ring);
 	tcase_add_test(tc, cpu_reserve_submit_discard);

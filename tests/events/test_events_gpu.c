@@ -110,12 +110,13 @@ static int on_event(void *user, const void *data, size_t size)
 
 	memcpy(&ev, data, size < sizeof(ev) ? size : sizeof(ev));
 	want = s->size_of ? s->size_of(ev.tid) : sizeof(ev);
-	s->records++;
+	/* Atomics: with consumer threads, calls come from several at once. */
+	__atomic_fetch_add(&s->records, 1, __ATOMIC_RELAXED);
 	if (ev.tid >= s->threads || size != want || ev.bid != ev.tid / BLOCK ||
 	    (size > offsetof(struct event, b) && ev.b != ev.tid * 3 + 1))
-		s->bad++;
-	else if (s->hit[ev.tid]++)
-		s->dup++;
+		__atomic_fetch_add(&s->bad, 1, __ATOMIC_RELAXED);
+	else if (__atomic_fetch_add(&s->hit[ev.tid], 1, __ATOMIC_RELAXED))
+		__atomic_fetch_add(&s->dup, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -341,7 +342,7 @@ static int on_sm_event(void *user, const void *data, size_t size)
 
 	memcpy(&ev, data, sizeof(ev));
 	if (ev.e < 1024)
-		p->got[ev.e]++;
+		__atomic_fetch_add(&p->got[ev.e], 1, __ATOMIC_RELAXED);
 	return on_event(&p->seen, data, size);
 }
 
@@ -351,7 +352,7 @@ static int on_sm_event(void *user, const void *data, size_t size)
  * the drops its producers counted equal the records its SMs emitted
  * (smcount), and every thread's record arrives at most once, whole.
  */
-START_TEST(device_ring_exact_per_shard)
+static void exact_per_shard(uint32_t consumer_threads)
 {
 	const uint32_t threads = 1u << 22;
 	egpu_map *m = egpu_obj_map(obj, "dmid");
@@ -359,11 +360,12 @@ START_TEST(device_ring_exact_per_shard)
 	struct consumer c = { 0 };
 	uint64_t emitted[1024] = { 0 }, received[1024] = { 0 }, got = 0, drops = 0;
 	struct dev_ring shape = { 0 }; /* shards, for ring_shard_index() */
+	EGPU_OPTS(egpu_ringbuf_opts, o, .threads = consumer_threads);
 	pthread_t t;
 
 	memset(&p, 0, sizeof(p));
 	seen_init(&p.seen, threads);
-	c.rb = egpu_ringbuf_new(m, on_sm_event, &p);
+	c.rb = egpu_ringbuf_new_opts(m, on_sm_event, &p, &o);
 	ck_assert_ptr_nonnull(c.rb);
 	ck_assert_int_eq(pthread_create(&t, NULL, consume, &c), 0);
 	run_work("on_exit_sm_dev", EGPU_ATTACH_EXIT, threads, 200);
@@ -390,8 +392,9 @@ START_TEST(device_ring_exact_per_shard)
 		got += received[i];
 		drops += d;
 	}
-	printf("dmid: %u shards, %llu received, %llu dropped of %u\n", shape.shards,
-	       (unsigned long long)got, (unsigned long long)drops, threads);
+	printf("dmid, %u consumer threads: %u shards, %llu received, %llu dropped of %u\n",
+	       consumer_threads, shape.shards, (unsigned long long)got,
+	       (unsigned long long)drops, threads);
 	ck_assert_uint_eq(p.seen.bad, 0);
 	ck_assert_uint_eq(p.seen.dup, 0);
 	ck_assert_uint_eq(got, p.seen.records);
@@ -399,6 +402,18 @@ START_TEST(device_ring_exact_per_shard)
 	ck_assert_uint_eq(drops, egpu_ringbuf_drops(c.rb));
 	egpu_ringbuf_free(c.rb);
 	free(p.seen.hit);
+}
+
+START_TEST(device_ring_exact_per_shard)
+{
+	exact_per_shard(1);
+}
+END_TEST
+
+/* The same drained by 4 threads at once (egpu_ringbuf_opts.threads). */
+START_TEST(device_ring_exact_per_shard_consumer_threads)
+{
+	exact_per_shard(4);
 }
 END_TEST
 
@@ -411,7 +426,7 @@ static int on_gpu_batch(void *user, const struct egpu_record *recs, size_t n)
 {
 	struct batch_seen *b = user;
 
-	b->calls++;
+	__atomic_fetch_add(&b->calls, 1, __ATOMIC_RELAXED);
 	for (size_t i = 0; i < n; i++)
 		on_event(&b->seen, recs[i].data, recs[i].size);
 	return 0;
@@ -422,13 +437,14 @@ static int on_gpu_batch(void *user, const struct egpu_record *recs, size_t n)
  * arrives once through the batch callback, in fewer calls than records,
  * and the file holds as many records of the event's size.
  */
-START_TEST(device_ring_batches_and_file)
+static void batches_and_file(uint32_t consumer_threads)
 {
 	const uint32_t threads = 1u << 19;
 	char path[] = "/tmp/egpu_gpu_rb_XXXXXX";
 	int fd = mkstemp(path);
 	struct batch_seen b = { 0 };
-	EGPU_OPTS(egpu_ringbuf_opts, o, .batch_fn = on_gpu_batch, .path = path);
+	EGPU_OPTS(egpu_ringbuf_opts, o, .batch_fn = on_gpu_batch, .path = path,
+		  .threads = consumer_threads);
 	egpu_ringbuf *rb = egpu_ringbuf_new(egpu_obj_map(obj, "tiny"), on_event,
 					    &b.seen);
 	uint64_t in_file = 0, hdr;
@@ -459,6 +475,18 @@ START_TEST(device_ring_batches_and_file)
 	unlink(path);
 	ck_assert_uint_eq(in_file, threads);
 	free(b.seen.hit);
+}
+
+START_TEST(device_ring_batches_and_file)
+{
+	batches_and_file(1);
+}
+END_TEST
+
+/* The same from 3 consumer threads: batches per thread, one file. */
+START_TEST(device_ring_batches_and_file_consumer_threads)
+{
+	batches_and_file(3);
 }
 END_TEST
 
@@ -848,6 +876,8 @@ int main(void)
 	tcase_add_test(tc, consumed_while_the_kernel_runs_device);
 	tcase_add_test(tc, device_ring_exact_per_shard);
 	tcase_add_test(tc, device_ring_batches_and_file);
+	tcase_add_test(tc, device_ring_exact_per_shard_consumer_threads);
+	tcase_add_test(tc, device_ring_batches_and_file_consumer_threads);
 	tcase_add_test(tc, warp_records_give_every_address);
 	tcase_add_test(tc, direct_runs_use_every_helper);
 	tcase_add_test(tc, direct_run_prints);
