@@ -794,16 +794,37 @@ struct py_ring {
 	PyObject *exc_type, *exc_value, *exc_tb;
 };
 
+static PyGILState_STATE gil_take(void);
+
+/*
+ * What a callback raised, kept for ring_poll: the first exception of a
+ * pass (consumer threads may raise at once: the others are dropped).
+ */
+static void ring_keep_exception(struct py_ring *r)
+{
+	PyObject *t, *v, *tb;
+
+	if (r->exc_type) {
+		PyErr_Clear();
+		return;
+	}
+	PyErr_Fetch(&t, &v, &tb);
+	r->exc_type = t;
+	r->exc_value = v;
+	r->exc_tb = tb;
+}
+
+/* Callbacks may come on egpu_ringbuf's consumer threads: gil_take. */
 static int ring_to_python(void *user, const void *data, size_t size)
 {
 	struct py_ring *r = user;
-	PyGILState_STATE gil = PyGILState_Ensure();
+	PyGILState_STATE gil = gil_take();
 	PyObject *res = PyObject_CallFunction(r->fn, "y#", (const char *)data,
 					      (Py_ssize_t)size);
 	int ret = 0;
 
 	if (!res) {
-		PyErr_Fetch(&r->exc_type, &r->exc_value, &r->exc_tb);
+		ring_keep_exception(r);
 		ret = -1;
 	}
 	Py_XDECREF(res);
@@ -816,7 +837,7 @@ static int ring_batch_to_python(void *user, const struct egpu_record *recs,
 				size_t n)
 {
 	struct py_ring *r = user;
-	PyGILState_STATE gil = PyGILState_Ensure();
+	PyGILState_STATE gil = gil_take();
 	PyObject *list = PyList_New((Py_ssize_t)n), *res = NULL;
 	int ret = 0;
 
@@ -833,7 +854,7 @@ static int ring_batch_to_python(void *user, const struct egpu_record *recs,
 	if (list)
 		res = PyObject_CallFunctionObjArgs(r->fn, list, NULL);
 	if (!res) {
-		PyErr_Fetch(&r->exc_type, &r->exc_value, &r->exc_tb);
+		ring_keep_exception(r);
 		ret = -1;
 	}
 	Py_XDECREF(res);
@@ -878,13 +899,14 @@ static int print_wait(void *handle, int timeout_ms)
 /*
  * A consumer of ring map @map; free it with ring_free(). @batch: the
  * callable gets lists of records; @path (or NULL): records also go to
- * that file (egpu_ringbuf_opts).
+ * that file; @threads consumer threads (egpu_ringbuf_opts).
  */
-struct py_ring *ring_new(egpu_map *map, int batch, const char *path)
+struct py_ring *ring_new(egpu_map *map, int batch, const char *path,
+			 unsigned int threads)
 {
 	struct py_ring *r = calloc(1, sizeof(*r));
 	EGPU_OPTS(egpu_ringbuf_opts, o, .batch_fn = batch ? ring_batch_to_python : NULL,
-		  .path = path);
+		  .path = path, .threads = threads);
 
 	if (!r) {
 		PyErr_NoMemory();
@@ -899,10 +921,14 @@ struct py_ring *ring_new(egpu_map *map, int batch, const char *path)
 	return r;
 }
 
+/* Without the GIL: the consumer threads it joins may be taking it. */
 void ring_free(struct py_ring *r)
 {
-	if (r)
+	if (r) {
+		Py_BEGIN_ALLOW_THREADS
 		egpu_ringbuf_free(r->rb);
+		Py_END_ALLOW_THREADS
+	}
 	free(r);
 }
 

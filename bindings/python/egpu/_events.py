@@ -36,9 +36,14 @@ class RingBuffer:
     record. ``path``: records are also streamed to that file (created or
     truncated; each an 8-byte little-endian header, the payload size, then
     the payload padded to 8 bytes); without ``batch`` they then go to the
-    file only. Drops stay counted either way."""
+    file only. Drops stay counted either way.
 
-    def __init__(self, map, callback=None, batch=False, path=None):
+    ``threads``: a ring in GPU memory is drained by that many threads at
+    once, by shards (egpu_ringbuf_opts.threads); the callback is then
+    called from those threads, one at a time (the GIL), a shard's records
+    in order. Worth it mostly with ``path`` alone, where no Python runs."""
+
+    def __init__(self, map, callback=None, batch=False, path=None, threads=0):
         self.map = map
         self.callback = callback
         self.batch = bool(batch)
@@ -46,7 +51,7 @@ class RingBuffer:
         self._lock = threading.RLock()  # serialises polls and close()
         self._busy = False
         self._h = _c.ring_new(map._handle(), self.batch,
-                              None if path is None else str(path))
+                              None if path is None else str(path), int(threads))
         map._obj._rings.append(self)
 
     def _poll(self, timeout_ms, fn):

@@ -51,6 +51,17 @@ def test_batches_and_file(ev, tmp_path):
         assert EVENT.unpack(rec[8:])[:2] == ((k, 7) if k < 10 else (k - 10, 8))
 
 
+def test_consumer_threads(ev, tmp_path):
+    # A host ring is one shard: the polling thread alone, order kept.
+    got = []
+    with ev.maps["events"].ring_buffer(got.append, batch=True, threads=4) as rb:
+        assert emit(ev, 10, 7) == 10
+        assert rb.poll(100) == 10
+        assert [EVENT.unpack(r)[:2] for r in got[0]] == [(i, 7) for i in range(10)]
+    with pytest.raises(egpu.InvalidArgument, match="65 consumer threads"):
+        ev.maps["events"].ring_buffer(got.append, threads=65)
+
+
 def test_file_only(ev, tmp_path):
     path = tmp_path / "only.bin"
     with egpu.RingBuffer(ev.maps["events"], path=path) as rb:
