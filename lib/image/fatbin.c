@@ -268,7 +268,9 @@ int image_ptx(const void *image, size_t len, const char *sm, char **ptx,
 		return err_set(EGPU_EFORMAT, "module image of %zu bytes", len);
 	switch (image_probe(image, len, info)) {
 	case IMAGE_PTX: {
-		size_t n = len ? strnlen(image, len) : info->size - 1;
+		/* All @len bytes: the parser refuses a NUL inside the text
+		 * with its line (trailing NULs are padding). */
+		size_t n = len ? len : info->size - 1;
 
 		*ptx = malloc(n + 1);
 		if (!*ptx)
