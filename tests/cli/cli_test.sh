@@ -73,5 +73,12 @@ out=$("$egpu" instrument --prog nope "${kern[@]}" -o "$tmp/x.ptx" 2>&1) && fail 
 out=$("$egpu" instrument --prog bump "${kern[@]}" -o "$tmp/x.ptx" 2>&1) && fail "--prog bump"
 [[ $out == *"names no attach point"* ]] || fail "--prog bump: $out"
 
+# A pattern that matches no kernel: written anyway, the warning shown even
+# with -q (it names the program and the kernels there are).
+out=$("$egpu" instrument -q "$api/memprobe.bpf.o" "$api/kernels.ptx" -o "$tmp/none.ptx" 2>&1) ||
+	fail "instrument with an unmatched pattern: $out"
+[[ $out == *"warning: prog 'mem_probe': no kernel matches 'vadd_mem'; kernels: saxpy, fill<int>"* ]] ||
+	fail "unmatched pattern's warning: $out"
+
 ((fails == 0)) && echo "cli: all checks passed"
 exit $((fails > 0))

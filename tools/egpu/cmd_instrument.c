@@ -88,6 +88,9 @@ static void print_report(const struct egpu_report *r, enum report_level level)
 	if (r->mem_called)
 		fprintf(stderr, "%u memory probes called past the copy limit (--mem-inline-limit)\n",
 			r->mem_called);
+	/* At every level: a probe that went nowhere is never silent. */
+	for (uint32_t i = 0; i < r->warning_cnt; i++)
+		fprintf(stderr, "warning: %s\n", r->warnings[i]);
 	for (uint32_t i = 0; level >= REPORT_KERNELS && i < r->kernel_cnt; i++)
 		fprintf(stderr, "  kernel %u %s: entry %u exit %u mem %u programs %u\n",
 			r->kernels[i].kernel_id, r->kernels[i].demangled,
