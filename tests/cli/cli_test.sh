@@ -80,5 +80,11 @@ out=$("$egpu" instrument -q "$api/memprobe.bpf.o" "$api/kernels.ptx" -o "$tmp/no
 [[ $out == *"warning: prog 'mem_probe': no kernel matches 'vadd_mem'; kernels: saxpy, fill<int>"* ]] ||
 	fail "unmatched pattern's warning: $out"
 
+# A refused program is skipped, saying why; the accepted one goes in.
+out=$("$egpu" instrument -q "$api/mixed.bpf.o" "$api/kernels.ptx" -o "$tmp/mixed.ptx" 2>&1) ||
+	fail "instrument with a refused program: $out"
+[[ $out == *"not attaching refused prog 'bad_exit'"* && $out == *" 1 entry and 0 exit points"* ]] ||
+	fail "refused program's warning: $out"
+
 ((fails == 0)) && echo "cli: all checks passed"
 exit $((fails > 0))
