@@ -77,7 +77,7 @@ out=$("$egpu" instrument --prog bump "${kern[@]}" -o "$tmp/x.ptx" 2>&1) && fail 
 # with -q (it names the program and the kernels there are).
 out=$("$egpu" instrument -q "$api/memprobe.bpf.o" "$api/kernels.ptx" -o "$tmp/none.ptx" 2>&1) ||
 	fail "instrument with an unmatched pattern: $out"
-[[ $out == *"warning: prog 'mem_probe': no kernel matches 'vadd_mem'; kernels: saxpy, fill<int>"* ]] ||
+[[ $out == *"warn: instrumenting: prog 'mem_probe': no kernel matches 'vadd_mem'; kernels: saxpy, fill<int>"* ]] ||
 	fail "unmatched pattern's warning: $out"
 
 # A refused program is skipped, saying why; the accepted one goes in.

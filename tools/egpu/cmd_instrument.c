@@ -88,9 +88,6 @@ static void print_report(const struct egpu_report *r, enum report_level level)
 	if (r->mem_called)
 		fprintf(stderr, "%u memory probes called past the copy limit (--mem-inline-limit)\n",
 			r->mem_called);
-	/* At every level: a probe that went nowhere is never silent. */
-	for (uint32_t i = 0; i < r->warning_cnt; i++)
-		fprintf(stderr, "warning: %s\n", r->warnings[i]);
 	for (uint32_t i = 0; level >= REPORT_KERNELS && i < r->kernel_cnt; i++)
 		fprintf(stderr, "  kernel %u %s: entry %u exit %u mem %u programs %u\n",
 			r->kernels[i].kernel_id, r->kernels[i].demangled,
@@ -182,7 +179,8 @@ int cmd_instrument(int argc, char **argv)
 		free(a.progs);
 		return rc;
 	}
-	/* Warnings too: a refused program is skipped, saying so. */
+	/* Warnings too, at every report level: a refused program skipped,
+	 * a pattern that matches no kernel (also in egpu_report.warnings). */
 	EGPU_OPTS(egpu_ctx_opts, co, .offline = true, .sm = a.sm,
 		  .no_inline = a.no_inline,
 		  .mem_inline_limit = a.mem_inline_limit,
