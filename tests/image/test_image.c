@@ -79,6 +79,13 @@ static void check_mode(const char *mode)
 	ck_assert(!image_ptx(&wrap, 0, "sm_90", &ptx, &plen, &info));
 	same_ptx(ptx, want, "wrapped");
 	free(ptx);
+	/* a wrapper as bytes of a known length: its pointer is not followed
+	 * (fuzz_fatbin's first crash: a wrapper in its input read anywhere) */
+	wrap.data = (const void *)(uintptr_t)0x6480018000ull;
+	ck_assert_int_eq(image_ptx(&wrap, sizeof(wrap), "sm_90", &ptx, &plen, &info),
+			 EGPU_EFORMAT);
+	ck_assert_msg(strstr(egpu_errmsg(), "is a CUDA runtime fatbin wrapper"), "%s",
+		      egpu_errmsg());
 	free(img);
 	free(want);
 }
