@@ -17,17 +17,6 @@ struct {
 	__uint(max_entries, 1 << 20);
 } values SEC(".maps");
 
-/* Linear thread index of a one-dimensional launch. */
-static __always_inline __u32 global_thread(void)
-{
-	__u64 bx, by, bz, dx, dy, dz, tx, ty, tz;
-
-	bpf_get_block_idx(&bx, &by, &bz);
-	bpf_get_block_dim(&dx, &dy, &dz);
-	bpf_get_thread_idx(&tx, &ty, &tz);
-	return bx * dx + tx;
-}
-
 /* The @size bytes at @ctx's address (@from_mem) or of its stored value,
  * zero-extended: 4- and 8-byte accesses (others are not recorded). */
 static __always_inline long read_bytes(struct egpu_mem_ctx *ctx, __u64 *v,
@@ -51,7 +40,7 @@ int trace_values(struct egpu_mem_ctx *ctx)
 
 	if (r.size != 4 && r.size != 8)
 		return 0;
-	r.thread = global_thread();
+	r.thread = bpf_egpu_global_thread_x();
 	if (read_bytes(ctx, &r.before, r.size, 1))
 		return 0;
 	if (r.kind == EGPU_MEM_STORE && read_bytes(ctx, &r.stored, r.size, 0))
