@@ -467,7 +467,8 @@ struct egpu_report {
  * compressed with LZ4 or zstd included): its newest PTX not newer than the
  * context's target is used. An image without such PTX (a cubin, SASS-only
  * fatbin) gets EGPU_ENOTSUP naming what it holds and how to embed PTX.
- * @p len 0: the length is taken from the image (PTX: up to its NUL). Maps referenced by the
+ * @p len 0: the length is taken from the image (PTX: up to its NUL); the
+ * runtime's wrapper only so (it points at the fatbin). Maps referenced by the
  * programs are bound to their GPU memory, so this needs a GPU unless the
  * context was made with egpu_ctx_opts.offline.
  */

@@ -19,16 +19,6 @@ struct {
 	__type(value, __u64);
 } raised SEC(".maps");
 
-static __always_inline __u64 global_thread(void)
-{
-	__u64 bx, by, bz, tx, ty, tz, dx, dy, dz;
-
-	bpf_get_block_idx(&bx, &by, &bz);
-	bpf_get_block_dim(&dx, &dy, &dz);
-	bpf_get_thread_idx(&tx, &ty, &tz);
-	return bx * dx + tx;
-}
-
 SEC("gpu/mem/step/global")
 int watch_nan(struct egpu_mem_ctx *ctx)
 {
@@ -46,7 +36,7 @@ int watch_nan(struct egpu_mem_ctx *ctx)
 	/* A plain read first: after the first NaN, no atomic at all. */
 	if (!flag || *flag || __sync_val_compare_and_swap(flag, 0, 1))
 		return 0;
-	on_nan(ctx->kernel_id, global_thread());
+	on_nan(ctx->kernel_id, bpf_egpu_global_thread_x());
 	return 0;
 }
 

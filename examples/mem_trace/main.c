@@ -9,12 +9,16 @@
  * in GPU memory (mem_trace_dev.bpf.c), drained by the copy engine, and
  * with libegpu's compressed warp records (mem_trace_warp.bpf.c:
  * bpf_egpu_trace_warp, one reservation per warp access in its SM's shard).
+ * With --values, instead: each global access of a small launch with the
+ * value it loads or stores (mem_trace_values.bpf.c: bpf_egpu_read_mem,
+ * bpf_egpu_read_value).
  *
- *   mem_trace [--check]
+ *   mem_trace [--values] [--check]
  *
  * --check: every mode must see exactly what add_and_gather is known to
  * access: every element of a, b and src loaded once, of c and dst stored
- * once, 4 bytes each, from five sites; no record lost.
+ * once, 4 bytes each, from five sites; no record lost; with --values, each
+ * value the one the host put there or the kernel wrote.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -95,16 +99,17 @@ static void free_arrays(struct arrays *arr)
 	}
 }
 
-static float launch(struct app *app, const struct arrays *arr)
+/* add_and_gather over the first @n elements of the arrays. */
+static float launch(struct app *app, const struct arrays *arr, int n)
 {
 	cudaKernel_t k = app_kernel(app_load_ptx(app->instrumented), "add_and_gather");
-	int n = N, stride = STRIDE;
+	int stride = STRIDE;
 	void *args[] = { (void *)&arr->dev[A], (void *)&arr->dev[B],
 			 (void *)&arr->dev[C], (void *)&arr->dev[SRC],
 			 (void *)&arr->dev[DST], &n, &stride };
 
-	return app_time_launch(k, (dim3){ N / BLOCK, 1, 1 }, (dim3){ BLOCK, 1, 1 },
-			       args);
+	return app_time_launch(k, (dim3){ (n + BLOCK - 1) / BLOCK, 1, 1 },
+			       (dim3){ BLOCK, 1, 1 }, args);
 }
 
 static const char *kind_name(uint16_t kind)
@@ -445,7 +450,7 @@ static int check_results(const struct arrays *arr)
 static int run_count(struct app *app, const struct arrays *arr, bool check,
 		     struct site_count *counts)
 {
-	float ms = launch(app, arr);
+	float ms = launch(app, arr, N);
 
 	read_counts(app, counts);
 	print_counts(app, counts, ms);
@@ -471,7 +476,7 @@ static int run_trace(struct app *app, const struct arrays *arr, bool check,
 	for (int s = 0; s < MT_MAX_SITES; s++)
 		t.site[s].array = -1;
 	ring_thread_start(&rt, egpu_obj_map(app->obj, "events"), on_record, &t);
-	ms = launch(app, arr);
+	ms = launch(app, arr, N);
 	CUDA_CHECK(cudaDeviceSynchronize());
 	drops = ring_thread_stop(&rt);
 	print_trace(app, &t, where, ms, drops);
@@ -484,39 +489,206 @@ static int run_trace(struct app *app, const struct arrays *arr, bool check,
 	return rc;
 }
 
+/*
+ * Values mode: add_and_gather over VALUES_N elements, every global access
+ * with the value it moves (mem_trace_values.bpf.c), one record per thread
+ * and access.
+ */
+#define VALUES_N 10 /* 33 % 10 = 3: the gather permutes src[0..9] */
+#define VALUES_MAX (2 * ARRAYS * VALUES_N)
+
+struct values {
+	struct mt_value rec[VALUES_MAX];
+	size_t cnt;
+	uint64_t bad; /* records of the wrong size, or more than expected */
+};
+
+static int on_value(void *user, const void *data, size_t size)
+{
+	struct values *v = user;
+
+	if (size != sizeof(struct mt_value) || v->cnt == VALUES_MAX)
+		v->bad++;
+	else
+		memcpy(&v->rec[v->cnt++], data, size);
+	return 0;
+}
+
+/* By thread, then site: each thread's accesses in program order. */
+static int cmp_value(const void *a, const void *b)
+{
+	const struct mt_value *x = a, *y = b;
+
+	if (x->thread != y->thread)
+		return (x->thread > y->thread) - (x->thread < y->thread);
+	return (x->site > y->site) - (x->site < y->site);
+}
+
+static float as_float(uint64_t bits)
+{
+	uint32_t w = (uint32_t)bits;
+	float f;
+
+	memcpy(&f, &w, sizeof(f));
+	return f;
+}
+
+static uint64_t float_bits(float f)
+{
+	uint32_t w;
+
+	memcpy(&w, &f, sizeof(w));
+	return w;
+}
+
+static void print_values(const struct app *app, const struct arrays *arr,
+			 const struct values *v)
+{
+	printf("\nadd_and_gather with n = %d: every global access and its value\n",
+	       VALUES_N);
+	printf("thread  site  kind   %-18s %-8s %10s  %s\n", "address", "element",
+	       "value", "(overwritten)");
+	for (size_t i = 0; i < v->cnt; i++) {
+		const struct mt_value *r = &v->rec[i];
+		bool store = r->kind == EGPU_MEM_STORE;
+		char elem[32] = "?";
+		size_t idx;
+		int k = locate(arr, r->addr, &idx);
+
+		if (k >= 0)
+			snprintf(elem, sizeof(elem), "%s[%zu]", array_names[k], idx);
+		printf("%6u  %4u  %-6s 0x%016llx %-8s %10g", r->thread,
+		       r->site - app->report.site_base, kind_name(r->kind),
+		       (unsigned long long)r->addr, elem,
+		       as_float(store ? r->stored : r->before));
+		if (store)
+			printf("  (%g)", as_float(r->before));
+		printf("\n");
+	}
+}
+
+/* The index add_and_gather's thread @i accesses in array @k. */
+static size_t index_of(int k, uint32_t i)
+{
+	return k == SRC ? (size_t)i * STRIDE % VALUES_N : i;
+}
+
+/* @r is what thread r->thread loads or stores: the right element, kind
+ * and bytes; a store writes what the kernel left in the array (@out)
+ * over the array's initial value. */
+static int check_value(const struct arrays *arr, float *const out[ARRAYS],
+		       const struct mt_value *r, uint8_t hits[ARRAYS][VALUES_N])
+{
+	size_t idx;
+	int k = locate(arr, r->addr, &idx);
+
+	if (k < 0 || r->size != sizeof(float) || r->thread >= VALUES_N ||
+	    r->kind != array_kinds[k] || idx != index_of(k, r->thread))
+		return fail("an access add_and_gather does not make", r->site);
+	if (r->before != float_bits(arr->host[k][idx]))
+		return fail("value at the address differs from the array's", r->site);
+	if (r->kind == EGPU_MEM_STORE && r->stored != float_bits(out[k][idx]))
+		return fail("stored value differs from what the kernel wrote", r->site);
+	hits[k][r->thread]++;
+	return 0;
+}
+
+/* Every element of a, b, c, src, dst below VALUES_N accessed once, with
+ * its value; c and dst hold a + b and the gathered src. */
+static int check_values(const struct arrays *arr, const struct values *v,
+			uint64_t drops)
+{
+	static uint8_t hits[ARRAYS][VALUES_N];
+	static float c[VALUES_N], dst[VALUES_N];
+	float *const out[ARRAYS] = { [C] = c, [DST] = dst };
+	int rc = 0;
+
+	if (drops || v->bad || v->cnt != ARRAYS * VALUES_N)
+		return fail("records dropped, malformed or missing", 0);
+	CUDA_CHECK(cudaMemcpy(c, arr->dev[C], sizeof(c), cudaMemcpyDeviceToHost));
+	CUDA_CHECK(cudaMemcpy(dst, arr->dev[DST], sizeof(dst), cudaMemcpyDeviceToHost));
+	for (int i = 0; i < VALUES_N; i++)
+		if (c[i] != arr->host[A][i] + arr->host[B][i] ||
+		    dst[i] != arr->host[SRC][index_of(SRC, i)])
+			rc = fail("the instrumented kernel computed wrong results", 0);
+	memset(hits, 0, sizeof(hits));
+	for (size_t i = 0; i < v->cnt && !rc; i++)
+		rc = check_value(arr, out, &v->rec[i], hits);
+	for (int k = 0; k < ARRAYS && !rc; k++)
+		for (int i = 0; i < VALUES_N && !rc; i++)
+			if (hits[k][i] != 1)
+				rc = fail("a thread's access recorded other than once", 0);
+	return rc;
+}
+
+static int run_values(struct app *app, const struct arrays *arr, bool check)
+{
+	static struct values v;
+	struct ring_thread rt;
+	uint64_t drops;
+
+	memset(&v, 0, sizeof(v));
+	ring_thread_start(&rt, egpu_obj_map(app->obj, "values"), on_value, &v);
+	launch(app, arr, VALUES_N);
+	CUDA_CHECK(cudaDeviceSynchronize());
+	drops = ring_thread_stop(&rt);
+	qsort(v.rec, v.cnt, sizeof(v.rec[0]), cmp_value);
+	print_values(app, arr, &v);
+	return check ? check_values(arr, &v, drops) : 0;
+}
+
+/* Counting, then tracing with each ring. */
+static int run_modes(struct app *app, const struct arrays *arr, bool check)
+{
+	static struct site_count counts[MT_MAX_SITES];
+	int rc;
+
+	printf("add_and_gather<<<%u, %u>>>: c = a + b, dst[i] = src[i * %d %% %d]\n",
+	       N / BLOCK, BLOCK, STRIDE, N);
+	rc = run_count(app, arr, check, counts);
+	app_stop(app);
+	app_start(app, EXAMPLE_PROBE, EXAMPLE_PTX);
+	rc |= run_trace(app, arr, check, counts, "host", decode_mt);
+	app_stop(app);
+	app_start(app, DEVICE_RING_PROBE, EXAMPLE_PTX);
+	rc |= run_trace(app, arr, check, counts, "GPU", decode_mt);
+	app_stop(app);
+	app_start(app, WARP_PROBE, EXAMPLE_PTX);
+	rc |= run_trace(app, arr, check, counts,
+			"GPU (bpf_egpu_trace_warp, per-SM shards)", decode_warp);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
-	bool check = argc > 1 && !strcmp(argv[1], "--check");
-	static struct site_count counts[MT_MAX_SITES];
+	bool check = false, values = false;
 	struct arrays arr;
 	const char *why;
 	struct app app;
 	int rc;
 
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--check")) {
+			check = true;
+		} else if (!strcmp(argv[i], "--values")) {
+			values = true;
+		} else {
+			fprintf(stderr, "usage: mem_trace [--values] [--check]\n");
+			return 2;
+		}
+	}
 	if (check && !app_gpu_present(&why)) {
 		printf("no GPU here (%s): nothing to check\n", why);
 		return APP_SKIP;
 	}
-	app_start(&app, COUNT_PROBE, EXAMPLE_PTX);
+	app_start(&app, values ? VALUES_PROBE : COUNT_PROBE, EXAMPLE_PTX);
 	if (!app.gpu) {
 		rc = app_no_gpu(&app, check);
 		app_stop(&app);
 		return rc;
 	}
 	fill_arrays(&arr);
-	printf("add_and_gather<<<%u, %u>>>: c = a + b, dst[i] = src[i * %d %% %d]\n",
-	       N / BLOCK, BLOCK, STRIDE, N);
-	rc = run_count(&app, &arr, check, counts);
-	app_stop(&app);
-	app_start(&app, EXAMPLE_PROBE, EXAMPLE_PTX);
-	rc |= run_trace(&app, &arr, check, counts, "host", decode_mt);
-	app_stop(&app);
-	app_start(&app, DEVICE_RING_PROBE, EXAMPLE_PTX);
-	rc |= run_trace(&app, &arr, check, counts, "GPU", decode_mt);
-	app_stop(&app);
-	app_start(&app, WARP_PROBE, EXAMPLE_PTX);
-	rc |= run_trace(&app, &arr, check, counts,
-			"GPU (bpf_egpu_trace_warp, per-SM shards)", decode_warp);
+	rc = values ? run_values(&app, &arr, check) : run_modes(&app, &arr, check);
 	app_stop(&app);
 	free_arrays(&arr);
 	if (check && !rc)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What mem_trace's probes and its host program share: the per-site
- * counters of the counting probe and the warp-level records of the tracing
- * probe. The probes include <egpu/bpf_helpers.h> first, for the __u64
- * family of types.
+ * counters of the counting probe, the warp-level records of the tracing
+ * probe and the per-thread records of the values probe. The probes
+ * include <egpu/bpf_helpers.h> first, for the __u64 family of types.
  */
 #ifndef MEM_TRACE_H
 #define MEM_TRACE_H
@@ -54,6 +54,22 @@ struct mt_warp_access {
 struct mt_warp_addrs {
 	struct mt_warp_access head;
 	__u64 addr[MT_WARP]; /* lane i's address; lanes outside mask: 0 */
+};
+
+/*
+ * Values mode (mem_trace_values.bpf.c): one thread's 4- or 8-byte global
+ * access and the bytes it moves, little-endian, zero-extended.
+ */
+struct mt_value {
+	__u64 addr;
+	__u64 before; /* at addr before the access: a load's value; the
+		       * bytes a store overwrites (bpf_egpu_read_mem) */
+	__u64 stored; /* stores: the value written (bpf_egpu_read_value) */
+	__u32 site;
+	__u32 thread; /* blockIdx.x * blockDim.x + threadIdx.x */
+	__u32 size;
+	__u16 kind;   /* EGPU_MEM_LOAD or EGPU_MEM_STORE */
+	__u16 reserved;
 };
 
 #endif

@@ -237,4 +237,16 @@ static __always_inline __u32 bpf_egpu_lowest_lane(__u32 mask)
 	return bpf_egpu_popcount((mask & -mask) - 1);
 }
 
+/* blockIdx.x * blockDim.x + threadIdx.x: the thread's index in a
+ * one-dimensional launch. */
+static __always_inline __u64 bpf_egpu_global_thread_x(void)
+{
+	__u64 bx, by, bz, dx, dy, dz, tx, ty, tz;
+
+	bpf_get_block_idx(&bx, &by, &bz);
+	bpf_get_block_dim(&dx, &dy, &dz);
+	bpf_get_thread_idx(&tx, &ty, &tz);
+	return bx * dx + tx;
+}
+
 #endif

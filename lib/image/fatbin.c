@@ -42,19 +42,27 @@ static uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v;
 static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
-/* The fatbin a runtime wrapper points at, else @image itself. */
+/* Whether @image of @len bytes (0: not known) starts as a runtime wrapper. */
+static bool is_wrapper(const uint8_t *image, size_t len)
+{
+	return (!len || len >= 24) && rd32(image) == WRAPPER_MAGIC;
+}
+
+/*
+ * The fatbin a runtime wrapper points at, else @image itself. Only an
+ * image given without a length (the driver's contract: the caller's own
+ * loaded memory) is unwrapped: bytes of a known length hold no pointer
+ * worth following (a fuzzed one read anywhere).
+ */
 static const uint8_t *unwrap(const void *image, size_t *len)
 {
 	const uint8_t *p = image;
 	const void *data;
 
-	if (*len && *len < 24)
-		return p;
-	if (rd32(p) != WRAPPER_MAGIC)
+	if (*len || !is_wrapper(p, 0))
 		return p;
 	memcpy(&data, p + 8, sizeof(data));
-	*len = 0; /* the wrapper says nothing of the fatbin's size */
-	return data;
+	return data; /* *len stays 0: the wrapper says nothing of the size */
 }
 
 static size_t elf_size(const uint8_t *p)
@@ -165,7 +173,7 @@ enum image_kind image_probe(const void *image, size_t len,
 		info->kind = IMAGE_CUBIN;
 		info->size = elf_size(p);
 		add_arch(info->sass_archs, &info->nsass, elf_arch(p));
-	} else if (is_elf(p, len)) {
+	} else if (is_elf(p, len) || is_wrapper(p, len)) {
 		info->kind = IMAGE_UNKNOWN;
 	} else {
 		info->kind = IMAGE_PTX;
@@ -268,7 +276,9 @@ int image_ptx(const void *image, size_t len, const char *sm, char **ptx,
 		return err_set(EGPU_EFORMAT, "module image of %zu bytes", len);
 	switch (image_probe(image, len, info)) {
 	case IMAGE_PTX: {
-		size_t n = len ? strnlen(image, len) : info->size - 1;
+		/* All @len bytes: the parser refuses a NUL inside the text
+		 * with its line (trailing NULs are padding). */
+		size_t n = len ? len : info->size - 1;
 
 		*ptx = malloc(n + 1);
 		if (!*ptx)
@@ -281,6 +291,10 @@ int image_ptx(const void *image, size_t len, const char *sm, char **ptx,
 	case IMAGE_CUBIN:
 		return no_ptx(info, sm);
 	case IMAGE_UNKNOWN:
+		if (is_wrapper(image, len))
+			return err_set(EGPU_EFORMAT,
+				       "module image of %zu bytes is a CUDA runtime fatbin wrapper, which points at its fatbin: pass the wrapper with length 0 (as cuModuleLoadData takes it) or the fatbin itself",
+				       len);
 		return err_set(EGPU_EFORMAT, "module image is neither PTX, a fatbin nor a CUDA cubin");
 	case IMAGE_FATBIN:
 		break;

@@ -38,7 +38,8 @@ enum image_kind image_probe(const void *image, size_t len,
 			    struct image_info *info);
 
 /*
- * PTX of @image for target @sm ("sm_90"): the text itself for PTX, the
+ * PTX of @image for target @sm ("sm_90"): the text itself for PTX (all
+ * @len bytes, NULs included, for the parser to judge), the
  * newest PTX entry not newer than the target for a fatbin (decompressed).
  * *ptx is malloc'ed and NUL-terminated. EGPU_ENOTSUP naming what the image
  * holds (SASS for sm_XX) and how to embed PTX when it has none usable;

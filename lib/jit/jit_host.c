@@ -6,6 +6,7 @@
  * in the instance's main JITDylib.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
@@ -56,22 +57,38 @@ static int create_jit(const char *name, LLVMOrcLLJITRef *jit)
 	return e ? jit_llvm_err(e, name, "creating the CPU JIT") : 0;
 }
 
+/*
+ * The C library's functions that LLVM's code generator calls for the
+ * memory intrinsics it does not expand inline: a helper's copy whose
+ * length is not one constant (read_mem of 4 or 8 bytes, merged into one
+ * copy of either length).
+ */
+static const struct host_helper libc_calls[] = {
+	{ 0, "memcpy", (void (*)(void))memcpy },
+	{ 0, "memmove", (void (*)(void))memmove },
+	{ 0, "memset", (void (*)(void))memset },
+};
+
+/* The helpers and libc_calls, as absolute symbols of @jit. */
 static int define_helpers(const char *name, LLVMOrcLLJITRef jit)
 {
-	LLVMOrcCSymbolMapPair *syms = calloc(host_helper_cnt, sizeof(*syms));
+	size_t n = host_helper_cnt + ARRAY_SIZE(libc_calls);
+	LLVMOrcCSymbolMapPair *syms = calloc(n, sizeof(*syms));
 	LLVMOrcMaterializationUnitRef mu;
 	LLVMErrorRef e;
 
 	if (!syms)
 		return err_set(EGPU_ENOMEM, "%s: out of memory", name);
-	for (size_t i = 0; i < host_helper_cnt; i++) {
-		syms[i].Name = LLVMOrcLLJITMangleAndIntern(jit,
-							   host_helpers[i].symbol);
-		syms[i].Sym.Address = (uintptr_t)host_helpers[i].fn;
+	for (size_t i = 0; i < n; i++) {
+		const struct host_helper *h = i < host_helper_cnt ? &host_helpers[i] :
+					      &libc_calls[i - host_helper_cnt];
+
+		syms[i].Name = LLVMOrcLLJITMangleAndIntern(jit, h->symbol);
+		syms[i].Sym.Address = (uintptr_t)h->fn;
 		syms[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported |
 						 LLVMJITSymbolGenericFlagsCallable;
 	}
-	mu = LLVMOrcAbsoluteSymbols(syms, host_helper_cnt);
+	mu = LLVMOrcAbsoluteSymbols(syms, n);
 	free(syms);
 	e = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(jit), mu);
 	if (e) {

@@ -188,10 +188,30 @@ static bool in_file(uint64_t off, uint64_t size, size_t len)
 	return off <= len && size <= len - off;
 }
 
+/* The name of section @sh, or "?" where the section names are not there. */
+static const char *section_name(const uint8_t *elf, size_t len,
+				const Elf64_Ehdr *eh, const Elf64_Shdr *sh)
+{
+	Elf64_Shdr names;
+
+	if (!eh->e_shstrndx || eh->e_shstrndx >= eh->e_shnum)
+		return "?";
+	memcpy(&names, elf + eh->e_shoff + eh->e_shstrndx * sizeof(names),
+	       sizeof(names));
+	if (!in_file(names.sh_offset, names.sh_size, len) ||
+	    sh->sh_name >= names.sh_size ||
+	    !memchr(elf + names.sh_offset + sh->sh_name, '\0',
+		    names.sh_size - sh->sh_name))
+		return "?";
+	return (const char *)elf + names.sh_offset + sh->sh_name;
+}
+
 /*
  * A 64-bit little-endian ELF whose header, section table and sections lie
  * inside the file; libelf reports a truncated one as "invalid `Elf' handle".
- * Headers are copied out: the image may be unaligned.
+ * Loaded sections fit a map value (global data becomes one; libbpf refuses
+ * a larger one with "No such file or directory"). Headers are copied out:
+ * the image may be unaligned.
  */
 static int check_elf_shape(const uint8_t *elf, size_t len)
 {
@@ -221,6 +241,11 @@ static int check_elf_shape(const uint8_t *elf, size_t len)
 			return err_set(EGPU_EFORMAT,
 				       "the file is truncated: section %u ends at byte %llu, the file has %zu bytes",
 				       i, (unsigned long long)(sh.sh_offset + sh.sh_size), len);
+		if ((sh.sh_flags & SHF_ALLOC) && sh.sh_size > UINT32_MAX)
+			return err_set(EGPU_E2BIG,
+				       "section %u '%s' is %llu bytes: global data becomes one map value, at most %u bytes",
+				       i, section_name(elf, len, &eh, &sh),
+				       (unsigned long long)sh.sh_size, UINT32_MAX);
 	}
 	return 0;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* Probes reading kernel arguments, accessed bytes and stored values
- * (bpf_egpu_read_param, bpf_egpu_read_mem, bpf_egpu_read_value), without a GPU: the probes run on the CPU back end
- * over a ctx built here, and their PTX, instrumented offline, passes ptxas. */
+ * (bpf_egpu_read_param, bpf_egpu_read_mem, bpf_egpu_read_value), without a
+ * GPU: the probes run on the CPU back end over a ctx built here, and their
+ * PTX, instrumented offline, passes ptxas. Also examples/mem_trace's values
+ * probe, on the CPU and in its example's kernel. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,11 +11,14 @@
 #include "api/internal.h"
 #include "egpu.h"
 #include "egpu/ctx.h"
+#include "mem_trace.h"
 #include "test_util.h"
 
 #define PARAMS_OBJ EGPU_TEST_BUILD "/params.bpf.o"
 #define API_PTX EGPU_TEST_BUILD "/kernels.ptx"
 #define MEM_PTX EGPU_TEST_BUILD "/memkernels.ptx"
+#define VALUES_OBJ EGPU_TEST_BUILD "/mem_trace_values.bpf.o"
+#define MEM_TRACE_PTX EGPU_TEST_BUILD "/kernels_mem_trace.ptx"
 
 static egpu_ctx *ctx;
 static egpu_obj *obj;
@@ -33,10 +38,11 @@ static void teardown(void)
 	egpu_ctx_free(ctx);
 }
 
-/* Run probe @name on the CPU with r1 = @c (the way it runs at its site). */
-static int64_t run_probe(const char *name, void *c, size_t len)
+/* Run program @name of @o on the CPU with r1 = @c (the way it runs at its
+ * site; egpu_prog_run refuses read_mem and read_value, which need one). */
+static int64_t run_prog(egpu_obj *o, const char *name, void *c, size_t len)
 {
-	egpu_prog *p = egpu_obj_prog(obj, name);
+	egpu_prog *p = egpu_obj_prog(o, name);
 	struct jit_map maps[4];
 	struct jit_input in;
 	struct jit_host *host = NULL;
@@ -44,12 +50,17 @@ static int64_t run_probe(const char *name, void *c, size_t len)
 
 	ck_assert_msg(p, "%s", egpu_errmsg());
 	ck_assert_int_eq(egpu_prog_verdict(p, NULL), 0);
-	obj_host_jit_maps(obj, maps);
+	obj_host_jit_maps(o, maps);
 	prog_jit_input(p, maps, &in);
 	ck_assert_msg(!jit_host_new(&in, &host), "%s", egpu_errmsg());
 	r0 = (int32_t)jit_host_call(host, c, len);
 	jit_host_free(host);
 	return r0;
+}
+
+static int64_t run_probe(const char *name, void *c, size_t len)
+{
+	return run_prog(obj, name, c, len);
 }
 
 static uint64_t seen(uint32_t key)
@@ -228,6 +239,118 @@ START_TEST(direct_params_read_needs_the_bytes)
 }
 END_TEST
 
+struct values {
+	struct mt_value rec[4];
+	int cnt;
+};
+
+static int keep_value(void *user, const void *data, size_t size)
+{
+	struct values *v = user;
+
+	ck_assert_uint_eq(size, sizeof(struct mt_value));
+	ck_assert_int_lt(v->cnt, 4);
+	memcpy(&v->rec[v->cnt++], data, size);
+	return 0;
+}
+
+/*
+ * mem_trace's values probe (examples/mem_trace/mem_trace_values.bpf.c): a
+ * store's record holds the bytes at its address (what it overwrites) and
+ * the value it writes, a load's the bytes it reads; accesses of other
+ * sizes make none.
+ */
+START_TEST(values_probe_records_what_it_reads)
+{
+	float old = 1.5f, stored = -2.25f;
+	uint64_t word = 0x1122334455667788ull;
+	uint32_t old_bits, stored_bits;
+	struct egpu_mem_ctx mc = { .addr = (uintptr_t)&old, .site = 2, .size = 4,
+				   .kind = EGPU_MEM_STORE,
+				   .space = EGPU_SPACE_GLOBAL,
+				   .value = (uintptr_t)&stored };
+	struct values v = { .cnt = 0 };
+	egpu_obj *vo = egpu_load(ctx, VALUES_OBJ, NULL);
+	egpu_ringbuf *rb;
+
+	ck_assert_msg(vo, "%s", egpu_errmsg());
+	rb = egpu_ringbuf_new(egpu_obj_map(vo, "values"), keep_value, &v);
+	ck_assert_msg(rb, "%s", egpu_errmsg());
+	ck_assert_int_eq(run_prog(vo, "trace_values", &mc, sizeof(mc)), 0);
+	mc = (struct egpu_mem_ctx){ .addr = (uintptr_t)&word, .site = 3, .size = 8,
+				    .kind = EGPU_MEM_LOAD,
+				    .space = EGPU_SPACE_GLOBAL };
+	ck_assert_int_eq(run_prog(vo, "trace_values", &mc, sizeof(mc)), 0);
+	mc.size = 2;
+	ck_assert_int_eq(run_prog(vo, "trace_values", &mc, sizeof(mc)), 0);
+	ck_assert_int_eq(egpu_ringbuf_consume(rb), 2);
+	memcpy(&old_bits, &old, 4);
+	memcpy(&stored_bits, &stored, 4);
+	ck_assert_uint_eq(v.rec[0].addr, (uintptr_t)&old);
+	ck_assert_uint_eq(v.rec[0].before, old_bits);
+	ck_assert_uint_eq(v.rec[0].stored, stored_bits);
+	ck_assert_uint_eq(v.rec[0].site, 2);
+	ck_assert_uint_eq(v.rec[0].size, 4);
+	ck_assert_uint_eq(v.rec[0].kind, EGPU_MEM_STORE);
+	ck_assert_uint_eq(v.rec[1].addr, (uintptr_t)&word);
+	ck_assert_uint_eq(v.rec[1].before, word);
+	ck_assert_uint_eq(v.rec[1].stored, 0);
+	ck_assert_uint_eq(v.rec[1].site, 3);
+	ck_assert_uint_eq(v.rec[1].size, 8);
+	ck_assert_uint_eq(v.rec[1].kind, EGPU_MEM_LOAD);
+	egpu_ringbuf_free(rb);
+	egpu_obj_close(vo);
+}
+END_TEST
+
+static size_t count(const char *s, const char *what)
+{
+	size_t n = 0;
+
+	for (; (s = strstr(s, what)); s++)
+		n++;
+	return n;
+}
+
+/*
+ * The values probe in mem_trace's kernel, from its section alone: the five
+ * global loads and stores of add_and_gather (not its parameter loads), into
+ * PTX that ptxas takes; each store's value read from its register, with no
+ * .local copy of it.
+ */
+START_TEST(values_probe_in_mem_trace_kernel)
+{
+	static const uint16_t kinds[] = { EGPU_MEM_LOAD, EGPU_MEM_LOAD,
+					  EGPU_MEM_STORE, EGPU_MEM_LOAD,
+					  EGPU_MEM_STORE };
+	EGPU_OPTS(egpu_report, rep);
+	size_t len, out_len;
+	char *ptx = tu_read_file(MEM_TRACE_PTX, &len), *out = NULL, log[4096];
+	egpu_obj *vo = egpu_load(ctx, VALUES_OBJ, NULL);
+
+	ck_assert_msg(vo, "%s", egpu_errmsg());
+	ck_assert_int_eq(egpu_attach_all(vo), 1);
+	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, &rep),
+		      "%s", egpu_errmsg());
+	ck_assert_uint_eq(rep.kernels_patched, 1);
+	ck_assert_uint_eq(rep.warning_cnt, 0);
+	ck_assert_uint_eq(rep.mem_site_cnt, 5);
+	for (uint32_t i = 0; i < rep.mem_site_cnt; i++) {
+		ck_assert_uint_eq(rep.mem_sites[i].kind, kinds[i]);
+		ck_assert_uint_eq(rep.mem_sites[i].space, EGPU_SPACE_GLOBAL);
+		ck_assert_uint_eq(rep.mem_sites[i].size, 4);
+	}
+	ck_assert_uint_eq(count(out, "cvt.u64.u32 \t%egpu_mb, %egpu_mw;"), 2);
+	ck_assert_ptr_null(strstr(out, "_mv["));
+	if (tu_have_ptxas())
+		ck_assert_msg(tu_ptxas(out, out_len, "sm_90", false, log, sizeof(log)),
+			      "ptxas refused it: %s", log);
+	free(out);
+	free(ptx);
+	egpu_obj_close(vo);
+}
+END_TEST
+
 static const char *refusal(const char *src_prog, int at)
 {
 	EGPU_OPTS(egpu_verify_opts, vo, .at = at, .at_set = true);
@@ -265,6 +388,8 @@ int main(void)
 	tcase_add_test(tc, reading_probes_assemble);
 	tcase_add_test(tc, reading_probes_assemble_mem);
 	tcase_add_test(tc, helpers_only_where_their_window_is);
+	tcase_add_test(tc, values_probe_records_what_it_reads);
+	tcase_add_test(tc, values_probe_in_mem_trace_kernel);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }

@@ -73,5 +73,18 @@ out=$("$egpu" instrument --prog nope "${kern[@]}" -o "$tmp/x.ptx" 2>&1) && fail 
 out=$("$egpu" instrument --prog bump "${kern[@]}" -o "$tmp/x.ptx" 2>&1) && fail "--prog bump"
 [[ $out == *"names no attach point"* ]] || fail "--prog bump: $out"
 
+# A pattern that matches no kernel: written anyway, the warning shown even
+# with -q (it names the program and the kernels there are).
+out=$("$egpu" instrument -q "$api/memprobe.bpf.o" "$api/kernels.ptx" -o "$tmp/none.ptx" 2>&1) ||
+	fail "instrument with an unmatched pattern: $out"
+[[ $out == *"warn: instrumenting: prog 'mem_probe': no kernel matches 'vadd_mem'; kernels: saxpy, fill<int>"* ]] ||
+	fail "unmatched pattern's warning: $out"
+
+# A refused program is skipped, saying why; the accepted one goes in.
+out=$("$egpu" instrument -q "$api/mixed.bpf.o" "$api/kernels.ptx" -o "$tmp/mixed.ptx" 2>&1) ||
+	fail "instrument with a refused program: $out"
+[[ $out == *"not attaching refused prog 'bad_exit'"* && $out == *" 1 entry and 0 exit points"* ]] ||
+	fail "refused program's warning: $out"
+
 ((fails == 0)) && echo "cli: all checks passed"
 exit $((fails > 0))

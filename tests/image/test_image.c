@@ -79,6 +79,13 @@ static void check_mode(const char *mode)
 	ck_assert(!image_ptx(&wrap, 0, "sm_90", &ptx, &plen, &info));
 	same_ptx(ptx, want, "wrapped");
 	free(ptx);
+	/* a wrapper as bytes of a known length: its pointer is not followed
+	 * (fuzz_fatbin's first crash: a wrapper in its input read anywhere) */
+	wrap.data = (const void *)(uintptr_t)0x6480018000ull;
+	ck_assert_int_eq(image_ptx(&wrap, sizeof(wrap), "sm_90", &ptx, &plen, &info),
+			 EGPU_EFORMAT);
+	ck_assert_msg(strstr(egpu_errmsg(), "is a CUDA runtime fatbin wrapper"), "%s",
+		      egpu_errmsg());
 	free(img);
 	free(want);
 }
@@ -180,6 +187,33 @@ START_TEST(instrument_fatbin)
 }
 END_TEST
 
+/*
+ * PTX with a NUL byte in a comment: EGPU_EFORMAT naming its line, not the
+ * text cut there (the driver would stop reading at the NUL; the cut text
+ * lacked its .target and kernels). A NUL terminator counted in the length
+ * is padding.
+ */
+START_TEST(ptx_with_a_nul)
+{
+	EGPU_OPTS(egpu_ctx_opts, co, .offline = true);
+	egpu_ctx *ctx = egpu_ctx_new(&co);
+	size_t len, out_len;
+	char *ptx = build_file("k.ptx", &len), *out, *nul = strstr(ptx, "//");
+
+	ck_assert_ptr_nonnull(nul);
+	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, len + 1, &out, &out_len, NULL),
+		      "%s", egpu_errmsg());
+	free(out);
+	nul[1] = '\0';
+	ck_assert_int_eq(egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, NULL),
+			 EGPU_EFORMAT);
+	ck_assert_msg(strstr(egpu_errmsg(), "PTX line 1 col 2: a NUL byte"), "%s",
+		      egpu_errmsg());
+	free(ptx);
+	egpu_ctx_free(ctx);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("image");
@@ -190,6 +224,7 @@ int main(void)
 	tcase_add_test(tc, corrupt);
 	tcase_add_test(tc, lz4_bad);
 	tcase_add_test(tc, instrument_fatbin);
+	tcase_add_test(tc, ptx_with_a_nul);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }

@@ -516,6 +516,37 @@ static void find_section(uint8_t *elf, size_t len, const char *name,
 }
 
 /*
+ * A .bss of 4 GiB (clang makes one from `__u64 big[1ULL << 29];`) cannot
+ * be a map value: refused naming the section and its size, before libbpf,
+ * which said "No such file or directory".
+ */
+START_TEST(global_data_too_big)
+{
+	struct bpf_object_spec s;
+	size_t len, off, size;
+	uint8_t *elf = (uint8_t *)tu_read_file(BPF_OBJ("progs"), &len);
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh;
+
+	find_section(elf, len, ".bss", &off, &size);
+	memcpy(&eh, elf, sizeof(eh));
+	for (unsigned i = 1; i < eh.e_shnum; i++) {
+		uint8_t *at = elf + eh.e_shoff + i * sizeof(sh);
+
+		memcpy(&sh, at, sizeof(sh));
+		if (sh.sh_type == SHT_NOBITS && sh.sh_offset == off &&
+		    sh.sh_size == size) {
+			sh.sh_size = 1ull << 32;
+			memcpy(at, &sh, sizeof(sh));
+		}
+	}
+	ck_assert_fails(object_parse_elf(elf, len, "big", 0, &s), EGPU_E2BIG,
+			"'.bss' is 4294967296 bytes: global data becomes one map value, at most 4294967295 bytes");
+	free(elf);
+}
+END_TEST
+
+/*
  * progs.bpf.o with the first type of @kind in its .BTF changed by @edit;
  * *id gets that type's id.
  */
@@ -718,6 +749,7 @@ int main(void)
 	tcase_add_test(bad, garbage_bytes);
 	tcase_add_test(bad, truncated_elf);
 	tcase_add_test(bad, corrupted_elf);
+	tcase_add_test(bad, global_data_too_big);
 	tcase_add_test(bad, corrupt_btf_types);
 	tcase_set_timeout(bad, 60);
 	suite_add_tcase(s, ok);

@@ -3,8 +3,9 @@
  * The memory-probe examples' programs (examples/mem_trace, memlatency)
  * through the public API without a GPU: loaded, verified for memory probes,
  * translated to PTX that ptxas accepts, and, where they need no GPU-only
- * helper, run on the CPU with a struct egpu_mem_ctx. And the exit probe of
- * test_simt_gpu, instrumented offline.
+ * helper, run on the CPU with a struct egpu_mem_ctx (mem_trace's values
+ * probe: tests/api/test_read.c). And the exit probe of test_simt_gpu,
+ * instrumented offline.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ static const char *const probes[] = {
 	EGPU_TEST_BUILD "/mem_count.bpf.o",
 	EGPU_TEST_BUILD "/mem_trace.bpf.o",
 	EGPU_TEST_BUILD "/memlatency.bpf.o",
+	EGPU_TEST_BUILD "/mem_trace_values.bpf.o",
 };
 
 static egpu_ctx *ctx;

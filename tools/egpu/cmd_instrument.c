@@ -179,9 +179,12 @@ int cmd_instrument(int argc, char **argv)
 		free(a.progs);
 		return rc;
 	}
+	/* Warnings too, at every report level: a refused program skipped,
+	 * a pattern that matches no kernel (also in egpu_report.warnings). */
 	EGPU_OPTS(egpu_ctx_opts, co, .offline = true, .sm = a.sm,
 		  .no_inline = a.no_inline,
-		  .mem_inline_limit = a.mem_inline_limit);
+		  .mem_inline_limit = a.mem_inline_limit,
+		  .log_level = EGPU_LOG_WARN);
 	ctx = egpu_ctx_new(&co);
 	rc = ctx ? instrument(ctx, &a) : cli_fail("creating a context");
 	egpu_ctx_free(ctx);
