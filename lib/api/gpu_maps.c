@@ -92,8 +92,7 @@ static int map_move_to_gpu(struct egpu_map *m, uint32_t threads)
 		if (err)
 			return err;
 	} else if (map_type_is_array(spec.type) &&
-		   spec.type != EGPU_MAP_PERCPU_ARRAY &&
-		   spec.type != EGPU_MAP_PERTHREAD_ARRAY) {
+		   !map_type_per_thread(spec.type)) {
 		spec.init = host_map_array_base(m->host);
 		spec.init_len = (size_t)spec.max_entries * spec.value_size;
 	}

@@ -5,10 +5,11 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "core/map_types.h"
 
 const char *egpu_map_type_str(uint32_t type)
 {
-	return object_map_type_name(type);
+	return map_type_name(type);
 }
 
 const char *egpu_map_name(const egpu_map *map)

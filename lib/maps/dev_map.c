@@ -47,13 +47,6 @@ struct dev_map {
 	void *stage;              /* STAGE_BYTES, page-locked */
 };
 
-/* Maps with several values per key: per thread slot, or per SM. */
-static int is_per_thread(uint32_t type)
-{
-	return type == EGPU_MAP_PERCPU_ARRAY || type == EGPU_MAP_PERTHREAD_ARRAY ||
-	       type == EGPU_MAP_SM_ARRAY;
-}
-
 /*
  * Make the map's context current on the calling thread (its stream and
  * staging buffer belong to it); *@prev is what leave() restores.
@@ -311,7 +304,7 @@ static uint32_t default_threads(const struct bpf_map_spec *spec)
 static int choose_threads(const struct bpf_map_spec *spec, uint32_t threads,
 			  uint32_t *out)
 {
-	if (!is_per_thread(spec->type))
+	if (!map_type_per_thread(spec->type))
 		threads = 1;
 	else if (!threads)
 		threads = default_threads(spec);

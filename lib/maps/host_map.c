@@ -17,14 +17,6 @@ enum slot_state { SLOT_EMPTY = 0, SLOT_USED = 1, SLOT_DELETED = 2 };
 
 #define SLOT_HDR 8 /* state word, keeps key and value 8-byte aligned */
 
-int map_type_is_array(uint32_t type)
-{
-	return type == EGPU_MAP_ARRAY || type == EGPU_MAP_GPU_ARRAY ||
-	       type == EGPU_MAP_PERCPU_ARRAY ||
-	       type == EGPU_MAP_PERTHREAD_ARRAY ||
-	       type == EGPU_MAP_THREAD_LOCAL || type == EGPU_MAP_SM_ARRAY;
-}
-
 static size_t round8(size_t n)
 {
 	return (n + 7) & ~(size_t)7;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core/bpf.h"
+#include "core/map_types.h"
 #include "maps/maps.h"
 
 struct host_map {
@@ -23,6 +24,5 @@ void host_map_free(struct host_map *map);
 /* Address of entry 0's value for array-like maps, NULL otherwise. */
 void *host_map_array_base(struct host_map *map);
 int host_map_next_key(struct host_map *map, const void *key, void *next);
-int map_type_is_array(uint32_t type);
 
 #endif

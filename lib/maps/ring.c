@@ -16,12 +16,6 @@
 #include "egpu/bpf_maps.h"
 #include "maps/ring_impl.h"
 
-bool map_type_is_ring(uint32_t type)
-{
-	return type == EGPU_MAP_RINGBUF || type == EGPU_MAP_PERF_EVENT_ARRAY ||
-	       type == EGPU_MAP_GPU_RINGBUF;
-}
-
 static uint64_t pow2_at_least(uint64_t n)
 {
 	uint64_t p = RING_MIN_BYTES;

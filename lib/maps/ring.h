@@ -25,13 +25,13 @@
 #include <stdint.h>
 
 #include "core/bpf.h"
+#include "core/map_types.h"
 #include "egpu.h"
 #include "maps/ring_layout.h"
 
 struct event_ring;
 
 /* Whether maps of @type are event rings (4, 27, 1527). */
-bool map_type_is_ring(uint32_t type);
 /* The byte capacity of the ring of a ring map; EGPU_EINVAL if invalid. */
 int ring_map_capacity(const struct bpf_map_spec *spec, uint64_t *cap);
 

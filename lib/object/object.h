@@ -41,7 +41,4 @@ int object_attach_from_section(const char *section, char **kernel);
 int object_mem_filter_from_section(const char *section, uint32_t *spaces,
 				   uint32_t *kinds);
 
-/* A map type's name ("hash", "gpu_array_host"), "unknown" if unsupported. */
-const char *object_map_type_name(uint32_t type);
-
 #endif

@@ -295,10 +295,10 @@ int check_lddw(struct verifier *v, const struct bpf_insn *insn)
 		dst->type = REG_MAP_HANDLE;
 		return 0;
 	}
-	if (!map_is_array(m->type) || m->max_entries < 1)
+	if (!map_type_has(m->type, MAP_T_DIRECT_VALUE) || m->max_entries < 1)
 		return vfail(v, "direct value access needs an array map; '%s' "
 			     "is a %s map", m->name ? m->name : "?",
-			     egpu_map_type_str(m->type));
+			     map_type_name(m->type));
 	if (hi < 0 || (uint32_t)hi >= m->value_size)
 		return vfail(v, "direct value offset %" PRId32 " outside map "
 			     "'%s' (value_size %" PRIu32 ")", hi,

@@ -37,7 +37,7 @@ static int check_map_arg(struct verifier *v, const struct helper_proto *p,
 	if (!map_in_group(spec->type, p->maps))
 		return vfail(v, "map '%s' (%s, type %" PRIu32 ") cannot be "
 			     "used with %s", spec->name ? spec->name : "?",
-			     egpu_map_type_str(spec->type), spec->type, m->name);
+			     map_type_name(spec->type), spec->type, m->name);
 	if (spec->type == EGPU_MAP_THREAD_LOCAL && p->id != HELPER_MAP_LOOKUP)
 		return vfail(v, "thread-local map '%s' can only be looked up with a constant key (%s needs memory; its values are registers)",
 			     spec->name ? spec->name : "?", m->name);

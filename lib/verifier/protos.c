@@ -123,11 +123,6 @@ const struct helper_proto *proto_lookup(int32_t id, int abi,
 	return scratch;
 }
 
-bool map_is_array(uint32_t type)
-{
-	return type == EGPU_MAP_ARRAY || type == EGPU_MAP_GPU_ARRAY;
-}
-
 bool map_in_group(uint32_t type, uint8_t group)
 {
 	switch (type) {

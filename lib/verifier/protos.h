@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/map_types.h"
+
 enum arg_type {
 	ARG_NONE,          /* not an argument */
 	ARG_SCALAR,        /* an initialised scalar */
@@ -69,7 +71,5 @@ const struct helper_proto *proto_lookup(int32_t id, int abi,
 					struct helper_proto *scratch);
 /* Whether a map of type @type belongs to @group. */
 bool map_in_group(uint32_t type, uint8_t group);
-/* Array-like maps whose values lddw may address directly. */
-bool map_is_array(uint32_t type);
 
 #endif

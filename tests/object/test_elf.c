@@ -6,6 +6,7 @@
 
 #include <bpf/btf.h>
 
+#include "core/map_types.h"
 #include "egpu/ctx.h"
 #include "object_test.h"
 
@@ -633,9 +634,9 @@ START_TEST(bpftime_map_types)
 		ck_assert_uint_eq(m->declared_type, want[i].declared);
 		ck_assert_int_eq(m->host_memory, want[i].host_memory);
 	}
-	ck_assert_str_eq(object_map_type_name(EGPU_MAP_GPU_ARRAY_HOST),
+	ck_assert_str_eq(map_type_name(EGPU_MAP_GPU_ARRAY_HOST),
 			 "gpu_array_host");
-	ck_assert_str_eq(object_map_type_name(9), "unknown");
+	ck_assert_str_eq(map_type_name(9), "unknown");
 	object_spec_free(&s);
 }
 END_TEST
