@@ -226,11 +226,4 @@ int call_ring_module(struct egpu_ctx *ctx, bool calls, struct ptx_text *out);
 void helpers_ctx_free(struct egpu_ctx *ctx);
 void call_ctx_free(struct egpu_ctx *ctx);
 
-/*
- * Sleep-poll until @ready(@arg) (true) or @timeout_ms passed (false; < 0:
- * no limit), looking at first every 10 us, then less often, at least every
- * millisecond (ringbuf.c).
- */
-bool poll_wait(bool (*ready)(void *), void *arg, int timeout_ms);
-
 #endif

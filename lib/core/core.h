@@ -4,6 +4,7 @@
 #define EGPU_CORE_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -76,5 +77,12 @@ void log_msg(const struct egpu_logger *lg, enum egpu_log_level level,
 
 /* Monotonic clock in nanoseconds, for the timings the API reports. */
 uint64_t now_ns(void);
+
+/*
+ * Sleep-poll until @ready(@arg) (true) or @timeout_ms passed (false; < 0:
+ * no limit), looking at first every 10 us, then less often, at least every
+ * millisecond (poll.c).
+ */
+bool poll_wait(bool (*ready)(void *), void *arg, int timeout_ms);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "egpu/ctx.h"
 #include "vstate.h"
 
 /* execute(): the path ended at an exit. */
@@ -386,14 +387,15 @@ static void replay(struct verifier *v)
 	v->stats = saved_stats;
 }
 
+/* Bytes of r1: the structs of include/egpu/ctx.h at attach points. */
 static uint32_t ctx_size(const struct verifier_opts *o)
 {
 	switch (o->attach) {
 	case EGPU_ATTACH_ENTRY:
 	case EGPU_ATTACH_EXIT:
-		return VERIFIER_CTX_KERNEL_SIZE;
+		return sizeof(struct egpu_kernel_ctx);
 	case EGPU_ATTACH_MEM:
-		return VERIFIER_CTX_MEM_SIZE;
+		return sizeof(struct egpu_mem_ctx);
 	default:
 		return o->ctx_size;
 	}

@@ -33,10 +33,6 @@ struct user_helper;
 /* Instructions processed over all paths before a program is refused. */
 #define VERIFIER_MAX_INSNS 1000000
 
-/* Bytes of r1 at each attach point: the structs of include/egpu/ctx.h. */
-#define VERIFIER_CTX_KERNEL_SIZE 32 /* struct egpu_kernel_ctx (egpu/ctx.h) */
-#define VERIFIER_CTX_MEM_SIZE 48    /* struct egpu_mem_ctx */
-
 struct verifier_opts {
 	int abi;            /* enum egpu_helper_abi */
 	int attach;         /* enum egpu_attach_point */

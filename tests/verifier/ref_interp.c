@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "egpu.h"
+#include "egpu/ctx.h"
 #include "ref_interp.h"
 #include "ref_isa.h"
 #include "verifier/verifier.h"
@@ -12,8 +13,8 @@
 #define MAX_STEPS 20000000ULL
 #define MAX_RECORDS 16
 #define MAP_HANDLE(i) (0xa5a5000000000000ULL | (uint64_t)(i))
-#define CTX_KERNEL VERIFIER_CTX_KERNEL_SIZE
-#define CTX_MEM VERIFIER_CTX_MEM_SIZE
+#define CTX_KERNEL sizeof(struct egpu_kernel_ctx)
+#define CTX_MEM sizeof(struct egpu_mem_ctx)
 
 struct ref_map {
 	const struct bpf_map_spec *spec;
