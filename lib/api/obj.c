@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "api/internal.h"
+#include "verifier/verifier.h"
 
 static void obj_free(struct egpu_obj *obj)
 {
@@ -130,11 +131,33 @@ static egpu_obj *obj_new(egpu_ctx *ctx, struct bpf_object_spec *spec,
 typedef int (*parse_fn)(const void *data, size_t len, const char *name,
 			int abi, struct bpf_object_spec *out);
 
+/* The structural pass on what the loader read; frees it on failure. */
+static int check_loaded(struct bpf_object_spec *spec, int abi)
+{
+	int err = verifier_check_object(spec, abi);
+
+	if (err)
+		object_spec_free(spec);
+	return err;
+}
+
+static int parse_elf(const void *data, size_t len, const char *name, int abi,
+		     struct bpf_object_spec *out)
+{
+	int err = object_parse_elf(data, len, name, out);
+
+	if (!err && (err = check_loaded(out, abi)))
+		err_prefix("object '%s'", *name ? name : "object");
+	return err;
+}
+
 static int parse_raw(const void *data, size_t len, const char *name, int abi,
 		     struct bpf_object_spec *out)
 {
+	int err = object_parse_raw(data, len, out);
+
 	(void)name;
-	return object_parse_raw(data, len, abi, out);
+	return err ? err : check_loaded(out, abi);
 }
 
 static egpu_obj *load(egpu_ctx *ctx, const void *data, size_t len,
@@ -165,7 +188,7 @@ static egpu_obj *load(egpu_ctx *ctx, const void *data, size_t len,
 egpu_obj *egpu_load_mem(egpu_ctx *ctx, const void *elf, size_t len,
 			const struct egpu_load_opts *opts)
 {
-	return load(ctx, elf, len, "<memory>", object_parse_elf, opts);
+	return load(ctx, elf, len, "<memory>", parse_elf, opts);
 }
 
 egpu_obj *egpu_load_insns(egpu_ctx *ctx, const void *insns, size_t len,
@@ -232,7 +255,7 @@ egpu_obj *egpu_load(egpu_ctx *ctx, const char *path,
 	if (read_file(path, &data, &len))
 		return NULL;
 	base = strrchr(path, '/');
-	obj = load(ctx, data, len, base ? base + 1 : path, object_parse_elf, opts);
+	obj = load(ctx, data, len, base ? base + 1 : path, parse_elf, opts);
 	free(data);
 	return obj;
 }

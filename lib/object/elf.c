@@ -207,7 +207,7 @@ static int read_elf(const void *elf, size_t len, const char *name,
 	return 0;
 }
 
-int object_parse_elf(const void *elf, size_t len, const char *name, int abi,
+int object_parse_elf(const void *elf, size_t len, const char *name,
 		     struct bpf_object_spec *out)
 {
 	struct bpf_object_spec spec = { 0 };
@@ -216,8 +216,6 @@ int object_parse_elf(const void *elf, size_t len, const char *name, int abi,
 	if (!name || !*name)
 		name = "object";
 	err = read_elf(elf, len, name, &spec);
-	if (!err)
-		err = object_spec_check(&spec, abi);
 	if (err) {
 		err_prefix("object '%s'", name);
 		object_spec_free(&spec);

@@ -24,10 +24,10 @@ struct bpf_object_spec {
  * negative EGPU_E* code with a message naming the program, instruction and
  * reason; *out is untouched.
  */
-int object_parse_elf(const void *elf, size_t len, const char *name, int abi,
+int object_parse_elf(const void *elf, size_t len, const char *name,
 		     struct bpf_object_spec *out);
 /* One program named "prog" from raw instructions; no maps. */
-int object_parse_raw(const void *insns, size_t len, int abi,
+int object_parse_raw(const void *insns, size_t len,
 		     struct bpf_object_spec *out);
 void object_spec_free(struct bpf_object_spec *spec);
 

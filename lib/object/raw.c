@@ -3,7 +3,7 @@
 #include "core/core.h"
 #include "object/spec.h"
 
-int object_parse_raw(const void *insns, size_t len, int abi,
+int object_parse_raw(const void *insns, size_t len,
 		     struct bpf_object_spec *out)
 {
 	struct bpf_object_spec spec = { 0 };
@@ -19,8 +19,6 @@ int object_parse_raw(const void *insns, size_t len, int abi,
 			       len);
 	err = object_spec_add_prog(&spec, "prog", "", insns,
 				   len / sizeof(struct bpf_insn));
-	if (!err)
-		err = object_spec_check(&spec, abi);
 	if (err) {
 		object_spec_free(&spec);
 		return err;

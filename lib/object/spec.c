@@ -4,7 +4,6 @@
 
 #include "core/core.h"
 #include "object/spec.h"
-#include "verifier/verifier.h"
 
 static void prog_free(struct bpf_prog_spec *p)
 {
@@ -76,17 +75,5 @@ int object_spec_add_prog(struct bpf_object_spec *spec, const char *name,
 		return err;
 	}
 	spec->prog_cnt++;
-	return 0;
-}
-
-int object_spec_check(const struct bpf_object_spec *spec, int abi)
-{
-	for (size_t i = 0; i < spec->prog_cnt; i++) {
-		int err = verifier_check_insns(&spec->progs[i], spec->map_cnt,
-					       abi);
-
-		if (err)
-			return err;
-	}
 	return 0;
 }

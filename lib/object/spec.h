@@ -12,7 +12,5 @@
 int object_spec_add_prog(struct bpf_object_spec *spec, const char *name,
 			 const char *section, const void *insns,
 			 size_t insn_cnt);
-/* Run the structural verifier on every program. */
-int object_spec_check(const struct bpf_object_spec *spec, int abi);
 
 #endif

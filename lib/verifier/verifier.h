@@ -4,7 +4,8 @@
  *
  * verifier_check_insns() is the structural pass (valid opcodes, reserved
  * fields zero, jumps land on instructions and not inside lddw, known
- * helpers, calls into the program); the loader runs it on every program.
+ * helpers, calls into the program); egpu_load() runs it on every program
+ * of an object the loader read (verifier_check_object).
  * verifier_run() is the abstract interpreter that proves a program safe.
  */
 #ifndef EGPU_VERIFIER_H
@@ -14,8 +15,12 @@
 
 #include "core/bpf.h"
 
+struct bpf_object_spec;
+
 int verifier_check_insns(const struct bpf_prog_spec *prog, size_t map_cnt,
 			 int abi);
+/* verifier_check_insns() on every program of @spec. */
+int verifier_check_object(const struct bpf_object_spec *spec, int abi);
 
 
 /*

@@ -17,7 +17,12 @@ static int parse_file(const char *path, const char *name, int abi,
 {
 	size_t len;
 	void *elf = tu_read_file(path, &len);
-	int err = object_parse_elf(elf, len, name, abi, spec);
+	int err = object_parse_elf(elf, len, name, spec);
+
+	if (!err && (err = verifier_check_object(spec, abi))) {
+		err_prefix("object '%s'", name);
+		object_spec_free(spec);
+	}
 
 	free(elf);
 	return err;
@@ -425,7 +430,7 @@ START_TEST(empty_file)
 	struct bpf_object_spec s;
 	char byte = 0;
 
-	ck_assert_fails(object_parse_elf(&byte, 0, "empty.o", 0, &s),
+	ck_assert_fails(object_parse_elf(&byte, 0, "empty.o", &s),
 			EGPU_EFORMAT, "object 'empty.o': the file is empty");
 }
 END_TEST
@@ -437,15 +442,15 @@ START_TEST(garbage_bytes)
 
 	for (size_t i = 0; i < sizeof(junk); i++)
 		junk[i] = (uint8_t)(i * 37 + 11);
-	ck_assert_fails(object_parse_elf(junk, sizeof(junk), "junk", 0, &s),
+	ck_assert_fails(object_parse_elf(junk, sizeof(junk), "junk", &s),
 			EGPU_EFORMAT, "object 'junk': not an ELF file");
 	/* ELF magic followed by junk: the header is checked before libbpf */
 	memcpy(junk, "\177ELF", 4);
-	ck_assert_fails(object_parse_elf(junk, sizeof(junk), "junk", 0, &s),
+	ck_assert_fails(object_parse_elf(junk, sizeof(junk), "junk", &s),
 			EGPU_EFORMAT, "object 'junk': not a 64-bit little-endian ELF file");
 	junk[EI_CLASS] = ELFCLASS64;
 	junk[EI_DATA] = ELFDATA2LSB;
-	ck_assert_fails(object_parse_elf(junk, sizeof(junk), "junk", 0, &s),
+	ck_assert_fails(object_parse_elf(junk, sizeof(junk), "junk", &s),
 			EGPU_EFORMAT, "object 'junk': ");
 }
 END_TEST
@@ -456,11 +461,11 @@ START_TEST(truncated_elf)
 	size_t len;
 	uint8_t *elf = (uint8_t *)tu_read_file(BPF_OBJ("progs"), &len);
 
-	ck_assert_fails(object_parse_elf(elf, len / 2, "half", 0, &s),
+	ck_assert_fails(object_parse_elf(elf, len / 2, "half", &s),
 			EGPU_EFORMAT, "object 'half': the file is truncated: its");
 	/* every length short of the whole file fails, saying why */
 	for (size_t n = SELFMAG; n < len; n += 61)
-		ck_assert_fails(object_parse_elf(elf, n, "cut", 0, &s),
+		ck_assert_fails(object_parse_elf(elf, n, "cut", &s),
 				EGPU_EFORMAT, "the file is truncated");
 	free(elf);
 }
@@ -482,7 +487,7 @@ START_TEST(corrupted_elf)
 			seed = seed * 1103515245 + 12345;
 			copy[(seed >> 8) % len] ^= (uint8_t)(seed >> 24) | 1;
 		}
-		if (!object_parse_elf(copy, len, "flip", 0, &s))
+		if (!object_parse_elf(copy, len, "flip", &s))
 			object_spec_free(&s);
 	}
 	free(copy);
@@ -574,16 +579,16 @@ START_TEST(corrupt_btf_types)
 
 	elf = corrupt_btf(BTF_KIND_PTR, point_nowhere, &len, &id);
 	snprintf(text, sizeof(text), "corrupt BTF: type %u: refers to missing type 2147483647", id);
-	ck_assert_fails(object_parse_elf(elf, len, "btf", 0, &s), EGPU_EFORMAT, text);
+	ck_assert_fails(object_parse_elf(elf, len, "btf", &s), EGPU_EFORMAT, text);
 	free(elf);
 
 	elf = corrupt_btf(BTF_KIND_TYPEDEF, point_at_itself, &len, &id);
 	snprintf(text, sizeof(text), "typedef or modifier loop through type %u", id);
-	ck_assert_fails(object_parse_elf(elf, len, "btf", 0, &s), EGPU_EFORMAT, text);
+	ck_assert_fails(object_parse_elf(elf, len, "btf", &s), EGPU_EFORMAT, text);
 	free(elf);
 
 	elf = corrupt_btf(BTF_KIND_VAR, name_out_of_range, &len, &id);
-	ck_assert_fails(object_parse_elf(elf, len, "btf", 0, &s), EGPU_EFORMAT,
+	ck_assert_fails(object_parse_elf(elf, len, "btf", &s), EGPU_EFORMAT,
 			"name outside the string section at 16777215");
 	free(elf);
 }

@@ -39,7 +39,7 @@ START_TEST(zero_bss_is_not_copied)
 	const struct bpf_map_spec *bss, *data;
 
 	ck_assert_uint_lt(len, 64 << 10);
-	ck_assert_ok(object_parse_elf(elf, len, "big_bss.bpf.o", EGPU_HELPERS_GPU, &s));
+	ck_assert_ok(object_parse_elf(elf, len, "big_bss.bpf.o", &s));
 	bss = find_map(&s, "big_bss.bss");
 	data = find_map(&s, "big_bss.data");
 	ck_assert_uint_eq(bss->value_size, 4000u << 20);

@@ -23,7 +23,7 @@ int elf_progs_load(const char *path, struct elf_progs *out)
 			break;
 		buf = realloc(buf, cap *= 2);
 	}
-	if (f && buf && !object_parse_elf(buf, len, "corpus", EGPU_HELPERS_GPU, &spec)) {
+	if (f && buf && !object_parse_elf(buf, len, "corpus", &spec)) {
 		*out = (struct elf_progs){ .progs = spec.progs, .prog_cnt = spec.prog_cnt,
 					   .maps = spec.maps, .map_cnt = spec.map_cnt };
 		err = 0;
