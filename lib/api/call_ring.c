@@ -59,11 +59,6 @@ static struct call_state *call_state(struct egpu_ctx *ctx)
 	return none;
 }
 
-bool ptx_calls_user_helper(const char *ptx)
-{
-	return strstr(ptx, "egpu_dev_user_call") != NULL;
-}
-
 /* ---- making the calls ---- */
 
 /* Record bytes a call of @u takes: the layout call.cuh writes. */

@@ -318,29 +318,3 @@ egpu_map *egpu_obj_next_map(const egpu_obj *obj, const egpu_map *prev)
 	i = prev ? (size_t)(prev - obj->maps) + 1 : 0;
 	return i < obj->spec.map_cnt ? &obj->maps[i] : NULL;
 }
-
-struct jit_map jit_map_make(const struct bpf_map_spec *spec, uint64_t addr,
-			    uint64_t value_addr)
-{
-	return (struct jit_map){
-		.addr = addr,
-		.value_addr = value_addr,
-		.type = spec->type,
-		.key_size = spec->key_size,
-		.value_size = spec->value_size,
-		.max_entries = spec->max_entries,
-	};
-}
-
-/* CPU code reaches a ring map's ring, any other map's host storage. */
-void obj_host_jit_maps(const struct egpu_obj *obj, struct jit_map *out)
-{
-	for (size_t i = 0; i < obj->spec.map_cnt; i++) {
-		const struct egpu_map *m = &obj->maps[i];
-		uint64_t addr = m->ring ? (uint64_t)(uintptr_t)m->ring :
-				(uint64_t)(uintptr_t)m->host;
-
-		out[i] = jit_map_make(m->spec, addr,
-				      (uint64_t)(uintptr_t)host_map_array_base(m->host));
-	}
-}

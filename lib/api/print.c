@@ -59,12 +59,6 @@ static struct print_state *print_state(struct egpu_ctx *ctx)
 	return none;
 }
 
-bool ptx_calls_print(const char *ptx)
-{
-	return strstr(ptx, "egpu_dev_trace_printk") ||
-	       strstr(ptx, "egpu_dev_trace_vprintk") || strstr(ptx, "egpu_dev_puts");
-}
-
 int print_ring_module(struct egpu_ctx *ctx, bool prints, struct ptx_text *out)
 {
 	struct print_state *ps = print_state(ctx);

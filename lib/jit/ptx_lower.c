@@ -64,13 +64,45 @@ static uint64_t pid_tgid(void)
 	return pid << 32 | pid;
 }
 
+#define RUNTIME_PREFIX "egpu_dev_"
+#define USER_CALL RUNTIME_PREFIX "user_call"
+
 static LLVMValueRef extern_call(struct lift *l, const struct helper_info *h,
 				LLVMValueRef *args)
 {
 	char name[96];
 
-	snprintf(name, sizeof(name), "egpu_dev_%s", h->name);
+	snprintf(name, sizeof(name), RUNTIME_PREFIX "%s", h->name);
 	return lift_call(l, name, l->i64, args, h->nargs);
+}
+
+/* The runtime's printing functions (lib/device/print.cuh). */
+static bool prints(const char *helper)
+{
+	return !strcmp(helper, "trace_printk") ||
+	       !strcmp(helper, "trace_vprintk") || !strcmp(helper, "puts");
+}
+
+unsigned ptx_runtime_needs(LLVMModuleRef mod)
+{
+	const size_t plen = strlen(RUNTIME_PREFIX);
+	unsigned needs = 0;
+
+	for (LLVMValueRef f = LLVMGetFirstFunction(mod); f;
+	     f = LLVMGetNextFunction(f)) {
+		size_t n;
+		const char *name = LLVMGetValueName2(f, &n);
+
+		if (!LLVMIsDeclaration(f) || !LLVMGetFirstUse(f) ||
+		    strncmp(name, RUNTIME_PREFIX, plen))
+			continue;
+		needs |= JIT_NEED_RUNTIME;
+		if (prints(name + plen))
+			needs |= JIT_NEED_PRINT;
+		if (!strcmp(name, USER_CALL))
+			needs |= JIT_NEED_CALL;
+	}
+	return needs;
 }
 
 /*
@@ -92,7 +124,7 @@ static int ptx_user_helper(struct lift *l, const struct user_helper *u,
 	for (unsigned i = 0; i < CALL_MAX_ARGS; i++)
 		call_args[2 + i] = i < u->info.nargs ? args[i] :
 				   lift_const(l->i64, 0);
-	*r0 = lift_call(l, "egpu_dev_user_call", l->i64, call_args,
+	*r0 = lift_call(l, USER_CALL, l->i64, call_args,
 			2 + CALL_MAX_ARGS);
 	return 0;
 }
