@@ -113,6 +113,14 @@ struct egpu_ctx_opts {
 	 * for comparison and debugging).
 	 */
 	bool no_inline;
+	/**
+	 * Bytes of copies of one memory probe that one module may receive.
+	 * Past it, the functions with the most memory sites call the probe
+	 * instead of getting its body copied in (docs/ptx.md, "Bounding the
+	 * growth"). 0: the module's own size, at least 16 MiB; SIZE_MAX: no
+	 * bound.
+	 */
+	size_t mem_inline_limit;
 };
 
 /**
@@ -444,9 +452,14 @@ struct egpu_report {
 	/** mem_sites[i].site is site_base + i: sites are numbered across
 	 *  the context's modules */
 	uint32_t site_base;
-	uint32_t warning_cnt;       /**< attachments that matched no kernel */
-	/** warning_cnt lines: "prog 'P': no kernel matches 'K'; kernels: ..." */
+	uint32_t warning_cnt;       /**< attachments that matched no kernel or skipped one */
+	/** warning_cnt lines: "prog 'P': no kernel matches 'K'; kernels: ...",
+	 *  "prog 'P' reads ctx->params up to byte N; kernel 'K' has M bytes of
+	 *  parameters: not attached to it" */
 	const char *const *warnings;
+	/** Memory probes called at sites instead of copied in, because
+	 *  their copies would have passed egpu_ctx_opts.mem_inline_limit */
+	uint32_t mem_called;
 };
 
 /**

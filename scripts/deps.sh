@@ -10,6 +10,7 @@ pkgs=(cmake make gcc pkg-config llvm-16-dev clang-16 libclang-rt-16-dev libbpf-d
       libmicrohttpd-dev libprotobuf-c-dev protobuf-c-compiler
       golang-github-google-pprof-dev prometheus python3-prometheus-client
       golang-github-prometheus-client-golang-dev
+      python3-matplotlib
       ${EGPU_EXTRA_PKGS:-})
 missing=()
 for p in "${pkgs[@]}"; do

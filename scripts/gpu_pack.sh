@@ -41,6 +41,9 @@ mkdir -p "$dest/src"
 (cd "$root" && git ls-files -z --cached --others --exclude-standard |
 	xargs -0 cp --parents -t "$dest/src")
 cp "$here/gpu_test.sh" "$dest/"
+# The conformance vectors the tests read from ../shared beside the checkout
+[ -d "$root/../shared/conformance" ] &&
+	mkdir -p "$dest/shared" && cp -r "$root/../shared/conformance" "$dest/shared/"
 echo "$root" >"$dest/ROOT"
 echo "$build" >"$dest/BUILD"
 mkdir -p "$dest/build"

@@ -11,12 +11,12 @@ shift
 root=$(cat "$pack/ROOT")
 build=$(cat "$pack/BUILD")
 # The root first: the build folder may lie inside it.
-mkdir -p "$(dirname "$root")" ../shared
+mkdir -p "$(dirname "$root")"
 [ -e "$root" ] || ln -sfn "$pack/src" "$root"
 mkdir -p "$(dirname "$build")"
 [ -e "$build" ] || ln -sfn "$pack/build" "$build"
-[ -e "$(dirname "$root")/shared" ] ||
-	ln -sfn "$(realpath ../shared)" "$(dirname "$root")/shared"
+[ -e "$(dirname "$root")/shared" ] || [ ! -d "$pack/shared" ] ||
+	ln -sfn "$pack/shared" "$(dirname "$root")/shared"
 
 # Programs at paths the build machine named that this one lacks
 py=$(command -v python3)

@@ -81,7 +81,16 @@ type Options struct {
 	Offline     bool   // instrument for inspection only, without a GPU
 	ThreadSlots uint32 // per-thread map slots on the GPU; 0: the default
 	NoInline    bool   // call probes from their sites instead of copying them in
+	// MemInlineLimit bounds the bytes of copies of one memory probe a
+	// module receives; past it the functions with the most sites call the
+	// probe. 0: the module's size, at least 16 MiB; MemInlineUnlimited:
+	// no bound.
+	MemInlineLimit uint64
 }
+
+// MemInlineUnlimited as Options.MemInlineLimit copies memory probes into
+// every site.
+const MemInlineUnlimited = ^uint64(0)
 
 // Context owns the objects loaded into it, their maps and attachments,
 // and (once a GPU call needs it) the CUDA context binding.
@@ -126,7 +135,8 @@ func NewContext(opts *Options) (*Context, error) {
 		opts = &Options{}
 	}
 	h, err := handle(EUNKNOWN, func() capi.Struct_SS_egpu_ctx {
-		return capi.Ctx_new(opts.SM, opts.Offline, uint(opts.ThreadSlots), opts.NoInline)
+		return capi.Ctx_new(opts.SM, opts.Offline, uint(opts.ThreadSlots), opts.NoInline,
+			opts.MemInlineLimit)
 	})
 	if err != nil {
 		return nil, err
@@ -259,6 +269,7 @@ type Report struct {
 	Kernels        []KernelReport
 	MemSites       []MemSite // the memory instructions probed
 	Warnings       []string  // attachments whose pattern matched no kernel
+	MemCalled      uint32    // memory probes called past Options.MemInlineLimit
 }
 
 func reportOf(r capi.Egpu_report) Report {
@@ -269,6 +280,7 @@ func reportOf(r capi.Egpu_report) Report {
 		ExitPoints:     uint32(r.GetExit_points()),
 		Programs:       uint32(r.GetPrograms()),
 		InstrumentTime: time.Duration(r.GetInstrument_ms() * float64(time.Millisecond)),
+		MemCalled:      uint32(r.GetMem_called()),
 	}
 	for i := uint32(0); i < rep.KernelCount; i++ {
 		k := r.Kernel(uint(i))

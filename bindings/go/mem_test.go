@@ -15,7 +15,13 @@ import (
 // (../python/tests/mem.bpf.c) loaded, and the PTX of add_one and scale.
 func memProbe(t *testing.T) (*egpu.Context, *egpu.Prog, string) {
 	t.Helper()
-	ctx, obj := loadIn(t, &egpu.Options{Offline: true}, "EGPU_TEST_MEM")
+	return memProbeWith(t, &egpu.Options{Offline: true})
+}
+
+// memProbeWith is memProbe with a context made from @opts.
+func memProbeWith(t *testing.T, opts *egpu.Options) (*egpu.Context, *egpu.Prog, string) {
+	t.Helper()
+	ctx, obj := loadIn(t, opts, "EGPU_TEST_MEM")
 	p, err := obj.Program("count_mem")
 	if err != nil {
 		t.Fatal(err)
@@ -160,5 +166,19 @@ func TestClockGPUToHost(t *testing.T) {
 	late := egpu.Clock{OffsetNs: -1000}
 	if late.GPUToHost(1<<64-10) != 1<<64-1 {
 		t.Fatal(late.GPUToHost(1<<64 - 10))
+	}
+}
+
+func TestMemInlineLimitCallsPastTheBound(t *testing.T) {
+	for _, limit := range []uint64{1, egpu.MemInlineUnlimited} {
+		ctx, p, ptx := memProbeWith(t, &egpu.Options{Offline: true, MemInlineLimit: limit})
+		out, rep := memSites(t, ctx, p, ptx, nil)
+		called := strings.Contains(out, "call \t(%egpu_m5)")
+		if len(rep.MemSites) == 0 || called != (limit == 1) ||
+			(limit == 1) != (rep.MemCalled == uint32(len(rep.MemSites))) ||
+			(limit != 1 && rep.MemCalled != 0) {
+			t.Fatalf("limit %d: %d sites, %d called, calls in the PTX %v",
+				limit, len(rep.MemSites), rep.MemCalled, called)
+		}
 	}
 }

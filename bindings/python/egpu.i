@@ -92,13 +92,15 @@ static PyObject *empty_args(void)
 static int ctx_opts_from(PyObject *d, struct egpu_ctx_opts *o)
 {
 	static char *kw[] = { "sm", "offline", "thread_slots", "log", "log_level",
-			      "no_inline", NULL };
+			      "no_inline", "mem_inline_limit", NULL };
 	PyObject *log = Py_None;
 	int offline = 0, level = EGPU_LOG_WARN, no_inline = 0;
+	unsigned long long limit = 0;
 
-	if (!OPTS_PARSE(d, "zpIOip", kw, &o->sm, &offline, &o->thread_slots, &log,
-			&level, &no_inline))
+	if (!OPTS_PARSE(d, "zpIOipK", kw, &o->sm, &offline, &o->thread_slots, &log,
+			&level, &no_inline, &limit))
 		return -1;
+	o->mem_inline_limit = limit > SIZE_MAX ? SIZE_MAX : (size_t)limit;
 	o->offline = offline;
 	o->no_inline = no_inline;
 	o->log_level = (enum egpu_log_level)level;
@@ -236,11 +238,12 @@ static PyObject *report_dict(const struct egpu_report *r)
 		Py_XDECREF(warnings);
 		return NULL;
 	}
-	return Py_BuildValue("{s:I,s:I,s:I,s:I,s:I,s:d,s:N,s:N,s:N}",
+	return Py_BuildValue("{s:I,s:I,s:I,s:I,s:I,s:d,s:N,s:N,s:N,s:I}",
 		"kernel_cnt", r->kernel_cnt, "kernels_patched", r->kernels_patched,
 		"entry_points", r->entry_points, "exit_points", r->exit_points,
 		"programs", r->programs, "instrument_ms", r->instrument_ms,
-		"kernels", kernels, "mem_sites", sites, "warnings", warnings);
+		"kernels", kernels, "mem_sites", sites, "warnings", warnings,
+		"mem_called", r->mem_called);
 }
 
 static PyObject *clock_dict(const struct egpu_clock *c)

@@ -6,10 +6,7 @@
  * through. With vecapp the vector add then computes one element in
  * STRIDE, which the app reports as wrong results: the point of the
  * scenario is that the probe, not the application, decides which threads
- * run.
- *
- * Needs helper 507 allowed at entry (issue 13, item 1, branch bpftime13):
- * until that is merged the verifier refuses this program.
+ * run. Helper 507 is allowed at entry for this (docs/verifier.md).
  */
 #include <egpu/bpf_helpers.h>
 #include <egpu/ctx.h>

@@ -3,6 +3,9 @@
 // add launched 3 times over 1<<20 threads and a strided loop (threadhist's
 // kernel) launched twice over 80 x 128 threads. It checks its results and
 // prints what it launched, so `egpu attach` runs can be checked exactly.
+// `vecapp SECONDS` then keeps launching stride_work for SECONDS (a process
+// to scrape `egpu attach --metrics` from while its kernels run).
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -37,7 +40,22 @@ __global__ void stride_work(float *x, int n)
 		}                                                             \
 	} while (0)
 
-int main()
+/* stride_work launched again and again for @seconds; the launch count. */
+static long keep_working(float *x, double seconds)
+{
+	auto end = std::chrono::steady_clock::now() +
+		   std::chrono::duration<double>(seconds);
+	long n = 0;
+
+	while (std::chrono::steady_clock::now() < end) {
+		stride_work<<<WORK_GRID, WORK_BLOCK>>>(x, N);
+		if (++n % 64 == 0 && cudaDeviceSynchronize() != cudaSuccess)
+			return -1;
+	}
+	return cudaDeviceSynchronize() == cudaSuccess ? n : -1;
+}
+
+int main(int argc, char **argv)
 {
 	size_t bytes = N * sizeof(float);
 	float *a, *b, *c, *x, *h = (float *)malloc(bytes);
@@ -67,6 +85,12 @@ int main()
 	printf("stride_work: %d launches x %d threads\n", WORK_LAUNCHES,
 	       WORK_GRID * WORK_BLOCK);
 	printf("results: %s (%d wrong)\n", bad ? "WRONG" : "correct", bad);
+	if (argc > 1) {
+		long n = keep_working(x, atof(argv[1]));
+
+		printf("stride_work: %ld more launches in %s s\n", n, argv[1]);
+		bad += n < 0;
+	}
 	free(h);
 	return bad != 0;
 }

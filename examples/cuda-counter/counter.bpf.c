@@ -2,7 +2,8 @@
 /*
  * cuda-counter: per kernel, how many threads entered and left it, how many
  * launches ran, and the span from the first thread's entry to the last
- * thread's exit (globaltimer, ns) summed over launches.
+ * thread's exit (globaltimer, ns) summed over launches; and the `n`
+ * argument each kernel was launched with, read from its parameters.
  */
 #include <egpu/bpf_helpers.h>
 #include <egpu/ctx.h>
@@ -15,6 +16,7 @@ struct kernel_stats {
 	__u64 exits;
 	__u64 first_entry; /* globaltimer of the first entry, this launch */
 	__u64 last_exit;   /* globaltimer of the last exit, this launch */
+	__u64 n;           /* the kernel's int n argument, last launch */
 };
 
 struct {
@@ -70,6 +72,39 @@ int count_exit(struct egpu_kernel_ctx *ctx)
 			break;
 	}
 	return 0;
+}
+
+/*
+ * The kernel's `n` argument, read through ctx->params at its offset in the
+ * parameter block (ABI layout: each parameter at its alignment). The
+ * verifier bounds the read (bytes 0..27 here); kernels with fewer
+ * parameter bytes would get no probe.
+ */
+static __always_inline int record_n(struct egpu_kernel_ctx *ctx, __u32 off)
+{
+	__u32 id = (__u32)ctx->kernel_id;
+	struct kernel_stats *s;
+
+	if (!is_first_thread())
+		return 0;
+	s = bpf_map_lookup_elem(&stats, &id);
+	if (s)
+		s->n = *(const int *)(ctx->params + off);
+	return 0;
+}
+
+/* vectorAdd(const float *a, const float *b, float *c, int n): n at 24 */
+GPU_ENTRY("vectorAdd")
+int vector_add_n(struct egpu_kernel_ctx *ctx)
+{
+	return record_n(ctx, 24);
+}
+
+/* scale<float>(float *x, float factor, int n): n at 12 */
+GPU_ENTRY("scale")
+int scale_n(struct egpu_kernel_ctx *ctx)
+{
+	return record_n(ctx, 12);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -20,13 +20,14 @@
 #define SCALE_LAUNCHES 2
 
 struct kernel_stats {
-	uint64_t launches, entries, exits, first_entry, last_exit;
+	uint64_t launches, entries, exits, first_entry, last_exit, n;
 };
 
 struct kernel_run {
 	const char *name;      /* as the report names it */
 	uint64_t threads;      /* launched in all */
 	uint64_t launches;
+	uint64_t n_right;      /* launches whose probe read n = N */
 	double event_ns;       /* CUDA-event time of all launches */
 	uint64_t span_ns;      /* first entry to last exit, summed */
 	struct kernel_stats s;
@@ -52,8 +53,9 @@ static void collect(egpu_map *stats, uint32_t id, struct kernel_run *r)
 
 	EGPU_CHECK(!egpu_map_lookup(stats, &id, &s));
 	r->span_ns += s.last_exit - s.first_entry;
+	r->n_right += s.n == N;
 	r->s = s;
-	s.first_entry = s.last_exit = 0;
+	s.first_entry = s.last_exit = s.n = 0;
 	EGPU_CHECK(!egpu_map_update(stats, &id, &s, EGPU_ANY));
 }
 
@@ -126,23 +128,24 @@ static int check_run(const struct kernel_run *r)
 	bad |= r->s.exits != r->threads;
 	bad |= r->s.launches != r->launches;
 	bad |= r->span_ns == 0 || (double)r->span_ns >= r->event_ns;
+	bad |= r->n_right != r->launches;
 	if (bad)
-		fprintf(stderr, "CHECK FAILED for %s: want %llu threads, %llu launches, 0 < span < event time\n",
+		fprintf(stderr, "CHECK FAILED for %s: want %llu threads, %llu launches, 0 < span < event time, n = %d each launch\n",
 			r->name, (unsigned long long)r->threads,
-			(unsigned long long)r->launches);
+			(unsigned long long)r->launches, N);
 	return bad;
 }
 
 static void print_runs(const struct kernel_run runs[2])
 {
-	printf("\n%-22s %8s %10s %10s %12s %12s\n", "kernel", "launches",
-	       "entries", "exits", "span us", "events us");
+	printf("\n%-22s %8s %10s %10s %12s %12s %8s\n", "kernel", "launches",
+	       "entries", "exits", "span us", "events us", "n");
 	for (int i = 0; i < 2; i++)
-		printf("%-22s %8llu %10llu %10llu %12.1f %12.1f\n", runs[i].name,
+		printf("%-22s %8llu %10llu %10llu %12.1f %12.1f %8llu\n", runs[i].name,
 		       (unsigned long long)runs[i].s.launches,
 		       (unsigned long long)runs[i].s.entries,
 		       (unsigned long long)runs[i].s.exits, runs[i].span_ns / 1e3,
-		       runs[i].event_ns / 1e3);
+		       runs[i].event_ns / 1e3, (unsigned long long)runs[i].s.n);
 }
 
 int main(int argc, char **argv)

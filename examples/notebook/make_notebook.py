@@ -7,12 +7,12 @@
 
 The script is in the "percent" format: every `# %%` line starts a code cell,
 every `# %% [markdown]` line a markdown cell (its lines without their `# `).
-Without --no-run the cells run in order in one namespace, as a Jupyter
-kernel runs them, in a fresh working directory, with the script's arguments
-`--check` and any given after `--`. Each cell's outputs are recorded: what
-it prints, the value of a last bare expression, and every matplotlib figure
-it leaves open, as an embedded PNG (figures are then closed, as Jupyter's
-inline backend does). A cell that raises, or a script that stops (exit 77:
+Without --no-run run_notebook.py runs the cells (in order, in one
+namespace, as a Jupyter kernel runs them) in a fresh working directory,
+with the script's arguments `--check` and any given after `--`, and
+records each cell's outputs: what it prints, the value of a last bare
+expression, and every matplotlib figure it leaves open, as an embedded PNG.
+A cell that raises, or a script that stops (exit 77:
 no GPU, CuPy or matplotlib; 1: its check failed), writes no notebook, so a
 written one only ever holds the outputs of a run that passed.
 
@@ -22,17 +22,13 @@ Needs only the standard library (and, to run, what the script needs).
 """
 
 import argparse
-import ast
-import base64
-import contextlib
-import io
 import json
-import os
 import re
 import sys
 import tempfile
-import traceback
 from pathlib import Path
+
+from run_notebook import Kernel, execute, text_lines, write
 
 HERE = Path(__file__).resolve().parent
 MARKER = re.compile(r"# %%( \[markdown\])?\s*$")
@@ -62,72 +58,14 @@ def read_cells(script):
     return cells
 
 
-def text_lines(text):
-    """nbformat's multi-line strings: a list of lines keeping their \\n."""
-    return text.splitlines(keepends=True)
-
-
-class Kernel:
-    """Runs cells in one namespace as Jupyter's kernel would: the script's
-    globals, __file__ naming the script, sys.argv its arguments."""
-
-    def __init__(self, script, argv):
-        self.ns = {"__name__": "__main__", "__file__": str(script)}
-        self.count = 0
-        sys.argv = [str(script)] + argv
-
-    def run(self, source):
-        """Outputs of one cell. An exception (SystemExit included) goes
-        through to the caller, the cell's output so far printed first."""
-        self.count += 1
-        tree = ast.parse(source, f"<cell {self.count}>")
-        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-        out, err = io.StringIO(), io.StringIO()
-        try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                exec(compile(tree, f"<cell {self.count}>", "exec"), self.ns)
-                value = None
-                if last is not None:
-                    expr = ast.Expression(last.value)
-                    value = eval(compile(expr, f"<cell {self.count}>", "eval"), self.ns)
-        except BaseException:
-            sys.stdout.write(out.getvalue())
-            sys.stderr.write(err.getvalue())
-            raise
-        outputs = [{"output_type": "stream", "name": name, "text": text_lines(s.getvalue())}
-                   for name, s in (("stdout", out), ("stderr", err)) if s.getvalue()]
-        if value is not None:
-            outputs.append({"output_type": "execute_result", "execution_count": self.count,
-                            "data": {"text/plain": text_lines(repr(value))}, "metadata": {}})
-        return outputs + self.figures()
-
-    @staticmethod
-    def figures():
-        """Every open matplotlib figure as a PNG output, then closed."""
-        plt = sys.modules.get("matplotlib.pyplot")
-        if plt is None:
-            return []
-        outputs = []
-        for num in plt.get_fignums():
-            fig = plt.figure(num)
-            png = io.BytesIO()
-            fig.savefig(png, format="png", bbox_inches="tight")
-            outputs.append({"output_type": "display_data", "metadata": {}, "data": {
-                "image/png": base64.b64encode(png.getvalue()).decode(),
-                "text/plain": [repr(fig)]}})
-            plt.close(fig)
-        return outputs
-
-
-def notebook(cells, kernel=None):
-    """The nbformat 4.5 document of @cells, run by @kernel if given."""
+def notebook(cells):
+    """The nbformat 4.5 document of @cells, without outputs."""
     out = []
     for i, (kind, source) in enumerate(cells):
         cell = {"cell_type": kind, "id": f"cell-{i}", "metadata": {},
                 "source": text_lines(source)}
         if kind == "code":
-            cell["outputs"] = kernel.run(source) if kernel else []
-            cell["execution_count"] = kernel.count if kernel else None
+            cell.update(outputs=[], execution_count=None)
         out.append(cell)
     return {"cells": out, "metadata": {
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
@@ -152,24 +90,10 @@ def compare(cells, path):
 
 def run_cells(cells, script, argv):
     """The notebook with outputs, or an exit code when a cell failed."""
-    kernel = Kernel(script, ["--check"] + argv)
-    cwd = os.getcwd()
+    kernel = Kernel([script, "--check"] + argv, file=script)
     with tempfile.TemporaryDirectory(prefix="threadhist-nb-") as work:
-        os.chdir(work)  # the script writes its plot and PTX here
-        try:
-            return notebook(cells, kernel)
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else 1
-            print(f"make_notebook: the script stopped in cell {kernel.count} "
-                  f"(exit {code}); no notebook written", file=sys.stderr)
-            return code or 1
-        except Exception:
-            traceback.print_exc()
-            print(f"make_notebook: cell {kernel.count} failed; no notebook written",
-                  file=sys.stderr)
-            return 1
-        finally:
-            os.chdir(cwd)
+        # the script writes its plot and PTX in its working directory
+        return execute(notebook(cells), kernel, work, runner="make_notebook")
 
 
 def main():
@@ -188,7 +112,7 @@ def main():
     nb = notebook(cells) if args.no_run else run_cells(cells, script, args.script_args)
     if isinstance(nb, int):
         return nb
-    Path(args.out).write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    write(nb, args.out)
     print(f"wrote {args.out}: {len(cells)} cells"
           + ("" if args.no_run else ", with the outputs of this run"))
     return 0

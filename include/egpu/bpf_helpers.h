@@ -170,8 +170,10 @@ static __u64 (*bpf_egpu_shfl)(__u64 value, __u32 lane) = (void *)517;
 
 /*
  * Reading what the probed code reads (libegpu's): the probe cannot
- * dereference ctx->params or ctx->addr itself, as the verifier cannot see
- * how many bytes lie behind them; these helpers check at run time.
+ * dereference ctx->addr itself, as the verifier cannot see how many bytes
+ * lie behind it; these helpers check at run time. (ctx->params can be
+ * dereferenced at offsets the verifier bounds, in kernels with that many
+ * parameter bytes: egpu/ctx.h; read_param serves any kernel.)
  *
  * Entry and exit probes: copy @size bytes of the kernel's parameter block,
  * starting @off bytes into it (parameters at their ABI offsets, e.g. the

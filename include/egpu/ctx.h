@@ -33,10 +33,20 @@ struct egpu_kernel_ctx {
 	uint64_t kernel_id;
 	/* Generic address of the kernel's parameter bytes as the launch
 	 * passed them (ABI layout, each parameter at its alignment);
-	 * read-only; 0 when the kernel has no parameters. Read them with
-	 * bpf_egpu_read_param(ctx, &dst, size, offset), which checks the
-	 * bytes lie within params_size (the verifier cannot, so a direct
-	 * dereference is refused). */
+	 * read-only; 0 when the kernel has no parameters. Two ways to read
+	 * them:
+	 * - directly, `*(const int *)(ctx->params + 24)`: the verifier
+	 *   proves every such read lies below a constant byte R (constant or
+	 *   bounded offsets, at most 32764), and the instrumenter puts the
+	 *   probe only into kernels with at least R parameter bytes (a kernel
+	 *   with fewer gets none: a warning in egpu_report.warnings, or an
+	 *   error with egpu_attach_opts.strict). Writes are refused; any
+	 *   other use (arithmetic with an unbounded value, a 32-bit half)
+	 *   makes it a plain number;
+	 * - bpf_egpu_read_param(ctx, &dst, size, offset), checked at run
+	 *   time against params_size (dst zeroed, -EFAULT, when the bytes
+	 *   are not there), for probes serving kernels of different
+	 *   parameter sizes. */
 	uint64_t params;
 	/* Number of parameter bytes at params. */
 	uint32_t params_size;

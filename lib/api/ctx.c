@@ -46,6 +46,7 @@ egpu_ctx *egpu_ctx_new(const struct egpu_ctx_opts *opts)
 	ctx->log.level = EGPU_LOG_WARN;
 	ctx->offline = OPTS_GET(opts, offline, false);
 	ctx->no_inline = OPTS_GET(opts, no_inline, false);
+	ctx->mem_inline_limit = OPTS_GET(opts, mem_inline_limit, 0);
 	ctx->thread_slots = OPTS_GET(opts, thread_slots, 0);
 	ctx->log.fn = OPTS_GET(opts, log, NULL);
 	ctx->log.user = OPTS_GET(opts, log_user, NULL);

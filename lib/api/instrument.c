@@ -95,6 +95,8 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
 						   .point = l->at,
 						   .func = ps->names[i],
 						   .no_inline = ctx->no_inline,
+						   .mem_inline_limit = ctx->mem_inline_limit,
+						   .params_reach = l->prog->params_reach,
 						   .may_exit = prog_may_exit(l->prog),
 						   .mem_spaces = l->mem_spaces,
 						   .mem_kinds = l->mem_kinds,
@@ -136,6 +138,7 @@ static int fill_mem_sites(struct egpu_ctx *ctx, struct egpu_report *r)
 	r->mem_site_cnt = (uint32_t)pr->nmem_sites;
 	r->mem_sites = ms;
 	r->site_base = pr->site_base;
+	r->mem_called = (uint32_t)pr->mem_called;
 	if (!pr->nmem_sites && mem_linked(ctx))
 		log_msg(&ctx->log, EGPU_LOG_WARN,
 			"instrumenting: memory probes are attached, but the kernels they match (and their .funcs) have no memory instruction they select");
@@ -143,6 +146,10 @@ static int fill_mem_sites(struct egpu_ctx *ctx, struct egpu_report *r)
 		log_msg(&ctx->log, EGPU_LOG_INFO,
 			"instrumenting: %zu memory instructions of probed functions have no probe (ldmatrix, wgmma, call-sequence .param ...: docs/ptx.md)",
 			pr->mem_skipped);
+	if (pr->mem_called)
+		log_msg(&ctx->log, EGPU_LOG_INFO,
+			"instrumenting: %zu memory probes are called instead of copied in, to keep the module's growth under egpu_ctx_opts.mem_inline_limit",
+			pr->mem_called);
 	return 0;
 }
 

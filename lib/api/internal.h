@@ -19,6 +19,7 @@ struct egpu_ctx {
 	char sm[16];
 	bool offline;           /* maps get placeholder addresses */
 	bool no_inline;         /* call probes instead of copying them in */
+	size_t mem_inline_limit; /* memory probes' copies per module, 0: default */
 	uint32_t thread_slots;  /* per-thread map slots on the GPU, 0: default */
 	struct egpu_obj *objs;  /* every open object, for egpu_ctx_free() */
 	struct egpu_link *links;
@@ -65,6 +66,7 @@ struct egpu_prog {
 	int refused;             /* load verdict at its own attach point: 0 or EGPU_E* */
 	char *refusal;           /* why, when refused (the verifier's message) */
 	uint32_t verified_ctx;   /* ctx size of the accepted direct run */
+	uint32_t params_reach;   /* ctx->params bytes an entry/exit probe reads */
 	void *gpu_mod;           /* CUmodule of direct GPU runs, once loaded */
 	void *gpu_fn;            /* its CUfunction */
 };

@@ -38,6 +38,7 @@ int prog_verify(struct egpu_prog *prog, enum egpu_attach_point at,
 		.verbose = explain,
 		.log = explain ? &log : NULL,
 	};
+	struct verifier_stats st = { 0 };
 	unsigned bit = 1u << at;
 	int err = 0;
 
@@ -48,9 +49,11 @@ int prog_verify(struct egpu_prog *prog, enum egpu_attach_point at,
 	if (at != EGPU_ATTACH_NONE ? !(prog->verified & bit) :
 	    !(prog->verified & bit) || prog->verified_ctx != ctx_size) {
 		err = verifier_run(prog->spec, prog->obj->spec.maps,
-				   prog->obj->spec.map_cnt, &o, NULL);
+				   prog->obj->spec.map_cnt, &o, &st);
 		if (!err) {
 			prog->verified |= bit;
+			if (st.params_reach > prog->params_reach)
+				prog->params_reach = st.params_reach;
 			if (at == EGPU_ATTACH_NONE)
 				prog->verified_ctx = ctx_size;
 		} else if (explain) {

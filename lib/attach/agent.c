@@ -27,6 +27,7 @@ static struct attach_stats st;
 static char target[16]; /* sm_XY of the device */
 static pthread_t poller;
 static bool poller_running, stopping;
+static egpu_metrics *metrics; /* --metrics: the Prometheus exporter */
 
 /* The cache: PTX in, instrumented PTX out. */
 struct cached {
@@ -95,6 +96,8 @@ static void finish(void)
 	}
 	egpu_print_poll(ctx, 0);
 	pthread_mutex_lock(&lock);
+	egpu_metrics_free(metrics);
+	metrics = NULL;
 	f = report_file();
 	report_print(f, obj, &st, env.json, true);
 	if (f != stderr)
@@ -102,6 +105,26 @@ static void finish(void)
 	pthread_mutex_unlock(&lock);
 	/* the context and maps stay: the application may still be running
 	 * kernels from other exit handlers */
+}
+
+/*
+ * --metrics: every map of the probe on /metrics (kinds from
+ * EGPU_ATTACH_METRICS_SPEC, else from the maps); kernel ids are named
+ * from each instrumentation's report. Failing to serve is not fatal: the
+ * maps are still printed at exit.
+ */
+static void serve_metrics(void)
+{
+	EGPU_OPTS(egpu_metrics_opts, mo, .objs = &obj, .obj_cnt = 1,
+		  .spec = env.metrics_spec, .listen = env.metrics);
+
+	metrics = egpu_metrics_serve(ctx, &mo);
+	if (metrics)
+		fprintf(stderr, ATTACH_MSG "metrics on port %d (GET /metrics)\n",
+			egpu_metrics_port(metrics));
+	else
+		fprintf(stderr, ATTACH_MSG "--metrics %s: %s; maps are printed at exit\n",
+			env.metrics, egpu_errmsg());
 }
 
 static int setup(void)
@@ -122,8 +145,7 @@ static int setup(void)
 	fprintf(stderr, ATTACH_MSG "%s: %d program%s attached, target %s\n",
 		env.probe, n, n == 1 ? "" : "s", target);
 	if (env.metrics)
-		fprintf(stderr, ATTACH_MSG "--metrics %s: this build has no metrics exporter; maps are printed at exit\n",
-			env.metrics);
+		serve_metrics();
 	atexit(finish);
 	poller_running = !pthread_create(&poller, NULL, poll_loop, NULL);
 	return 0;
@@ -234,6 +256,9 @@ static char *instrument(const void *image, size_t len, const char *via)
 		return NULL;
 	}
 	note_kernels(&rep);
+	if (metrics && egpu_metrics_add_kernels(metrics, &rep))
+		fprintf(stderr, ATTACH_MSG "%s: kernel names for metrics: %s\n",
+			via, egpu_errmsg());
 	cache_add(h, ptx, plen, out);
 	st.instrument_ms += now_ms() - t0;
 	return out;
@@ -293,6 +318,7 @@ __attribute__((constructor)) static void read_env(void)
 	v = getenv("EGPU_ATTACH_INTERVAL");
 	env.interval = v ? atof(v) : 0;
 	env.metrics = getenv("EGPU_ATTACH_METRICS");
+	env.metrics_spec = getenv("EGPU_ATTACH_METRICS_SPEC");
 	v = getenv("EGPU_ATTACH_VERBOSE");
 	env.verbose = v && *v && strcmp(v, "0");
 	if (!env.probe)

@@ -45,7 +45,8 @@ struct attach_env {
 	const char *out;      /* EGPU_ATTACH_OUT: report file, NULL: stderr */
 	bool json;            /* EGPU_ATTACH_JSON=1 */
 	double interval;      /* EGPU_ATTACH_INTERVAL seconds, 0: at exit only */
-	const char *metrics;  /* EGPU_ATTACH_METRICS=:PORT (not wired yet) */
+	const char *metrics;  /* EGPU_ATTACH_METRICS=[HOST]:PORT: serve maps */
+	const char *metrics_spec; /* EGPU_ATTACH_METRICS_SPEC: MAP=KIND[/KEY],... */
 	bool verbose;         /* EGPU_ATTACH_VERBOSE=1: each load on stderr */
 };
 

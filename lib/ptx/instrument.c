@@ -15,6 +15,9 @@
 #define PARAM_CVTA_MAJOR 7
 #define PARAM_CVTA_MINOR 7
 
+/* Memory probes' copies a module may receive by default, at least. */
+#define MEM_INLINE_MIN ((size_t)16 << 20)
+
 struct kernel {
 	struct kernel_names names;
 	struct kernel_plan plan;
@@ -32,7 +35,7 @@ struct session {
 	struct mem_req *mem;         /* EGPU_ATTACH_MEM requests */
 	size_t nmem;
 	struct mem_plan *mem_plan;
-	char **warnings;             /* patterns that matched no kernel */
+	char **warnings;             /* unmatched patterns, kernels skipped */
 	size_t nwarnings;
 	struct edits edits;
 	struct link_result link;
@@ -171,19 +174,52 @@ static void no_match_text(const struct session *s, const struct ptx_attach *r,
 		 s->nkernels ? list : "(none)");
 }
 
-/* An error for a strict request, else a warning in the report. */
+/* An error @err for a strict request, else a warning in the report. */
+static int warn(struct session *s, const struct ptx_attach *r, int err,
+		const char *text)
+{
+	char **v;
+
+	if (r->strict_match)
+		return err_set(err, "%s", text);
+	v = realloc(s->warnings, (s->nwarnings + 1) * sizeof(*v));
+	if (!v)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	s->warnings = v;
+	v[s->nwarnings] = strdup(text);
+	if (!v[s->nwarnings])
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	s->nwarnings++;
+	return 0;
+}
+
 static int no_match(struct session *s, const struct ptx_attach *r)
 {
 	char text[800];
 
 	no_match_text(s, r, text, sizeof(text));
-	if (r->strict_match)
-		return err_set(EGPU_ENOENT, "%s", text);
-	s->warnings[s->nwarnings] = strdup(text);
-	if (!s->warnings[s->nwarnings])
-		return err_set(EGPU_ENOMEM, "PTX: out of memory");
-	s->nwarnings++;
-	return 0;
+	return warn(s, r, EGPU_ENOENT, text);
+}
+
+/*
+ * Whether kernel @k has the parameter bytes entry/exit probe @r reads
+ * through ctx->params; if not, the probe is not put there (a warning).
+ */
+static int params_fit(struct session *s, const struct ptx_attach *r,
+		      const struct kernel *k, bool *fits)
+{
+	const struct ptx_func *f = s->app->items[k->plan.item].func;
+	char text[400];
+
+	*fits = r->point == EGPU_ATTACH_MEM || !f->params_known ||
+		r->params_reach <= f->param_bytes;
+	if (*fits)
+		return 0;
+	snprintf(text, sizeof(text),
+		 "prog '%s' reads ctx->params up to byte %u; kernel '%s' has %u bytes of parameters: not attached to it",
+		 r->label ? r->label : r->func, r->params_reach,
+		 k->names.qualified, f->param_bytes);
+	return warn(s, r, EGPU_EINVAL, text);
 }
 
 /* Index of @m among the linked modules. */
@@ -264,9 +300,37 @@ static int add_call(struct kernel_plan *p, const struct ptx_attach *r,
 	return 0;
 }
 
+size_t ptx_mem_inline_default(size_t len)
+{
+	return len > MEM_INLINE_MIN ? len : MEM_INLINE_MIN;
+}
+
+/* Bytes of one copy of @body at a memory site, measured on a copy with
+ * names as long as a big module's. */
+static int copy_bytes(const struct inline_func *body, size_t *bytes)
+{
+	struct inline_site at = { .name = "egpu_m999999_0",
+				  .depot = "%egpu_f99999_depot",
+				  .ctx = "%egpu_m1", .len = "%egpu_m4" };
+	struct strbuf sb;
+
+	sb_init(&sb);
+	emit_inlined(&sb, body, &at);
+	*bytes = sb.len;
+	if (!sb_ok(&sb)) {
+		sb_free(&sb);
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	}
+	sb_free(&sb);
+	return 0;
+}
+
 static int add_mem(struct session *s, const struct ptx_attach *r,
 		   const struct probe_call *call, bool need_ctx)
 {
+	const struct ptx_module *owner;
+	const struct ptx_item *it = link_find_func(s->mods, s->nmod, r->func,
+						   &owner);
 	struct mem_req *q = &s->mem[s->nmem++];
 
 	*q = (struct mem_req){
@@ -275,8 +339,14 @@ static int add_mem(struct session *s, const struct ptx_attach *r,
 			      inline_reads_ctx(call->body,
 					       offsetof(struct egpu_mem_ctx, text), 8),
 		.kernels = calloc(s->nkernels + 1, 1),
+		.limit = r->mem_inline_limit ? r->mem_inline_limit :
+					       ptx_mem_inline_default(s->app->len),
+		.called = { .func = r->func },
+		.called_ctx = !r->no_ctx && reads_params(owner, it),
 	};
-	return q->kernels ? 0 : err_set(EGPU_ENOMEM, "PTX: out of memory");
+	if (!q->kernels)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	return call->body ? copy_bytes(call->body, &q->copy_bytes) : 0;
 }
 
 static int plan_request(struct session *s, const struct ptx_attach *r,
@@ -292,7 +362,12 @@ static int plan_request(struct session *s, const struct ptx_attach *r,
 	if (!err && r->point == EGPU_ATTACH_MEM)
 		err = add_mem(s, r, &call, need_ctx);
 	for (size_t k = 0; k < s->nkernels && !err; k++) {
+		bool fits;
+
 		if (!kernel_names_match(&s->kernels[k].names, r->kernel))
+			continue;
+		hits++;
+		if ((err = params_fit(s, r, &s->kernels[k], &fits)) || !fits)
 			continue;
 		if (r->point == EGPU_ATTACH_MEM)
 			s->mem[s->nmem - 1].kernels[k] = 1;
@@ -303,7 +378,6 @@ static int plan_request(struct session *s, const struct ptx_attach *r,
 		else
 			err = add_call(&s->kernels[k].plan, r, &call, need_ctx,
 				       s->nreq);
-		hits++;
 	}
 	if (!err && !hits)
 		err = no_match(s, r);
@@ -343,8 +417,7 @@ static int plan_requests(struct session *s, const struct ptx_attach *reqs,
 
 	s->bodies = calloc(nreq + 1, sizeof(*s->bodies));
 	s->mem = calloc(nreq + 1, sizeof(*s->mem));
-	s->warnings = calloc(nreq + 1, sizeof(*s->warnings));
-	if (!s->bodies || !s->mem || !s->warnings)
+	if (!s->bodies || !s->mem)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
 	s->nreq = nreq;
 	for (size_t i = 0; i < nreq && !err; i++)
@@ -575,6 +648,7 @@ static int report_mem_sites(struct session *s, struct ptx_report *r)
 	int err = report_files(r, m);
 
 	r->mem_skipped = mem_plan_skipped(s->mem_plan);
+	r->mem_called = mem_plan_called(s->mem_plan);
 	r->site_base = s->site_base;
 	r->mem_sites = calloc(n + 1, sizeof(*r->mem_sites));
 	if (!err && !r->mem_sites)

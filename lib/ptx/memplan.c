@@ -8,6 +8,11 @@
  * module; a site in a .func that several kernels reach (probed or not:
  * its probes run whenever the .func runs) has kernel id
  * EGPU_MEM_KERNEL_SHARED.
+ *
+ * A request's copies are bounded per module (mem_req.limit): functions
+ * get copies in order of their number of its sites, fewest first, while
+ * the total fits; the others call the probe at every site. Small kernels
+ * keep their copies, the biggest call.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -44,6 +49,8 @@ struct mem_plan {
 	size_t nsites, cap;
 	uint32_t *calls;      /* request indices, nreq slots per site */
 	size_t skipped;
+	uint8_t *item_called; /* [item][req]: calls instead of copies */
+	size_t called;
 };
 
 static bool is_func(const struct ptx_module *m, uint32_t i)
@@ -138,9 +145,10 @@ static int plan_reach(struct mem_plan *p)
 	p->item_nkernels = calloc(ni + 1, sizeof(*p->item_nkernels));
 	p->item_reqs = calloc(ni * p->nreq + 1, 1);
 	p->item_sites = calloc(ni + 1, sizeof(*p->item_sites));
+	p->item_called = calloc(ni * p->nreq + 1, 1);
 	p->points = calloc(p->nkernels + 1, sizeof(*p->points));
 	if (!p->seen || !p->visit || !p->item_kernel || !p->item_nkernels ||
-	    !p->item_reqs || !p->item_sites || !p->points)
+	    !p->item_reqs || !p->item_sites || !p->item_called || !p->points)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
 	for (size_t k = 0; k < p->nkernels; k++) {
 		uint32_t n = walk(p, k);
@@ -276,6 +284,87 @@ static bool item_probed(const struct mem_plan *p, uint32_t item)
 	return false;
 }
 
+/* A function and its number of sites of one request. */
+struct item_count {
+	uint32_t item;
+	uint32_t sites;
+};
+
+static int by_sites(const void *a, const void *b)
+{
+	const struct item_count *x = a, *y = b;
+
+	if (x->sites != y->sites)
+		return (x->sites > y->sites) - (x->sites < y->sites);
+	return (x->item > y->item) - (x->item < y->item);
+}
+
+/* Request @r's sites per function, into @v (one slot per item). */
+static size_t count_req_sites(const struct mem_plan *p, size_t r,
+			      struct item_count *v)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nsites; i++) {
+		const struct mem_site *s = &p->sites[i];
+
+		for (size_t k = 0; k < s->ncalls; k++) {
+			if (p->calls[s->calls + k] != r)
+				continue;
+			if (!n || v[n - 1].item != s->item)
+				v[n++] = (struct item_count){ s->item, 0 };
+			v[n - 1].sites++;
+		}
+	}
+	return n;
+}
+
+/* Mark the functions where request @r's copies would pass its limit. */
+static void limit_req(struct mem_plan *p, size_t r, struct item_count *v)
+{
+	const struct mem_req *q = &p->reqs[r];
+	size_t n = count_req_sites(p, r, v), used = 0, i;
+
+	qsort(v, n, sizeof(*v), by_sites);
+	for (i = 0; i < n; i++) {
+		size_t cost = (size_t)v[i].sites * q->copy_bytes;
+
+		if (cost > q->limit - used)
+			break;
+		used += cost;
+	}
+	for (; i < n; i++)
+		p->item_called[v[i].item * p->nreq + r] = 1;
+}
+
+/* Sites that call a probe past its limit build the ctx it reads. */
+static int limit_copies(struct mem_plan *p)
+{
+	struct item_count *v = calloc(p->m->nitems + 1, sizeof(*v));
+
+	if (!v)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	for (size_t r = 0; r < p->nreq; r++)
+		if (p->reqs[r].call.body)
+			limit_req(p, r, v);
+	free(v);
+	for (size_t i = 0; i < p->nsites; i++) {
+		struct mem_site *s = &p->sites[i];
+
+		for (size_t k = 0; k < s->ncalls; k++) {
+			const struct mem_req *q = mem_plan_call(p, s, k);
+
+			if (mem_plan_probe(p, s, k) != &q->called)
+				continue;
+			p->called++;
+			s->need_ctx |= q->called_ctx;
+			s->need_text |= q->called_ctx &&
+					(!q->call.fold || q->reads_text);
+		}
+	}
+	return 0;
+}
+
 int mem_plan_make(const struct ptx_module *m, const uint32_t *kernel_items,
 		  const uint32_t *kernel_ids, size_t nkernels,
 		  struct mem_req *reqs, size_t nreq, struct mem_plan **out)
@@ -306,6 +395,8 @@ int mem_plan_make(const struct ptx_module *m, const uint32_t *kernel_items,
 		if (is_func(m, i) && item_probed(p, i))
 			err = plan_item(p, i);
 	if (!err)
+		err = limit_copies(p);
+	if (!err)
 		count_points(p);
 	p->kernel_items = p->kernel_ids = NULL; /* the caller's, for this call only */
 	return err;
@@ -322,6 +413,7 @@ void mem_plan_free(struct mem_plan *p)
 	free(p->item_nkernels);
 	free(p->item_reqs);
 	free(p->item_sites);
+	free(p->item_called);
 	free(p->points);
 	free(p->sites);
 	free(p->calls);
@@ -338,6 +430,21 @@ const struct mem_req *mem_plan_call(const struct mem_plan *p,
 				    const struct mem_site *s, size_t i)
 {
 	return &p->reqs[p->calls[s->calls + i]];
+}
+
+const struct probe_call *mem_plan_probe(const struct mem_plan *p,
+					const struct mem_site *s, size_t i)
+{
+	uint32_t r = p->calls[s->calls + i];
+
+	if (p->item_called[s->item * p->nreq + r])
+		return &p->reqs[r].called;
+	return &p->reqs[r].call;
+}
+
+size_t mem_plan_called(const struct mem_plan *p)
+{
+	return p ? p->called : 0;
 }
 
 size_t mem_plan_skipped(const struct mem_plan *p)

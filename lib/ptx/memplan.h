@@ -13,6 +13,12 @@ struct mem_req {
 	bool reads_text; /* a folded copy reads ctx.text */
 	bool reads_value; /* a folded copy reads ctx.value (mem_plan_make) */
 	uint8_t *kernels; /* by kernel id: r->kernel matches it */
+	/* Past @limit bytes of copies (call.body's @copy_bytes each), sites
+	 * call @called instead, building a ctx if @called_ctx. */
+	size_t copy_bytes;
+	size_t limit;
+	struct probe_call called;
+	bool called_ctx;
 };
 
 /* One memory instruction given probes. */
@@ -49,6 +55,11 @@ size_t mem_plan_sites(const struct mem_plan *p, const struct mem_site **sites);
 /* Request @i of site @s. */
 const struct mem_req *mem_plan_call(const struct mem_plan *p,
 				    const struct mem_site *s, size_t i);
+/* The probe of request @i at site @s: copied, or called past the limit. */
+const struct probe_call *mem_plan_probe(const struct mem_plan *p,
+					const struct mem_site *s, size_t i);
+/* Probes called at sites instead of copied, because of the limits. */
+size_t mem_plan_called(const struct mem_plan *p);
 /* Memory instructions of probed functions that got no probe. */
 size_t mem_plan_skipped(const struct mem_plan *p);
 /* Sites the kernel of index @kernel runs (its own and its .funcs'). */

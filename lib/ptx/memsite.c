@@ -95,8 +95,12 @@ static void build_ctx(struct strbuf *sb, const struct site_code *c)
 	const char *p = c->nm->prefix;
 
 	sb_printf(sb, "\tmov.u64 \t%%%s_m1, %s;\n", p, c->nm->mctx);
-	sb_printf(sb, "\tmov.u64 \t%%%s_m2, $%s_text_%u;\n", p, p, c->site);
-	sb_printf(sb, "\tcvta.global.u64 \t%%%s_m2, %%%s_m2;\n", p, p);
+	if (s->need_text) {
+		sb_printf(sb, "\tmov.u64 \t%%%s_m2, $%s_text_%u;\n", p, p, c->site);
+		sb_printf(sb, "\tcvta.global.u64 \t%%%s_m2, %%%s_m2;\n", p, p);
+	} else {
+		sb_printf(sb, "\tmov.u64 \t%%%s_m2, 0;\n", p);
+	}
 	sb_printf(sb, "\tst.local.v2.u64 \t[%%%s_m1], {%%%s_m0, %%%s_m2};\n",
 		  p, p, p);
 	sb_printf(sb, "\tmov.u64 \t%%%s_m2, %llu;\n", p,
@@ -221,7 +225,7 @@ static void emit_site(struct strbuf *sb, const struct site_code *c)
 		sb_printf(sb, "\tmov.u64 \t%%%s_m1, 0;\n\tmov.u64 \t%%%s_m4, 0;\n",
 			  p, p);
 	for (size_t i = 0; i < c->s->ncalls; i++) {
-		const struct probe_call *call = &mem_plan_call(c->p, c->s, i)->call;
+		const struct probe_call *call = mem_plan_probe(c->p, c->s, i);
 
 		if (call->body)
 			inline_call(sb, c, call, i);
@@ -299,7 +303,7 @@ int mem_item_local(const struct mem_plan *p, uint32_t item,
 
 	for (size_t i = lo; i < hi && !err; i++)
 		for (size_t k = 0; k < s[i].ncalls && !err; k++)
-			err = calls_local(&mem_plan_call(p, &s[i], k)->call, 1, l);
+			err = calls_local(mem_plan_probe(p, &s[i], k), 1, l);
 	return err;
 }
 

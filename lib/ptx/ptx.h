@@ -60,6 +60,20 @@ struct ptx_attach {
 	 * refused (EGPU_ENOTSUP).
 	 */
 	bool may_exit;
+	/*
+	 * EGPU_ATTACH_MEM: bytes of copies of this probe one module may
+	 * receive. Past it, the functions with the most sites call the probe
+	 * instead (docs/ptx.md, "Bounding the growth"). 0: the default,
+	 * ptx_mem_inline_default(); SIZE_MAX: no bound.
+	 */
+	size_t mem_inline_limit;
+	/*
+	 * EGPU_ATTACH_ENTRY/_EXIT: the probe reads ctx->params bytes [0,
+	 * params_reach) directly (the verifier's bound). A kernel with fewer
+	 * parameter bytes gets no probe: a warning, or with strict_match an
+	 * error (EGPU_EINVAL).
+	 */
+	uint32_t params_reach;
 };
 
 /* A PTX module to link into the application's: JIT output, runtime. */
@@ -110,10 +124,14 @@ struct ptx_report {
 	/* Memory instructions of probed functions left unprobed (ldmatrix,
 	 * call-sequence .param ...: docs/ptx.md). */
 	size_t mem_skipped;
+	/* Probes at memory sites called instead of copied because their
+	 * copies would have passed ptx_attach.mem_inline_limit. */
+	size_t mem_called;
 	char **files;           /* .file names that sites point to */
 	size_t nfiles;
 	/* Requests whose pattern matched no kernel: "prog 'P': no kernel
-	 * matches 'K'; kernels: ..." each. */
+	 * matches 'K'; kernels: ...", and kernels a request skipped because
+	 * they have fewer parameter bytes than it reads (params_reach). */
 	char **warnings;
 	size_t nwarnings;
 };
@@ -157,6 +175,10 @@ int ptx_instrument_num(const char *app_ptx, size_t len,
 		       struct ptx_report *report);
 
 void ptx_report_free(struct ptx_report *report);
+
+/* Memory probes' copies a module of @len bytes may receive by default:
+ * its own size, at least 16 MiB. */
+size_t ptx_mem_inline_default(size_t len);
 
 /* Whether kernel @mangled answers to @pattern, as ptx_attach.kernel. */
 int ptx_kernel_matches(const char *mangled, const char *pattern, bool *match);

@@ -27,6 +27,7 @@ static bool may_move(const struct reg *r)
 	case REG_PTR_STACK:
 	case REG_PTR_MAP_VALUE:
 	case REG_PTR_RECORD:
+	case REG_PTR_PARAMS:
 		return true;
 	default:
 		return false;
@@ -150,6 +151,34 @@ static int pointer_alu(struct verifier *v, const struct bpf_insn *insn,
 	return err;
 }
 
+/*
+ * The pointer to the kernel's parameters was a number to probes before it
+ * could be dereferenced (ctx->params + ctx->params_size, a hash of its
+ * bits, a 32-bit half), and stays one to them: an operation other than a
+ * 64-bit move, a bounded += / -=, or the distance between two of them
+ * makes that copy an unknown number, never dereferenced again.
+ */
+static void params_to_number(const struct bpf_insn *insn, struct reg *dst,
+			     struct reg *src)
+{
+	uint8_t op = BPF_OP(insn->code);
+	bool wide = BPF_CLASS(insn->code) == BPF_ALU64;
+	bool moves = wide && (op == BPF_ADD || op == BPF_SUB) &&
+		     dst->type == REG_PTR_PARAMS && src->type == REG_SCALAR &&
+		     src->v.smin >= -MAX_OFFSET && src->v.smax <= MAX_OFFSET;
+	bool distance = wide && op == BPF_SUB && dst->type == REG_PTR_PARAMS &&
+			src->type == REG_PTR_PARAMS;
+
+	if (op == BPF_MOV && wide && !insn->off)
+		return;
+	if (moves || distance)
+		return;
+	if (dst->type == REG_PTR_PARAMS)
+		reg_unknown(dst);
+	if (src->type == REG_PTR_PARAMS)
+		reg_unknown(src);
+}
+
 /* Copies of one scalar share an id, so a branch on one narrows all. */
 static void link_copy(struct verifier *v, struct reg *dst, struct reg *src)
 {
@@ -166,6 +195,7 @@ static int check_mov(struct verifier *v, const struct bpf_insn *insn,
 	bool wide = BPF_CLASS(insn->code) == BPF_ALU64;
 	struct reg val = *src;
 
+	params_to_number(insn, dst, &val);
 	if (insn->off) {
 		if (reg_is_ptr(src))
 			return vfail(v, "sign-extending move of a pointer");
@@ -203,6 +233,8 @@ static int check_unary(struct verifier *v, const struct bpf_insn *insn,
 	struct scalar zero;
 	int bits = insn->imm;
 
+	if (dst->type == REG_PTR_PARAMS)
+		reg_unknown(dst);
 	if (reg_is_ptr(dst))
 		return vfail(v, "%s of a pointer prohibited",
 			     op_name(BPF_OP(insn->code)));
@@ -255,6 +287,10 @@ int check_alu(struct verifier *v, const struct bpf_insn *insn)
 	err = reg_readable(v, insn->dst_reg);
 	if (err)
 		return err;
+	if (src != &imm)
+		imm = *src; /* the source register itself stays as it is */
+	src = &imm;
+	params_to_number(insn, dst, src);
 	if (reg_is_ptr(dst) || reg_is_ptr(src))
 		return pointer_alu(v, insn, dst, src);
 	dst->id = 0;

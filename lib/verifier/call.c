@@ -235,7 +235,8 @@ static int check_arg(struct verifier *v, const struct helper_proto *p,
 		return err;
 	switch (type) {
 	case ARG_SCALAR:
-		if (r->type != REG_SCALAR)
+		/* the parameters' address is also a number (alu.c) */
+		if (r->type != REG_SCALAR && r->type != REG_PTR_PARAMS)
 			return vfail(v, "r%d must be a scalar for %s, got %s",
 				     regno, m->name, reg_type_name(r));
 		return 0;

@@ -157,6 +157,9 @@ static int check_jmp(struct verifier *v, const struct bpf_insn *insn,
 	if (BPF_SRC(insn->code) == BPF_X) {
 		uint64_t id;
 
+		/* src_reg is reserved: 1 would read as a local call elsewhere */
+		if (insn->src_reg)
+			return vfail(v, "invalid call instruction");
 		err = reg_readable(v, insn->dst_reg);
 		if (err)
 			return err;
@@ -468,6 +471,8 @@ int verifier_run(const struct bpf_prog_spec *prog,
 	v->stats.ms = (double)(now_ns() - t0) / 1e6;
 	if (stats)
 		*stats = v->stats;
+	for (size_t i = 0; v->aux && i < v->cnt; i++)
+		free(v->aux[i].loop);
 	free(v->aux);
 	free(v->pending);
 	free(v);

@@ -6,7 +6,7 @@
  */
 #include "vstate.h"
 
-static enum cmp_op cmp_of(uint8_t op)
+enum cmp_op jmp_cmp(uint8_t op)
 {
 	switch (op) {
 	case BPF_JEQ: return CMP_EQ;
@@ -111,10 +111,12 @@ static int fork_unnarrowed(struct verifier *v, int target)
 	return r < 0 ? r : r ? target : v->cur->insn + 1;
 }
 
-/* Pointers that cannot be NULL (a direct run may get a NULL ctx). */
+/* Pointers that cannot be NULL (a direct run may get a NULL ctx; a
+ * kernel without parameters has NULL ctx->params). */
 static bool never_null(const struct reg *r)
 {
-	return reg_is_ptr(r) && !reg_is_nullable(r) && r->type != REG_PTR_CTX;
+	return reg_is_ptr(r) && !reg_is_nullable(r) &&
+	       r->type != REG_PTR_CTX && r->type != REG_PTR_PARAMS;
 }
 
 /* p == NULL holds on the jump side iff @jeq. */
@@ -191,8 +193,13 @@ static bool copies_matter(const struct verifier *v, int idx, int target,
 			  const struct reg *a, const struct reg *b)
 {
 	const struct vstate *st = v->cur;
-	struct demand after = v->aux[idx + 1].demand[DEMAND_RELAXED];
+	struct demand after;
 	const struct demand all = { ~0ULL, 0x3ff };
+
+	/* A side leaving the program is refused when taken: no shortcut. */
+	if ((size_t)idx + 1 >= v->cnt || target < 0 || (size_t)target >= v->cnt)
+		return true;
+	after = v->aux[idx + 1].demand[DEMAND_RELAXED];
 
 	after.regs |= v->aux[target].demand[DEMAND_RELAXED].regs;
 	after.slots |= v->aux[target].demand[DEMAND_RELAXED].slots;
@@ -218,7 +225,7 @@ static bool copies_matter(const struct verifier *v, int idx, int target,
 int check_cond_jmp(struct verifier *v, const struct bpf_insn *insn)
 {
 	bool j32 = BPF_CLASS(insn->code) == BPF_JMP32;
-	enum cmp_op op = cmp_of(BPF_OP(insn->code));
+	enum cmp_op op = jmp_cmp(BPF_OP(insn->code));
 	struct reg *regs = cur_regs(v), imm, *a, *b = &imm;
 	struct scalar ta, tb, fa, fb;
 	int idx = v->cur->insn, target = idx + 1 + insn->off;

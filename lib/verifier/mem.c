@@ -5,10 +5,12 @@
  * aligned, and (on the stack) to read only bytes written before.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/helpers.h"
+#include "egpu/ctx.h"
 #include "vstate.h"
 
 /* Name of the helper whose call produced a value, for messages. */
@@ -125,6 +127,13 @@ static int pointer_region(struct verifier *v, int regno, enum access acc,
 		if (m->readonly && acc != ACCESS_READ)
 			return vfail(v, "write into read-only map '%s'",
 				     m->name ? m->name : "?");
+		return 0;
+	case REG_PTR_PARAMS:
+		rg->what = "kernel parameters";
+		rg->hi = VERIFIER_PARAMS_MAX;
+		if (acc != ACCESS_READ)
+			return vfail(v, "write into the kernel's parameters "
+				     "through r%d (read-only)", regno);
 		return 0;
 	case REG_PTR_RECORD:
 		rg->what = "ring buffer record";
@@ -309,7 +318,9 @@ static int stack_initialised(struct verifier *v, struct frame *f, int64_t lo,
 
 		if (!s || s->kind[b] == SB_INVALID)
 			return uninit_stack(v, lo, hi, o);
-		if (s->kind[b] == SB_SPILL && s->spill.type != REG_SCALAR)
+		/* The parameters' address is no secret: a number to helpers. */
+		if (s->kind[b] == SB_SPILL && s->spill.type != REG_SCALAR &&
+		    s->spill.type != REG_PTR_PARAMS)
 			*has_ptr = true;
 	}
 	return 0;
@@ -396,7 +407,27 @@ bool stack_const(struct verifier *v, int regno, uint32_t size, uint64_t *val)
 	return out.type == REG_SCALAR && reg_const_value(&out, val);
 }
 
-/* A pointer stored outside the stack would escape the verifier's view. */
+/*
+ * A load of ctx->params in an entry or exit probe gives the pointer to the
+ * kernel's parameters; every other ctx load a number.
+ */
+static bool loads_params(const struct verifier *v, const struct reg *ptr,
+			 int64_t lo, uint32_t size)
+{
+	return ptr->type == REG_PTR_CTX && size == 8 &&
+	       lo == offsetof(struct egpu_kernel_ctx, params) &&
+	       (v->opts.attach == EGPU_ATTACH_ENTRY ||
+		v->opts.attach == EGPU_ATTACH_EXIT);
+}
+
+/* Parameter bytes below @hi may be read: every kernel must have them. */
+static void track_params_reach(struct verifier *v, const struct reg *ptr,
+			       int64_t hi)
+{
+	if (ptr->type == REG_PTR_PARAMS && hi > (int64_t)v->stats.params_reach)
+		v->stats.params_reach = (uint32_t)hi;
+}
+
 /*
  * One load, store or atomic of @size bytes at @off from the pointer in
  * @regno. Stores give @val (NULL: data of unknown value); loads fill @out.
@@ -420,10 +451,15 @@ static int access_mem(struct verifier *v, int regno, int32_t off,
 		return err;
 	ptr = cur_regs(v)[regno];
 	exact = sc_is_const(&ptr.v);
+	track_params_reach(v, &ptr, hi);
 	if (ptr.type == REG_PTR_STACK) {
 		struct frame *f = ptr_frame(v, &ptr);
 
 		track_stack_depth(v, &ptr, lo);
+		/* Part of the parameters' address is a number (alu.c). */
+		if (val && val->type == REG_PTR_PARAMS &&
+		    (!exact || size != 8 || (lo & 7)))
+			reg_unknown(val);
 		if (val && reg_is_ptr(val) && (!exact || size != 8 || (lo & 7)))
 			return vfail(v, "r%d: a pointer must be stored whole, "
 				     "at a constant 8-byte aligned stack "
@@ -433,6 +469,9 @@ static int access_mem(struct verifier *v, int regno, int32_t off,
 		if (acc == ACCESS_ATOMIC)
 			return stack_atomic(v, f, lo, hi);
 		err = stack_read(v, f, lo, hi, size, exact, out);
+	} else if (acc == ACCESS_READ && loads_params(v, &ptr, lo, size)) {
+		*out = (struct reg){ .type = REG_PTR_PARAMS, .origin = -1 };
+		sc_const(&out->v, 0);
 	} else if (acc == ACCESS_READ) {
 		loaded_scalar(out, size);
 	}
@@ -569,6 +608,7 @@ int check_mem_arg(struct verifier *v, int regno, const struct scalar *size,
 	if (err)
 		return err;
 	ptr = cur_regs(v)[regno];
+	track_params_reach(v, &ptr, hi);
 	if (ptr.type != REG_PTR_STACK)
 		return 0;
 	track_stack_depth(v, &ptr, lo);

@@ -170,18 +170,39 @@ static bool evictable(const struct checkpoint *c)
 	return c->misses > 16 + 8 * c->hits;
 }
 
-static bool is_looping(struct verifier *v, uint64_t fp)
+/* Whether the path from @c to the current state passed a loop head whose
+ * end loopterm.c proved (widen.c): a cycle through it ends. */
+static bool through_proven_head(const struct verifier *v,
+				const struct checkpoint *c)
+{
+	bool passed = false;
+
+	for (const struct checkpoint *d = v->cur->parent; d; d = d->parent) {
+		if (d == c)
+			return passed;
+		passed |= d->loop_head;
+	}
+	return false;
+}
+
+/*
+ * 1 when the current state equals one still open on its path: the loop
+ * makes no progress. 2 when the loop passes a head whose end loopterm.c
+ * proved (the abstract state repeats, the counter does not): the path is
+ * covered by the open one.
+ */
+static int is_looping(struct verifier *v, uint64_t fp)
 {
 	struct vstate *cur = v->cur;
 
 	if (!v->open_size)
-		return false;
+		return 0;
 	for (struct checkpoint *c = v->open[open_bucket(v, cur->insn, fp)]; c;
 	     c = c->next)
 		if (c->st.insn == cur->insn && c->fingerprint == fp &&
 		    state_equal(v, &c->st, cur))
-			return true;
-	return false;
+			return through_proven_head(v, c) ? 2 : 1;
+	return 0;
 }
 
 /*
@@ -223,6 +244,17 @@ static bool is_covered(struct verifier *v)
 	return false;
 }
 
+/* Whether the path ends at @fp's state: 1 yes, 0 no, < 0 refused. */
+static int path_ends(struct verifier *v, uint64_t fp)
+{
+	int looping = is_looping(v, fp);
+
+	if (looping == 1)
+		return vfail(v, "infinite loop: this instruction is reached "
+			     "again in the same state");
+	return looping == 2 || is_covered(v);
+}
+
 /* 1: the path is proven safe by a stored state; 0: go on; < 0: refused. */
 int prune(struct verifier *v)
 {
@@ -230,21 +262,25 @@ int prune(struct verifier *v)
 	struct insn_aux *aux = &v->aux[cur->insn];
 	uint64_t crowd = aux->nstates + aux->nopen;
 	uint64_t gap = crowd < CROWDED ? CHECKPOINT_GAP : crowd;
-	uint64_t fp;
+	int loop = 0, r;
 
 	clear_single_ids(cur);
-	fp = state_fingerprint(v, cur);
-	if (is_looping(v, fp))
-		return vfail(v, "infinite loop: this instruction is reached "
-			     "again in the same state");
-	if (is_covered(v)) {
-		v->stats.pruned++;
-		return 1;
+	if (aux->back_edge_target)
+		loop = loop_widen(v);
+	r = loop == LOOP_COVERED ? 1 : path_ends(v, state_fingerprint(v, cur));
+	if (r) {
+		v->stats.pruned += r > 0;
+		return r;
 	}
+	/* at a proven loop head the state is stored: the next iteration is
+	 * compared with it */
 	if (cur->parent && cur->path_len - cur->parent->st.path_len < gap &&
-	    !v->opts.all_states)
+	    !v->opts.all_states && loop != LOOP_STORE)
 		return 0;
-	return add_checkpoint(v, fp);
+	r = add_checkpoint(v, state_fingerprint(v, cur));
+	if (!r && loop == LOOP_STORE)
+		cur->parent->loop_head = true;
+	return r;
 }
 
 void checkpoints_free(struct verifier *v)

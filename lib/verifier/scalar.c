@@ -763,3 +763,25 @@ void sc_print(struct strbuf *sb, const struct scalar *s)
 #undef FIELD
 	sb_adds(sb, ")");
 }
+
+/*
+ * Widening, for loop heads: each bound of @s that moved past @old's goes
+ * to its limit, the others keep @old's; unknown bits are those unknown or
+ * different in either. The result holds every value of both, and a chain
+ * of widenings stops growing within a few steps.
+ */
+void sc_widen(struct scalar *s, const struct scalar *old)
+{
+	uint64_t mask = s->t.mask | old->t.mask | (s->t.value ^ old->t.value);
+
+	s->t = (struct tnum){ old->t.value & ~mask, mask };
+	s->umin = s->umin < old->umin ? 0 : old->umin;
+	s->umax = s->umax > old->umax ? UINT64_MAX : old->umax;
+	s->smin = s->smin < old->smin ? INT64_MIN : old->smin;
+	s->smax = s->smax > old->smax ? INT64_MAX : old->smax;
+	s->u32min = s->u32min < old->u32min ? 0 : old->u32min;
+	s->u32max = s->u32max > old->u32max ? UINT32_MAX : old->u32max;
+	s->s32min = s->s32min < old->s32min ? INT32_MIN : old->s32min;
+	s->s32max = s->s32max > old->s32max ? INT32_MAX : old->s32max;
+	sc_sync(s);
+}

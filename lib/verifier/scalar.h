@@ -68,6 +68,8 @@ bool sc_refine(struct scalar *a, struct scalar *b, enum cmp_op op,
 	       bool jmp32);
 enum cmp_op cmp_negate(enum cmp_op op);
 
+/* @s becomes a scalar holding @s and @old, its moving bounds widened. */
+void sc_widen(struct scalar *s, const struct scalar *old);
 /* Every value of @cur is a value of @old. */
 bool sc_contains(const struct scalar *old, const struct scalar *cur);
 bool sc_equal(const struct scalar *a, const struct scalar *b);

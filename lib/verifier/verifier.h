@@ -38,6 +38,9 @@ struct user_helper;
 /* Instructions processed over all paths before a program is refused. */
 #define VERIFIER_MAX_INSNS 1000000
 
+/* Most kernel parameter bytes a probe may read (CUDA 12.1's limit) */
+#define VERIFIER_PARAMS_MAX 32764
+
 struct verifier_opts {
 	int abi;            /* enum egpu_helper_abi */
 	int attach;         /* enum egpu_attach_point */
@@ -56,7 +59,13 @@ struct verifier_stats {
 	uint64_t states;          /* states stored for pruning */
 	uint64_t peak_states;     /* most stored at once */
 	uint64_t pruned;          /* paths cut short by an equivalent state */
+	/* loop heads reached where a counter proof let the state be covered
+	 * by, or widened with, the previous iteration's (docs/verifier.md) */
+	uint64_t loop_widenings;
 	uint32_t stack_depth;     /* bytes, deepest chain of bpf-to-bpf calls */
+	/* entry/exit probes: ctx->params bytes [0, params_reach) may be read
+	 * through the pointer; each kernel probed must have as many */
+	uint32_t params_reach;
 	double ms;
 };
 

@@ -60,6 +60,7 @@ const char *reg_type_name(const struct reg *r)
 		[REG_PTR_RECORD] = "ringbuf_record",
 		[REG_PTR_RECORD_OR_NULL] = "ringbuf_record_or_null",
 		[REG_MAP_HANDLE] = "map_ptr",
+		[REG_PTR_PARAMS] = "params",
 	};
 
 	return names[r->type];
@@ -289,6 +290,7 @@ static bool reg_covers(const struct reg *old, const struct reg *cur,
 	case REG_PTR_STACK:
 		return old->frameno == cur->frameno && old->off == cur->off;
 	case REG_PTR_CTX:
+	case REG_PTR_PARAMS:
 		return old->off == cur->off;
 	case REG_PTR_MAP_VALUE:
 	case REG_MAP_HANDLE:
@@ -472,7 +474,8 @@ void reg_print(struct strbuf *sb, const struct verifier *v,
 	default:
 		sb_printf(sb, "%s(", reg_type_name(r));
 		if (r->type != REG_PTR_CTX && r->type != REG_PTR_RECORD &&
-		    r->type != REG_PTR_RECORD_OR_NULL)
+		    r->type != REG_PTR_RECORD_OR_NULL &&
+		    r->type != REG_PTR_PARAMS)
 			sb_printf(sb, "map=%s,",
 				  r->map < v->map_cnt && v->maps[r->map].name ?
 				  v->maps[r->map].name : "?");

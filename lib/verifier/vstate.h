@@ -25,6 +25,9 @@ enum reg_type {
 	REG_PTR_RECORD,          /* ring buffer record from ringbuf_reserve */
 	REG_PTR_RECORD_OR_NULL,
 	REG_MAP_HANDLE,
+	/* the kernel's parameter bytes (ctx->params of entry/exit probes),
+	 * read-only; accesses are bounded by v->stats.params_reach */
+	REG_PTR_PARAMS,
 };
 
 /*
@@ -99,6 +102,8 @@ struct checkpoint {
 	uint64_t fingerprint;     /* of the live registers, for loop checks */
 	/* a path below depends on values DEMAND_RELAXED ignores */
 	bool full_demand;
+	/* stored at a loop head whose end loopterm.c proved (widen.c) */
+	bool loop_head;
 };
 
 /* Registers and own stack slots (bit k: slot k) whose values may matter. */
@@ -115,6 +120,7 @@ struct insn_aux {
 	struct demand demand[2]; /* from here on, by enum demand_mode */
 	uint8_t prune_point;
 	uint8_t back_edge_target;
+	struct loop_proof *loop;  /* back edge targets: loopterm.c, once asked */
 	/* a branch whose sides rejoin, its operands needed nowhere after it */
 	uint8_t free_branch;
 	int subprog;
@@ -293,6 +299,38 @@ int check_alu(struct verifier *v, const struct bpf_insn *insn);
 int check_lddw(struct verifier *v, const struct bpf_insn *insn);
 /* jmp.c: returns the next instruction, or a negative error */
 int check_cond_jmp(struct verifier *v, const struct bpf_insn *insn);
+/* The condition of a conditional jump's opcode (BPF_OP). */
+enum cmp_op jmp_cmp(uint8_t op);
+/*
+ * loopterm.c: why a loop ends, proven from the code (see there). Every
+ * iteration from the head passes jump @insn on the side where "counter
+ * @stay bound" holds, the counter taking consecutive values of its width.
+ */
+struct loop_proof {
+	bool proven;
+	bool jmp32;       /* compared on 32 bits, else the counter's
+			     zero-extended low half on 64 */
+	uint8_t stay;     /* enum cmp_op that keeps the loop going */
+	int insn;
+	bool bound_const; /* the bound is @bound, else location @bound_loc
+			     (r0-r10, then stack slot bound_loc - 11) */
+	bool bound_zext;  /* of which the low half, zero-extended */
+	uint8_t bound_loc;
+	uint8_t counter_loc; /* where the counter is at the head */
+	int64_t bound;
+};
+int loop_prove(struct verifier *v, int head, struct loop_proof *lp);
+/* Whether the loop of @lp ends whatever its bound's value in @st. */
+bool loop_bound_ok(const struct loop_proof *lp, const struct vstate *st);
+/* The scalar at location @loc of @st's frame (r0-r10, then stack slot
+ * loc - 11), of which the low half; false: not a scalar there. */
+bool loop_loc_value(const struct vstate *st, int loc, bool low_half,
+		    struct scalar *out);
+/* widen.c: at a loop head, whether the path is covered by its previous
+ * iteration (it ends), or goes on, maybe widened, from a state to store
+ * (the next iteration is compared with it), or neither. */
+enum { LOOP_COVERED = 1, LOOP_STORE = 2 };
+int loop_widen(struct verifier *v);
 /* call.c */
 int check_helper_call(struct verifier *v, int32_t id);
 int check_local_call(struct verifier *v, const struct bpf_insn *insn);

@@ -6,7 +6,7 @@
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 6);
+	__uint(max_entries, 7);
 	__type(key, __u32);
 	__type(value, __u64);
 } seen SEC(".maps");
@@ -44,6 +44,16 @@ int read_past_end(struct egpu_kernel_ctx *ctx)
 	return (int)rc;
 }
 
+/* seen[4] = n, read through ctx->params: the verifier bounds the read
+ * (bytes 24..27), the instrumenter puts it only into kernels that have
+ * them. */
+GPU_ENTRY("saxpy")
+int direct_n(struct egpu_kernel_ctx *ctx)
+{
+	keep(4, (__u64)*(const int *)(ctx->params + SAXPY_N_OFF));
+	return 0;
+}
+
 /* seen[2] += the 4-byte value every store to global memory overwrites,
  * seen[3] += the value every global load reads (float bits as integers).
  * The section probes global accesses only (the test below still checks). */
@@ -64,19 +74,19 @@ int mem_values(struct egpu_mem_ctx *ctx)
 	return 0;
 }
 
-/* seen[4] += the 4-byte value every global store writes (its register or
- * immediate, read before the store), seen[5] += 1 for each access without
+/* seen[5] += the 4-byte value every global store writes (its register or
+ * immediate, read before the store), seen[6] += 1 for each access without
  * one (loads: read_value refuses, -14). */
 SEC("gpu/mem/vadd_mem/global")
 int store_values(struct egpu_mem_ctx *ctx)
 {
-	__u32 v = 0, key = 4;
+	__u32 v = 0, key = 5;
 	__u64 *sum;
 
 	if (ctx->size != 4)
 		return 0;
 	if (bpf_egpu_read_value(ctx, &v, sizeof(v), 0)) {
-		key = 5;
+		key = 6;
 		v = 1;
 	}
 	sum = bpf_map_lookup_elem(&seen, &key);

@@ -78,6 +78,8 @@ START_TEST(entry_probe_reads_an_argument)
 
 	ck_assert_int_eq(run_probe("record_n", &kc, sizeof(kc)), 0);
 	ck_assert_uint_eq(seen(0), 1000);
+	ck_assert_int_eq(run_probe("direct_n", &kc, sizeof(kc)), 0);
+	ck_assert_uint_eq(seen(4), 1000);
 	/* The same read past the block's end: EFAULT, destination zeroed. */
 	ck_assert_int_eq(run_probe("read_past_end", &kc, sizeof(kc)), -14);
 	ck_assert_uint_eq(seen(1), 0);
@@ -115,14 +117,14 @@ START_TEST(mem_probe_reads_the_stored_value)
 	};
 
 	ck_assert_int_eq(run_probe("store_values", &mc, sizeof(mc)), 0);
-	ck_assert_uint_eq(seen(4), 0x7fc00000);
-	ck_assert_uint_eq(seen(5), 0);
-	/* A load has no value: -14, counted in seen[5]. */
+	ck_assert_uint_eq(seen(5), 0x7fc00000);
+	ck_assert_uint_eq(seen(6), 0);
+	/* A load has no value: -14, counted in seen[6]. */
 	mc.kind = EGPU_MEM_LOAD;
 	mc.value = 0;
 	ck_assert_int_eq(run_probe("store_values", &mc, sizeof(mc)), 0);
-	ck_assert_uint_eq(seen(4), 0x7fc00000);
-	ck_assert_uint_eq(seen(5), 1);
+	ck_assert_uint_eq(seen(5), 0x7fc00000);
+	ck_assert_uint_eq(seen(6), 1);
 }
 END_TEST
 
@@ -132,7 +134,7 @@ static void instrument(const char *path, struct egpu_report *rep)
 	size_t len, out_len;
 	char *ptx = tu_read_file(path, &len), *out = NULL, log[4096];
 
-	ck_assert_int_eq(egpu_attach_all(obj), 4);
+	ck_assert_int_eq(egpu_attach_all(obj), 5);
 	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, rep),
 		      "instrument %s: %s", path, egpu_errmsg());
 	ck_assert_uint_ge(rep->kernels_patched, 1);
@@ -165,6 +167,39 @@ START_TEST(reading_probes_assemble_mem)
 }
 END_TEST
 
+/*
+ * direct_n reads ctx->params bytes 24..27: fill<int> (16 bytes of
+ * parameters) gets no probe and a warning naming both, or with strict an
+ * error; saxpy (28 bytes) gets it.
+ */
+START_TEST(direct_params_read_needs_the_bytes)
+{
+	egpu_prog *p = egpu_obj_prog(obj, "direct_n");
+	EGPU_OPTS(egpu_attach_opts, strict, .strict = true);
+	EGPU_OPTS(egpu_report, rep);
+	size_t len, out_len;
+	char *ptx = tu_read_file(API_PTX, &len), *out = NULL;
+	egpu_link *l;
+
+	ck_assert_ptr_nonnull(egpu_attach_kernel(p, "saxpy", EGPU_ATTACH_ENTRY, NULL));
+	l = egpu_attach_kernel(p, "fill", EGPU_ATTACH_ENTRY, NULL);
+	ck_assert_ptr_nonnull(l);
+	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, &rep),
+		      "%s", egpu_errmsg());
+	ck_assert_uint_eq(rep.kernels_patched, 1);
+	ck_assert_uint_eq(rep.warning_cnt, 1);
+	ck_assert_ptr_nonnull(strstr(rep.warnings[0],
+		"prog 'direct_n' reads ctx->params up to byte 28; kernel 'fill<int>' has 16 bytes of parameters"));
+	free(out);
+	egpu_link_destroy(l);
+	ck_assert_ptr_nonnull(egpu_attach_kernel(p, "fill", EGPU_ATTACH_ENTRY, &strict));
+	ck_assert_int_eq(egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, &rep),
+			 EGPU_EINVAL);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "kernel 'fill<int>' has 16 bytes"));
+	free(ptx);
+}
+END_TEST
+
 static const char *refusal(const char *src_prog, int at)
 {
 	EGPU_OPTS(egpu_verify_opts, vo, .at = at, .at_set = true);
@@ -194,6 +229,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, direct_params_read_needs_the_bytes);
 	tcase_add_test(tc, entry_probe_reads_an_argument);
 	tcase_add_test(tc, mem_probe_reads_the_accessed_value);
 	tcase_add_test(tc, mem_probe_reads_the_stored_value);

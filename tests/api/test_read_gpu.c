@@ -30,7 +30,7 @@ static void setup(void)
 	ck_assert_ptr_nonnull(ctx);
 	obj = egpu_load(ctx, PARAMS_OBJ, NULL);
 	ck_assert_msg(obj, "load: %s", egpu_errmsg());
-	ck_assert_int_eq(egpu_attach_all(obj), 4);
+	ck_assert_int_eq(egpu_attach_all(obj), 5);
 }
 
 static void teardown(void)
@@ -82,6 +82,7 @@ START_TEST(entry_probe_records_n)
 	CK_CU(d->cuLaunchKernel(f, GRID, 1, 1, BLOCK, 1, 1, 0, NULL, args, NULL));
 	CK_CU(d->cuCtxSynchronize());
 	ck_assert_uint_eq(seen(0), 777);
+	ck_assert_uint_eq(seen(4), 777); /* read through ctx->params */
 	ck_assert_uint_eq(seen(1), 0); /* read past the block: zeroed */
 	d->cuMemFree(dx);
 	d->cuMemFree(dy);
@@ -117,8 +118,8 @@ START_TEST(mem_probe_sums_values)
 	CK_CU(d->cuCtxSynchronize());
 	ck_assert_uint_eq(seen(3), loads);
 	ck_assert_uint_eq(seen(2), stores);
-	ck_assert_uint_eq(seen(4), written);
-	ck_assert_uint_eq(seen(5), 2 * N); /* the loads: no value */
+	ck_assert_uint_eq(seen(5), written);
+	ck_assert_uint_eq(seen(6), 2 * N); /* the loads: no value */
 	d->cuMemFree(da);
 	d->cuMemFree(db);
 	d->cuMemFree(dout);

@@ -3,15 +3,20 @@
 shared cudart under the cuda-counter and threadhist probes (results
 unchanged, counts exact), vecapp without PTX (left alone and listed), a
 program linked with -lcuda loading 100 modules (time added, the cache),
-and a PyTorch eager script when torch is installed. Exit 77 without a GPU.
+a PyTorch eager script when torch is installed, and --metrics scraped
+while vecapp's kernels run. Exit 77 without a GPU.
 
 usage: attach_gpu.py EGPU APPS_DIR COUNTER.o THREADHIST.o BENCH OUT_DIR
 """
 import json
 import os
+import re
+import socket
+import statistics
 import subprocess
 import sys
 import time
+import urllib.request
 
 egpu, apps, counter, threadhist, bench, out = sys.argv[1:7]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -27,7 +32,7 @@ def gpu_present():
         return False
 
 
-def attach(tag, probe, cmd, extra=()):
+def attach(tag, probe, cmd, extra=(), want_rc=0):
     """Run cmd under egpu attach --json; returns (stdout, report, seconds)."""
     path = os.path.join(out, tag + ".json")
     t = time.monotonic()
@@ -38,7 +43,7 @@ def attach(tag, probe, cmd, extra=()):
         f.write(r.stdout + r.stderr)
     print(f"== {tag} ({secs:.2f} s, rc {r.returncode})\n{r.stdout}{r.stderr}")
     report = json.load(open(path)) if os.path.exists(path) else {}
-    check(tag, "exit status", r.returncode, 0)
+    check(tag, "exit status", r.returncode, want_rc)
     return r.stdout, report, secs
 
 
@@ -81,6 +86,19 @@ def run_threadhist(tag, app):
     check(tag, "stride_work thread runs (summed)", runs, [[WORK_LAUNCHES * WORK_THREADS]])
 
 
+def run_atomizer(app):
+    """atomizer ends 3 of 4 vec_add threads at entry (helper 507): the
+    threads it let through and ended are counted exactly, and vecapp finds
+    3/4 of its sums wrong (exit 1), which is the point."""
+    tag = "atomizer"
+    stdout, rep, _ = attach(tag, os.path.join(apps, "atomizer.bpf.o"), [app], want_rc=1)
+    check(tag, "results", f"results: WRONG ({ADD_THREADS * 3 // 4} wrong)" in stdout, True)
+    got = {e["key"][0]: e["value"][0]
+           for e in rep.get("maps", {}).get("threads", {}).get("entries", [])}
+    check(tag, "threads let through / ended",
+          got, {0: ADD_LAUNCHES * ADD_THREADS // 4, 1: ADD_LAUNCHES * ADD_THREADS * 3 // 4})
+
+
 def run_bench():
     t = time.monotonic()
     plain = subprocess.run([bench, "100"], capture_output=True, text=True)
@@ -111,6 +129,61 @@ def run_torch():
           f"{len(rep.get('sass_only', []))} modules SASS only")
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scrape(url):
+    """(text, seconds) of one GET, or (None, seconds) while nothing listens."""
+    t = time.monotonic()
+    try:
+        with urllib.request.urlopen(url, timeout=30) as r:
+            text = r.read().decode()
+    except OSError:
+        text = None
+    return text, time.monotonic() - t
+
+
+def run_metrics(app, seconds=6):
+    """threadhist under --metrics while vecapp keeps stride_work running:
+    scrapes see per_thread's runs grow, and end at most at the final count."""
+    tag, port = "metrics", free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+    path = os.path.join(out, tag + ".json")
+    cmd = [egpu, "attach", "--json", "-o", path, "--metrics", f"127.0.0.1:{port}",
+           "--metrics-spec", "entered_at=skip", threadhist, "--", app, str(seconds)]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    runs, times, text = [], [], None
+    while p.poll() is None:
+        got, secs = scrape(url)
+        m = got and re.search(r'^egpu_per_thread_total\{[^}]*key="0"[^}]*\} (\d+)$', got, re.M)
+        if m:
+            text = got
+            runs.append(int(m.group(1)))
+            times.append(secs)
+        time.sleep(0.25)
+    stdout, stderr = p.communicate()
+    print(f"== {tag} (rc {p.returncode})\n{stdout}{stderr}")
+    if text:
+        print("  last scrape:\n    " + "\n    ".join(text.strip().splitlines()))
+    check(tag, "exit status", p.returncode, 0)
+    more = re.search(r"stride_work: (\d+) more launches", stdout)
+    final = (WORK_LAUNCHES + int(more.group(1))) * WORK_THREADS if more else None
+    rep = json.load(open(path)) if os.path.exists(path) else {}
+    got = [e["value"] for e in rep.get("maps", {}).get("per_thread", {}).get("entries", [])
+           if e["key"] == [0]]
+    check(tag, "final runs (report)", got, [[final]])
+    check(tag, "scrapes while running >= 3", len(runs) >= 3, True)
+    check(tag, "runs grow between scrapes", len(set(runs)) >= 2 and runs == sorted(runs), True)
+    check(tag, "scrapes never above the final count", bool(runs) and max(runs) <= (final or 0), True)
+    check(tag, "series labelled with the gpu", bool(text) and 'gpu_uuid="GPU-' in text, True)
+    if times:
+        print(f"  metrics: {len(times)} scrapes, median {1e3 * statistics.median(times):.1f} ms "
+              f"(min {1e3 * min(times):.1f}, max {1e3 * max(times):.1f})")
+
+
 if not gpu_present():
     print("no GPU: skipped")
     sys.exit(77)
@@ -122,6 +195,8 @@ stdout, rep, _ = attach("sass_only", counter, [os.path.join(apps, "vecapp_sass")
 check("sass_only", "results", "results: correct" in stdout, True)
 check("sass_only", "instrumented", rep.get("instrumented"), 0)
 check("sass_only", "listed", len(rep.get("sass_only", [])) > 0, True)
+run_atomizer(os.path.join(apps, "vecapp_static"))
+run_metrics(os.path.join(apps, "vecapp_static"))
 run_bench()
 run_torch()
 print("FAILED:\n  " + "\n  ".join(failures) if failures else "all attach checks passed")

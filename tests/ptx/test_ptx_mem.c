@@ -379,6 +379,68 @@ START_TEST(texts_and_built_ctx)
 }
 END_TEST
 
+static size_t count_of(const char *text, const char *what)
+{
+	size_t n = 0;
+
+	for (const char *p = text; (p = strstr(p, what)); p++)
+		n++;
+	return n;
+}
+
+/*
+ * Past mem_inline_limit bytes of copies, the functions with the most sites
+ * call the probe: 1 byte calls it everywhere, building a ctx without the
+ * text the probe never reads; a doubling limit first copies into the
+ * three small functions (4 sites) and calls in ka (15 sites), then copies
+ * everywhere. ptxas accepts every mix.
+ */
+START_TEST(copy_limit)
+{
+	struct ptx_attach req = mem_req("*", P_COUNT);
+	struct ptx_report rep;
+	size_t prev = SIZE_MAX;
+	bool mixed = false;
+	char tag[48], *out;
+
+	req.mem_inline_limit = 1;
+	out = mem_instrument(forms_ptx, &req, 1, &rep, "mem_limit_1");
+	ck_assert_uint_eq(rep.mem_called, ARRAY_SIZE(forms_sites));
+	ck_assert_uint_eq(count_of(out, "// inlined"), 0);
+	ck_assert_uint_eq(count_of(out, "call \t(%egpu_m5), mem_count,"),
+			  ARRAY_SIZE(forms_sites));
+	ck_assert_ptr_null(strstr(out, "$egpu_text_"));
+	ck_assert_ptr_nonnull(strstr(out, "mov.u64 \t%egpu_m2, 0;"));
+	ptx_report_free(&rep);
+	free(out);
+	for (size_t limit = 1024; limit <= (1u << 22); limit *= 2) {
+		req.mem_inline_limit = limit;
+		snprintf(tag, sizeof(tag), "mem_limit_%zu", limit);
+		out = mem_instrument(forms_ptx, &req, 1, &rep, tag);
+		ck_assert_uint_le(rep.mem_called, prev);
+		ck_assert_uint_eq(count_of(out, "// inlined") + rep.mem_called,
+				  ARRAY_SIZE(forms_sites));
+		if (rep.mem_called == 15) {
+			mixed = true;
+			ck_assert_uint_eq(count_of(out, "call \t(%egpu_m5), mem_count,"), 15);
+		}
+		prev = rep.mem_called;
+		ptx_report_free(&rep);
+		free(out);
+	}
+	ck_assert_msg(mixed, "no limit copied into the small functions only");
+	ck_assert_uint_eq(prev, 0);
+	/* A probe reading the text gets it in its built ctx. */
+	req = mem_req("*", P_RECORD);
+	req.mem_inline_limit = 1;
+	out = mem_instrument(forms_ptx, &req, 1, &rep, "mem_limit_record");
+	ck_assert_uint_eq(rep.mem_called, ARRAY_SIZE(forms_sites));
+	ck_assert_ptr_nonnull(strstr(out, "$egpu_text_18["));
+	ptx_report_free(&rep);
+	free(out);
+}
+END_TEST
+
 static size_t count_space(const struct ptx_report *rep, int field, unsigned v)
 {
 	size_t n = 0;
@@ -820,6 +882,7 @@ int main(void)
 	tcase_add_test(tc, fields_fold);
 	tcase_add_test(tc, derived_pointers_fold);
 	tcase_add_test(tc, texts_and_built_ctx);
+	tcase_add_test(tc, copy_limit);
 	tcase_add_test(tc, masks_select);
 	tcase_add_test(tc, triton_forms);
 	tcase_add_test(tc, with_entry_and_exit);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ struct record {
 };
 
 struct ref_env {
+	uint64_t max_steps;
 	const struct bpf_map_spec *specs;
 	size_t map_cnt;
 	struct ref_map *maps;
@@ -47,6 +49,10 @@ struct ref_env {
 	bool ctx_writable;
 	uint8_t *ctx;
 	uint8_t *initial_ctx;
+	/* entry/exit probes: the kernel's parameters at ctx->params, as
+	 * many bytes as the verifier allows (the instrumenter's per-kernel
+	 * check is not modelled) */
+	uint8_t *params;
 	uint64_t rng;
 	struct frame frames[BPF_MAX_CALL_DEPTH];
 	uint8_t stacks[BPF_MAX_CALL_DEPTH][BPF_STACK_SIZE];
@@ -109,6 +115,7 @@ struct ref_env *ref_env_new(const struct bpf_map_spec *maps, size_t map_cnt,
 
 	if (!e)
 		return NULL;
+	e->max_steps = MAX_STEPS;
 	e->specs = maps;
 	e->map_cnt = map_cnt;
 	e->attach = attach;
@@ -119,6 +126,8 @@ struct ref_env *ref_env_new(const struct bpf_map_spec *maps, size_t map_cnt,
 	e->rng = seed | 1;
 	e->ctx = e->ctx_size ? aligned_alloc(8, (e->ctx_size + 7) & ~7u) : NULL;
 	e->initial_ctx = e->ctx_size ? malloc(e->ctx_size) : NULL;
+	if (attach == EGPU_ATTACH_ENTRY || attach == EGPU_ATTACH_EXIT)
+		e->params = aligned_alloc(8, VERIFIER_PARAMS_MAX + 4);
 	e->maps = calloc(map_cnt ? map_cnt : 1, sizeof(*e->maps));
 	for (size_t i = 0; i < map_cnt; i++) {
 		struct ref_map *m = &e->maps[i];
@@ -131,6 +140,11 @@ struct ref_env *ref_env_new(const struct bpf_map_spec *maps, size_t map_cnt,
 		m->used = calloc(n, 1);
 	}
 	return e;
+}
+
+void ref_env_set_step_limit(struct ref_env *e, uint64_t steps)
+{
+	e->max_steps = steps;
 }
 
 void ref_env_free(struct ref_env *e)
@@ -147,6 +161,7 @@ void ref_env_free(struct ref_env *e)
 	free(e->maps);
 	free(e->ctx);
 	free(e->initial_ctx);
+	free(e->params);
 	free(e);
 }
 
@@ -176,6 +191,12 @@ static void reset_inputs(struct ref_env *e)
 	e->input_mode = (e->input_mode + 1) % 4;
 	if (e->ctx) {
 		fill_random(e, e->ctx, e->ctx_size);
+		if (e->params) {
+			uint64_t p = (uint64_t)(uintptr_t)e->params;
+
+			fill_random(e, e->params, VERIFIER_PARAMS_MAX);
+			memcpy(e->ctx + offsetof(struct egpu_kernel_ctx, params), &p, sizeof(p));
+		}
 		memcpy(e->initial_ctx, e->ctx, e->ctx_size);
 	}
 	for (size_t i = 0; i < e->map_cnt; i++) {
@@ -246,6 +267,12 @@ static bool find_region(struct ref_env *e, uint64_t addr, struct region *r)
 	    addr < (uint64_t)(uintptr_t)e->ctx + e->ctx_size) {
 		*r = (struct region){ e->ctx, e->ctx_size, e->ctx_writable,
 				      e->attach != EGPU_ATTACH_NONE, NULL };
+		return true;
+	}
+	if (e->params && addr >= (uint64_t)(uintptr_t)e->params &&
+	    addr < (uint64_t)(uintptr_t)e->params + VERIFIER_PARAMS_MAX) {
+		*r = (struct region){ e->params, VERIFIER_PARAMS_MAX, false,
+				      true, NULL };
 		return true;
 	}
 	for (int i = 0; i < e->nrecords; i++) {
@@ -770,7 +797,7 @@ int ref_run(struct ref_env *e, const struct bpf_insn *insns, size_t cnt,
 	reg_set(e, 1, (uint64_t)(uintptr_t)e->ctx);
 	if (e->attach == EGPU_ATTACH_NONE)
 		reg_set(e, 2, e->ctx_size);
-	for (uint64_t steps = 0; steps < MAX_STEPS; steps++) {
+	for (uint64_t steps = 0; steps < e->max_steps; steps++) {
 		int r;
 
 		if (pc >= cnt)
@@ -780,5 +807,5 @@ int ref_run(struct ref_env *e, const struct bpf_insn *insns, size_t cnt,
 			return r < 0 ? r : 0;
 	}
 	return violate(e, "no exit after %llu steps",
-		       (unsigned long long)MAX_STEPS);
+		       (unsigned long long)e->max_steps);
 }

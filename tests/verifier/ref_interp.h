@@ -22,6 +22,8 @@ struct ref_env *ref_env_new(const struct bpf_map_spec *maps, size_t map_cnt,
 			    int attach, uint32_t ctx_size, bool ctx_writable,
 			    int abi, uint64_t seed);
 void ref_env_free(struct ref_env *env);
+/* Steps a run may take before it is called a hang (default 20,000,000). */
+void ref_env_set_step_limit(struct ref_env *env, uint64_t steps);
 
 /*
  * Run @insns once with fresh random inputs. Returns 0 (r0 in *r0), or -1

@@ -16,14 +16,15 @@
 #include "cli.h"
 
 #define ATTACH_NAME "libegpu_attach.so"
-#define USAGE "usage: egpu attach [--json] [--interval SEC] [-o FILE] [--metrics :PORT] PROBE.o [--] CMD [ARGS...]"
+#define USAGE "usage: egpu attach [--json] [--interval SEC] [-o FILE] [--metrics [HOST]:PORT [--metrics-spec SPEC]] PROBE.o [--] CMD [ARGS...]"
 
 struct attach_args {
 	char lib[PATH_MAX];
 	char probe[PATH_MAX];
 	const char *out;
 	const char *interval;
-	const char *metrics; /* --metrics :PORT, for the Prometheus exporter */
+	const char *metrics; /* --metrics [HOST]:PORT: maps on /metrics */
+	const char *metrics_spec; /* --metrics-spec MAP=KIND[/KEY],... */
 	bool json;
 };
 
@@ -41,7 +42,9 @@ static int set_attach_env(void *arg)
 	       (a->out && setenv("EGPU_ATTACH_OUT", a->out, 1)) ||
 	       (a->json && setenv("EGPU_ATTACH_JSON", "1", 1)) ||
 	       (a->interval && setenv("EGPU_ATTACH_INTERVAL", a->interval, 1)) ||
-	       (a->metrics && setenv("EGPU_ATTACH_METRICS", a->metrics, 1));
+	       (a->metrics && setenv("EGPU_ATTACH_METRICS", a->metrics, 1)) ||
+	       (a->metrics_spec &&
+		setenv("EGPU_ATTACH_METRICS_SPEC", a->metrics_spec, 1));
 }
 
 /* The value of option argv[*i], or NULL (usage printed by the caller). */
@@ -73,6 +76,9 @@ static int parse(int argc, char **argv, struct attach_args *a, int *cmd)
 		} else if (!strcmp(o, "--metrics")) {
 			if (!(a->metrics = value(argc, argv, &i)))
 				return cli_usage("attach: --metrics needs [HOST]:PORT\n" USAGE);
+		} else if (!strcmp(o, "--metrics-spec")) {
+			if (!(a->metrics_spec = value(argc, argv, &i)))
+				return cli_usage("attach: --metrics-spec needs MAP=KIND[/KEY],...\n" USAGE);
 		} else {
 			return cli_usage("attach: unknown option '%s'\n" USAGE, o);
 		}
@@ -87,8 +93,21 @@ static int parse(int argc, char **argv, struct attach_args *a, int *cmd)
 		i++;
 	if (i == argc)
 		return cli_usage("attach: no command to run\n" USAGE);
+	if (a->metrics_spec && !a->metrics)
+		return cli_usage("attach: --metrics-spec needs --metrics\n" USAGE);
 	*cmd = i;
 	return 0;
+}
+
+/* 0 when @spec (NULL: none) names kinds and keys @obj's maps can take. */
+static int check_metrics_spec(egpu_ctx *ctx, egpu_obj *obj, const char *spec)
+{
+	EGPU_OPTS(egpu_metrics_opts, mo, .objs = &obj, .obj_cnt = 1,
+		  .spec = spec);
+	egpu_metrics *m = egpu_metrics_new(ctx, &mo);
+
+	egpu_metrics_free(m);
+	return m ? 0 : -1;
 }
 
 int cmd_attach(int argc, char **argv)
@@ -101,10 +120,11 @@ int cmd_attach(int argc, char **argv)
 	rc = parse(argc, argv, &a, &cmd);
 	if (rc)
 		return rc < 0 ? 0 : rc; /* -1: --help */
-	/* refuse a probe that will not load before running anything */
+	/* refuse a probe that will not load, or a metrics spec that does not
+	 * fit its maps, before running anything */
 	ctx = egpu_ctx_new(NULL);
 	obj = ctx ? egpu_load(ctx, a.probe, NULL) : NULL;
-	if (!obj) {
+	if (!obj || (a.metrics && check_metrics_spec(ctx, obj, a.metrics_spec))) {
 		egpu_ctx_free(ctx);
 		return cli_fail(a.probe);
 	}

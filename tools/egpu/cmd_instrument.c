@@ -5,6 +5,7 @@
  * the PTX to run comes from egpu_module_load() or egpu_instrument_ptx()
  * inside the application, where the maps live.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,30 @@ struct instrument_args {
 	bool no_inline;
 	const char **progs; /* --prog NAMEs (argv entries); none: all */
 	int prog_cnt;
+	size_t mem_inline_limit;
 };
+
+/* BYTES with an optional K, M or G suffix, or "none" (no bound). */
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	if (!strcmp(s, "none")) {
+		*out = SIZE_MAX;
+		return 0;
+	}
+	if (*s < '0' || *s > '9')
+		return -1;
+	v = strtoull(s, &end, 10);
+	if (*end)
+		shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : -1;
+	if (shift < 0 || (*end && end[1]) || v == 0 || v > (SIZE_MAX >> shift))
+		return -1;
+	*out = (size_t)v << shift;
+	return 0;
+}
 
 static int parse_args(int argc, char **argv, struct instrument_args *a)
 {
@@ -40,7 +64,11 @@ static int parse_args(int argc, char **argv, struct instrument_args *a)
 			a->report = REPORT_SITES;
 		else if (!strcmp(argv[i], "--no-inline"))
 			a->no_inline = true;
-		else if (!strncmp(argv[i], "-", 1) || (a->obj && a->ptx))
+		else if (!strcmp(argv[i], "--mem-inline-limit") && i + 1 < argc) {
+			if (parse_size(argv[++i], &a->mem_inline_limit))
+				return cli_usage("instrument: --mem-inline-limit takes BYTES (K, M, G suffixes) or 'none', not '%s'",
+						 argv[i]);
+		} else if (!strncmp(argv[i], "-", 1) || (a->obj && a->ptx))
 			return cli_usage("instrument: unexpected argument '%s'", argv[i]);
 		else if (!a->obj)
 			a->obj = argv[i];
@@ -57,6 +85,9 @@ static void print_report(const struct egpu_report *r, enum report_level level)
 	fprintf(stderr, "%u of %u kernels patched, %u entry and %u exit points, %u memory sites, %u programs, %.2f ms\n",
 		r->kernels_patched, r->kernel_cnt, r->entry_points, r->exit_points,
 		r->mem_site_cnt, r->programs, r->instrument_ms);
+	if (r->mem_called)
+		fprintf(stderr, "%u memory probes called past the copy limit (--mem-inline-limit)\n",
+			r->mem_called);
 	for (uint32_t i = 0; level >= REPORT_KERNELS && i < r->kernel_cnt; i++)
 		fprintf(stderr, "  kernel %u %s: entry %u exit %u mem %u programs %u\n",
 			r->kernels[i].kernel_id, r->kernels[i].demangled,
@@ -149,7 +180,8 @@ int cmd_instrument(int argc, char **argv)
 		return rc;
 	}
 	EGPU_OPTS(egpu_ctx_opts, co, .offline = true, .sm = a.sm,
-		  .no_inline = a.no_inline);
+		  .no_inline = a.no_inline,
+		  .mem_inline_limit = a.mem_inline_limit);
 	ctx = egpu_ctx_new(&co);
 	rc = ctx ? instrument(ctx, &a) : cli_fail("creating a context");
 	egpu_ctx_free(ctx);

@@ -39,18 +39,23 @@ static const struct {
 	{ "trace", cmd_trace, "trace [-o DIR] [--pprof FILE] [--] CMD [ARGS...]   run CMD, write its CUDA trace (CPU stacks -> GPU kernels) into DIR",
 	  "  -o DIR        where the trace goes (default egpu-trace)\n"
 	  "  --pprof FILE  also write a gzip'd pprof profile of GPU time by CPU stack\n", true },
-	{ "attach", cmd_attach, "attach [--json] [--interval SEC] [-o FILE] [--metrics :PORT] PROBE.o [--] CMD [ARGS...]   run CMD with PROBE in every kernel it loads; maps at exit",
+	{ "attach", cmd_attach, "attach [--json] [--interval SEC] [-o FILE] [--metrics [HOST]:PORT [--metrics-spec SPEC]] PROBE.o [--] CMD [ARGS...]   run CMD with PROBE in every kernel it loads; maps at exit",
 	  "  --json          print maps as JSON\n"
 	  "  --interval SEC  also print maps every SEC seconds while CMD runs\n"
 	  "  -o FILE         write the maps to FILE instead of stderr\n"
-	  "  --metrics :PORT serve the maps as Prometheus metrics on [HOST]:PORT\n"
+	  "  --metrics [HOST]:PORT  serve the maps as Prometheus metrics\n"
+	  "  --metrics-spec SPEC    how maps read as metrics (docs/fleet.md)\n"
 	  "  (docs/attach.md)\n", true },
-	{ "instrument", cmd_instrument, "instrument [--sm SM] [-q|-v] [--no-inline] [--prog NAME]... FILE.o IN.(ptx|fatbin) [-o OUT.ptx]   splice probes (maps at placeholders)",
+	{ "instrument", cmd_instrument, "instrument [--sm SM] [-q|-v] [--no-inline] [--mem-inline-limit BYTES|none] [--prog NAME]... FILE.o IN.(ptx|fatbin) [-o OUT.ptx]   splice probes (maps at placeholders)",
 	  "  --sm SM       PTX target of the probes (default sm_90)\n"
 	  "  -o OUT.ptx    where the PTX goes (default stdout); written before the report\n"
 	  "  -q            report only the summary line\n"
 	  "  -v            also report every memory site\n"
 	  "  --no-inline   call the probes from their sites instead of copying them in\n"
+	  "  --mem-inline-limit BYTES|none\n"
+	  "                PTX bytes of memory-probe copies per module; past it the\n"
+	  "                probe is called (K, M, G suffixes; default: the module's size,\n"
+	  "                at least 16M)\n"
 	  "  --prog NAME   attach only this program (repeatable; default: every one\n"
 	  "                whose section names an attach point)\n", false },
 };

@@ -174,6 +174,7 @@ class Report:
     kernels: tuple      # KernelReport per kernel
     mem_sites: tuple    # MemSite per memory instruction probed
     warnings: tuple     # attachments whose pattern matched no kernel
+    mem_called: int     # memory probes called past Context's mem_inline_limit
 
     @classmethod
     def _from_dict(cls, d):
@@ -197,6 +198,10 @@ class Verification:
         return self.accepted
 
 
+#: Context(mem_inline_limit=...): copy memory probes into every site.
+MEM_INLINE_UNLIMITED = 2**64 - 1
+
+
 class Context:
     """A library context: owns the objects loaded into it, their maps and
     attachments, and (once a GPU call needs it) the CUDA context binding.
@@ -207,10 +212,13 @@ class Context:
     library's default). log: callable(level, message) receiving the
     library's log (default: stderr), up to log_level. no_inline: call
     probes from their sites instead of copying their bodies in.
+    mem_inline_limit: bytes of copies of one memory probe a module may
+    receive, past which the functions with the most sites call it (0: the
+    module's size, at least 16 MiB; MEM_INLINE_UNLIMITED: no bound).
     """
 
     def __init__(self, sm=None, offline=False, thread_slots=0, log=None,
-                 log_level=LOG_WARN, no_inline=False):
+                 log_level=LOG_WARN, no_inline=False, mem_inline_limit=0):
         self._h = None
         self._log = log  # the C context calls it: keep it alive
         self._on_print = None  # likewise
@@ -219,7 +227,8 @@ class Context:
         self._h = _c.egpu_ctx_new(dict(sm=sm, offline=offline,
                                        thread_slots=thread_slots, log=log,
                                        log_level=log_level,
-                                       no_inline=no_inline))
+                                       no_inline=no_inline,
+                                       mem_inline_limit=mem_inline_limit))
         self.sm = sm or "sm_90"
         self.offline = offline
 

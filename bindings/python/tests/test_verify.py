@@ -66,3 +66,16 @@ def test_no_inline_calls_probes(mem_path, kernels_ptx):
         _, report = c.instrument(kernels_ptx)
         assert report.kernels_patched >= 1
         assert all(k.inlined == 0 for k in report.kernels)
+
+
+def test_mem_inline_limit_calls_past_the_bound(mem_path, kernels_ptx):
+    """A 1-byte budget calls the memory probe at every site; no bound
+    copies it into every site."""
+    reports = {}
+    for limit in (1, egpu.MEM_INLINE_UNLIMITED):
+        with egpu.Context(offline=True, mem_inline_limit=limit) as c:
+            c.load(mem_path).attach_all()
+            out, reports[limit] = c.instrument(kernels_ptx)
+            assert ("call \t(%egpu_m5)" in out) == (limit == 1)
+    assert reports[1].mem_called == len(reports[1].mem_sites) > 0
+    assert reports[egpu.MEM_INLINE_UNLIMITED].mem_called == 0

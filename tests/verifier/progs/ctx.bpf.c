@@ -98,3 +98,60 @@ int direct_run_bytes(u8 *mem, u64 len)
 {
 	return mem[3] | mem[15] << 8;
 }
+
+/* Entry and exit probes read the kernel's parameters through ctx->params
+ * (the instrumenter checks each kernel has the bytes they reach). */
+
+/* expect: accept */
+SEC("gpu/entry/param_n")
+int read_param_n(struct egpu_kernel_ctx *ctx)
+{
+	const int *p = (const int *)ctx->params;
+
+	return p[6];
+}
+
+/* expect: accept */
+SEC("gpu/exit/param_bounded")
+int read_param_bounded(struct egpu_kernel_ctx *ctx)
+{
+	const u64 *p = (const u64 *)ctx->params;
+
+	return p[ctx->site & 3];
+}
+
+/* expect: reject "write into the kernel's parameters" */
+SEC("gpu/entry/param_write")
+int write_param(struct egpu_kernel_ctx *ctx)
+{
+	*(u32 *)ctx->params = 0;
+	return 0;
+}
+
+/* expect: reject "is not a pointer" */
+SEC("gpu/entry/param_unbounded")
+int read_param_unbounded(struct egpu_kernel_ctx *ctx)
+{
+	const u8 *p = (const u8 *)ctx->params;
+
+	return p[ctx->params_size];
+}
+
+/* expect: reject "out-of-bounds access to kernel parameters" */
+SEC("gpu/entry/param_past_limit")
+int read_param_past_limit(struct egpu_kernel_ctx *ctx)
+{
+	const u32 *p = (const u32 *)ctx->params;
+
+	return p[8191];
+}
+
+/* expect: accept */
+SEC("gpu/entry/param_address")
+int param_address_as_number(struct egpu_kernel_ctx *ctx)
+{
+	u64 key = ctx->params >> 3;
+	u64 one = 1;
+
+	return bpf_map_update_elem(&addrs, &key, &one, 0);
+}
