@@ -46,7 +46,6 @@ int err_set(int code, const char *fmt, ...) EGPU_PRINTF(2, 3);
 int err_vset(int code, const char *fmt, va_list ap);
 /* Put @prefix and ": " in front of the current message (adds context). */
 void err_prefix(const char *fmt, ...) EGPU_PRINTF(1, 2);
-void err_clear(void);
 
 /* A growable NUL-terminated string. Out of memory is sticky: check sb_ok(). */
 struct strbuf {

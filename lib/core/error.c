@@ -42,12 +42,6 @@ void err_prefix(const char *fmt, ...)
 			 (int)(sizeof(errmsg) - n - 3), old);
 }
 
-void err_clear(void)
-{
-	errmsg[0] = '\0';
-	errcode = 0;
-}
-
 int egpu_errcode(void)
 {
 	return errcode;

@@ -158,21 +158,6 @@ void ring_free(struct event_ring *r)
 	ring_free_struct(r);
 }
 
-const char *ring_name(const struct event_ring *r)
-{
-	return r->name;
-}
-
-uint32_t ring_type(const struct event_ring *r)
-{
-	return r->type;
-}
-
-uint64_t ring_capacity(const struct event_ring *r)
-{
-	return r->cap;
-}
-
 uint32_t ring_max_payload(const struct event_ring *r)
 {
 	return r->max_record - RING_HDR_SIZE;

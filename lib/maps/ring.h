@@ -46,8 +46,6 @@ int ring_new_for_map(const struct bpf_map_spec *spec, struct event_ring **out);
 /* NULL-safe. Unmaps the storage from the GPU if it was mapped. */
 void ring_free(struct event_ring *r);
 
-const char *ring_name(const struct event_ring *r);
-uint64_t ring_capacity(const struct event_ring *r);
 /* Largest payload one record may carry. */
 uint32_t ring_max_payload(const struct event_ring *r);
 
@@ -143,12 +141,5 @@ long ring_cpu_output(struct event_ring *r, const void *data, uint64_t size,
 void *ring_cpu_reserve(struct event_ring *r, uint64_t size, uint64_t flags);
 /* Publish (or discard) a record @data returned by ring_cpu_reserve(). */
 void ring_cpu_commit(void *data, bool discard);
-
-/*
- * Maps' first field is their type, in struct host_map and struct
- * event_ring alike: a helper given the wrong kind of map by a program
- * reads a type it refuses instead of misreading the other struct.
- */
-uint32_t ring_type(const struct event_ring *r);
 
 #endif

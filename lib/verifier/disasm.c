@@ -240,19 +240,6 @@ void verifier_disasm(struct strbuf *sb, const struct bpf_insn *insns,
 	}
 }
 
-void verifier_dump(struct strbuf *sb, const struct bpf_prog_spec *prog,
-		   const struct bpf_map_spec *maps, size_t map_cnt, int abi)
-{
-	for (size_t i = 0; i < prog->insn_cnt; i++) {
-		sb_printf(sb, "%4zu: ", i);
-		verifier_disasm(sb, prog->insns, prog->insn_cnt, i, maps,
-				map_cnt, abi);
-		sb_adds(sb, "\n");
-		if (bpf_is_lddw(&prog->insns[i]))
-			i++;
-	}
-}
-
 void disasm_insn(struct strbuf *sb, const struct verifier *v, int idx)
 {
 	verifier_disasm(sb, v->insns, v->cnt, idx, v->maps, v->map_cnt,

@@ -88,9 +88,6 @@ int verifier_run(const struct bpf_prog_spec *prog,
 void verifier_disasm(struct strbuf *sb, const struct bpf_insn *insns,
 		     size_t cnt, size_t idx, const struct bpf_map_spec *maps,
 		     size_t map_cnt, int abi);
-/* A listing of the whole program, one "IDX: insn" line each. */
-void verifier_dump(struct strbuf *sb, const struct bpf_prog_spec *prog,
-		   const struct bpf_map_spec *maps, size_t map_cnt, int abi);
 /*
  * One line for a command-line tool after verifier_run() returned @rc:
  * "prog 'x': accepted (N insns processed, S states, peak P, stack B, T ms)"

@@ -71,7 +71,7 @@ static int check_row(const struct row *r)
 	uint8_t *prog = unhex(r->program, &len);
 	int err;
 
-	err_clear();
+	tu_err_clear();
 	err = object_parse_raw(prog, len, &s);
 	if (!err && (err = verifier_check_object(&s, EGPU_HELPERS_CONFORMANCE)))
 		object_spec_free(&s);

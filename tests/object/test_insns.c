@@ -192,7 +192,7 @@ START_TEST(insn_case)
 	};
 	int err;
 
-	err_clear();
+	tu_err_clear();
 	err = verifier_check_insns(&p, c->map_cnt, c->abi);
 	if (!c->err) {
 		ck_assert_msg(!err, "%s: refused: %s", c->what, egpu_errmsg());

@@ -121,7 +121,7 @@ static int check_prog(const struct elf_progs *ep,
 		sb_init(&log);
 		sb_init(&dump);
 		verify(ep, p, &log);
-		verifier_dump(&dump, p, ep->maps, ep->map_cnt, 0);
+		tu_verifier_dump(&dump, p, ep->maps, ep->map_cnt, 0);
 		fprintf(stderr, "%s (%s): expected %s \"%s\", got: %s\n%s%s",
 			p->name, p->section, e->expect[0] ? "refusal" :
 			"acceptance", e->expect, err ? msg : "acceptance",

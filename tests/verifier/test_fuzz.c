@@ -116,7 +116,7 @@ static void report(const struct subject *s, const char *why)
 	struct strbuf sb;
 
 	sb_init(&sb);
-	verifier_dump(&sb, &spec, s->maps, s->map_cnt, s->abi);
+	tu_verifier_dump(&sb, &spec, s->maps, s->map_cnt, s->abi);
 	fprintf(stderr, "UNSOUND: '%s' (attach %d) accepted, but %s\n%s",
 		s->name, s->attach, why, sb.buf ? sb.buf : "");
 	sb_free(&sb);
