@@ -58,6 +58,7 @@ static struct collect *collect_new(const struct collect_opts *opts)
 	c->raw_frames = c->opts.max_frames + INNER_FRAMES;
 	if (!opts->no_python)
 		c->py = py_new();
+	c->uw = uw_new();
 	pthread_mutex_init(&c->lock, NULL);
 	return c;
 }
@@ -188,6 +189,7 @@ void collect_free(struct collect *c)
 	strpool_free(&c->names);
 	ptrmap_free(&c->kernel_names);
 	py_free(c->py);
+	uw_free(c->uw);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }

@@ -2,7 +2,7 @@
 /*
  * The CUPTI callback, on the application's threads: each launch, graph
  * launch and copy call gets a record with its correlation id, times and
- * return addresses (backtrace()); names come later, at collect_stop().
+ * return addresses (collect_unwind.c); names come later, at collect_stop().
  * Each thread appends to its own chunk without locks.
  *
  * A runtime call (cudaLaunchKernel) makes a driver call (cuLaunchKernel)
@@ -10,7 +10,6 @@
  * driver call's correlation id differs, an alias record maps GPU records
  * carrying the driver's id to the runtime call.
  */
-#include <execinfo.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,8 +165,8 @@ static struct raw_call *call_new(struct collect *c, bool stack)
 	call->tid = tl.tid;
 	call->frame_at = k->frame_n;
 	if (want)
-		call->frame_n = (uint16_t)backtrace(k->frames + k->frame_n,
-						    (int)c->raw_frames);
+		call->frame_n = (uint16_t)uw_capture(c->uw,
+			k->frames + k->frame_n, c->raw_frames);
 	k->frame_n += call->frame_n;
 	k->call_n++;
 	return call;

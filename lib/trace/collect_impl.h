@@ -71,6 +71,25 @@ void *ptrmap_get(const struct ptrmap *m, uintptr_t key);
 int ptrmap_put(struct ptrmap *m, uintptr_t key, void *val);
 void ptrmap_free(struct ptrmap *m);
 
+/*
+ * uintptr_t (never 0 or 1) -> uint64_t for the callback: lookups without
+ * locks from any thread, inserts only, a fixed capacity (a power of two;
+ * entries beyond three quarters of it are not kept).
+ */
+struct lfmap {
+	struct lfslot {
+		_Atomic uintptr_t key;   /* 0: empty; published after val */
+		uint64_t val;
+	} *slot;
+	size_t cap;
+	atomic_size_t used;
+};
+
+int lfmap_init(struct lfmap *m, size_t cap);
+bool lfmap_get(const struct lfmap *m, uintptr_t key, uint64_t *val);
+void lfmap_put(struct lfmap *m, uintptr_t key, uint64_t val);
+void lfmap_free(struct lfmap *m);
+
 /* Demangled @name interned in @p ("_Z..." names only; others as given). */
 const char *strpool_demangled(struct strpool *p, const char *name);
 
@@ -120,6 +139,7 @@ struct call_chunk {
 struct collect {
 	struct collect_opts opts;
 	uint32_t raw_frames;          /* frames captured per call */
+	struct unwinder *uw;          /* NULL: backtrace() */
 	struct pyframes *py;          /* NULL: no Python frames */
 	uint64_t gen;                 /* tells threads their chunk is stale */
 	CUpti_SubscriberHandle sub;
@@ -174,6 +194,22 @@ enum sym_role sym_role(struct symbolizer *s, uintptr_t addr);
  */
 const char *sym_name(struct symbolizer *s, uintptr_t addr);
 void sym_free(struct symbolizer *s);
+
+/* collect_unwind.c: return addresses, as backtrace() gives them. */
+struct unwinder;
+/* NULL where only backtrace() can be used (other CPUs, no libgcc_s). */
+struct unwinder *uw_new(void);
+/*
+ * Up to @max return addresses of the calling thread into @out, innermost
+ * first (the first in uw_capture's caller or below); backtrace() where
+ * @u is NULL or a frame's rule is beyond the cached kinds.
+ */
+uint32_t uw_capture(struct unwinder *u, void **out, uint32_t max);
+/* The cached walk alone: the count, or -1 where backtrace() must do it. */
+int uw_walk(struct unwinder *u, void **out, uint32_t max);
+/* Whether [@addr, @addr + @len) lies in the calling thread's stack. */
+bool uw_stack_has(uintptr_t addr, size_t len);
+void uw_free(struct unwinder *u);
 
 /* collect_python.c: Python frames of the launching thread. */
 #define PY_ENTRY 0x80000000u  /* the frame ran first in its eval-loop call */

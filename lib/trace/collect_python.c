@@ -23,6 +23,19 @@
  * first by finding there the code object the API gave (so another layout,
  * a debug or free-threaded build, is recognized and read nothing more);
  * without it the chains are unknown (py_capture's *entries is false).
+ *
+ * The walk through the API costs a microsecond or more per launch (frame
+ * objects made for every frame, the GIL taken). So on 3.11-3.13 the
+ * callback reads the thread's frame chain directly in CPython's private
+ * layout (struct layout), as py-spy and austin do, and needs neither the
+ * GIL nor Python's API as long as every frame's instruction is known: an
+ * instruction pointer names one (code object, instruction), the code
+ * objects being kept alive. An unknown one sends the capture down the API
+ * walk (GIL taken), which also checks the direct walk against itself
+ * (same first frame, same code objects, same entry marks) before its
+ * instructions are remembered; one disagreement turns the direct walk off
+ * for the trace (another build's layout). The launching thread is stopped
+ * in its C call, so its frames do not change under the walk.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -66,8 +79,42 @@ struct py_frame {
 	const char *text;     /* "function (file:line)" in pool */
 };
 
+/* CPython's private layouts, release builds (Include/internal/
+ * pycore_frame.h, cpython/pystate.h and cpython/code.h of each version). */
+struct layout {
+	uint16_t ts_frame;      /* PyThreadState.cframe (3.11, 3.12) or
+				   .current_frame (3.13) */
+	int16_t cframe_frame;   /* _PyCFrame.current_frame; -1: no _PyCFrame */
+	/* _PyInterpreterFrame */
+	uint16_t code, previous, instr, owner;
+	uint16_t is_entry;      /* 3.11's is_entry; 0: none */
+	int8_t owned_by_cstack; /* FRAME_OWNED_BY_CSTACK; -1: none */
+	/* PyCodeObject: co_code_adaptive, _co_firsttraceable */
+	uint16_t code_units, first_traceable;
+};
+
+#define OWNED_BY_GENERATOR 1    /* FRAME_OWNED_BY_GENERATOR */
+#define FRAMEOBJ_IFRAME 24      /* PyFrameObject.f_frame, 3.11-3.13 */
+
+static const struct layout layouts[] = {
+	{ 56, 8, 32, 48, 56, 69, 68, -1, 184, 168 },   /* 3.11 */
+	{ 56, 0, 0, 8, 56, 70, 0, 3, 192, 176 },       /* 3.12 */
+	{ 72, -1, 0, 8, 56, 70, 0, 3, 200, 184 },      /* 3.13 */
+};
+
+/* One frame as the direct walk read it. */
+struct raw_pyframe {
+	const char *frame;    /* the _PyInterpreterFrame */
+	const void *code;
+	uintptr_t instr;
+	bool entry;
+};
+
 struct pyframes {
 	struct py_api api;
+	const struct layout *layout;  /* NULL: the API walk only */
+	atomic_bool direct;   /* the direct walk agreed with the API's */
+	struct lfmap by_instr;        /* instruction pointer -> frame id */
 	pthread_mutex_t lock; /* the table (free-threaded builds have no GIL) */
 	struct py_frame *frames;
 	size_t n, cap;
@@ -76,10 +123,6 @@ struct pyframes {
 	struct strpool pool;
 };
 
-/* Offsets in CPython's private frame layouts (Include/internal/
- * pycore_frame.h of each version); see the comment at the top. */
-#define FRAMEOBJ_IFRAME 24    /* PyFrameObject.f_frame, 3.11-3.13 */
-#define OWNED_BY_CSTACK 3     /* FRAME_OWNED_BY_CSTACK, 3.12-3.13 */
 
 static bool load_api(struct py_api *a)
 {
@@ -120,32 +163,53 @@ struct pyframes *py_new(void)
 		return NULL;
 	}
 	pthread_mutex_init(&p->lock, NULL);
+	if (p->api.minor >= 11 && p->api.minor <= 13 &&
+	    !lfmap_init(&p->by_instr, 1u << 16)) {
+		p->layout = &layouts[p->api.minor - 11];
+		atomic_init(&p->direct, true);
+	}
 	return p;
+}
+
+static const void *word_at(const char *base, size_t off)
+{
+	return *(const void *const *)(base + off);
+}
+
+/* Whether the interpreter frame @f ran first in its eval-loop call. */
+static bool entry_of(const struct layout *l, const char *f)
+{
+	const char *prev;
+
+	if (l->is_entry)
+		return f[l->is_entry] != 0;
+	prev = word_at(f, l->previous);
+	return !prev || prev[l->owner] == l->owned_by_cstack;
+}
+
+/* The interpreter frame of frame object @frame, if it holds @code. */
+static const char *iframe_of(const struct layout *l, PyObject *frame,
+			     PyObject *code)
+{
+	const char *f = word_at((const char *)frame, FRAMEOBJ_IFRAME);
+
+	return f && word_at(f, l->code) == code ? f : NULL;
 }
 
 /*
  * Whether @frame ran first in its call of the eval loop; -1 when this
  * build's layout is not the one expected (@code not where it should be).
  */
-static int entry_frame(const struct py_api *a, PyObject *frame,
+static int entry_frame(const struct pyframes *p, PyObject *frame,
 		       PyObject *code)
 {
-	const char *f, *prev;
+	const char *f;
 
-	if (a->minor == 10)
+	if (p->api.minor == 10)
 		return 1;
-	if (a->minor > 13)
+	if (!p->layout || !(f = iframe_of(p->layout, frame, code)))
 		return -1;
-	f = *(const char *const *)((const char *)frame + FRAMEOBJ_IFRAME);
-	if (!f)
-		return -1;
-	if (a->minor == 11)
-		return *(PyObject *const *)(f + 32) == code ? f[68] != 0 : -1;
-	/* 3.12 and 3.13: f_code / f_executable first, previous next */
-	if (*(PyObject *const *)f != code)
-		return -1;
-	prev = *(const char *const *)(f + 8);
-	return !prev || prev[70] == OWNED_BY_CSTACK;
+	return entry_of(p->layout, f);
 }
 
 static uint64_t frame_hash(const PyObject *code, int pos)
@@ -285,7 +349,7 @@ static uint32_t walk(struct pyframes *p, void *ts, uint32_t *out,
 		int entry, pos;
 
 		if ((code = a->PyFrame_GetCode(f))) {
-			entry = entry_frame(a, f, code);
+			entry = entry_frame(p, f, code);
 			if (entry < 0)
 				*entries = false;
 			pos = a->PyFrame_GetLasti ? a->PyFrame_GetLasti(f)
@@ -306,23 +370,153 @@ static uint32_t walk(struct pyframes *p, void *ts, uint32_t *out,
 	return n;
 }
 
+/* Not yet started or a C-stack shim: PyFrame_GetBack() skips it. */
+static bool incomplete(const struct layout *l, const char *f)
+{
+	const char *code = word_at(f, l->code);
+	int first;
+
+	if (f[l->owner] == l->owned_by_cstack)
+		return true;
+	memcpy(&first, code + l->first_traceable, sizeof(first));
+	return f[l->owner] != OWNED_BY_GENERATOR &&
+	       (uintptr_t)word_at(f, l->instr) <
+	       (uintptr_t)code + l->code_units + 2 * (uintptr_t)first;
+}
+
+/* The innermost interpreter frame of thread state @ts, NULL if unsure. */
+static const char *first_iframe(const struct layout *l, const char *ts)
+{
+	const char *at = word_at(ts, l->ts_frame);
+
+	if (l->cframe_frame < 0)
+		return at;
+	/* the _PyCFrame lies in the thread state or on the C stack */
+	if (!at || (!(at >= ts && at + 16 <= ts + 512) &&
+		    !uw_stack_has((uintptr_t)at, 16)))
+		return NULL;
+	return word_at(at, (size_t)l->cframe_frame);
+}
+
+/* The complete frames of @ts by the layout, innermost first; -1 if odd. */
+static int direct_frames(const struct layout *l, const char *ts,
+			 struct raw_pyframe *raw, uint32_t max)
+{
+	const char *f = first_iframe(l, ts);
+	uint32_t n = 0, steps = 0;
+
+	for (; f && n < max; f = word_at(f, l->previous)) {
+		if (++steps > 4 * PY_MAX_FRAMES)
+			return -1;
+		if (incomplete(l, f))
+			continue;
+		raw[n++] = (struct raw_pyframe){ f, word_at(f, l->code),
+			(uintptr_t)word_at(f, l->instr), entry_of(l, f) };
+	}
+	return (int)n;
+}
+
+/* The direct walk: -1 where a frame's instruction is not known yet. */
+static int direct_capture(struct pyframes *p, const char *ts, uint32_t *out,
+			  uint32_t max)
+{
+	struct raw_pyframe raw[PY_MAX_FRAMES];
+	int n = direct_frames(p->layout, ts, raw, max);
+	uint64_t id;
+
+	for (int i = 0; i < n; i++) {
+		if (!lfmap_get(&p->by_instr, raw[i].instr, &id))
+			return -1;
+		out[i] = (uint32_t)id | (raw[i].entry ? PY_ENTRY : 0);
+	}
+	return n;
+}
+
+/*
+ * Whether the direct walk of @ts reads the frames the API walk gave as
+ * @ids (GIL held) into @raw: the same first frame (checked before reading
+ * further), code objects and entry marks.
+ */
+static bool agrees(struct pyframes *p, PyObject *ts, const uint32_t *ids,
+		   uint32_t n, struct raw_pyframe *raw)
+{
+	const struct py_api *a = &p->api;
+	PyObject *frame = a->PyThreadState_GetFrame(ts), *code = NULL;
+	const char *first = NULL;
+	bool same = false;
+
+	if (frame && (code = a->PyFrame_GetCode(frame)))
+		first = iframe_of(p->layout, frame, code);
+	if (first && first_iframe(p->layout, (const char *)ts) == first)
+		same = direct_frames(p->layout, (const char *)ts, raw, n) ==
+			(int)n;
+	if (code)
+		a->Py_DecRef(code);
+	if (frame)
+		a->Py_DecRef(frame);
+	pthread_mutex_lock(&p->lock);
+	for (uint32_t i = 0; same && i < n; i++)
+		same = p->frames[ids[i] & ~PY_ENTRY].code == raw[i].code &&
+		       raw[i].entry == !!(ids[i] & PY_ENTRY);
+	pthread_mutex_unlock(&p->lock);
+	return same;
+}
+
+/* After the API walk of @ts gave @ids: remember their instructions for
+ * the direct walk, or turn it off where it disagrees. */
+static void learn(struct pyframes *p, PyObject *ts, const uint32_t *ids,
+		  uint32_t n, bool entries)
+{
+	struct raw_pyframe raw[PY_MAX_FRAMES];
+
+	if (!n)
+		return;
+	if (!entries || !agrees(p, ts, ids, n, raw)) {
+		atomic_store(&p->direct, false);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		lfmap_put(&p->by_instr, raw[i].instr, ids[i] & ~PY_ENTRY);
+}
+
+/* The API walk, with the GIL; teaches the direct walk. */
+static uint32_t api_capture(struct pyframes *p, uint32_t *out, uint32_t max,
+			    bool *entries)
+{
+	const struct py_api *a = &p->api;
+	void *ts = a->current();
+	bool take = !ts;
+	uint32_t n;
+	int gil = 0;
+
+	if (take) {
+		gil = a->PyGILState_Ensure();
+		ts = a->current();
+	}
+	n = walk(p, ts, out, max, entries);
+	if (atomic_load(&p->direct))
+		learn(p, ts, out, n, *entries);
+	if (take)
+		a->PyGILState_Release(gil);
+	return n;
+}
+
 uint32_t py_capture(struct pyframes *p, uint32_t *out, uint32_t max,
 		    bool *entries)
 {
 	const struct py_api *a = &p->api;
 	void *ts;
-	uint32_t n;
-	int gil;
+	int n;
 
 	if (!a->Py_IsInitialized() || a->is_finalizing() ||
-	    !a->PyGILState_GetThisThreadState())
+	    !(ts = a->PyGILState_GetThisThreadState()))
 		return 0;       /* no Python on this thread (or any longer) */
-	if ((ts = a->current()))
-		return walk(p, ts, out, max, entries);
-	gil = a->PyGILState_Ensure();
-	n = walk(p, a->current(), out, max, entries);
-	a->PyGILState_Release(gil);
-	return n;
+	if (atomic_load_explicit(&p->direct, memory_order_relaxed) &&
+	    (n = direct_capture(p, ts, out, max)) >= 0) {
+		*entries = true;
+		return (uint32_t)n;
+	}
+	return api_capture(p, out, max, entries);
 }
 
 const char *py_frame_text(const struct pyframes *p, uint32_t id)
@@ -348,6 +542,7 @@ void py_free(struct pyframes *p)
 	}
 	free(p->frames);
 	free(p->slot);
+	lfmap_free(&p->by_instr);
 	strpool_free(&p->pool);
 	pthread_mutex_destroy(&p->lock);
 	free(p);

@@ -292,7 +292,13 @@ bool ref_env_is_address(struct ref_env *e, uint64_t value)
 {
 	struct region r;
 
-	return find_region(e, value, &r);
+	if (find_region(e, value, &r))
+		return true;
+	/* a frame pointer (r10) points just past its stack */
+	for (int i = 0; i < e->depth; i++)
+		if (value == (uint64_t)(uintptr_t)e->frames[i].stack + BPF_STACK_SIZE)
+			return true;
+	return false;
 }
 
 /* Check @size bytes at @addr; @read: stack bytes must have been written. */

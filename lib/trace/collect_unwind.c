@@ -1,0 +1,639 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Return addresses of the calling thread, as backtrace() gives them, at a
+ * fraction of its cost. backtrace() runs libgcc's unwinder, which for
+ * every frame finds the function's FDE in .eh_frame and interprets its
+ * CFA program from the function's start, every time. Here each return
+ * address's unwind rule (where the caller's stack pointer, return address
+ * and frame pointer are) is worked out once from the same .eh_frame data,
+ * packed into 8 bytes and cached; a capture is then a hash lookup and two
+ * loads per frame.
+ *
+ * The rule of a return address: CFA = rsp or rbp + offset; the return
+ * address and the saved rbp (if saved) at fixed offsets from the CFA.
+ * That covers what compilers emit for x86-64 functions. Anything else
+ * (a CFA computed by a DWARF expression, a signal frame, a stack pointer
+ * leaving the thread's stack) makes the whole capture fall back to
+ * backtrace(), so the result is always what backtrace() would give.
+ * Frames end where backtrace()'s do: at code without an FDE, or where the
+ * return address is undefined (_start, clone3).
+ *
+ * The cache is a lock-free open-addressing table shared by the threads
+ * of one trace: an entry's key is published (release) after its rule.
+ */
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect_impl.h"
+
+/* The thread's stack, where every read of the unwinder must land. */
+static _Thread_local struct {
+	uintptr_t lo, hi;
+	bool known, none;
+} stack;
+
+static bool stack_bounds(void)
+{
+	pthread_attr_t attr;
+	void *base;
+	size_t size;
+
+	if (stack.known)
+		return !stack.none;
+	stack.known = true;
+	stack.none = true;
+	if (pthread_getattr_np(pthread_self(), &attr))
+		return false;
+	if (!pthread_attr_getstack(&attr, &base, &size)) {
+		stack.lo = (uintptr_t)base;
+		stack.hi = (uintptr_t)base + size;
+		stack.none = false;
+	}
+	pthread_attr_destroy(&attr);
+	return !stack.none;
+}
+
+bool uw_stack_has(uintptr_t addr, size_t len)
+{
+	return stack_bounds() && addr >= stack.lo && addr + len <= stack.hi;
+}
+
+#if defined(__x86_64__)
+
+/* DWARF register numbers (x86-64 psABI) */
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RA 16
+
+/* libgcc's FDE lookup: the FDE covering @pc, and the bases its pointer
+ * encodings may refer to. Exported by libgcc_s (and LLVM's libunwind). */
+struct eh_bases {
+	void *tbase, *dbase, *func;
+};
+typedef const void *find_fde_fn(void *pc, struct eh_bases *bases);
+
+enum rule_kind {
+	RULE_NONE,        /* an empty cache slot */
+	RULE_STEP,        /* unwind by the offsets */
+	RULE_END,         /* the outermost frame: no FDE, or RA undefined */
+	RULE_UNKNOWN,     /* not expressible: backtrace() does the capture */
+};
+
+/* One return address's rule, 8 bytes. */
+struct rule {
+	int32_t cfa_off;
+	int16_t rbp_off;  /* rbp saved at CFA + rbp_off; 0: unchanged */
+	int8_t ra_off;    /* return address at CFA + ra_off */
+	uint8_t kind;     /* enum rule_kind, | RULE_CFA_RBP */
+};
+
+_Static_assert(sizeof(struct rule) == sizeof(uint64_t), "a rule is a word");
+
+#define RULE_KIND 3
+#define RULE_CFA_RBP 4    /* the CFA is rbp + cfa_off (else rsp +) */
+
+#define CACHE_SLOTS (1u << 15)
+
+struct unwinder {
+	void *libgcc;
+	find_fde_fn *find_fde;
+	struct lfmap rules;   /* return address -> struct rule */
+};
+
+/* ---- reading .eh_frame ---- */
+
+struct reader {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+/* A LEB128 number, sign-extended when @sign. */
+static uint64_t read_leb(struct reader *r, bool sign)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	do {
+		if (r->p >= r->end) {
+			r->bad = true;
+			return 0;
+		}
+		b = *r->p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	if (sign && shift < 64 && (b & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	return v;
+}
+
+static uint64_t read_uleb(struct reader *r)
+{
+	return read_leb(r, false);
+}
+
+static int64_t read_sleb(struct reader *r)
+{
+	return (int64_t)read_leb(r, true);
+}
+
+/* @n bytes, little-endian, sign-extended when @sign. */
+static uint64_t read_fixed(struct reader *r, size_t n, bool sign)
+{
+	uint64_t v = 0;
+
+	if ((size_t)(r->end - r->p) < n) {
+		r->bad = true;
+		return 0;
+	}
+	memcpy(&v, r->p, n);    /* x86-64 is little-endian */
+	r->p += n;
+	if (sign && n < 8 && (v >> (8 * n - 1)) & 1)
+		v |= ~(uint64_t)0 << (8 * n);
+	return v;
+}
+
+#define DW_EH_PE_omit 0xff
+
+/* A pointer in DWARF EH encoding @enc (DW_EH_PE_*). */
+static uint64_t read_encoded(struct reader *r, uint8_t enc,
+			     const struct eh_bases *b)
+{
+	const uint8_t *at = r->p;
+	uint64_t v;
+
+	switch (enc & 0x0f) {
+	case 0x00: v = read_fixed(r, 8, false); break;   /* absptr */
+	case 0x01: v = read_uleb(r); break;
+	case 0x02: v = read_fixed(r, 2, false); break;
+	case 0x03: v = read_fixed(r, 4, false); break;
+	case 0x04: v = read_fixed(r, 8, false); break;
+	case 0x09: v = (uint64_t)read_sleb(r); break;
+	case 0x0a: v = read_fixed(r, 2, true); break;
+	case 0x0b: v = read_fixed(r, 4, true); break;
+	case 0x0c: v = read_fixed(r, 8, true); break;
+	default: r->bad = true; return 0;
+	}
+	switch (enc & 0x70) {
+	case 0x00: break;
+	case 0x10: v += (uintptr_t)at; break;             /* pcrel */
+	case 0x20: v += (uintptr_t)b->tbase; break;       /* textrel */
+	case 0x30: v += (uintptr_t)b->dbase; break;       /* datarel */
+	case 0x40: v += (uintptr_t)b->func; break;        /* funcrel */
+	default: r->bad = true;
+	}
+	return v;     /* DW_EH_PE_indirect only occurs for personalities */
+}
+
+/* An entry (CIE or FDE) at @p: its content after the length field. */
+static bool entry_at(const uint8_t *p, struct reader *r)
+{
+	uint32_t len32;
+	uint64_t len;
+
+	memcpy(&len32, p, 4);
+	p += 4;
+	len = len32;
+	if (len32 == 0xffffffffu) {
+		memcpy(&len, p, 8);
+		p += 8;
+	}
+	if (!len || len > (1u << 30))
+		return false;
+	*r = (struct reader){ p, p + len, false };
+	return true;
+}
+
+/* ---- the CFA program ---- */
+
+enum how { HOW_SAME, HOW_UNDEF, HOW_OFFSET, HOW_OTHER };
+
+struct reg_rule {
+	uint8_t how;      /* enum how */
+	int64_t off;
+};
+
+struct cfa_state {
+	uint64_t cfa_reg;
+	int64_t cfa_off;
+	bool cfa_expr;
+	struct reg_rule rbp, ra;
+};
+
+struct cie {
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg;
+	uint8_t fde_enc;
+	bool signal, has_aug_len;
+	struct reader init;   /* initial instructions */
+};
+
+#define STATE_STACK 8
+
+/* The rule register @reg gets, or NULL when it is neither rbp nor RA. */
+static struct reg_rule *tracked(struct cfa_state *s, const struct cie *c,
+				uint64_t reg)
+{
+	if (reg == c->ra_reg)
+		return &s->ra;
+	return reg == REG_RBP ? &s->rbp : NULL;
+}
+
+static void set_rule(struct cfa_state *s, const struct cie *c, uint64_t reg,
+		     uint8_t how, int64_t off)
+{
+	struct reg_rule *t = tracked(s, c, reg);
+
+	if (t)
+		*t = (struct reg_rule){ how, off };
+}
+
+/* DW_CFA_restore: register @reg's rule back to @init's. */
+static void restore(struct cfa_state *s, const struct cie *c, uint64_t reg,
+		    const struct cfa_state *init)
+{
+	struct cfa_state copy = *init;
+	struct reg_rule *from = tracked(&copy, c, reg);
+
+	if (from)
+		*tracked(s, c, reg) = *from;
+}
+
+/*
+ * Run the CFA instructions in @r from location @loc until past @target
+ * (the call instruction). @init: the state after the CIE's instructions,
+ * for DW_CFA_restore. False on instructions this reader does not know.
+ */
+static bool run_cfa(struct reader *r, const struct cie *c,
+		    const struct eh_bases *b, uint64_t loc, uint64_t target,
+		    struct cfa_state *s, const struct cfa_state *init)
+{
+	struct cfa_state saved[STATE_STACK];
+	unsigned depth = 0;
+	uint64_t reg;
+	int64_t off;
+
+	while (r->p < r->end && !r->bad) {
+		uint8_t op = *r->p++, low = op & 0x3f;
+
+		switch (op >> 6) {
+		case 1:    /* DW_CFA_advance_loc */
+			loc += low * c->code_align;
+			if (loc > target)
+				return true;
+			continue;
+		case 2:    /* DW_CFA_offset */
+			off = (int64_t)read_uleb(r) * c->data_align;
+			set_rule(s, c, low, HOW_OFFSET, off);
+			continue;
+		case 3:    /* DW_CFA_restore */
+			restore(s, c, low, init);
+			continue;
+		}
+		switch (op) {
+		case 0x00: break;                                /* nop */
+		case 0x01:                                       /* set_loc */
+			loc = read_encoded(r, c->fde_enc, b);
+			if (loc > target)
+				return true;
+			break;
+		case 0x02: case 0x03: case 0x04:                 /* advance_locN */
+			loc += read_fixed(r, op == 0x02 ? 1 : op == 0x03 ? 2 : 4,
+					  false) * c->code_align;
+			if (loc > target)
+				return true;
+			break;
+		case 0x05:                                       /* offset_extended */
+			reg = read_uleb(r);
+			off = (int64_t)read_uleb(r) * c->data_align;
+			set_rule(s, c, reg, HOW_OFFSET, off);
+			break;
+		case 0x11:                                       /* offset_extended_sf */
+			reg = read_uleb(r);
+			off = read_sleb(r) * c->data_align;
+			set_rule(s, c, reg, HOW_OFFSET, off);
+			break;
+		case 0x06:                                       /* restore_extended */
+			restore(s, c, read_uleb(r), init);
+			break;
+		case 0x07:                                       /* undefined */
+			set_rule(s, c, read_uleb(r), HOW_UNDEF, 0);
+			break;
+		case 0x08:                                       /* same_value */
+			set_rule(s, c, read_uleb(r), HOW_SAME, 0);
+			break;
+		case 0x09:                                       /* register */
+			reg = read_uleb(r);
+			read_uleb(r);
+			set_rule(s, c, reg, HOW_OTHER, 0);
+			break;
+		case 0x0a:                                       /* remember_state */
+			if (depth == STATE_STACK)
+				return false;
+			saved[depth++] = *s;
+			break;
+		case 0x0b:                                       /* restore_state */
+			if (!depth)
+				return false;
+			*s = saved[--depth];
+			break;
+		case 0x0c:                                       /* def_cfa */
+			s->cfa_reg = read_uleb(r);
+			s->cfa_off = (int64_t)read_uleb(r);
+			s->cfa_expr = false;
+			break;
+		case 0x12:                                       /* def_cfa_sf */
+			s->cfa_reg = read_uleb(r);
+			s->cfa_off = read_sleb(r) * c->data_align;
+			s->cfa_expr = false;
+			break;
+		case 0x0d:                                       /* def_cfa_register */
+			s->cfa_reg = read_uleb(r);
+			break;
+		case 0x0e:                                       /* def_cfa_offset */
+			s->cfa_off = (int64_t)read_uleb(r);
+			break;
+		case 0x13:                                       /* def_cfa_offset_sf */
+			s->cfa_off = read_sleb(r) * c->data_align;
+			break;
+		case 0x0f:                                       /* def_cfa_expression */
+			s->cfa_expr = true;
+			r->p += read_uleb(r);
+			break;
+		case 0x10: case 0x16:                            /* (val_)expression */
+			reg = read_uleb(r);
+			r->p += read_uleb(r);
+			set_rule(s, c, reg, HOW_OTHER, 0);
+			break;
+		case 0x14:                                       /* val_offset */
+			reg = read_uleb(r);
+			read_uleb(r);
+			set_rule(s, c, reg, HOW_OTHER, 0);
+			break;
+		case 0x15:                                       /* val_offset_sf */
+			reg = read_uleb(r);
+			read_sleb(r);
+			set_rule(s, c, reg, HOW_OTHER, 0);
+			break;
+		case 0x2e:                                       /* GNU_args_size */
+			read_uleb(r);
+			break;
+		case 0x2f:                              /* GNU_negative_offset_extended */
+			reg = read_uleb(r);
+			off = -(int64_t)read_uleb(r) * c->data_align;
+			set_rule(s, c, reg, HOW_OFFSET, off);
+			break;
+		default:
+			return false;
+		}
+	}
+	return !r->bad && r->p == r->end;
+}
+
+/* The CIE at @p: alignment factors, RA column, FDE pointer encoding. */
+static bool parse_cie(const uint8_t *p, const struct eh_bases *b,
+		      struct cie *c)
+{
+	struct reader r;
+	const char *aug;
+	uint8_t version;
+	uint64_t aug_len = 0;
+	const uint8_t *aug_end = NULL;
+
+	memset(c, 0, sizeof(*c));
+	if (!entry_at(p, &r) || read_fixed(&r, 4, false) != 0)
+		return false;               /* CIE id 0 in .eh_frame */
+	version = (uint8_t)read_fixed(&r, 1, false);
+	aug = (const char *)r.p;
+	r.p += strnlen(aug, (size_t)(r.end - r.p)) + 1;
+	if (strstr(aug, "eh"))
+		r.p += 8;
+	c->code_align = read_uleb(&r);
+	c->data_align = read_sleb(&r);
+	c->ra_reg = version == 1 ? read_fixed(&r, 1, false) : read_uleb(&r);
+	c->fde_enc = 0;                 /* absptr */
+	if (aug[0] == 'z') {
+		c->has_aug_len = true;
+		aug_len = read_uleb(&r);
+		aug_end = r.p + aug_len;
+		for (const char *a = aug + 1; *a && !r.bad; a++) {
+			if (*a == 'R')
+				c->fde_enc = (uint8_t)read_fixed(&r, 1, false);
+			else if (*a == 'L')
+				read_fixed(&r, 1, false);
+			else if (*a == 'P')
+				read_encoded(&r, (uint8_t)read_fixed(&r, 1,
+					false) & 0x7f, b);
+			else if (*a == 'S')
+				c->signal = true;
+			else
+				break;      /* the length skips the rest */
+		}
+		r.p = aug_end;
+	} else if (aug[0]) {
+		return false;
+	}
+	if (r.bad || r.p > r.end)
+		return false;
+	c->init = r;
+	return true;
+}
+
+/* The rule for the return address @ra (its call at @ra - 1). */
+static struct rule compute_rule(const struct unwinder *u, uintptr_t ra)
+{
+	struct rule unknown = { .kind = RULE_UNKNOWN }, end = { .kind = RULE_END };
+	struct eh_bases b;
+	const uint8_t *fde = u->find_fde((void *)(ra - 1), &b), *cie_ptr;
+	struct cfa_state s = { 0 }, init;
+	struct reader r;
+	struct cie c;
+	uint64_t begin;
+	int32_t cie_off;
+
+	if (!fde)
+		return end;
+	if (!entry_at(fde, &r))
+		return unknown;
+	cie_ptr = r.p;
+	memcpy(&cie_off, r.p, 4);
+	r.p += 4;
+	cie_ptr -= cie_off;
+	if (!parse_cie(cie_ptr, &b, &c) || c.signal)
+		return unknown;
+	begin = read_encoded(&r, c.fde_enc, &b);
+	read_encoded(&r, c.fde_enc & 0x0f, &b);            /* range */
+	if (c.has_aug_len)
+		r.p += read_uleb(&r);
+	if (r.bad || r.p > r.end ||
+	    !run_cfa(&c.init, &c, &b, begin, ra - 1, &s, &s))
+		return unknown;
+	init = s;
+	if (!run_cfa(&r, &c, &b, begin, ra - 1, &s, &init) || s.cfa_expr ||
+	    (s.cfa_reg != REG_RSP && s.cfa_reg != REG_RBP))
+		return unknown;
+	if (s.ra.how == HOW_UNDEF)
+		return end;
+	if (s.ra.how != HOW_OFFSET || s.ra.off < -128 || s.ra.off > 127 ||
+	    s.cfa_off < INT32_MIN || s.cfa_off > INT32_MAX ||
+	    (s.rbp.how != HOW_SAME && s.rbp.how != HOW_UNDEF &&
+	     s.rbp.how != HOW_OFFSET) ||
+	    (s.rbp.how == HOW_OFFSET &&
+	     (!s.rbp.off || s.rbp.off < INT16_MIN || s.rbp.off > INT16_MAX)))
+		return unknown;
+	return (struct rule){
+		.cfa_off = (int32_t)s.cfa_off,
+		.rbp_off = s.rbp.how == HOW_OFFSET ? (int16_t)s.rbp.off : 0,
+		.ra_off = (int8_t)s.ra.off,
+		.kind = RULE_STEP | (s.cfa_reg == REG_RBP ? RULE_CFA_RBP : 0),
+	};
+}
+
+/* ---- the cache ---- */
+
+static struct rule rule_of(struct unwinder *u, uintptr_t ra)
+{
+	struct rule rule;
+	uint64_t v;
+
+	if (lfmap_get(&u->rules, ra, &v)) {
+		memcpy(&rule, &v, sizeof(rule));
+		return rule;
+	}
+	rule = compute_rule(u, ra);
+	memcpy(&v, &rule, sizeof(rule));
+	lfmap_put(&u->rules, ra, v);
+	return rule;
+}
+
+/* ---- the capture ---- */
+
+struct regs {
+	uintptr_t pc, sp, bp;
+};
+
+/* The caller's state as after this call returns: pc = the return
+ * address, sp above it, rbp as it is. */
+void egpu_unwind_regs(struct regs *r);
+__asm__(".text\n"
+	".globl egpu_unwind_regs\n"
+	".hidden egpu_unwind_regs\n"
+	".type egpu_unwind_regs, @function\n"
+	"egpu_unwind_regs:\n"
+	".cfi_startproc\n"
+	"\tmovq (%rsp), %rax\n"
+	"\tmovq %rax, 0(%rdi)\n"
+	"\tleaq 8(%rsp), %rax\n"
+	"\tmovq %rax, 8(%rdi)\n"
+	"\tmovq %rbp, 16(%rdi)\n"
+	"\tret\n"
+	".cfi_endproc\n"
+	".size egpu_unwind_regs, .-egpu_unwind_regs\n");
+
+/*
+ * The cached walk: the count, or -1 where backtrace() must do it. Every
+ * read lands in the thread's stack, above the frame being unwound.
+ */
+static int fast_walk(struct unwinder *u, void **out, uint32_t max)
+{
+	const uintptr_t hi = stack.hi;
+	uintptr_t cfa, at;
+	struct regs r;
+	struct rule rule;
+	uint32_t n = 0;
+
+	egpu_unwind_regs(&r);
+	if (r.sp < stack.lo || r.sp >= hi)
+		return -1;
+	while (n < max) {
+		out[n++] = (void *)r.pc;
+		rule = rule_of(u, r.pc);
+		if ((rule.kind & RULE_KIND) != RULE_STEP)
+			return (rule.kind & RULE_KIND) == RULE_END ? (int)n : -1;
+		cfa = (rule.kind & RULE_CFA_RBP ? r.bp : r.sp) +
+			(uintptr_t)(intptr_t)rule.cfa_off;
+		if (cfa <= r.sp || cfa > hi || (cfa & 7))
+			return -1;
+		if (rule.rbp_off) {
+			at = cfa + (uintptr_t)(intptr_t)rule.rbp_off;
+			if (at < r.sp || at + 8 > hi)
+				return -1;
+			r.bp = *(const uintptr_t *)at;
+		}
+		at = cfa + (uintptr_t)(intptr_t)rule.ra_off;
+		if (at < r.sp || at + 8 > hi)
+			return -1;
+		r.pc = *(const uintptr_t *)at;
+		r.sp = cfa;
+		if (!r.pc)
+			break;  /* backtrace() leaves out a null one too */
+	}
+	return (int)n;
+}
+
+struct unwinder *uw_new(void)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u || lfmap_init(&u->rules, CACHE_SLOTS)) {
+		free(u);
+		return NULL;
+	}
+	u->libgcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+	u->find_fde = u->libgcc ? (find_fde_fn *)dlsym(u->libgcc,
+						       "_Unwind_Find_FDE") : NULL;
+	if (!u->find_fde) {
+		uw_free(u);
+		return NULL;
+	}
+	return u;
+}
+
+void uw_free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	if (u->libgcc)
+		dlclose(u->libgcc);
+	lfmap_free(&u->rules);
+	free(u);
+}
+
+int uw_walk(struct unwinder *u, void **out, uint32_t max)
+{
+	return u && stack_bounds() ? fast_walk(u, out, max) : -1;
+}
+
+#else   /* other architectures: backtrace() */
+
+struct unwinder *uw_new(void)
+{
+	return NULL;
+}
+
+void uw_free(struct unwinder *u)
+{
+	(void)u;
+}
+
+int uw_walk(struct unwinder *u, void **out, uint32_t max)
+{
+	(void)u;
+	(void)out;
+	(void)max;
+	return -1;
+}
+
+#endif
+
+uint32_t uw_capture(struct unwinder *u, void **out, uint32_t max)
+{
+	int n = uw_walk(u, out, max);
+
+	return n >= 0 ? (uint32_t)n : (uint32_t)backtrace(out, (int)max);
+}

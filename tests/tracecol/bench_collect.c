@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The collector's cost per launch on the CPU, without a GPU: launches
+ * through the stand-in libcupti (its callbacks on this thread, as the
+ * driver makes them) from a stack DEPTH frames deep (a PyTorch launch has
+ * about 100 native frames), untraced and traced, best of ROUNDS. CUPTI's
+ * and the driver's own costs are not in it: this is the collector's part.
+ *
+ *     tracecol_bench [LAUNCHES [DEPTH [ROUNDS]]]
+ *
+ * Prints the microseconds per launch of each mode, the difference, the
+ * time egpu_trace_stop() took and how many kernels matched their launch.
+ */
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "egpu.h"
+
+/* the stand-in holds 4096 GPU records; flushed (as CUPTI's thread does)
+ * more often than that */
+#define FLUSH_EVERY 2048
+
+static void (*fake_launch)(const char *kernel, bool split);
+static int (*flush_all)(uint32_t flag);
+static volatile int sink;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void launches(long n)
+{
+	for (long i = 0; i < n; i++) {
+		fake_launch("_Z5layerPf", true);
+		if (i % FLUSH_EVERY == FLUSH_EVERY - 1)
+			flush_all(0);
+	}
+}
+
+/* Seconds for @n launches made @depth frames below this one. */
+static __attribute__((noinline)) double nested(int depth, long n)
+{
+	double t0, dt;
+
+	if (depth > 0) {
+		dt = nested(depth - 1, n);
+		sink++;     /* not a tail call: each level keeps its frame */
+		return dt;
+	}
+	t0 = now();
+	launches(n);
+	return now() - t0;
+}
+
+struct result {
+	double plain, traced, stop;
+	struct egpu_trace_stats st;
+};
+
+static int round_once(long n, int depth, struct result *r)
+{
+	egpu_trace *t;
+	double t0;
+
+	r->plain = nested(depth, n);
+	t = egpu_trace_start(NULL);
+	if (!t) {
+		fprintf(stderr, "egpu_trace_start: %s\n", egpu_errmsg());
+		return -1;
+	}
+	r->traced = nested(depth, n);
+	t0 = now();
+	if (egpu_trace_stop(t)) {
+		fprintf(stderr, "egpu_trace_stop: %s\n", egpu_errmsg());
+		egpu_trace_free(t);
+		return -1;
+	}
+	r->stop = now() - t0;
+	r->st.sz = sizeof(r->st);
+	egpu_trace_stats(t, &r->st);
+	egpu_trace_free(t);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 100000;
+	int depth = argc > 2 ? atoi(argv[2]) : 100;
+	int rounds = argc > 3 ? atoi(argv[3]) : 3;
+	struct result best = { 1e9, 1e9, 1e9, { 0 } }, r;
+	void *fake;
+
+	setenv("EGPU_CUPTI_LIB", FAKE_CUPTI, 0);
+	fake = dlopen(getenv("EGPU_CUPTI_LIB"), RTLD_NOW);
+	if (!fake || !(fake_launch = (__typeof__(fake_launch))dlsym(fake,
+			"fake_launch")) ||
+	    !(flush_all = (__typeof__(flush_all))dlsym(fake,
+			"cuptiActivityFlushAll"))) {
+		fprintf(stderr, "tracecol_bench: %s\n", dlerror());
+		return 1;
+	}
+	if (n < 1 || depth < 0 || rounds < 1) {
+		fprintf(stderr, "usage: %s [LAUNCHES [DEPTH [ROUNDS]]]\n",
+			argv[0]);
+		return 2;
+	}
+	for (int i = 0; i < rounds; i++) {
+		if (round_once(n, depth, &r))
+			return 1;
+		best.plain = r.plain < best.plain ? r.plain : best.plain;
+		best.traced = r.traced < best.traced ? r.traced : best.traced;
+		best.stop = r.stop < best.stop ? r.stop : best.stop;
+		best.st = r.st;
+	}
+	printf("launches %ld, %d frames deep, best of %d\n", n, depth, rounds);
+	printf("plain   %8.3f us/launch\n", best.plain * 1e6 / (double)n);
+	printf("traced  %8.3f us/launch\n", best.traced * 1e6 / (double)n);
+	printf("cost    %8.3f us/launch\n",
+	       (best.traced - best.plain) * 1e6 / (double)n);
+	printf("stop    %8.1f ms\n", best.stop * 1e3);
+	printf("matched %llu of %llu kernels, %llu launches\n",
+	       (unsigned long long)best.st.matched,
+	       (unsigned long long)best.st.kernels,
+	       (unsigned long long)best.st.launches);
+	return best.st.matched == (uint64_t)n && best.st.kernels == (uint64_t)n
+		? 0 : 1;
+}
