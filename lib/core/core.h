@@ -74,6 +74,15 @@ struct egpu_logger {
 void log_msg(const struct egpu_logger *lg, enum egpu_log_level level,
 	     const char *fmt, ...) EGPU_PRINTF(3, 4);
 
+/*
+ * Room for element @n of the array *@v (*@cap elements of @size bytes):
+ * when it is full the capacity doubles (starting at @first). false: out of
+ * memory, *@v and *@cap unchanged. ARRAY_GROW() passes the element size.
+ */
+bool array_grow(void **v, size_t *cap, size_t n, size_t first, size_t size);
+#define ARRAY_GROW(v, cap, n, first)                                         \
+	array_grow((void **)&(v), &(cap), (n), (first), sizeof(*(v)))
+
 /* Monotonic clock in nanoseconds, for the timings the API reports. */
 uint64_t now_ns(void);
 
