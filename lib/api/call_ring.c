@@ -37,26 +37,26 @@ static struct event_ring *call_ring(const struct call_state *cs)
 	return cs ? __atomic_load_n(&cs->r.ring, __ATOMIC_ACQUIRE) : NULL;
 }
 
-static struct call_state *call_state(struct egpu_ctx *ctx)
+static void call_init(void *p)
 {
-	struct call_state *cs = call_get(ctx), *none = NULL;
+	struct call_state *cs = p;
 
-	if (cs)
-		return cs;
-	cs = calloc(1, sizeof(*cs));
-	if (!cs) {
-		err_set(EGPU_ENOMEM, "user helpers: out of memory");
-		return NULL;
-	}
 	pthread_mutex_init(&cs->lock, NULL);
 	pthread_mutex_init(&cs->thread_lock, NULL);
-	if (__atomic_compare_exchange_n(&ctx->calls, &none, cs, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return cs;
-	pthread_mutex_destroy(&cs->lock); /* another thread made it first */
+}
+
+static void call_fini(void *p)
+{
+	struct call_state *cs = p;
+
+	pthread_mutex_destroy(&cs->lock);
 	pthread_mutex_destroy(&cs->thread_lock);
-	free(cs);
-	return none;
+}
+
+static struct call_state *call_state(struct egpu_ctx *ctx)
+{
+	return lazy_make((void **)&ctx->calls, sizeof(struct call_state),
+			 call_init, call_fini, "user helpers");
 }
 
 /* ---- making the calls ---- */

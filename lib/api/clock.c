@@ -42,26 +42,21 @@ struct clock_state {
 	struct egpu_clock sync;
 };
 
+static void clock_init(void *st)
+{
+	pthread_mutex_init(&((struct clock_state *)st)->lock, NULL);
+}
+
+static void clock_fini(void *st)
+{
+	pthread_mutex_destroy(&((struct clock_state *)st)->lock);
+}
+
 /* The context's clock state, made at the first call; NULL: out of memory. */
 static struct clock_state *clock_state(struct egpu_ctx *ctx)
 {
-	struct clock_state *st = __atomic_load_n(&ctx->clock, __ATOMIC_ACQUIRE);
-	struct clock_state *none = NULL;
-
-	if (st)
-		return st;
-	st = calloc(1, sizeof(*st));
-	if (!st) {
-		err_set(EGPU_ENOMEM, "clock calibration: out of memory");
-		return NULL;
-	}
-	pthread_mutex_init(&st->lock, NULL);
-	if (__atomic_compare_exchange_n(&ctx->clock, &none, st, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return st;
-	pthread_mutex_destroy(&st->lock); /* another thread made it first */
-	free(st);
-	return none;
+	return lazy_make((void **)&ctx->clock, sizeof(struct clock_state),
+			 clock_init, clock_fini, "clock calibration");
 }
 
 /* The mailbox takes a page of its own (registered whole). */

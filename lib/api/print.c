@@ -39,24 +39,20 @@ static struct event_ring *print_ring(const struct egpu_ctx *ctx)
 	return ps ? __atomic_load_n(&ps->r.ring, __ATOMIC_ACQUIRE) : NULL;
 }
 
+static void print_init(void *ps)
+{
+	pthread_mutex_init(&((struct print_state *)ps)->lock, NULL);
+}
+
+static void print_fini(void *ps)
+{
+	pthread_mutex_destroy(&((struct print_state *)ps)->lock);
+}
+
 static struct print_state *print_state(struct egpu_ctx *ctx)
 {
-	struct print_state *ps = print_get(ctx), *none = NULL;
-
-	if (ps)
-		return ps;
-	ps = calloc(1, sizeof(*ps));
-	if (!ps) {
-		err_set(EGPU_ENOMEM, "printing: out of memory");
-		return NULL;
-	}
-	pthread_mutex_init(&ps->lock, NULL);
-	if (__atomic_compare_exchange_n(&ctx->print, &none, ps, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return ps;
-	pthread_mutex_destroy(&ps->lock); /* another thread made it first */
-	free(ps);
-	return none;
+	return lazy_make((void **)&ctx->print, sizeof(struct print_state),
+			 print_init, print_fini, "printing");
 }
 
 int print_ring_module(struct egpu_ctx *ctx, bool prints, struct ptx_text *out)

@@ -83,6 +83,15 @@ bool array_grow(void **v, size_t *cap, size_t n, size_t first, size_t size);
 #define ARRAY_GROW(v, cap, n, first)                                         \
 	array_grow((void **)&(v), &(cap), (n), (first), sizeof(*(v)))
 
+/*
+ * The state at *@slot (a pointer read and published atomically), made at
+ * the first call: @size zeroed bytes prepared by @init. When threads race,
+ * one copy is published and the others are undone by @fini and freed.
+ * NULL: out of memory, with a message naming @what.
+ */
+void *lazy_make(void **slot, size_t size, void (*init)(void *),
+		void (*fini)(void *), const char *what);
+
 /* Monotonic clock in nanoseconds, for the timings the API reports. */
 uint64_t now_ns(void);
 
