@@ -560,6 +560,50 @@ typedef struct egpu_ringbuf egpu_ringbuf;
  */
 EGPU_API egpu_ringbuf *egpu_ringbuf_new(egpu_map *map, egpu_sample_fn fn,
 					void *user);
+/** One record of a batch (egpu_batch_fn): valid during the call only. */
+struct egpu_record {
+	const void *data; /**< payload, 8-aligned */
+	size_t size;      /**< payload bytes */
+};
+
+/**
+ * Records delivered many at a time, in ring order. Returning < 0 stops
+ * consumption (poll/consume return it); the records were consumed.
+ */
+typedef int (*egpu_batch_fn)(void *user, const struct egpu_record *recs,
+			     size_t n);
+
+/**
+ * How egpu_ringbuf_add_opts() delivers a map's records. Either or both of
+ * @p batch_fn and @p path; with neither, the sample callback as usual.
+ * Records are gathered into a buffer of @p batch_bytes, handed over when
+ * it is full and at the end of every poll/consume, so each call sees
+ * whole records only; drops stay counted by egpu_ringbuf_drops().
+ */
+struct egpu_ringbuf_opts {
+	size_t sz;              /**< sizeof(struct egpu_ringbuf_opts) */
+	egpu_batch_fn batch_fn; /**< records in batches (user: the add's) */
+	/**
+	 * Stream records to this file (created or truncated, closed by
+	 * egpu_ringbuf_free()) as they arrive: each an 8-byte little-endian
+	 * header (u32 payload bytes, u32 0), then the payload padded to 8
+	 * bytes (the ring's own record format). A failed write is EGPU_EIO.
+	 */
+	const char *path;
+	size_t batch_bytes;     /**< gather buffer; 0: 1 MiB */
+};
+
+/**
+ * egpu_ringbuf_add() with batch or file delivery (@p opts may be NULL:
+ * then as egpu_ringbuf_add(); @p fn may be NULL when @p opts delivers).
+ */
+EGPU_API int egpu_ringbuf_add_opts(egpu_ringbuf *rb, egpu_map *map,
+				   egpu_sample_fn fn, void *user,
+				   const struct egpu_ringbuf_opts *opts);
+/** egpu_ringbuf_new() with egpu_ringbuf_add_opts()'s @p opts. */
+EGPU_API egpu_ringbuf *egpu_ringbuf_new_opts(egpu_map *map, egpu_sample_fn fn,
+					     void *user,
+					     const struct egpu_ringbuf_opts *opts);
 /** Add ring map @p map, with its own callback, to @p rb. */
 EGPU_API int egpu_ringbuf_add(egpu_ringbuf *rb, egpu_map *map,
 			      egpu_sample_fn fn, void *user);

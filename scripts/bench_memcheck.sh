@@ -43,8 +43,8 @@ egpu_ratio() {
 		$2 == w && $3 == m { gsub(/[ x]/, "", $6); print $6 }' "$tmp/egpu"
 }
 
-echo "| workload | original ms | memcheck ms | memcheck ratio | count ratio | trace ratio | memcheck / count | memcheck / trace |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| workload | original ms | memcheck ms | memcheck ratio | count ratio | trace ratio | warp-record trace ratio | memcheck / count | memcheck / trace | memcheck / warp-record trace |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 while IFS=$'\t' read -r tag kernel ms; do
 	[ "$tag" = plain ] || continue
 	checked=$(awk -F'\t' -v k="$kernel" '$1 == "plain" && $2 == k { print $3 }' "$tmp/memcheck")
@@ -54,10 +54,13 @@ while IFS=$'\t' read -r tag kernel ms; do
 	esac
 	count=$(egpu_ratio "$row" count)
 	trace=$(egpu_ratio "$row" trace)
-	awk -v r="$row" -v p="$ms" -v c="$checked" -v n="$count" -v t="$trace" 'BEGIN {
+	# bench_mem's "trace (warp records, per-SM shards)" (spaces removed)
+	warp=$(egpu_ratio "$row" "trace(warprecords,per-SMshards)")
+	awk -v r="$row" -v p="$ms" -v c="$checked" -v n="$count" -v t="$trace" \
+	    -v w="${warp:-0}" 'BEGIN {
 		m = c / p
-		printf "| %s | %.3f | %.3f | %.1fx | %.2fx | %.2fx | %.1fx | %.1fx |\n",
-		       r, p, c, m, n, t, m / n, m / t }'
+		printf "| %s | %.3f | %.3f | %.1fx | %.2fx | %.2fx | %.2fx | %.1fx | %.1fx | %.1fx |\n",
+		       r, p, c, m, n, t, w, m / n, m / t, w ? m / w : 0 }'
 done <"$tmp/plain"
 echo
 echo "whole process, wall clock: ${wall_plain} s plain, ${wall_memcheck} s under memcheck ($runs runs each)"

@@ -428,6 +428,10 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %ignore egpu_ringbuf_drops;
 %ignore egpu_ringbuf_fd;
 %ignore egpu_ringbuf_free;
+%ignore egpu_ringbuf_add_opts;
+%ignore egpu_ringbuf_new_opts;
+%ignore egpu_ringbuf_opts;
+%ignore egpu_record;
 %ignore egpu_print_set_callback;
 %ignore egpu_print_poll;
 %ignore egpu_print_info;
@@ -806,6 +810,37 @@ static int ring_to_python(void *user, const void *data, size_t size)
 	return ret;
 }
 
+/* Batch delivery: one call of the callable with a list of bytes. */
+static int ring_batch_to_python(void *user, const struct egpu_record *recs,
+				size_t n)
+{
+	struct py_ring *r = user;
+	PyGILState_STATE gil = PyGILState_Ensure();
+	PyObject *list = PyList_New((Py_ssize_t)n), *res = NULL;
+	int ret = 0;
+
+	for (size_t i = 0; list && i < n; i++) {
+		PyObject *b = PyBytes_FromStringAndSize(recs[i].data,
+							(Py_ssize_t)recs[i].size);
+
+		if (!b) {
+			Py_CLEAR(list);
+			break;
+		}
+		PyList_SET_ITEM(list, (Py_ssize_t)i, b);
+	}
+	if (list)
+		res = PyObject_CallFunctionObjArgs(r->fn, list, NULL);
+	if (!res) {
+		PyErr_Fetch(&r->exc_type, &r->exc_value, &r->exc_tb);
+		ret = -1;
+	}
+	Py_XDECREF(res);
+	Py_XDECREF(list);
+	PyGILState_Release(gil);
+	return ret;
+}
+
 static int ring_wait(void *handle, int timeout_ms)
 {
 	return egpu_ringbuf_poll(handle, timeout_ms);
@@ -839,16 +874,22 @@ static int print_wait(void *handle, int timeout_ms)
 }
 
 %inline %{
-/* A consumer of ring map @map; free it with ring_free(). */
-struct py_ring *ring_new(egpu_map *map)
+/*
+ * A consumer of ring map @map; free it with ring_free(). @batch: the
+ * callable gets lists of records; @path (or NULL): records also go to
+ * that file (egpu_ringbuf_opts).
+ */
+struct py_ring *ring_new(egpu_map *map, int batch, const char *path)
 {
 	struct py_ring *r = calloc(1, sizeof(*r));
+	EGPU_OPTS(egpu_ringbuf_opts, o, .batch_fn = batch ? ring_batch_to_python : NULL,
+		  .path = path);
 
 	if (!r) {
 		PyErr_NoMemory();
 		return NULL;
 	}
-	r->rb = egpu_ringbuf_new(map, ring_to_python, r);
+	r->rb = egpu_ringbuf_new_opts(map, ring_to_python, r, &o);
 	if (!r->rb) {
 		raise_last(egpu_errcode() ? egpu_errcode() : EGPU_EINVAL);
 		free(r);

@@ -6,7 +6,9 @@
  * access (mem_trace.bpf.c), from which the host measures coalescing (32-byte
  * sectors touched per warp access, against the fewest possible) and the
  * bandwidth the kernel reached over time; then traced again with the ring
- * in GPU memory (mem_trace_dev.bpf.c), drained by the copy engine.
+ * in GPU memory (mem_trace_dev.bpf.c), drained by the copy engine, and
+ * with libegpu's compressed warp records (mem_trace_warp.bpf.c:
+ * bpf_egpu_trace_warp, one reservation per warp access in its SM's shard).
  *
  *   mem_trace [--check]
  *
@@ -54,6 +56,8 @@ struct point {
 	uint64_t ns, bytes;
 };
 
+struct access;
+
 struct trace {
 	struct site_trace site[MT_MAX_SITES];
 	struct point *points; /* one per record, for bandwidth over time */
@@ -61,6 +65,7 @@ struct trace {
 	uint8_t *hits[ARRAYS]; /* accesses per element, saturating */
 	uint64_t records, bad;
 	const struct arrays *arr;
+	bool (*decode)(const void *data, size_t size, struct access *a);
 };
 
 /* Per site, from the counters. */
@@ -229,50 +234,87 @@ static void add_point(struct trace *t, uint64_t ns, uint64_t bytes)
 	t->points[t->point_cnt++] = (struct point){ ns, bytes };
 }
 
-/* The lanes' addresses of one record; false if it is malformed. */
-static bool lane_addresses(const void *data, size_t size, uint64_t *addr,
-			   int *lanes)
+/* What a record says, in either format. */
+struct access {
+	uint64_t ns;
+	uint32_t site, size;
+	uint16_t kind;
+	int lanes;
+	uint64_t addr[MT_WARP];
+};
+
+/* The lanes of @mask from @leader on, affine from @base by @stride. */
+static void affine_lanes(struct access *a, uint32_t mask, uint64_t base,
+			 int64_t stride)
+{
+	uint32_t leader = (uint32_t)__builtin_ctz(mask);
+
+	a->lanes = 0;
+	for (uint32_t i = 0; i < MT_WARP; i++)
+		if (mask & (1u << i))
+			a->addr[a->lanes++] = base + (uint64_t)((int64_t)(i - leader) * stride);
+}
+
+/* mem_trace.bpf.c's records; false if malformed. */
+static bool decode_mt(const void *data, size_t size, struct access *a)
 {
 	const struct mt_warp_addrs *full = data;
 	const struct mt_warp_access *h = data;
-	uint32_t leader;
 
-	if (size != (h->affine ? sizeof(*h) : sizeof(*full)) || !h->mask ||
-	    h->site >= MT_MAX_SITES)
+	if (size < sizeof(*h) || size != (h->affine ? sizeof(*h) : sizeof(*full)) ||
+	    !h->mask)
 		return false;
-	leader = (uint32_t)__builtin_ctz(h->mask);
-	*lanes = 0;
-	for (uint32_t i = 0; i < MT_WARP; i++)
-		if (h->mask & (1u << i))
-			addr[(*lanes)++] = h->affine ?
-				h->base + (uint64_t)(i - leader) * h->size :
-				full->addr[i];
+	*a = (struct access){ .ns = h->ns, .site = h->site, .size = h->size,
+			      .kind = h->kind };
+	affine_lanes(a, h->mask, h->base, h->size);
+	if (!h->affine)
+		for (uint32_t i = 0, k = 0; i < MT_WARP; i++)
+			if (h->mask & (1u << i))
+				a->addr[k++] = full->addr[i];
+	return true;
+}
+
+/* bpf_egpu_trace_warp's records (mem_trace_warp.bpf.c); false if malformed. */
+static bool decode_warp(const void *data, size_t size, struct access *a)
+{
+	const struct egpu_warp_access *h = data;
+	const uint64_t *addrs = (const uint64_t *)(h + 1);
+	int lanes;
+
+	if (size < sizeof(*h) || !h->mask)
+		return false;
+	lanes = __builtin_popcount(h->mask);
+	if (size != sizeof(*h) + (h->flags & EGPU_WARP_AFFINE ? 0 : 8u * lanes))
+		return false;
+	*a = (struct access){ .ns = h->tag, .site = h->site, .size = h->size,
+			      .kind = h->kind };
+	affine_lanes(a, h->mask, h->base, h->stride);
+	if (!(h->flags & EGPU_WARP_AFFINE))
+		memcpy(a->addr, addrs, 8u * lanes);
 	return true;
 }
 
 static int on_record(void *user, const void *data, size_t size)
 {
-	const struct mt_warp_access *h = data;
 	struct trace *t = user;
-	uint64_t addr[MT_WARP];
 	struct site_trace *st;
-	int lanes;
+	struct access a;
 
 	t->records++;
-	if (size < sizeof(*h) || !lane_addresses(data, size, addr, &lanes)) {
+	if (!t->decode(data, size, &a) || a.site >= MT_MAX_SITES) {
 		t->bad++;
 		return 0;
 	}
-	st = &t->site[h->site];
+	st = &t->site[a.site];
 	st->warp_accesses++;
-	st->lanes += (uint64_t)lanes;
-	st->bytes += (uint64_t)lanes * h->size;
-	st->sectors += count_sectors(addr, lanes, h->size);
-	st->ideal += ((uint64_t)lanes * h->size + SECTOR - 1) / SECTOR;
-	st->kind = h->kind;
-	for (int i = 0; i < lanes; i++)
-		check_address(t, st, addr[i]);
-	add_point(t, h->ns, (uint64_t)lanes * h->size);
+	st->lanes += (uint64_t)a.lanes;
+	st->bytes += (uint64_t)a.lanes * a.size;
+	st->sectors += count_sectors(a.addr, a.lanes, a.size);
+	st->ideal += ((uint64_t)a.lanes * a.size + SECTOR - 1) / SECTOR;
+	st->kind = a.kind;
+	for (int i = 0; i < a.lanes; i++)
+		check_address(t, st, a.addr[i]);
+	add_point(t, a.ns, (uint64_t)a.lanes * a.size);
 	return 0;
 }
 
@@ -410,9 +452,10 @@ static int run_count(struct app *app, const struct arrays *arr, bool check,
 	return check ? check_counts(app, counts) | check_results(arr) : 0;
 }
 
-/* Trace with the ring of @probe, in @where memory ("host" or "GPU"). */
+/* Trace with the ring of the app's probe, described by @where. */
 static int run_trace(struct app *app, const struct arrays *arr, bool check,
-		     const struct site_count *counts, const char *where)
+		     const struct site_count *counts, const char *where,
+		     bool (*decode)(const void *, size_t, struct access *))
 {
 	static struct trace t;
 	struct ring_thread rt;
@@ -422,6 +465,7 @@ static int run_trace(struct app *app, const struct arrays *arr, bool check,
 
 	memset(&t, 0, sizeof(t));
 	t.arr = arr;
+	t.decode = decode;
 	for (int k = 0; k < ARRAYS; k++)
 		t.hits[k] = calloc(N, 1);
 	for (int s = 0; s < MT_MAX_SITES; s++)
@@ -465,10 +509,14 @@ int main(int argc, char **argv)
 	rc = run_count(&app, &arr, check, counts);
 	app_stop(&app);
 	app_start(&app, EXAMPLE_PROBE, EXAMPLE_PTX);
-	rc |= run_trace(&app, &arr, check, counts, "host");
+	rc |= run_trace(&app, &arr, check, counts, "host", decode_mt);
 	app_stop(&app);
 	app_start(&app, DEVICE_RING_PROBE, EXAMPLE_PTX);
-	rc |= run_trace(&app, &arr, check, counts, "GPU");
+	rc |= run_trace(&app, &arr, check, counts, "GPU", decode_mt);
+	app_stop(&app);
+	app_start(&app, WARP_PROBE, EXAMPLE_PTX);
+	rc |= run_trace(&app, &arr, check, counts,
+			"GPU (bpf_egpu_trace_warp, per-SM shards)", decode_warp);
 	app_stop(&app);
 	free_arrays(&arr);
 	if (check && !rc)

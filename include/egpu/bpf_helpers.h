@@ -204,6 +204,24 @@ static long (*bpf_egpu_read_mem)(void *ctx, void *dst, __u32 size,
 static long (*bpf_egpu_read_value)(void *ctx, void *dst, __u32 size,
 				   __u32 off) = (void *)520;
 
+/*
+ * Memory probes: one ring record (struct egpu_warp_access, <egpu/ctx.h>)
+ * for the active lanes' access together: base address, stride and mask
+ * when their addresses are affine, else every lane's address. @info packs
+ * the access: size | kind << 16 | site << 32 (bpf_egpu_trace_access builds
+ * it from the ctx). One lane reserves for the warp, in its SM's shard of a
+ * ring in GPU memory (EGPU_F_RING_DEVICE). Returns 0, -EAGAIN (the ring
+ * was full: one drop counted), -EINVAL (not a ring map).
+ */
+static long (*bpf_egpu_trace_warp)(void *ring, __u64 addr, __u64 info,
+				   __u64 tag) = (void *)521;
+
+/* bpf_egpu_trace_warp for the access of memory probe context @ctx. */
+#define bpf_egpu_trace_access(ring, ctx, tag)                                \
+	bpf_egpu_trace_warp((ring), (ctx)->addr,                              \
+			    (__u64)(ctx)->size | (__u64)(ctx)->kind << 16 |   \
+			    (__u64)(ctx)->site << 32, (tag))
+
 /* BPF has no bit-count instruction (clang cannot lower __builtin_popcount). */
 static __always_inline __u32 bpf_egpu_popcount(__u32 x)
 {

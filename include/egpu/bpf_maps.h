@@ -49,6 +49,12 @@ enum egpu_update_flags {
  * (docs/events.md). Bit 24: no Linux map flag uses it (they end at 18).
  */
 #define EGPU_F_RING_DEVICE (1u << 24)
+/*
+ * With EGPU_F_RING_DEVICE: one shard for the whole GPU instead of one per
+ * SM, every producer reserving on the same counter (the ring the first
+ * benchmarks measured; docs/events.md "Shards"). Bit 25.
+ */
+#define EGPU_F_RING_ONE_SHARD (1u << 25)
 
 /*
  * Linux's names, for programs written against libbpf. A vmlinux.h or

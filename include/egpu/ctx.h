@@ -12,6 +12,8 @@
 typedef __UINT64_TYPE__ uint64_t;
 typedef __UINT32_TYPE__ uint32_t;
 typedef __UINT16_TYPE__ uint16_t;
+typedef __UINT8_TYPE__ uint8_t;
+typedef __INT32_TYPE__ int32_t;
 #else
 #include <stdint.h>
 #endif
@@ -113,5 +115,24 @@ struct egpu_mem_ctx {
 	 * bounds, e.g. to look at a float a kernel writes. */
 	uint64_t value;
 };
+
+/*
+ * A record of bpf_egpu_trace_warp (helper 521): one warp-level memory
+ * access, 32 bytes when the lanes' addresses are affine (lane i of @mask
+ * accessed base + (i - lowest lane of mask) * stride), followed otherwise
+ * by one uint64_t address per lane of @mask, in lane order.
+ */
+struct egpu_warp_access {
+	uint64_t base;   /* the lowest active lane's address */
+	uint64_t tag;    /* the probe's (e.g. %globaltimer, a kernel id) */
+	uint32_t mask;   /* the lanes that accessed together */
+	uint32_t site;   /* egpu_mem_ctx.site */
+	int32_t stride;  /* affine: bytes from one lane's address to the next's */
+	uint16_t size;   /* bytes per lane (egpu_mem_ctx.size, at most 65535) */
+	uint8_t kind;    /* egpu_mem_ctx.kind */
+	uint8_t flags;   /* EGPU_WARP_AFFINE, or the addresses follow */
+};
+
+#define EGPU_WARP_AFFINE 1
 
 #endif

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "api/internal.h"
+#include "api/ringbuf_batch.h"
 
 /* Period of the timerfd egpu_ringbuf_fd() returns. */
 #define FD_PERIOD_NS 1000000L
@@ -20,6 +21,7 @@ struct rb_entry {
 	struct egpu_map *map;
 	egpu_sample_fn fn;
 	void *user;
+	struct rb_batch *batch; /* batch or file delivery, or NULL */
 	uint64_t records;
 	uint64_t bytes;
 };
@@ -30,14 +32,19 @@ struct egpu_ringbuf {
 	int timer_fd; /* -1 until egpu_ringbuf_fd() */
 };
 
-int egpu_ringbuf_add(egpu_ringbuf *rb, egpu_map *map, egpu_sample_fn fn,
-		     void *user)
+int egpu_ringbuf_add_opts(egpu_ringbuf *rb, egpu_map *map, egpu_sample_fn fn,
+			  void *user, const struct egpu_ringbuf_opts *opts)
 {
+	bool gathers = OPTS_GET(opts, batch_fn, NULL) || OPTS_GET(opts, path, NULL);
+	struct rb_batch *batch = NULL;
 	struct rb_entry *v;
 	int err;
 
-	if (!rb || !map || !fn)
-		return err_set(EGPU_EINVAL, "egpu_ringbuf_add: NULL argument");
+	if ((err = OPTS_VALID(opts, "egpu_ringbuf_add_opts")))
+		return err;
+	if (!rb || !map || (!fn && !gathers))
+		return err_set(EGPU_EINVAL,
+			       "egpu_ringbuf_add: NULL argument (a ring buffer, a map and a callback, batch callback or path are needed)");
 	if (!map->ring)
 		return err_set(EGPU_EINVAL,
 			       "map '%s' (type %u) is not a ring buffer (RINGBUF, PERF_EVENT_ARRAY or GPU_RINGBUF)",
@@ -46,14 +53,28 @@ int egpu_ringbuf_add(egpu_ringbuf *rb, egpu_map *map, egpu_sample_fn fn,
 	if (!v)
 		return err_set(EGPU_ENOMEM, "egpu_ringbuf_add: out of memory");
 	rb->v = v;
-	err = ring_claim(map->ring);
-	if (err)
+	if (gathers && (err = rb_batch_new(opts, user, &batch)))
 		return err;
-	v[rb->n++] = (struct rb_entry){ .map = map, .fn = fn, .user = user };
+	err = ring_claim(map->ring);
+	if (err) {
+		rb_batch_free(batch);
+		return err;
+	}
+	v[rb->n++] = (struct rb_entry){ .map = map, .fn = gathers ? rb_batch_take : fn,
+					.user = gathers ? batch : user,
+					.batch = batch };
 	return 0;
 }
 
-egpu_ringbuf *egpu_ringbuf_new(egpu_map *map, egpu_sample_fn fn, void *user)
+int egpu_ringbuf_add(egpu_ringbuf *rb, egpu_map *map, egpu_sample_fn fn,
+		     void *user)
+{
+	return egpu_ringbuf_add_opts(rb, map, fn, user, NULL);
+}
+
+egpu_ringbuf *egpu_ringbuf_new_opts(egpu_map *map, egpu_sample_fn fn,
+				    void *user,
+				    const struct egpu_ringbuf_opts *opts)
 {
 	egpu_ringbuf *rb = calloc(1, sizeof(*rb));
 
@@ -62,19 +83,26 @@ egpu_ringbuf *egpu_ringbuf_new(egpu_map *map, egpu_sample_fn fn, void *user)
 		return NULL;
 	}
 	rb->timer_fd = -1;
-	if (egpu_ringbuf_add(rb, map, fn, user)) {
+	if (egpu_ringbuf_add_opts(rb, map, fn, user, opts)) {
 		egpu_ringbuf_free(rb);
 		return NULL;
 	}
 	return rb;
 }
 
+egpu_ringbuf *egpu_ringbuf_new(egpu_map *map, egpu_sample_fn fn, void *user)
+{
+	return egpu_ringbuf_new_opts(map, fn, user, NULL);
+}
+
 void egpu_ringbuf_free(egpu_ringbuf *rb)
 {
 	if (!rb)
 		return;
-	for (size_t i = 0; i < rb->n; i++)
+	for (size_t i = 0; i < rb->n; i++) {
 		ring_release(rb->v[i].map->ring);
+		rb_batch_free(rb->v[i].batch);
+	}
 	if (rb->timer_fd >= 0)
 		close(rb->timer_fd);
 	free(rb->v);
@@ -110,10 +138,14 @@ int egpu_ringbuf_consume(egpu_ringbuf *rb)
 	for (size_t i = 0; i < rb->n; i++) {
 		struct rb_entry *e = &rb->v[i];
 		int n = ring_consume(e->map->ring, e->fn, e->user, &e->bytes);
+		/* A batch holds whole records only: hand it over every pass. */
+		int flushed = e->batch ? rb_batch_flush(e->batch) : 0;
 
 		if (n < 0)
 			return n;
 		e->records += (uint64_t)n;
+		if (flushed < 0)
+			return flushed;
 		total = total > INT32_MAX - n ? INT32_MAX : total + n;
 	}
 	err = drain_prints(rb);

@@ -35,6 +35,7 @@ static const struct helper_info gpu_helpers[] = {
 	{ HELPER_READ_PARAM, "read_param", 4 },
 	{ HELPER_READ_MEM, "read_mem", 4 },
 	{ HELPER_READ_VALUE, "read_value", 4 },
+	{ HELPER_TRACE_WARP, "trace_warp", 4 },
 };
 
 /* The conformance suite's "unwind" helper: returns its first argument. */

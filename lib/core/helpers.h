@@ -46,6 +46,8 @@ enum egpu_helper_id {
 	HELPER_READ_PARAM = 518, /* the kernel's parameter bytes */
 	HELPER_READ_MEM = 519,   /* the bytes a memory access touches */
 	HELPER_READ_VALUE = 520, /* the bytes a store writes */
+	/* A warp's access as one compressed ring record. */
+	HELPER_TRACE_WARP = 521,
 };
 
 /* Longest sleep of one nanosleep call, as PTX's nanosleep: 1 ms. */

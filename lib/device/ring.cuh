@@ -7,7 +7,9 @@
  *
  * Reserving takes two counters in device memory, both only ever added to
  * with atomics, one per warp (the lanes that call at once are served
- * together):
+ * together); a ring in GPU memory has a pair per shard, and a thread uses
+ * its SM's (ring_shard_of), so the warps of different SMs do not queue on
+ * the same words:
  *   1. reserved += total; the lanes whose records fit below
  *      consumer + capacity keep their share, the rest is subtracted again;
  *   2. prod += kept bytes gives the positions.
@@ -53,13 +55,43 @@ RT_INLINE uint32_t rt_lanes_below(void)
 	return mask;
 }
 
-/* The consumer position, from host memory (system scope, not cached). */
-RT_INLINE uint64_t ring_host_cons(const struct dev_ring *r)
+/*
+ * Where this thread's records go: the ring itself, or, in a ring in GPU
+ * memory, its SM's shard (a thread never changes SM, so its records stay
+ * in order; all lanes of a warp share one).
+ */
+struct ring_shard {
+	struct ring_counters *ctr;
+	uint64_t cons;  /* address of the consumer position */
+	uint64_t drops; /* address of the drop count */
+	uint64_t data;  /* address of the records */
+	uint64_t mask;  /* capacity - 1 */
+};
+
+RT_INLINE struct ring_shard ring_shard_of(struct dev_ring *r)
+{
+	uint32_t i;
+
+	if (!(r->flags & RING_IN_DEVICE_MEMORY))
+		return (struct ring_shard){
+			(struct ring_counters *)r,
+			r->ctl + offsetof(struct ring_ctl, cons),
+			r->ctl + offsetof(struct ring_ctl, drops),
+			r->data, r->mask };
+	i = ring_shard_index(r, rt_smid());
+	return (struct ring_shard){
+		(struct ring_counters *)(uintptr_t)ring_shard_counters(r, i),
+		ring_shard_cons(r, i), ring_shard_drops(r, i),
+		ring_shard_data(r, i), r->mask };
+}
+
+/* The consumer position (system scope: from host memory, not cached). */
+RT_INLINE uint64_t ring_host_cons(const struct ring_shard *s)
 {
 	uint64_t v;
 
 	asm volatile("ld.acquire.sys.u64 %0, [%1];"
-		     : "=l"(v) : "l"(r->ctl) : "memory");
+		     : "=l"(v) : "l"(s->cons) : "memory");
 	return v;
 }
 
@@ -68,15 +100,15 @@ RT_INLINE uint64_t ring_host_cons(const struct dev_ring *r)
  * consumer position usually answers; the host's is read only when the ring
  * looks full.
  */
-RT_INLINE uint64_t ring_room(struct dev_ring *r, uint64_t before,
+RT_INLINE uint64_t ring_room(const struct ring_shard *s, uint64_t before,
 			     uint32_t total)
 {
-	uint64_t cap = r->mask + 1;
-	uint64_t cons = *(volatile uint64_t *)&r->cons_seen;
+	uint64_t cap = s->mask + 1;
+	uint64_t cons = *(volatile uint64_t *)&s->ctr->cons_seen;
 
 	if (before + total - cons > cap) {
-		cons = ring_host_cons(r);
-		atomicMax((unsigned long long *)&r->cons_seen, cons);
+		cons = ring_host_cons(s);
+		atomicMax((unsigned long long *)&s->ctr->cons_seen, cons);
 	}
 	return cons + cap > before ? cons + cap - before : 0;
 }
@@ -114,29 +146,28 @@ RT_INLINE void ring_scan(uint32_t group, uint32_t need, uint32_t *prefix,
  * none; the others are dropped and counted. Returns the lanes that fit
  * and, in *@base, the position of the group's first byte.
  */
-RT_INLINE uint32_t ring_claim(struct dev_ring *r, uint32_t group, uint32_t end,
-			      uint32_t total, uint64_t *base)
+RT_INLINE uint32_t ring_claim(const struct ring_shard *s, uint32_t group,
+			      uint32_t end, uint32_t total, uint64_t *base)
 {
 	uint32_t leader = __ffs(group) - 1, lane = rt_lane(), kept = 0, fit;
 	unsigned long long room = 0, pos = 0;
 
 	if (lane == leader)
-		room = ring_room(r, atomicAdd((unsigned long long *)&r->reserved,
-					      total), total);
+		room = ring_room(s, atomicAdd((unsigned long long *)
+					      &s->ctr->reserved, total), total);
 	room = __shfl_sync(group, room, leader);
 	fit = __ballot_sync(group, end <= room);
 	if (fit)
 		kept = __shfl_sync(group, end, 31 - __clz(fit));
 	if (lane == leader) {
 		if (kept < total) {
-			atomicAdd((unsigned long long *)&r->reserved,
+			atomicAdd((unsigned long long *)&s->ctr->reserved,
 				  (unsigned long long)kept - total);
-			atomicAdd_system((unsigned long long *)(uintptr_t)
-					 (r->ctl + offsetof(struct ring_ctl, drops)),
+			atomicAdd_system((unsigned long long *)(uintptr_t)s->drops,
 					 (unsigned long long)__popc(group & ~fit));
 		}
 		if (kept)
-			pos = atomicAdd((unsigned long long *)&r->prod, kept);
+			pos = atomicAdd((unsigned long long *)&s->ctr->prod, kept);
 	}
 	*base = __shfl_sync(group, pos, leader);
 	return fit;
@@ -151,14 +182,15 @@ RT_INLINE struct ring_hdr *ring_reserve(struct dev_ring *r, uint32_t len)
 {
 	uint32_t need = (uint32_t)ring_record_size(len);
 	uint32_t group = __match_any_sync(__activemask(), (uint64_t)(uintptr_t)r);
+	struct ring_shard s = ring_shard_of(r);
 	uint32_t prefix, total, fit;
 	uint64_t base;
 
 	ring_scan(group, need, &prefix, &total);
-	fit = ring_claim(r, group, prefix + need, total, &base);
+	fit = ring_claim(&s, group, prefix + need, total, &base);
 	if (!(fit & (1u << rt_lane())))
 		return NULL;
-	return (struct ring_hdr *)(uintptr_t)(r->data + ((base + prefix) & r->mask));
+	return (struct ring_hdr *)(uintptr_t)(s.data + ((base + prefix) & s.mask));
 }
 
 /* @n bytes at @p (n <= 8, any alignment) as a little-endian word. */
@@ -256,14 +288,15 @@ RT_INLINE bool ring_output_batch(struct dev_ring *r, uint32_t group,
 {
 	uint32_t rank = __popc(group & rt_lanes_below());
 	uint32_t rec = (len + 7) & ~7u, fit, kept;
+	struct ring_shard s = ring_shard_of(r);
 	uint64_t base, *batch;
 
-	fit = ring_claim(r, group, (uint32_t)ring_batch_size(rank + 1, len),
+	fit = ring_claim(&s, group, (uint32_t)ring_batch_size(rank + 1, len),
 			 (uint32_t)ring_batch_size(__popc(group), len), &base);
 	if (!(fit & (1u << rt_lane())))
 		return false;
 	kept = __popc(fit);
-	batch = (uint64_t *)(uintptr_t)(r->data + (base & r->mask));
+	batch = (uint64_t *)(uintptr_t)(s.data + (base & s.mask));
 	ring_copy_words(batch + 2 + rank, kept, data, len);
 	if (rank == 0) /* struct ring_batch { count, len } */
 		batch[1] = (uint64_t)len << 32 | kept;

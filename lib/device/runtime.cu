@@ -12,6 +12,7 @@
 #include "call.cuh"
 #include "print.cuh"
 #include "ring.cuh"
+#include "warp_trace.cuh"
 
 /* Called from translated code, never inlined into a caller here. */
 #define RT_API extern "C" __device__ __noinline__
@@ -103,6 +104,17 @@ RT_API uint64_t egpu_dev_ringbuf_output(uint64_t map, uint64_t data,
 	if (!r || (flags & ~RB_WAKEUP_FLAGS))
 		return rt_err(-EINVAL);
 	return rt_err(ring_output(r, rt_ptr(data), size, -EAGAIN));
+}
+
+/* bpf_egpu_trace_warp: 0, -EINVAL (map), -EAGAIN (dropped), -E2BIG. */
+RT_API uint64_t egpu_dev_trace_warp(uint64_t map, uint64_t addr, uint64_t info,
+				    uint64_t tag)
+{
+	struct dev_ring *r = rt_ring(map);
+
+	if (!r)
+		return rt_err(-EINVAL);
+	return rt_err(warp_trace(r, addr, info, tag));
 }
 
 /* The record's payload address, or 0 (bad map or flags, too big, full). */

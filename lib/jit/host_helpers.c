@@ -17,6 +17,7 @@
 #include "core/helpers.h"
 #include "host_helpers.h"
 #include "maps/maps.h"
+#include "egpu/ctx.h"
 #include "maps/ring.h"
 
 static uint64_t host_map_lookup_elem(uint64_t map, uint64_t key)
@@ -91,6 +92,19 @@ static uint64_t host_ringbuf_output(uint64_t map, uint64_t data, uint64_t size,
 {
 	return (uint64_t)ring_cpu_output(ring_of(map), (const void *)(uintptr_t)data,
 					 size, flags);
+}
+
+/* bpf_egpu_trace_warp for the one lane a CPU run is: an affine record. */
+static uint64_t host_trace_warp(uint64_t map, uint64_t addr, uint64_t info,
+				uint64_t tag)
+{
+	struct egpu_warp_access rec = {
+		.base = addr, .tag = tag, .mask = 1, .site = (uint32_t)(info >> 32),
+		.size = (uint16_t)info, .kind = (uint8_t)(info >> 16),
+		.flags = EGPU_WARP_AFFINE
+	};
+
+	return (uint64_t)ring_cpu_output(ring_of(map), &rec, sizeof(rec), 0);
 }
 
 static uint64_t host_ringbuf_reserve(uint64_t map, uint64_t size, uint64_t flags)
@@ -217,6 +231,7 @@ const struct host_helper host_helpers[] = {
 	HOST_HELPER(HELPER_TRACE_PRINTK, host_trace_printk),
 	HOST_HELPER(HELPER_TRACE_VPRINTK, host_trace_vprintk),
 	HOST_HELPER(HELPER_RINGBUF_OUTPUT, host_ringbuf_output),
+	HOST_HELPER(HELPER_TRACE_WARP, host_trace_warp),
 	HOST_HELPER(HELPER_RINGBUF_RESERVE, host_ringbuf_reserve),
 	HOST_HELPER(HELPER_RINGBUF_SUBMIT, host_ringbuf_submit),
 	HOST_HELPER(HELPER_RINGBUF_DISCARD, host_ringbuf_discard),

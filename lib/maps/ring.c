@@ -118,8 +118,12 @@ int ring_new_for_map(const struct bpf_map_spec *spec, struct event_ring **out)
 
 	if (!err)
 		err = ring_new(spec->name, spec->type, cap, out);
-	if (!err)
-		(*out)->in_device_memory = spec->flags & EGPU_F_RING_DEVICE;
+	if (!err && (spec->flags & EGPU_F_RING_DEVICE)) {
+		(*out)->in_device_memory = true;
+		(*out)->one_shard = spec->flags & EGPU_F_RING_ONE_SHARD;
+		(*out)->shards = (*out)->one_shard ? 1 : ring_shards_for(cap);
+		(*out)->shard_cap = cap / (*out)->shards;
+	}
 	return err;
 }
 
@@ -152,7 +156,7 @@ void ring_free(struct event_ring *r)
 		return;
 	if (r->dev_mem && (!r->dev || r->dev->owned))
 		ring_unmap_gpu(r);
-	free(r->dev);
+	ring_dev_free(r);
 	munmap(r->mem, r->mem_len);
 	pthread_mutex_destroy(&r->lock);
 	ring_free_struct(r);
@@ -177,8 +181,10 @@ static void fill_view(const struct event_ring *r, uint64_t base,
 		.ctl = base,
 		.max_record = r->max_record,
 		.type = r->type,
-		.flags = r->dev ? RING_IN_DEVICE_MEMORY : 0,
+		.shards = 1,
 	};
+	if (r->dev)
+		ring_dev_view(r, base, v);
 }
 
 void ring_host_view(const struct event_ring *r, struct dev_ring *view)
@@ -227,14 +233,14 @@ int ring_map_gpu(struct event_ring *r, struct dev_ring *init)
 }
 
 int ring_dev_start(struct event_ring *r, uint64_t store, uint8_t *mirror,
-		   size_t mirror_len, struct dev_ring *init)
+		   size_t mirror_len, uint64_t *lines, struct dev_ring *init)
 {
 	int err;
 
 	pthread_mutex_lock(&r->lock);
 	err = r->dev_mem ? err_set(EGPU_EINVAL, "ring '%s' is on the GPU already",
 				   r->name) :
-	      ring_dev_setup(r, store, mirror, mirror_len, false);
+	      ring_dev_setup(r, store, mirror, mirror_len, lines, false);
 	if (!err)
 		fill_view(r, r->dev_mem, init);
 	pthread_mutex_unlock(&r->lock);

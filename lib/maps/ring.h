@@ -66,16 +66,19 @@ void ring_host_view(const struct event_ring *r, struct dev_ring *view);
  * Rings whose records live in GPU memory: maps with EGPU_F_RING_DEVICE in
  * their flags (lib/maps/ring_dev.c, docs/events.md). Until the object first
  * uses the GPU such a ring is a host ring: the CPU back end writes there.
- * ring_map_gpu() then allocates the same layout in GPU memory, where GPU
- * producers go on from the CPU producers' last position, and @init says
- * so (RING_IN_DEVICE_MEMORY). The consumer takes the host records left,
- * then copies records out of GPU memory once ring_bind_copier() told it how.
+ * ring_map_gpu() then allocates the ring in GPU memory, split into shards
+ * (one per group of SMs, each starting at position 0), and @init says so
+ * (RING_IN_DEVICE_MEMORY). The consumer takes the host records left, then
+ * copies records out of GPU memory, every shard's, once ring_bind_copier()
+ * told it how.
  */
 bool ring_in_device_memory(const struct event_ring *r);
 
 /*
  * Copies between the host and GPU memory, each complete when it returns;
- * 0 or a negative EGPU_E* code with a message.
+ * 0 or a negative EGPU_E* code with a message. Reads of more than a word
+ * land in the mirror or the lines' copy (page-locked), smaller ones
+ * anywhere: the map's copier stages those itself.
  */
 struct ring_copier {
 	int (*read)(void *io, void *dst, uint64_t addr, size_t n);
@@ -93,13 +96,36 @@ void ring_bind_copier(struct event_ring *r, const struct ring_copier *c,
 		      uint64_t dev_ring);
 /*
  * ring_map_gpu() for a ring in GPU memory with its memory given instead of
- * allocated: @store (RING_DATA_OFFSET + capacity + ring_max_payload() + 8
- * zeroed bytes, at an address @c of ring_bind_copier() reaches) and a
- * @mirror of at least ring_max_payload() + 8 bytes, which stay the
- * caller's. For tests, which play GPU memory with host memory.
+ * allocated: @store (ring_dev_store_len() zeroed bytes, at an address @c
+ * of ring_bind_copier() reaches), a @mirror of at least
+ * ring_max_payload() + 8 bytes and @lines of ring_dev_lines_len() bytes,
+ * 8-aligned, which stay the caller's (see struct ring_copier). For
+ * tests, which play GPU memory with host memory.
  */
 int ring_dev_start(struct event_ring *r, uint64_t store, uint8_t *mirror,
-		   size_t mirror_len, struct dev_ring *init);
+		   size_t mirror_len, uint64_t *lines, struct dev_ring *init);
+/* Bytes of the host copy of a ring in GPU memory's shard lines. */
+size_t ring_dev_lines_len(const struct event_ring *r);
+/*
+ * Bytes of a ring in GPU memory: its shard lines, then each shard's
+ * records and tail pad. Shards: ring_dev_shards().
+ */
+size_t ring_dev_store_len(const struct event_ring *r);
+uint32_t ring_dev_shards(const struct event_ring *r);
+/*
+ * Records producers of shard @i dropped, read from GPU memory now (for
+ * tests that check each shard: received + dropped == emitted); 0 before
+ * the ring is on the GPU.
+ */
+uint64_t ring_dev_shard_drops(const struct event_ring *r, uint32_t i);
+/*
+ * Shards for a GPU of @sms SMs, before ring_dev_start() (ring_map_gpu()
+ * asks the GPU): one per SM, of capacity / the power of two nearest @sms
+ * bytes (so all of them hold 0.7 to 1.4 times the capacity), as long as
+ * there are fewer SMs than twice ring_shards_for(capacity); else that many,
+ * each shared by SMs (%smid modulo the shards).
+ */
+void ring_dev_fit_shards(struct event_ring *r, uint32_t sms);
 
 struct dev_map;
 /*
@@ -119,14 +145,16 @@ void ring_release(struct event_ring *r);
  * Hand every complete record, in order, to @fn (discarded ones are skipped
  * silently; each record of a batch on its own, gathered into a buffer of
  * the ring's), then give their space back. Stops at the first record not yet
- * published, or after a record for which @fn returned < 0: that value is
+ * published (in a ring in GPU memory: of each shard, shard after shard, so
+ * records of different shards interleave), or after a record for which @fn
+ * returned < 0: that value is
  * returned. Otherwise returns the number of records handed to @fn, or
  * EGPU_EFORMAT when a header is impossible (a producer wrote outside its
  * record). *@bytes (if given) grows by the payload bytes handed over.
  */
 int ring_consume(struct event_ring *r, egpu_sample_fn fn, void *user,
 		 uint64_t *bytes);
-/* Whether a published record is waiting at the consumer position. */
+/* Whether a published record waits at the consumer position (of a shard). */
 bool ring_ready(const struct event_ring *r);
 /* Records producers dropped because the ring was full. */
 uint64_t ring_drops(const struct event_ring *r);

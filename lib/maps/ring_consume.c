@@ -140,13 +140,18 @@ int ring_walk(struct event_ring *r, const struct ring_window *w,
 			return err;
 		if (w->bytes_end - *pos < ring_record_size(h.len))
 			return WALK_SHORT;
-		if ((h.flags & RING_BATCH) &&
-		    (err = ring_check_batch(r, *pos, h, rec + RING_HDR_SIZE)))
-			return err;
+		/*
+		 * Without @d only headers are looked at: in a first copy of a
+		 * ring in GPU memory a published header may come with a body
+		 * read before it landed (ring_dev.c), a batch's count included.
+		 */
 		if (!d) {
 			*pos += ring_record_size(h.len);
 			continue;
 		}
+		if ((h.flags & RING_BATCH) &&
+		    (err = ring_check_batch(r, *pos, h, rec + RING_HDR_SIZE)))
+			return err;
 		if (!deliver_record(r, h, rec + RING_HDR_SIZE, d))
 			return WALK_STOP;
 		r->cons_sub = 0;

@@ -6,12 +6,16 @@
  * (lib/maps/dev_map.c), so draining neither waits for nor delays the
  * application's kernels.
  *
- * A consumer pass reads the producers' position, then goes window by
- * window (a window ends where the records end: the next lap starts at the
- * beginning): copy the unread bytes into a page-locked mirror, find where
- * the published records there end, copy those bytes again and hand their
- * records over, zero them in GPU memory, and write the consumer position
- * back. The GPU reads that position from its own memory.
+ * The ring is split into shards (ring_layout.h): a producer uses its SM's
+ * shard, so warps of different SMs reserve on different counters instead
+ * of queueing on one. A consumer pass reads every shard's producer
+ * position at once (one copy of their lines), then drains shard after
+ * shard, window by window (a window ends where the shard's records end:
+ * the next lap starts at its beginning): copy the unread bytes into a
+ * page-locked mirror, find where the published records there end, copy
+ * those bytes again and hand their records over, zero them in GPU memory,
+ * and write the shard's consumer position back. The GPU reads that
+ * position from its own memory.
  *
  * Why twice: a copy engine reads a range in no promised order, so one copy
  * may read a record's payload before its producer wrote it and its header
@@ -22,6 +26,12 @@
  * the bus traffic of the records consumed, and one more copy of what is
  * still unpublished. (A header is one aligned 8-byte word, which a copy
  * reads whole: it moves whole 32-byte sectors.)
+ *
+ * Every copy out lands in page-locked memory: the mirror, the copy of the
+ * shard lines, or the map's staging buffer. A copy into pageable memory
+ * is staged by the driver, which may synchronize to do it (CUDA's "API
+ * synchronization behavior") and so wait for the application's running
+ * kernel: the consumer would stall until that kernel ends.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -31,22 +41,51 @@
 #include "maps/dev_map.h"
 #include "maps/ring_impl.h"
 
-/* A mirror this big holds a window of records; smaller rings fit whole. */
+/* A mirror this big holds a window of records; smaller shards fit whole. */
 #define MIRROR_MAX_BYTES (16u << 20)
+/* 64-bit words per line of the host copy of the shard lines. */
+#define LINE_WORDS (RING_LINE / 8)
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
 	return a < b ? a : b;
 }
 
-/* Bytes of the layout in GPU memory: control page, records, tail pad. */
-static size_t store_len(const struct event_ring *r)
+uint32_t ring_dev_shards(const struct event_ring *r)
 {
-	return RING_DATA_OFFSET + r->cap + r->max_record;
+	return r->shards;
+}
+
+/* Bytes of one shard's records and tail pad. */
+static uint64_t shard_stride(const struct event_ring *r)
+{
+	return r->shard_cap + r->max_record;
+}
+
+size_t ring_dev_store_len(const struct event_ring *r)
+{
+	return ring_shard_lines_len(r->shards) + r->shards * shard_stride(r);
+}
+
+void ring_dev_view(const struct event_ring *r, uint64_t base,
+		   struct dev_ring *v)
+{
+	v->reserved = v->prod = v->cons_seen = 0; /* each shard has its own */
+	v->mask = r->shard_cap - 1;
+	v->ctl = base;
+	v->data = base + ring_shard_lines_len(r->shards);
+	v->flags = RING_IN_DEVICE_MEMORY;
+	v->shards = r->shards;
+	v->stride = shard_stride(r);
+}
+
+size_t ring_dev_lines_len(const struct event_ring *r)
+{
+	return 3ull * r->shards * RING_LINE;
 }
 
 int ring_dev_setup(struct event_ring *r, uint64_t store, uint8_t *mirror,
-		   size_t mirror_len, bool owned)
+		   size_t mirror_len, uint64_t *lines, bool owned)
 {
 	struct ring_dev *dev;
 
@@ -54,45 +93,104 @@ int ring_dev_setup(struct event_ring *r, uint64_t store, uint8_t *mirror,
 		return err_set(EGPU_EINVAL,
 			       "ring '%s': a mirror of %zu bytes cannot hold a record of %u",
 			       r->name, mirror_len, r->max_record);
-	dev = calloc(1, sizeof(*dev));
+	if (!lines)
+		return err_set(EGPU_EINVAL, "ring '%s': no copy of its shard lines",
+			       r->name);
+	/* One allocation: the struct and the cursors. */
+	dev = calloc(1, sizeof(*dev) + r->shards * sizeof(struct shard_cursor));
 	if (!dev)
 		return err_set(EGPU_ENOMEM, "ring '%s': out of memory", r->name);
 	*dev = (struct ring_dev){ .store = store, .start = r->prod,
-				  .released = r->prod, .mirror = mirror,
+				  .cur = (struct shard_cursor *)(dev + 1),
+				  .lines = lines, .mirror = mirror,
 				  .mirror_len = mirror_len, .owned = owned };
+	ring_dev_view(r, store, &dev->view);
 	__atomic_store_n(&r->dev, dev, __ATOMIC_RELEASE);
 	/* From now on CPU producers are refused (ring_on_gpu). */
 	__atomic_store_n(&r->dev_mem, store, __ATOMIC_RELEASE);
 	return 0;
 }
 
+void ring_dev_free(struct event_ring *r)
+{
+	free(r->dev);
+}
+
+/* The power of two nearest @n (by ratio), at most @max (a power of two). */
+static uint32_t pow2_near(uint32_t n, uint32_t max)
+{
+	uint32_t p = 1;
+
+	while (p < max && (uint64_t)p * p * 2 < (uint64_t)n * n)
+		p *= 2;
+	return p;
+}
+
+void ring_dev_fit_shards(struct event_ring *r, uint32_t sms)
+{
+	uint32_t unit;
+
+	if (r->one_shard) /* EGPU_F_RING_ONE_SHARD: as made */
+		return;
+	unit = pow2_near(sms, ring_shards_for(r->cap));
+
+	r->shard_cap = r->cap / unit;
+	r->shards = sms < 2 * unit ? (sms ? sms : 1) : unit;
+}
+
+static int fit_shards_to_gpu(struct event_ring *r)
+{
+	const struct cu_driver *d = cu();
+	CUdevice dev;
+	int sms = 0;
+	int err = cu_check(d->cuCtxGetDevice(&dev), "cuCtxGetDevice");
+
+	if (!err)
+		err = cu_check(d->cuDeviceGetAttribute(&sms,
+				CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+			       "cuDeviceGetAttribute");
+	if (!err)
+		ring_dev_fit_shards(r, (uint32_t)sms);
+	return err;
+}
+
 int ring_dev_alloc(struct event_ring *r)
 {
-	size_t len = store_len(r);
-	size_t mirror_len = min_u64(len - RING_DATA_OFFSET, MIRROR_MAX_BYTES);
 	const struct cu_driver *d;
 	CUdeviceptr store = 0;
 	void *mirror = NULL;
+	size_t len = 0, mirror_len = 0;
 	int err = cu_ctx_current((CUcontext *)&r->cu_ctx);
 
 	d = cu();
 	if (!err)
+		err = fit_shards_to_gpu(r);
+	if (!err) {
+		len = ring_dev_store_len(r);
+		/* A multiple of 8 (records are), so the lines after it are. */
+		mirror_len = min_u64(shard_stride(r), MIRROR_MAX_BYTES);
 		err = cu_check(d->cuMemAlloc(&store, len), "cuMemAlloc");
+	}
 	/* Zero: every header reads unpublished until a producer writes it. */
 	if (!err)
 		err = cu_check(d->cuMemsetD8(store, 0, len), "cuMemsetD8");
+	/* One page-locked allocation: the mirror, then the lines' copy. */
 	if (!err)
-		err = cu_check(d->cuMemAllocHost(&mirror, mirror_len),
+		err = cu_check(d->cuMemAllocHost(&mirror, mirror_len +
+						 ring_dev_lines_len(r)),
 			       "cuMemAllocHost");
 	if (!err)
-		err = ring_dev_setup(r, store, mirror, mirror_len, true);
+		err = ring_dev_setup(r, store, mirror, mirror_len,
+				     (uint64_t *)((uint8_t *)mirror + mirror_len),
+				     true);
 	if (err) {
 		if (mirror)
 			d->cuMemFreeHost(mirror);
 		if (store)
 			d->cuMemFree(store);
-		err_prefix("ring '%s': %zu bytes of GPU memory and a %zu-byte mirror",
-			   r->name, len, mirror_len);
+		err_prefix("ring '%s': %zu bytes of GPU memory in %u shards and a %zu-byte mirror",
+			   r->name, len, r->shards,
+			   mirror_len + ring_dev_lines_len(r));
 	}
 	return err;
 }
@@ -143,114 +241,187 @@ static int dev_read(const struct event_ring *r, void *dst, uint64_t addr,
 	return err;
 }
 
-static uint64_t data_addr(const struct event_ring *r, uint64_t pos)
+/*
+ * The host copy of one kind of shard line (@kind 0: counters, 1: consumer
+ * positions, 2: drops), all shards' in one copy; 0 or an EGPU_E* code.
+ */
+static int read_lines(const struct event_ring *r, uint32_t kind)
 {
-	return r->dev->store + RING_DATA_OFFSET + (pos & (r->cap - 1));
+	const struct ring_dev *dev = r->dev;
+	uint32_t n = r->shards;
+
+	return dev_read(r, dev->lines + (size_t)kind * n * LINE_WORDS,
+			dev->view.ctl + (uint64_t)kind * n * RING_LINE,
+			(size_t)n * RING_LINE);
+}
+
+/* Shard @i's producer position, in the last copy of the counter lines. */
+static uint64_t shard_prod(const struct ring_dev *dev, uint32_t i)
+{
+	const uint64_t *line = dev->lines + (size_t)i * LINE_WORDS;
+
+	return line[offsetof(struct ring_counters, prod) / 8];
+}
+
+static uint64_t data_addr(const struct event_ring *r, uint32_t i, uint64_t pos)
+{
+	return ring_shard_data(&r->dev->view, i) + (pos & r->dev->view.mask);
 }
 
 /*
- * Give what was consumed since the last release back to producers: zero
- * it (by position, as for host rings: the tail pad holds no header), then
- * write the consumer position. A failed copy leaves it for the next pass.
+ * Give what shard @i consumed since its last release back to producers:
+ * zero it (by position, as for host rings: the tail pad holds no header),
+ * then write its consumer position. A failed copy leaves it for the next
+ * pass.
  */
-static int dev_release(struct event_ring *r)
+static int shard_release(struct event_ring *r, uint32_t i)
 {
 	struct ring_dev *dev = r->dev;
+	struct shard_cursor *cur = &dev->cur[i];
 	const struct ring_copier *c = &dev->copier;
-	uint64_t off = dev->released & (r->cap - 1), n = r->cons - dev->released;
-	uint64_t first = min_u64(n, r->cap - off);
-	int err = c->zero(c->io, data_addr(r, dev->released), first);
+	uint64_t cap = dev->view.mask + 1, off = cur->released & dev->view.mask;
+	uint64_t n = cur->cons - cur->released, first = min_u64(n, cap - off);
+	int err = c->zero(c->io, data_addr(r, i, cur->released), first);
 
 	if (!err && n > first)
-		err = c->zero(c->io, dev->store + RING_DATA_OFFSET, n - first);
+		err = c->zero(c->io, ring_shard_data(&dev->view, i), n - first);
 	if (!err)
-		err = c->write(c->io, dev->store + offsetof(struct ring_ctl, cons),
-			       &r->cons, sizeof(r->cons));
+		err = c->write(c->io, ring_shard_cons(&dev->view, i), &cur->cons,
+			       sizeof(cur->cons));
 	if (err) {
-		err_prefix("ring '%s': giving %llu bytes back in GPU memory",
-			   r->name, (unsigned long long)n);
+		err_prefix("ring '%s': giving %llu bytes of shard %u back in GPU memory",
+			   r->name, (unsigned long long)n, i);
 		return err;
 	}
-	dev->released = r->cons;
+	cur->released = cur->cons;
 	return 0;
 }
 
 /*
- * One window from r->cons, @prod being the producers' position: the
- * records published there handed to @d (ring_walk's result for the copy
- * looked at first, or WALK_STOP), or a negative EGPU_E* code.
+ * One window of shard @i from its consumer position, @prod being its
+ * producers' position: the records published there handed to @d
+ * (ring_walk's result for the copy looked at first, or WALK_STOP), or a
+ * negative EGPU_E* code.
  */
-static int dev_window(struct event_ring *r, uint64_t prod, struct delivery *d)
+static int dev_window(struct event_ring *r, uint32_t i, uint64_t prod,
+		      struct delivery *d)
 {
 	struct ring_dev *dev = r->dev;
-	uint64_t from = r->cons, off = from & (r->cap - 1), end = from;
+	struct shard_cursor *cur = &dev->cur[i];
+	uint64_t cap = dev->view.mask + 1, from = cur->cons, end = from;
+	uint64_t off = from & dev->view.mask;
 	uint64_t n = min_u64(min_u64(prod - from, dev->mirror_len),
-			     r->cap + r->max_record - off);
+			     cap + r->max_record - off);
 	struct ring_window w = { .base = dev->mirror, .from = from,
-				 .starts_end = from + min_u64(r->cap - off, n),
+				 .starts_end = from + min_u64(cap - off, n),
 				 .bytes_end = from + n };
 	int seen, got, err;
 
-	err = dev_read(r, dev->mirror, data_addr(r, from), n);
+	err = dev_read(r, dev->mirror, data_addr(r, i, from), n);
 	if (err)
 		return err;
 	seen = ring_walk(r, &w, NULL, &end);
 	if (seen < 0 || end == from)
 		return seen;
 	/* Published before this copy started: whole in it. */
-	err = dev_read(r, dev->mirror, data_addr(r, from), end - from);
+	err = dev_read(r, dev->mirror, data_addr(r, i, from), end - from);
 	if (err)
 		return err;
 	w.bytes_end = end;
-	got = ring_walk(r, &w, d, &r->cons);
-	if (r->cons != dev->released && (err = dev_release(r)))
+	got = ring_walk(r, &w, d, &cur->cons);
+	if (cur->cons != cur->released && (err = shard_release(r, i)))
 		return err;
 	return got < 0 ? got : got == WALK_STOP ? WALK_STOP : seen;
+}
+
+/* Shard @i's published records up to @prod: a walk_end or an EGPU_E* code. */
+static int shard_consume(struct event_ring *r, uint32_t i, uint64_t prod,
+			 struct delivery *d)
+{
+	struct shard_cursor *cur = &r->dev->cur[i];
+
+	while (cur->cons < prod) {
+		uint64_t from = cur->cons;
+		int end = dev_window(r, i, prod, d);
+
+		/* Go on past a window's end or a record it cut short. */
+		if (end < 0 || end == WALK_WAIT || end == WALK_STOP ||
+		    cur->cons == from)
+			return end;
+	}
+	return WALK_END;
 }
 
 int ring_dev_consume(struct event_ring *r, struct delivery *d)
 {
 	struct ring_dev *dev = r->dev;
-	uint64_t prod;
-	int err = r->cons != dev->released ? dev_release(r) : 0;
+	int err = 0;
 
+	for (uint32_t i = 0; i < r->shards && !err; i++)
+		if (dev->cur[i].cons != dev->cur[i].released)
+			err = shard_release(r, i);
 	if (!err)
-		err = dev_read(r, &prod, dev->dev_ring +
-			       offsetof(struct dev_ring, prod), sizeof(prod));
-	while (!err && r->cons < prod) {
-		uint64_t from = r->cons;
-		int end = dev_window(r, prod, d);
+		err = read_lines(r, 0);
+	/* From where the last pass stopped: it may be inside a batch. */
+	for (uint32_t k = 0; k < r->shards && !err; k++) {
+		uint32_t i = (dev->next + k) % r->shards;
+		int end = shard_consume(r, i, shard_prod(dev, i), d);
 
 		if (end < 0)
 			err = end;
-		/* Go on past a window's end or a record it cut short. */
-		else if (end == WALK_WAIT || end == WALK_STOP || r->cons == from)
+		else if (end == WALK_STOP) {
+			dev->next = i;
 			break;
+		}
 	}
 	return err;
 }
 
 bool ring_dev_ready(const struct event_ring *r)
 {
-	uint64_t word = 0;
+	const struct ring_dev *dev = r->dev;
 
-	if (dev_read(r, &word, data_addr(r, r->cons), sizeof(word)))
+	if (read_lines(r, 0))
 		return false;
-	return (word >> 32) & RING_COMMIT;
+	for (uint32_t i = 0; i < r->shards; i++) {
+		uint64_t word = 0, cons = dev->cur[i].cons;
+
+		if (shard_prod(dev, i) == cons)
+			continue;
+		if (dev_read(r, &word, data_addr(r, i, cons), sizeof(word)))
+			return false;
+		if ((word >> 32) & RING_COMMIT)
+			return true;
+	}
+	return false;
 }
 
 uint64_t ring_dev_drops(const struct event_ring *r)
 {
 	struct ring_dev *dev = ring_dev_bound(r);
-	uint64_t drops;
+	uint64_t drops = 0;
 
 	if (!dev)
 		return 0;
 	/* A failed copy answers the last count read. */
-	if (!dev_read(r, &drops, dev->store + offsetof(struct ring_ctl, drops),
-		      sizeof(drops)))
+	if (!read_lines(r, 2)) {
+		const uint64_t *line = dev->lines + (size_t)2 * r->shards * LINE_WORDS;
+
+		for (uint32_t i = 0; i < r->shards; i++)
+			drops += line[(size_t)i * LINE_WORDS];
 		__atomic_store_n(&dev->drops, drops, __ATOMIC_RELAXED);
+	}
 	return __atomic_load_n(&dev->drops, __ATOMIC_RELAXED);
+}
+
+uint64_t ring_dev_shard_drops(const struct event_ring *r, uint32_t i)
+{
+	const struct ring_dev *dev = ring_dev_bound(r);
+
+	if (!dev || i >= r->shards)
+		return 0;
+	ring_dev_drops(r); /* reads every shard's drop line */
+	return dev->lines[(size_t)(2 * r->shards + i) * LINE_WORDS];
 }
 
 /* The ring map's stream and staging buffer (dev_map.c) as the copier. */

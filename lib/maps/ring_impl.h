@@ -10,16 +10,26 @@
 
 #include "maps/ring.h"
 
+/* A shard's consumer (ring_dev.c): handed over, and given back, up to here. */
+struct shard_cursor {
+	uint64_t cons;
+	uint64_t released; /* zeroed there and told to producers */
+};
+
 /*
- * A ring whose records live in GPU memory (ring_dev.c): the same layout
- * as mem (control page, records, tail pad) at @store. Producers there
- * start at position @start; the consumer reads GPU memory once it has
- * taken the host records below @start (written by the CPU back end).
+ * A ring whose records live in GPU memory (ring_dev.c), in r->shards
+ * shards laid out as @view (the struct dev_ring GPU producers got) says,
+ * at @store. The consumer reads GPU memory once it has taken the host
+ * records below @start (written by the CPU back end).
  */
 struct ring_dev {
 	uint64_t store;      /* device address of the layout */
-	uint64_t start;      /* the first position written in GPU memory */
-	uint64_t released;   /* zeroed there and told to producers up to here */
+	uint64_t start;      /* where the CPU producers' records end */
+	struct dev_ring view;
+	struct shard_cursor *cur; /* one per shard */
+	uint64_t *lines;     /* host copy of the shard lines, page-locked */
+	uint32_t next;       /* the shard a pass starts with: the last one
+			      * stopped in (a batch may be half handed over) */
 	uint8_t *mirror;     /* page-locked: a window of records copied out */
 	size_t mirror_len;   /* at least max_record */
 	bool owned;          /* store and mirror were allocated here */
@@ -52,6 +62,9 @@ struct event_ring {
 	uint64_t prod;
 	/* GPU. */
 	bool in_device_memory; /* the map asked for EGPU_F_RING_DEVICE */
+	uint32_t shards;     /* ... in this many shards */
+	uint64_t shard_cap;  /* of this many bytes each, a power of two */
+	bool one_shard;      /* EGPU_F_RING_ONE_SHARD: never split */
 	void *cu_ctx;        /* CUcontext of the registration or allocation */
 	uint64_t dev_mem;    /* device address of mem (or of the GPU memory
 			      * copy of its layout), 0 before the GPU */
@@ -97,16 +110,21 @@ int ring_walk(struct event_ring *r, const struct ring_window *w,
 	      struct delivery *d, uint64_t *pos);
 
 /*
- * ring_dev.c. With r->lock held: allocate the GPU memory and mirror of a
- * ring that asked for it (in the current CUDA context), or take @store
- * and @mirror given (@owned false: tests), and start the GPU's records at
- * the CPU producers' position.
+ * ring_dev.c. With r->lock held: allocate the GPU memory, mirror and copy
+ * of the shard lines of a ring that asked for it (in the current CUDA
+ * context), or take @store, @mirror and @lines given (@owned false:
+ * tests), and start the GPU's records at the CPU producers' position.
  */
 int ring_dev_alloc(struct event_ring *r);
 int ring_dev_setup(struct event_ring *r, uint64_t store, uint8_t *mirror,
-		   size_t mirror_len, bool owned);
+		   size_t mirror_len, uint64_t *lines, bool owned);
 /* Free what ring_dev_alloc() allocated; its CUDA context is current. */
 void ring_dev_release(struct event_ring *r);
+/* Free r->dev (NULL-safe). */
+void ring_dev_free(struct event_ring *r);
+/* The shard geometry of @v, a ring in GPU memory at @base. */
+void ring_dev_view(const struct event_ring *r, uint64_t base,
+		   struct dev_ring *v);
 /* Whether the consumer now reads GPU memory (host records all taken). */
 bool ring_dev_reading(const struct event_ring *r);
 /* ring_consume(), ring_ready() and the GPU's part of ring_drops() there. */

@@ -29,14 +29,16 @@
  * where atomics are fast; only the consumer position crosses to the GPU,
  * read when the ring looks full.
  *
- * A ring may instead keep the same layout (control page, records, tail
- * pad) in GPU memory (RING_IN_DEVICE_MEMORY): the host copies records out
- * (lib/maps/ring_dev.c), zeroes what it consumed there and writes the
- * consumer position back with small copies.
+ * A ring may instead keep its records in GPU memory (RING_IN_DEVICE_MEMORY),
+ * split into shards, one per SM, each a ring of its own with its
+ * own counters (below): the host copies records out (lib/maps/ring_dev.c),
+ * zeroes what it consumed there and writes each shard's consumer position
+ * back with small copies.
  */
 #ifndef EGPU_MAPS_RING_LAYOUT_H
 #define EGPU_MAPS_RING_LAYOUT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -114,20 +116,96 @@ struct ring_ctl {
 /*
  * A ring's GPU side, in device memory: the data of its map (the map
  * handle's dev_map_desc.data) or the context's print ring.
+ *
+ * A ring in GPU memory (RING_IN_DEVICE_MEMORY) is @shards rings of
+ * (mask + 1) bytes each; a producer uses shard ring_shard_index(%smid), so
+ * a thread's records stay in order. Its first three words are unused then;
+ * ctl is the address of the shard lines, each shard's counters on lines
+ * of their own (ring_shard_*() below):
+ *
+ *   ctl:  shards producer lines  struct ring_counters (GPU atomics)
+ *         shards consumer lines  its consumer position (host writes)
+ *         shards drop lines      its drop count (GPU atomics)
+ *   data: shard 0's records, tail pad; shard 1's ... (stride bytes apart)
  */
 struct dev_ring {
 	uint64_t reserved;  /* bytes promised to producers; see ring.cuh */
 	uint64_t prod;      /* next position handed out */
 	uint64_t cons_seen; /* the largest consumer position read from ctl */
-	uint64_t mask;      /* capacity - 1 */
-	uint64_t data;      /* device address of the records */
-	uint64_t ctl;       /* device address of the struct ring_ctl */
+	uint64_t mask;      /* capacity (of a shard) - 1 */
+	uint64_t data;      /* device address of the records (of shard 0) */
+	uint64_t ctl;       /* device address of the struct ring_ctl, or of
+			     * the shard lines */
 	uint32_t max_record; /* largest header + payload, a multiple of 8 */
 	uint32_t type;      /* the map type, or 0 for the print ring */
 	uint32_t flags;     /* RING_IN_DEVICE_MEMORY */
-	uint32_t pad32;
-	uint64_t pad[8];
+	uint32_t shards;    /* 1 for rings in host memory */
+	uint64_t stride;    /* bytes from one shard's records to the next's */
+	uint64_t pad[7];
 };
+
+/* A producer's counters: the start of a struct dev_ring, or a shard line. */
+struct ring_counters {
+	uint64_t reserved;
+	uint64_t prod;
+	uint64_t cons_seen;
+};
+
+/*
+ * Shards of rings in GPU memory hold capacity / a power of two of at most
+ * RING_SHARDS_MAX, and no less than RING_SHARD_MIN_BYTES, so that a shard
+ * holds the largest record a ring of that size holds whole (max_record
+ * does not change). lib/maps/ring_dev.c picks how many for a GPU.
+ */
+#define RING_SHARDS_MAX 128u
+#define RING_SHARD_MIN_BYTES RING_RECORD_MAX
+#define RING_LINE 128u
+
+/*
+ * The most shards a ring of @cap bytes is split into before the GPU is
+ * known, a power of two: also the least a shard holds, cap / this.
+ */
+RING_INLINE uint32_t ring_shards_for(uint64_t cap)
+{
+	uint64_t n = cap / RING_SHARD_MIN_BYTES;
+
+	return n < 1 ? 1 : n > RING_SHARDS_MAX ? RING_SHARDS_MAX : (uint32_t)n;
+}
+
+/* Bytes of the shard lines of @shards shards: whole pages. */
+RING_INLINE uint64_t ring_shard_lines_len(uint32_t shards)
+{
+	uint64_t n = 3ull * shards * RING_LINE;
+
+	return (n + RING_DATA_OFFSET - 1) / RING_DATA_OFFSET * RING_DATA_OFFSET;
+}
+
+/* The shard of the threads of SM @smid: their own, or shared if too few. */
+RING_INLINE uint32_t ring_shard_index(const struct dev_ring *r, uint32_t smid)
+{
+	return smid < r->shards ? smid : smid % r->shards;
+}
+
+/* Addresses of shard @i's counters, consumer position, drops and records. */
+RING_INLINE uint64_t ring_shard_counters(const struct dev_ring *r, uint32_t i)
+{
+	return r->ctl + (uint64_t)i * RING_LINE;
+}
+
+RING_INLINE uint64_t ring_shard_cons(const struct dev_ring *r, uint32_t i)
+{
+	return r->ctl + (uint64_t)(r->shards + i) * RING_LINE;
+}
+
+RING_INLINE uint64_t ring_shard_drops(const struct dev_ring *r, uint32_t i)
+{
+	return r->ctl + (uint64_t)(2 * r->shards + i) * RING_LINE;
+}
+
+RING_INLINE uint64_t ring_shard_data(const struct dev_ring *r, uint32_t i)
+{
+	return r->data + (uint64_t)i * r->stride;
+}
 
 /*
  * struct dev_ring.flags: records and ctl are in GPU memory (map flag
@@ -193,6 +271,8 @@ RING_ASSERT(sizeof(struct ring_hdr) == RING_HDR_SIZE, "header is 8 bytes");
 RING_ASSERT(sizeof(struct ring_ctl) == 256, "ctl is two 128-byte lines");
 RING_ASSERT(sizeof(struct ring_ctl) <= RING_DATA_OFFSET, "ctl before data");
 RING_ASSERT(sizeof(struct dev_ring) == 128, "dev_ring is 128 bytes");
+RING_ASSERT(offsetof(struct dev_ring, cons_seen) ==
+	    offsetof(struct ring_counters, cons_seen), "dev_ring's counters");
 RING_ASSERT(sizeof(struct print_rec) == 40, "print record header");
 RING_ASSERT(sizeof(struct call_rec) == 8, "call record header");
 RING_ASSERT(sizeof(struct ring_batch) == 8, "batch header");

@@ -76,6 +76,9 @@ static const struct helper_proto gpu_protos[] = {
 	{ HELPER_READ_VALUE, RET_SCALAR,
 	  { ARG_CTX, ARG_MEM_OUT, ARG_SIZE, ARG_SCALAR }, 0,
 	  ATTACH_BIT(EGPU_ATTACH_MEM), false },
+	{ HELPER_TRACE_WARP, RET_SCALAR,
+	  { ARG_MAP, ARG_SCALAR, ARG_SCALAR, ARG_SCALAR }, MAPS_RING,
+	  ATTACH_ALL, false },
 };
 
 /* The conformance suite's helper 5 returns its argument. */

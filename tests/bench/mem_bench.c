@@ -7,7 +7,11 @@
  * during the runs), with the ring in host memory and in GPU memory
  * (mem_trace_dev.bpf.c), over the original kernels; and two rows with
  * libegpu's per-SM arrays: counting (mem_count_sm.bpf.c) and, as an
- * experiment, records kept in a buffer per SM (mem_trace_sm.bpf.c). CUDA events, L2
+ * experiment, records kept in a buffer per SM (mem_trace_sm.bpf.c); and
+ * libegpu's compressed warp records (bpf_egpu_trace_warp, per-SM shards of
+ * a ring in GPU memory, drained meanwhile: mem_trace_warp.bpf.c); the
+ * device ring in one shard (EGPU_F_RING_ONE_SHARD: the first rows' ring,
+ * mem_trace_one_shard.bpf.c) beside its per-SM shards. CUDA events, L2
  * flushed, runs interleaved, medians. For the traces also DRAIN_RUNS more
  * launches, each into an empty ring with no consumer running, then drained
  * on this thread: the kernel's ratio when its whole trace fits, and the
@@ -252,7 +256,9 @@ int main(int argc, char **argv)
 		{ "count (SM array)", BENCH_DIR "/mem_count_sm.bpf.o", 1.15, false },
 		{ "trace (per-SM buffers, experiment)", BENCH_DIR "/mem_trace_sm.bpf.o", 3.0, false },
 		{ "trace", BENCH_DIR "/mem_trace.bpf.o", 2.0, true },
+		{ "trace (device ring, one shard)", BENCH_DIR "/mem_trace_one_shard.bpf.o", 2.0, true },
 		{ "trace (device ring)", BENCH_DIR "/mem_trace_dev.bpf.o", 2.0, true },
+		{ "trace (warp records, per-SM shards)", BENCH_DIR "/mem_trace_warp.bpf.o", 3.0, true },
 	};
 	const struct workload *w;
 	size_t nw, len;

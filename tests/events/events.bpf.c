@@ -15,10 +15,14 @@ struct {
 				    * ring sizes up to a page anyway */
 } tiny SEC(".maps");
 
-/* Rings in GPU memory: 64 MiB hold a record of every thread of 2^20. */
+/*
+ * Rings in GPU memory. 128 MiB make shards of 1 MiB, one per SM (132 on
+ * an H100): the records of all threads of 2^19 (29 MiB in warps' batches)
+ * fit with room to spare, even if two SMs shared a shard.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 26);
+	__uint(max_entries, 1 << 27);
 	__uint(map_flags, EGPU_F_RING_DEVICE);
 } drb SEC(".maps");
 
@@ -27,6 +31,31 @@ struct {
 	__uint(max_entries, 4096);
 	__uint(map_flags, EGPU_F_RING_DEVICE);
 } dtiny SEC(".maps");
+
+/*
+ * 8 MiB in GPU memory: shards of 64 KiB (one per SM on an H100 or H200),
+ * far less than 4M threads emit, so every shard drops while a consumer
+ * drains; smcount says how many records each SM emitted.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+	__uint(map_flags, EGPU_F_RING_DEVICE);
+} dmid SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u64);
+} smcount SEC(".maps");
+
+/* Warp records of kernels.cu's gather (bpf_egpu_trace_warp). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 26);
+	__uint(map_flags, EGPU_F_RING_DEVICE);
+} dtrace SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -72,6 +101,13 @@ SEC("egpu/run")
 int out(__u64 *ctx)
 {
 	return out_into(&rb, ctx, 64);
+}
+
+/* Direct run: ctx = { addr, info }: one warp record of one lane into rb. */
+SEC("egpu/run")
+int trace_one(__u64 *ctx)
+{
+	return bpf_egpu_trace_warp(&rb, ctx[0], ctx[1], 0xabc);
 }
 
 /* Same into the 4 KiB ring: the 65th record on finds it full. */
@@ -210,6 +246,40 @@ int on_exit_tiny_dev(struct egpu_kernel_ctx *ctx)
 	return 0;
 }
 
+/*
+ * Four records per thread into a ring in GPU memory, numbered in c: the
+ * consumer checks each thread's arrive in order (its SM's shard).
+ */
+GPU_EXIT("work")
+int on_exit_seq_dev(struct egpu_kernel_ctx *ctx)
+{
+	struct event ev = {};
+
+	thread_event(&ev);
+#pragma unroll
+	for (int k = 0; k < 4; k++) {
+		ev.c = k;
+		bpf_ringbuf_output(&drb, &ev, sizeof(ev), 0);
+	}
+	return 0;
+}
+
+/* One record per thread into dmid, saying its SM (e), counted per SM. */
+GPU_EXIT("work")
+int on_exit_sm_dev(struct egpu_kernel_ctx *ctx)
+{
+	struct event ev = {};
+	__u32 sm = (__u32)bpf_get_sm_id();
+	__u64 *n = bpf_map_lookup_elem(&smcount, &sm);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	thread_event(&ev);
+	ev.e = sm;
+	bpf_ringbuf_output(&dmid, &ev, sizeof(ev), 0);
+	return 0;
+}
+
 /* The same record, reserved, filled in place and submitted. */
 GPU_EXIT("work")
 int on_exit_resv_dev(struct egpu_kernel_ctx *ctx)
@@ -253,6 +323,15 @@ GPU_ENTRY("wait_host")
 int at_entry_dev(struct egpu_kernel_ctx *ctx)
 {
 	emit_thread(&drb);
+	return 0;
+}
+
+/* Every global access of gather as one record per warp, tagged 0xabc. */
+GPU_MEM("gather")
+int trace_gather(struct egpu_mem_ctx *ctx)
+{
+	if (ctx->space == EGPU_SPACE_GLOBAL)
+		bpf_egpu_trace_access(&dtrace, ctx, 0xabc);
 	return 0;
 }
 

@@ -36,3 +36,16 @@ extern "C" __global__ void wait_host(const volatile unsigned *flag,
 	} while (t - t0 < timeout_ns);
 	*seen = 0;
 }
+
+// Traced by bpf_egpu_trace_warp (events_gpu: warp_records_give_every_address):
+// thread i < n stores out[i] (affine: a stride of 4) and loads in[j(i)],
+// where j permutes each group of 32 (lane l reads lane (7 l + 3) mod 32:
+// never affine for a whole warp); in holds n rounded up to 32 floats.
+extern "C" __global__ void gather(float *out, const float *in, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= n)
+		return;
+	out[i] = in[(i & ~31) | ((7 * (i & 31) + 3) & 31)];
+}

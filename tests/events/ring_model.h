@@ -32,22 +32,36 @@ int take(void *user, const void *data, size_t size);
  * The GPU's protocol played by host threads on the memory @v describes
  * (ring_host_view, ring_dev_start): reserved += need with a capacity check
  * and undo, prod += need for the position, payload, then a release store
- * of the header. A host thread plays one lane, or a whole warp outputting
- * a batch (ring_output_batch), all of whose records fit or none (the GPU
- * may also keep a prefix: the consumer cannot tell). Whether it was kept
- * (else counted as dropped).
+ * of the header, in the ring or, in a ring in GPU memory, in the shard of
+ * SM @sm (ring_shard_of in lib/device/ring.cuh). A host thread plays one
+ * lane, or a whole warp outputting a batch (ring_output_batch), all of
+ * whose records fit or none (the GPU may also keep a prefix: the consumer
+ * cannot tell). Whether it was kept (else counted as dropped).
  */
-bool model_produce(struct dev_ring *v, const uint8_t *payload, uint32_t len);
+bool model_produce(struct dev_ring *v, uint32_t sm, const uint8_t *payload,
+		   uint32_t len);
 /* @count records of @len bytes, record i at @payloads + i * @len. */
-bool model_produce_batch(struct dev_ring *v, const uint8_t *payloads,
-			 uint32_t count, uint32_t len);
+bool model_produce_batch(struct dev_ring *v, uint32_t sm,
+			 const uint8_t *payloads, uint32_t count, uint32_t len);
+/*
+ * The two steps of model_produce*() before publishing: reserve @need bytes
+ * for @records records on SM @sm (the record's address, or NULL: dropped
+ * and counted), and write a batch's body (all but its header) at @rec.
+ */
+uint8_t *model_reserve_on(struct dev_ring *v, uint32_t sm, uint64_t need,
+			  uint32_t records);
+void model_batch_body(uint8_t *rec, const uint8_t *payloads, uint32_t count,
+		      uint32_t len);
+/* Every shard's reservations undone or handed out (reserved == prod). */
+void model_assert_settled(struct dev_ring *v);
 /* Store a record's header (release): publishes it. */
 void model_publish(uint8_t *rec, uint32_t len, uint32_t flags);
 
 /*
  * Four host threads play the GPU's producers into @r (@view: its GPU
- * side) while this thread consumes: every record arrives intact and in
- * per-producer order, or is counted as dropped; every undo is undone.
+ * side), two to a shard if it has shards, while this thread consumes:
+ * every record arrives intact and in per-producer order, or is counted as
+ * dropped; every undo is undone.
  */
 void producers_against_consumer(struct event_ring *r, struct dev_ring *view);
 

@@ -14,6 +14,7 @@
 
 #include "api/internal.h"
 #include "egpu.h"
+#include "egpu/ctx.h"
 #include "test_util.h"
 
 #define EVENTS_OBJ EGPU_TEST_BUILD "/events.bpf.o"
@@ -141,6 +142,130 @@ START_TEST(cpu_output_reaches_the_consumer)
 	ck_assert_uint_eq(st.records, 10);
 	ck_assert_uint_eq(st.bytes, 10 * sizeof(struct event));
 	ck_assert_uint_eq(st.drops, 0);
+	egpu_ringbuf_free(rb);
+}
+END_TEST
+
+struct warp_records {
+	uint64_t n;
+	struct egpu_warp_access rec;
+};
+
+static int on_warp_record(void *user, const void *data, size_t size)
+{
+	struct warp_records *w = user;
+
+	ck_assert_uint_eq(size, sizeof(w->rec));
+	memcpy(&w->rec, data, size);
+	w->n++;
+	return 0;
+}
+
+struct batches {
+	uint32_t calls;
+	struct events ev;
+	int ret;
+};
+
+static int on_batch(void *user, const struct egpu_record *recs, size_t n)
+{
+	struct batches *b = user;
+
+	b->calls++;
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_eq((uintptr_t)recs[i].data % 8, 0);
+		ck_assert_int_eq(on_event(&b->ev, recs[i].data, recs[i].size), 0);
+	}
+	return b->ret;
+}
+
+/*
+ * Batch delivery and a file at once: one call with every record of the
+ * pass, in order; the file holds the same records in the ring's format.
+ */
+START_TEST(batch_and_file_delivery)
+{
+	char path[] = "/tmp/egpu_rb_XXXXXX";
+	int fd = mkstemp(path);
+	struct batches b = { 0 };
+	EGPU_OPTS(egpu_ringbuf_opts, o, .batch_fn = on_batch, .path = path);
+	EGPU_OPTS(egpu_ringbuf_stats, st);
+	egpu_ringbuf *rb = egpu_ringbuf_new(map("plain"), never, NULL);
+	uint8_t file[20 * 64];
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_ptr_null(rb); /* not a ring */
+	rb = egpu_ringbuf_new(map("tiny"), never, NULL);
+	ck_assert_ptr_nonnull(rb);
+	ck_assert_int_eq(egpu_ringbuf_add_opts(rb, map("rb"), NULL, &b, &o), 0);
+	ck_assert_uint_eq(run_cpu("out", 10, 7), 10);
+	ck_assert_int_eq(egpu_ringbuf_poll(rb, 100), 10);
+	ck_assert_uint_eq(b.calls, 1);
+	ck_assert_uint_eq(b.ev.n, 10);
+	for (uint64_t i = 0; i < 10; i++)
+		ck_assert_uint_eq(b.ev.ev[i].tid, i);
+	/* A batch callback's error stops the pass and is returned. */
+	b.ret = -77;
+	ck_assert_uint_eq(run_cpu("out", 3, 8), 3);
+	ck_assert_int_eq(egpu_ringbuf_consume(rb), -77);
+	ck_assert_uint_eq(b.ev.n, 13);
+	ck_assert_int_eq(egpu_ringbuf_stats(rb, &st), 0);
+	ck_assert_uint_eq(st.records, 13);
+	egpu_ringbuf_free(rb); /* closes the file */
+	ck_assert_int_eq(read(fd, file, sizeof(file)), 13 * (8 + sizeof(struct event)));
+	for (uint64_t i = 0; i < 13; i++) {
+		const uint8_t *rec = file + i * (8 + sizeof(struct event));
+		struct event ev;
+		uint64_t hdr;
+
+		memcpy(&hdr, rec, 8);
+		memcpy(&ev, rec + 8, sizeof(ev));
+		ck_assert_uint_eq(hdr, sizeof(struct event));
+		ck_assert_uint_eq(ev.tid, i < 10 ? i : i - 10);
+		ck_assert_uint_eq(ev.bid, i < 10 ? 7 : 8);
+	}
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+/*
+ * bpf_egpu_trace_warp on the CPU, one lane: an affine record of that lane,
+ * the access's size, kind and site unpacked from info.
+ */
+START_TEST(cpu_warp_record)
+{
+	struct warp_records w = { 0 };
+	egpu_ringbuf *rb = egpu_ringbuf_new(map("rb"), on_warp_record, &w);
+	uint64_t info = 8 | (uint64_t)EGPU_MEM_STORE << 16 | 77ull << 32;
+
+	ck_assert_ptr_nonnull(rb);
+	ck_assert_uint_eq(run_cpu("trace_one", 0x7f0000001230ull, info), 0);
+	ck_assert_int_eq(egpu_ringbuf_consume(rb), 1);
+	ck_assert_uint_eq(w.rec.base, 0x7f0000001230ull);
+	ck_assert_uint_eq(w.rec.tag, 0xabc);
+	ck_assert_uint_eq(w.rec.mask, 1);
+	ck_assert_uint_eq(w.rec.site, 77);
+	ck_assert_int_eq(w.rec.stride, 0);
+	ck_assert_uint_eq(w.rec.size, 8);
+	ck_assert_uint_eq(w.rec.kind, EGPU_MEM_STORE);
+	ck_assert_uint_eq(w.rec.flags, EGPU_WARP_AFFINE);
+	egpu_ringbuf_free(rb);
+}
+END_TEST
+
+START_TEST(batch_opts_errors)
+{
+	EGPU_OPTS(egpu_ringbuf_opts, o, .path = "/nonexistent/dir/trace.bin");
+	egpu_ringbuf *rb = egpu_ringbuf_new(map("tiny"), never, NULL);
+
+	ck_assert_int_eq(egpu_ringbuf_add_opts(rb, map("rb"), NULL, NULL, &o),
+			 EGPU_EIO);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "/nonexistent/dir/trace.bin"));
+	ck_assert_int_eq(egpu_ringbuf_add_opts(rb, map("rb"), NULL, NULL, NULL),
+			 EGPU_EINVAL);
+	/* The map stays free for another consumer after a failed add. */
+	ck_assert_int_eq(egpu_ringbuf_add(rb, map("rb"), never, NULL), 0);
 	egpu_ringbuf_free(rb);
 }
 END_TEST
@@ -424,8 +549,9 @@ START_TEST(direct_run_modules_assemble)
 END_TEST
 
 /*
- * Application kernels with ring and print probes at entry and exit: seven
- * on work (three into rings in GPU memory), two on wait_host.
+ * Application kernels with ring and print probes at entry and exit: nine
+ * on work (five into rings in GPU memory), two on wait_host; a memory
+ * probe making warp records (bpf_egpu_trace_warp) on gather.
  */
 START_TEST(instrumented_module_assembles)
 {
@@ -442,7 +568,7 @@ START_TEST(instrumented_module_assembles)
 	ptx = calloc(1, len + 1);
 	ck_assert_uint_eq(fread(ptx, 1, len, f), len);
 	fclose(f);
-	ck_assert_int_eq(egpu_attach_all(o), 9);
+	ck_assert_int_eq(egpu_attach_all(o), 12);
 	ck_assert_msg(!egpu_instrument_ptx(octx, ptx, len, &out, &out_len, NULL),
 		      "%s", egpu_errmsg());
 	ck_assert_ptr_nonnull(strstr(out, "egpu_dev_ringbuf_output"));
@@ -464,6 +590,9 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, ring_api_errors);
 	tcase_add_test(tc, cpu_output_reaches_the_consumer);
+	tcase_add_test(tc, batch_and_file_delivery);
+	tcase_add_test(tc, batch_opts_errors);
+	tcase_add_test(tc, cpu_warp_record);
 	tcase_add_test(tc, cpu_output_into_a_device_ring);
 	tcase_add_test(tc, cpu_reserve_submit_discard);
 	tcase_add_test(tc, cpu_drops_are_exact);

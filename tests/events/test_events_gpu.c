@@ -4,8 +4,9 @@
  * one record per thread from an exit probe, record sizes differing within a
  * warp, exact drop counts with a tiny ring, exact delivery to a consumer
  * thread, consumption while the kernel that writes the records provably
- * still runs (for rings in host memory and in GPU memory alike), every ring helper in direct GPU runs, print lines from probes
- * and direct runs.
+ * still runs (for rings in host memory and in GPU memory alike), each
+ * thread's records in order through a ring in GPU memory's shards, every
+ * ring helper in direct GPU runs, print lines from probes and direct runs.
  */
 #include <check.h>
 #include <pthread.h>
@@ -13,9 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "api/internal.h"
 #include "cuda/cu.h"
+#include "maps/ring.h"
 #include "egpu.h"
+#include "egpu/ctx.h"
 #include "test_util.h"
 
 #define EVENTS_OBJ EGPU_TEST_BUILD "/events.bpf.o"
@@ -154,12 +159,61 @@ START_TEST(one_record_per_thread)
 END_TEST
 
 /*
- * A ring in GPU memory (EGPU_F_RING_DEVICE), 2^20 threads' records in
- * 64 MiB, drained after the kernel window by window (16 MiB of mirror).
+ * A ring in GPU memory (EGPU_F_RING_DEVICE), 2^19 threads' records in
+ * 128 MiB, drained after the kernel shard by shard. (A shard holds 1/128
+ * of the ring, for one SM: 2^20 threads, as before shards, would fill a
+ * shard to 43%, or 86% if %smid left gaps and two SMs shared one.)
  */
 START_TEST(device_ring_every_thread_of_a_large_grid)
 {
-	every_thread_once("on_exit_dev", "drb", 1u << 20, NULL);
+	every_thread_once("on_exit_dev", "drb", 1u << 19, NULL);
+}
+END_TEST
+
+/* Which record of each thread comes next (on_exit_seq_dev numbers them). */
+struct in_order {
+	uint8_t *next;
+	uint32_t threads;
+	uint64_t records, bad;
+};
+
+static int on_numbered_event(void *user, const void *data, size_t size)
+{
+	struct in_order *o = user;
+	struct event ev = { 0 };
+
+	memcpy(&ev, data, size < sizeof(ev) ? size : sizeof(ev));
+	o->records++;
+	if (size != sizeof(ev) || ev.tid >= o->threads ||
+	    ev.b != ev.tid * 3 + 1 || ev.c != o->next[ev.tid]++)
+		o->bad++;
+	return 0;
+}
+
+/*
+ * Four records from every thread into a ring in GPU memory: each thread's
+ * arrive in the order it made them (a thread stays on its SM, so in one
+ * shard), though the threads of different shards interleave.
+ */
+START_TEST(device_ring_keeps_each_threads_order)
+{
+	const uint32_t threads = 64 * BLOCK;
+	struct in_order o = { .next = calloc(threads, 1), .threads = threads };
+	egpu_ringbuf *rb;
+
+	ck_assert_ptr_nonnull(o.next);
+	rb = egpu_ringbuf_new(egpu_obj_map(obj, "drb"), on_numbered_event, &o);
+	ck_assert_ptr_nonnull(rb);
+	run_work("on_exit_seq_dev", EGPU_ATTACH_EXIT, threads, 10);
+	while (egpu_ringbuf_poll(rb, 100) > 0)
+		;
+	ck_assert_uint_eq(o.bad, 0);
+	ck_assert_uint_eq(o.records, 4ull * threads);
+	for (uint32_t i = 0; i < threads; i++)
+		ck_assert_uint_eq(o.next[i], 4);
+	ck_assert_uint_eq(egpu_ringbuf_drops(rb), 0);
+	egpu_ringbuf_free(rb);
+	free(o.next);
 }
 END_TEST
 
@@ -237,9 +291,11 @@ static void *consume(void *arg)
 }
 
 /*
- * 4M threads, 256 MiB of records through @ring (1 MiB for rb, 64 MiB for
+ * 4M threads, 256 MiB of records through @ring (1 MiB for rb, 128 MiB for
  * drb) with a consumer thread polling meanwhile: every thread is received
- * exactly once or counted as dropped, and at least a ring's worth arrives.
+ * exactly once or counted as dropped, and at least a ring's worth arrives
+ * (drb: every SM emits more than its shard holds, so each shard takes at
+ * least its share).
  * (Whether the consumer frees space before this kernel ends depends on
  * timing: on an H100 the kernel finished first with rb, 16384 records, so
  * that is not asserted; consumed_while_the_kernel_runs proves the overlap.)
@@ -271,6 +327,260 @@ static void exact_with_a_consumer_thread(const char *prog, const char *ring)
 	egpu_ringbuf_free(c.rb);
 	free(s.hit);
 }
+
+/* Records received from dmid, by the SM each record names. */
+struct per_shard {
+	struct seen seen;
+	uint64_t got[1024];
+};
+
+static int on_sm_event(void *user, const void *data, size_t size)
+{
+	struct per_shard *p = user;
+	struct event ev;
+
+	memcpy(&ev, data, sizeof(ev));
+	if (ev.e < 1024)
+		p->got[ev.e]++;
+	return on_event(&p->seen, data, size);
+}
+
+/*
+ * 4M threads into the 8 MiB dmid (64 KiB per shard) with a consumer
+ * thread draining meanwhile: for every shard, the records received plus
+ * the drops its producers counted equal the records its SMs emitted
+ * (smcount), and every thread's record arrives at most once, whole.
+ */
+START_TEST(device_ring_exact_per_shard)
+{
+	const uint32_t threads = 1u << 22;
+	egpu_map *m = egpu_obj_map(obj, "dmid");
+	static struct per_shard p;
+	struct consumer c = { 0 };
+	uint64_t emitted[1024] = { 0 }, received[1024] = { 0 }, got = 0, drops = 0;
+	struct dev_ring shape = { 0 }; /* shards, for ring_shard_index() */
+	pthread_t t;
+
+	memset(&p, 0, sizeof(p));
+	seen_init(&p.seen, threads);
+	c.rb = egpu_ringbuf_new(m, on_sm_event, &p);
+	ck_assert_ptr_nonnull(c.rb);
+	ck_assert_int_eq(pthread_create(&t, NULL, consume, &c), 0);
+	run_work("on_exit_sm_dev", EGPU_ATTACH_EXIT, threads, 200);
+	__atomic_store_n(&c.stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	while (egpu_ringbuf_consume(c.rb) > 0)
+		;
+	shape.shards = ring_dev_shards(m->ring);
+	ck_assert_uint_gt(shape.shards, 1);
+	for (uint32_t sm = 0; sm < 1024; sm++) {
+		uint64_t v = 0;
+
+		ck_assert_int_eq(egpu_map_lookup(egpu_obj_map(obj, "smcount"), &sm, &v), 0);
+		emitted[ring_shard_index(&shape, sm)] += v;
+		received[ring_shard_index(&shape, sm)] += p.got[sm];
+	}
+	for (uint32_t i = 0; i < shape.shards; i++) {
+		uint64_t d = ring_dev_shard_drops(m->ring, i);
+
+		ck_assert_msg(received[i] + d == emitted[i],
+			      "shard %u: %llu received + %llu dropped != %llu emitted",
+			      i, (unsigned long long)received[i],
+			      (unsigned long long)d, (unsigned long long)emitted[i]);
+		got += received[i];
+		drops += d;
+	}
+	printf("dmid: %u shards, %llu received, %llu dropped of %u\n", shape.shards,
+	       (unsigned long long)got, (unsigned long long)drops, threads);
+	ck_assert_uint_eq(p.seen.bad, 0);
+	ck_assert_uint_eq(p.seen.dup, 0);
+	ck_assert_uint_eq(got, p.seen.records);
+	ck_assert_uint_eq(got + drops, threads);
+	ck_assert_uint_eq(drops, egpu_ringbuf_drops(c.rb));
+	egpu_ringbuf_free(c.rb);
+	free(p.seen.hit);
+}
+END_TEST
+
+struct batch_seen {
+	struct seen seen;
+	uint64_t calls;
+};
+
+static int on_gpu_batch(void *user, const struct egpu_record *recs, size_t n)
+{
+	struct batch_seen *b = user;
+
+	b->calls++;
+	for (size_t i = 0; i < n; i++)
+		on_event(&b->seen, recs[i].data, recs[i].size);
+	return 0;
+}
+
+/*
+ * Batch and file delivery from a ring in GPU memory: every thread's record
+ * arrives once through the batch callback, in fewer calls than records,
+ * and the file holds as many records of the event's size.
+ */
+START_TEST(device_ring_batches_and_file)
+{
+	const uint32_t threads = 1u << 19;
+	char path[] = "/tmp/egpu_gpu_rb_XXXXXX";
+	int fd = mkstemp(path);
+	struct batch_seen b = { 0 };
+	EGPU_OPTS(egpu_ringbuf_opts, o, .batch_fn = on_gpu_batch, .path = path);
+	egpu_ringbuf *rb = egpu_ringbuf_new(egpu_obj_map(obj, "tiny"), on_event,
+					    &b.seen);
+	uint64_t in_file = 0, hdr;
+	FILE *f;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	seen_init(&b.seen, threads);
+	ck_assert_ptr_nonnull(rb);
+	ck_assert_msg(!egpu_ringbuf_add_opts(rb, egpu_obj_map(obj, "drb"), NULL,
+					     &b, &o), "%s", egpu_errmsg());
+	run_work("on_exit_dev", EGPU_ATTACH_EXIT, threads, 10);
+	while (egpu_ringbuf_poll(rb, 100) > 0)
+		;
+	egpu_ringbuf_free(rb);
+	ck_assert_uint_eq(b.seen.bad, 0);
+	ck_assert_uint_eq(b.seen.dup, 0);
+	ck_assert_uint_eq(b.seen.records, threads);
+	ck_assert_uint_lt(b.calls, threads / 64);
+	f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	while (fread(&hdr, 8, 1, f) == 1) {
+		ck_assert_uint_eq(hdr, sizeof(struct event));
+		ck_assert_int_eq(fseek(f, sizeof(struct event), SEEK_CUR), 0);
+		in_file++;
+	}
+	fclose(f);
+	unlink(path);
+	ck_assert_uint_eq(in_file, threads);
+	free(b.seen.hit);
+}
+END_TEST
+
+/* What gather's warp records said, checked against the kernel's accesses. */
+struct warp_check {
+	uint64_t out, in;       /* the buffers' device addresses */
+	uint32_t n;             /* threads that access */
+	uint8_t *loaded, *stored; /* per thread: times seen */
+	uint64_t records, affine, lanes, bad;
+};
+
+/* Thread i loads in[j(i)] (kernels.cu's gather): i from j. */
+static uint32_t gather_thread(uint64_t j)
+{
+	return (uint32_t)((j & ~31ull) | ((((j & 31) + 32 - 3) * 23) & 31));
+}
+
+static void check_lane(struct warp_check *c, const struct egpu_warp_access *w,
+		       uint64_t addr)
+{
+	uint8_t *seen = w->kind == EGPU_MEM_STORE ? c->stored : c->loaded;
+	uint64_t from = w->kind == EGPU_MEM_STORE ? c->out : c->in;
+	uint64_t i = (addr - from) / 4;
+
+	if (w->kind == EGPU_MEM_LOAD)
+		i = gather_thread(i);
+	c->lanes++;
+	if (addr < from || (addr - from) % 4 || i >= c->n || seen[i]++)
+		c->bad++;
+}
+
+static int on_warp(void *user, const void *data, size_t size)
+{
+	struct warp_check *c = user;
+	const struct egpu_warp_access *w = data;
+	const uint64_t *addrs = (const uint64_t *)(w + 1);
+	uint32_t n = (uint32_t)__builtin_popcount(w->mask), leader;
+
+	c->records++;
+	if (size < sizeof(*w) || w->tag != 0xabc || w->size != 4 || !w->mask) {
+		c->bad++;
+		return 0;
+	}
+	leader = (uint32_t)__builtin_ctz(w->mask);
+	if (w->flags & EGPU_WARP_AFFINE) {
+		c->affine++;
+		if (size != sizeof(*w))
+			c->bad++;
+		for (uint32_t l = leader; l < 32; l++)
+			if (w->mask >> l & 1)
+				check_lane(c, w, w->base + (uint64_t)((int64_t)(l - leader) * w->stride));
+		return 0;
+	}
+	if (size != sizeof(*w) + 8 * n || addrs[0] != w->base)
+		c->bad++;
+	else
+		for (uint32_t k = 0; k < n; k++)
+			check_lane(c, w, addrs[k]);
+	return 0;
+}
+
+/*
+ * A memory probe makes one record per warp-level global access of gather
+ * (bpf_egpu_trace_warp) into a ring in GPU memory: decompressed, the
+ * records give every thread's load and store address exactly once; stores
+ * come affine (stride 4, 32 bytes each), the permuted loads with their
+ * address lists; the last warp's 25 lanes make partial masks; none dropped.
+ */
+START_TEST(warp_records_give_every_address)
+{
+	const uint32_t threads = 1u << 20, n = threads - 7;
+	const struct cu_driver *d = cu();
+	struct warp_check c = { .n = n };
+	CUdeviceptr out, in;
+	egpu_ringbuf *rb;
+	egpu_link *link;
+	CUfunction f;
+	CUmodule mod;
+	size_t len;
+	char *ptx = read_all(EVENTS_PTX, &len);
+	int nn = (int)n;
+	void *args[] = { &out, &in, &nn };
+
+	c.loaded = calloc(threads, 1);
+	c.stored = calloc(threads, 1);
+	rb = egpu_ringbuf_new(egpu_obj_map(obj, "dtrace"), on_warp, &c);
+	ck_assert_ptr_nonnull(rb);
+	link = egpu_attach_kernel(egpu_obj_prog(obj, "trace_gather"), "gather",
+				  EGPU_ATTACH_MEM, NULL);
+	ck_assert_msg(link, "%s", egpu_errmsg());
+	ck_assert_msg(!egpu_module_load(ctx, &mod, ptx, len), "%s", egpu_errmsg());
+	CK_CU(d->cuModuleGetFunction(&f, mod, "gather"));
+	CK_CU(d->cuMemAlloc(&out, threads * sizeof(float)));
+	CK_CU(d->cuMemAlloc(&in, threads * sizeof(float)));
+	CK_CU(d->cuMemsetD8(in, 0, threads * sizeof(float)));
+	c.out = out;
+	c.in = in;
+	CK_CU(d->cuLaunchKernel(f, threads / BLOCK, 1, 1, BLOCK, 1, 1, 0, NULL,
+				args, NULL));
+	CK_CU(d->cuCtxSynchronize());
+	while (egpu_ringbuf_poll(rb, 100) > 0)
+		;
+	printf("gather: %llu warp records (%llu affine) for %llu lanes\n",
+	       (unsigned long long)c.records, (unsigned long long)c.affine,
+	       (unsigned long long)c.lanes);
+	ck_assert_uint_eq(egpu_ringbuf_drops(rb), 0);
+	ck_assert_uint_eq(c.bad, 0);
+	ck_assert_uint_eq(c.lanes, 2ull * n);
+	ck_assert_uint_eq(c.records, 2ull * (threads / 32));
+	ck_assert_uint_eq(c.affine, threads / 32); /* the stores */
+	for (uint32_t i = 0; i < n; i++)
+		ck_assert(c.loaded[i] == 1 && c.stored[i] == 1);
+	egpu_ringbuf_free(rb);
+	d->cuMemFree(out);
+	d->cuMemFree(in);
+	d->cuModuleUnload(mod);
+	egpu_link_destroy(link);
+	free(ptx);
+	free(c.loaded);
+	free(c.stored);
+}
+END_TEST
 
 START_TEST(exact_with_a_consumer_thread_host)
 {
@@ -532,9 +842,13 @@ int main(void)
 	tcase_add_test(tc, consumed_while_the_kernel_runs_host);
 	tcase_add_test(tc, device_ring_every_thread_of_a_large_grid);
 	tcase_add_test(tc, device_ring_reserve_and_submit);
+	tcase_add_test(tc, device_ring_keeps_each_threads_order);
 	tcase_add_test(tc, tiny_ring_counts_every_drop_device);
 	tcase_add_test(tc, exact_with_a_consumer_thread_device);
 	tcase_add_test(tc, consumed_while_the_kernel_runs_device);
+	tcase_add_test(tc, device_ring_exact_per_shard);
+	tcase_add_test(tc, device_ring_batches_and_file);
+	tcase_add_test(tc, warp_records_give_every_address);
 	tcase_add_test(tc, direct_runs_use_every_helper);
 	tcase_add_test(tc, direct_run_prints);
 	tcase_add_test(tc, probe_prints_once_per_block);

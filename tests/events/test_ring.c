@@ -247,10 +247,10 @@ START_TEST(batches_arrive_as_records)
 
 		for (uint32_t i = 0; i < count; i++)
 			fill(buf + (size_t)i * len, len, seq + i);
-		if (!model_produce_batch(&v, buf, count, len)) {
+		if (!model_produce_batch(&v, 0, buf, count, len)) {
 			dropped += count; /* refused whole: consume, send again */
 			ck_assert_int_gt(ring_consume(r, take, &s, &bytes), 0);
-			ck_assert(model_produce_batch(&v, buf, count, len));
+			ck_assert(model_produce_batch(&v, 0, buf, count, len));
 		}
 		seq += count;
 		want_bytes += (uint64_t)count * len;
@@ -276,8 +276,8 @@ START_TEST(callback_can_stop_inside_a_batch)
 	ring_host_view(r, &v);
 	for (uint32_t i = 0; i < 8; i++)
 		fill(buf + i * 24, 24, i);
-	ck_assert(model_produce_batch(&v, buf, 5, 24));
-	ck_assert(model_produce_batch(&v, buf + 5 * 24, 3, 24));
+	ck_assert(model_produce_batch(&v, 0, buf, 5, 24));
+	ck_assert(model_produce_batch(&v, 0, buf + 5 * 24, 3, 24));
 	ck_assert_int_eq(ring_consume(r, take, &s, NULL), -42);
 	ck_assert_uint_eq(s.next, 2);
 	ck_assert(ring_ready(r));

@@ -6,7 +6,8 @@
  * that trusted one copy), and host threads play the GPU's producers. The
  * consumer's windows, wraparound into the tail pad, records published
  * while a copy runs, drops, the switch from the CPU back end's records,
- * and copy failures.
+ * copy failures, and rings of many shards: each shard's order, wraparound
+ * and drops, busy shards not holding others back, a pass draining all.
  */
 #include <check.h>
 #include <errno.h>
@@ -24,12 +25,20 @@ struct sim {
 	struct event_ring *r;
 	struct dev_ring view; /* the map's data: producer positions */
 	uint8_t *store;
-	uint8_t *mirror;
+	uint8_t *mirror; /* page-locked on a GPU, like lines: */
+	uint64_t *lines;
+	size_t mirror_len, lines_len;
 	uint64_t reads, read_bytes;
 	bool fail, fail_writes; /* copies out; copies in and fills */
 	/* Called once, when a copy has read down to byte @midway_at of it. */
 	void (*midway)(struct sim *s);
 	size_t midway_at;
+	/*
+	 * If set, copies out read their words in a random order and call it
+	 * before each word (the weak-visibility producers below).
+	 */
+	void (*between)(struct sim *s);
+	struct weak *weak;
 };
 
 static void *ptr(uint64_t addr)
@@ -37,7 +46,60 @@ static void *ptr(uint64_t addr)
 	return (void *)(uintptr_t)addr;
 }
 
-/* Backwards, a word at a time: a record's header is read last. */
+static uint64_t rnd(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *state = x;
+}
+
+static uint64_t *weak_rng(struct sim *s);
+
+/*
+ * A copy engine at its worst: 8-byte pieces in a random order, the
+ * producers going on between any two of them (s->between).
+ */
+static int shuffled_read(struct sim *s, uint8_t *dst, const uint8_t *src,
+			 size_t n)
+{
+	size_t pieces = (n + 7) / 8, *order = malloc(pieces * sizeof(*order));
+
+	ck_assert_ptr_nonnull(order);
+	for (size_t i = 0; i < pieces; i++)
+		order[i] = i;
+	for (size_t i = pieces; i > 1; i--) {
+		size_t j = rnd(weak_rng(s)) % i, t = order[i - 1];
+
+		order[i - 1] = order[j];
+		order[j] = t;
+	}
+	for (size_t i = 0; i < pieces; i++) {
+		size_t at = order[i] * 8, k = n - at < 8 ? n - at : 8;
+
+		s->between(s);
+		memcpy(dst + at, src + at, k);
+	}
+	free(order);
+	return 0;
+}
+
+/* Whether [p, p + n) lies in [buf, buf + len). */
+static bool inside(const void *p, size_t n, const void *buf, size_t len)
+{
+	uintptr_t a = (uintptr_t)p, b = (uintptr_t)buf;
+
+	return a >= b && n <= len && a - b <= len - n;
+}
+
+/*
+ * Backwards, a word at a time: a record's header is read last. Copies of
+ * more than a word (a header, a position: the map stages those) land in
+ * the mirror or the lines' copy, the page-locked memory the ring got: a
+ * copy into pageable memory may wait for the application's kernel.
+ */
 static int sim_read(void *io, void *dst, uint64_t addr, size_t n)
 {
 	struct sim *s = io;
@@ -46,8 +108,13 @@ static int sim_read(void *io, void *dst, uint64_t addr, size_t n)
 
 	if (s->fail)
 		return err_set(EGPU_ECUDA, "sim: copy failed");
+	ck_assert_msg(n <= 8 || inside(dst, n, s->mirror, s->mirror_len) ||
+		      inside(dst, n, s->lines, s->lines_len),
+		      "a copy of %zu bytes into memory the ring was not given", n);
 	s->reads++;
 	s->read_bytes += n;
+	if (s->between)
+		return shuffled_read(s, dst, src, n);
 	while (i) {
 		size_t k = i % 8 ? i % 8 : 8;
 
@@ -81,27 +148,65 @@ static int sim_zero(void *io, uint64_t addr, size_t n)
 	return 0;
 }
 
-/* A RINGBUF map of @cap bytes with EGPU_F_RING_DEVICE, a @mirror_len mirror. */
-static void sim_new(struct sim *s, uint64_t cap, size_t mirror_len)
+/* A RINGBUF map of @cap bytes with EGPU_F_RING_DEVICE, unstarted. */
+static struct event_ring *dev_ring_map(uint64_t cap)
 {
 	struct bpf_map_spec spec = { .name = "dev", .type = EGPU_MAP_RINGBUF,
 				     .max_entries = (uint32_t)cap,
 				     .flags = EGPU_F_RING_DEVICE };
-	struct ring_copier c = { .read = sim_read, .write = sim_write,
-				 .zero = sim_zero, .io = s };
+	struct event_ring *r;
 
-	*s = (struct sim){ 0 };
-	ck_assert_int_eq(ring_new_for_map(&spec, &s->r), 0);
-	ck_assert(ring_in_device_memory(s->r));
-	s->store = calloc(1, RING_DATA_OFFSET + cap + ring_max_payload(s->r) + 8);
+	ck_assert_int_eq(ring_new_for_map(&spec, &r), 0);
+	ck_assert(ring_in_device_memory(r));
+	return r;
+}
+
+/* Start s->r in GPU memory played by new host memory, @mirror_len mirror. */
+static void sim_start(struct sim *s, size_t mirror_len)
+{
+	s->store = calloc(1, ring_dev_store_len(s->r));
+	s->mirror_len = mirror_len;
 	s->mirror = malloc(mirror_len);
+	s->lines_len = ring_dev_lines_len(s->r);
+	s->lines = malloc(s->lines_len);
 	ck_assert_ptr_nonnull(s->store);
 	ck_assert_ptr_nonnull(s->mirror);
+	ck_assert_ptr_nonnull(s->lines);
 	ck_assert_int_eq(ring_dev_start(s->r, (uintptr_t)s->store, s->mirror,
-					mirror_len, &s->view), 0);
+					mirror_len, s->lines, &s->view), 0);
+}
+
+/*
+ * Such a ring started with a @mirror_len mirror, its shards fitted to a
+ * GPU of @sms SMs (0: as many as ring_shards_for() says).
+ */
+static void sim_new_sms(struct sim *s, uint64_t cap, size_t mirror_len,
+			uint32_t sms)
+{
+	struct ring_copier c = { .read = sim_read, .write = sim_write,
+				 .zero = sim_zero, .io = s };
+	uint32_t shards;
+
+	*s = (struct sim){ .r = dev_ring_map(cap) };
+	if (sms)
+		ring_dev_fit_shards(s->r, sms);
+	shards = ring_dev_shards(s->r);
+	sim_start(s, mirror_len);
 	ck_assert_uint_eq(s->view.flags, RING_IN_DEVICE_MEMORY);
-	ck_assert_ptr_eq(ptr(s->view.data), s->store + RING_DATA_OFFSET);
+	ck_assert_uint_eq(s->view.shards, shards);
+	if (!sms)
+		ck_assert_uint_eq(s->view.mask + 1, cap / shards);
+	ck_assert_ptr_eq(ptr(s->view.data),
+			 s->store + ring_shard_lines_len(shards));
+	/* The last shard's tail pad ends the store. */
+	ck_assert_uint_eq(ring_shard_data(&s->view, shards - 1) + s->view.stride,
+			  (uintptr_t)s->store + ring_dev_store_len(s->r));
 	ring_bind_copier(s->r, &c, (uintptr_t)&s->view);
+}
+
+static void sim_new(struct sim *s, uint64_t cap, size_t mirror_len)
+{
+	sim_new_sms(s, cap, mirror_len, 0);
 }
 
 static void sim_free(struct sim *s)
@@ -109,14 +214,26 @@ static void sim_free(struct sim *s)
 	ring_free(s->r);
 	free(s->store);
 	free(s->mirror);
+	free(s->lines);
 }
 
-static bool put(struct sim *s, uint32_t len, uint64_t seq)
+/* A record of @len bytes saying @seq from a thread on SM @sm. */
+static bool put_on(struct sim *s, uint32_t sm, uint32_t len, uint64_t seq)
 {
 	uint8_t buf[1024];
 
 	fill(buf, len, seq);
-	return model_produce(&s->view, buf, len);
+	return model_produce(&s->view, sm, buf, len);
+}
+
+static bool put(struct sim *s, uint32_t len, uint64_t seq)
+{
+	return put_on(s, 0, len, seq);
+}
+
+static struct ring_counters *counters(const struct sim *s, uint32_t shard)
+{
+	return ptr(ring_shard_counters(&s->view, shard));
 }
 
 /*
@@ -146,7 +263,7 @@ static void laps(uint64_t cap, size_t mirror_len)
 	ck_assert_uint_eq(k.count, 20000);
 	ck_assert_uint_gt(bytes, 5 * cap); /* laps */
 	ck_assert_uint_eq(ring_drops(s.r), full);
-	ck_assert_uint_eq(s.view.reserved, s.view.prod);
+	model_assert_settled(&s.view);
 	sim_free(&s);
 }
 
@@ -163,17 +280,27 @@ START_TEST(order_and_wraparound_window_by_window)
 }
 END_TEST
 
-/* The first @upto bytes of records are zeroed, and producers told so. */
-static void assert_given_back(const struct sim *s, uint64_t upto)
+/* Shard @i's first @upto bytes of records are zeroed, producers told so. */
+static void assert_shard_given_back(const struct sim *s, uint32_t i,
+				    uint64_t upto)
 {
-	const struct ring_ctl *ctl = ptr(s->view.ctl);
+	const uint8_t *data = ptr(ring_shard_data(&s->view, i));
 
-	ck_assert_uint_eq(ctl->cons, upto);
-	for (size_t i = 0; i < upto; i++)
-		ck_assert_uint_eq(s->store[RING_DATA_OFFSET + i], 0);
+	ck_assert_uint_eq(*(const uint64_t *)ptr(ring_shard_cons(&s->view, i)),
+			  upto);
+	for (size_t k = 0; k < upto; k++)
+		ck_assert_uint_eq(data[k], 0);
 }
 
-/* Each consumed byte is copied twice; producers see the space again. */
+static void assert_given_back(const struct sim *s, uint64_t upto)
+{
+	assert_shard_given_back(s, 0, upto);
+}
+
+/*
+ * Each consumed byte is copied twice, after the shards' counter lines
+ * (one line here); producers see the space again.
+ */
 START_TEST(consumed_space_is_zeroed_and_given_back)
 {
 	struct sim s;
@@ -185,8 +312,8 @@ START_TEST(consumed_space_is_zeroed_and_given_back)
 	ck_assert(ring_ready(s.r));
 	s.read_bytes = 0;
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 10);
-	/* prod, then the records twice */
-	ck_assert_uint_eq(s.read_bytes, 8 + 2 * 10 * 64);
+	/* the counter line, then the records twice */
+	ck_assert_uint_eq(s.read_bytes, RING_LINE + 2 * 10 * 64);
 	assert_given_back(&s, 640);
 	ck_assert(!ring_ready(s.r));
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 0);
@@ -199,7 +326,7 @@ END_TEST
 
 static void publish_second(struct sim *s)
 {
-	uint8_t *rec = s->store + RING_DATA_OFFSET + SECOND;
+	uint8_t *rec = (uint8_t *)ptr(s->view.data) + SECOND;
 
 	fill(rec + RING_HDR_SIZE, 200, 1);
 	model_publish(rec, 200, RING_COMMIT);
@@ -218,11 +345,11 @@ START_TEST(record_published_during_a_copy_is_whole)
 
 	sim_new(&s, 4096, 8192);
 	ck_assert(put(&s, 200, 0));
-	ck_assert_uint_eq(s.view.prod, SECOND);
+	ck_assert_uint_eq(counters(&s, 0)->prod, SECOND);
 	/* Reserve the second: produce it, then take its bytes back. */
 	fill(buf, 200, 99);
-	ck_assert(model_produce(&s.view, buf, 200));
-	memset(s.store + RING_DATA_OFFSET + SECOND, 0, 208);
+	ck_assert(model_produce(&s.view, 0, buf, 200));
+	memset(ptr(s.view.data + SECOND), 0, 208);
 	/* Published after the copy read its payload, before its header. */
 	s.midway = publish_second;
 	s.midway_at = SECOND + RING_HDR_SIZE;
@@ -264,8 +391,8 @@ START_TEST(callback_can_stop_inside_a_batch)
 	sim_new(&s, 4096, 8192);
 	for (uint32_t i = 0; i < 8; i++)
 		fill(buf + i * 24, 24, i);
-	ck_assert(model_produce_batch(&s.view, buf, 5, 24));
-	ck_assert(model_produce_batch(&s.view, buf + 5 * 24, 3, 24));
+	ck_assert(model_produce_batch(&s.view, 0, buf, 5, 24));
+	ck_assert(model_produce_batch(&s.view, 0, buf + 5 * 24, 3, 24));
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), -42);
 	ck_assert_uint_eq(k.next, 2);
 	ck_assert(ring_ready(s.r));
@@ -278,8 +405,8 @@ END_TEST
 
 /*
  * Records the CPU back end wrote before the ring moved to GPU memory come
- * first, then the GPU's, which go on from the CPU's position; CPU
- * producers are refused from the move on.
+ * first, then the GPU's, whose shards start at position 0; CPU producers
+ * are refused from the move on.
  */
 START_TEST(cpu_records_then_gpu_records)
 {
@@ -291,7 +418,6 @@ START_TEST(cpu_records_then_gpu_records)
 	struct sim s = { 0 };
 	struct sink k = { 0 };
 	uint8_t buf[40];
-	size_t len = RING_DATA_OFFSET + 2 * 4096;
 
 	ck_assert_int_eq(ring_new_for_map(&spec, &s.r), 0);
 	for (uint64_t i = 0; i < 3; i++) {
@@ -302,12 +428,9 @@ START_TEST(cpu_records_then_gpu_records)
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 3);
 	fill(buf, 40, 3);
 	ck_assert_int_eq(ring_cpu_output(s.r, buf, 40, 0), 0);
-	s.store = calloc(1, len);
-	s.mirror = malloc(8192);
 	c.io = &s;
-	ck_assert_int_eq(ring_dev_start(s.r, (uintptr_t)s.store, s.mirror, 8192,
-					&s.view), 0);
-	ck_assert_uint_eq(s.view.prod, 4 * 48);
+	sim_start(&s, 8192);
+	ck_assert_uint_eq(counters(&s, 0)->prod, 0);
 	ck_assert_int_eq(ring_cpu_output(s.r, buf, 40, 0), -EBUSY);
 	ring_bind_copier(s.r, &c, (uintptr_t)&s.view);
 	ck_assert(put(&s, 40, 4));
@@ -330,7 +453,7 @@ START_TEST(copy_failure_is_an_error)
 	s.fail = true;
 	ck_assert(!ring_ready(s.r));
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), EGPU_ECUDA);
-	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "ring 'dev': copying 8 bytes"));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "ring 'dev': copying 128 bytes"));
 	s.fail = false;
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 1);
 	sim_free(&s);
@@ -352,7 +475,7 @@ START_TEST(failed_release_is_retried)
 		ck_assert(put(&s, 56, i));
 	s.fail_writes = true;
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), EGPU_ECUDA);
-	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "giving 192 bytes back"));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "giving 192 bytes of shard 0 back"));
 	ck_assert_uint_eq(k.next, 3);
 	assert_given_back(&s, 0);
 	s.fail_writes = false;
@@ -373,7 +496,7 @@ START_TEST(impossible_header_is_an_error)
 
 	sim_new(&s, 4096, 8192);
 	ck_assert(put(&s, 24, 0));
-	memcpy(s.store + RING_DATA_OFFSET, &bad, sizeof(bad));
+	memcpy(ptr(s.view.data), &bad, sizeof(bad));
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), EGPU_EFORMAT);
 	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "5000"));
 	sim_free(&s);
@@ -395,6 +518,525 @@ START_TEST(concurrent_producers_backwards_copies)
 }
 END_TEST
 
+/* ---- rings of many shards ---- */
+
+static int count_record(void *user, const void *data, size_t size)
+{
+	uint64_t *n = user, seq;
+
+	ck_assert_msg(intact(data, (uint32_t)size, &seq), "record torn");
+	++*n;
+	return 0;
+}
+
+/* Producers by SM: in 16 shards, SMs 0, 16 and 128 share shard 0. */
+static const uint32_t sm_of[] = { 0, 1, 5, 16, 17, 128 };
+#define SMS (sizeof(sm_of) / sizeof(sm_of[0]))
+
+/* Checks that each producer's records arrive in order, exactly once. */
+struct per_sm {
+	uint64_t next[SMS];
+	uint64_t count;
+	uint64_t stop_at; /* return -42 for this record (1-based), 0: never */
+};
+
+static int take_per_sm(void *user, const void *data, size_t size)
+{
+	struct per_sm *p = user;
+	uint64_t tag, k, seq;
+
+	ck_assert_uint_ge(size, 8);
+	ck_assert_msg(intact(data, (uint32_t)size, &tag), "record torn");
+	k = tag >> 48;
+	seq = tag & 0xffffffffffffull;
+	ck_assert_uint_lt(k, SMS);
+	ck_assert_uint_eq(seq, p->next[k]);
+	p->next[k]++;
+	return ++p->count == p->stop_at ? -42 : 0;
+}
+
+/* Producer @k's record @seq of @len bytes, on its SM. */
+static bool put_tagged(struct sim *s, uint32_t k, uint32_t len, uint64_t seq)
+{
+	return put_on(s, sm_of[k], len, (uint64_t)k << 48 | seq);
+}
+
+START_TEST(shards_follow_the_ring_size)
+{
+	ck_assert_uint_eq(ring_shards_for(4096), 1);
+	ck_assert_uint_eq(ring_shards_for(64 * 1024), 1);
+	ck_assert_uint_eq(ring_shards_for(128 * 1024), 2);
+	ck_assert_uint_eq(ring_shards_for(1 << 20), 16);
+	ck_assert_uint_eq(ring_shards_for(8 << 20), RING_SHARDS_MAX);
+	ck_assert_uint_eq(ring_shards_for(RING_MAX_BYTES), RING_SHARDS_MAX);
+}
+END_TEST
+
+/*
+ * Many laps of every shard used, records of varying sizes from producers
+ * sharing shards, through a mirror of @mirror_len bytes: each producer's
+ * arrive in order, intact; the refused ones are counted as drops.
+ */
+static void shard_laps(size_t mirror_len, uint32_t sms, uint32_t shards)
+{
+	struct sim s;
+	struct per_sm p = { 0 };
+	uint64_t n = 0, bytes = 0, full = 0, sent[SMS] = { 0 };
+
+	sim_new_sms(&s, 1 << 20, mirror_len, sms);
+	ck_assert_uint_eq(ring_dev_shards(s.r), shards);
+	ck_assert_uint_eq(ring_max_payload(s.r), RING_RECORD_MAX - RING_HDR_SIZE);
+	while (n < 60000) {
+		uint32_t k = (uint32_t)(n % SMS), len = 8 + (uint32_t)(n * 37 % 300);
+
+		if (put_tagged(&s, k, len, sent[k])) {
+			sent[k]++;
+			n++;
+			continue;
+		}
+		full++; /* refused while its shard is full: consume, send again */
+		ck_assert_int_gt(ring_consume(s.r, take_per_sm, &p, &bytes), 0);
+	}
+	while (ring_consume(s.r, take_per_sm, &p, &bytes) > 0)
+		;
+	ck_assert_uint_eq(p.count, n);
+	for (uint32_t k = 0; k < SMS; k++)
+		ck_assert_uint_eq(p.next[k], sent[k]);
+	ck_assert_uint_gt(full, 0);
+	ck_assert_uint_eq(ring_drops(s.r), full);
+	ck_assert_uint_gt(counters(&s, 0)->prod, 20 * (s.view.mask + 1)); /* laps */
+	model_assert_settled(&s.view);
+	sim_free(&s);
+}
+
+/* A mirror of a record at most (a shard here): windows end inside laps. */
+START_TEST(shards_wrap_window_by_window)
+{
+	shard_laps(RING_RECORD_MAX, 0, 16);
+}
+END_TEST
+
+START_TEST(shards_wrap_whole_shard_mirror)
+{
+	shard_laps(64 * 1024 + RING_RECORD_MAX, 0, 16);
+}
+END_TEST
+
+/*
+ * A GPU of 20 SMs: 20 shards of 64 KiB (1/16 of the ring: the power of two
+ * nearest 20), %smid modulo 20 picking a thread's.
+ */
+START_TEST(a_shard_per_sm_not_a_power_of_two)
+{
+	shard_laps(RING_RECORD_MAX, 20, 20);
+}
+END_TEST
+
+/* Shard size of a ring of @cap bytes fitted to @sms SMs: 0 if not @shards. */
+static uint64_t fitted(uint64_t cap, uint32_t sms, uint32_t shards)
+{
+	struct event_ring *r = dev_ring_map(cap);
+	uint64_t lines = ring_shard_lines_len(shards), size = 0;
+
+	ring_dev_fit_shards(r, sms);
+	if (ring_dev_shards(r) == shards)
+		size = (ring_dev_store_len(r) - lines) / shards -
+		       (ring_max_payload(r) + RING_HDR_SIZE);
+	ring_free(r);
+	return size;
+}
+
+START_TEST(shards_fit_the_gpu)
+{
+	const uint64_t cap = 16 << 20;
+
+	ck_assert_uint_eq(fitted(cap, 132, 132), cap / 128); /* H100 */
+	ck_assert_uint_eq(fitted(cap, 108, 108), cap / 128); /* 0.84 cap */
+	ck_assert_uint_eq(fitted(cap, 46, 46), cap / 64);
+	ck_assert_uint_eq(fitted(cap, 45, 45), cap / 32);    /* 1.41 cap */
+	ck_assert_uint_eq(fitted(cap, 300, 128), cap / 128); /* shared */
+	ck_assert_uint_eq(fitted(cap, 0, 1), cap);
+	ck_assert_uint_eq(fitted(1 << 20, 132, 16), 64 * 1024);
+	ck_assert_uint_eq(fitted(1 << 20, 20, 20), 64 * 1024);
+	ck_assert_uint_eq(fitted(4096, 132, 1), 4096);
+}
+END_TEST
+
+/*
+ * A full shard drops and counts, while the others still take records;
+ * the drop count is the sum of the shards'. (4 shards of 64 KiB.)
+ */
+START_TEST(full_shard_drops_alone)
+{
+	struct sim s;
+	struct per_sm p = { 0 };
+	uint64_t seq = 0;
+
+	sim_new(&s, 256 * 1024, RING_RECORD_MAX);
+	ck_assert_uint_eq(ring_dev_shards(s.r), 4);
+	while (put_tagged(&s, 0, 56, seq))
+		seq++;
+	ck_assert_uint_eq(seq, 64 * 1024 / 64);
+	ck_assert(!put_tagged(&s, 0, 56, seq));
+	ck_assert(!put_tagged(&s, 3, 56, 0)); /* SM 16: shard 0 too */
+	for (uint64_t i = 0; i < 10; i++)
+		ck_assert(put_tagged(&s, 1, 56, i));
+	ck_assert_uint_eq(*(uint64_t *)ptr(ring_shard_drops(&s.view, 0)), 3);
+	ck_assert_uint_eq(*(uint64_t *)ptr(ring_shard_drops(&s.view, 1)), 0);
+	ck_assert_uint_eq(ring_drops(s.r), 3);
+	ck_assert_int_eq(ring_consume(s.r, take_per_sm, &p, NULL), 1024 + 10);
+	assert_shard_given_back(&s, 0, 64 * 1024);
+	ck_assert(put_tagged(&s, 0, 56, seq));
+	ck_assert_int_eq(ring_consume(s.r, take_per_sm, &p, NULL), 1);
+	ck_assert_uint_eq(ring_drops(s.r), 3);
+	sim_free(&s);
+}
+END_TEST
+
+/*
+ * One pass drains every shard: one copy of the counter lines, then two
+ * copies of each shard's records; every shard is given back.
+ */
+START_TEST(one_pass_drains_every_shard)
+{
+	struct sim s;
+	uint64_t got = 0;
+	uint8_t buf[56];
+
+	sim_new(&s, 1 << 20, RING_RECORD_MAX);
+	for (uint32_t sm = 0; sm < 16; sm++)
+		for (uint64_t i = 0; i < 5; i++) {
+			fill(buf, 56, sm * 100 + i);
+			ck_assert(model_produce(&s.view, sm, buf, 56));
+		}
+	ck_assert(ring_ready(s.r));
+	s.reads = 0;
+	s.read_bytes = 0;
+	ck_assert_int_eq(ring_consume(s.r, count_record, &got, NULL), 80);
+	ck_assert_uint_eq(got, 80);
+	ck_assert_uint_eq(s.reads, 1 + 2 * 16);
+	ck_assert_uint_eq(s.read_bytes, 16 * RING_LINE + 2 * 80 * 64);
+	for (uint32_t i = 0; i < 16; i++)
+		assert_shard_given_back(&s, i, 5 * 64);
+	ck_assert(!ring_ready(s.r));
+	sim_free(&s);
+}
+END_TEST
+
+/*
+ * A shard whose next record is reserved, not yet submitted, holds back
+ * its own later records only: the other shards are drained.
+ */
+START_TEST(busy_shard_holds_back_only_itself)
+{
+	struct sim s;
+	struct per_sm p = { 0 };
+	struct ring_hdr *busy;
+	uint8_t buf[56];
+
+	sim_new(&s, 1 << 20, RING_RECORD_MAX);
+	ck_assert(put_tagged(&s, 1, 56, 0));
+	/* Reserved in GPU memory: the header's mark only, no RING_COMMIT. */
+	fill(buf, 56, (uint64_t)1 << 48 | 1);
+	ck_assert(model_produce(&s.view, sm_of[1], buf, 56));
+	busy = ptr(ring_shard_data(&s.view, 1) + 64);
+	busy->flags = RING_RESERVED_LOCAL;
+	ck_assert(put_tagged(&s, 1, 56, 2));
+	for (uint64_t i = 0; i < 3; i++) {
+		ck_assert(put_tagged(&s, 0, 56, i));
+		ck_assert(put_tagged(&s, 2, 56, i)); /* SM 5: shard 5 of 16 */
+	}
+	ck_assert_int_eq(ring_consume(s.r, take_per_sm, &p, NULL), 1 + 3 + 3);
+	ck_assert_uint_eq(p.next[1], 1);
+	ck_assert(!ring_ready(s.r));
+	ck_assert_int_eq(ring_consume(s.r, take_per_sm, &p, NULL), 0);
+	model_publish((uint8_t *)busy, 56, RING_COMMIT); /* submit */
+	ck_assert(ring_ready(s.r));
+	ck_assert_int_eq(ring_consume(s.r, take_per_sm, &p, NULL), 2);
+	ck_assert_uint_eq(p.next[1], 3);
+	sim_free(&s);
+}
+END_TEST
+
+/*
+ * A callback stopping inside a batch of one shard: the next pass starts
+ * with that shard, inside that batch; nothing is lost or handed over twice.
+ */
+START_TEST(stop_inside_a_batch_of_one_shard)
+{
+	struct sim s;
+	struct per_sm p = { .stop_at = 7 };
+	uint8_t buf[5 * 24];
+
+	sim_new(&s, 1 << 20, RING_RECORD_MAX);
+	for (uint32_t k = 0; k < 3; k++) {
+		for (uint32_t i = 0; i < 5; i++)
+			fill(buf + i * 24, 24, (uint64_t)k << 48 | i);
+		ck_assert(model_produce_batch(&s.view, sm_of[k], buf, 5, 24));
+	}
+	ck_assert_int_eq(ring_consume(s.r, take_per_sm, &p, NULL), -42);
+	ck_assert_uint_eq(p.next[1], 2); /* inside shard 1's batch */
+	ck_assert(put_tagged(&s, 0, 24, 5));
+	ck_assert_int_eq(ring_consume(s.r, take_per_sm, &p, NULL), 9);
+	for (uint32_t k = 0; k < 3; k++)
+		ck_assert_uint_eq(p.next[k], k ? 5 : 6);
+	sim_free(&s);
+}
+END_TEST
+
+/* Producers on four threads, two to a shard, consumed meanwhile. */
+/* EGPU_F_RING_ONE_SHARD: one shard of the whole capacity, on any GPU. */
+START_TEST(one_shard_when_asked)
+{
+	struct bpf_map_spec spec = { .name = "one", .type = EGPU_MAP_RINGBUF,
+				     .max_entries = 1 << 20,
+				     .flags = EGPU_F_RING_DEVICE | EGPU_F_RING_ONE_SHARD };
+	struct event_ring *r;
+
+	ck_assert_int_eq(ring_new_for_map(&spec, &r), 0);
+	ring_dev_fit_shards(r, 132);
+	ck_assert_uint_eq(ring_dev_shards(r), 1);
+	ck_assert_uint_eq(ring_dev_store_len(r),
+			  ring_shard_lines_len(1) + (1 << 20) + RING_RECORD_MAX);
+	ring_free(r);
+}
+END_TEST
+
+START_TEST(concurrent_producers_in_shards)
+{
+	struct sim s;
+
+	sim_new(&s, 1 << 20, RING_RECORD_MAX);
+	producers_against_consumer(s.r, &s.view);
+	sim_free(&s);
+}
+END_TEST
+
+/* ---- producers whose stores the copier sees in any order ---- */
+
+/*
+ * What the PTX memory model allows a copy engine to see of the producers'
+ * stores, played against the real consumer: every store of a producer is
+ * pending until the adversary lets it land, in any order, except that a
+ * store after a fence never lands before a store of the same producer
+ * before it (the release fence before each header). Positions are taken
+ * at once (the counters a consumer copies first may run ahead of every
+ * record), and stores land between any two 8-byte pieces of any copy.
+ */
+#define WEAK_PRODUCERS 6
+#define WEAK_PENDING 16384
+
+struct pending {
+	uint64_t *at;
+	uint64_t word;
+	uint32_t producer;
+	uint32_t epoch; /* fences the producer had issued before it */
+};
+
+#define WEAK_EPOCHS 32 /* fences a producer may have outstanding */
+
+struct weak {
+	uint64_t rng;
+	struct pending p[WEAK_PENDING];
+	uint32_t n;
+	uint32_t epoch[WEAK_PRODUCERS]; /* fences issued */
+	uint32_t low[WEAK_PRODUCERS];   /* the oldest epoch with stores pending */
+	uint32_t count[WEAK_PRODUCERS][WEAK_EPOCHS]; /* pending, by epoch */
+	uint64_t sent[WEAK_PRODUCERS], kept[WEAK_PRODUCERS];
+	uint64_t to_send; /* records each producer sends */
+};
+
+static uint64_t *weak_rng(struct sim *s)
+{
+	return &s->weak->rng;
+}
+
+static uint32_t weak_sm(uint32_t k)
+{
+	return sm_of[k % SMS];
+}
+
+/* Whether pending store @i may land: no earlier fence of its producer open. */
+static bool may_land(const struct weak *w, uint32_t i)
+{
+	return w->p[i].epoch == w->low[w->p[i].producer];
+}
+
+static void land_one(struct weak *w)
+{
+	uint32_t i = (uint32_t)(rnd(&w->rng) % w->n), k;
+
+	while (!may_land(w, i))
+		i = (i + 1) % w->n;
+	k = w->p[i].producer;
+	__atomic_store_n(w->p[i].at, w->p[i].word, __ATOMIC_RELAXED);
+	w->count[k][w->p[i].epoch % WEAK_EPOCHS]--;
+	while (w->low[k] < w->epoch[k] && !w->count[k][w->low[k] % WEAK_EPOCHS])
+		w->low[k]++;
+	w->p[i] = w->p[--w->n];
+}
+
+static void queue_store(struct weak *w, uint32_t k, uint8_t *at,
+			const uint8_t *word)
+{
+	uint32_t e = w->epoch[k];
+
+	ck_assert_uint_lt(w->n, WEAK_PENDING);
+	w->p[w->n] = (struct pending){ .at = (uint64_t *)at, .producer = k,
+				       .epoch = e };
+	memcpy(&w->p[w->n].word, word, 8);
+	w->n++;
+	w->count[k][e % WEAK_EPOCHS]++;
+}
+
+/*
+ * Producer @k's next record (one record, or a batch of up to 4 for odd
+ * producers): positions taken now, its stores queued: the body, a fence,
+ * then the header.
+ */
+static void weak_produce(struct sim *s, uint32_t k)
+{
+	struct weak *w = s->weak;
+	uint64_t seq = w->sent[k];
+	uint32_t len = 8 + (uint32_t)(rnd(&w->rng) % 200);
+	uint32_t count = k % 2 ? 1 + (uint32_t)(rnd(&w->rng) % 4) : 1;
+	uint8_t payloads[4 * 208], image[RING_HDR_SIZE + 8 + 4 * 208];
+	uint64_t size;
+	uint32_t flags;
+	uint8_t *rec;
+
+	if (count > w->to_send - seq)
+		count = 1;
+	size = count > 1 ? ring_batch_size(count, len) : ring_record_size(len);
+	flags = count > 1 ? RING_COMMIT | RING_BATCH : RING_COMMIT;
+	for (uint32_t i = 0; i < count; i++)
+		fill(payloads + (size_t)i * len, len, (uint64_t)k << 48 | (seq + i));
+	w->sent[k] += count;
+	rec = model_reserve_on(&s->view, weak_sm(k), size, count);
+	if (!rec)
+		return;
+	w->kept[k] += count;
+	memset(image, 0, sizeof(image));
+	if (count > 1)
+		model_batch_body(image, payloads, count, len);
+	else
+		memcpy(image + RING_HDR_SIZE, payloads, len);
+	model_publish(image, count > 1 ? (uint32_t)(size - RING_HDR_SIZE) : len,
+		      flags);
+	for (uint64_t at = RING_HDR_SIZE; at < size; at += 8)
+		queue_store(w, k, rec + at, image + at);
+	w->epoch[k]++; /* the release fence */
+	queue_store(w, k, rec, image);
+}
+
+static bool weak_done(const struct weak *w)
+{
+	for (uint32_t k = 0; k < WEAK_PRODUCERS; k++)
+		if (w->sent[k] < w->to_send)
+			return false;
+	return true;
+}
+
+/* One move of the adversary: a store lands, or a producer goes on. */
+static void weak_step(struct sim *s)
+{
+	struct weak *w = s->weak;
+	uint32_t k = (uint32_t)(rnd(&w->rng) % WEAK_PRODUCERS);
+
+	if (w->n && (rnd(&w->rng) % 3 || w->sent[k] >= w->to_send ||
+		     w->n > WEAK_PENDING - 512 ||
+		     w->epoch[k] - w->low[k] >= WEAK_EPOCHS - 2))
+		land_one(w);
+	else if (w->sent[k] < w->to_send)
+		weak_produce(s, k);
+}
+
+/* Between two pieces of a copy: mostly nothing, sometimes a few moves. */
+static void weak_between(struct sim *s)
+{
+	uint64_t r = rnd(&s->weak->rng);
+
+	for (uint64_t i = r % 16 < 2 ? 1 + r / 16 % 4 : 0; i > 0; i--)
+		weak_step(s);
+}
+
+static int take_weak(void *user, const void *data, size_t size)
+{
+	uint64_t *next = user, tag, k, seq;
+
+	ck_assert_uint_ge(size, 8);
+	ck_assert_msg(intact(data, (uint32_t)size, &tag), "record torn");
+	k = tag >> 48;
+	seq = tag & 0xffffffffffffull;
+	ck_assert_uint_lt(k, WEAK_PRODUCERS);
+	/* Drops leave gaps; a producer's records never repeat or go back. */
+	ck_assert_uint_ge(seq, next[k]);
+	next[k] = seq + 1;
+	next[WEAK_PRODUCERS + k]++;
+	return 0;
+}
+
+/*
+ * Seeds of the adversary, each a different interleaving: every record
+ * kept arrives once, whole, in its producer's order; per shard, records
+ * received plus drops counted equal records sent.
+ */
+static void weak_run(uint64_t seed, uint64_t cap, size_t mirror_len,
+		     uint32_t sms)
+{
+	static struct weak w;
+	struct sim s;
+	uint64_t next[2 * WEAK_PRODUCERS] = { 0 }, drops = 0;
+
+	sim_new_sms(&s, cap, mirror_len, sms);
+	w = (struct weak){ .rng = seed, .to_send = 3000 };
+	s.weak = &w;
+	s.between = weak_between;
+	while (!weak_done(&w)) {
+		for (int i = 0; i < 64; i++)
+			weak_step(&s);
+		ck_assert_msg(ring_consume(s.r, take_weak, next, NULL) >= 0, "%s",
+			      egpu_errmsg());
+	}
+	while (w.n)
+		land_one(&w);
+	s.between = NULL;
+	ck_assert_int_ge(ring_consume(s.r, take_weak, next, NULL), 0);
+	for (uint32_t i = 0; i < ring_dev_shards(s.r); i++) {
+		uint64_t sent = 0, got = 0, d = *(uint64_t *)ptr(ring_shard_drops(&s.view, i));
+
+		for (uint32_t k = 0; k < WEAK_PRODUCERS; k++)
+			if (ring_shard_index(&s.view, weak_sm(k)) == i) {
+				sent += w.sent[k];
+				got += next[WEAK_PRODUCERS + k];
+			}
+		ck_assert_uint_eq(got + d, sent);
+		drops += d;
+	}
+	for (uint32_t k = 0; k < WEAK_PRODUCERS; k++)
+		ck_assert_uint_eq(next[WEAK_PRODUCERS + k], w.kept[k]);
+	ck_assert_uint_eq(ring_drops(s.r), drops);
+	model_assert_settled(&s.view);
+	sim_free(&s);
+}
+
+/* Small shards that fill up and wrap many times, windows inside laps. */
+START_TEST(weak_visibility_many_seeds_small_shards)
+{
+	for (uint64_t seed = 1; seed <= 10; seed++)
+		weak_run(seed * 0x9e3779b97f4a7c15ull, 4 * 64 * 1024,
+			 RING_RECORD_MAX, 4);
+}
+END_TEST
+
+/* One shard per SM of a GPU of 6 SMs, a mirror of a whole shard. */
+START_TEST(weak_visibility_shard_per_sm)
+{
+	for (uint64_t seed = 100; seed < 103; seed++)
+		weak_run(seed, 1 << 20, (1 << 20) / 4 + RING_RECORD_MAX, 6);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ring_dev");
@@ -412,6 +1054,19 @@ int main(void)
 	tcase_add_test(tc, failed_release_is_retried);
 	tcase_add_test(tc, impossible_header_is_an_error);
 	tcase_add_test(tc, concurrent_producers_backwards_copies);
+	tcase_add_test(tc, shards_follow_the_ring_size);
+	tcase_add_test(tc, shards_wrap_window_by_window);
+	tcase_add_test(tc, shards_wrap_whole_shard_mirror);
+	tcase_add_test(tc, a_shard_per_sm_not_a_power_of_two);
+	tcase_add_test(tc, shards_fit_the_gpu);
+	tcase_add_test(tc, full_shard_drops_alone);
+	tcase_add_test(tc, one_pass_drains_every_shard);
+	tcase_add_test(tc, busy_shard_holds_back_only_itself);
+	tcase_add_test(tc, stop_inside_a_batch_of_one_shard);
+	tcase_add_test(tc, concurrent_producers_in_shards);
+	tcase_add_test(tc, one_shard_when_asked);
+	tcase_add_test(tc, weak_visibility_many_seeds_small_shards);
+	tcase_add_test(tc, weak_visibility_shard_per_sm);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }

@@ -29,14 +29,24 @@ class RingBuffer:
     receives the records of poll() and consume(). Waiting releases the
     GIL, so a thread may consume while others launch kernels. Close it
     (or leave a ``with`` block) before closing its object; closing the
-    object or context closes it too."""
+    object or context closes it too.
 
-    def __init__(self, map, callback=None):
+    ``batch=True``: the callback (and read()) gets many records per call,
+    ``callback(list_of_bytes)``, one Python call per batch instead of per
+    record. ``path``: records are also streamed to that file (created or
+    truncated; each an 8-byte little-endian header, the payload size, then
+    the payload padded to 8 bytes); without ``batch`` they then go to the
+    file only. Drops stay counted either way."""
+
+    def __init__(self, map, callback=None, batch=False, path=None):
         self.map = map
         self.callback = callback
+        self.batch = bool(batch)
+        self.path = path
         self._lock = threading.RLock()  # serialises polls and close()
         self._busy = False
-        self._h = _c.ring_new(map._handle())
+        self._h = _c.ring_new(map._handle(), self.batch,
+                              None if path is None else str(path))
         map._obj._rings.append(self)
 
     def _poll(self, timeout_ms, fn):
@@ -74,7 +84,7 @@ class RingBuffer:
         """The records there now as a list of bytes, first waiting up to
         ``timeout`` seconds (None: without limit) when there is none."""
         out = []
-        self._poll(_ms(timeout), out.append)
+        self._poll(_ms(timeout), out.extend if self.batch else out.append)
         return out
 
     def records(self, timeout=None):

@@ -33,6 +33,35 @@ def test_callback_gets_every_record_in_order(ev):
         assert rb.drops == 0
 
 
+def test_batches_and_file(ev, tmp_path):
+    path = tmp_path / "trace.bin"
+    calls = []
+    with ev.maps["events"].ring_buffer(calls.append, batch=True, path=path) as rb:
+        assert emit(ev, 10, 7) == 10
+        assert rb.poll(100) == 10
+        assert len(calls) == 1
+        assert [EVENT.unpack(r)[:2] for r in calls[0]] == [(i, 7) for i in range(10)]
+        emit(ev, 3, 8)
+        assert [EVENT.unpack(r)[:2] for r in rb.read()] == [(i, 8) for i in range(3)]
+    data = path.read_bytes()
+    assert len(data) == 13 * (8 + EVENT.size)
+    for k in range(13):
+        rec = data[k * (8 + EVENT.size):(k + 1) * (8 + EVENT.size)]
+        assert struct.unpack("<Q", rec[:8])[0] == EVENT.size
+        assert EVENT.unpack(rec[8:])[:2] == ((k, 7) if k < 10 else (k - 10, 8))
+
+
+def test_file_only(ev, tmp_path):
+    path = tmp_path / "only.bin"
+    with egpu.RingBuffer(ev.maps["events"], path=path) as rb:
+        emit(ev, 4, 1)
+        assert rb.read() == []  # to the file, not to Python
+        assert rb.stats()["records"] == 4
+    assert len(path.read_bytes()) == 4 * (8 + EVENT.size)
+    with pytest.raises(egpu.Error):
+        egpu.RingBuffer(ev.maps["events"], path=tmp_path / "no" / "dir.bin")
+
+
 def test_read_and_records(ev):
     rb = egpu.RingBuffer(ev.maps["events"])
     assert rb.read() == []
