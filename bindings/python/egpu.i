@@ -15,6 +15,7 @@
 %module _egpu
 
 %{
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1129,13 +1130,50 @@ static void helper_write_back(const struct py_helper *h, PyObject *args,
 	}
 }
 
+/*
+ * A thread Python does not know (the dispatcher) keeps one thread state
+ * from its first call to its end, when the key's destructor deletes it:
+ * PyGILState_Ensure would otherwise make and clear one for every call,
+ * 16 K of them for a kernel's calls, and Python 3.12.3 (Ubuntu 24.04)
+ * can crash clearing one whose destructors take the GIL (CPython
+ * gh-119585).
+ */
+static pthread_key_t py_thread_key;
+static pthread_once_t py_thread_once = PTHREAD_ONCE_INIT;
+
+/* At the thread's end: the GIL, then both counts of its state dropped,
+ * the last deleting it (and releasing the GIL). */
+static void py_thread_end(void *pinned)
+{
+	(void)pinned;
+	PyGILState_Ensure();
+	PyGILState_Release(PyGILState_LOCKED);
+	PyGILState_Release(PyGILState_UNLOCKED);
+}
+
+static void py_thread_key_make(void)
+{
+	pthread_key_create(&py_thread_key, py_thread_end);
+}
+
+static PyGILState_STATE gil_take(void)
+{
+	if (!PyGILState_GetThisThreadState()) {
+		pthread_once(&py_thread_once, py_thread_key_make);
+		PyGILState_Ensure(); /* the state, kept: its count stays 1 */
+		PyEval_SaveThread();
+		pthread_setspecific(py_thread_key, &py_thread_key);
+	}
+	return PyGILState_Ensure();
+}
+
 /* egpu_helper_generic_fn: what @user's callable raises is reported as
  * unraisable (sys.unraisablehook) and the call returns 0. */
 static uint64_t helper_to_python(void *user, uint32_t id, const uint64_t *words,
 				 uint32_t nargs)
 {
 	struct py_helper *h = user;
-	PyGILState_STATE gil = PyGILState_Ensure();
+	PyGILState_STATE gil = gil_take();
 	PyObject *args = PyTuple_New(nargs), *res = NULL;
 	uint64_t ret = 0;
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "core/mem_ctx.h"
 #include "cuda/cu.h"
 
 /* Device buffers of one run: the ctx copy and r0. */
@@ -17,21 +18,46 @@ struct gpu_run {
 	CUdeviceptr ret;
 };
 
-static int launch(CUfunction fn, struct gpu_run *run, struct egpu_run_opts *opts)
+/*
+ * A memory probe's ctx gets the tail the GPU lowering of read_value reads
+ * (core/mem_ctx.h): the stored bytes at the public ctx.value. Copied back:
+ * the caller's bytes only.
+ */
+static int put_mem_tail(CUdeviceptr mem, const void *host_mem, uint64_t len)
+{
+	struct mem_site_ctx c = { 0 };
+
+	memcpy(&c, host_mem, len < sizeof(c.pub) ? len : sizeof(c.pub));
+	c.value_at = len >= sizeof(c.pub) ? c.pub.value : 0;
+	return cu_check(cu()->cuMemcpyHtoD(mem + sizeof(c.pub), &c.value_bits,
+					   sizeof(c) - sizeof(c.pub)),
+			"cuMemcpyHtoD");
+}
+
+static int launch(CUfunction fn, struct gpu_run *run, bool mem_probe,
+		  struct egpu_run_opts *opts)
 {
 	const struct cu_driver *d = cu();
-	uint64_t len = OPTS_GET(opts, ctx_len, 0);
+	uint64_t len = OPTS_GET(opts, ctx_len, 0), dev_len = len;
 	void *host_mem = OPTS_GET(opts, ctx, NULL);
 	CUdeviceptr r1 = 0;
 	void *args[] = { &r1, &len, &run->ret };
 	uint64_t r0 = 0, t0;
 	int err;
 
-	err = cu_check(d->cuMemAlloc(&run->mem, len ? len : 1), "cuMemAlloc");
+	mem_probe = mem_probe && host_mem;
+	if (mem_probe) {
+		dev_len = sizeof(struct mem_site_ctx);
+		len = len < sizeof(struct egpu_mem_ctx) ? len :
+		      sizeof(struct egpu_mem_ctx);
+	}
+	err = cu_check(d->cuMemAlloc(&run->mem, dev_len ? dev_len : 1), "cuMemAlloc");
 	if (!err)
 		err = cu_check(d->cuMemAlloc(&run->ret, sizeof(r0)), "cuMemAlloc");
 	if (!err && len)
 		err = cu_check(d->cuMemcpyHtoD(run->mem, host_mem, len), "cuMemcpyHtoD");
+	if (!err && mem_probe)
+		err = put_mem_tail(run->mem, host_mem, len);
 	if (err)
 		return err;
 	if (host_mem)
@@ -104,7 +130,8 @@ int prog_run_gpu(struct egpu_prog *prog, struct egpu_run_opts *opts)
 		err = prog_kernel(prog, &fn);
 	if (!err) {
 		clock_ctx_start(prog->obj->ctx);
-		err = launch(fn, &run, opts);
+		err = launch(fn, &run, prog->spec->attach == EGPU_ATTACH_MEM,
+			     opts);
 	}
 	if (run.mem)
 		cu()->cuMemFree(run.mem);

@@ -19,11 +19,14 @@
  * promoted (sroa), local calls inlined, constants folded through helper
  * and map-lookup lowering (instcombine, simplifycfg) and redundant loads
  * and stores removed (early-cse, gvn, dse); ptxas does the rest on the GPU.
+ * sroa runs again once the folding made helpers' sizes and offsets
+ * constants: stack slots a helper copies bytes into (read_value's
+ * destination) become registers, and no stack store stays behind.
  */
 #define JIT_PIPELINE                                                           \
 	"cgscc(inline),globaldce,"                                             \
-	"function(sroa,early-cse<memssa>,instcombine,simplifycfg,gvn,dse,"     \
-	"adce,simplifycfg)"
+	"function(sroa,early-cse<memssa>,instcombine,simplifycfg,sroa,gvn,"    \
+	"dse,adce,simplifycfg)"
 
 static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
 

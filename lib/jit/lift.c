@@ -247,6 +247,7 @@ static void lift_prologue(struct lift *l, struct lift_func *f)
 	f->frame = LLVMBuildAlloca(l->b, LLVMArrayType(l->i8, BPF_STACK_SIZE),
 				   "frame");
 	LLVMSetAlignment(f->frame, 8);
+	f->value_bits = LLVMBuildAlloca(l->b, l->i64, "value_bits");
 	if (f->start == 0) {
 		f->stop = LLVMBuildAlloca(l->b, l->i8, "stop");
 		LLVMBuildStore(l->b, lift_const(l->i8, 0), f->stop);

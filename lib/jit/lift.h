@@ -70,6 +70,7 @@ struct lift_func {
 	LLVMValueRef fn;
 	LLVMValueRef regs[BPF_REG_COUNT]; /* i64 allocas */
 	LLVMValueRef frame;               /* [512 x i8] alloca */
+	LLVMValueRef value_bits;          /* i64 alloca: read_value's bytes */
 	LLVMValueRef stop;                /* i8 flag: the program has ended */
 	LLVMBasicBlockRef abort;          /* ends the program, r0 = 0 */
 };

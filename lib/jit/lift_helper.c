@@ -10,6 +10,7 @@
  */
 #include <stddef.h>
 
+#include "core/mem_ctx.h"
 #include "egpu/ctx.h"
 #include "lift.h"
 
@@ -158,38 +159,41 @@ static void window_fields(int32_t id, unsigned *base, unsigned *len)
 }
 
 /*
- * read_param(ctx, dst, size, off), read_mem(...) and read_value(...):
- * copy @size bytes from @off bytes into the window the ctx describes (the
- * kernel's parameters, the bytes the access touches, the bytes a store
- * writes) to @dst, 0; when they are not all inside it (or ctx.value is
- * 0: no store), zero @dst and return READ_FAULT, as bpf_probe_read does.
- * The verifier proved @dst writable for @size bytes.
+ * @dst of a reading helper: the frame itself where r2 is known to point
+ * into it, which lets LLVM keep the bytes in registers.
  */
-static void lift_read_window(struct lift *l, const struct helper_info *h,
-			     LLVMValueRef *args, LLVMValueRef *r0)
+static LLVMValueRef read_dst(struct lift *l, LLVMValueRef r2)
+{
+	unsigned align;
+
+	if (lift_on_frame(l, 2, 0, 1))
+		return lift_addr(l, 2, 0, 1, &align);
+	return LLVMBuildIntToPtr(l->b, r2, l->ptr, "");
+}
+
+/*
+ * Copy @size (args[2]) bytes from @off (args[3]) bytes into the @len-byte
+ * window at @src to @dst: 0; when they are not all inside it (or @ok is
+ * false), zero @dst and return READ_FAULT, as bpf_probe_read does. The
+ * verifier proved @dst writable for @size bytes.
+ */
+static LLVMValueRef copy_window(struct lift *l, LLVMValueRef *args,
+				LLVMValueRef dst, LLVMValueRef src,
+				LLVMValueRef len, LLVMValueRef ok)
 {
 	LLVMBuilderRef b = l->b;
-	LLVMValueRef base, len, ok, dst, phi, vals[2];
+	LLVMValueRef phi, vals[2], in;
 	LLVMBasicBlockRef copy = lift_block(l, ""), fault = lift_block(l, ""),
 			  join = lift_block(l, ""), from[2] = { copy, fault };
-	unsigned base_off, len_off;
 
-	window_fields(h->id, &base_off, &len_off);
-	base = ctx_field(l, args[0], base_off, 8);
-	len = ctx_field(l, args[0], len_off, 4);
-	ok = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntULE, args[3], len, ""),
+	in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntULE, args[3], len, ""),
 			  LLVMBuildICmp(b, LLVMIntULE, args[2],
 					LLVMBuildSub(b, len, args[3], ""), ""), "");
-	if (h->id == HELPER_READ_VALUE) /* 0: the access writes nothing */
-		ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntNE, base,
-						       lift_const(l->i64, 0), ""),
-				  "");
-	dst = LLVMBuildIntToPtr(b, args[1], l->ptr, "");
-	LLVMBuildCondBr(b, ok, copy, fault);
+	LLVMBuildCondBr(b, ok ? LLVMBuildAnd(b, in, ok, "") : in, copy, fault);
 	LLVMPositionBuilderAtEnd(b, copy);
 	LLVMBuildMemCpy(b, dst, 1,
-			LLVMBuildIntToPtr(b, LLVMBuildAdd(b, base, args[3], ""),
-					  l->ptr, ""), 1, args[2]);
+			LLVMBuildGEP2(b, l->i8, src, &args[3], 1, ""), 1,
+			args[2]);
 	LLVMBuildBr(b, join);
 	LLVMPositionBuilderAtEnd(b, fault);
 	LLVMBuildMemSet(b, dst, lift_const(l->i8, 0), args[2], 1);
@@ -199,7 +203,68 @@ static void lift_read_window(struct lift *l, const struct helper_info *h,
 	vals[0] = lift_const(l->i64, 0);
 	vals[1] = lift_const(l->i64, (uint64_t)(int64_t)READ_FAULT);
 	LLVMAddIncoming(phi, vals, from, 2);
-	*r0 = phi;
+	return phi;
+}
+
+/*
+ * read_value on the GPU, from the site's ctx tail (core/mem_ctx.h): a
+ * small store's bytes from value_bits (a register once the probe is
+ * copied into its site), other stores' from value_at.
+ */
+static LLVMValueRef read_value_gpu(struct lift *l, LLVMValueRef *args,
+				   LLVMValueRef dst)
+{
+	LLVMBuilderRef b = l->b;
+	LLVMValueRef ctx = args[0], n, at, v[2];
+	LLVMBasicBlockRef bits = lift_block(l, ""), mem = lift_block(l, ""),
+			  join = lift_block(l, ""), from[2];
+
+	n = ctx_field(l, ctx, offsetof(struct mem_site_ctx, value_len), 4);
+	LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, n, lift_const(l->i64, 0),
+					 ""), bits, mem);
+	LLVMPositionBuilderAtEnd(b, bits);
+	LLVMBuildStore(b, ctx_field(l, ctx, offsetof(struct mem_site_ctx,
+						     value_bits), 8),
+		       l->fn->value_bits);
+	v[0] = copy_window(l, args, dst, l->fn->value_bits, n, NULL);
+	from[0] = LLVMGetInsertBlock(b);
+	LLVMBuildBr(b, join);
+	LLVMPositionBuilderAtEnd(b, mem);
+	at = ctx_field(l, ctx, offsetof(struct mem_site_ctx, value_at), 8);
+	v[1] = copy_window(l, args, dst, LLVMBuildIntToPtr(b, at, l->ptr, ""),
+			   ctx_field(l, ctx, offsetof(struct egpu_mem_ctx, size), 4),
+			   LLVMBuildICmp(b, LLVMIntNE, at, lift_const(l->i64, 0), ""));
+	from[1] = LLVMGetInsertBlock(b);
+	LLVMBuildBr(b, join);
+	LLVMPositionBuilderAtEnd(b, join);
+	n = LLVMBuildPhi(b, l->i64, "");
+	LLVMAddIncoming(n, v, from, 2);
+	return n;
+}
+
+/*
+ * read_param(ctx, dst, size, off), read_mem(...) and read_value(...):
+ * copy @size bytes from @off bytes into the window the ctx describes (the
+ * kernel's parameters, the bytes the access touches, the bytes a store
+ * writes) to @dst (copy_window). ctx.value 0 means no store.
+ */
+static void lift_read_window(struct lift *l, const struct helper_info *h,
+			     LLVMValueRef *args, LLVMValueRef *r0)
+{
+	LLVMValueRef dst = read_dst(l, args[1]), base, len, ok = NULL;
+	unsigned base_off, len_off;
+
+	if (h->id == HELPER_READ_VALUE && l->sm) {
+		*r0 = read_value_gpu(l, args, dst);
+		return;
+	}
+	window_fields(h->id, &base_off, &len_off);
+	base = ctx_field(l, args[0], base_off, 8);
+	len = ctx_field(l, args[0], len_off, 4);
+	if (h->id == HELPER_READ_VALUE) /* 0: the access writes nothing */
+		ok = LLVMBuildICmp(l->b, LLVMIntNE, base, lift_const(l->i64, 0), "");
+	*r0 = copy_window(l, args, dst, LLVMBuildIntToPtr(l->b, base, l->ptr, ""),
+			  len, ok);
 }
 
 int lift_helper(struct lift *l, const struct helper_info *h, LLVMValueRef *r0)

@@ -6,7 +6,8 @@
  * attach point, site, and the parameters' address, cvta.param of the
  * first one; struct egpu_mem_ctx: all but the accessed address, a
  * register, the text's address, a symbol, a bulk copy's size, and a
- * store's value, the address of a .local copy), and a
+ * store's value, the address of a .local copy or, in the tail only
+ * read_value's lowering reads, the value in a register), and a
  * probe only reads it. Where a body reads its ctx only by loads at
  * constant offsets from the register its ld.param set, each load becomes
  * a move of the value and the site builds no ctx at all: no stores,
@@ -15,6 +16,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "core/mem_ctx.h"
 #include "egpu/ctx.h"
 #include "ptx/inline.h"
 
@@ -23,12 +25,15 @@ const struct ctx_layout ctx_layout_kernel = {
 	.dyn = { { offsetof(struct egpu_kernel_ctx, params), 8 } },
 };
 
+/* With the tail only the GPU lowering of read_value reads (core/mem_ctx.h). */
 const struct ctx_layout ctx_layout_mem = {
-	.size = sizeof(struct egpu_mem_ctx), .ndyn = 4,
+	.size = sizeof(struct mem_site_ctx), .ndyn = 6,
 	.dyn = { { offsetof(struct egpu_mem_ctx, addr), 8 },
 		 { offsetof(struct egpu_mem_ctx, text), 8 },
 		 { offsetof(struct egpu_mem_ctx, size), 4 },
-		 { offsetof(struct egpu_mem_ctx, value), 8 } },
+		 { offsetof(struct egpu_mem_ctx, value), 8 },
+		 { offsetof(struct mem_site_ctx, value_bits), 8, .low = true },
+		 { offsetof(struct mem_site_ctx, value_at), 8 } },
 };
 
 /* ld.TYPE %dst, [%ctx(+OFF)?] with OFF and the type's size. */
@@ -40,15 +45,17 @@ struct ctx_load {
 };
 
 /*
- * The run-time field of @lay that bytes [@off, @off + @size) read whole,
- * -1 if they touch none, -2 if they read part of one.
+ * The run-time field of @lay that bytes [@off, @off + @size) read whole
+ * (or the low part of, where the field allows it), -1 if they touch none,
+ * -2 if they read part of one.
  */
 static int dyn_field(const struct ctx_layout *lay, uint32_t off, uint32_t size)
 {
 	for (uint32_t i = 0; i < lay->ndyn; i++) {
 		uint32_t lo = lay->dyn[i].off, hi = lo + lay->dyn[i].size;
 
-		if (off == lo && size == lay->dyn[i].size)
+		if (off == lo && (size == lay->dyn[i].size ||
+				  (size < lay->dyn[i].size && lay->dyn[i].low)))
 			return (int)i;
 		if (off < hi && off + size > lo)
 			return -2;
@@ -67,6 +74,7 @@ static bool ctx_load(const struct scan *sc, const struct ptx_stmt *st,
 	const struct ctx_layout *lay = sc->fn->layout;
 	uint32_t t = st->op, e = st->op + 6;
 	const struct own_name *dst;
+	int d;
 
 	if (st->kind != ST_INSN || !tok_is(m, t, "ld") ||
 	    !(ld->size = type_bytes(m, t + 1)) ||
@@ -87,8 +95,11 @@ static bool ctx_load(const struct scan *sc, const struct ptx_stmt *st,
 	if (!tok_is(m, e, "]") || !tok_is(m, e + 1, ";") || e + 2 != st->last ||
 	    ld->off >= lay->size || ld->size > lay->size - ld->off)
 		return false;
-	/* Run-time fields are known only as a whole. */
-	return dyn_field(lay, ld->off, ld->size) != -2;
+	/* Run-time fields are known only as a whole, or by a low part the
+	 * width of its register (a cvt truncates). */
+	d = dyn_field(lay, ld->off, ld->size);
+	return d == -1 ||
+	       (d >= 0 && (ld->size == lay->dyn[d].size || ld->width == ld->size));
 }
 
 /* The statement loading ctx from its parameter, if there is one. */
@@ -266,8 +277,11 @@ static void put_dyn(struct strbuf *sb, const struct inline_func *fn,
 		sb_adds(sb, ";");
 		return;
 	}
-	/* The load reads the whole field: only a wider %dst needs a cvt. */
-	if (ld->width * 8 > d->bits)
+	/* The whole field: only a wider %dst needs a cvt; a low part, one of
+	 * its width (ctx_load), a truncating one. */
+	if (ld->size * 8 < d->bits)
+		sb_printf(sb, "cvt.u%u.u%u \t", ld->size * 8, d->bits);
+	else if (ld->width * 8 > d->bits)
 		sb_printf(sb, "cvt.%c64.%c%u \t", ld->sign ? 's' : 'u',
 			  ld->sign ? 's' : 'u', d->bits);
 	else

@@ -215,13 +215,14 @@ struct inline_func;
 /*
  * What a probe's ctx holds: its size and the fields a site knows only as
  * a register or a symbol's address (kernel ctx: params; mem ctx: addr,
- * text, size). Copies fold a ctx load only if it reads every such field
- * it touches whole.
+ * text, size, value, and the tail's value_bits and value_at). Copies
+ * fold a ctx load only if it reads every such field it touches whole, or
+ * the low bytes of a field marked @low (a register LLVM narrows loads of).
  */
 struct ctx_layout {
 	uint32_t size;
 	uint32_t ndyn;
-	struct { uint32_t off, size; } dyn[4];
+	struct { uint32_t off, size; bool low; } dyn[6];
 };
 
 extern const struct ctx_layout ctx_layout_kernel; /* struct egpu_kernel_ctx */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/mem_ctx.h"
 #include "egpu/ctx.h"
 #include "ptx/memplan.h"
 
@@ -495,7 +496,7 @@ static int declare_func_locals(struct session *s, uint32_t item,
 	nm->depot = l.depot = l.size ? depot : NULL;
 	nm->mctx = l.mctx = s->mem_plan && mem_item_needs_ctx(s->mem_plan, item) ?
 				    mctx : NULL;
-	l.mctx_size = sizeof(struct egpu_mem_ctx);
+	l.mctx_size = sizeof(struct mem_site_ctx);
 	return declare_locals(m, m->items[item].func, &l, &s->edits);
 }
 

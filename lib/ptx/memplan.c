@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "egpu/ctx.h"
+#include "core/mem_ctx.h"
 #include "ptx/memplan.h"
 
 /* A defined .func by name, for lookups by binary search. */
@@ -232,7 +233,9 @@ static int add_site(struct mem_plan *p, uint32_t item, uint32_t i,
 	*s = (struct mem_site){ .item = item, .stmt = i, .op = *op,
 				.kernel_id = p->item_kernel[item],
 				.file = file, .line = line,
-				.calls = p->nsites * p->nreq };
+				.calls = p->nsites * p->nreq,
+				.value_in_reg = mem_value_in_reg(p->m,
+					p->m->items[item].func, op) };
 	for (size_t r = 0; r < p->nreq; r++) {
 		const struct mem_req *q = &p->reqs[r];
 
@@ -241,7 +244,13 @@ static int add_site(struct mem_plan *p, uint32_t item, uint32_t i,
 		p->calls[s->calls + n++] = (uint32_t)r;
 		s->need_ctx |= q->need_ctx;
 		s->need_text |= q->need_ctx || q->reads_text;
-		s->need_value |= op->value && (q->need_ctx || q->reads_value);
+		/* read_value's lowering copies the bytes from value_at only
+		 * where they are not in a register. */
+		s->need_value |= op->value &&
+				 (q->need_ctx || q->reads_value ||
+				  (q->reads_value_at && !s->value_in_reg));
+		s->need_bits |= s->value_in_reg &&
+				(q->need_ctx || q->reads_value_bits);
 	}
 	s->ncalls = n;
 	p->nsites += n > 0;
@@ -360,6 +369,8 @@ static int limit_copies(struct mem_plan *p)
 			s->need_ctx |= q->called_ctx;
 			s->need_text |= q->called_ctx &&
 					(!q->call.fold || q->reads_text);
+			s->need_value |= s->op.value && q->called_ctx;
+			s->need_bits |= s->value_in_reg && q->called_ctx;
 		}
 	}
 	return 0;
@@ -384,10 +395,17 @@ int mem_plan_make(const struct ptx_module *m, const uint32_t *kernel_items,
 			       "memory probes need .address_size 64; the module has %u",
 			       m->address_size);
 	/* Only stores whose probes read their value get a copy of it. */
-	for (size_t r = 0; r < nreq; r++)
-		reqs[r].reads_value = reqs[r].call.fold &&
-			inline_reads_ctx(reqs[r].call.body,
-					 offsetof(struct egpu_mem_ctx, value), 8);
+	for (size_t r = 0; r < nreq; r++) {
+		const struct inline_func *body = reqs[r].call.body;
+		bool fold = reqs[r].call.fold;
+
+		reqs[r].reads_value = fold && inline_reads_ctx(body,
+			offsetof(struct egpu_mem_ctx, value), 8);
+		reqs[r].reads_value_at = fold && inline_reads_ctx(body,
+			offsetof(struct mem_site_ctx, value_at), 8);
+		reqs[r].reads_value_bits = fold && inline_reads_ctx(body,
+			offsetof(struct mem_site_ctx, value_bits), 8);
+	}
 	err = func_index(p);
 	if (!err)
 		err = plan_reach(p);

@@ -12,6 +12,8 @@ struct mem_req {
 	bool need_ctx;   /* its sites build a ctx in memory */
 	bool reads_text; /* a folded copy reads ctx.text */
 	bool reads_value; /* a folded copy reads ctx.value (mem_plan_make) */
+	bool reads_value_at; /* ... the tail's value_at, value_bits */
+	bool reads_value_bits;
 	uint8_t *kernels; /* by kernel id: r->kernel matches it */
 	/* Past @limit bytes of copies (call.body's @copy_bytes each), sites
 	 * call @called instead, building a ctx if @called_ctx. */
@@ -34,9 +36,18 @@ struct mem_site {
 	bool need_ctx;      /* a probe reads a ctx built in memory */
 	bool need_text;     /* a probe reads ctx.text: the string exists */
 	bool need_value;    /* a probe reads ctx.value: the store's copy */
+	bool value_in_reg;  /* the stored bytes fit value_bits (core/mem_ctx.h) */
+	bool need_bits;     /* a probe reads them there */
 };
 
 struct mem_plan;
+
+/*
+ * Whether the bytes store @op of @f writes fit the ctx tail's value_bits:
+ * at most 8 of them, from one register or an integer constant.
+ */
+bool mem_value_in_reg(const struct ptx_module *m, const struct ptx_func *f,
+		      const struct mem_op *op);
 
 /*
  * Find the sites of @reqs in @m, whose kernels (by index) are the items

@@ -7,7 +7,9 @@
  * the text's symbol, a bulk copy's size register, a store's value), or a
  * call with a ctx built in the function's .local ctx. A store whose
  * probes read ctx.value first stores its source operand into a .local of
- * the site's scope (ctx.value: its address). A guarded instruction is skipped
+ * the site's scope (ctx.value: its address); one of at most 8 bytes from
+ * a register or a constant gives read_value its bytes in the register
+ * %P_mb (core/mem_ctx.h), which costs a folded copy no memory at all. A guarded instruction is skipped
  * over with the inverse guard, so the probes run exactly when it does.
  * All of it lives in its own { } scope: nothing stays live across the
  * instruction.
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/mem_ctx.h"
 #include "egpu/ctx.h"
 #include "ptx/memplan.h"
 /* The ctx is stored as {addr, text}, {kernel_id | site << 32,
@@ -125,6 +128,14 @@ static void build_ctx(struct strbuf *sb, const struct site_code *c)
 	else
 		sb_printf(sb, "\tmov.u64 \t%%%s_m2, 0;\n", p);
 	sb_printf(sb, "\tst.local.u64 \t[%%%s_m1+40], %%%s_m2;\n", p, p);
+	/* The tail: value_bits, value_len, value_at (= value). */
+	if (s->need_bits)
+		sb_printf(sb, "\tst.local.u64 \t[%%%s_m1+48], %%%s_mb;\n", p, p);
+	else
+		sb_printf(sb, "\tst.local.u64 \t[%%%s_m1+48], 0;\n", p);
+	sb_printf(sb, "\tst.local.u64 \t[%%%s_m1+56], %u;\n", p,
+		  s->need_bits ? s->op.size : 0);
+	sb_printf(sb, "\tst.local.u64 \t[%%%s_m1+64], %%%s_m2;\n", p, p);
 	sb_printf(sb, "\tcvta.local.u64 \t%%%s_m1, %%%s_m1;\n", p, p);
 	sb_printf(sb, "\tmov.u64 \t%%%s_m4, %zu;\n", p,
 		  sizeof(struct egpu_mem_ctx));
@@ -141,6 +152,9 @@ static void ctx_image(const struct mem_site *s, uint32_t site, uint8_t *img)
 	put_le(img + 32, s->line, 4);
 	put_le(img + 36, 0, 4);
 	put_le(img + 40, 0, 8);
+	put_le(img + 48, 0, 8);
+	put_le(img + 56, s->value_in_reg ? s->op.size : 0, 8);
+	put_le(img + 64, 0, 8);
 }
 
 static void inline_call(struct strbuf *sb, const struct site_code *c,
@@ -148,12 +162,15 @@ static void inline_call(struct strbuf *sb, const struct site_code *c,
 {
 	const struct mem_site *s = c->s;
 	const char *p = c->nm->prefix;
-	char name[64], addr[32], text[48], ctx[32], len[32], value[32];
-	uint8_t image[sizeof(struct egpu_mem_ctx)];
-	struct ctx_dyn dyn[4] = {
+	char name[64], addr[32], text[48], ctx[32], len[32], value[32],
+		bits[32];
+	uint8_t image[sizeof(struct mem_site_ctx)];
+	struct ctx_dyn dyn[6] = {
 		{ .name = addr, .len = -1, .bits = 64 },
 		{ .cvta = "global" },
 		{ .bits = 32 },
+		{ .cvta = "local" },
+		{ .bits = 64 },
 		{ .cvta = "local" },
 	};
 	struct inline_site at = { .name = name, .depot = c->nm->depot,
@@ -178,8 +195,13 @@ static void inline_call(struct strbuf *sb, const struct site_code *c,
 		}
 		if (s->need_value) {
 			snprintf(value, sizeof(value), "%%%s_mv", p);
-			dyn[3].name = value;
-			dyn[3].len = -1;
+			dyn[3].name = dyn[5].name = value;
+			dyn[3].len = dyn[5].len = -1;
+		}
+		if (s->need_bits) {
+			snprintf(bits, sizeof(bits), "%%%s_mb", p);
+			dyn[4].name = bits;
+			dyn[4].len = -1;
 		}
 	}
 	sb_printf(sb, "\t// inlined %s\n", call->func);
@@ -203,6 +225,53 @@ static void put_value(struct strbuf *sb, const struct site_code *c)
 		  (int)(tok_end(m, op->value_end - 1) - from), m->text + from);
 }
 
+/* Bits of the register or integer constant a store writes, 0 if neither. */
+static int value_bits(const struct ptx_module *m, const struct ptx_func *f,
+		      const struct mem_op *op)
+{
+	const char *t = tok_text(m, op->value);
+
+	if (m->toks[op->value].kind == TOK_INT)
+		return 64;
+	return t[0] == '%' ? reg_bits(m, f, op->value) : 0;
+}
+
+bool mem_value_in_reg(const struct ptx_module *m, const struct ptx_func *f,
+		      const struct mem_op *op)
+{
+	int bits;
+
+	if (!op->value || op->vec != 1 || !op->size || op->size > 8 ||
+	    op->value_end != op->value + 1)
+		return false;
+	bits = value_bits(m, f, op);
+	return (bits == 16 || bits == 32 || bits == 64) &&
+	       (uint32_t)bits >= op->size * 8;
+}
+
+/*
+ * %P_mb = the store's source operand, zero-extended: through a bit-typed
+ * register of its width, which any register type moves to (a store's
+ * narrower type writes the low bytes; the tail's value_len says how many).
+ */
+static void put_bits(struct strbuf *sb, const struct site_code *c)
+{
+	const struct ptx_module *m = c->m;
+	const struct mem_op *op = &c->s->op;
+	const char *p = c->nm->prefix, *src = tok_text(m, op->value);
+	int n = (int)m->toks[op->value].len;
+	int bits = value_bits(m, m->items[c->s->item].func, op);
+
+	sb_printf(sb, "\t.reg .b64 \t%%%s_mb;\n", p);
+	if (bits == 64) {
+		sb_printf(sb, "\tmov.b64 \t%%%s_mb, %.*s;\n", p, n, src);
+		return;
+	}
+	sb_printf(sb, "\t.reg .b%d \t%%%s_mw;\n\tmov.b%d \t%%%s_mw, %.*s;\n"
+		  "\tcvt.u64.u%d \t%%%s_mb, %%%s_mw;\n", bits, p, bits, p, n, src,
+		  bits, p, p);
+}
+
 static void emit_site(struct strbuf *sb, const struct site_code *c)
 {
 	const struct ptx_module *m = c->m;
@@ -218,6 +287,8 @@ static void emit_site(struct strbuf *sb, const struct site_code *c)
 	sb_printf(sb, "\t{\n\t.reg .b64 \t%%%s_m<6>;\n", p);
 	if (c->s->need_value)
 		put_value(sb, c);
+	if (c->s->need_bits)
+		put_bits(sb, c);
 	put_address(sb, c);
 	if (c->s->need_ctx)
 		build_ctx(sb, c);

@@ -225,6 +225,7 @@ static int64_t table_find(const struct pyframes *p, const PyObject *code,
 {
 	size_t i;
 
+	*slot = 0;
 	if (!p->slot_cap)
 		return -1;
 	i = frame_hash(code, pos) & (p->slot_cap - 1);

@@ -168,6 +168,34 @@ START_TEST(reading_probes_assemble_mem)
 END_TEST
 
 /*
+ * store_values reads each 4-byte store's value with read_value: its copies
+ * get the bytes in a register (%egpu_mb, core/mem_ctx.h), so vadd_mem's
+ * instrumented code keeps nothing in local memory: no .local copy of the
+ * value, no probe stack, no ctx.
+ */
+START_TEST(stored_values_stay_in_registers)
+{
+	EGPU_OPTS(egpu_report, rep);
+	size_t len, out_len;
+	char *ptx = tu_read_file(MEM_PTX, &len), *out = NULL, log[4096];
+
+	ck_assert_ptr_nonnull(egpu_attach_kernel(egpu_obj_prog(obj, "store_values"),
+						  "vadd_mem", EGPU_ATTACH_MEM, NULL));
+	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, &rep),
+		      "%s", egpu_errmsg());
+	ck_assert_ptr_nonnull(strstr(out, "cvt.u64.u32 \t%egpu_mb, %egpu_mw;"));
+	ck_assert_ptr_null(strstr(out, "_mv["));
+	ck_assert_msg(!strstr(out, ".local .align") && !strstr(out, "st.local"),
+		      "%s", out);
+	if (tu_have_ptxas())
+		ck_assert_msg(tu_ptxas(out, out_len, "sm_90", false, log, sizeof(log)),
+			      "ptxas refused it: %s", log);
+	free(out);
+	free(ptx);
+}
+END_TEST
+
+/*
  * direct_n reads ctx->params bytes 24..27: fill<int> (16 bytes of
  * parameters) gets no probe and a warning naming both, or with strict an
  * error; saxpy (28 bytes) gets it.
@@ -233,6 +261,7 @@ int main(void)
 	tcase_add_test(tc, entry_probe_reads_an_argument);
 	tcase_add_test(tc, mem_probe_reads_the_accessed_value);
 	tcase_add_test(tc, mem_probe_reads_the_stored_value);
+	tcase_add_test(tc, stored_values_stay_in_registers);
 	tcase_add_test(tc, reading_probes_assemble);
 	tcase_add_test(tc, reading_probes_assemble_mem);
 	tcase_add_test(tc, helpers_only_where_their_window_is);

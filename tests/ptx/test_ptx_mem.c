@@ -369,8 +369,8 @@ START_TEST(texts_and_built_ctx)
 	free(out);
 	req.no_inline = true;
 	out = mem_instrument(forms_ptx, &req, 1, NULL, "mem_called");
-	ck_assert_ptr_nonnull(strstr(out, "\t.local .align 16 .b8 \t%egpu_0_mctx[48];\n"));
-	ck_assert_ptr_nonnull(strstr(out, "\t.local .align 16 .b8 \t%egpu_f5_mctx[48];\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\t.local .align 16 .b8 \t%egpu_0_mctx[72];\n"));
+	ck_assert_ptr_nonnull(strstr(out, "\t.local .align 16 .b8 \t%egpu_f5_mctx[72];\n"));
 	ck_assert_ptr_nonnull(strstr(out, "st.local.v2.u64 \t[%egpu_m1], {%egpu_m0, %egpu_m2};"));
 	ck_assert_ptr_nonnull(strstr(out, "cvt.u64.u32 \t%egpu_m3, %r1;"));
 	ck_assert_ptr_nonnull(strstr(out, "call \t(%egpu_m5), mem_count, (%egpu_m1, %egpu_m4);"));

@@ -112,3 +112,39 @@ def test_bad_registrations_are_refused(ctx):
         ctx.register_helper(H_NOTE, lambda: 0, signature="u64 ()")
     with pytest.raises(TypeError, match="callable"):
         ctx.register_helper(H_NOTE, 5, signature="u64 ()", name="five")
+
+
+def test_helpers_called_from_threads_beside_poll_and_dispatch(ctx, uhelpers_path):
+    """Python helpers called by programs on several threads while other
+    threads poll and switch the dispatch mode (the GIL released around
+    both): every call arrives, nothing deadlocks."""
+    import threading
+
+    notes = []
+    register_all(ctx, notes)
+    progs = ctx.load(uhelpers_path).programs
+    runs, errors = 200, []
+
+    def caller():
+        try:
+            for _ in range(runs):
+                assert progs["five"].run() == 54321
+                assert progs["note"].run() == 1
+        except Exception as e:  # reported below: a thread cannot fail the test
+            errors.append(e)
+
+    def switcher():
+        try:
+            for i in range(runs):
+                ctx.helper_dispatch(i % 2 == 0)
+                assert ctx.helper_poll(0.001) == 0  # no GPU calls queued
+        except Exception as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=f) for f in (caller, caller, switcher, switcher)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads) and errors == []
+    assert notes == [7] * (2 * runs)
