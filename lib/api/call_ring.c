@@ -67,7 +67,7 @@ static size_t record_size(const struct user_helper *u)
 	size_t n = sizeof(struct call_rec) + 8u * u->info.nargs;
 
 	for (unsigned i = 0; i < u->info.nargs; i++)
-		if (u->kind[i] != USER_ARG_SCALAR)
+		if (u->info.args[i] != ARG_SCALAR)
 			n += CALL_BUF_BYTES(u->size[i]);
 	return n;
 }
@@ -92,7 +92,7 @@ static int call_record(void *user, const void *data, size_t size)
 	src = (const uint8_t *)(c->args + c->nargs);
 	for (unsigned i = 0; i < u->info.nargs; i++) {
 		args[i] = c->args[i];
-		if (u->kind[i] == USER_ARG_SCALAR)
+		if (u->info.args[i] == ARG_SCALAR)
 			continue;
 		/* The function may write its buffers: never the ring's. */
 		memcpy(bufs[i], src, u->size[i]);

@@ -7,18 +7,19 @@
 #include "core/map_types.h"
 #include "core/core.h"
 
-#define ARR (MAP_T_ARRAY | MAP_T_DIRECT_VALUE)
-#define PER_THREAD (MAP_T_ARRAY | MAP_T_PER_THREAD)
+#define ARR (MAP_T_ARRAY | MAP_T_DIRECT_VALUE | MAP_T_KEYED)
+#define PER_THREAD (MAP_T_ARRAY | MAP_T_PER_THREAD | MAP_T_KEYED)
 
 const struct map_type_info map_types[] = {
-	{ EGPU_MAP_HASH, EGPU_MAP_HASH, "hash", 0 },
+	{ EGPU_MAP_HASH, EGPU_MAP_HASH, "hash", MAP_T_KEYED },
 	{ EGPU_MAP_ARRAY, EGPU_MAP_ARRAY, "array", ARR },
 	{ EGPU_MAP_PERF_EVENT_ARRAY, EGPU_MAP_PERF_EVENT_ARRAY,
-	  "perf_event_array", MAP_T_RING },
+	  "perf_event_array", MAP_T_RING | MAP_T_PERF_OUT },
 	{ EGPU_MAP_PERCPU_ARRAY, EGPU_MAP_PERCPU_ARRAY, "percpu_array",
 	  PER_THREAD },
-	{ EGPU_MAP_RINGBUF, EGPU_MAP_RINGBUF, "ringbuf", MAP_T_RING },
-	{ EGPU_MAP_GPU_HASH, EGPU_MAP_HASH, "gpu_hash", 0 },
+	{ EGPU_MAP_RINGBUF, EGPU_MAP_RINGBUF, "ringbuf",
+	  MAP_T_RING | MAP_T_RINGBUF_OUT },
+	{ EGPU_MAP_GPU_HASH, EGPU_MAP_HASH, "gpu_hash", MAP_T_KEYED },
 	{ EGPU_MAP_PERTHREAD_ARRAY, EGPU_MAP_PERTHREAD_ARRAY,
 	  "perthread_array", PER_THREAD },
 	{ EGPU_MAP_GPU_ARRAY, EGPU_MAP_GPU_ARRAY, "gpu_array", ARR },
@@ -29,10 +30,10 @@ const struct map_type_info map_types[] = {
 	{ EGPU_MAP_GPU_ARRAY_HOST, EGPU_MAP_GPU_ARRAY, "gpu_array_host",
 	  ARR | MAP_T_HOST_MEMORY },
 	{ EGPU_MAP_GPU_RINGBUF, EGPU_MAP_GPU_RINGBUF, "gpu_ringbuf",
-	  MAP_T_RING },
+	  MAP_T_RING | MAP_T_RINGBUF_OUT | MAP_T_PERF_OUT },
 	/* Registers, not memory: no direct value access. */
 	{ EGPU_MAP_THREAD_LOCAL, EGPU_MAP_THREAD_LOCAL, "thread_local",
-	  MAP_T_ARRAY },
+	  MAP_T_ARRAY | MAP_T_KEYED },
 	{ EGPU_MAP_SM_ARRAY, EGPU_MAP_SM_ARRAY, "sm_array", PER_THREAD },
 };
 

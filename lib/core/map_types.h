@@ -20,6 +20,10 @@ enum map_trait {
 	MAP_T_HOST_MEMORY = 1 << 3,  /* values in mapped host memory */
 	MAP_T_DIRECT_VALUE = 1 << 4, /* programs may address its values
 				      * directly (lddw BPF_PSEUDO_MAP_VALUE) */
+	/* Which helpers take it (struct helper_info.maps, core/helpers.h): */
+	MAP_T_KEYED = 1 << 5,       /* map_lookup/update/delete_elem */
+	MAP_T_RINGBUF_OUT = 1 << 6, /* ringbuf_output/reserve, trace_warp */
+	MAP_T_PERF_OUT = 1 << 7,    /* perf_event_output */
 };
 
 struct map_type_info {

@@ -76,11 +76,16 @@ static LLVMValueRef extern_call(struct lift *l, const struct helper_info *h,
 	return lift_call(l, name, l->i64, args, h->nargs);
 }
 
-/* The runtime's printing functions (lib/device/print.cuh). */
+/* Whether the runtime's egpu_dev_@helper writes the print ring. */
 static bool prints(const char *helper)
 {
-	return !strcmp(helper, "trace_printk") ||
-	       !strcmp(helper, "trace_vprintk") || !strcmp(helper, "puts");
+	size_t n;
+	const struct helper_info *t = helper_table(EGPU_HELPERS_GPU, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if ((t[i].flags & HELPER_PRINTS) && !strcmp(t[i].name, helper))
+			return true;
+	return false;
 }
 
 unsigned ptx_runtime_needs(LLVMModuleRef mod)
@@ -117,7 +122,7 @@ static int ptx_user_helper(struct lift *l, const struct user_helper *u,
 	uint64_t layout = u->info.nargs;
 
 	for (unsigned i = 0; i < u->info.nargs; i++)
-		if (u->kind[i] != USER_ARG_SCALAR)
+		if (u->info.args[i] != ARG_SCALAR)
 			layout |= CALL_LAYOUT_ARG(i, u->size[i]);
 	call_args[0] = lift_const(l->i64, (uint64_t)u->info.id);
 	call_args[1] = lift_const(l->i64, layout);

@@ -6,7 +6,7 @@
  */
 #include <inttypes.h>
 
-#include "protos.h"
+#include "core/map_types.h"
 #include "vstate.h"
 
 static const char *op_name(uint8_t op)
