@@ -19,7 +19,8 @@
 #define MEM_PROBES ATTACH_BIT(EGPU_ATTACH_MEM)
 
 /* The arguments, and so their count. */
-#define ARGS(...) .args = { __VA_ARGS__ }, .nargs = sizeof((uint8_t[]){ __VA_ARGS__ })
+#define ARGS(...) \
+	.args = { __VA_ARGS__ }, .nargs = sizeof((uint8_t[]){ __VA_ARGS__ })
 #define XYZ ARGS(ARG_U64_OUT, ARG_U64_OUT, ARG_U64_OUT)
 #define WINDOW ARGS(ARG_CTX, ARG_MEM_OUT, ARG_SIZE, ARG_SCALAR)
 
