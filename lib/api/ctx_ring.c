@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A context's own rings (the print ring, print.c; the call ring,
+ * A context's own rings (the print ring, gpu_print.c; the call ring,
  * call_ring.c): a host ring mapped into the GPU, its device struct in GPU
  * memory, and the small PTX module that gives the device runtime's
  * variable naming the ring its address.

@@ -38,7 +38,7 @@ static int hash_copy_to_gpu(struct egpu_map *m)
 		return err_set(EGPU_ENOMEM, "out of memory");
 	/* The current and the previous key take turns in the two halves. */
 	while (!res && !host_map_next_key(m->host, prev, key)) {
-		res = dev_map_update(m->dev, key, map_host_lookup(m->host, key),
+		res = dev_map_update(m->dev, key, host_map_lookup(m->host, key),
 				     EGPU_ANY);
 		prev = key;
 		key = key == buf ? buf + ks : buf;
@@ -67,7 +67,7 @@ static int sm_slots(uint32_t *slots)
  */
 static int map_move_to_gpu(struct egpu_map *m, uint32_t threads)
 {
-	struct bpf_map_spec spec = *m->spec;
+	struct map_spec spec = *m->spec;
 	struct dev_ring ring;
 	int err;
 

@@ -28,7 +28,7 @@ struct egpu_ctx {
 	struct ptx_report last; /* backs the arrays of the last egpu_report */
 	struct egpu_kernel_report *last_kernels;
 	struct egpu_mem_site *last_mem_sites;
-	struct print_state *print; /* GPU printing (print.c), made on first use */
+	struct print_state *print; /* GPU printing (gpu_print.c), made on first use */
 	struct clock_state *clock; /* host↔GPU clock calibration (clock.c) */
 	/* User helpers, newest first (helper.c); the list only grows. */
 	const struct user_helper *helpers;
@@ -50,7 +50,7 @@ struct egpu_link {
 
 struct egpu_map {
 	struct egpu_obj *obj;
-	const struct bpf_map_spec *spec;
+	const struct map_spec *spec;
 	struct host_map *host;  /* CPU back end; the host API without a GPU */
 	struct dev_map *dev;    /* GPU memory, once the object uses the GPU */
 	struct event_ring *ring; /* ring maps: their records (maps/ring.h) */
@@ -58,7 +58,7 @@ struct egpu_map {
 
 struct egpu_prog {
 	struct egpu_obj *obj;
-	const struct bpf_prog_spec *spec;
+	const struct prog_spec *spec;
 	pthread_mutex_t lock;    /* guards the lazily built host code */
 	struct jit_host *host;
 	uint32_t probe_id;       /* 0 until linked into a module */
@@ -77,7 +77,7 @@ struct egpu_obj {
 	char *name;
 	int abi;
 	const struct user_helper *users; /* the context's helpers at load */
-	struct bpf_object_spec spec;
+	struct object_spec spec;
 	struct egpu_prog *progs;
 	struct egpu_map *maps;
 };
@@ -112,7 +112,7 @@ int prog_gpu_ptx(struct egpu_prog *prog, const char *func, const char *sm,
 /*
  * The modules PTX calling what @needs says (enum jit_need) must have
  * linked in, into @out: none, or the device runtime and the definitions
- * of its print ring (print.c) and call ring (call_ring.c). *nout says how
+ * of its print ring (gpu_print.c) and call ring (call_ring.c). *nout says how
  * many.
  */
 int runtime_modules(struct egpu_ctx *ctx, unsigned needs,
@@ -203,7 +203,7 @@ struct ptx_text ctx_ring_module(struct ctx_ring *cr, const char *var,
 void ctx_ring_free(struct ctx_ring *cr);
 
 /*
- * Printing from the GPU (print.c). The device runtime declares
+ * Printing from the GPU (gpu_print.c). The device runtime declares
  * egpu_dev_print_ring; every module linked with the runtime also links the
  * module print_ring_module() gives, which defines it: the context's print
  * ring when @prints (a probe calls a print helper; the ring is made then),

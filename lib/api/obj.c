@@ -97,7 +97,7 @@ static int obj_init_progs(struct egpu_obj *obj, bool strict)
 }
 
 /* Takes ownership of @spec whatever happens. */
-static egpu_obj *obj_new(egpu_ctx *ctx, struct bpf_object_spec *spec,
+static egpu_obj *obj_new(egpu_ctx *ctx, struct object_spec *spec,
 			 const char *name, int abi, bool strict)
 {
 	struct egpu_obj *obj = calloc(1, sizeof(*obj));
@@ -129,10 +129,10 @@ static egpu_obj *obj_new(egpu_ctx *ctx, struct bpf_object_spec *spec,
 }
 
 typedef int (*parse_fn)(const void *data, size_t len, const char *name,
-			int abi, struct bpf_object_spec *out);
+			int abi, struct object_spec *out);
 
 /* The structural pass on what the loader read; frees it on failure. */
-static int check_loaded(struct bpf_object_spec *spec, int abi)
+static int check_loaded(struct object_spec *spec, int abi)
 {
 	int err = verifier_check_object(spec, abi);
 
@@ -142,7 +142,7 @@ static int check_loaded(struct bpf_object_spec *spec, int abi)
 }
 
 static int parse_elf(const void *data, size_t len, const char *name, int abi,
-		     struct bpf_object_spec *out)
+		     struct object_spec *out)
 {
 	int err = object_parse_elf(data, len, name, out);
 
@@ -152,7 +152,7 @@ static int parse_elf(const void *data, size_t len, const char *name, int abi,
 }
 
 static int parse_raw(const void *data, size_t len, const char *name, int abi,
-		     struct bpf_object_spec *out)
+		     struct object_spec *out)
 {
 	int err = object_parse_raw(data, len, out);
 
@@ -166,7 +166,7 @@ static egpu_obj *load(egpu_ctx *ctx, const void *data, size_t len,
 {
 	const char *name = OPTS_GET(opts, name, NULL);
 	int abi = OPTS_GET(opts, helpers, EGPU_HELPERS_GPU);
-	struct bpf_object_spec spec;
+	struct object_spec spec;
 
 	if (!ctx || (!data && len)) {
 		err_set(EGPU_EINVAL, "egpu_load: NULL context or data");

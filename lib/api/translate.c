@@ -32,7 +32,7 @@ void prog_jit_input(const struct egpu_prog *prog, const struct jit_map *maps,
 	};
 }
 
-static struct jit_map jit_map_make(const struct bpf_map_spec *spec,
+static struct jit_map jit_map_make(const struct map_spec *spec,
 				   uint64_t addr, uint64_t value_addr)
 {
 	return (struct jit_map){
@@ -59,7 +59,7 @@ void obj_host_jit_maps(const struct egpu_obj *obj, struct jit_map *out)
 }
 
 /* Thread-local values are registers, named by placeholder addresses. */
-static struct jit_map gpu_jit_map(const struct bpf_map_spec *spec,
+static struct jit_map gpu_jit_map(const struct map_spec *spec,
 				  uint64_t addr, uint64_t value_addr)
 {
 	return jit_map_make(spec, addr, spec->type == EGPU_MAP_THREAD_LOCAL ?

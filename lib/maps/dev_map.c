@@ -11,7 +11,7 @@
 #include "maps/dev_map_impl.h"
 #include "maps/ring.h"
 
-static int check_spec(const struct bpf_map_spec *spec)
+static int check_spec(const struct map_spec *spec)
 {
 	/* A ring's data is its struct dev_ring, given as spec->init. */
 	if (map_type_is_ring(spec->type))
@@ -41,7 +41,7 @@ static int check_spec(const struct bpf_map_spec *spec)
 	return 0;
 }
 
-static uint32_t default_threads(const struct bpf_map_spec *spec)
+static uint32_t default_threads(const struct map_spec *spec)
 {
 	uint64_t per_thread = (uint64_t)spec->value_size * spec->max_entries;
 	uint32_t t = DEV_MAP_THREADS_MAX;
@@ -52,7 +52,7 @@ static uint32_t default_threads(const struct bpf_map_spec *spec)
 	return t;
 }
 
-static int choose_threads(const struct bpf_map_spec *spec, uint32_t threads,
+static int choose_threads(const struct map_spec *spec, uint32_t threads,
 			  uint32_t *out)
 {
 	if (!map_type_per_thread(spec->type))
@@ -68,7 +68,7 @@ static int choose_threads(const struct bpf_map_spec *spec, uint32_t threads,
 }
 
 /* Fill the descriptor (but data) and compute the data's size. */
-static int describe(const struct bpf_map_spec *spec, uint32_t threads,
+static int describe(const struct map_spec *spec, uint32_t threads,
 		    struct dev_map_desc *d, uint64_t *bytes)
 {
 	uint64_t n;
@@ -141,7 +141,7 @@ static int alloc_dev(struct dev_map *m, uint64_t total)
 				    "cuMemsetD8");
 }
 
-static int alloc_and_fill(struct dev_map *m, const struct bpf_map_spec *spec,
+static int alloc_and_fill(struct dev_map *m, const struct map_spec *spec,
 			  uint64_t bytes)
 {
 	uint64_t total = DEV_MAP_DATA_OFFSET + bytes;
@@ -168,7 +168,7 @@ static int alloc_and_fill(struct dev_map *m, const struct bpf_map_spec *spec,
 	return 0;
 }
 
-int dev_map_new(const struct bpf_map_spec *spec, uint32_t threads,
+int dev_map_new(const struct map_spec *spec, uint32_t threads,
 		struct dev_map **out)
 {
 	struct dev_map *m;

@@ -32,7 +32,7 @@ static uint64_t pow2_at_least(uint64_t n)
  * bpftime's 1527 gives each thread max_entries records of value_size: one
  * shared ring, of the default size or enough for max_entries records.
  */
-int ring_map_capacity(const struct bpf_map_spec *spec, uint64_t *cap)
+int ring_map_capacity(const struct map_spec *spec, uint64_t *cap)
 {
 	uint64_t n = spec->max_entries;
 
@@ -111,7 +111,7 @@ int ring_new(const char *name, uint32_t type, uint64_t cap,
 	return 0;
 }
 
-int ring_new_for_map(const struct bpf_map_spec *spec, struct event_ring **out)
+int ring_new_for_map(const struct map_spec *spec, struct event_ring **out)
 {
 	uint64_t cap = 0; /* gcc -O3 cannot see that err_set() never returns 0 */
 	int err = ring_map_capacity(spec, &cap);

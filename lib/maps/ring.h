@@ -33,7 +33,7 @@ struct event_ring;
 
 /* Whether maps of @type are event rings (4, 27, 1527). */
 /* The byte capacity of the ring of a ring map; EGPU_EINVAL if invalid. */
-int ring_map_capacity(const struct bpf_map_spec *spec, uint64_t *cap);
+int ring_map_capacity(const struct map_spec *spec, uint64_t *cap);
 
 /*
  * A ring of @cap bytes (a power of two in [RING_MIN_BYTES, RING_MAX_BYTES]),
@@ -42,7 +42,7 @@ int ring_map_capacity(const struct bpf_map_spec *spec, uint64_t *cap);
 int ring_new(const char *name, uint32_t type, uint64_t cap,
 	     struct event_ring **out);
 /* For a ring map: ring_new() with the map's name, type and capacity. */
-int ring_new_for_map(const struct bpf_map_spec *spec, struct event_ring **out);
+int ring_new_for_map(const struct map_spec *spec, struct event_ring **out);
 /* NULL-safe. Unmaps the storage from the GPU if it was mapped. */
 void ring_free(struct event_ring *r);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ELF objects: libbpf parses and links them (libbpf_read.c); this file turns
- * what it reports into a struct bpf_object_spec, refusing map types libegpu
+ * what it reports into a struct object_spec, refusing map types libegpu
  * does not implement (lib/core/map_types.c).
  */
 #include <elf.h>
@@ -43,7 +43,7 @@ static bool all_zero(const uint8_t *p, size_t len)
 	return true;
 }
 
-static int map_init(struct bpf_map_spec *m, const struct object_map_desc *d,
+static int map_init(struct map_spec *m, const struct object_map_desc *d,
 		    const struct map_type_info *rule)
 {
 	m->name = strdup(d->name);
@@ -74,9 +74,9 @@ static int map_init(struct bpf_map_spec *m, const struct object_map_desc *d,
 
 static int add_map(const struct object_map_desc *d, void *arg)
 {
-	struct bpf_object_spec *spec = arg;
+	struct object_spec *spec = arg;
 	const struct map_type_info *rule = map_type_find(d->type);
-	struct bpf_map_spec *maps, *m;
+	struct map_spec *maps, *m;
 	int err;
 
 	if (!rule)
@@ -181,7 +181,7 @@ static int check_elf_shape(const uint8_t *elf, size_t len)
 }
 
 static int read_elf(const void *elf, size_t len, const char *name,
-		    struct bpf_object_spec *spec)
+		    struct object_spec *spec)
 {
 	struct object_visitor v = { add_map, add_prog, spec };
 	char *obj_name;
@@ -208,9 +208,9 @@ static int read_elf(const void *elf, size_t len, const char *name,
 }
 
 int object_parse_elf(const void *elf, size_t len, const char *name,
-		     struct bpf_object_spec *out)
+		     struct object_spec *out)
 {
-	struct bpf_object_spec spec = { 0 };
+	struct object_spec spec = { 0 };
 	int err;
 
 	if (!name || !*name)

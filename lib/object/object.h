@@ -12,10 +12,10 @@
 
 #include "core/bpf.h"
 
-struct bpf_object_spec {
-	struct bpf_prog_spec *progs;
+struct object_spec {
+	struct prog_spec *progs;
 	size_t prog_cnt;
-	struct bpf_map_spec *maps;
+	struct map_spec *maps;
 	size_t map_cnt;
 };
 
@@ -25,11 +25,11 @@ struct bpf_object_spec {
  * reason; *out is untouched.
  */
 int object_parse_elf(const void *elf, size_t len, const char *name,
-		     struct bpf_object_spec *out);
+		     struct object_spec *out);
 /* One program named "prog" from raw instructions; no maps. */
 int object_parse_raw(const void *insns, size_t len,
-		     struct bpf_object_spec *out);
-void object_spec_free(struct bpf_object_spec *spec);
+		     struct object_spec *out);
+void object_spec_free(struct object_spec *spec);
 
 /* Attach point and kernel pattern named by a section, e.g. "gpu/exit/k*". */
 int object_attach_from_section(const char *section, char **kernel);

@@ -4,9 +4,9 @@
 #include "object/spec.h"
 
 int object_parse_raw(const void *insns, size_t len,
-		     struct bpf_object_spec *out)
+		     struct object_spec *out)
 {
-	struct bpf_object_spec spec = { 0 };
+	struct object_spec spec = { 0 };
 	int err;
 
 	if (!len)

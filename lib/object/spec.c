@@ -5,7 +5,7 @@
 #include "core/core.h"
 #include "object/spec.h"
 
-static void prog_free(struct bpf_prog_spec *p)
+static void prog_free(struct prog_spec *p)
 {
 	free(p->name);
 	free(p->section);
@@ -15,7 +15,7 @@ static void prog_free(struct bpf_prog_spec *p)
 	free(p->line_strs);
 }
 
-void object_spec_free(struct bpf_object_spec *spec)
+void object_spec_free(struct object_spec *spec)
 {
 	if (!spec)
 		return;
@@ -30,7 +30,7 @@ void object_spec_free(struct bpf_object_spec *spec)
 	memset(spec, 0, sizeof(*spec));
 }
 
-static int prog_init(struct bpf_prog_spec *p, const char *name,
+static int prog_init(struct prog_spec *p, const char *name,
 		     const char *section, const void *insns, size_t insn_cnt)
 {
 	int at = object_attach_from_section(section, &p->kernel);
@@ -55,11 +55,11 @@ static int prog_init(struct bpf_prog_spec *p, const char *name,
 	return 0;
 }
 
-int object_spec_add_prog(struct bpf_object_spec *spec, const char *name,
+int object_spec_add_prog(struct object_spec *spec, const char *name,
 			 const char *section, const void *insns,
 			 size_t insn_cnt)
 {
-	struct bpf_prog_spec *progs, *p;
+	struct prog_spec *progs, *p;
 	int err;
 
 	progs = realloc(spec->progs, (spec->prog_cnt + 1) * sizeof(*progs));

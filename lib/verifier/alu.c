@@ -305,7 +305,7 @@ int check_lddw(struct verifier *v, const struct bpf_insn *insn)
 {
 	struct reg *dst = &cur_regs(v)[insn->dst_reg];
 	int32_t hi = insn[1].imm;
-	const struct bpf_map_spec *m;
+	const struct map_spec *m;
 	int err = reg_writable(v, insn->dst_reg);
 
 	if (err)

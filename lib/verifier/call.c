@@ -29,7 +29,7 @@ static int check_map_arg(struct verifier *v, const struct helper_info *p,
 			 int regno, struct call_meta *m)
 {
 	const struct reg *r = &cur_regs(v)[regno];
-	const struct bpf_map_spec *spec;
+	const struct map_spec *spec;
 
 	if (r->type != REG_MAP_HANDLE)
 		return vfail(v, "r%d must be a map for %s, got %s", regno,
@@ -48,7 +48,7 @@ static int check_map_arg(struct verifier *v, const struct helper_info *p,
 
 /* A thread-local key must be a constant: registers cannot be indexed. */
 static int check_thread_local_key(struct verifier *v, int regno,
-				  const struct bpf_map_spec *spec,
+				  const struct map_spec *spec,
 				  struct call_meta *m)
 {
 	m->key_known = stack_const(v, regno, spec->key_size, &m->key);
@@ -62,7 +62,7 @@ static int check_map_mem_arg(struct verifier *v, int regno, bool key,
 			     struct call_meta *m)
 {
 	struct scalar size;
-	const struct bpf_map_spec *spec;
+	const struct map_spec *spec;
 	int err;
 
 	if (m->map < 0)
@@ -80,7 +80,7 @@ static int check_no_thread_local(struct verifier *v, int regno,
 				 const struct call_meta *m)
 {
 	const struct reg *r = &cur_regs(v)[regno];
-	const struct bpf_map_spec *spec;
+	const struct map_spec *spec;
 
 	if (r->type != REG_PTR_MAP_VALUE && r->type != REG_PTR_MAP_VALUE_OR_NULL)
 		return 0;
@@ -142,7 +142,7 @@ static bool nul_after(const char *s, size_t len, int64_t off)
 static int check_str_arg(struct verifier *v, int regno)
 {
 	const struct reg *r = &cur_regs(v)[regno];
-	const struct bpf_map_spec *spec;
+	const struct map_spec *spec;
 	size_t len;
 
 	if (r->type != REG_PTR_MAP_VALUE || !v->maps[r->map].readonly ||

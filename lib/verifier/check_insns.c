@@ -41,7 +41,7 @@ enum {
 };
 
 struct checker {
-	const struct bpf_prog_spec *prog;
+	const struct prog_spec *prog;
 	size_t map_cnt;
 	int abi;
 	uint8_t *marks;
@@ -654,7 +654,7 @@ static int check_control_flow(struct checker *c)
 	return 0;
 }
 
-int verifier_check_insns(const struct bpf_prog_spec *prog, size_t map_cnt,
+int verifier_check_insns(const struct prog_spec *prog, size_t map_cnt,
 			 int abi)
 {
 	struct checker c = { .prog = prog, .map_cnt = map_cnt, .abi = abi };
@@ -678,7 +678,7 @@ int verifier_check_insns(const struct bpf_prog_spec *prog, size_t map_cnt,
 	return err;
 }
 
-int verifier_check_object(const struct bpf_object_spec *spec, int abi)
+int verifier_check_object(const struct object_spec *spec, int abi)
 {
 	for (size_t i = 0; i < spec->prog_cnt; i++) {
 		int err = verifier_check_insns(&spec->progs[i], spec->map_cnt,

@@ -404,8 +404,8 @@ static uint32_t ctx_size(const struct verifier_opts *o)
 	}
 }
 
-static int check_args(const struct bpf_prog_spec *prog,
-		      const struct bpf_map_spec *maps, size_t map_cnt,
+static int check_args(const struct prog_spec *prog,
+		      const struct map_spec *maps, size_t map_cnt,
 		      const struct verifier_opts *o)
 {
 	if (!prog || !prog->insns || !prog->insn_cnt)
@@ -437,8 +437,8 @@ static int run(struct verifier *v)
 	return err;
 }
 
-int verifier_run(const struct bpf_prog_spec *prog,
-		 const struct bpf_map_spec *maps, size_t map_cnt,
+int verifier_run(const struct prog_spec *prog,
+		 const struct map_spec *maps, size_t map_cnt,
 		 const struct verifier_opts *opts,
 		 struct verifier_stats *stats)
 {

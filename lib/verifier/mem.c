@@ -87,7 +87,7 @@ static int pointer_region(struct verifier *v, int regno, enum access acc,
 			  struct region *rg)
 {
 	const struct reg *r = &cur_regs(v)[regno];
-	const struct bpf_map_spec *m;
+	const struct map_spec *m;
 
 	*rg = (struct region){ .aligned = true, .writable = true };
 	switch (r->type) {

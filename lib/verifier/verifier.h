@@ -15,12 +15,12 @@
 
 #include "core/bpf.h"
 
-struct bpf_object_spec;
+struct object_spec;
 
-int verifier_check_insns(const struct bpf_prog_spec *prog, size_t map_cnt,
+int verifier_check_insns(const struct prog_spec *prog, size_t map_cnt,
 			 int abi);
 /* verifier_check_insns() on every program of @spec. */
-int verifier_check_object(const struct bpf_object_spec *spec, int abi);
+int verifier_check_object(const struct object_spec *spec, int abi);
 
 
 /*
@@ -75,8 +75,8 @@ struct verifier_stats {
  * @opts may be NULL (GPU helpers, attach point EGPU_ATTACH_NONE, no ctx);
  * @stats may be NULL. Thread-safe: all state is local to the call.
  */
-int verifier_run(const struct bpf_prog_spec *prog,
-		 const struct bpf_map_spec *maps, size_t map_cnt,
+int verifier_run(const struct prog_spec *prog,
+		 const struct map_spec *maps, size_t map_cnt,
 		 const struct verifier_opts *opts,
 		 struct verifier_stats *stats);
 
@@ -86,14 +86,14 @@ int verifier_run(const struct bpf_prog_spec *prog,
  * named after @maps when given (may be NULL).
  */
 void verifier_disasm(struct strbuf *sb, const struct bpf_insn *insns,
-		     size_t cnt, size_t idx, const struct bpf_map_spec *maps,
+		     size_t cnt, size_t idx, const struct map_spec *maps,
 		     size_t map_cnt, int abi);
 /*
  * One line for a command-line tool after verifier_run() returned @rc:
  * "prog 'x': accepted (N insns processed, S states, peak P, stack B, T ms)"
  * or "prog 'x': refused: <message>".
  */
-void verifier_report(struct strbuf *sb, const struct bpf_prog_spec *prog,
+void verifier_report(struct strbuf *sb, const struct prog_spec *prog,
 		     int rc, const struct verifier_stats *stats);
 
 #endif

@@ -133,8 +133,8 @@ void tu_err_clear(void)
 	err_set(0, "%s", "");
 }
 
-void tu_verifier_dump(struct strbuf *sb, const struct bpf_prog_spec *prog,
-		      const struct bpf_map_spec *maps, size_t map_cnt, int abi)
+void tu_verifier_dump(struct strbuf *sb, const struct prog_spec *prog,
+		      const struct map_spec *maps, size_t map_cnt, int abi)
 {
 	for (size_t i = 0; i < prog->insn_cnt; i++) {
 		sb_printf(sb, "%4zu: ", i);

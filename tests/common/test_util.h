@@ -27,11 +27,11 @@ char *tu_read_file(const char *path, size_t *len);
 /* Forget the last error (egpu_errmsg() empty, egpu_errcode() 0). */
 void tu_err_clear(void);
 struct strbuf;
-struct bpf_prog_spec;
-struct bpf_map_spec;
+struct prog_spec;
+struct map_spec;
 /* A listing of the whole program, one "IDX: insn" line each. */
-void tu_verifier_dump(struct strbuf *sb, const struct bpf_prog_spec *prog,
-		      const struct bpf_map_spec *maps, size_t map_cnt, int abi);
+void tu_verifier_dump(struct strbuf *sb, const struct prog_spec *prog,
+		      const struct map_spec *maps, size_t map_cnt, int abi);
 /* Run @s, print its results, free it; 0 if every test passed. */
 int tu_run_suite(Suite *s, bool fork);
 

@@ -151,7 +151,7 @@ static int sim_zero(void *io, uint64_t addr, size_t n)
 /* A RINGBUF map of @cap bytes with EGPU_F_RING_DEVICE, unstarted. */
 static struct event_ring *dev_ring_map(uint64_t cap)
 {
-	struct bpf_map_spec spec = { .name = "dev", .type = EGPU_MAP_RINGBUF,
+	struct map_spec spec = { .name = "dev", .type = EGPU_MAP_RINGBUF,
 				     .max_entries = (uint32_t)cap,
 				     .flags = EGPU_F_RING_DEVICE };
 	struct event_ring *r;
@@ -410,7 +410,7 @@ END_TEST
  */
 START_TEST(cpu_records_then_gpu_records)
 {
-	struct bpf_map_spec spec = { .name = "dev", .type = EGPU_MAP_RINGBUF,
+	struct map_spec spec = { .name = "dev", .type = EGPU_MAP_RINGBUF,
 				     .max_entries = 4096,
 				     .flags = EGPU_F_RING_DEVICE };
 	struct ring_copier c = { .read = sim_read, .write = sim_write,
@@ -788,7 +788,7 @@ END_TEST
 /* EGPU_F_RING_ONE_SHARD: one shard of the whole capacity, on any GPU. */
 START_TEST(one_shard_when_asked)
 {
-	struct bpf_map_spec spec = { .name = "one", .type = EGPU_MAP_RINGBUF,
+	struct map_spec spec = { .name = "one", .type = EGPU_MAP_RINGBUF,
 				     .max_entries = 1 << 20,
 				     .flags = EGPU_F_RING_DEVICE | EGPU_F_RING_ONE_SHARD };
 	struct event_ring *r;

@@ -185,7 +185,7 @@ static void setup_maps(void)
 		.type = EGPU_MAP_GPU_ARRAY, .key_size = 4, .value_size = 8,
 		.max_entries = 2,
 	};
-	struct bpf_map_spec spec = { .name = "hash", .type = EGPU_MAP_HASH,
+	struct map_spec spec = { .name = "hash", .type = EGPU_MAP_HASH,
 				     .key_size = 4, .value_size = 8,
 				     .max_entries = 8 };
 

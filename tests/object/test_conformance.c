@@ -66,7 +66,7 @@ static bool must_refuse(const struct row *r)
 /* Returns 1 if the row was refused. */
 static int check_row(const struct row *r)
 {
-	struct bpf_object_spec s;
+	struct object_spec s;
 	size_t len;
 	uint8_t *prog = unhex(r->program, &len);
 	int err;

@@ -9,7 +9,7 @@
 
 int elf_progs_load(const char *path, struct elf_progs *out)
 {
-	struct bpf_object_spec spec;
+	struct object_spec spec;
 	FILE *f = fopen(path, "rb");
 	size_t len = 0, cap = 1 << 16;
 	char *buf = malloc(cap);
@@ -38,7 +38,7 @@ int elf_progs_load(const char *path, struct elf_progs *out)
 
 void elf_progs_free(struct elf_progs *ep)
 {
-	struct bpf_object_spec spec = { .progs = ep->progs, .prog_cnt = ep->prog_cnt,
+	struct object_spec spec = { .progs = ep->progs, .prog_cnt = ep->prog_cnt,
 					.maps = ep->maps, .map_cnt = ep->map_cnt };
 
 	object_spec_free(&spec);

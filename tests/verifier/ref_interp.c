@@ -18,7 +18,7 @@
 #define CTX_MEM sizeof(struct egpu_mem_ctx)
 
 struct ref_map {
-	const struct bpf_map_spec *spec;
+	const struct map_spec *spec;
 	uint32_t stride;   /* value_size rounded up to 8 */
 	uint8_t *values;   /* max_entries slots */
 	uint8_t *keys;     /* hash maps */
@@ -41,7 +41,7 @@ struct record {
 
 struct ref_env {
 	uint64_t max_steps;
-	const struct bpf_map_spec *specs;
+	const struct map_spec *specs;
 	size_t map_cnt;
 	struct ref_map *maps;
 	int attach, abi;
@@ -107,7 +107,7 @@ static int violate(struct ref_env *e, const char *fmt, ...)
 	return -1;
 }
 
-struct ref_env *ref_env_new(const struct bpf_map_spec *maps, size_t map_cnt,
+struct ref_env *ref_env_new(const struct map_spec *maps, size_t map_cnt,
 			    int attach, uint32_t ctx_size, bool ctx_writable,
 			    int abi, uint64_t seed)
 {

@@ -78,7 +78,7 @@ static size_t parse_markers(const char *path, struct expectation *ex,
 	return n;
 }
 
-static int verify(const struct elf_progs *ep, const struct bpf_prog_spec *p,
+static int verify(const struct elf_progs *ep, const struct prog_spec *p,
 		  struct strbuf *log)
 {
 	struct verifier_opts o = {
@@ -95,7 +95,7 @@ static int verify(const struct elf_progs *ep, const struct bpf_prog_spec *p,
 }
 
 static int check_prog(const struct elf_progs *ep,
-		      const struct bpf_prog_spec *p,
+		      const struct prog_spec *p,
 		      struct expectation *ex, size_t nex)
 {
 	struct expectation *e = NULL;

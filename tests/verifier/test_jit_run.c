@@ -64,7 +64,7 @@ static bool needs_host_runtime(const struct bpf_insn *insns, size_t cnt)
 static bool accepted(const struct bpf_insn *insns, size_t cnt, int attach,
 		     uint32_t ctx_size)
 {
-	struct bpf_prog_spec spec = {
+	struct prog_spec spec = {
 		.name = "jit", .insns = (struct bpf_insn *)insns,
 		.insn_cnt = cnt,
 	};

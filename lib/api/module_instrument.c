@@ -50,7 +50,7 @@ static char *probe_name(struct egpu_ctx *ctx, struct egpu_prog *prog)
 /* Whether @prog may end its thread: it calls exit_thread (507). */
 static bool prog_may_exit(const struct egpu_prog *prog)
 {
-	const struct bpf_prog_spec *p = prog->spec;
+	const struct prog_spec *p = prog->spec;
 
 	for (size_t i = 0; i < p->insn_cnt; i++)
 		if (p->insns[i].code == (BPF_JMP | BPF_CALL) &&
