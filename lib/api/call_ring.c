@@ -174,14 +174,12 @@ static void dispatcher_stop(struct call_state *cs)
 int call_ring_module(struct egpu_ctx *ctx, bool calls, struct ptx_text *out)
 {
 	struct call_state *cs = call_state(ctx);
-	int err = 0;
+	int err;
 
 	if (!cs)
 		return EGPU_ENOMEM;
 	pthread_mutex_lock(&cs->thread_lock);
-	/* Offline PTX is never run: probes there get no ring. */
-	if (calls && !ctx->offline && !cs->r.ring)
-		err = ctx_ring_make(ctx, &cs->r, "call", CALL_RING_BYTES);
+	err = ctx_ring_make(ctx, &cs->r, calls, "call", CALL_RING_BYTES);
 	if (!err)
 		err = dispatcher_start(ctx, cs);
 	if (!err)

@@ -58,14 +58,12 @@ static struct print_state *print_state(struct egpu_ctx *ctx)
 int print_ring_module(struct egpu_ctx *ctx, bool prints, struct ptx_text *out)
 {
 	struct print_state *ps = print_state(ctx);
-	int err = 0;
+	int err;
 
 	if (!ps)
 		return EGPU_ENOMEM;
 	pthread_mutex_lock(&ps->lock);
-	/* Offline PTX is never run: probes there get no ring. */
-	if (prints && !ctx->offline && !ps->r.ring)
-		err = ctx_ring_make(ctx, &ps->r, "print", PRINT_RING_BYTES);
+	err = ctx_ring_make(ctx, &ps->r, prints, "print", PRINT_RING_BYTES);
 	if (!err)
 		*out = ctx_ring_module(&ps->r, "egpu_dev_print_ring",
 				       "print ring");

@@ -186,7 +186,9 @@ void clock_ctx_free(struct egpu_ctx *ctx);
 
 /*
  * A context's own ring (ctx_ring.c): a host ring mapped into the GPU and
- * its device struct. ctx_ring_make() makes it in @ctx's CUDA context;
+ * its device struct. ctx_ring_make() makes it in @ctx's CUDA context
+ * (under the caller's lock), once, when probes use it (@wanted) and the
+ * PTX will run (a context not offline), else does nothing;
  * ctx_ring_module() gives the module defining device variable @var as its
  * address (0 before it is made), text kept in @cr until the next call.
  */
@@ -196,8 +198,8 @@ struct ctx_ring {
 	void *cu_ctx;
 	char module[256];
 };
-int ctx_ring_make(struct egpu_ctx *ctx, struct ctx_ring *cr, const char *name,
-		  uint64_t bytes);
+int ctx_ring_make(struct egpu_ctx *ctx, struct ctx_ring *cr, bool wanted,
+		  const char *name, uint64_t bytes);
 struct ptx_text ctx_ring_module(struct ctx_ring *cr, const char *var,
 				const char *what);
 void ctx_ring_free(struct ctx_ring *cr);
