@@ -163,7 +163,7 @@ END_TEST
 START_TEST(extern_helpers)
 {
 	const unsigned rt = JIT_NEED_RUNTIME, print = rt | JIT_NEED_PRINT;
-	static const struct {
+	const struct {
 		int32_t id;
 		const char *name;
 		unsigned needs; /* what jit_ptx reports */
