@@ -239,7 +239,9 @@ struct egpu_jit_opts {
  * @ref egpu_jit_opts.func taking (ctx pointer, ctx length) and returning r0
  * as .b64; with @ref egpu_jit_opts.kernel also an `.entry` of the same name
  * plus "_kernel" taking (ctx, ctx_len, u64 *r0). *ptx is malloc'ed,
- * NUL-terminated; free() it.
+ * NUL-terminated; free() it. Launches nothing; unless the context is
+ * offline, the object's maps move to GPU memory first (their addresses
+ * are in the PTX), binding the context to the current CUDA context.
  */
 EGPU_API int egpu_prog_jit_ptx(egpu_prog *prog, struct egpu_jit_opts *opts,
 		      char **ptx, size_t *len);
@@ -843,8 +845,9 @@ struct egpu_clock {
  */
 EGPU_API int egpu_clock_sync(egpu_ctx *ctx, struct egpu_clock *out);
 /**
- * The last calibration of @p ctx (the one made when it first used the
- * GPU, or by egpu_clock_sync()), calibrating now when there is none.
+ * The last calibration of @p ctx (the one made when its probes first ran:
+ * egpu_module_load(), a GPU run; or by egpu_clock_sync()), calibrating
+ * now when there is none.
  */
 EGPU_API int egpu_clock_get(egpu_ctx *ctx, struct egpu_clock *out);
 /**

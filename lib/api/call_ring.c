@@ -37,31 +37,26 @@ static struct event_ring *call_ring(const struct call_state *cs)
 	return cs ? __atomic_load_n(&cs->r.ring, __ATOMIC_ACQUIRE) : NULL;
 }
 
-static struct call_state *call_state(struct egpu_ctx *ctx)
+static void call_init(void *p)
 {
-	struct call_state *cs = call_get(ctx), *none = NULL;
+	struct call_state *cs = p;
 
-	if (cs)
-		return cs;
-	cs = calloc(1, sizeof(*cs));
-	if (!cs) {
-		err_set(EGPU_ENOMEM, "user helpers: out of memory");
-		return NULL;
-	}
 	pthread_mutex_init(&cs->lock, NULL);
 	pthread_mutex_init(&cs->thread_lock, NULL);
-	if (__atomic_compare_exchange_n(&ctx->calls, &none, cs, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return cs;
-	pthread_mutex_destroy(&cs->lock); /* another thread made it first */
-	pthread_mutex_destroy(&cs->thread_lock);
-	free(cs);
-	return none;
 }
 
-bool ptx_calls_user_helper(const char *ptx)
+static void call_fini(void *p)
 {
-	return strstr(ptx, "egpu_dev_user_call") != NULL;
+	struct call_state *cs = p;
+
+	pthread_mutex_destroy(&cs->lock);
+	pthread_mutex_destroy(&cs->thread_lock);
+}
+
+static struct call_state *call_state(struct egpu_ctx *ctx)
+{
+	return lazy_make((void **)&ctx->calls, sizeof(struct call_state),
+			 call_init, call_fini, "user helpers");
 }
 
 /* ---- making the calls ---- */
@@ -72,7 +67,7 @@ static size_t record_size(const struct user_helper *u)
 	size_t n = sizeof(struct call_rec) + 8u * u->info.nargs;
 
 	for (unsigned i = 0; i < u->info.nargs; i++)
-		if (u->kind[i] != USER_ARG_SCALAR)
+		if (u->info.args[i] != ARG_SCALAR)
 			n += CALL_BUF_BYTES(u->size[i]);
 	return n;
 }
@@ -97,7 +92,7 @@ static int call_record(void *user, const void *data, size_t size)
 	src = (const uint8_t *)(c->args + c->nargs);
 	for (unsigned i = 0; i < u->info.nargs; i++) {
 		args[i] = c->args[i];
-		if (u->kind[i] == USER_ARG_SCALAR)
+		if (u->info.args[i] == ARG_SCALAR)
 			continue;
 		/* The function may write its buffers: never the ring's. */
 		memcpy(bufs[i], src, u->size[i]);
@@ -179,14 +174,12 @@ static void dispatcher_stop(struct call_state *cs)
 int call_ring_module(struct egpu_ctx *ctx, bool calls, struct ptx_text *out)
 {
 	struct call_state *cs = call_state(ctx);
-	int err = 0;
+	int err;
 
 	if (!cs)
 		return EGPU_ENOMEM;
 	pthread_mutex_lock(&cs->thread_lock);
-	/* Offline PTX is never run: probes there get no ring. */
-	if (calls && !ctx->offline && !cs->r.ring)
-		err = ctx_ring_make(ctx, &cs->r, "call", CALL_RING_BYTES);
+	err = ctx_ring_make(ctx, &cs->r, calls, "call", CALL_RING_BYTES);
 	if (!err)
 		err = dispatcher_start(ctx, cs);
 	if (!err)

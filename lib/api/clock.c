@@ -37,30 +37,26 @@ struct clock_state {
 	struct clock_mailbox *mb; /* host address */
 	CUdeviceptr mb_dev;       /* its device address; 0: not registered */
 	bool lost;                /* a kernel may still use mb: keep mb and mod */
+	bool started;             /* clock_ctx_start() ran */
 	bool have;                /* sync holds a calibration */
 	struct egpu_clock sync;
 };
 
+static void clock_init(void *st)
+{
+	pthread_mutex_init(&((struct clock_state *)st)->lock, NULL);
+}
+
+static void clock_fini(void *st)
+{
+	pthread_mutex_destroy(&((struct clock_state *)st)->lock);
+}
+
 /* The context's clock state, made at the first call; NULL: out of memory. */
 static struct clock_state *clock_state(struct egpu_ctx *ctx)
 {
-	struct clock_state *st = __atomic_load_n(&ctx->clock, __ATOMIC_ACQUIRE);
-	struct clock_state *none = NULL;
-
-	if (st)
-		return st;
-	st = calloc(1, sizeof(*st));
-	if (!st) {
-		err_set(EGPU_ENOMEM, "clock calibration: out of memory");
-		return NULL;
-	}
-	pthread_mutex_init(&st->lock, NULL);
-	if (__atomic_compare_exchange_n(&ctx->clock, &none, st, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return st;
-	pthread_mutex_destroy(&st->lock); /* another thread made it first */
-	free(st);
-	return none;
+	return lazy_make((void **)&ctx->clock, sizeof(struct clock_state),
+			 clock_init, clock_fini, "clock calibration");
 }
 
 /* The mailbox takes a page of its own (registered whole). */
@@ -290,8 +286,27 @@ static int clock_calibrate(struct egpu_ctx *ctx)
 	return err;
 }
 
+/* Whether this is the context's first clock_ctx_start(). */
+static bool first_start(struct clock_state *st)
+{
+	bool first;
+
+	pthread_mutex_lock(&st->lock);
+	first = !st->started && !st->have;
+	st->started = true;
+	pthread_mutex_unlock(&st->lock);
+	return first;
+}
+
 void clock_ctx_start(struct egpu_ctx *ctx)
 {
+	struct clock_state *st;
+
+	if (!ctx->cu_ctx)
+		return; /* nothing of the context is on a GPU yet */
+	st = clock_state(ctx);
+	if (!st || !first_start(st))
+		return;
 	if (clock_calibrate(ctx))
 		log_msg(&ctx->log, EGPU_LOG_WARN,
 			"clock calibration at the first GPU use failed (egpu_clock_sync() tries again): %s",
@@ -352,14 +367,12 @@ static bool clock_have(struct egpu_ctx *ctx)
 
 int egpu_clock_sync(egpu_ctx *ctx, struct egpu_clock *out)
 {
-	bool binding;
 	int err = clock_args(ctx, out, "egpu_clock_sync");
 
 	if (err)
 		return err;
-	binding = !ctx->cu_ctx; /* the first binding calibrates */
 	err = ctx_bind_cuda(ctx);
-	if (!err && !(binding && clock_have(ctx)))
+	if (!err)
 		err = clock_calibrate(ctx);
 	if (err) {
 		err_prefix("egpu_clock_sync");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A context's own rings (the print ring, print.c; the call ring,
+ * A context's own rings (the print ring, gpu_print.c; the call ring,
  * call_ring.c): a host ring mapped into the GPU, its device struct in GPU
  * memory, and the small PTX module that gives the device runtime's
  * variable naming the ring its address.
@@ -11,8 +11,8 @@
 #include "api/internal.h"
 #include "cuda/cu.h"
 
-int ctx_ring_make(struct egpu_ctx *ctx, struct ctx_ring *cr, const char *name,
-		  uint64_t bytes)
+int ctx_ring_make(struct egpu_ctx *ctx, struct ctx_ring *cr, bool wanted,
+		  const char *name, uint64_t bytes)
 {
 	const struct cu_driver *d;
 	struct event_ring *ring = NULL;
@@ -20,6 +20,9 @@ int ctx_ring_make(struct egpu_ctx *ctx, struct ctx_ring *cr, const char *name,
 	CUdeviceptr dev = 0;
 	int err;
 
+	/* Offline PTX is never run: probes there get no ring. */
+	if (!wanted || ctx->offline || cr->ring)
+		return 0;
 	err = ctx_bind_cuda(ctx);
 	if (!err)
 		err = ring_new(name, 0, bytes, &ring);

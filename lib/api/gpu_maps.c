@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Binding an object's maps to GPU memory. Maps are allocated in the CUDA
- * context current at the first GPU use and stay there; programs reach them
- * at constant addresses, so a context's PTX is only valid in that CUcontext.
+ * Binding a context to its CUDA context and moving an object's maps to GPU
+ * memory. Maps are allocated in the CUDA context current at the first GPU
+ * use and stay there; programs reach them at constant addresses
+ * (translate.c bakes them in), so a context's PTX is only valid in that
+ * CUcontext.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/internal.h"
-#include "core/tlocal.h"
 #include "cuda/cu.h"
 
 int ctx_bind_cuda(struct egpu_ctx *ctx)
@@ -18,10 +19,9 @@ int ctx_bind_cuda(struct egpu_ctx *ctx)
 
 	if (err)
 		return err;
-	if (!ctx->cu_ctx) {
+	if (!ctx->cu_ctx)
 		ctx->cu_ctx = cur;
-		clock_ctx_start(ctx);
-	} else if (ctx->cu_ctx != (void *)cur)
+	else if (ctx->cu_ctx != (void *)cur)
 		return err_set(EGPU_EINVAL,
 			       "maps of this egpu context live in another CUDA context; make that one current");
 	return 0;
@@ -38,7 +38,7 @@ static int hash_copy_to_gpu(struct egpu_map *m)
 		return err_set(EGPU_ENOMEM, "out of memory");
 	/* The current and the previous key take turns in the two halves. */
 	while (!res && !host_map_next_key(m->host, prev, key)) {
-		res = dev_map_update(m->dev, key, map_host_lookup(m->host, key),
+		res = dev_map_update(m->dev, key, host_map_lookup(m->host, key),
 				     EGPU_ANY);
 		prev = key;
 		key = key == buf ? buf + ks : buf;
@@ -48,9 +48,6 @@ static int hash_copy_to_gpu(struct egpu_map *m)
 		return err_set(EGPU_ECUDA, "copying entries to the GPU failed (%ld)", res);
 	return 0;
 }
-
-/* An SM array's copies offline: an H100's 132 SMs rounded up. */
-#define OFFLINE_SM_SLOTS 256
 
 /* An SM array's copies: the SM count rounded up to a power of two. */
 static int sm_slots(uint32_t *slots)
@@ -70,7 +67,7 @@ static int sm_slots(uint32_t *slots)
  */
 static int map_move_to_gpu(struct egpu_map *m, uint32_t threads)
 {
-	struct bpf_map_spec spec = *m->spec;
+	struct map_spec spec = *m->spec;
 	struct dev_ring ring;
 	int err;
 
@@ -92,8 +89,7 @@ static int map_move_to_gpu(struct egpu_map *m, uint32_t threads)
 		if (err)
 			return err;
 	} else if (map_type_is_array(spec.type) &&
-		   spec.type != EGPU_MAP_PERCPU_ARRAY &&
-		   spec.type != EGPU_MAP_PERTHREAD_ARRAY) {
+		   !map_type_per_thread(spec.type)) {
 		spec.init = host_map_array_base(m->host);
 		spec.init_len = (size_t)spec.max_entries * spec.value_size;
 	}
@@ -120,99 +116,12 @@ static int obj_alloc_dev_maps(struct egpu_obj *obj)
 	return 0;
 }
 
-/* Thread-local values are registers, named by placeholder addresses. */
-static struct jit_map gpu_jit_map(const struct bpf_map_spec *spec,
-				  uint64_t addr, uint64_t value_addr)
-{
-	return jit_map_make(spec, addr, spec->type == EGPU_MAP_THREAD_LOCAL ?
-					thread_local_base(addr) : value_addr);
-}
-
-int obj_gpu_maps(struct egpu_obj *obj, struct jit_map *maps)
+int obj_maps_to_gpu(struct egpu_obj *obj)
 {
 	int err;
 
-	if (obj->ctx->offline) {
-		/* Inspection only: recognisable, never-valid addresses. */
-		for (size_t i = 0; i < obj->spec.map_cnt; i++) {
-			uint64_t fake = 0xdead000000000000ull + ((uint64_t)i << 32);
-
-			maps[i] = gpu_jit_map(&obj->spec.maps[i], fake, fake + 0x100);
-			/* SM arrays as on a GPU of up to OFFLINE_SM_SLOTS SMs. */
-			if (maps[i].type == EGPU_MAP_SM_ARRAY)
-				maps[i].slots = OFFLINE_SM_SLOTS;
-		}
-		return 0;
-	}
 	if (!obj->spec.map_cnt)
 		return 0;
 	err = ctx_bind_cuda(obj->ctx);
-	if (!err)
-		err = obj_alloc_dev_maps(obj);
-	for (size_t i = 0; !err && i < obj->spec.map_cnt; i++) {
-		const struct egpu_map *m = &obj->maps[i];
-
-		maps[i] = gpu_jit_map(m->spec, dev_map_handle(m->dev),
-				      dev_map_value_base(m->dev));
-		maps[i].slots = dev_map_threads(m->dev);
-	}
-	return err;
-}
-
-int prog_gpu_ptx(struct egpu_prog *prog, const char *func, const char *sm,
-		 bool kernel, char **ptx, size_t *len)
-{
-	size_t n = prog->obj->spec.map_cnt;
-	struct jit_map *maps = calloc(n ? n : 1, sizeof(*maps));
-	struct jit_input in;
-	int err;
-
-	if (!maps)
-		return err_set(EGPU_ENOMEM, "prog '%s': out of memory", prog->spec->name);
-	err = obj_gpu_maps(prog->obj, maps);
-	if (!err) {
-		prog_jit_input(prog, maps, &in);
-		in.name = func;
-		/* A probe was verified for its attach point, where every access
-		 * is proven aligned; direct runs get memory of any alignment. */
-		in.aligned = !kernel && prog->spec->attach != EGPU_ATTACH_NONE;
-		err = jit_ptx(&in, sm, kernel, ptx, len);
-	}
-	free(maps);
-	if (err)
-		err_prefix("prog '%s'", prog->spec->name);
-	return err;
-}
-
-int prog_kernel_ptx(struct egpu_prog *prog, const char *func, const char *sm,
-		    char **ptx)
-{
-	struct ptx_text code = { .name = prog->spec->name };
-	struct ptx_text rt[RUNTIME_MODULES_MAX];
-	struct strbuf sb;
-	char *own = NULL;
-	size_t nrt = 0;
-	int err;
-
-	*ptx = NULL;
-	err = prog_gpu_ptx(prog, func, sm, true, &own, &code.len);
-	code.text = own;
-	if (!err)
-		err = runtime_modules(prog->obj->ctx, &code, 1, rt, &nrt);
-	if (err) {
-		free(own);
-		return err;
-	}
-	if (!nrt) {
-		*ptx = own;
-		return 0;
-	}
-	sb_init(&sb);
-	err = ptx_instrument(own, code.len, NULL, 0, rt, nrt, &sb, NULL);
-	free(own);
-	*ptx = err ? NULL : sb_detach(&sb, NULL);
-	sb_free(&sb);
-	if (!err && !*ptx)
-		err = err_set(EGPU_ENOMEM, "out of memory");
-	return err;
+	return err ? err : obj_alloc_dev_maps(obj);
 }

@@ -28,10 +28,11 @@ struct user_call {
 static int prep_cif(struct user_call *c, const struct user_helper *u)
 {
 	for (unsigned i = 0; i < u->info.nargs; i++)
-		c->types[i] = u->kind[i] == USER_ARG_SCALAR ? &ffi_type_uint64 :
+		c->types[i] = u->info.args[i] == ARG_SCALAR ? &ffi_type_uint64 :
 			      &ffi_type_pointer;
 	if (ffi_prep_cif(&c->cif, FFI_DEFAULT_ABI, u->info.nargs,
-			 u->ret_void ? &ffi_type_void : &ffi_type_uint64,
+			 u->info.ret == RET_VOID ? &ffi_type_void :
+						   &ffi_type_uint64,
 			 c->types) != FFI_OK)
 		return err_set(EGPU_EINVAL, "libffi cannot describe this "
 			       "signature");
@@ -99,10 +100,11 @@ uint64_t helper_call(const struct user_helper *u, const uint64_t *args)
 
 	for (unsigned i = 0; i < u->info.nargs; i++) {
 		ptrs[i] = (void *)(uintptr_t)args[i];
-		values[i] = u->kind[i] == USER_ARG_SCALAR ? (void *)&args[i] :
+		values[i] = u->info.args[i] == ARG_SCALAR ? (void *)&args[i] :
 			    (void *)&ptrs[i];
 	}
-	ffi_call((ffi_cif *)&c->cif, FFI_FN(u->fn), u->ret_void ? NULL : &ret,
+	ffi_call((ffi_cif *)&c->cif, FFI_FN(u->fn),
+		 u->info.ret == RET_VOID ? NULL : &ret,
 		 values);
 	return (uint64_t)ret;
 }
@@ -168,7 +170,7 @@ int egpu_helper_register(egpu_ctx *ctx, uint32_t id, const char *name,
 		*c = (struct user_call){ .generic = OPTS_GET(opts, generic, NULL),
 					 .user = OPTS_GET(opts, user, NULL),
 					 .id = id, .nargs = u->info.nargs,
-					 .ret_void = u->ret_void };
+					 .ret_void = u->info.ret == RET_VOID };
 		err = prep_cif(c, u);
 	}
 	if (!err && !fn)

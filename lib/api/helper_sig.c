@@ -12,11 +12,6 @@
 #include "api/internal.h"
 #include "maps/ring_layout.h"
 
-_Static_assert((int)USER_ARG_SCALAR == (int)EGPU_HELPER_ARG_U64 &&
-		       (int)USER_ARG_BUF == (int)EGPU_HELPER_ARG_BUF &&
-		       (int)USER_ARG_CONST_BUF == (int)EGPU_HELPER_ARG_CONST_BUF,
-	       "egpu_helper_sig.kind gives the kinds by their numbers");
-
 #define SIG_STR_(x) #x
 #define SIG_STR(x) SIG_STR_(x)
 
@@ -78,13 +73,13 @@ static int parse_arg(struct sig_parser *s, struct user_helper *u, unsigned i)
 	bool is_const = take(s, "const");
 
 	if (!is_const && take(s, "u64")) {
-		u->kind[i] = USER_ARG_SCALAR;
+		u->info.args[i] = ARG_SCALAR;
 		return 0;
 	}
 	if (!take(s, "u8"))
 		return sig_err(s, is_const ? "expected u8[N] after const" :
 			       "expected u64, u8[N] or const u8[N]");
-	u->kind[i] = is_const ? USER_ARG_CONST_BUF : USER_ARG_BUF;
+	u->info.args[i] = is_const ? ARG_USER_CONST_BUF : ARG_USER_BUF;
 	return parse_size(s, &u->size[i]);
 }
 
@@ -117,8 +112,10 @@ int helper_sig_parse(const char *sig, struct user_helper *u)
 	struct sig_parser s = { sig, sig };
 	int err;
 
+	u->info.attach = ATTACH_ALL;
+	u->info.lower = LOWER_USER;
 	if (take(&s, "void"))
-		u->ret_void = true;
+		u->info.ret = RET_VOID;
 	else if (!take(&s, "u64"))
 		return sig_err(&s, "expected the return type, u64 or void");
 	if (!take(&s, "("))
@@ -144,10 +141,14 @@ int egpu_helper_sig_parse(const char *signature, struct egpu_helper_sig *out)
 	if (err)
 		return err;
 	sig.nargs = u.info.nargs;
-	sig.ret_void = u.ret_void;
+	sig.ret_void = u.info.ret == RET_VOID;
 	for (unsigned i = 0; i < u.info.nargs; i++) {
-		sig.kind[i] = u.kind[i];
-		sig.size[i] = u.kind[i] == USER_ARG_SCALAR ? 0 : u.size[i];
+		bool scalar = u.info.args[i] == ARG_SCALAR;
+
+		sig.kind[i] = scalar ? EGPU_HELPER_ARG_U64 :
+			      u.info.args[i] == ARG_USER_BUF ?
+			      EGPU_HELPER_ARG_BUF : EGPU_HELPER_ARG_CONST_BUF;
+		sig.size[i] = scalar ? 0 : u.size[i];
 	}
 	/* An older caller's struct gets the fields it knows. */
 	sig.sz = out->sz < sizeof(sig) ? out->sz : sizeof(sig);

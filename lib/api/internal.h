@@ -28,7 +28,7 @@ struct egpu_ctx {
 	struct ptx_report last; /* backs the arrays of the last egpu_report */
 	struct egpu_kernel_report *last_kernels;
 	struct egpu_mem_site *last_mem_sites;
-	struct print_state *print; /* GPU printing (print.c), made on first use */
+	struct print_state *print; /* GPU printing (gpu_print.c), made on first use */
 	struct clock_state *clock; /* host↔GPU clock calibration (clock.c) */
 	/* User helpers, newest first (helper.c); the list only grows. */
 	const struct user_helper *helpers;
@@ -50,7 +50,7 @@ struct egpu_link {
 
 struct egpu_map {
 	struct egpu_obj *obj;
-	const struct bpf_map_spec *spec;
+	const struct map_spec *spec;
 	struct host_map *host;  /* CPU back end; the host API without a GPU */
 	struct dev_map *dev;    /* GPU memory, once the object uses the GPU */
 	struct event_ring *ring; /* ring maps: their records (maps/ring.h) */
@@ -58,7 +58,7 @@ struct egpu_map {
 
 struct egpu_prog {
 	struct egpu_obj *obj;
-	const struct bpf_prog_spec *spec;
+	const struct prog_spec *spec;
 	pthread_mutex_t lock;    /* guards the lazily built host code */
 	struct jit_host *host;
 	uint32_t probe_id;       /* 0 until linked into a module */
@@ -77,21 +77,53 @@ struct egpu_obj {
 	char *name;
 	int abi;
 	const struct user_helper *users; /* the context's helpers at load */
-	struct bpf_object_spec spec;
+	struct object_spec spec;
 	struct egpu_prog *progs;
 	struct egpu_map *maps;
 };
 
-/* Modules runtime_modules() may add: runtime, print ring, call ring. */
-#define RUNTIME_MODULES_MAX 3
-
-struct jit_map jit_map_make(const struct bpf_map_spec *spec, uint64_t addr,
-			    uint64_t value_addr);
-/* The jit_map table of @obj for host execution. */
-void obj_host_jit_maps(const struct egpu_obj *obj, struct jit_map *out);
-/* Fill a jit_input for @prog; @maps has one entry per map of its object. */
+/*
+ * Translation (translate.c). The JIT input of @prog with map table @maps
+ * (one entry per map of its object); the table for host code; the table
+ * for GPU code: the maps moved to GPU memory (gpu_maps.c), or
+ * placeholders for an offline context.
+ */
 void prog_jit_input(const struct egpu_prog *prog, const struct jit_map *maps,
 		    struct jit_input *in);
+void obj_host_jit_maps(const struct egpu_obj *obj, struct jit_map *out);
+int obj_gpu_jit_maps(struct egpu_obj *obj, struct jit_map *maps);
+
+/* Translated PTX (malloc'ed) and what it calls in the device runtime. */
+struct prog_ptx_out {
+	char *ptx;
+	size_t len;
+	unsigned needs; /* enum jit_need */
+};
+/* PTX of @prog as function @func for @sm with map table @maps. */
+int prog_ptx(struct egpu_prog *prog, const struct jit_map *maps,
+	     const char *func, const char *sm, bool kernel,
+	     struct prog_ptx_out *out);
+/* The same with the GPU map table (obj_gpu_jit_maps). */
+int prog_gpu_ptx(struct egpu_prog *prog, const char *func, const char *sm,
+		 bool kernel, struct prog_ptx_out *out);
+
+/* Modules runtime_modules() may add: runtime, print ring, call ring. */
+#define RUNTIME_MODULES_MAX 3
+/*
+ * The modules PTX calling what @needs says (enum jit_need) must have
+ * linked in, into @out: none, or the device runtime and the definitions
+ * of its print ring (gpu_print.c) and call ring (call_ring.c). *nout says how
+ * many.
+ */
+int runtime_modules(struct egpu_ctx *ctx, unsigned needs,
+		    struct ptx_text out[RUNTIME_MODULES_MAX], size_t *nout);
+/*
+ * A loadable module running @prog once: its PTX with the one-thread
+ * `FUNC_kernel` wrapper and, where it calls it, the device runtime.
+ */
+int prog_kernel_ptx(struct egpu_prog *prog, const char *func, const char *sm,
+		    char **ptx);
+
 int prog_run_gpu(struct egpu_prog *prog, struct egpu_run_opts *opts);
 /*
  * Verify @prog for attach point @at (EGPU_ATTACH_NONE: a direct run with
@@ -102,36 +134,20 @@ int prog_verify(struct egpu_prog *prog, enum egpu_attach_point at,
 /* Unload the module of direct GPU runs, if any. */
 void prog_gpu_unload(struct egpu_prog *prog);
 /*
- * Give every map of @obj its GPU memory in the current CUDA context (once)
- * and fill @maps (one per map) with the device addresses. With an offline
- * context, fills placeholders instead.
+ * Give every map of @obj its GPU memory in the current CUDA context, the
+ * first time (gpu_maps.c); binds the context when the object has maps.
  */
-int obj_gpu_maps(struct egpu_obj *obj, struct jit_map *maps);
-/* PTX of @prog for the GPU, its maps bound to GPU memory (or offline). */
-int prog_gpu_ptx(struct egpu_prog *prog, const char *func, const char *sm,
-		 bool kernel, char **ptx, size_t *len);
-/*
- * The modules the @n translated @code modules need linked in, into @out:
- * none, or the device runtime and the definitions of its print ring
- * (print.c) and call ring (call_ring.c). *nout says how many.
- */
-int runtime_modules(struct egpu_ctx *ctx, const struct ptx_text *code,
-		    size_t n, struct ptx_text out[RUNTIME_MODULES_MAX],
-		    size_t *nout);
-/*
- * A loadable module running @prog once: its PTX with the one-thread
- * `FUNC_kernel` wrapper and, where it calls it, the device runtime.
- */
-int prog_kernel_ptx(struct egpu_prog *prog, const char *func, const char *sm,
-		    char **ptx);
+int obj_maps_to_gpu(struct egpu_obj *obj);
 /* Remove every link of @obj's programs (the object is closing). */
 void links_drop_obj(struct egpu_ctx *ctx, const struct egpu_obj *obj);
 /* Tie @ctx to the current CUDA context (the first time), or check it is it. */
 int ctx_bind_cuda(struct egpu_ctx *ctx);
 /*
- * Clock calibration (clock.c): at the first binding to a CUDA context
- * (failures are logged, egpu_clock_sync() tries again), and the state
- * freed with the context.
+ * Clock calibration (clock.c): once, at the first use that needs it once
+ * the context is bound (module load, GPU run; the first clock read
+ * calibrates by itself); failures are logged, egpu_clock_sync() tries
+ * again. Translating never calibrates. The state is freed with the
+ * context.
  */
 void clock_ctx_start(struct egpu_ctx *ctx);
 
@@ -153,10 +169,12 @@ void kernels_free(struct egpu_ctx *ctx);
  * for target @sm, translated at the first request and kept by the context
  * (keyed by program, function, target and the map addresses baked in).
  * out->text belongs to the cache: valid until the program's object
- * closes (jit_cache_drop_prog) or the context is freed.
+ * closes (jit_cache_drop_prog) or the context is freed. Adds the
+ * enum jit_need bits of the PTX to *@needs.
  */
 int jit_cache_probe(struct egpu_ctx *ctx, struct egpu_prog *prog,
-		    const char *func, const char *sm, struct ptx_text *out);
+		    const char *func, const char *sm, struct ptx_text *out,
+		    unsigned *needs);
 void jit_cache_drop_prog(struct egpu_ctx *ctx, const struct egpu_prog *prog);
 void jit_cache_free(struct egpu_ctx *ctx);
 /* Translations the context keeps. */
@@ -167,15 +185,10 @@ void words_add(void *sum, const void *val, uint32_t size);
 void clock_ctx_free(struct egpu_ctx *ctx);
 
 /*
- * Printing from the GPU (print.c). The device runtime declares
- * egpu_dev_print_ring; every module linked with the runtime also links the
- * module print_ring_module() gives, which defines it: the context's print
- * ring when @prints (a probe calls a print helper; the ring is made then),
- * else 0. The text lives in @ctx until the next call.
- */
-/*
  * A context's own ring (ctx_ring.c): a host ring mapped into the GPU and
- * its device struct. ctx_ring_make() makes it in @ctx's CUDA context;
+ * its device struct. ctx_ring_make() makes it in @ctx's CUDA context
+ * (under the caller's lock), once, when probes use it (@wanted) and the
+ * PTX will run (a context not offline), else does nothing;
  * ctx_ring_module() gives the module defining device variable @var as its
  * address (0 before it is made), text kept in @cr until the next call.
  */
@@ -185,13 +198,19 @@ struct ctx_ring {
 	void *cu_ctx;
 	char module[256];
 };
-int ctx_ring_make(struct egpu_ctx *ctx, struct ctx_ring *cr, const char *name,
-		  uint64_t bytes);
+int ctx_ring_make(struct egpu_ctx *ctx, struct ctx_ring *cr, bool wanted,
+		  const char *name, uint64_t bytes);
 struct ptx_text ctx_ring_module(struct ctx_ring *cr, const char *var,
 				const char *what);
 void ctx_ring_free(struct ctx_ring *cr);
 
-bool ptx_calls_print(const char *ptx);
+/*
+ * Printing from the GPU (gpu_print.c). The device runtime declares
+ * egpu_dev_print_ring; every module linked with the runtime also links the
+ * module print_ring_module() gives, which defines it: the context's print
+ * ring when @prints (a probe calls a print helper; the ring is made then),
+ * else 0. The text lives in @ctx until the next call.
+ */
 int print_ring_module(struct egpu_ctx *ctx, bool prints, struct ptx_text *out);
 /*
  * Formatting print records (print_format.c). @lookup gives the host copy
@@ -222,17 +241,9 @@ void print_ctx_free(struct egpu_ctx *ctx);
  */
 int helper_sig_parse(const char *sig, struct user_helper *u);
 uint64_t helper_call(const struct user_helper *u, const uint64_t *args);
-bool ptx_calls_user_helper(const char *ptx);
 int call_ring_module(struct egpu_ctx *ctx, bool calls, struct ptx_text *out);
 /* Make the calls left, stop the dispatcher, free ring and helpers. */
 void helpers_ctx_free(struct egpu_ctx *ctx);
 void call_ctx_free(struct egpu_ctx *ctx);
-
-/*
- * Sleep-poll until @ready(@arg) (true) or @timeout_ms passed (false; < 0:
- * no limit), looking at first every 10 us, then less often, at least every
- * millisecond (ringbuf.c).
- */
-bool poll_wait(bool (*ready)(void *), void *arg, int timeout_ms);
 
 #endif

@@ -26,6 +26,7 @@ struct jit_cached {
 	size_t nmaps;
 	char *ptx;
 	size_t len;
+	unsigned needs;       /* enum jit_need: what the PTX calls */
 };
 
 static bool same_key(const struct jit_cached *c, const struct egpu_prog *prog,
@@ -60,8 +61,16 @@ static int translate(struct egpu_ctx *ctx, struct egpu_prog *prog,
 	*c = (struct jit_cached){ .prog = prog, .func = strdup(func),
 				  .maps = maps, .nmaps = nmaps };
 	snprintf(c->sm, sizeof(c->sm), "%s", sm);
-	err = c->func ? prog_gpu_ptx(prog, func, sm, false, &c->ptx, &c->len) :
-			err_set(EGPU_ENOMEM, "prog '%s': out of memory", prog->spec->name);
+	if (c->func) {
+		struct prog_ptx_out out = { 0 };
+
+		err = prog_ptx(prog, maps, func, sm, false, &out);
+		c->ptx = out.ptx;
+		c->len = out.len;
+		c->needs = out.needs;
+	} else {
+		err = err_set(EGPU_ENOMEM, "prog '%s': out of memory", prog->spec->name);
+	}
 	if (err) {
 		cached_free(c);
 		return err;
@@ -73,7 +82,8 @@ static int translate(struct egpu_ctx *ctx, struct egpu_prog *prog,
 }
 
 int jit_cache_probe(struct egpu_ctx *ctx, struct egpu_prog *prog,
-		    const char *func, const char *sm, struct ptx_text *out)
+		    const char *func, const char *sm, struct ptx_text *out,
+		    unsigned *needs)
 {
 	size_t n = prog->obj->spec.map_cnt;
 	struct jit_map *maps = calloc(n ? n : 1, sizeof(*maps));
@@ -82,7 +92,7 @@ int jit_cache_probe(struct egpu_ctx *ctx, struct egpu_prog *prog,
 
 	if (!maps)
 		return err_set(EGPU_ENOMEM, "prog '%s': out of memory", prog->spec->name);
-	err = obj_gpu_maps(prog->obj, maps);
+	err = obj_gpu_jit_maps(prog->obj, maps);
 	if (err) {
 		free(maps);
 		return err;
@@ -94,9 +104,11 @@ int jit_cache_probe(struct egpu_ctx *ctx, struct egpu_prog *prog,
 		free(maps);
 	else
 		err = translate(ctx, prog, func, sm, maps, n, &c);
-	if (!err)
+	if (!err) {
 		*out = (struct ptx_text){ .name = prog->spec->name,
 					  .text = c->ptx, .len = c->len };
+		*needs |= c->needs;
+	}
 	return err;
 }
 

@@ -5,10 +5,11 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "core/map_types.h"
 
 const char *egpu_map_type_str(uint32_t type)
 {
-	return object_map_type_name(type);
+	return map_type_name(type);
 }
 
 const char *egpu_map_name(const egpu_map *map)
@@ -164,7 +165,7 @@ int egpu_map_lookup_values(egpu_map *map, const void *key, void *value)
 		return err;
 	if (map->dev)
 		return map_result(map, dev_map_lookup(map->dev, key, value), "lookup");
-	v = map_host_lookup(map->host, key);
+	v = host_map_lookup(map->host, key);
 	if (!v)
 		return map_result(map, -ENOENT, "lookup");
 	memcpy(value, v, map->spec->value_size);
@@ -185,7 +186,7 @@ int egpu_map_update(egpu_map *map, const void *key, const void *value,
 		return err_set(EGPU_EINVAL, "map '%s': update: unknown flags %#llx (want EGPU_ANY 0, EGPU_NOEXIST 1 or EGPU_EXIST 2)",
 			       map->spec->name, (unsigned long long)flags);
 	return map_result(map, map->dev ? dev_map_update(map->dev, key, value, flags) :
-			  map_host_update(map->host, key, value, flags), "update");
+			  host_map_update(map->host, key, value, flags), "update");
 }
 
 int egpu_map_delete(egpu_map *map, const void *key)
@@ -195,7 +196,7 @@ int egpu_map_delete(egpu_map *map, const void *key)
 	if (map->ring || map->spec->type == EGPU_MAP_THREAD_LOCAL)
 		return refuse_keyless(map, "delete");
 	return map_result(map, map->dev ? dev_map_delete(map->dev, key) :
-			  map_host_delete(map->host, key), "delete");
+			  host_map_delete(map->host, key), "delete");
 }
 
 int egpu_map_next_key(egpu_map *map, const void *key, void *next_key)

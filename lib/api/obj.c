@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "api/internal.h"
+#include "verifier/verifier.h"
 
 static void obj_free(struct egpu_obj *obj)
 {
@@ -96,7 +97,7 @@ static int obj_init_progs(struct egpu_obj *obj, bool strict)
 }
 
 /* Takes ownership of @spec whatever happens. */
-static egpu_obj *obj_new(egpu_ctx *ctx, struct bpf_object_spec *spec,
+static egpu_obj *obj_new(egpu_ctx *ctx, struct object_spec *spec,
 			 const char *name, int abi, bool strict)
 {
 	struct egpu_obj *obj = calloc(1, sizeof(*obj));
@@ -128,13 +129,35 @@ static egpu_obj *obj_new(egpu_ctx *ctx, struct bpf_object_spec *spec,
 }
 
 typedef int (*parse_fn)(const void *data, size_t len, const char *name,
-			int abi, struct bpf_object_spec *out);
+			int abi, struct object_spec *out);
+
+/* The structural pass on what the loader read; frees it on failure. */
+static int check_loaded(struct object_spec *spec, int abi)
+{
+	int err = verifier_check_object(spec, abi);
+
+	if (err)
+		object_spec_free(spec);
+	return err;
+}
+
+static int parse_elf(const void *data, size_t len, const char *name, int abi,
+		     struct object_spec *out)
+{
+	int err = object_parse_elf(data, len, name, out);
+
+	if (!err && (err = check_loaded(out, abi)))
+		err_prefix("object '%s'", *name ? name : "object");
+	return err;
+}
 
 static int parse_raw(const void *data, size_t len, const char *name, int abi,
-		     struct bpf_object_spec *out)
+		     struct object_spec *out)
 {
+	int err = object_parse_raw(data, len, out);
+
 	(void)name;
-	return object_parse_raw(data, len, abi, out);
+	return err ? err : check_loaded(out, abi);
 }
 
 static egpu_obj *load(egpu_ctx *ctx, const void *data, size_t len,
@@ -143,7 +166,7 @@ static egpu_obj *load(egpu_ctx *ctx, const void *data, size_t len,
 {
 	const char *name = OPTS_GET(opts, name, NULL);
 	int abi = OPTS_GET(opts, helpers, EGPU_HELPERS_GPU);
-	struct bpf_object_spec spec;
+	struct object_spec spec;
 
 	if (!ctx || (!data && len)) {
 		err_set(EGPU_EINVAL, "egpu_load: NULL context or data");
@@ -165,7 +188,7 @@ static egpu_obj *load(egpu_ctx *ctx, const void *data, size_t len,
 egpu_obj *egpu_load_mem(egpu_ctx *ctx, const void *elf, size_t len,
 			const struct egpu_load_opts *opts)
 {
-	return load(ctx, elf, len, "<memory>", object_parse_elf, opts);
+	return load(ctx, elf, len, "<memory>", parse_elf, opts);
 }
 
 egpu_obj *egpu_load_insns(egpu_ctx *ctx, const void *insns, size_t len,
@@ -232,7 +255,7 @@ egpu_obj *egpu_load(egpu_ctx *ctx, const char *path,
 	if (read_file(path, &data, &len))
 		return NULL;
 	base = strrchr(path, '/');
-	obj = load(ctx, data, len, base ? base + 1 : path, object_parse_elf, opts);
+	obj = load(ctx, data, len, base ? base + 1 : path, parse_elf, opts);
 	free(data);
 	return obj;
 }
@@ -294,30 +317,4 @@ egpu_map *egpu_obj_next_map(const egpu_obj *obj, const egpu_map *prev)
 		return NULL;
 	i = prev ? (size_t)(prev - obj->maps) + 1 : 0;
 	return i < obj->spec.map_cnt ? &obj->maps[i] : NULL;
-}
-
-struct jit_map jit_map_make(const struct bpf_map_spec *spec, uint64_t addr,
-			    uint64_t value_addr)
-{
-	return (struct jit_map){
-		.addr = addr,
-		.value_addr = value_addr,
-		.type = spec->type,
-		.key_size = spec->key_size,
-		.value_size = spec->value_size,
-		.max_entries = spec->max_entries,
-	};
-}
-
-/* CPU code reaches a ring map's ring, any other map's host storage. */
-void obj_host_jit_maps(const struct egpu_obj *obj, struct jit_map *out)
-{
-	for (size_t i = 0; i < obj->spec.map_cnt; i++) {
-		const struct egpu_map *m = &obj->maps[i];
-		uint64_t addr = m->ring ? (uint64_t)(uintptr_t)m->ring :
-				(uint64_t)(uintptr_t)m->host;
-
-		out[i] = jit_map_make(m->spec, addr,
-				      (uint64_t)(uintptr_t)host_map_array_base(m->host));
-	}
 }

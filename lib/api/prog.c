@@ -43,21 +43,6 @@ const void *egpu_prog_insns(const egpu_prog *prog)
 	return prog ? prog->spec->insns : NULL;
 }
 
-void prog_jit_input(const struct egpu_prog *prog, const struct jit_map *maps,
-		    struct jit_input *in)
-{
-	*in = (struct jit_input){
-		.name = prog->spec->name,
-		.insns = prog->spec->insns,
-		.insn_cnt = prog->spec->insn_cnt,
-		.maps = maps,
-		.map_cnt = prog->obj->spec.map_cnt,
-		.helpers = prog->obj->abi,
-		.users = prog->obj->users,
-		.attach = prog->spec->attach,
-	};
-}
-
 /* Host maps stand in for device ones until the context binds a GPU. */
 static struct jit_map *prog_host_maps(const struct egpu_prog *prog)
 {
@@ -83,6 +68,7 @@ static int direct_ctx_ok(const struct egpu_prog *prog, size_t len)
 int egpu_prog_jit_ptx(egpu_prog *prog, struct egpu_jit_opts *opts, char **ptx,
 		      size_t *len)
 {
+	struct prog_ptx_out out = { 0 };
 	const char *sm, *func;
 	char fname[256];
 	uint64_t t0;
@@ -105,8 +91,11 @@ int egpu_prog_jit_ptx(egpu_prog *prog, struct egpu_jit_opts *opts, char **ptx,
 		return err;
 	t0 = now_ns();
 	err = prog_gpu_ptx(prog, func, sm ? sm : prog->obj->ctx->sm,
-			   OPTS_GET(opts, kernel, false), ptx, len);
+			   OPTS_GET(opts, kernel, false), &out);
 	OPTS_SET(opts, jit_ms, (double)(now_ns() - t0) / 1e6);
+	*ptx = out.ptx;
+	if (!err && len)
+		*len = out.len;
 	return err;
 }
 

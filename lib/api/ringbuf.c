@@ -11,16 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/timerfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "api/internal.h"
 #include "api/ringbuf_batch.h"
 #include "maps/ring_pool.h"
 
-/* Sleep between looks at the rings: from POLL_MIN_US doubling to POLL_MAX_US. */
-#define POLL_MIN_US 10u
-#define POLL_MAX_US 1000u
 /* Period of the timerfd egpu_ringbuf_fd() returns. */
 #define FD_PERIOD_NS 1000000L
 
@@ -37,29 +33,6 @@ struct egpu_ringbuf {
 	int timer_fd; /* -1 until egpu_ringbuf_fd() */
 	struct ring_pool *pool; /* consumer threads, when a ring wants them */
 };
-
-bool poll_wait(bool (*ready)(void *), void *arg, int timeout_ms)
-{
-	uint64_t now = now_ns(), sleep_ns = POLL_MIN_US * 1000ull;
-	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX :
-			    now + (uint64_t)timeout_ms * 1000000u;
-
-	while (!ready(arg)) {
-		uint64_t left;
-		struct timespec ts;
-
-		now = now_ns();
-		if (now >= deadline)
-			return false;
-		left = deadline - now < sleep_ns ? deadline - now : sleep_ns;
-		ts = (struct timespec){ .tv_sec = (time_t)(left / 1000000000u),
-					.tv_nsec = (long)(left % 1000000000u) };
-		nanosleep(&ts, NULL);
-		if (sleep_ns < POLL_MAX_US * 1000ull)
-			sleep_ns *= 2;
-	}
-	return true;
-}
 
 /* Consumer threads enough for @threads (the caller counting as one). */
 static int rb_pool_fit(egpu_ringbuf *rb, uint32_t threads)

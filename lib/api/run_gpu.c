@@ -128,9 +128,11 @@ int prog_run_gpu(struct egpu_prog *prog, struct egpu_run_opts *opts)
 	err = cu_ctx_current(&ctx);
 	if (!err)
 		err = prog_kernel(prog, &fn);
-	if (!err)
+	if (!err) {
+		clock_ctx_start(prog->obj->ctx);
 		err = launch(fn, &run, prog->spec->attach == EGPU_ATTACH_MEM,
 			     opts);
+	}
 	if (run.mem)
 		cu()->cuMemFree(run.mem);
 	if (run.ret)

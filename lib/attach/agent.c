@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "attach/attach.h"
+#include "core/core.h"
 #include "cuda/cu.h"
 #include "image/image.h"
 
@@ -171,17 +172,10 @@ static struct cached *cache_find(uint64_t h, const char *ptx, size_t len)
 
 static void cache_add(uint64_t h, char *ptx, size_t len, char *out)
 {
-	if (ncache == cache_cap) {
-		size_t cap = cache_cap ? cache_cap * 2 : 16;
-		struct cached *c = realloc(cache, cap * sizeof(*c));
-
-		if (!c) {
-			free(ptx);
-			free(out);
-			return;
-		}
-		cache = c;
-		cache_cap = cap;
+	if (!ARRAY_GROW(cache, cache_cap, ncache, 16)) {
+		free(ptx);
+		free(out);
+		return;
 	}
 	cache[ncache++] = (struct cached){ h, ptx, len, out };
 }

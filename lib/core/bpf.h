@@ -111,7 +111,7 @@ static inline int bpf_is_lddw(const struct bpf_insn *insn)
  * .rodata, .bss and their .name variants) are ARRAY maps with one entry whose
  * initial bytes are @init.
  */
-struct bpf_map_spec {
+struct map_spec {
 	char *name;
 	uint32_t type;
 	uint32_t key_size;
@@ -138,7 +138,7 @@ struct bpf_map_spec {
  * with src_reg BPF_PSEUDO_MAP_IDX (imm = map index) or
  * BPF_PSEUDO_MAP_IDX_VALUE (imm = map index, second imm = byte offset).
  */
-struct bpf_prog_spec {
+struct prog_spec {
 	char *name;
 	char *section;
 	int attach;        /* enum egpu_attach_point */

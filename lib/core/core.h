@@ -4,6 +4,7 @@
 #define EGPU_CORE_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +46,7 @@ int err_set(int code, const char *fmt, ...) EGPU_PRINTF(2, 3);
 int err_vset(int code, const char *fmt, va_list ap);
 /* Put @prefix and ": " in front of the current message (adds context). */
 void err_prefix(const char *fmt, ...) EGPU_PRINTF(1, 2);
+/* No error: what a thread that reports a later failure starts from. */
 void err_clear(void);
 
 /* A growable NUL-terminated string. Out of memory is sticky: check sb_ok(). */
@@ -74,7 +76,32 @@ struct egpu_logger {
 void log_msg(const struct egpu_logger *lg, enum egpu_log_level level,
 	     const char *fmt, ...) EGPU_PRINTF(3, 4);
 
+/*
+ * Room for element @n of the array *@v (*@cap elements of @size bytes):
+ * when it is full the capacity doubles (starting at @first). false: out of
+ * memory, *@v and *@cap unchanged. ARRAY_GROW() passes the element size.
+ */
+bool array_grow(void **v, size_t *cap, size_t n, size_t first, size_t size);
+#define ARRAY_GROW(v, cap, n, first)                                         \
+	array_grow((void **)&(v), &(cap), (n), (first), sizeof(*(v)))
+
+/*
+ * The state at *@slot (a pointer read and published atomically), made at
+ * the first call: @size zeroed bytes prepared by @init. When threads race,
+ * one copy is published and the others are undone by @fini and freed.
+ * NULL: out of memory, with a message naming @what.
+ */
+void *lazy_make(void **slot, size_t size, void (*init)(void *),
+		void (*fini)(void *), const char *what);
+
 /* Monotonic clock in nanoseconds, for the timings the API reports. */
 uint64_t now_ns(void);
+
+/*
+ * Sleep-poll until @ready(@arg) (true) or @timeout_ms passed (false; < 0:
+ * no limit), looking at first every 10 us, then less often, at least every
+ * millisecond (poll.c).
+ */
+bool poll_wait(bool (*ready)(void *), void *arg, int timeout_ms);
 
 #endif

@@ -1,57 +1,117 @@
 /* SPDX-License-Identifier: MIT */
+/* The helper table (helpers.h) and its lookup, extended by user helpers. */
 #include "core.h"
 #include "helpers.h"
+#include "map_types.h"
+
+/*
+ * Attach rules: every helper may run at every attach point, except
+ * exit_thread, which is refused in memory probes (ending a thread in the
+ * middle of the kernel's work), and the readers of what the probed code
+ * sees, which exist only where it is there to read. At the entry
+ * exit_thread ends threads before the kernel body runs (bpftime's
+ * atomizer partitions a grid so), and the instrumenter refuses kernels
+ * with barriers that exited threads cannot release (lib/ptx/exitsafe.c).
+ */
+#define ANYWHERE ATTACH_ALL
+#define KERNEL_PROBES (ATTACH_BIT(EGPU_ATTACH_ENTRY) | ATTACH_BIT(EGPU_ATTACH_EXIT))
+#define NOT_IN_MEM_PROBES (ATTACH_ALL & ~ATTACH_BIT(EGPU_ATTACH_MEM))
+#define MEM_PROBES ATTACH_BIT(EGPU_ATTACH_MEM)
+
+/* The arguments, and so their count. */
+#define ARGS(...) \
+	.args = { __VA_ARGS__ }, .nargs = sizeof((uint8_t[]){ __VA_ARGS__ })
+#define XYZ ARGS(ARG_U64_OUT, ARG_U64_OUT, ARG_U64_OUT)
+#define WINDOW ARGS(ARG_CTX, ARG_MEM_OUT, ARG_SIZE, ARG_SCALAR)
 
 static const struct helper_info gpu_helpers[] = {
-	{ HELPER_MAP_LOOKUP, "map_lookup_elem", 2 },
-	{ HELPER_MAP_UPDATE, "map_update_elem", 4 },
-	{ HELPER_MAP_DELETE, "map_delete_elem", 2 },
-	{ HELPER_KTIME_GET_NS, "ktime_get_ns", 0 },
-	{ HELPER_TRACE_PRINTK, "trace_printk", 5 },
-	{ HELPER_GET_PID_TGID, "get_current_pid_tgid", 0 },
-	{ HELPER_PERF_EVENT_OUTPUT, "perf_event_output", 5 },
-	{ HELPER_RINGBUF_OUTPUT, "ringbuf_output", 4 },
-	{ HELPER_RINGBUF_RESERVE, "ringbuf_reserve", 3 },
-	{ HELPER_RINGBUF_SUBMIT, "ringbuf_submit", 2 },
-	{ HELPER_RINGBUF_DISCARD, "ringbuf_discard", 2 },
-	{ HELPER_TRACE_VPRINTK, "trace_vprintk", 4 },
-	{ HELPER_PUTS, "puts", 1 },
-	{ HELPER_GLOBALTIMER, "get_globaltimer", 0 },
-	{ HELPER_BLOCK_IDX, "get_block_idx", 3 },
-	{ HELPER_BLOCK_DIM, "get_block_dim", 3 },
-	{ HELPER_THREAD_IDX, "get_thread_idx", 3 },
-	{ HELPER_MEMBAR, "membar", 0 },
-	{ HELPER_EXIT_THREAD, "exit_thread", 0 },
-	{ HELPER_GRID_DIM, "get_grid_dim", 3 },
-	{ HELPER_SMID, "get_sm_id", 0 },
-	{ HELPER_WARPID, "get_warp_id", 0 },
-	{ HELPER_LANEID, "get_lane_id", 0 },
-	{ HELPER_ACTIVE_MASK, "get_active_mask", 0 },
-	{ HELPER_WARP_ADD, "warp_add", 2 },
-	{ HELPER_NANOSLEEP, "nanosleep", 1 },
-	{ HELPER_WARP_BALLOT, "warp_ballot", 1 },
-	{ HELPER_WARP_MATCH, "warp_match", 1 },
-	{ HELPER_WARP_SHFL, "warp_shfl", 2 },
-	{ HELPER_READ_PARAM, "read_param", 4 },
-	{ HELPER_READ_MEM, "read_mem", 4 },
-	{ HELPER_READ_VALUE, "read_value", 4 },
-	{ HELPER_TRACE_WARP, "trace_warp", 4 },
+	{ HELPER_MAP_LOOKUP, "map_lookup_elem", ARGS(ARG_MAP, ARG_MAP_KEY),
+	  .ret = RET_MAP_VALUE_OR_NULL, .maps = MAP_T_KEYED,
+	  .attach = ANYWHERE, .lower = LOWER_MAP_LOOKUP },
+	{ HELPER_MAP_UPDATE, "map_update_elem",
+	  ARGS(ARG_MAP, ARG_MAP_KEY, ARG_MAP_VALUE, ARG_SCALAR),
+	  .maps = MAP_T_KEYED, .attach = ANYWHERE },
+	{ HELPER_MAP_DELETE, "map_delete_elem", ARGS(ARG_MAP, ARG_MAP_KEY),
+	  .maps = MAP_T_KEYED, .attach = ANYWHERE },
+	{ HELPER_KTIME_GET_NS, "ktime_get_ns", .attach = ANYWHERE },
+	{ HELPER_TRACE_PRINTK, "trace_printk",
+	  ARGS(ARG_MEM, ARG_SIZE, ARG_ANY_OR_UNINIT, ARG_ANY_OR_UNINIT,
+	       ARG_ANY_OR_UNINIT),
+	  .attach = ANYWHERE, .flags = HELPER_PRINTS },
+	{ HELPER_GET_PID_TGID, "get_current_pid_tgid", .attach = ANYWHERE },
+	{ HELPER_PERF_EVENT_OUTPUT, "perf_event_output",
+	  ARGS(ARG_ANY_OR_UNINIT, ARG_MAP, ARG_SCALAR, ARG_MEM,
+	       ARG_SIZE_OR_ZERO),
+	  .maps = MAP_T_PERF_OUT, .attach = ANYWHERE },
+	{ HELPER_RINGBUF_OUTPUT, "ringbuf_output",
+	  ARGS(ARG_MAP, ARG_MEM, ARG_SIZE_OR_ZERO, ARG_SCALAR),
+	  .maps = MAP_T_RINGBUF_OUT, .attach = ANYWHERE },
+	{ HELPER_RINGBUF_RESERVE, "ringbuf_reserve",
+	  ARGS(ARG_MAP, ARG_ALLOC_SIZE, ARG_SCALAR), .ret = RET_RECORD_OR_NULL,
+	  .maps = MAP_T_RINGBUF_OUT, .attach = ANYWHERE },
+	{ HELPER_RINGBUF_SUBMIT, "ringbuf_submit", ARGS(ARG_RECORD, ARG_SCALAR),
+	  .ret = RET_VOID, .attach = ANYWHERE },
+	{ HELPER_RINGBUF_DISCARD, "ringbuf_discard",
+	  ARGS(ARG_RECORD, ARG_SCALAR), .ret = RET_VOID, .attach = ANYWHERE },
+	{ HELPER_TRACE_VPRINTK, "trace_vprintk",
+	  ARGS(ARG_MEM, ARG_SIZE, ARG_MEM, ARG_SIZE), .attach = ANYWHERE,
+	  .flags = HELPER_PRINTS },
+	{ HELPER_PUTS, "puts", ARGS(ARG_CONST_STR), .attach = ANYWHERE,
+	  .flags = HELPER_PRINTS },
+	{ HELPER_GLOBALTIMER, "get_globaltimer", .attach = ANYWHERE },
+	{ HELPER_BLOCK_IDX, "get_block_idx", XYZ, .attach = ANYWHERE },
+	{ HELPER_BLOCK_DIM, "get_block_dim", XYZ, .attach = ANYWHERE },
+	{ HELPER_THREAD_IDX, "get_thread_idx", XYZ, .attach = ANYWHERE },
+	{ HELPER_MEMBAR, "membar", .attach = ANYWHERE },
+	{ HELPER_EXIT_THREAD, "exit_thread", .attach = NOT_IN_MEM_PROBES,
+	  .flags = HELPER_ENDS_THREAD },
+	{ HELPER_GRID_DIM, "get_grid_dim", XYZ, .attach = ANYWHERE },
+	{ HELPER_SMID, "get_sm_id", .attach = ANYWHERE },
+	{ HELPER_WARPID, "get_warp_id", .attach = ANYWHERE },
+	{ HELPER_LANEID, "get_lane_id", .attach = ANYWHERE },
+	{ HELPER_ACTIVE_MASK, "get_active_mask", .attach = ANYWHERE },
+	{ HELPER_WARP_ADD, "warp_add", ARGS(ARG_SHARED_U64, ARG_SCALAR),
+	  .attach = ANYWHERE },
+	{ HELPER_NANOSLEEP, "nanosleep", ARGS(ARG_SCALAR), .attach = ANYWHERE },
+	{ HELPER_WARP_BALLOT, "warp_ballot", ARGS(ARG_SCALAR),
+	  .attach = ANYWHERE },
+	{ HELPER_WARP_MATCH, "warp_match", ARGS(ARG_SCALAR), .attach = ANYWHERE },
+	{ HELPER_WARP_SHFL, "warp_shfl", ARGS(ARG_SCALAR, ARG_SCALAR),
+	  .attach = ANYWHERE },
+	/* The source lies outside the program's view: the run-time bound
+	 * (the ctx's parameter block or accessed bytes) makes it safe. */
+	{ HELPER_READ_PARAM, "read_param", WINDOW, .attach = KERNEL_PROBES,
+	  .lower = LOWER_READ_WINDOW },
+	{ HELPER_READ_MEM, "read_mem", WINDOW, .attach = MEM_PROBES,
+	  .lower = LOWER_READ_WINDOW },
+	{ HELPER_READ_VALUE, "read_value", WINDOW, .attach = MEM_PROBES,
+	  .lower = LOWER_READ_WINDOW },
+	{ HELPER_TRACE_WARP, "trace_warp",
+	  ARGS(ARG_MAP, ARG_SCALAR, ARG_SCALAR, ARG_SCALAR),
+	  .maps = MAP_T_RINGBUF_OUT, .attach = ANYWHERE },
 };
 
 /* The conformance suite's "unwind" helper: returns its first argument. */
 static const struct helper_info conformance_helpers[] = {
-	{ HELPER_KTIME_GET_NS, "unwind", 1 },
+	{ HELPER_KTIME_GET_NS, "unwind", ARGS(ARG_SCALAR), .ret = RET_ARG1,
+	  .attach = ANYWHERE, .lower = LOWER_UNWIND },
 };
+
+const struct helper_info *helper_table(int abi, size_t *cnt)
+{
+	if (abi == EGPU_HELPERS_CONFORMANCE) {
+		*cnt = ARRAY_SIZE(conformance_helpers);
+		return conformance_helpers;
+	}
+	*cnt = ARRAY_SIZE(gpu_helpers);
+	return gpu_helpers;
+}
 
 const struct helper_info *helper_find(int32_t id, int abi)
 {
-	const struct helper_info *t = gpu_helpers;
-	size_t n = ARRAY_SIZE(gpu_helpers);
+	size_t n;
+	const struct helper_info *t = helper_table(abi, &n);
 
-	if (abi == EGPU_HELPERS_CONFORMANCE) {
-		t = conformance_helpers;
-		n = ARRAY_SIZE(conformance_helpers);
-	}
 	for (size_t i = 0; i < n; i++)
 		if (t[i].id == id)
 			return &t[i];

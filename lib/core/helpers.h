@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The helper functions a program may call, by number. Numbers follow Linux
- * and bpftime so existing programs run unchanged; new ones start at 512.
- * The verifier adds argument types (lib/verifier), the JIT lowers each one
- * per back end (lib/jit).
+ * The helper functions a program may call: one table (helpers.c) that says,
+ * per helper, its number, name, prototype (what each argument register must
+ * hold, what r0 holds after), the attach points that may call it and how
+ * the JIT lowers it. The loader, verifier, JIT and API read it; the back
+ * ends (lib/jit) add each helper's code. Numbers follow Linux and bpftime
+ * so existing programs run unchanged; new ones start at 512.
  */
 #ifndef EGPU_HELPERS_H
 #define EGPU_HELPERS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "egpu.h"
 
 enum egpu_helper_id {
 	HELPER_MAP_LOOKUP = 1,
@@ -53,12 +58,70 @@ enum egpu_helper_id {
 /* Longest sleep of one nanosleep call, as PTX's nanosleep: 1 ms. */
 #define HELPER_NANOSLEEP_MAX_NS 1000000
 
+/* What an argument register must hold at the call. */
+enum helper_arg {
+	ARG_NONE,          /* not an argument */
+	ARG_SCALAR,        /* an initialised scalar */
+	ARG_ANY_OR_UNINIT, /* anything: printed as a number, or ignored */
+	ARG_MAP,           /* a map handle of a type with the helper's maps trait */
+	ARG_MAP_KEY,       /* points to key_size readable bytes */
+	ARG_MAP_VALUE,     /* points to value_size readable bytes */
+	ARG_MEM,           /* points to readable bytes; next arg the size */
+	ARG_MEM_OUT,       /* points to writable bytes; next arg the size */
+	ARG_SIZE,          /* size of the previous argument, > 0 */
+	ARG_SIZE_OR_ZERO,  /* the same, may be 0 */
+	ARG_ALLOC_SIZE,    /* a constant > 0 */
+	ARG_U64_OUT,       /* points to 8 writable bytes, 8-aligned */
+	ARG_RECORD,        /* a non-NULL ring buffer record, its start */
+	ARG_CTX,           /* the context pointer, unmoved */
+	ARG_CONST_STR,     /* a NUL-terminated string in read-only data */
+	ARG_SHARED_U64,    /* 8 writable, 8-aligned bytes of a map value */
+	ARG_USER_BUF,      /* user helper: its size[i] initialised, writable
+			      bytes of the stack or a map value */
+	ARG_USER_CONST_BUF, /* the same, only read */
+};
+
+/* What r0 holds after the call. */
+enum helper_ret {
+	RET_SCALAR,
+	RET_VOID,              /* r0 is not initialised after the call */
+	RET_MAP_VALUE_OR_NULL, /* value of the map in the ARG_MAP argument */
+	RET_RECORD_OR_NULL,    /* record of ARG_ALLOC_SIZE bytes, to release */
+	RET_ARG1,              /* returns its first argument */
+};
+
+/* How the JIT lowers a call (lib/jit/lift_helper.c). */
+enum helper_lower {
+	LOWER_BACKEND,     /* the back end's: inline code or a runtime call */
+	LOWER_MAP_LOOKUP,  /* array maps inline, other maps the back end's */
+	LOWER_READ_WINDOW, /* a bounded copy from the ctx's window, shared */
+	LOWER_USER,        /* a user helper: the back end's user_helper */
+	LOWER_UNWIND,      /* the conformance suite's: 0 ends the program */
+};
+
+/* struct helper_info.flags */
+enum helper_flag {
+	HELPER_ENDS_THREAD = 1 << 0, /* no reservation may be outstanding */
+	HELPER_PRINTS = 1 << 1,      /* writes the context's print ring */
+};
+
+#define ATTACH_BIT(at) (1u << (at))
+#define ATTACH_ALL 0xfu
+
 struct helper_info {
 	int32_t id;
 	const char *name;
 	uint8_t nargs;
+	uint8_t args[5];    /* enum helper_arg, nargs of them */
+	uint8_t ret;        /* enum helper_ret */
+	uint8_t maps;       /* enum map_trait an ARG_MAP's type must have */
+	uint8_t attach;     /* ATTACH_BIT of each attach point that may call */
+	uint8_t lower;      /* enum helper_lower */
+	uint8_t flags;      /* enum helper_flag */
 };
 
+/* Every helper of the enum egpu_helper_abi @abi: @cnt of them. */
+const struct helper_info *helper_table(int abi, size_t *cnt);
 /*
  * The helper numbered @id under the given enum egpu_helper_abi, or NULL if
  * no such helper exists there.
@@ -67,21 +130,17 @@ const struct helper_info *helper_find(int32_t id, int abi);
 
 /*
  * An application's own helper (egpu_helper_register, lib/api/helper.c):
- * a per-context extension of the table above, numbered in
- * [EGPU_HELPER_USER_MIN, EGPU_HELPER_USER_MAX] (include/egpu.h). A
- * context keeps them in a list that only grows at its head, so the head
- * an object saw at load time stays a valid, unchanging snapshot.
+ * a per-context extension of the table, numbered in
+ * [EGPU_HELPER_USER_MIN, EGPU_HELPER_USER_MAX] (include/egpu.h). Its info
+ * is a prototype like the table's: scalars are ARG_SCALAR, buffers
+ * ARG_USER_BUF or ARG_USER_CONST_BUF of size[i] bytes; it returns
+ * RET_SCALAR or RET_VOID and may run at every attach point (it cannot
+ * change what the kernel does). A context keeps them in a list that only
+ * grows at its head, so the head an object saw at load time stays a
+ * valid, unchanging snapshot.
  */
-enum user_arg_kind {
-	USER_ARG_SCALAR = 1, /* a 64-bit integer */
-	USER_ARG_BUF,        /* pointer to size bytes the helper may write */
-	USER_ARG_CONST_BUF,  /* pointer to size bytes it only reads */
-};
-
 struct user_helper {
-	struct helper_info info; /* id, name, nargs */
-	bool ret_void;           /* else returns a 64-bit integer */
-	uint8_t kind[5];         /* enum user_arg_kind, info.nargs of them */
+	struct helper_info info; /* lower LOWER_USER */
 	uint32_t size[5];        /* bytes of each buffer argument */
 	void (*fn)(void);        /* the C function, of that signature */
 	void *call;              /* lib/api/helper.c: how to call it by libffi */

@@ -2,7 +2,7 @@
 /*
  * bpf_trace_printk, bpf_trace_vprintk and bpf_puts on the GPU: a print
  * record (struct print_rec) in the context's print ring, formatted by the
- * host when it polls (lib/api/print.c). The record carries the device
+ * host when it polls (lib/api/gpu_print.c). The record carries the device
  * address of the format, which the host maps back to its copy of the
  * program's read-only data, and the raw 64-bit arguments.
  *

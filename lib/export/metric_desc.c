@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/map_types.h"
 #include "export/export.h"
 
 static const char *const kind_words[] = {
@@ -23,12 +24,6 @@ static const char *const key_words[] = {
 	[EGPU_METRIC_KEY_KERNEL] = "kernel",
 };
 
-static bool is_ring(uint32_t type)
-{
-	return type == EGPU_MAP_RINGBUF || type == EGPU_MAP_PERF_EVENT_ARRAY ||
-	       type == EGPU_MAP_GPU_RINGBUF;
-}
-
 static bool ends_with(const char *s, const char *end)
 {
 	size_t n = strlen(s), e = strlen(end);
@@ -42,7 +37,7 @@ static enum egpu_metric_kind auto_kind(egpu_map *map)
 	const char *name = egpu_map_name(map);
 	uint32_t vs = egpu_map_value_size(map);
 
-	if (is_ring(egpu_map_type(map)) || strchr(name, '.') ||
+	if (map_type_is_ring(egpu_map_type(map)) || strchr(name, '.') ||
 	    (vs != 4 && vs != 8))
 		return EGPU_METRIC_SKIP;
 	return ends_with(name, "hist") ? EGPU_METRIC_HISTOGRAM :
@@ -66,7 +61,7 @@ static int check_shape(egpu_map *map, const struct metric *mt)
 	uint32_t ks = egpu_map_key_size(map), vs = egpu_map_value_size(map);
 	const char *name = egpu_map_name(map);
 
-	if (is_ring(egpu_map_type(map)))
+	if (map_type_is_ring(egpu_map_type(map)))
 		return err_set(EGPU_EINVAL, "metrics: map '%s': a ring buffer "
 			       "has records, not values", name);
 	if (vs != 4 && vs != 8)

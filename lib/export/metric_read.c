@@ -26,15 +26,8 @@ struct entries {
 
 static int entries_push(struct entries *e, struct entry x)
 {
-	if (e->n == e->cap) {
-		size_t cap = e->cap ? e->cap * 2 : 256;
-		struct entry *v = realloc(e->v, cap * sizeof(*v));
-
-		if (!v)
-			return err_set(EGPU_ENOMEM, "metrics: out of memory");
-		e->v = v;
-		e->cap = cap;
-	}
+	if (!ARRAY_GROW(e->v, e->cap, e->n, 256))
+		return err_set(EGPU_ENOMEM, "metrics: out of memory");
 	e->v[e->n++] = x;
 	return 0;
 }

@@ -16,27 +16,27 @@
 
 #include "core/helpers.h"
 #include "host_helpers.h"
-#include "maps/maps.h"
+#include "maps/host_map.h"
 #include "egpu/ctx.h"
 #include "maps/ring.h"
 
 static uint64_t host_map_lookup_elem(uint64_t map, uint64_t key)
 {
-	return (uintptr_t)map_host_lookup((struct host_map *)(uintptr_t)map,
+	return (uintptr_t)host_map_lookup((struct host_map *)(uintptr_t)map,
 					  (const void *)(uintptr_t)key);
 }
 
 static uint64_t host_map_update_elem(uint64_t map, uint64_t key,
 				     uint64_t value, uint64_t flags)
 {
-	return (uint64_t)map_host_update((struct host_map *)(uintptr_t)map,
+	return (uint64_t)host_map_update((struct host_map *)(uintptr_t)map,
 					 (const void *)(uintptr_t)key,
 					 (const void *)(uintptr_t)value, flags);
 }
 
 static uint64_t host_map_delete_elem(uint64_t map, uint64_t key)
 {
-	return (uint64_t)map_host_delete((struct host_map *)(uintptr_t)map,
+	return (uint64_t)host_map_delete((struct host_map *)(uintptr_t)map,
 					 (const void *)(uintptr_t)key);
 }
 

@@ -32,7 +32,7 @@ void host_format(struct strbuf *sb, const char *fmt, size_t fmt_len,
 
 /*
  * Turns a %s argument into a host string (NULL: "(null)"); print records
- * from the GPU carry device addresses (lib/api/print.c).
+ * from the GPU carry device addresses (lib/api/gpu_print.c).
  */
 typedef const char *(*host_str_fn)(void *user, uint64_t addr);
 /* host_format(), with %s arguments passed through @str. */

@@ -45,11 +45,12 @@ static int host_helper(struct lift *l, const struct helper_info *h,
 static int host_user_helper(struct lift *l, const struct user_helper *u,
 			    LLVMValueRef *args, LLVMValueRef *r0)
 {
-	LLVMTypeRef params[5], ret = u->ret_void ? l->void_t : l->i64, type;
+	bool ret_void = u->info.ret == RET_VOID;
+	LLVMTypeRef params[5], ret = ret_void ? l->void_t : l->i64, type;
 	LLVMValueRef fn, call_args[5], result;
 
 	for (unsigned i = 0; i < u->info.nargs; i++) {
-		bool scalar = u->kind[i] == USER_ARG_SCALAR;
+		bool scalar = u->info.args[i] == ARG_SCALAR;
 
 		params[i] = scalar ? l->i64 : l->ptr;
 		call_args[i] = scalar ? args[i] :
@@ -58,7 +59,7 @@ static int host_user_helper(struct lift *l, const struct user_helper *u,
 	type = LLVMFunctionType(ret, params, u->info.nargs, 0);
 	fn = LLVMConstIntToPtr(lift_const(l->i64, (uintptr_t)u->fn), l->ptr);
 	result = LLVMBuildCall2(l->b, type, fn, call_args, u->info.nargs, "");
-	*r0 = u->ret_void ? lift_const(l->i64, 0) : result;
+	*r0 = ret_void ? lift_const(l->i64, 0) : result;
 	return 0;
 }
 

@@ -44,15 +44,23 @@ struct jit_input {
 	bool aligned;
 };
 
+/* What translated PTX calls in the device runtime (lib/device). */
+enum jit_need {
+	JIT_NEED_RUNTIME = 1 << 0, /* some egpu_dev_* function */
+	JIT_NEED_PRINT = 1 << 1,   /* a print helper: the print ring */
+	JIT_NEED_CALL = 1 << 2,    /* a user helper: the call ring */
+};
+
 /*
  * PTX text holding `.visible .func (.param .b64 r0) NAME(.param .b64 ctx,
  * .param .b64 ctx_len)`; with @kernel also `.visible .entry NAME_kernel(ctx,
  * ctx_len, r0_out)` that runs it once and stores r0. *ptx is malloc'ed.
  * Callers pass an 8-byte aligned ctx (or NULL): accesses at constant
- * offsets from it are emitted without alignment checks.
+ * offsets from it are emitted without alignment checks. *@needs (if not
+ * NULL) gets the enum jit_need bits of what the PTX calls.
  */
 int jit_ptx(const struct jit_input *in, const char *sm, bool kernel,
-	    char **ptx, size_t *len);
+	    char **ptx, size_t *len, unsigned *needs);
 
 /*
  * The GPU targets jit_ptx() generates code for, oldest first (70 for

@@ -7,6 +7,7 @@
 #include <llvm/Config/llvm-config.h>
 
 #include "jit_llvm.h"
+#include "ptx_lower.h"
 #include "ptx_tlocal.h"
 
 #define PTX_TRIPLE "nvptx64-nvidia-cuda"
@@ -177,6 +178,7 @@ struct ptx_job {
 	bool kernel;
 	char **ptx;
 	size_t *len;
+	unsigned *needs;
 };
 
 /* Everything that calls LLVM, under jit_guarded(). */
@@ -203,6 +205,8 @@ static int ptx_translate(void *arg)
 		err = jit_optimize(in->name, mod, tm);
 	if (!err)
 		err = ptx_thread_local(in, mod);
+	if (!err && job->needs)
+		*job->needs = ptx_runtime_needs(mod);
 	if (!err)
 		err = emit_ptx(in->name, tm, mod, job->ptx, job->len);
 	LLVMDisposeModule(mod);
@@ -212,10 +216,10 @@ static int ptx_translate(void *arg)
 }
 
 int jit_ptx(const struct jit_input *in, const char *sm, bool kernel,
-	    char **ptx, size_t *len)
+	    char **ptx, size_t *len, unsigned *needs)
 {
 	struct ptx_job job = { .in = in, .kernel = kernel, .ptx = ptx,
-			       .len = len };
+			       .len = len, .needs = needs };
 	int err;
 
 	err = jit_check_input(in);

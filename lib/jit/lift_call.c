@@ -11,9 +11,6 @@
  */
 #include "lift.h"
 
-/* Highest helper number callx looks for. */
-#define CALLX_MAX_HELPER 1024
-
 static LLVMBasicBlockRef abort_block(struct lift *l)
 {
 	struct lift_func *f = l->fn;
@@ -87,18 +84,20 @@ static int lift_callx(struct lift *l, const struct bpf_insn *insn)
 	LLVMBasicBlockRef none = lift_block(l, ""), join = lift_block(l, "");
 	LLVMBasicBlockRef bb;
 	LLVMValueRef r0;
+	size_t n;
+	const struct helper_info *t = helper_table(l->in->helpers, &n);
 	int err;
 
 	sw = LLVMBuildSwitch(l->b, id, none, 0);
 	LLVMPositionBuilderAtEnd(l->b, join);
 	phi = LLVMBuildPhi(l->b, l->i64, "");
-	for (int32_t n = 0; n < CALLX_MAX_HELPER; n++) {
-		const struct helper_info *h = helper_find(n, l->in->helpers);
+	for (size_t i = 0; i < n; i++) {
+		const struct helper_info *h = &t[i];
 
-		if (!h || !lift_helper_exists(l, h))
+		if (!lift_helper_exists(l, h))
 			continue;
 		bb = lift_block(l, "");
-		LLVMAddCase(sw, lift_const(l->i64, (uint64_t)n), bb);
+		LLVMAddCase(sw, lift_const(l->i64, (uint64_t)h->id), bb);
 		LLVMPositionBuilderAtEnd(l->b, bb);
 		err = lift_helper(l, h, &r0);
 		if (err)

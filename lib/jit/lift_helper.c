@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helper lowerings shared by every back end: the conformance suite's
- * "unwind" helper, and map lookups in array maps, which need no call: the
- * value of key k sits at value_addr + k * value_size (an SM array's copy of
+ * Helper lowerings shared by every back end, chosen by the helper table's
+ * lower field (core/helpers.h): the conformance suite's "unwind" helper,
+ * and map lookups in array maps, which need no call: the value of key k
+ * sits at value_addr + k * value_size (an SM array's copy of
  * SM s at value_addr + (s * max_entries + k) * value_size; a thread-local
  * map's value address is a placeholder naming registers, core/tlocal.h);
  * and the bounded reads of the probed code's memory. Everything else is
@@ -17,24 +18,20 @@
 /* Linux's EFAULT, which bpf_probe_read returns for memory it cannot read. */
 #define READ_FAULT (-14)
 
-/* Helpers lowered here for every back end. */
-static bool shared_helper(int32_t id)
-{
-	return id == HELPER_READ_PARAM || id == HELPER_READ_MEM ||
-	       id == HELPER_READ_VALUE;
-}
-
 bool lift_helper_may_abort(const struct lift *l, int32_t id)
 {
-	if (l->in->helpers == EGPU_HELPERS_CONFORMANCE)
-		return id == HELPER_KTIME_GET_NS;
-	return l->be->abort_helper && id == l->be->abort_helper;
+	const struct helper_info *h = helper_find(id, l->in->helpers);
+
+	if (h && h->lower == LOWER_UNWIND)
+		return true;
+	return l->in->helpers == EGPU_HELPERS_GPU && l->be->abort_helper &&
+	       id == l->be->abort_helper;
 }
 
 bool lift_helper_exists(const struct lift *l, const struct helper_info *h)
 {
 	return l->in->helpers == EGPU_HELPERS_CONFORMANCE || !l->be->has_helper ||
-	       shared_helper(h->id) || l->be->has_helper(h->id);
+	       h->lower == LOWER_READ_WINDOW || l->be->has_helper(h->id);
 }
 
 /* Conformance helper 5 returns r1; like uBPF's unwind, 0 ends the program. */
@@ -273,21 +270,19 @@ int lift_helper(struct lift *l, const struct helper_info *h, LLVMValueRef *r0)
 
 	for (unsigned r = 1; r <= 5; r++)
 		args[r - 1] = lift_reg(l, r);
-	if (l->in->helpers == EGPU_HELPERS_CONFORMANCE) {
-		if (h->id != HELPER_KTIME_GET_NS)
-			return lift_err(l, "conformance helper %d has no lowering",
-					h->id);
+	switch (h->lower) {
+	case LOWER_UNWIND:
 		lift_unwind(l, args, r0);
 		return 0;
-	}
-	if (helper_id_is_user(h->id))
+	case LOWER_USER:
 		return l->be->user_helper(l, user_helper_find(l->in->users, h->id),
 					  args, r0);
-	if (h->id == HELPER_MAP_LOOKUP)
+	case LOWER_MAP_LOOKUP:
 		return lift_map_lookup(l, h, args, r0);
-	if (shared_helper(h->id)) {
+	case LOWER_READ_WINDOW:
 		lift_read_window(l, h, args, r0);
 		return 0;
+	default:
+		return l->be->helper(l, h, args, r0);
 	}
-	return l->be->helper(l, h, args, r0);
 }

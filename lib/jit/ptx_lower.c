@@ -64,13 +64,50 @@ static uint64_t pid_tgid(void)
 	return pid << 32 | pid;
 }
 
+#define RUNTIME_PREFIX "egpu_dev_"
+#define USER_CALL RUNTIME_PREFIX "user_call"
+
 static LLVMValueRef extern_call(struct lift *l, const struct helper_info *h,
 				LLVMValueRef *args)
 {
 	char name[96];
 
-	snprintf(name, sizeof(name), "egpu_dev_%s", h->name);
+	snprintf(name, sizeof(name), RUNTIME_PREFIX "%s", h->name);
 	return lift_call(l, name, l->i64, args, h->nargs);
+}
+
+/* Whether the runtime's egpu_dev_@helper writes the print ring. */
+static bool prints(const char *helper)
+{
+	size_t n;
+	const struct helper_info *t = helper_table(EGPU_HELPERS_GPU, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if ((t[i].flags & HELPER_PRINTS) && !strcmp(t[i].name, helper))
+			return true;
+	return false;
+}
+
+unsigned ptx_runtime_needs(LLVMModuleRef mod)
+{
+	const size_t plen = strlen(RUNTIME_PREFIX);
+	unsigned needs = 0;
+
+	for (LLVMValueRef f = LLVMGetFirstFunction(mod); f;
+	     f = LLVMGetNextFunction(f)) {
+		size_t n;
+		const char *name = LLVMGetValueName2(f, &n);
+
+		if (!LLVMIsDeclaration(f) || !LLVMGetFirstUse(f) ||
+		    strncmp(name, RUNTIME_PREFIX, plen))
+			continue;
+		needs |= JIT_NEED_RUNTIME;
+		if (prints(name + plen))
+			needs |= JIT_NEED_PRINT;
+		if (!strcmp(name, USER_CALL))
+			needs |= JIT_NEED_CALL;
+	}
+	return needs;
 }
 
 /*
@@ -85,14 +122,14 @@ static int ptx_user_helper(struct lift *l, const struct user_helper *u,
 	uint64_t layout = u->info.nargs;
 
 	for (unsigned i = 0; i < u->info.nargs; i++)
-		if (u->kind[i] != USER_ARG_SCALAR)
+		if (u->info.args[i] != ARG_SCALAR)
 			layout |= CALL_LAYOUT_ARG(i, u->size[i]);
 	call_args[0] = lift_const(l->i64, (uint64_t)u->info.id);
 	call_args[1] = lift_const(l->i64, layout);
 	for (unsigned i = 0; i < CALL_MAX_ARGS; i++)
 		call_args[2 + i] = i < u->info.nargs ? args[i] :
 				   lift_const(l->i64, 0);
-	*r0 = lift_call(l, "egpu_dev_user_call", l->i64, call_args,
+	*r0 = lift_call(l, USER_CALL, l->i64, call_args,
 			2 + CALL_MAX_ARGS);
 	return 0;
 }

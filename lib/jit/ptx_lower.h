@@ -8,6 +8,11 @@
 
 #include "lift.h"
 
+/*
+ * The enum jit_need bits of the device runtime functions @mod calls (those
+ * left after optimisation).
+ */
+unsigned ptx_runtime_needs(LLVMModuleRef mod);
 /* Inline PTX @text without operands other than a result of type @ret. */
 LLVMValueRef ptx_inline_asm(struct lift *l, LLVMTypeRef ret, const char *text,
 			    const char *constraints);

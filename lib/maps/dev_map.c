@@ -1,273 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Maps in GPU memory, host side: allocation, and the host's lookups and
- * updates, which copy only the bytes they need (one small copy for an array
- * value, a batch of consecutive slots for a hash probe).
- *
- * Every copy goes through the map's own non-blocking stream, so it neither
- * waits for the application's kernels (the legacy default stream's
- * implicit synchronisation) nor delays them; small ones through a
- * page-locked staging buffer, which the copy engine writes directly (a
- * pageable destination costs a bounce through the driver's buffer).
+ * Maps in GPU memory, host side: creation, and the key-value operations,
+ * sent to the map's kind (dev_map_array.c, dev_map_hash.c) with its
+ * context current. Copies: dev_map_copy.c.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
-#include "cuda/cu.h"
-#include "maps/dev_map.h"
-#include "maps/host_map.h"
-#include "maps/layout.h"
+#include "maps/dev_map_impl.h"
 #include "maps/ring.h"
 
-/*
- * Bytes of consecutive hash slots one probe copy reads. A small device to
- * host copy costs its latency, not its size, so one copy usually covers the
- * whole probe chain (chains are short: the table is at most half full).
- */
-#define PROBE_BYTES 1024
-/* Bytes of slots next_key scans per copy. */
-#define SCAN_BYTES (64 * 1024)
-#define NO_SLOT UINT32_MAX
-/* Copies up to this size go through the staging buffer. */
-#define STAGE_BYTES 4096
-/* A copy is waited for by spinning this long, then by blocking. */
-#define SPIN_NS 200000
-
-struct dev_map {
-	struct dev_map_desc desc; /* host copy; desc.count lives on the device */
-	CUdeviceptr base;         /* the descriptor, then the data */
-	uint8_t *host;            /* host_memory maps: base's host address */
-	CUcontext ctx;
-	char *name;
-	pthread_mutex_t io_lock;  /* one copy at a time on stream and stage */
-	CUstream stream;          /* non-blocking; made at the first copy */
-	void *stage;              /* STAGE_BYTES, page-locked */
-};
-
-/* Maps with several values per key: per thread slot, or per SM. */
-static int is_per_thread(uint32_t type)
-{
-	return type == EGPU_MAP_PERCPU_ARRAY || type == EGPU_MAP_PERTHREAD_ARRAY ||
-	       type == EGPU_MAP_SM_ARRAY;
-}
-
-/*
- * Make the map's context current on the calling thread (its stream and
- * staging buffer belong to it); *@prev is what leave() restores.
- */
-static int enter(const struct dev_map *m, CUcontext *prev)
-{
-	*prev = NULL;
-	if (cu_check(cu()->cuCtxGetCurrent(prev), "cuCtxGetCurrent") ||
-	    (*prev != m->ctx &&
-	     cu_check(cu()->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent"))) {
-		err_prefix("map '%s'", m->name);
-		return -EIO;
-	}
-	return 0;
-}
-
-/* A thread that had no context keeps the map's. */
-static void leave(const struct dev_map *m, CUcontext prev)
-{
-	if (prev && prev != m->ctx)
-		cu()->cuCtxSetCurrent(prev);
-}
-
-static int io_check(const struct dev_map *m, CUresult res, const char *what)
-{
-	if (cu_check(res, what)) {
-		err_prefix("map '%s'", m->name);
-		return -EIO;
-	}
-	return 0;
-}
-
-/* The stream and staging buffer, at the first copy (io_lock held). */
-static int io_open(struct dev_map *m)
-{
-	const struct cu_driver *d = cu();
-
-	if (m->stage)
-		return 0;
-	if (!m->stream &&
-	    io_check(m, d->cuStreamCreate(&m->stream, CU_STREAM_NON_BLOCKING),
-		     "cuStreamCreate"))
-		return -EIO;
-	return io_check(m, d->cuMemAllocHost(&m->stage, STAGE_BYTES),
-			"cuMemAllocHost");
-}
-
-/*
- * Wait for the map's stream: a small copy takes microseconds, less than
- * a blocking wait's wake-up, so spin on it first.
- */
-static CUresult io_wait(const struct dev_map *m)
-{
-	uint64_t t0 = now_ns();
-	CUresult res;
-
-	while ((res = cu()->cuStreamQuery(m->stream)) == CUDA_ERROR_NOT_READY)
-		if (now_ns() - t0 > SPIN_NS)
-			return cu()->cuStreamSynchronize(m->stream);
-	return res;
-}
-
-/* Bytes in GPU memory a copy reaches: @rows of @width, @pitch apart. */
-struct span {
-	uint64_t addr;
-	size_t width;
-	size_t rows;
-	size_t pitch;
-};
-
-/*
- * A map in page-locked host memory is read and written in place: the GPU
- * reaches the same bytes over the bus. The fences order the copy with the
- * program's accesses as seen from the host (values written by a running
- * kernel arrive when the GPU's stores reach memory, as in bpftime).
- */
-static int host_copy(struct dev_map *m, const struct span *s, void *host,
-		     bool to_device)
-{
-	uint8_t *at = m->host + (s->addr - m->base), *h = host;
-
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	for (size_t r = 0; r < s->rows; r++, at += s->pitch, h += s->width)
-		if (to_device)
-			memcpy(at, h, s->width);
-		else
-			memcpy(h, at, s->width);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return 0;
-}
-
-/* Start copying @s to or from @buf (rows packed) on the map's stream. */
-static CUresult start_copy(const struct dev_map *m, const struct span *s,
-			   void *buf, bool to_device)
-{
-	CUDA_MEMCPY2D c = { .WidthInBytes = s->width, .Height = s->rows };
-
-	if (s->rows == 1)
-		return to_device ?
-		       cu()->cuMemcpyHtoDAsync(s->addr, buf, s->width, m->stream) :
-		       cu()->cuMemcpyDtoHAsync(buf, s->addr, s->width, m->stream);
-	if (to_device) {
-		c.srcMemoryType = CU_MEMORYTYPE_HOST;
-		c.srcHost = buf;
-		c.srcPitch = s->width;
-		c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-		c.dstDevice = s->addr;
-		c.dstPitch = s->pitch;
-	} else {
-		c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-		c.srcDevice = s->addr;
-		c.srcPitch = s->pitch;
-		c.dstMemoryType = CU_MEMORYTYPE_HOST;
-		c.dstHost = buf;
-		c.dstPitch = s->width;
-	}
-	return cu()->cuMemcpy2DAsync(&c, m->stream);
-}
-
-/*
- * Copy span @s between GPU memory and @host (its rows packed), either way,
- * on the map's stream; through the staging buffer when they fit it.
- */
-static int map_copy_span(struct dev_map *m, const struct span *s, void *host,
-			 bool to_device)
-{
-	size_t n = s->width * s->rows;
-	bool staged = n <= STAGE_BYTES;
-	CUresult res;
-	int err;
-
-	if (m->host)
-		return host_copy(m, s, host, to_device);
-	pthread_mutex_lock(&m->io_lock);
-	err = io_open(m);
-	if (!err) {
-		void *buf = staged ? m->stage : host;
-
-		if (staged && to_device)
-			memcpy(buf, host, n);
-		res = start_copy(m, s, buf, to_device);
-		err = io_check(m, res ? res : io_wait(m),
-			       to_device ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync");
-	}
-	if (!err && staged && !to_device)
-		memcpy(host, m->stage, n);
-	pthread_mutex_unlock(&m->io_lock);
-	return err;
-}
-
-static int map_copy(struct dev_map *m, uint64_t addr, void *host, size_t n,
-		    bool to_device)
-{
-	const struct span s = { .addr = addr, .width = n, .rows = 1, .pitch = n };
-
-	return map_copy_span(m, &s, host, to_device);
-}
-
-static int dtoh(struct dev_map *m, void *dst, uint64_t off, size_t n)
-{
-	return map_copy(m, m->base + off, dst, n, false);
-}
-
-static int htod(struct dev_map *m, uint64_t off, const void *src, size_t n)
-{
-	return map_copy(m, m->base + off, (void *)src, n, true); /* only read */
-}
-
-/* map_copy() from any thread: the map's context made current meanwhile. */
-static int copy_at(struct dev_map *m, uint64_t addr, void *host, size_t n,
-		   bool to_device)
-{
-	CUcontext prev;
-	int err = enter(m, &prev);
-
-	if (!err) {
-		err = map_copy(m, addr, host, n, to_device);
-		leave(m, prev);
-	}
-	return err;
-}
-
-int dev_map_read(struct dev_map *m, void *dst, uint64_t addr, size_t n)
-{
-	return copy_at(m, addr, dst, n, false);
-}
-
-int dev_map_write(struct dev_map *m, uint64_t addr, const void *src, size_t n)
-{
-	return copy_at(m, addr, (void *)src, n, true); /* only read */
-}
-
-int dev_map_zero(struct dev_map *m, uint64_t addr, size_t n)
-{
-	CUcontext prev;
-	int err = enter(m, &prev);
-
-	if (err)
-		return err;
-	pthread_mutex_lock(&m->io_lock);
-	err = io_open(m);
-	if (!err) {
-		CUresult res = cu()->cuMemsetD8Async(addr, 0, n, m->stream);
-
-		err = io_check(m, res ? res : io_wait(m), "cuMemsetD8Async");
-	}
-	pthread_mutex_unlock(&m->io_lock);
-	leave(m, prev);
-	return err;
-}
-
-/* ---- creation ---- */
-
-static int check_spec(const struct bpf_map_spec *spec)
+static int check_spec(const struct map_spec *spec)
 {
 	/* A ring's data is its struct dev_ring, given as spec->init. */
 	if (map_type_is_ring(spec->type))
@@ -297,7 +41,7 @@ static int check_spec(const struct bpf_map_spec *spec)
 	return 0;
 }
 
-static uint32_t default_threads(const struct bpf_map_spec *spec)
+static uint32_t default_threads(const struct map_spec *spec)
 {
 	uint64_t per_thread = (uint64_t)spec->value_size * spec->max_entries;
 	uint32_t t = DEV_MAP_THREADS_MAX;
@@ -308,10 +52,10 @@ static uint32_t default_threads(const struct bpf_map_spec *spec)
 	return t;
 }
 
-static int choose_threads(const struct bpf_map_spec *spec, uint32_t threads,
+static int choose_threads(const struct map_spec *spec, uint32_t threads,
 			  uint32_t *out)
 {
-	if (!is_per_thread(spec->type))
+	if (!map_type_per_thread(spec->type))
 		threads = 1;
 	else if (!threads)
 		threads = default_threads(spec);
@@ -324,7 +68,7 @@ static int choose_threads(const struct bpf_map_spec *spec, uint32_t threads,
 }
 
 /* Fill the descriptor (but data) and compute the data's size. */
-static int describe(const struct bpf_map_spec *spec, uint32_t threads,
+static int describe(const struct map_spec *spec, uint32_t threads,
 		    struct dev_map_desc *d, uint64_t *bytes)
 {
 	uint64_t n;
@@ -397,7 +141,7 @@ static int alloc_dev(struct dev_map *m, uint64_t total)
 				    "cuMemsetD8");
 }
 
-static int alloc_and_fill(struct dev_map *m, const struct bpf_map_spec *spec,
+static int alloc_and_fill(struct dev_map *m, const struct map_spec *spec,
 			  uint64_t bytes)
 {
 	uint64_t total = DEV_MAP_DATA_OFFSET + bytes;
@@ -411,20 +155,20 @@ static int alloc_and_fill(struct dev_map *m, const struct bpf_map_spec *spec,
 		return err;
 	}
 	m->desc.data = m->base + DEV_MAP_DATA_OFFSET;
-	if (htod(m, 0, &m->desc, sizeof(m->desc)))
+	if (dev_map_htod(m, 0, &m->desc, sizeof(m->desc)))
 		return EGPU_ECUDA;
 	/* Global data (.data, .rodata) starts with its initial bytes, a
 	 * ring with its struct dev_ring. */
 	if (spec->init && (spec->type == EGPU_MAP_ARRAY ||
 			   spec->type == EGPU_MAP_GPU_ARRAY ||
 			   map_type_is_ring(spec->type)) &&
-	    htod(m, DEV_MAP_DATA_OFFSET, spec->init,
-		 spec->init_len < bytes ? spec->init_len : bytes))
+	    dev_map_htod(m, DEV_MAP_DATA_OFFSET, spec->init,
+			 spec->init_len < bytes ? spec->init_len : bytes))
 		return EGPU_ECUDA;
 	return 0;
 }
 
-int dev_map_new(const struct bpf_map_spec *spec, uint32_t threads,
+int dev_map_new(const struct map_spec *spec, uint32_t threads,
 		struct dev_map **out)
 {
 	struct dev_map *m;
@@ -462,7 +206,7 @@ void dev_map_free(struct dev_map *m)
 
 	if (!m)
 		return;
-	if ((m->base || m->host || m->stream) && !enter(m, &prev)) {
+	if ((m->base || m->host || m->stream) && !dev_map_enter(m, &prev)) {
 		d = cu();
 		if (m->stream)
 			d->cuStreamDestroy(m->stream);
@@ -472,7 +216,7 @@ void dev_map_free(struct dev_map *m)
 			d->cuMemFreeHost(m->host);
 		else if (m->base)
 			d->cuMemFree(m->base);
-		leave(m, prev);
+		dev_map_leave(m, prev);
 	}
 	pthread_mutex_destroy(&m->io_lock);
 	free(m->name);
@@ -499,401 +243,47 @@ uint32_t dev_map_threads(const struct dev_map *m)
 	return m->desc.threads;
 }
 
-/* ---- arrays ---- */
-
 /*
- * Where key @idx's values are: all threads' side by side for per-thread
- * maps, one row per SM for SM arrays (an SM's values of every key are
- * side by side: layout.h).
+ * Operation @op on map @m, with its context current. Rings have no keys;
+ * arrays no delete.
  */
-static struct span array_span(const struct dev_map *m, uint32_t idx)
+static int kv_call(struct dev_map *m, enum kv_op op, const struct kv_args *a)
 {
-	const struct dev_map_desc *d = &m->desc;
-	size_t vs = d->value_size;
-
-	if (d->type == EGPU_MAP_SM_ARRAY)
-		return (struct span){ .addr = m->base + DEV_MAP_DATA_OFFSET + idx * vs,
-				      .width = vs, .rows = d->threads,
-				      .pitch = (size_t)d->max_entries * vs };
-	vs *= d->threads;
-	return (struct span){ .addr = m->base + DEV_MAP_DATA_OFFSET + idx * vs,
-			      .width = vs, .rows = 1, .pitch = vs };
-}
-
-static int array_lookup(struct dev_map *m, const void *key, void *value)
-{
-	uint32_t idx;
-	struct span s;
-
-	memcpy(&idx, key, sizeof(idx));
-	if (idx >= m->desc.max_entries)
-		return -ENOENT;
-	s = array_span(m, idx);
-	return map_copy_span(m, &s, value, false);
-}
-
-static int array_update(struct dev_map *m, const void *key, const void *value,
-			uint64_t flags)
-{
-	uint32_t idx;
-	struct span s;
-
-	memcpy(&idx, key, sizeof(idx));
-	if (idx >= m->desc.max_entries)
-		return -E2BIG;
-	if (flags == EGPU_NOEXIST)
-		return -EEXIST; /* every array entry always exists */
-	s = array_span(m, idx);
-	return map_copy_span(m, &s, (void *)value, true); /* only read */
-}
-
-static int array_next_key(struct dev_map *m, const void *key, void *next)
-{
-	uint32_t idx = 0;
-
-	if (key) {
-		memcpy(&idx, key, sizeof(idx));
-		idx = idx < m->desc.max_entries ? idx + 1 : 0;
-	}
-	if (idx >= m->desc.max_entries)
-		return -ENOENT;
-	memcpy(next, &idx, sizeof(idx));
-	return 0;
-}
-
-/* ---- hash ---- */
-
-/* A walk along a key's probe chain, and what it found. */
-struct probe {
-	uint32_t home;
-	uint32_t walked;    /* slots looked at, from home on */
-	uint32_t slot;      /* the key's slot, NO_SLOT when absent */
-	uint32_t word;      /* its state word */
-	uint32_t free_dist; /* first reusable slot's distance from home, or NO_SLOT */
-	uint32_t free_word; /* its state word */
-};
-
-static uint64_t slot_off(const struct dev_map *m, uint32_t i)
-{
-	return DEV_MAP_DATA_OFFSET + (uint64_t)i * m->desc.slot_size;
-}
-
-static uint32_t slot_word(const uint8_t *slot)
-{
-	struct dev_slot_hdr hdr;
-
-	memcpy(&hdr, slot, sizeof(hdr));
-	return hdr.state;
-}
-
-static uint32_t probe_index(const struct dev_map *m, const struct probe *p,
-			    uint32_t dist)
-{
-	return (uint32_t)(((uint64_t)p->home + dist) % m->desc.slot_cnt);
-}
-
-/*
- * Look at @n slots copied from distance p->walked on. With a key, stop
- * (return 1) at the key or at an EMPTY slot; without, at a reusable slot.
- */
-static int probe_batch(const struct dev_map *m, const uint8_t *buf,
-		       uint32_t n, const void *key, void *value,
-		       struct probe *p)
-{
-	const uint32_t ss = m->desc.slot_size;
-
-	for (uint32_t j = 0; j < n; j++) {
-		const uint8_t *s = buf + (size_t)j * ss;
-		uint32_t word = slot_word(s), state = dev_slot_state_of(word);
-
-		if ((state == DEV_SLOT_EMPTY || state == DEV_SLOT_DELETED) &&
-		    p->free_dist == NO_SLOT) {
-			p->free_dist = p->walked + j;
-			p->free_word = word;
-			if (!key)
-				return 1;
-		}
-		if (state == DEV_SLOT_EMPTY)
-			return 1;
-		if (key && state == DEV_SLOT_USED &&
-		    !memcmp(s + dev_slot_key_offset(), key, m->desc.key_size)) {
-			p->slot = probe_index(m, p, p->walked + j);
-			p->word = word;
-			if (value)
-				memcpy(value, s + dev_slot_value_offset(m->desc.key_size),
-				       m->desc.value_size);
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/*
- * Walk on from p->walked in copies of PROBE_BYTES until probe_batch stops
- * (returns 1) or @limit slots were looked at (returns 0).
- */
-static int probe_walk(struct dev_map *m, const void *key, void *value,
-		      struct probe *p, uint32_t limit)
-{
-	const uint32_t ss = m->desc.slot_size, cnt = m->desc.slot_cnt;
-	uint32_t batch = PROBE_BYTES / ss ? PROBE_BYTES / ss : 1;
-	uint8_t *buf = malloc((size_t)batch * ss);
-	int ret = 0;
-
-	if (!buf) {
-		err_set(EGPU_ENOMEM, "map '%s': out of memory", m->name);
-		return -ENOMEM;
-	}
-	while (!ret && p->walked < limit) {
-		uint32_t i = probe_index(m, p, p->walked);
-		uint32_t n = batch < cnt - i ? batch : cnt - i;
-
-		if (n > limit - p->walked)
-			n = limit - p->walked;
-		ret = dtoh(m, buf, slot_off(m, i), (size_t)n * ss);
-		if (!ret && !(ret = probe_batch(m, buf, n, key, value, p)))
-			p->walked += n;
-	}
-	free(buf);
-	return ret;
-}
-
-/*
- * Walk @key's probe chain, copying its value into @value (if given) when
- * found. The first copy from home usually settles it; otherwise the walk
- * goes no farther than desc.max_probe, which bounds every key's distance
- * from home (tombstones may have replaced every EMPTY slot).
- */
-static int hash_probe(struct dev_map *m, const void *key, void *value,
-		      struct probe *p)
-{
-	const uint32_t cnt = m->desc.slot_cnt;
-	uint32_t first = PROBE_BYTES / m->desc.slot_size, max_probe;
-	int ret;
-
-	*p = (struct probe){ .home = dev_hash_key(key, m->desc.key_size) % cnt,
-			     .slot = NO_SLOT, .free_dist = NO_SLOT };
-	first = first < 1 ? 1 : first < cnt ? first : cnt;
-	ret = probe_walk(m, key, value, p, first);
-	if (ret)
-		return ret < 0 ? ret : 0;
-	ret = dtoh(m, &max_probe, offsetof(struct dev_map_desc, max_probe),
-		   sizeof(max_probe));
-	if (!ret && max_probe >= first)
-		ret = probe_walk(m, key, value, p,
-				 max_probe < cnt ? max_probe + 1 : cnt);
-	return ret < 0 ? ret : 0;
-}
-
-static int count_add(struct dev_map *m, int32_t delta)
-{
-	const uint64_t off = offsetof(struct dev_map_desc, count);
-	uint32_t count;
-	int err = dtoh(m, &count, off, sizeof(count));
-
-	if (err)
-		return err;
-	count += (uint32_t)delta;
-	return htod(m, off, &count, sizeof(count));
-}
-
-static int hash_lookup(struct dev_map *m, const void *key, void *value)
-{
-	struct probe p;
-	int err = hash_probe(m, key, value, &p);
-
-	return err ? err : p.slot == NO_SLOT ? -ENOENT : 0;
-}
-
-/*
- * Fill the free slot @p found, in the device's order: key and value,
- * max_probe, then the state word, so a device reader sees a whole slot.
- */
-static int hash_insert(struct dev_map *m, const struct probe *p,
-		       const void *key, const void *value)
-{
-	const struct dev_map_desc *d = &m->desc;
-	size_t key_len = dev_round8(d->key_size), len = key_len + d->value_size;
-	uint32_t state = dev_slot_claim_word(p->free_word, DEV_SLOT_USED);
-	uint64_t off = slot_off(m, probe_index(m, p, p->free_dist));
-	struct dev_map_desc cur;
-	uint8_t *buf;
+	kv_fn *fn = (m->desc.type == EGPU_MAP_HASH ? dev_hash_ops :
+						     dev_array_ops)[op];
+	CUcontext prev;
 	int err;
 
-	err = dtoh(m, &cur, 0, sizeof(cur));
+	if (map_type_is_ring(m->desc.type))
+		return -EOPNOTSUPP;
+	if (!fn || (op == KV_UPDATE && a->flags > EGPU_EXIST))
+		return -EINVAL;
+	err = dev_map_enter(m, &prev);
 	if (err)
 		return err;
-	if (cur.count >= d->max_entries)
-		return -E2BIG;
-	buf = calloc(1, len);
-	if (!buf) {
-		err_set(EGPU_ENOMEM, "map '%s': out of memory", m->name);
-		return -ENOMEM;
-	}
-	memcpy(buf, key, d->key_size);
-	memcpy(buf + key_len, value, d->value_size);
-	err = htod(m, off + dev_slot_key_offset(), buf, len);
-	free(buf);
-	if (!err && p->free_dist > cur.max_probe)
-		err = htod(m, offsetof(struct dev_map_desc, max_probe),
-			   &p->free_dist, sizeof(p->free_dist));
-	if (!err)
-		err = htod(m, off, &state, sizeof(state));
-	cur.count++;
-	return err ? err : htod(m, offsetof(struct dev_map_desc, count),
-				&cur.count, sizeof(cur.count));
-}
-
-static int hash_update(struct dev_map *m, const void *key, const void *value,
-		       uint64_t flags)
-{
-	struct probe p;
-	int err = hash_probe(m, key, NULL, &p);
-
-	if (err)
-		return err;
-	if (p.slot != NO_SLOT) {
-		if (flags == EGPU_NOEXIST)
-			return -EEXIST;
-		return htod(m, slot_off(m, p.slot) +
-			    dev_slot_value_offset(m->desc.key_size),
-			    value, m->desc.value_size);
-	}
-	if (flags == EGPU_EXIST)
-		return -ENOENT;
-	/* Every slot the key may be in was taken: look on for a free one. */
-	if (p.free_dist == NO_SLOT &&
-	    (err = probe_walk(m, NULL, NULL, &p, m->desc.slot_cnt)) < 0)
-		return err;
-	if (p.free_dist == NO_SLOT)
-		return -E2BIG;
-	return hash_insert(m, &p, key, value);
-}
-
-static int hash_delete(struct dev_map *m, const void *key)
-{
-	struct probe p;
-	uint32_t state;
-	int err = hash_probe(m, key, NULL, &p);
-
-	if (err)
-		return err;
-	if (p.slot == NO_SLOT)
-		return -ENOENT;
-	state = dev_slot_word(p.word, DEV_SLOT_DELETED);
-	err = htod(m, slot_off(m, p.slot), &state, sizeof(state));
-	return err ? err : count_add(m, -1);
-}
-
-/* The first USED slot at or after @from, scanning in large copies. */
-static int hash_scan(struct dev_map *m, uint32_t from, void *next)
-{
-	const uint32_t ss = m->desc.slot_size, cnt = m->desc.slot_cnt;
-	uint32_t batch = SCAN_BYTES / ss ? SCAN_BYTES / ss : 1;
-	uint8_t *buf = malloc((size_t)batch * ss);
-	int err = -ENOENT;
-
-	if (!buf) {
-		err_set(EGPU_ENOMEM, "map '%s': out of memory", m->name);
-		return -ENOMEM;
-	}
-	for (uint64_t i = from; i < cnt && err == -ENOENT; i += batch) {
-		uint32_t n = batch < cnt - i ? batch : (uint32_t)(cnt - i);
-
-		if (dtoh(m, buf, slot_off(m, (uint32_t)i), (size_t)n * ss)) {
-			err = -EIO;
-			break;
-		}
-		for (uint32_t j = 0; j < n; j++) {
-			const uint8_t *s = buf + (size_t)j * ss;
-
-			if (dev_slot_state_of(slot_word(s)) == DEV_SLOT_USED) {
-				memcpy(next, s + dev_slot_key_offset(),
-				       m->desc.key_size);
-				err = 0;
-				break;
-			}
-		}
-	}
-	free(buf);
+	err = fn(m, a);
+	dev_map_leave(m, prev);
 	return err;
-}
-
-static int hash_next_key(struct dev_map *m, const void *key, void *next)
-{
-	struct probe p = { .slot = NO_SLOT };
-	int err = key ? hash_probe(m, key, NULL, &p) : 0;
-
-	if (err)
-		return err;
-	/* A vanished key restarts iteration, as Linux does. */
-	return hash_scan(m, p.slot == NO_SLOT ? 0 : p.slot + 1, next);
-}
-
-/* ---- operations ---- */
-
-/* enter(), for the key-value operations, which ring maps do not have. */
-static int enter_op(const struct dev_map *m, CUcontext *prev)
-{
-	return map_type_is_ring(m->desc.type) ? -EOPNOTSUPP : enter(m, prev);
 }
 
 int dev_map_lookup(struct dev_map *m, const void *key, void *value)
 {
-	CUcontext prev;
-	int err = enter_op(m, &prev);
-
-	if (err)
-		return err;
-	if (m->desc.type == EGPU_MAP_HASH)
-		err = hash_lookup(m, key, value);
-	else
-		err = array_lookup(m, key, value);
-	leave(m, prev);
-	return err;
+	return kv_call(m, KV_LOOKUP, &(struct kv_args){ .key = key, .out = value });
 }
 
 int dev_map_update(struct dev_map *m, const void *key, const void *value,
 		   uint64_t flags)
 {
-	CUcontext prev;
-	int err = map_type_is_ring(m->desc.type) || flags <= EGPU_EXIST ?
-		  enter_op(m, &prev) : -EINVAL;
-
-	if (err)
-		return err;
-	if (m->desc.type == EGPU_MAP_HASH)
-		err = hash_update(m, key, value, flags);
-	else
-		err = array_update(m, key, value, flags);
-	leave(m, prev);
-	return err;
+	return kv_call(m, KV_UPDATE, &(struct kv_args){ .key = key, .in = value,
+							.flags = flags });
 }
 
 int dev_map_delete(struct dev_map *m, const void *key)
 {
-	CUcontext prev;
-	int err = map_type_is_ring(m->desc.type) ||
-		  m->desc.type == EGPU_MAP_HASH ? enter_op(m, &prev) : -EINVAL;
-
-	if (err)
-		return err;
-	err = hash_delete(m, key);
-	leave(m, prev);
-	return err;
+	return kv_call(m, KV_DELETE, &(struct kv_args){ .key = key });
 }
 
 int dev_map_next_key(struct dev_map *m, const void *key, void *next)
 {
-	CUcontext prev;
-	int err = enter_op(m, &prev);
-
-	if (err)
-		return err;
-	if (m->desc.type == EGPU_MAP_HASH)
-		err = hash_next_key(m, key, next);
-	else
-		err = array_next_key(m, key, next);
-	leave(m, prev);
-	return err;
+	return kv_call(m, KV_NEXT_KEY, &(struct kv_args){ .key = key, .out = next });
 }

@@ -31,7 +31,7 @@ struct dev_map;
  * a power of two, or 0 for the default, min(2^20, the largest power of two
  * keeping the data within 256 MiB); other map types ignore it.
  */
-int dev_map_new(const struct bpf_map_spec *spec, uint32_t threads,
+int dev_map_new(const struct map_spec *spec, uint32_t threads,
 		struct dev_map **out);
 void dev_map_free(struct dev_map *m);
 

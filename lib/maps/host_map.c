@@ -17,14 +17,6 @@ enum slot_state { SLOT_EMPTY = 0, SLOT_USED = 1, SLOT_DELETED = 2 };
 
 #define SLOT_HDR 8 /* state word, keeps key and value 8-byte aligned */
 
-int map_type_is_array(uint32_t type)
-{
-	return type == EGPU_MAP_ARRAY || type == EGPU_MAP_GPU_ARRAY ||
-	       type == EGPU_MAP_PERCPU_ARRAY ||
-	       type == EGPU_MAP_PERTHREAD_ARRAY ||
-	       type == EGPU_MAP_THREAD_LOCAL || type == EGPU_MAP_SM_ARRAY;
-}
-
 static size_t round8(size_t n)
 {
 	return (n + 7) & ~(size_t)7;
@@ -76,7 +68,7 @@ static int fits_host(const char *name, uint64_t bytes)
 }
 
 /* The data's size: an array's values, or a hash table at most half full. */
-static int data_bytes(const struct bpf_map_spec *spec, struct host_map *m,
+static int data_bytes(const struct map_spec *spec, struct host_map *m,
 		      uint64_t *bytes)
 {
 	uint64_t slots = (uint64_t)spec->max_entries * 2 + 1;
@@ -94,7 +86,7 @@ static int data_bytes(const struct bpf_map_spec *spec, struct host_map *m,
 	return fits_host(spec->name, *bytes);
 }
 
-int host_map_new(const struct bpf_map_spec *spec, struct host_map **out)
+int host_map_new(const struct map_spec *spec, struct host_map **out)
 {
 	struct host_map *m = calloc(1, sizeof(*m));
 	uint64_t bytes;
@@ -177,7 +169,7 @@ static int array_index(const struct host_map *m, const void *key,
 	return *idx < m->max_entries ? 0 : -ENOENT;
 }
 
-void *map_host_lookup(struct host_map *m, const void *key)
+void *host_map_lookup(struct host_map *m, const void *key)
 {
 	uint32_t idx;
 	uint8_t *s;
@@ -212,7 +204,7 @@ static long hash_update(struct host_map *m, const void *key,
 	return 0;
 }
 
-long map_host_update(struct host_map *m, const void *key, const void *value,
+long host_map_update(struct host_map *m, const void *key, const void *value,
 		     uint64_t flags)
 {
 	uint32_t idx;
@@ -231,7 +223,7 @@ long map_host_update(struct host_map *m, const void *key, const void *value,
 	return 0;
 }
 
-long map_host_delete(struct host_map *m, const void *key)
+long host_map_delete(struct host_map *m, const void *key)
 {
 	uint8_t *s;
 

@@ -16,12 +16,6 @@
 #include "egpu/bpf_maps.h"
 #include "maps/ring_impl.h"
 
-bool map_type_is_ring(uint32_t type)
-{
-	return type == EGPU_MAP_RINGBUF || type == EGPU_MAP_PERF_EVENT_ARRAY ||
-	       type == EGPU_MAP_GPU_RINGBUF;
-}
-
 static uint64_t pow2_at_least(uint64_t n)
 {
 	uint64_t p = RING_MIN_BYTES;
@@ -38,7 +32,7 @@ static uint64_t pow2_at_least(uint64_t n)
  * bpftime's 1527 gives each thread max_entries records of value_size: one
  * shared ring, of the default size or enough for max_entries records.
  */
-int ring_map_capacity(const struct bpf_map_spec *spec, uint64_t *cap)
+int ring_map_capacity(const struct map_spec *spec, uint64_t *cap)
 {
 	uint64_t n = spec->max_entries;
 
@@ -143,7 +137,7 @@ int ring_new(const char *name, uint32_t type, uint64_t cap,
 	return 0;
 }
 
-int ring_new_for_map(const struct bpf_map_spec *spec, struct event_ring **out)
+int ring_new_for_map(const struct map_spec *spec, struct event_ring **out)
 {
 	uint64_t cap = 0; /* gcc -O3 cannot see that err_set() never returns 0 */
 	int err = ring_map_capacity(spec, &cap);
@@ -192,21 +186,6 @@ void ring_free(struct event_ring *r)
 	munmap(r->mem, r->mem_len);
 	pthread_mutex_destroy(&r->lock);
 	ring_free_struct(r);
-}
-
-const char *ring_name(const struct event_ring *r)
-{
-	return r->name;
-}
-
-uint32_t ring_type(const struct event_ring *r)
-{
-	return r->type;
-}
-
-uint64_t ring_capacity(const struct event_ring *r)
-{
-	return r->cap;
 }
 
 uint32_t ring_max_payload(const struct event_ring *r)

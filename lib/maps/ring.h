@@ -25,15 +25,15 @@
 #include <stdint.h>
 
 #include "core/bpf.h"
+#include "core/map_types.h"
 #include "egpu.h"
 #include "maps/ring_layout.h"
 
 struct event_ring;
 
 /* Whether maps of @type are event rings (4, 27, 1527). */
-bool map_type_is_ring(uint32_t type);
 /* The byte capacity of the ring of a ring map; EGPU_EINVAL if invalid. */
-int ring_map_capacity(const struct bpf_map_spec *spec, uint64_t *cap);
+int ring_map_capacity(const struct map_spec *spec, uint64_t *cap);
 
 /*
  * A ring of @cap bytes (a power of two in [RING_MIN_BYTES, RING_MAX_BYTES]),
@@ -42,12 +42,10 @@ int ring_map_capacity(const struct bpf_map_spec *spec, uint64_t *cap);
 int ring_new(const char *name, uint32_t type, uint64_t cap,
 	     struct event_ring **out);
 /* For a ring map: ring_new() with the map's name, type and capacity. */
-int ring_new_for_map(const struct bpf_map_spec *spec, struct event_ring **out);
+int ring_new_for_map(const struct map_spec *spec, struct event_ring **out);
 /* NULL-safe. Unmaps the storage from the GPU if it was mapped. */
 void ring_free(struct event_ring *r);
 
-const char *ring_name(const struct event_ring *r);
-uint64_t ring_capacity(const struct event_ring *r);
 /* Largest payload one record may carry. */
 uint32_t ring_max_payload(const struct event_ring *r);
 
@@ -219,12 +217,5 @@ long ring_cpu_output(struct event_ring *r, const void *data, uint64_t size,
 void *ring_cpu_reserve(struct event_ring *r, uint64_t size, uint64_t flags);
 /* Publish (or discard) a record @data returned by ring_cpu_reserve(). */
 void ring_cpu_commit(void *data, bool discard);
-
-/*
- * Maps' first field is their type, in struct host_map and struct
- * event_ring alike: a helper given the wrong kind of map by a program
- * reads a type it refuses instead of misreading the other struct.
- */
-uint32_t ring_type(const struct event_ring *r);
 
 #endif

@@ -55,7 +55,10 @@ struct ring_dev {
 };
 
 struct event_ring {
-	uint32_t type;       /* first: see ring_type() in ring.h */
+	/* First, as in struct host_map: a helper given the wrong kind of
+	 * map by a program reads a type it refuses instead of misreading
+	 * the other struct. */
+	uint32_t type;
 	uint32_t max_record; /* header + payload, at most */
 	uint64_t cap;        /* bytes of records, a power of two */
 	char *name;

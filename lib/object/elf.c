@@ -1,63 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ELF objects: libbpf parses and links them (libbpf_read.c); this file turns
- * what it reports into a struct bpf_object_spec, refuses map types libegpu
- * does not implement and runs the structural verifier on every program.
+ * what it reports into a struct object_spec, refusing map types libegpu
+ * does not implement (lib/core/map_types.c).
  */
 #include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
+#include "core/map_types.h"
 #include "core/tlocal.h"
 #include "object/libbpf_read.h"
 #include "object/spec.h"
-
-/*
- * The map types libegpu implements: each declared type and the type whose
- * implementation it uses. bpftime's 1501, 1504, 1512 and 1513 behave as
- * its documentation describes them with libegpu's HASH, GPU_ARRAY and
- * PERTHREAD_ARRAY (docs/maps.md, "bpftime's map types").
- */
-static const struct map_type_rule {
-	uint32_t type, impl;
-	int host_memory;
-	const char *name;
-} map_types[] = {
-	{ EGPU_MAP_HASH, EGPU_MAP_HASH, 0, "hash" },
-	{ EGPU_MAP_ARRAY, EGPU_MAP_ARRAY, 0, "array" },
-	{ EGPU_MAP_PERF_EVENT_ARRAY, EGPU_MAP_PERF_EVENT_ARRAY, 0,
-	  "perf_event_array" },
-	{ EGPU_MAP_PERCPU_ARRAY, EGPU_MAP_PERCPU_ARRAY, 0, "percpu_array" },
-	{ EGPU_MAP_RINGBUF, EGPU_MAP_RINGBUF, 0, "ringbuf" },
-	{ EGPU_MAP_GPU_HASH, EGPU_MAP_HASH, 0, "gpu_hash" },
-	{ EGPU_MAP_PERTHREAD_ARRAY, EGPU_MAP_PERTHREAD_ARRAY, 0,
-	  "perthread_array" },
-	{ EGPU_MAP_GPU_ARRAY, EGPU_MAP_GPU_ARRAY, 0, "gpu_array" },
-	{ EGPU_MAP_GPU_KERNEL_SHARED_ARRAY, EGPU_MAP_GPU_ARRAY, 0,
-	  "gpu_kernel_shared_array" },
-	{ EGPU_MAP_PERTHREAD_ARRAY_HOST, EGPU_MAP_PERTHREAD_ARRAY, 1,
-	  "perthread_array_host" },
-	{ EGPU_MAP_GPU_ARRAY_HOST, EGPU_MAP_GPU_ARRAY, 1, "gpu_array_host" },
-	{ EGPU_MAP_GPU_RINGBUF, EGPU_MAP_GPU_RINGBUF, 0, "gpu_ringbuf" },
-	{ EGPU_MAP_THREAD_LOCAL, EGPU_MAP_THREAD_LOCAL, 0, "thread_local" },
-	{ EGPU_MAP_SM_ARRAY, EGPU_MAP_SM_ARRAY, 0, "sm_array" },
-};
-
-static const struct map_type_rule *map_type_rule(uint32_t type)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(map_types); i++)
-		if (map_types[i].type == type)
-			return &map_types[i];
-	return NULL;
-}
-
-const char *object_map_type_name(uint32_t type)
-{
-	const struct map_type_rule *rule = map_type_rule(type);
-
-	return rule ? rule->name : "unknown";
-}
 
 static int map_type_unsupported(const struct object_map_desc *d)
 {
@@ -65,7 +20,7 @@ static int map_type_unsupported(const struct object_map_desc *d)
 	int err;
 
 	sb_init(&sb);
-	for (size_t i = 0; i < ARRAY_SIZE(map_types); i++)
+	for (size_t i = 0; i < map_type_cnt; i++)
 		sb_printf(&sb, "%s%u %s", i ? ", " : "", map_types[i].type,
 			  map_types[i].name);
 	err = err_set(EGPU_ENOTSUP,
@@ -88,13 +43,13 @@ static bool all_zero(const uint8_t *p, size_t len)
 	return true;
 }
 
-static int map_init(struct bpf_map_spec *m, const struct object_map_desc *d,
-		    const struct map_type_rule *rule)
+static int map_init(struct map_spec *m, const struct object_map_desc *d,
+		    const struct map_type_info *rule)
 {
 	m->name = strdup(d->name);
 	m->type = rule->impl;
 	m->declared_type = rule->impl != d->type ? d->type : 0;
-	m->host_memory = rule->host_memory;
+	m->host_memory = !!(rule->traits & MAP_T_HOST_MEMORY);
 	m->key_size = d->key_size;
 	m->value_size = d->value_size;
 	m->max_entries = d->max_entries;
@@ -119,9 +74,9 @@ static int map_init(struct bpf_map_spec *m, const struct object_map_desc *d,
 
 static int add_map(const struct object_map_desc *d, void *arg)
 {
-	struct bpf_object_spec *spec = arg;
-	const struct map_type_rule *rule = map_type_rule(d->type);
-	struct bpf_map_spec *maps, *m;
+	struct object_spec *spec = arg;
+	const struct map_type_info *rule = map_type_find(d->type);
+	struct map_spec *maps, *m;
 	int err;
 
 	if (!rule)
@@ -251,7 +206,7 @@ static int check_elf_shape(const uint8_t *elf, size_t len)
 }
 
 static int read_elf(const void *elf, size_t len, const char *name,
-		    struct bpf_object_spec *spec)
+		    struct object_spec *spec)
 {
 	struct object_visitor v = { add_map, add_prog, spec };
 	char *obj_name;
@@ -277,17 +232,15 @@ static int read_elf(const void *elf, size_t len, const char *name,
 	return 0;
 }
 
-int object_parse_elf(const void *elf, size_t len, const char *name, int abi,
-		     struct bpf_object_spec *out)
+int object_parse_elf(const void *elf, size_t len, const char *name,
+		     struct object_spec *out)
 {
-	struct bpf_object_spec spec = { 0 };
+	struct object_spec spec = { 0 };
 	int err;
 
 	if (!name || !*name)
 		name = "object";
 	err = read_elf(elf, len, name, &spec);
-	if (!err)
-		err = object_spec_check(&spec, abi);
 	if (err) {
 		err_prefix("object '%s'", name);
 		object_spec_free(&spec);

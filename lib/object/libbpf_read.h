@@ -64,7 +64,7 @@ Elf_Data *object_elf_section(Elf *elf, const char *name);
  * of ELF image @elf, where there is any. Malformed line info is ignored
  * (it only annotates messages); fails only for lack of memory.
  */
-struct bpf_object_spec;
-int object_read_lines(const void *elf, size_t len, struct bpf_object_spec *spec);
+struct object_spec;
+int object_read_lines(const void *elf, size_t len, struct object_spec *spec);
 
 #endif

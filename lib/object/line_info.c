@@ -108,7 +108,7 @@ static bool func_symbol(Elf *elf, const char *name, const char *section,
 }
 
 /* Add the records of block @blk (@n of @rec bytes) inside @sym to @p. */
-static int add_block(struct bpf_prog_spec *p, const struct btf_lines *b,
+static int add_block(struct prog_spec *p, const struct btf_lines *b,
 		     const uint8_t *blk, uint32_t n, uint32_t rec,
 		     const GElf_Sym *sym)
 {
@@ -139,7 +139,7 @@ static int by_insn(const void *a, const void *b)
 }
 
 static int prog_lines(Elf *elf, const struct btf_lines *b,
-		      struct bpf_prog_spec *p)
+		      struct prog_spec *p)
 {
 	uint32_t rec = rd32(b->recs), pos = 4;
 	GElf_Sym sym;
@@ -170,7 +170,7 @@ static int prog_lines(Elf *elf, const struct btf_lines *b,
 	return 0;
 }
 
-int object_read_lines(const void *image, size_t len, struct bpf_object_spec *spec)
+int object_read_lines(const void *image, size_t len, struct object_spec *spec)
 {
 	struct btf_lines b;
 	char *copy = malloc(len ? len : 1);

@@ -12,10 +12,10 @@
 
 #include "core/bpf.h"
 
-struct bpf_object_spec {
-	struct bpf_prog_spec *progs;
+struct object_spec {
+	struct prog_spec *progs;
 	size_t prog_cnt;
-	struct bpf_map_spec *maps;
+	struct map_spec *maps;
 	size_t map_cnt;
 };
 
@@ -24,12 +24,12 @@ struct bpf_object_spec {
  * negative EGPU_E* code with a message naming the program, instruction and
  * reason; *out is untouched.
  */
-int object_parse_elf(const void *elf, size_t len, const char *name, int abi,
-		     struct bpf_object_spec *out);
+int object_parse_elf(const void *elf, size_t len, const char *name,
+		     struct object_spec *out);
 /* One program named "prog" from raw instructions; no maps. */
-int object_parse_raw(const void *insns, size_t len, int abi,
-		     struct bpf_object_spec *out);
-void object_spec_free(struct bpf_object_spec *spec);
+int object_parse_raw(const void *insns, size_t len,
+		     struct object_spec *out);
+void object_spec_free(struct object_spec *spec);
 
 /* Attach point and kernel pattern named by a section, e.g. "gpu/exit/k*". */
 int object_attach_from_section(const char *section, char **kernel);
@@ -40,8 +40,5 @@ int object_attach_from_section(const char *section, char **kernel);
  */
 int object_mem_filter_from_section(const char *section, uint32_t *spaces,
 				   uint32_t *kinds);
-
-/* A map type's name ("hash", "gpu_array_host"), "unknown" if unsupported. */
-const char *object_map_type_name(uint32_t type);
 
 #endif

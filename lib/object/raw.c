@@ -3,10 +3,10 @@
 #include "core/core.h"
 #include "object/spec.h"
 
-int object_parse_raw(const void *insns, size_t len, int abi,
-		     struct bpf_object_spec *out)
+int object_parse_raw(const void *insns, size_t len,
+		     struct object_spec *out)
 {
-	struct bpf_object_spec spec = { 0 };
+	struct object_spec spec = { 0 };
 	int err;
 
 	if (!len)
@@ -19,8 +19,6 @@ int object_parse_raw(const void *insns, size_t len, int abi,
 			       len);
 	err = object_spec_add_prog(&spec, "prog", "", insns,
 				   len / sizeof(struct bpf_insn));
-	if (!err)
-		err = object_spec_check(&spec, abi);
 	if (err) {
 		object_spec_free(&spec);
 		return err;

@@ -4,9 +4,8 @@
 
 #include "core/core.h"
 #include "object/spec.h"
-#include "verifier/verifier.h"
 
-static void prog_free(struct bpf_prog_spec *p)
+static void prog_free(struct prog_spec *p)
 {
 	free(p->name);
 	free(p->section);
@@ -16,7 +15,7 @@ static void prog_free(struct bpf_prog_spec *p)
 	free(p->line_strs);
 }
 
-void object_spec_free(struct bpf_object_spec *spec)
+void object_spec_free(struct object_spec *spec)
 {
 	if (!spec)
 		return;
@@ -31,7 +30,7 @@ void object_spec_free(struct bpf_object_spec *spec)
 	memset(spec, 0, sizeof(*spec));
 }
 
-static int prog_init(struct bpf_prog_spec *p, const char *name,
+static int prog_init(struct prog_spec *p, const char *name,
 		     const char *section, const void *insns, size_t insn_cnt)
 {
 	int at = object_attach_from_section(section, &p->kernel);
@@ -56,11 +55,11 @@ static int prog_init(struct bpf_prog_spec *p, const char *name,
 	return 0;
 }
 
-int object_spec_add_prog(struct bpf_object_spec *spec, const char *name,
+int object_spec_add_prog(struct object_spec *spec, const char *name,
 			 const char *section, const void *insns,
 			 size_t insn_cnt)
 {
-	struct bpf_prog_spec *progs, *p;
+	struct prog_spec *progs, *p;
 	int err;
 
 	progs = realloc(spec->progs, (spec->prog_cnt + 1) * sizeof(*progs));
@@ -76,17 +75,5 @@ int object_spec_add_prog(struct bpf_object_spec *spec, const char *name,
 		return err;
 	}
 	spec->prog_cnt++;
-	return 0;
-}
-
-int object_spec_check(const struct bpf_object_spec *spec, int abi)
-{
-	for (size_t i = 0; i < spec->prog_cnt; i++) {
-		int err = verifier_check_insns(&spec->progs[i], spec->map_cnt,
-					       abi);
-
-		if (err)
-			return err;
-	}
 	return 0;
 }

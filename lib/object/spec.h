@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Building a struct bpf_object_spec, shared by the ELF and raw loaders. */
+/* Building a struct object_spec, shared by the ELF and raw loaders. */
 #ifndef EGPU_OBJECT_SPEC_H
 #define EGPU_OBJECT_SPEC_H
 
@@ -9,10 +9,8 @@
  * Append a program: copies @name, @section and @insn_cnt instructions, and
  * reads the attach point and kernel pattern from @section.
  */
-int object_spec_add_prog(struct bpf_object_spec *spec, const char *name,
+int object_spec_add_prog(struct object_spec *spec, const char *name,
 			 const char *section, const void *insns,
 			 size_t insn_cnt);
-/* Run the structural verifier on every program. */
-int object_spec_check(const struct bpf_object_spec *spec, int abi);
 
 #endif

@@ -30,15 +30,8 @@
 
 static int add_name(struct scan *sc, uint32_t tok, bool family, uint32_t bytes)
 {
-	if (sc->n == sc->cap) {
-		size_t cap = sc->cap ? sc->cap * 2 : 32;
-		struct own_name *v = realloc(sc->names, cap * sizeof(*v));
-
-		if (!v)
-			return err_set(EGPU_ENOMEM, "PTX: out of memory");
-		sc->names = v;
-		sc->cap = cap;
-	}
+	if (!ARRAY_GROW(sc->names, sc->cap, sc->n, 32))
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
 	sc->names[sc->n++] = (struct own_name){ tok, family, (uint8_t)bytes };
 	return 0;
 }

@@ -23,15 +23,8 @@
 static int sym_add(struct symtab *t, const struct ptx_module *m,
 		   const struct ptx_item *it)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct sym *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return err_set(EGPU_ENOMEM, "PTX: out of memory");
-		t->v = v;
-		t->cap = cap;
-	}
+	if (!ARRAY_GROW(t->v, t->cap, t->n, 64))
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
 	t->v[t->n++] = (struct sym){ m, it };
 	return 0;
 }

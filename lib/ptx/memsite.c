@@ -21,10 +21,6 @@
 #include "core/mem_ctx.h"
 #include "egpu/ctx.h"
 #include "ptx/memplan.h"
-#include "verifier/verifier.h"
-
-_Static_assert(sizeof(struct egpu_mem_ctx) == VERIFIER_CTX_MEM_SIZE,
-	       "the verifier checks mem probes against this ctx");
 /* The ctx is stored as {addr, text}, {kernel_id | site << 32,
  * size | kind << 32 | space << 48}, {line | reserved << 32}, value. */
 _Static_assert(offsetof(struct egpu_mem_ctx, text) == 8 &&

@@ -366,24 +366,17 @@ static int parse_item(struct parser *p, struct ptx_item *it)
 }
 
 static int add_item(struct ptx_module *m, const struct ptx_item *it,
-		    uint32_t *cap)
+		    size_t *cap)
 {
-	struct ptx_item *items = m->items;
-
-	if (m->nitems == *cap) {
-		*cap = *cap ? *cap * 2 : 64;
-		items = realloc(m->items, (size_t)*cap * sizeof(*items));
-		if (!items)
-			return err_set(EGPU_ENOMEM, "PTX: out of memory");
-		m->items = items;
-	}
-	items[m->nitems++] = *it;
+	if (!ARRAY_GROW(m->items, *cap, m->nitems, 64))
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	m->items[m->nitems++] = *it;
 	return 0;
 }
 
 static int parse_items(struct parser *p)
 {
-	uint32_t cap = 0;
+	size_t cap = 0;
 	int err = 0;
 
 	while (!err && !at_kind(p, TOK_EOF)) {

@@ -103,18 +103,11 @@ static int parse_param(struct parser *p, struct ptx_param *prm)
 }
 
 static int add_param(struct ptx_func *f, const struct ptx_param *prm,
-		     uint32_t *cap)
+		     size_t *cap)
 {
-	struct ptx_param *v = f->params;
-
-	if (f->nparams == *cap) {
-		*cap = *cap ? *cap * 2 : 8;
-		v = realloc(f->params, (size_t)*cap * sizeof(*v));
-		if (!v)
-			return err_set(EGPU_ENOMEM, "PTX: out of memory");
-		f->params = v;
-	}
-	v[f->nparams++] = *prm;
+	if (!ARRAY_GROW(f->params, *cap, f->nparams, 8))
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	f->params[f->nparams++] = *prm;
 	return 0;
 }
 
@@ -140,7 +133,7 @@ static void layout_params(struct ptx_func *f)
 /* ( [param {, param}] ): input parameters are kept, return ones counted. */
 static int parse_params(struct parser *p, struct ptx_func *f, bool ret)
 {
-	uint32_t cap = 0;
+	size_t cap = 0;
 	int err;
 
 	err = expect(p, "(");
@@ -274,25 +267,18 @@ static int parse_stmt(struct parser *p, struct ptx_stmt *st)
 }
 
 static int add_stmt(struct ptx_func *f, const struct ptx_stmt *st,
-		    uint32_t *cap)
+		    size_t *cap)
 {
-	struct ptx_stmt *v = f->stmts;
-
-	if (f->nstmts == *cap) {
-		*cap = *cap ? *cap * 2 : 64;
-		v = realloc(f->stmts, (size_t)*cap * sizeof(*v));
-		if (!v)
-			return err_set(EGPU_ENOMEM, "PTX: out of memory");
-		f->stmts = v;
-	}
-	v[f->nstmts++] = *st;
+	if (!ARRAY_GROW(f->stmts, *cap, f->nstmts, 64))
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	f->stmts[f->nstmts++] = *st;
 	return 0;
 }
 
 /* { statements } with nested scopes; the last '}' is a statement too. */
 static int parse_body(struct parser *p, struct ptx_func *f)
 {
-	uint32_t cap = 0;
+	size_t cap = 0;
 	uint16_t depth = 1;
 	int err = 0;
 

@@ -23,15 +23,8 @@ void edits_free(struct edits *e)
 
 struct strbuf *edit_at(struct edits *e, uint32_t off, uint32_t del)
 {
-	if (e->n == e->cap) {
-		size_t cap = e->cap ? e->cap * 2 : 32;
-		struct edit *v = realloc(e->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		e->v = v;
-		e->cap = cap;
-	}
+	if (!ARRAY_GROW(e->v, e->cap, e->n, 32))
+		return NULL;
 	e->v[e->n] = (struct edit){
 		.off = off, .del = del, .ins = e->text.len, .seq = e->n,
 	};

@@ -109,16 +109,9 @@ static void add_op(struct collect *c, const struct trace_op *op)
 		c->lost++;
 		return;
 	}
-	if (c->op_n == c->op_cap) {
-		size_t cap = c->op_cap ? c->op_cap * 2 : 4096;
-		struct trace_op *ops = realloc(c->ops, cap * sizeof(*ops));
-
-		if (!ops) {
-			c->lost++;
-			return;
-		}
-		c->ops = ops;
-		c->op_cap = cap;
+	if (!ARRAY_GROW(c->ops, c->op_cap, c->op_n, 4096)) {
+		c->lost++;
+		return;
 	}
 	c->ops[c->op_n++] = *op;
 }

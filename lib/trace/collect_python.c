@@ -316,15 +316,8 @@ static int64_t frame_id(struct pyframes *p, PyObject *frame, PyObject *code,
 			goto out;
 		table_find(p, code, pos, &slot);
 	}
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 256;
-		struct py_frame *f = realloc(p->frames, cap * sizeof(*f));
-
-		if (!f)
-			goto out;
-		p->frames = f;
-		p->cap = cap;
-	}
+	if (!ARRAY_GROW(p->frames, p->cap, p->n, 256))
+		goto out;
 	if (!(s = strpool_add(&p->pool, text, strlen(text))))
 		goto out;
 	p->api.Py_IncRef(code);

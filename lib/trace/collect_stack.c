@@ -274,15 +274,8 @@ static int64_t stack_index(struct builder *b, uint32_t n)
 	for (; b->set.slot[i]; i = (i + 1) & (b->set.cap - 1))
 		if (stack_eq(&td->stacks[b->set.slot[i] - 1], b->frames, n))
 			return b->set.slot[i] - 1;
-	if (td->stack_cnt == b->stack_cap) {
-		size_t cap = b->stack_cap ? b->stack_cap * 2 : 256;
-
-		st = realloc(td->stacks, cap * sizeof(*st));
-		if (!st)
-			return -1;
-		td->stacks = st;
-		b->stack_cap = cap;
-	}
+	if (!ARRAY_GROW(td->stacks, b->stack_cap, td->stack_cnt, 256))
+		return -1;
 	st = &td->stacks[td->stack_cnt];
 	st->frames = malloc(n * sizeof(*st->frames));
 	if (!st->frames)

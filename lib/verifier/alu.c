@@ -6,7 +6,7 @@
  */
 #include <inttypes.h>
 
-#include "protos.h"
+#include "core/map_types.h"
 #include "vstate.h"
 
 static const char *op_name(uint8_t op)
@@ -305,7 +305,7 @@ int check_lddw(struct verifier *v, const struct bpf_insn *insn)
 {
 	struct reg *dst = &cur_regs(v)[insn->dst_reg];
 	int32_t hi = insn[1].imm;
-	const struct bpf_map_spec *m;
+	const struct map_spec *m;
 	int err = reg_writable(v, insn->dst_reg);
 
 	if (err)
@@ -331,10 +331,10 @@ int check_lddw(struct verifier *v, const struct bpf_insn *insn)
 		dst->type = REG_MAP_HANDLE;
 		return 0;
 	}
-	if (!map_is_array(m->type) || m->max_entries < 1)
+	if (!map_type_has(m->type, MAP_T_DIRECT_VALUE) || m->max_entries < 1)
 		return vfail(v, "direct value access needs an array map; '%s' "
 			     "is a %s map", m->name ? m->name : "?",
-			     egpu_map_type_str(m->type));
+			     map_type_name(m->type));
 	if (hi < 0 || (uint32_t)hi >= m->value_size)
 		return vfail(v, "direct value offset %" PRId32 " outside map "
 			     "'%s' (value_size %" PRIu32 ")", hi,

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helper calls (arguments checked against lib/verifier/protos.c), bpf-to-bpf
- * calls (a new frame, at most BPF_MAX_CALL_DEPTH deep), and exits.
+ * Helper calls (arguments checked against their prototypes in
+ * lib/core/helpers.c), bpf-to-bpf calls (a new frame, at most
+ * BPF_MAX_CALL_DEPTH deep), and exits.
  */
 #include <inttypes.h>
 #include <string.h>
 
 #include "core/helpers.h"
-#include "protos.h"
+#include "core/map_types.h"
 #include "vstate.h"
 
 static const char *const attach_names[] = {
@@ -24,20 +25,20 @@ struct call_meta {
 	uint64_t key;
 };
 
-static int check_map_arg(struct verifier *v, const struct helper_proto *p,
+static int check_map_arg(struct verifier *v, const struct helper_info *p,
 			 int regno, struct call_meta *m)
 {
 	const struct reg *r = &cur_regs(v)[regno];
-	const struct bpf_map_spec *spec;
+	const struct map_spec *spec;
 
 	if (r->type != REG_MAP_HANDLE)
 		return vfail(v, "r%d must be a map for %s, got %s", regno,
 			     m->name, reg_type_name(r));
 	spec = &v->maps[r->map];
-	if (!map_in_group(spec->type, p->maps))
+	if (!map_type_has(spec->type, p->maps))
 		return vfail(v, "map '%s' (%s, type %" PRIu32 ") cannot be "
 			     "used with %s", spec->name ? spec->name : "?",
-			     egpu_map_type_str(spec->type), spec->type, m->name);
+			     map_type_name(spec->type), spec->type, m->name);
 	if (spec->type == EGPU_MAP_THREAD_LOCAL && p->id != HELPER_MAP_LOOKUP)
 		return vfail(v, "thread-local map '%s' can only be looked up with a constant key (%s needs memory; its values are registers)",
 			     spec->name ? spec->name : "?", m->name);
@@ -47,7 +48,7 @@ static int check_map_arg(struct verifier *v, const struct helper_proto *p,
 
 /* A thread-local key must be a constant: registers cannot be indexed. */
 static int check_thread_local_key(struct verifier *v, int regno,
-				  const struct bpf_map_spec *spec,
+				  const struct map_spec *spec,
 				  struct call_meta *m)
 {
 	m->key_known = stack_const(v, regno, spec->key_size, &m->key);
@@ -61,7 +62,7 @@ static int check_map_mem_arg(struct verifier *v, int regno, bool key,
 			     struct call_meta *m)
 {
 	struct scalar size;
-	const struct bpf_map_spec *spec;
+	const struct map_spec *spec;
 	int err;
 
 	if (m->map < 0)
@@ -79,7 +80,7 @@ static int check_no_thread_local(struct verifier *v, int regno,
 				 const struct call_meta *m)
 {
 	const struct reg *r = &cur_regs(v)[regno];
-	const struct bpf_map_spec *spec;
+	const struct map_spec *spec;
 
 	if (r->type != REG_PTR_MAP_VALUE && r->type != REG_PTR_MAP_VALUE_OR_NULL)
 		return 0;
@@ -90,7 +91,7 @@ static int check_no_thread_local(struct verifier *v, int regno,
 		     regno, spec->name ? spec->name : "?", m->name);
 }
 
-static int check_size_arg(struct verifier *v, const struct helper_proto *p,
+static int check_size_arg(struct verifier *v, const struct helper_info *p,
 			  int regno, bool zero_ok, const struct call_meta *m)
 {
 	enum access acc = p->args[regno - 2] == ARG_MEM_OUT ? ACCESS_WRITE :
@@ -141,7 +142,7 @@ static bool nul_after(const char *s, size_t len, int64_t off)
 static int check_str_arg(struct verifier *v, int regno)
 {
 	const struct reg *r = &cur_regs(v)[regno];
-	const struct bpf_map_spec *spec;
+	const struct map_spec *spec;
 	size_t len;
 
 	if (r->type != REG_PTR_MAP_VALUE || !v->maps[r->map].readonly ||
@@ -195,7 +196,7 @@ static int check_shared_u64_arg(struct verifier *v, int regno,
  * initialised (on the GPU the call gets a copy of them); writable too
  * unless const. Named after the registered signature in messages.
  */
-static int check_user_buf_arg(struct verifier *v, const struct helper_proto *p,
+static int check_user_buf_arg(struct verifier *v, const struct helper_info *p,
 			      int regno, const struct call_meta *m)
 {
 	const struct reg *r = &cur_regs(v)[regno];
@@ -218,7 +219,7 @@ static int check_user_buf_arg(struct verifier *v, const struct helper_proto *p,
 	return err;
 }
 
-static int check_arg(struct verifier *v, const struct helper_proto *p,
+static int check_arg(struct verifier *v, const struct helper_info *p,
 		     int regno, struct call_meta *m)
 {
 	const struct reg *r = &cur_regs(v)[regno];
@@ -297,7 +298,7 @@ static void release_one(struct reg *r, void *arg)
 	}
 }
 
-static int set_result(struct verifier *v, const struct helper_proto *p,
+static int set_result(struct verifier *v, const struct helper_info *p,
 		      const struct call_meta *m, const struct reg *arg1)
 {
 	struct reg *r0 = &cur_regs(v)[0];
@@ -337,12 +338,9 @@ static int set_result(struct verifier *v, const struct helper_proto *p,
 
 int check_helper_call(struct verifier *v, int32_t id)
 {
-	struct helper_proto scratch;
-	const struct helper_proto *p = proto_lookup(id, v->opts.abi,
-						    v->opts.users, &scratch);
-	const struct helper_info *h = helper_lookup(id, v->opts.abi,
+	const struct helper_info *p = helper_lookup(id, v->opts.abi,
 						    v->opts.users);
-	struct call_meta m = { .name = h ? h->name : "?", .map = -1 };
+	struct call_meta m = { .name = p ? p->name : "?", .map = -1 };
 	struct reg arg1 = cur_regs(v)[1];
 	int err;
 
@@ -361,7 +359,7 @@ int check_helper_call(struct verifier *v, int32_t id)
 		if (err)
 			return err;
 	}
-	if (p->ends_thread && v->cur->nrefs)
+	if ((p->flags & HELPER_ENDS_THREAD) && v->cur->nrefs)
 		return leaked_ref(v, "before exit_thread");
 	if (m.release) {
 		struct release rel = { m.release, v->cur->insn };

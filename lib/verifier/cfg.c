@@ -6,7 +6,8 @@
  */
 #include <stdlib.h>
 
-#include "protos.h"
+#include "core/helpers.h"
+#include "core/map_types.h"
 #include "vstate.h"
 
 #define ARG_REGS 0x3e  /* r1-r5 */
@@ -151,9 +152,8 @@ static int mark_jumps(struct verifier *v)
 /* The argument registers a helper reads (all five if it is unknown). */
 static uint16_t helper_uses(const struct verifier *v, int32_t id)
 {
-	struct helper_proto scratch;
-	const struct helper_proto *p = proto_lookup(id, v->opts.abi,
-						    v->opts.users, &scratch);
+	const struct helper_info *p = helper_lookup(id, v->opts.abi,
+						    v->opts.users);
 	uint16_t use = 0;
 
 	if (!p)

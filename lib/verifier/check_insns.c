@@ -18,6 +18,7 @@
 
 #include "core/core.h"
 #include "core/helpers.h"
+#include "object/object.h"
 #include "verifier/verifier.h"
 
 #define REG_FP 10
@@ -40,7 +41,7 @@ enum {
 };
 
 struct checker {
-	const struct bpf_prog_spec *prog;
+	const struct prog_spec *prog;
 	size_t map_cnt;
 	int abi;
 	uint8_t *marks;
@@ -653,7 +654,7 @@ static int check_control_flow(struct checker *c)
 	return 0;
 }
 
-int verifier_check_insns(const struct bpf_prog_spec *prog, size_t map_cnt,
+int verifier_check_insns(const struct prog_spec *prog, size_t map_cnt,
 			 int abi)
 {
 	struct checker c = { .prog = prog, .map_cnt = map_cnt, .abi = abi };
@@ -675,4 +676,16 @@ int verifier_check_insns(const struct bpf_prog_spec *prog, size_t map_cnt,
 	free(c.marks);
 	free(c.subprog);
 	return err;
+}
+
+int verifier_check_object(const struct object_spec *spec, int abi)
+{
+	for (size_t i = 0; i < spec->prog_cnt; i++) {
+		int err = verifier_check_insns(&spec->progs[i], spec->map_cnt,
+					       abi);
+
+		if (err)
+			return err;
+	}
+	return 0;
 }

@@ -32,7 +32,8 @@
  */
 #include <stdlib.h>
 
-#include "protos.h"
+#include "core/helpers.h"
+#include "core/map_types.h"
 #include "vstate.h"
 
 #define R0 0x1u
@@ -116,7 +117,7 @@ static struct demand atomic_demand(const struct demand_ctx *c, size_t i,
  * plain numbers. A memory argument's address matters (its bounds are
  * checked), the bytes it points to do not: the helper reads them as data.
  */
-static uint16_t helper_arg_demand(const struct helper_proto *p,
+static uint16_t helper_arg_demand(const struct helper_info *p,
 				  bool r0_wanted)
 {
 	uint16_t d = 0;
@@ -134,10 +135,9 @@ static uint16_t helper_arg_demand(const struct helper_proto *p,
 static struct demand helper_demand(const struct demand_ctx *c, size_t i,
 				   struct demand out)
 {
-	struct helper_proto scratch;
-	const struct helper_proto *p = proto_lookup(c->v->insns[i].imm,
+	const struct helper_info *p = helper_lookup(c->v->insns[i].imm,
 						    c->v->opts.abi,
-						    c->v->opts.users, &scratch);
+						    c->v->opts.users);
 	bool r0_wanted = out.regs & R0;
 
 	out.regs &= (uint16_t)~(ARGS | R0);

@@ -125,7 +125,7 @@ static void disasm_mem(struct strbuf *sb, const struct bpf_insn *insn)
 	}
 }
 
-static const char *map_name(const struct bpf_map_spec *maps, size_t map_cnt,
+static const char *map_name(const struct map_spec *maps, size_t map_cnt,
 			    int32_t idx)
 {
 	if (maps && idx >= 0 && (size_t)idx < map_cnt && maps[idx].name)
@@ -135,7 +135,7 @@ static const char *map_name(const struct bpf_map_spec *maps, size_t map_cnt,
 
 static void disasm_lddw(struct strbuf *sb, const struct bpf_insn *insns,
 			size_t cnt, size_t idx,
-			const struct bpf_map_spec *maps, size_t map_cnt)
+			const struct map_spec *maps, size_t map_cnt)
 {
 	const struct bpf_insn *insn = &insns[idx];
 	int32_t next = idx + 1 < cnt ? insns[idx + 1].imm : 0;
@@ -210,7 +210,7 @@ static void disasm_jmp(struct strbuf *sb, const struct bpf_insn *insn,
 }
 
 void verifier_disasm(struct strbuf *sb, const struct bpf_insn *insns,
-		     size_t cnt, size_t idx, const struct bpf_map_spec *maps,
+		     size_t cnt, size_t idx, const struct map_spec *maps,
 		     size_t map_cnt, int abi)
 {
 	const struct bpf_insn *insn = &insns[idx];
@@ -237,19 +237,6 @@ void verifier_disasm(struct strbuf *sb, const struct bpf_insn *insns,
 				  BPF_MODE(insn->code) == BPF_IND ? "ind" :
 				  "abs", (uint32_t)insn->imm);
 		break;
-	}
-}
-
-void verifier_dump(struct strbuf *sb, const struct bpf_prog_spec *prog,
-		   const struct bpf_map_spec *maps, size_t map_cnt, int abi)
-{
-	for (size_t i = 0; i < prog->insn_cnt; i++) {
-		sb_printf(sb, "%4zu: ", i);
-		verifier_disasm(sb, prog->insns, prog->insn_cnt, i, maps,
-				map_cnt, abi);
-		sb_adds(sb, "\n");
-		if (bpf_is_lddw(&prog->insns[i]))
-			i++;
 	}
 }
 

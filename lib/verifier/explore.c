@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "egpu/ctx.h"
 #include "vstate.h"
 
 /* execute(): the path ended at an exit. */
@@ -389,21 +390,22 @@ static void replay(struct verifier *v)
 	v->stats = saved_stats;
 }
 
+/* Bytes of r1: the structs of include/egpu/ctx.h at attach points. */
 static uint32_t ctx_size(const struct verifier_opts *o)
 {
 	switch (o->attach) {
 	case EGPU_ATTACH_ENTRY:
 	case EGPU_ATTACH_EXIT:
-		return VERIFIER_CTX_KERNEL_SIZE;
+		return sizeof(struct egpu_kernel_ctx);
 	case EGPU_ATTACH_MEM:
-		return VERIFIER_CTX_MEM_SIZE;
+		return sizeof(struct egpu_mem_ctx);
 	default:
 		return o->ctx_size;
 	}
 }
 
-static int check_args(const struct bpf_prog_spec *prog,
-		      const struct bpf_map_spec *maps, size_t map_cnt,
+static int check_args(const struct prog_spec *prog,
+		      const struct map_spec *maps, size_t map_cnt,
 		      const struct verifier_opts *o)
 {
 	if (!prog || !prog->insns || !prog->insn_cnt)
@@ -435,8 +437,8 @@ static int run(struct verifier *v)
 	return err;
 }
 
-int verifier_run(const struct bpf_prog_spec *prog,
-		 const struct bpf_map_spec *maps, size_t map_cnt,
+int verifier_run(const struct prog_spec *prog,
+		 const struct map_spec *maps, size_t map_cnt,
 		 const struct verifier_opts *opts,
 		 struct verifier_stats *stats)
 {

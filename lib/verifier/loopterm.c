@@ -25,7 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protos.h"
+#include "core/helpers.h"
+#include "core/map_types.h"
 #include "vstate.h"
 
 #define MAX_SLOTS 64          /* the 512-byte frame */
@@ -261,9 +262,8 @@ static void exec_mem(const struct analysis *a, struct path *p,
 /* A helper may write the stack through a pointer argument. */
 static bool helper_writes_memory(const struct verifier *v, int32_t id)
 {
-	struct helper_proto scratch;
-	const struct helper_proto *h = proto_lookup(id, v->opts.abi,
-						    v->opts.users, &scratch);
+	const struct helper_info *h = helper_lookup(id, v->opts.abi,
+						    v->opts.users);
 
 	for (int i = 0; h && i < 5; i++)
 		if (h->args[i] == ARG_MEM_OUT || h->args[i] == ARG_U64_OUT ||

@@ -5,10 +5,12 @@
  * aligned, and (on the stack) to read only bytes written before.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/helpers.h"
+#include "egpu/ctx.h"
 #include "vstate.h"
 
 /* Name of the helper whose call produced a value, for messages. */
@@ -85,7 +87,7 @@ static int pointer_region(struct verifier *v, int regno, enum access acc,
 			  struct region *rg)
 {
 	const struct reg *r = &cur_regs(v)[regno];
-	const struct bpf_map_spec *m;
+	const struct map_spec *m;
 
 	*rg = (struct region){ .aligned = true, .writable = true };
 	switch (r->type) {
@@ -413,7 +415,7 @@ static bool loads_params(const struct verifier *v, const struct reg *ptr,
 			 int64_t lo, uint32_t size)
 {
 	return ptr->type == REG_PTR_CTX && size == 8 &&
-	       lo == VERIFIER_CTX_PARAMS_OFF &&
+	       lo == offsetof(struct egpu_kernel_ctx, params) &&
 	       (v->opts.attach == EGPU_ATTACH_ENTRY ||
 		v->opts.attach == EGPU_ATTACH_EXIT);
 }

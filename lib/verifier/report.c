@@ -27,7 +27,7 @@ static bool logging_steps(const struct verifier *v)
 }
 
 /* The line instruction @insn comes from, or NULL. */
-static const struct bpf_line_info *line_of(const struct bpf_prog_spec *p,
+static const struct bpf_line_info *line_of(const struct prog_spec *p,
 					   int insn)
 {
 	size_t lo = 0, hi = p->line_cnt;
@@ -47,7 +47,7 @@ static const struct bpf_line_info *line_of(const struct bpf_prog_spec *p,
 }
 
 /* The file's base name and the line's text without leading blanks. */
-static void line_parts(const struct bpf_prog_spec *p,
+static void line_parts(const struct prog_spec *p,
 		       const struct bpf_line_info *l, const char **file,
 		       const char **text)
 {
@@ -62,7 +62,7 @@ static void line_parts(const struct bpf_prog_spec *p,
 		(*text)++;
 }
 
-void source_line(struct strbuf *sb, const struct bpf_prog_spec *prog, int insn)
+void source_line(struct strbuf *sb, const struct prog_spec *prog, int insn)
 {
 	const struct bpf_line_info *l = line_of(prog, insn);
 	const char *file, *text;
@@ -102,7 +102,7 @@ void log_step(struct verifier *v, int insn)
 	sb_adds(sb, "\n");
 }
 
-void verifier_report(struct strbuf *sb, const struct bpf_prog_spec *prog,
+void verifier_report(struct strbuf *sb, const struct prog_spec *prog,
 		     int rc, const struct verifier_stats *st)
 {
 	const char *name = prog && prog->name ? prog->name : "?";

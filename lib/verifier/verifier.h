@@ -4,7 +4,8 @@
  *
  * verifier_check_insns() is the structural pass (valid opcodes, reserved
  * fields zero, jumps land on instructions and not inside lddw, known
- * helpers, calls into the program); the loader runs it on every program.
+ * helpers, calls into the program); egpu_load() runs it on every program
+ * of an object the loader read (verifier_check_object).
  * verifier_run() is the abstract interpreter that proves a program safe.
  */
 #ifndef EGPU_VERIFIER_H
@@ -14,8 +15,12 @@
 
 #include "core/bpf.h"
 
-int verifier_check_insns(const struct bpf_prog_spec *prog, size_t map_cnt,
+struct object_spec;
+
+int verifier_check_insns(const struct prog_spec *prog, size_t map_cnt,
 			 int abi);
+/* verifier_check_insns() on every program of @spec. */
+int verifier_check_object(const struct object_spec *spec, int abi);
 
 
 /*
@@ -33,13 +38,8 @@ struct user_helper;
 /* Instructions processed over all paths before a program is refused. */
 #define VERIFIER_MAX_INSNS 1000000
 
-/* Bytes of r1 at each attach point: the structs of include/egpu/ctx.h. */
-#define VERIFIER_CTX_KERNEL_SIZE 32 /* struct egpu_kernel_ctx (egpu/ctx.h) */
-/* Offset of egpu_kernel_ctx.params, a pointer the verifier follows */
-#define VERIFIER_CTX_PARAMS_OFF 8
 /* Most kernel parameter bytes a probe may read (CUDA 12.1's limit) */
 #define VERIFIER_PARAMS_MAX 32764
-#define VERIFIER_CTX_MEM_SIZE 48    /* struct egpu_mem_ctx */
 
 struct verifier_opts {
 	int abi;            /* enum egpu_helper_abi */
@@ -75,8 +75,8 @@ struct verifier_stats {
  * @opts may be NULL (GPU helpers, attach point EGPU_ATTACH_NONE, no ctx);
  * @stats may be NULL. Thread-safe: all state is local to the call.
  */
-int verifier_run(const struct bpf_prog_spec *prog,
-		 const struct bpf_map_spec *maps, size_t map_cnt,
+int verifier_run(const struct prog_spec *prog,
+		 const struct map_spec *maps, size_t map_cnt,
 		 const struct verifier_opts *opts,
 		 struct verifier_stats *stats);
 
@@ -86,17 +86,14 @@ int verifier_run(const struct bpf_prog_spec *prog,
  * named after @maps when given (may be NULL).
  */
 void verifier_disasm(struct strbuf *sb, const struct bpf_insn *insns,
-		     size_t cnt, size_t idx, const struct bpf_map_spec *maps,
+		     size_t cnt, size_t idx, const struct map_spec *maps,
 		     size_t map_cnt, int abi);
-/* A listing of the whole program, one "IDX: insn" line each. */
-void verifier_dump(struct strbuf *sb, const struct bpf_prog_spec *prog,
-		   const struct bpf_map_spec *maps, size_t map_cnt, int abi);
 /*
  * One line for a command-line tool after verifier_run() returned @rc:
  * "prog 'x': accepted (N insns processed, S states, peak P, stack B, T ms)"
  * or "prog 'x': refused: <message>".
  */
-void verifier_report(struct strbuf *sb, const struct bpf_prog_spec *prog,
+void verifier_report(struct strbuf *sb, const struct prog_spec *prog,
 		     int rc, const struct verifier_stats *stats);
 
 #endif

@@ -145,10 +145,10 @@ struct subprog {
 };
 
 struct verifier {
-	const struct bpf_prog_spec *prog;
+	const struct prog_spec *prog;
 	const struct bpf_insn *insns;
 	size_t cnt;
-	const struct bpf_map_spec *maps;
+	const struct map_spec *maps;
 	size_t map_cnt;
 	struct verifier_opts opts;
 	uint32_t ctx_size;
@@ -354,7 +354,7 @@ void log_step(struct verifier *v, int insn);
  * " at FILE:LINE: `TEXT`" for instruction @insn of @prog when its BTF line
  * info names one (clang -g), else nothing.
  */
-void source_line(struct strbuf *sb, const struct bpf_prog_spec *prog, int insn);
+void source_line(struct strbuf *sb, const struct prog_spec *prog, int insn);
 
 /* disasm.c */
 void disasm_insn(struct strbuf *sb, const struct verifier *v, int idx);

@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/core.h"
 #include "egpu.h"
+#include "verifier/verifier.h"
 #include "test_util.h"
 
 void tu_require_gpu(void)
@@ -124,4 +126,17 @@ int tu_run_suite(Suite *s, bool fork)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed ? 1 : 0;
+}
+
+void tu_verifier_dump(struct strbuf *sb, const struct prog_spec *prog,
+		      const struct map_spec *maps, size_t map_cnt, int abi)
+{
+	for (size_t i = 0; i < prog->insn_cnt; i++) {
+		sb_printf(sb, "%4zu: ", i);
+		verifier_disasm(sb, prog->insns, prog->insn_cnt, i, maps,
+				map_cnt, abi);
+		sb_adds(sb, "\n");
+		if (bpf_is_lddw(&prog->insns[i]))
+			i++;
+	}
 }

@@ -24,6 +24,12 @@ bool tu_ptxas(const char *ptx, size_t len, const char *arch, bool compile_only,
 char *tu_try_read_file(const char *path, size_t *len);
 /* The same, failing the test if the file cannot be read. */
 char *tu_read_file(const char *path, size_t *len);
+struct strbuf;
+struct prog_spec;
+struct map_spec;
+/* A listing of the whole program, one "IDX: insn" line each. */
+void tu_verifier_dump(struct strbuf *sb, const struct prog_spec *prog,
+		      const struct map_spec *maps, size_t map_cnt, int abi);
 /* Run @s, print its results, free it; 0 if every test passed. */
 int tu_run_suite(Suite *s, bool fork);
 

@@ -122,7 +122,7 @@ static struct dev_map *map_new(uint32_t type, uint32_t key_size,
 			       uint32_t value_size, uint32_t max_entries,
 			       uint32_t threads)
 {
-	struct bpf_map_spec spec = { .name = "test", .type = type,
+	struct map_spec spec = { .name = "test", .type = type,
 				     .key_size = key_size,
 				     .value_size = value_size,
 				     .max_entries = max_entries };
@@ -576,7 +576,7 @@ END_TEST
 START_TEST(host_array_round_trips)
 {
 	uint64_t init[5] = { 10, 11, 12, 13, 14 }, v, keys64[16];
-	struct bpf_map_spec spec = { .name = "arr", .type = EGPU_MAP_ARRAY,
+	struct map_spec spec = { .name = "arr", .type = EGPU_MAP_ARRAY,
 				     .key_size = 4, .value_size = 8,
 				     .max_entries = 16, .init = init,
 				     .init_len = sizeof(init) - 3 };

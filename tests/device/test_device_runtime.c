@@ -164,7 +164,7 @@ END_TEST
 static int new_map(uint32_t type, uint32_t key_size, uint32_t value_size,
 		   uint32_t max_entries, uint32_t threads)
 {
-	struct bpf_map_spec spec = { .name = "m", .type = type,
+	struct map_spec spec = { .name = "m", .type = type,
 				     .key_size = key_size,
 				     .value_size = value_size,
 				     .max_entries = max_entries };

@@ -73,7 +73,7 @@ static int sum_record(void *user, const void *data, size_t size)
 /* Seconds to drain @records of @len bytes from full shards, @threads threads. */
 static double drain(uint32_t len, uint32_t threads, uint64_t *records)
 {
-	struct bpf_map_spec spec = { .name = "bench", .type = EGPU_MAP_RINGBUF,
+	struct map_spec spec = { .name = "bench", .type = EGPU_MAP_RINGBUF,
 				     .max_entries = RING_BYTES,
 				     .flags = EGPU_F_RING_DEVICE };
 	struct ring_copier c = { .read = copy_read, .write = copy_write,

@@ -32,7 +32,7 @@ static long put(struct event_ring *r, uint32_t len, uint64_t seq)
 
 START_TEST(capacity_rules)
 {
-	struct bpf_map_spec s = { .name = "m", .type = EGPU_MAP_RINGBUF };
+	struct map_spec s = { .name = "m", .type = EGPU_MAP_RINGBUF };
 	struct event_ring *r = NULL;
 	uint64_t cap = 0;
 

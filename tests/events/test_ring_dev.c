@@ -224,7 +224,7 @@ static void sim_release(void *io, void *p)
 /* A RINGBUF map of @cap bytes with EGPU_F_RING_DEVICE, unstarted. */
 static struct event_ring *dev_ring_map(uint64_t cap)
 {
-	struct bpf_map_spec spec = { .name = "dev", .type = EGPU_MAP_RINGBUF,
+	struct map_spec spec = { .name = "dev", .type = EGPU_MAP_RINGBUF,
 				     .max_entries = (uint32_t)cap,
 				     .flags = EGPU_F_RING_DEVICE };
 	struct event_ring *r;
@@ -487,7 +487,7 @@ END_TEST
  */
 START_TEST(cpu_records_then_gpu_records)
 {
-	struct bpf_map_spec spec = { .name = "dev", .type = EGPU_MAP_RINGBUF,
+	struct map_spec spec = { .name = "dev", .type = EGPU_MAP_RINGBUF,
 				     .max_entries = 4096,
 				     .flags = EGPU_F_RING_DEVICE };
 	struct ring_copier c = { .read = sim_read, .write = sim_write,
@@ -866,7 +866,7 @@ END_TEST
 /* EGPU_F_RING_ONE_SHARD: one shard of the whole capacity, on any GPU. */
 START_TEST(one_shard_when_asked)
 {
-	struct bpf_map_spec spec = { .name = "one", .type = EGPU_MAP_RINGBUF,
+	struct map_spec spec = { .name = "one", .type = EGPU_MAP_RINGBUF,
 				     .max_entries = 1 << 20,
 				     .flags = EGPU_F_RING_DEVICE | EGPU_F_RING_ONE_SHARD };
 	struct event_ring *r;

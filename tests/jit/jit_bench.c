@@ -65,7 +65,7 @@ static double time_ptx(const struct jit_input *in)
 	char *ptx;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (jit_ptx(in, "sm_90", false, &ptx, NULL)) {
+	if (jit_ptx(in, "sm_90", false, &ptx, NULL, NULL)) {
 		fprintf(stderr, "jit_ptx: %s\n", egpu_errmsg());
 		exit(1);
 	}

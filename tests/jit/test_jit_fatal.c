@@ -76,7 +76,7 @@ START_TEST(fatal_error_is_returned)
 				      strstr(egpu_errmsg(), "match.any.sync"),
 			      "%s", egpu_errmsg());
 	}
-	ck_assert_int_eq(jit_ptx(&in, "sm_60", false, &ptx, NULL), 0);
+	ck_assert_int_eq(jit_ptx(&in, "sm_60", false, &ptx, NULL, NULL), 0);
 	free(ptx);
 }
 END_TEST

@@ -185,7 +185,7 @@ static void setup_maps(void)
 		.type = EGPU_MAP_GPU_ARRAY, .key_size = 4, .value_size = 8,
 		.max_entries = 2,
 	};
-	struct bpf_map_spec spec = { .name = "hash", .type = EGPU_MAP_HASH,
+	struct map_spec spec = { .name = "hash", .type = EGPU_MAP_HASH,
 				     .key_size = 4, .value_size = 8,
 				     .max_entries = 8 };
 
@@ -448,7 +448,7 @@ static void check_rejected(const struct bpf_insn *p, size_t n, int want,
 	ck_assert_ptr_null(jh);
 	ck_assert_msg(strstr(egpu_errmsg(), msg), "message \"%s\" lacks \"%s\"",
 		      egpu_errmsg(), msg);
-	ck_assert_int_eq(jit_ptx(&in, "sm_90", false, &ptx, NULL), want);
+	ck_assert_int_eq(jit_ptx(&in, "sm_90", false, &ptx, NULL, NULL), want);
 	ck_assert_ptr_null(ptx);
 }
 
@@ -550,8 +550,8 @@ START_TEST(invalid_input)
 	in.helpers = EGPU_HELPERS_GPU;
 	ck_assert_int_eq(jit_host_new(&in, NULL), EGPU_EINVAL);
 	ck_assert_int_eq(jit_host_new(NULL, &jh), EGPU_EINVAL);
-	ck_assert_int_eq(jit_ptx(&in, "sm_9x", false, &ptx, NULL), EGPU_EINVAL);
-	ck_assert_int_eq(jit_ptx(&in, "compute_90", false, &ptx, NULL),
+	ck_assert_int_eq(jit_ptx(&in, "sm_9x", false, &ptx, NULL, NULL), EGPU_EINVAL);
+	ck_assert_int_eq(jit_ptx(&in, "compute_90", false, &ptx, NULL, NULL),
 			 EGPU_EINVAL);
 	jit_host_free(NULL);
 }

@@ -19,8 +19,8 @@ static const struct jit_map maps[] = {
 	  .value_size = 8, .max_entries = 16 },
 };
 
-static char *ptx_for(const struct bpf_insn *p, size_t n, const char *sm,
-		     bool kernel)
+static char *ptx_needs(const struct bpf_insn *p, size_t n, const char *sm,
+		       bool kernel, unsigned *needs)
 {
 	struct jit_input in = test_input("probe", p, n, EGPU_HELPERS_GPU);
 	char *ptx = NULL;
@@ -29,13 +29,13 @@ static char *ptx_for(const struct bpf_insn *p, size_t n, const char *sm,
 
 	in.maps = maps;
 	in.map_cnt = ARRAY_SIZE(maps);
-	err = jit_ptx(&in, sm, kernel, &ptx, &len);
+	err = jit_ptx(&in, sm, kernel, &ptx, &len, needs);
 	ck_assert_msg(!err, "jit_ptx: %d %s", err, egpu_errmsg());
 	ck_assert_uint_eq(strlen(ptx), len);
 	return ptx;
 }
 
-#define PTX(p, kernel) ptx_for(p, ARRAY_SIZE(p), "sm_90", kernel)
+#define PTX(p, kernel) ptx_needs(p, ARRAY_SIZE(p), "sm_90", kernel, NULL)
 
 static void assert_has(const char *ptx, const char *s, bool want)
 {
@@ -63,17 +63,17 @@ START_TEST(targets)
 	const struct bpf_insn p[] = { MOV64(0, 0), EXIT };
 	char *ptx;
 
-	ptx = ptx_for(p, 2, "sm_90a", false);
+	ptx = ptx_needs(p, 2, "sm_90a", false, NULL);
 	assert_has(ptx, ".target sm_90\n", true);
 	free(ptx);
-	ptx = ptx_for(p, 2, "sm_80", false);
+	ptx = ptx_needs(p, 2, "sm_80", false, NULL);
 	assert_has(ptx, ".target sm_80\n", true);
 	free(ptx);
 	/* Newer than this LLVM knows: code for the newest it knows. */
-	ptx = ptx_for(p, 2, "sm_120", false);
+	ptx = ptx_needs(p, 2, "sm_120", false, NULL);
 	assert_has(ptx, ".target sm_90\n", true);
 	free(ptx);
-	ptx = ptx_for(p, 2, NULL, false);
+	ptx = ptx_needs(p, 2, NULL, false, NULL);
 	assert_has(ptx, ".target sm_90\n", true);
 	free(ptx);
 }
@@ -162,26 +162,33 @@ END_TEST
 
 START_TEST(extern_helpers)
 {
-	static const struct {
+	const unsigned rt = JIT_NEED_RUNTIME, print = rt | JIT_NEED_PRINT;
+	const struct {
 		int32_t id;
 		const char *name;
+		unsigned needs; /* what jit_ptx reports */
 	} cases[] = {
-		{ HELPER_MAP_UPDATE, "egpu_dev_map_update_elem" },
-		{ HELPER_MAP_DELETE, "egpu_dev_map_delete_elem" },
-		{ HELPER_TRACE_PRINTK, "egpu_dev_trace_printk" },
-		{ HELPER_PERF_EVENT_OUTPUT, "egpu_dev_perf_event_output" },
-		{ HELPER_RINGBUF_RESERVE, "egpu_dev_ringbuf_reserve" },
-		{ HELPER_PUTS, "egpu_dev_puts" },
+		{ HELPER_MAP_UPDATE, "egpu_dev_map_update_elem", rt },
+		{ HELPER_MAP_DELETE, "egpu_dev_map_delete_elem", rt },
+		{ HELPER_TRACE_PRINTK, "egpu_dev_trace_printk", print },
+		{ HELPER_PERF_EVENT_OUTPUT, "egpu_dev_perf_event_output", rt },
+		{ HELPER_RINGBUF_RESERVE, "egpu_dev_ringbuf_reserve", rt },
+		{ HELPER_PUTS, "egpu_dev_puts", print },
 	};
+	const struct bpf_insn none[] = { MOV64(0, 0), EXIT };
+	unsigned needs = ~0u;
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		const struct bpf_insn p[] = { CALL(cases[i].id), EXIT };
-		char *ptx = PTX(p, false);
+		char *ptx = ptx_needs(p, ARRAY_SIZE(p), "sm_90", false, &needs);
 
 		assert_has(ptx, ".extern .func", true);
 		assert_has(ptx, cases[i].name, true);
+		ck_assert_uint_eq(needs, cases[i].needs);
 		free(ptx);
 	}
+	free(ptx_needs(none, ARRAY_SIZE(none), "sm_90", true, &needs));
+	ck_assert_uint_eq(needs, 0);
 }
 END_TEST
 
@@ -230,9 +237,9 @@ START_TEST(errors_leave_no_output)
 	struct jit_input in = test_input("probe", p, 1, EGPU_HELPERS_GPU);
 	char *ptx = (char *)1;
 
-	ck_assert_int_eq(jit_ptx(&in, "sm_90", true, &ptx, NULL), EGPU_EJIT);
+	ck_assert_int_eq(jit_ptx(&in, "sm_90", true, &ptx, NULL, NULL), EGPU_EJIT);
 	ck_assert_ptr_null(ptx);
-	ck_assert_int_eq(jit_ptx(&in, "sm_90", true, NULL, NULL), EGPU_EINVAL);
+	ck_assert_int_eq(jit_ptx(&in, "sm_90", true, NULL, NULL, NULL), EGPU_EINVAL);
 }
 END_TEST
 

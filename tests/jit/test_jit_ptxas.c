@@ -22,7 +22,7 @@ static size_t vector_cnt;
 static void assemble(const char *what, const struct jit_input *in)
 {
 	char *ptx = NULL, log[2048];
-	int err = jit_ptx(in, "sm_90", true, &ptx, NULL);
+	int err = jit_ptx(in, "sm_90", true, &ptx, NULL, NULL);
 
 	ck_assert_msg(!err, "%s: jit_ptx: %s", what, egpu_errmsg());
 	ck_assert_msg(tu_ptxas(ptx, strlen(ptx), "sm_90", strstr(ptx, ".extern") != NULL, log,
@@ -123,7 +123,7 @@ static void jit_for(const char *what, unsigned sm, bool known,
 	int err;
 
 	snprintf(target, sizeof(target), "sm_%u", sm);
-	err = jit_ptx(in, target, true, &ptx, NULL);
+	err = jit_ptx(in, target, true, &ptx, NULL, NULL);
 	if (err == EGPU_ENOTSUP) {
 		ck_assert_msg(helper && strstr(egpu_errmsg(), helper) &&
 				      strstr(egpu_errmsg(), target),
@@ -207,7 +207,7 @@ START_TEST(unknown_sm)
 	char *ptx = NULL;
 
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-		ck_assert_int_eq(jit_ptx(&in, bad[i], false, &ptx, NULL), EGPU_EINVAL);
+		ck_assert_int_eq(jit_ptx(&in, bad[i], false, &ptx, NULL, NULL), EGPU_EINVAL);
 		ck_assert_ptr_null(ptx);
 		ck_assert_msg(strstr(egpu_errmsg(), bad[i]), "%s", egpu_errmsg());
 	}

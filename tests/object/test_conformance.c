@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * All 360 rows of the conformance vectors through object_parse_raw() (which
- * runs verifier_check_insns()) under the conformance helper convention.
+ * All 360 rows of the conformance vectors through object_parse_raw() and
+ * verifier_check_object() under the conformance helper convention.
  *
  * A row must be refused when it carries an `error` or when it is a
  * negative/ row without an expected result (the 45 unused-field rows).
@@ -66,13 +66,15 @@ static bool must_refuse(const struct row *r)
 /* Returns 1 if the row was refused. */
 static int check_row(const struct row *r)
 {
-	struct bpf_object_spec s;
+	struct object_spec s;
 	size_t len;
 	uint8_t *prog = unhex(r->program, &len);
 	int err;
 
 	err_clear();
-	err = object_parse_raw(prog, len, EGPU_HELPERS_CONFORMANCE, &s);
+	err = object_parse_raw(prog, len, &s);
+	if (!err && (err = verifier_check_object(&s, EGPU_HELPERS_CONFORMANCE)))
+		object_spec_free(&s);
 	free(prog);
 	if (!must_refuse(r)) {
 		ck_assert_msg(!err, "%s refused: %s", r->name, egpu_errmsg());

@@ -6,24 +6,30 @@
 
 #include <bpf/btf.h>
 
+#include "core/map_types.h"
 #include "egpu/ctx.h"
 #include "object_test.h"
 
 #define BPF_OBJ(name) EGPU_TEST_BUILD "/" name ".bpf.o"
 
 static int parse_file(const char *path, const char *name, int abi,
-		      struct bpf_object_spec *spec)
+		      struct object_spec *spec)
 {
 	size_t len;
 	void *elf = tu_read_file(path, &len);
-	int err = object_parse_elf(elf, len, name, abi, spec);
+	int err = object_parse_elf(elf, len, name, spec);
+
+	if (!err && (err = verifier_check_object(spec, abi))) {
+		err_prefix("object '%s'", name);
+		object_spec_free(spec);
+	}
 
 	free(elf);
 	return err;
 }
 
-static const struct bpf_prog_spec *prog(const struct bpf_object_spec *s,
-					const char *name)
+static const struct prog_spec *prog(const struct object_spec *s,
+				    const char *name)
 {
 	for (size_t i = 0; i < s->prog_cnt; i++)
 		if (!strcmp(s->progs[i].name, name))
@@ -32,7 +38,7 @@ static const struct bpf_prog_spec *prog(const struct bpf_object_spec *s,
 	return NULL;
 }
 
-static size_t map_index(const struct bpf_object_spec *s, const char *name)
+static size_t map_index(const struct object_spec *s, const char *name)
 {
 	for (size_t i = 0; i < s->map_cnt; i++)
 		if (!strcmp(s->maps[i].name, name))
@@ -43,10 +49,10 @@ static size_t map_index(const struct bpf_object_spec *s, const char *name)
 
 /* ---- programs and attach points ---- */
 
-static void assert_prog(const struct bpf_object_spec *s, const char *name,
+static void assert_prog(const struct object_spec *s, const char *name,
 			const char *section, int attach, const char *kernel)
 {
-	const struct bpf_prog_spec *p = prog(s, name);
+	const struct prog_spec *p = prog(s, name);
 
 	ck_assert_str_eq(p->section, section);
 	ck_assert_int_eq(p->attach, attach);
@@ -56,7 +62,7 @@ static void assert_prog(const struct bpf_object_spec *s, const char *name,
 
 START_TEST(programs_and_sections)
 {
-	struct bpf_object_spec s;
+	struct object_spec s;
 
 	ck_assert_ok(parse_file(BPF_OBJ("progs"), "dir/progs.bpf.o",
 				EGPU_HELPERS_GPU, &s));
@@ -77,11 +83,11 @@ END_TEST
 
 /* ---- maps ---- */
 
-static void assert_map(const struct bpf_object_spec *s, const char *name,
+static void assert_map(const struct object_spec *s, const char *name,
 		       uint32_t type, uint32_t key, uint32_t value,
 		       uint32_t max, uint32_t flags)
 {
-	const struct bpf_map_spec *m = &s->maps[map_index(s, name)];
+	const struct map_spec *m = &s->maps[map_index(s, name)];
 
 	ck_assert_uint_eq(m->type, type);
 	ck_assert_uint_eq(m->key_size, key);
@@ -94,7 +100,7 @@ static void assert_map(const struct bpf_object_spec *s, const char *name,
 
 START_TEST(declared_maps)
 {
-	struct bpf_object_spec s;
+	struct object_spec s;
 
 	ck_assert_ok(parse_file(BPF_OBJ("progs"), "progs.bpf.o",
 				EGPU_HELPERS_GPU, &s));
@@ -112,7 +118,7 @@ START_TEST(declared_maps)
 END_TEST
 
 /* Offset of the first occurrence of @v (@n bytes) in the map's init bytes. */
-static size_t init_offset(const struct bpf_map_spec *m, const void *v, size_t n)
+static size_t init_offset(const struct map_spec *m, const void *v, size_t n)
 {
 	const uint8_t *b = m->init;
 
@@ -125,8 +131,8 @@ static size_t init_offset(const struct bpf_map_spec *m, const void *v, size_t n)
 
 START_TEST(global_data)
 {
-	struct bpf_object_spec s;
-	const struct bpf_map_spec *data, *ro, *bss;
+	struct object_spec s;
+	const struct map_spec *data, *ro, *bss;
 	uint64_t first = 0x1122334455667788ULL;
 	uint32_t second = 0xabcd0042, rov = 0x0badf00d;
 
@@ -135,7 +141,7 @@ START_TEST(global_data)
 	data = &s.maps[map_index(&s, "progs.data")];
 	ro = &s.maps[map_index(&s, "progs.rodata")];
 	bss = &s.maps[map_index(&s, "progs.bss")];
-	for (const struct bpf_map_spec *m = data; m; m = m == data ? ro : m == ro ? bss : NULL) {
+	for (const struct map_spec *m = data; m; m = m == data ? ro : m == ro ? bss : NULL) {
 		ck_assert_uint_eq(m->type, EGPU_MAP_ARRAY);
 		ck_assert_uint_eq(m->key_size, 4);
 		ck_assert_uint_eq(m->max_entries, 1);
@@ -161,7 +167,7 @@ END_TEST
 /* ---- relocations ---- */
 
 /* The lddw of @p with this source form and map index, or abort. */
-static const struct bpf_insn *find_lddw(const struct bpf_prog_spec *p,
+static const struct bpf_insn *find_lddw(const struct prog_spec *p,
 					int src, size_t map)
 {
 	for (size_t i = 0; i + 1 < p->insn_cnt; i++) {
@@ -177,8 +183,8 @@ static const struct bpf_insn *find_lddw(const struct bpf_prog_spec *p,
 
 START_TEST(map_relocations)
 {
-	struct bpf_object_spec s;
-	const struct bpf_prog_spec *entry, *exit_p;
+	struct object_spec s;
+	const struct prog_spec *entry, *exit_p;
 	const struct bpf_insn *in;
 	size_t data, ro, bss;
 	uint32_t second = 0xabcd0042, rov = 0x0badf00d;
@@ -222,7 +228,7 @@ END_TEST
 /* ---- subprograms ---- */
 
 /* Times an ALU instruction with immediate @imm occurs in @p. */
-static int count_imm(const struct bpf_prog_spec *p, int32_t imm)
+static int count_imm(const struct prog_spec *p, int32_t imm)
 {
 	int n = 0;
 
@@ -235,7 +241,7 @@ static int count_imm(const struct bpf_prog_spec *p, int32_t imm)
 }
 
 /* Does the function starting at @start contain ALU immediate @imm? */
-static int body_has_imm(const struct bpf_prog_spec *p, size_t start,
+static int body_has_imm(const struct prog_spec *p, size_t start,
 			int32_t imm)
 {
 	for (size_t i = start; i < p->insn_cnt; i++) {
@@ -250,7 +256,7 @@ static int body_has_imm(const struct bpf_prog_spec *p, size_t start,
 
 /* Entry of the called function whose body has @imm, scanning calls in
  * [from, to); -1 if none. */
-static long callee_with(const struct bpf_prog_spec *p, size_t from, size_t to,
+static long callee_with(const struct prog_spec *p, size_t from, size_t to,
 			int32_t imm)
 {
 	for (size_t i = from; i < to && i < p->insn_cnt; i++) {
@@ -268,7 +274,7 @@ static long callee_with(const struct bpf_prog_spec *p, size_t from, size_t to,
 	return -1;
 }
 
-static size_t first_exit(const struct bpf_prog_spec *p, size_t from)
+static size_t first_exit(const struct prog_spec *p, size_t from)
 {
 	while (p->insns[from].code != (BPF_JMP | BPF_EXIT))
 		from++;
@@ -277,8 +283,8 @@ static size_t first_exit(const struct bpf_prog_spec *p, size_t from)
 
 START_TEST(subprogram_linking)
 {
-	struct bpf_object_spec s;
-	const struct bpf_prog_spec *two, *shares;
+	struct object_spec s;
+	const struct prog_spec *two, *shares;
 	long mid, leaf, other;
 
 	ck_assert_ok(parse_file(BPF_OBJ("subprogs"), "subprogs.bpf.o",
@@ -325,8 +331,8 @@ START_TEST(header_helpers)
 		501, 502, 503, 504, 505, 506, 507, 508, 509, 510, 511,
 	};
 	int32_t got[ARRAY_SIZE(want)];
-	struct bpf_object_spec s;
-	const struct bpf_prog_spec *p;
+	struct object_spec s;
+	const struct prog_spec *p;
 	size_t n = 0;
 
 	ck_assert_ok(parse_file(BPF_OBJ("helpers"), "helpers.bpf.o",
@@ -351,7 +357,7 @@ END_TEST
 
 START_TEST(unsupported_map_type)
 {
-	struct bpf_object_spec s;
+	struct object_spec s;
 
 	ck_assert_fails(parse_file(BPF_OBJ("bad_map_type"), "bad.o",
 				   EGPU_HELPERS_GPU, &s),
@@ -361,7 +367,7 @@ END_TEST
 
 START_TEST(no_programs)
 {
-	struct bpf_object_spec s;
+	struct object_spec s;
 
 	ck_assert_fails(parse_file(BPF_OBJ("no_progs"), "np.o",
 				   EGPU_HELPERS_GPU, &s),
@@ -371,7 +377,7 @@ END_TEST
 
 START_TEST(unknown_helper)
 {
-	struct bpf_object_spec s;
+	struct object_spec s;
 
 	ck_assert_fails(parse_file(BPF_OBJ("bad_helper"), "bh.o",
 				   EGPU_HELPERS_GPU, &s),
@@ -381,7 +387,7 @@ END_TEST
 
 START_TEST(legacy_maps)
 {
-	struct bpf_object_spec s;
+	struct object_spec s;
 
 	ck_assert_fails(parse_file(BPF_OBJ("legacy_maps"), "lm.o",
 				   EGPU_HELPERS_GPU, &s),
@@ -391,7 +397,7 @@ END_TEST
 
 START_TEST(function_address)
 {
-	struct bpf_object_spec s;
+	struct object_spec s;
 
 	ck_assert_fails(parse_file(BPF_OBJ("func_addr"), "fa.o",
 				   EGPU_HELPERS_GPU, &s),
@@ -401,7 +407,7 @@ END_TEST
 
 START_TEST(section_without_kernel)
 {
-	struct bpf_object_spec s;
+	struct object_spec s;
 
 	ck_assert_fails(parse_file(BPF_OBJ("bad_section"), "bs.o",
 				   EGPU_HELPERS_GPU, &s),
@@ -411,7 +417,7 @@ END_TEST
 
 START_TEST(kconfig_extern)
 {
-	struct bpf_object_spec s;
+	struct object_spec s;
 
 	ck_assert_fails(parse_file(BPF_OBJ("kconfig"), "kc.o",
 				   EGPU_HELPERS_GPU, &s),
@@ -421,45 +427,45 @@ END_TEST
 
 START_TEST(empty_file)
 {
-	struct bpf_object_spec s;
+	struct object_spec s;
 	char byte = 0;
 
-	ck_assert_fails(object_parse_elf(&byte, 0, "empty.o", 0, &s),
+	ck_assert_fails(object_parse_elf(&byte, 0, "empty.o", &s),
 			EGPU_EFORMAT, "object 'empty.o': the file is empty");
 }
 END_TEST
 
 START_TEST(garbage_bytes)
 {
-	struct bpf_object_spec s;
+	struct object_spec s;
 	uint8_t junk[512];
 
 	for (size_t i = 0; i < sizeof(junk); i++)
 		junk[i] = (uint8_t)(i * 37 + 11);
-	ck_assert_fails(object_parse_elf(junk, sizeof(junk), "junk", 0, &s),
+	ck_assert_fails(object_parse_elf(junk, sizeof(junk), "junk", &s),
 			EGPU_EFORMAT, "object 'junk': not an ELF file");
 	/* ELF magic followed by junk: the header is checked before libbpf */
 	memcpy(junk, "\177ELF", 4);
-	ck_assert_fails(object_parse_elf(junk, sizeof(junk), "junk", 0, &s),
+	ck_assert_fails(object_parse_elf(junk, sizeof(junk), "junk", &s),
 			EGPU_EFORMAT, "object 'junk': not a 64-bit little-endian ELF file");
 	junk[EI_CLASS] = ELFCLASS64;
 	junk[EI_DATA] = ELFDATA2LSB;
-	ck_assert_fails(object_parse_elf(junk, sizeof(junk), "junk", 0, &s),
+	ck_assert_fails(object_parse_elf(junk, sizeof(junk), "junk", &s),
 			EGPU_EFORMAT, "object 'junk': ");
 }
 END_TEST
 
 START_TEST(truncated_elf)
 {
-	struct bpf_object_spec s;
+	struct object_spec s;
 	size_t len;
 	uint8_t *elf = (uint8_t *)tu_read_file(BPF_OBJ("progs"), &len);
 
-	ck_assert_fails(object_parse_elf(elf, len / 2, "half", 0, &s),
+	ck_assert_fails(object_parse_elf(elf, len / 2, "half", &s),
 			EGPU_EFORMAT, "object 'half': the file is truncated: its");
 	/* every length short of the whole file fails, saying why */
 	for (size_t n = SELFMAG; n < len; n += 61)
-		ck_assert_fails(object_parse_elf(elf, n, "cut", 0, &s),
+		ck_assert_fails(object_parse_elf(elf, n, "cut", &s),
 				EGPU_EFORMAT, "the file is truncated");
 	free(elf);
 }
@@ -468,7 +474,7 @@ END_TEST
 /* Flipped bytes must give a clean result, never a crash or a leak. */
 START_TEST(corrupted_elf)
 {
-	struct bpf_object_spec s;
+	struct object_spec s;
 	size_t len;
 	uint8_t *elf = (uint8_t *)tu_read_file(BPF_OBJ("subprogs"), &len);
 	uint8_t *copy = malloc(len);
@@ -481,7 +487,7 @@ START_TEST(corrupted_elf)
 			seed = seed * 1103515245 + 12345;
 			copy[(seed >> 8) % len] ^= (uint8_t)(seed >> 24) | 1;
 		}
-		if (!object_parse_elf(copy, len, "flip", 0, &s))
+		if (!object_parse_elf(copy, len, "flip", &s))
 			object_spec_free(&s);
 	}
 	free(copy);
@@ -522,7 +528,7 @@ static void find_section(uint8_t *elf, size_t len, const char *name,
  */
 START_TEST(global_data_too_big)
 {
-	struct bpf_object_spec s;
+	struct object_spec s;
 	size_t len, off, size;
 	uint8_t *elf = (uint8_t *)tu_read_file(BPF_OBJ("progs"), &len);
 	Elf64_Ehdr eh;
@@ -540,7 +546,7 @@ START_TEST(global_data_too_big)
 			memcpy(at, &sh, sizeof(sh));
 		}
 	}
-	ck_assert_fails(object_parse_elf(elf, len, "big", 0, &s), EGPU_E2BIG,
+	ck_assert_fails(object_parse_elf(elf, len, "big", &s), EGPU_E2BIG,
 			"'.bss' is 4294967296 bytes: global data becomes one map value, at most 4294967295 bytes");
 	free(elf);
 }
@@ -596,7 +602,7 @@ static void name_out_of_range(struct btf_type *t, uint32_t id)
 
 START_TEST(corrupt_btf_types)
 {
-	struct bpf_object_spec s;
+	struct object_spec s;
 	char text[128];
 	size_t len;
 	uint32_t id;
@@ -604,16 +610,16 @@ START_TEST(corrupt_btf_types)
 
 	elf = corrupt_btf(BTF_KIND_PTR, point_nowhere, &len, &id);
 	snprintf(text, sizeof(text), "corrupt BTF: type %u: refers to missing type 2147483647", id);
-	ck_assert_fails(object_parse_elf(elf, len, "btf", 0, &s), EGPU_EFORMAT, text);
+	ck_assert_fails(object_parse_elf(elf, len, "btf", &s), EGPU_EFORMAT, text);
 	free(elf);
 
 	elf = corrupt_btf(BTF_KIND_TYPEDEF, point_at_itself, &len, &id);
 	snprintf(text, sizeof(text), "typedef or modifier loop through type %u", id);
-	ck_assert_fails(object_parse_elf(elf, len, "btf", 0, &s), EGPU_EFORMAT, text);
+	ck_assert_fails(object_parse_elf(elf, len, "btf", &s), EGPU_EFORMAT, text);
 	free(elf);
 
 	elf = corrupt_btf(BTF_KIND_VAR, name_out_of_range, &len, &id);
-	ck_assert_fails(object_parse_elf(elf, len, "btf", 0, &s), EGPU_EFORMAT,
+	ck_assert_fails(object_parse_elf(elf, len, "btf", &s), EGPU_EFORMAT,
 			"name outside the string section at 16777215");
 	free(elf);
 }
@@ -652,21 +658,21 @@ START_TEST(bpftime_map_types)
 		{ "pthost", EGPU_MAP_PERTHREAD_ARRAY, EGPU_MAP_PERTHREAD_ARRAY_HOST, 1 },
 		{ "ghost", EGPU_MAP_GPU_ARRAY, EGPU_MAP_GPU_ARRAY_HOST, 1 },
 	};
-	struct bpf_object_spec s;
+	struct object_spec s;
 
 	ck_assert_ok(parse_file(BPF_OBJ("bpftime_maps"), "bpftime_maps.bpf.o",
 				EGPU_HELPERS_GPU, &s));
 	ck_assert_uint_eq(s.map_cnt, ARRAY_SIZE(want));
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
-		const struct bpf_map_spec *m = &s.maps[map_index(&s, want[i].name)];
+		const struct map_spec *m = &s.maps[map_index(&s, want[i].name)];
 
 		ck_assert_uint_eq(m->type, want[i].type);
 		ck_assert_uint_eq(m->declared_type, want[i].declared);
 		ck_assert_int_eq(m->host_memory, want[i].host_memory);
 	}
-	ck_assert_str_eq(object_map_type_name(EGPU_MAP_GPU_ARRAY_HOST),
+	ck_assert_str_eq(map_type_name(EGPU_MAP_GPU_ARRAY_HOST),
 			 "gpu_array_host");
-	ck_assert_str_eq(object_map_type_name(9), "unknown");
+	ck_assert_str_eq(map_type_name(9), "unknown");
 	object_spec_free(&s);
 }
 END_TEST

@@ -13,8 +13,8 @@
 
 #define BPF_OBJ(name) EGPU_TEST_BUILD "/" name ".bpf.o"
 
-static const struct bpf_map_spec *find_map(const struct bpf_object_spec *s,
-					   const char *name)
+static const struct map_spec *find_map(const struct object_spec *s,
+				       const char *name)
 {
 	for (size_t i = 0; i < s->map_cnt; i++)
 		if (!strcmp(s->maps[i].name, name))
@@ -33,13 +33,13 @@ static long peak_rss_mb(void)
 
 START_TEST(zero_bss_is_not_copied)
 {
-	struct bpf_object_spec s;
+	struct object_spec s;
 	size_t len;
 	void *elf = tu_read_file(BPF_OBJ("big_bss"), &len);
-	const struct bpf_map_spec *bss, *data;
+	const struct map_spec *bss, *data;
 
 	ck_assert_uint_lt(len, 64 << 10);
-	ck_assert_ok(object_parse_elf(elf, len, "big_bss.bpf.o", EGPU_HELPERS_GPU, &s));
+	ck_assert_ok(object_parse_elf(elf, len, "big_bss.bpf.o", &s));
 	bss = find_map(&s, "big_bss.bss");
 	data = find_map(&s, "big_bss.data");
 	ck_assert_uint_eq(bss->value_size, 4000u << 20);
@@ -96,7 +96,7 @@ END_TEST
 
 START_TEST(wide_hash_is_refused)
 {
-	struct bpf_map_spec spec = { .name = "wide", .type = EGPU_MAP_HASH,
+	struct map_spec spec = { .name = "wide", .type = EGPU_MAP_HASH,
 				     .key_size = 4, .value_size = 8,
 				     .max_entries = 1u << 31 };
 	struct host_map *m = NULL;

@@ -93,7 +93,7 @@ static char *ptx_for(const struct bpf_insn *p, size_t n, const char *sm)
 
 	in.maps = maps;
 	in.map_cnt = ARRAY_SIZE(maps);
-	err = jit_ptx(&in, sm, false, &ptx, NULL);
+	err = jit_ptx(&in, sm, false, &ptx, NULL, NULL);
 	ck_assert_msg(!err, "jit_ptx: %d %s", err, egpu_errmsg());
 	if (tu_have_ptxas())
 		ck_assert_msg(tu_ptxas(ptx, strlen(ptx), sm, false, log,

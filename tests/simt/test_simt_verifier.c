@@ -15,7 +15,7 @@
 
 enum { M_COUNTS, M_SMALL, M_RODATA };
 
-static const struct bpf_map_spec maps[] = {
+static const struct map_spec maps[] = {
 	[M_COUNTS] = { .name = "counts", .type = EGPU_MAP_ARRAY, .key_size = 4,
 		       .value_size = 16, .max_entries = 8 },
 	[M_SMALL] = { .name = "small", .type = EGPU_MAP_ARRAY, .key_size = 4,
@@ -26,7 +26,7 @@ static const struct bpf_map_spec maps[] = {
 
 static int verify_at(const struct bpf_insn *p, size_t n, int attach)
 {
-	struct bpf_prog_spec spec = { .name = "simt",
+	struct prog_spec spec = { .name = "simt",
 				      .insns = (struct bpf_insn *)p,
 				      .insn_cnt = n };
 	struct verifier_opts o = { .abi = EGPU_HELPERS_GPU, .attach = attach };

@@ -9,7 +9,7 @@
 
 int elf_progs_load(const char *path, struct elf_progs *out)
 {
-	struct bpf_object_spec spec;
+	struct object_spec spec;
 	FILE *f = fopen(path, "rb");
 	size_t len = 0, cap = 1 << 16;
 	char *buf = malloc(cap);
@@ -23,7 +23,7 @@ int elf_progs_load(const char *path, struct elf_progs *out)
 			break;
 		buf = realloc(buf, cap *= 2);
 	}
-	if (f && buf && !object_parse_elf(buf, len, "corpus", EGPU_HELPERS_GPU, &spec)) {
+	if (f && buf && !object_parse_elf(buf, len, "corpus", &spec)) {
 		*out = (struct elf_progs){ .progs = spec.progs, .prog_cnt = spec.prog_cnt,
 					   .maps = spec.maps, .map_cnt = spec.map_cnt };
 		err = 0;
@@ -38,7 +38,7 @@ int elf_progs_load(const char *path, struct elf_progs *out)
 
 void elf_progs_free(struct elf_progs *ep)
 {
-	struct bpf_object_spec spec = { .progs = ep->progs, .prog_cnt = ep->prog_cnt,
+	struct object_spec spec = { .progs = ep->progs, .prog_cnt = ep->prog_cnt,
 					.maps = ep->maps, .map_cnt = ep->map_cnt };
 
 	object_spec_free(&spec);

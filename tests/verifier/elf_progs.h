@@ -8,9 +8,9 @@
 #include "core/bpf.h"
 
 struct elf_progs {
-	struct bpf_prog_spec *progs;
+	struct prog_spec *progs;
 	size_t prog_cnt;
-	struct bpf_map_spec *maps;
+	struct map_spec *maps;
 	size_t map_cnt;
 };
 

@@ -754,7 +754,7 @@ static const struct raw_case raw_cases[] = {
 static char rodata[32] = "hello";
 static char nonul[4] = { 'a', 'b', 'c', 'd' };
 
-static const struct bpf_map_spec raw_maps[] = {
+static const struct map_spec raw_maps[] = {
 	[M_COUNTS] = { .name = "counts", .type = EGPU_MAP_HASH,
 		       .key_size = 4, .value_size = 8, .max_entries = 1024 },
 	[M_ARR] = { .name = "arr", .type = EGPU_MAP_ARRAY, .key_size = 4,

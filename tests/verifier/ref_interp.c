@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "egpu.h"
+#include "egpu/ctx.h"
 #include "ref_interp.h"
 #include "ref_isa.h"
 #include "verifier/verifier.h"
@@ -12,11 +14,11 @@
 #define MAX_STEPS 20000000ULL
 #define MAX_RECORDS 16
 #define MAP_HANDLE(i) (0xa5a5000000000000ULL | (uint64_t)(i))
-#define CTX_KERNEL VERIFIER_CTX_KERNEL_SIZE
-#define CTX_MEM VERIFIER_CTX_MEM_SIZE
+#define CTX_KERNEL sizeof(struct egpu_kernel_ctx)
+#define CTX_MEM sizeof(struct egpu_mem_ctx)
 
 struct ref_map {
-	const struct bpf_map_spec *spec;
+	const struct map_spec *spec;
 	uint32_t stride;   /* value_size rounded up to 8 */
 	uint8_t *values;   /* max_entries slots */
 	uint8_t *keys;     /* hash maps */
@@ -39,7 +41,7 @@ struct record {
 
 struct ref_env {
 	uint64_t max_steps;
-	const struct bpf_map_spec *specs;
+	const struct map_spec *specs;
 	size_t map_cnt;
 	struct ref_map *maps;
 	int attach, abi;
@@ -105,7 +107,7 @@ static int violate(struct ref_env *e, const char *fmt, ...)
 	return -1;
 }
 
-struct ref_env *ref_env_new(const struct bpf_map_spec *maps, size_t map_cnt,
+struct ref_env *ref_env_new(const struct map_spec *maps, size_t map_cnt,
 			    int attach, uint32_t ctx_size, bool ctx_writable,
 			    int abi, uint64_t seed)
 {
@@ -193,7 +195,7 @@ static void reset_inputs(struct ref_env *e)
 			uint64_t p = (uint64_t)(uintptr_t)e->params;
 
 			fill_random(e, e->params, VERIFIER_PARAMS_MAX);
-			memcpy(e->ctx + VERIFIER_CTX_PARAMS_OFF, &p, sizeof(p));
+			memcpy(e->ctx + offsetof(struct egpu_kernel_ctx, params), &p, sizeof(p));
 		}
 		memcpy(e->initial_ctx, e->ctx, e->ctx_size);
 	}

@@ -18,7 +18,7 @@
 struct ref_env;
 
 /* Maps get random contents from @seed; ctx bytes too. */
-struct ref_env *ref_env_new(const struct bpf_map_spec *maps, size_t map_cnt,
+struct ref_env *ref_env_new(const struct map_spec *maps, size_t map_cnt,
 			    int attach, uint32_t ctx_size, bool ctx_writable,
 			    int abi, uint64_t seed);
 void ref_env_free(struct ref_env *env);

@@ -78,7 +78,7 @@ static size_t parse_markers(const char *path, struct expectation *ex,
 	return n;
 }
 
-static int verify(const struct elf_progs *ep, const struct bpf_prog_spec *p,
+static int verify(const struct elf_progs *ep, const struct prog_spec *p,
 		  struct strbuf *log)
 {
 	struct verifier_opts o = {
@@ -95,7 +95,7 @@ static int verify(const struct elf_progs *ep, const struct bpf_prog_spec *p,
 }
 
 static int check_prog(const struct elf_progs *ep,
-		      const struct bpf_prog_spec *p,
+		      const struct prog_spec *p,
 		      struct expectation *ex, size_t nex)
 {
 	struct expectation *e = NULL;
@@ -121,7 +121,7 @@ static int check_prog(const struct elf_progs *ep,
 		sb_init(&log);
 		sb_init(&dump);
 		verify(ep, p, &log);
-		verifier_dump(&dump, p, ep->maps, ep->map_cnt, 0);
+		tu_verifier_dump(&dump, p, ep->maps, ep->map_cnt, 0);
 		fprintf(stderr, "%s (%s): expected %s \"%s\", got: %s\n%s%s",
 			p->name, p->section, e->expect[0] ? "refusal" :
 			"acceptance", e->expect, err ? msg : "acceptance",

@@ -62,7 +62,7 @@ START_TEST(all_tests_rows_accepted)
 		const char *mem = field(line, 4, &mlen);
 		const char *expected = field(line, 5, &elen);
 		char pname[128];
-		struct bpf_prog_spec spec = { .name = pname };
+		struct prog_spec spec = { .name = pname };
 		struct verifier_opts o = {
 			.abi = EGPU_HELPERS_CONFORMANCE,
 			.attach = EGPU_ATTACH_NONE,

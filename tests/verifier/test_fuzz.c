@@ -28,7 +28,7 @@ struct subject {
 	const char *name;
 	const struct bpf_insn *insns;
 	size_t cnt;
-	const struct bpf_map_spec *maps;
+	const struct map_spec *maps;
 	size_t map_cnt;
 	int attach, abi;
 	uint32_t ctx_size;
@@ -72,7 +72,7 @@ static void load_seeds(void)
 		ck_assert_int_eq(elf_progs_load(path, &elf[o]), 0);
 		for (size_t i = 0; i < elf[o].prog_cnt &&
 		     nseeds < ARRAY_SIZE(seeds); i++) {
-			const struct bpf_prog_spec *p = &elf[o].progs[i];
+			const struct prog_spec *p = &elf[o].progs[i];
 			bool run = !strncmp(p->section, "run/", 4);
 
 			seeds[nseeds++] = (struct subject){
@@ -94,7 +94,7 @@ static void free_seeds(void)
 static int verify(const struct subject *s, bool all_states,
 		  struct verifier_stats *stats)
 {
-	struct bpf_prog_spec spec = {
+	struct prog_spec spec = {
 		.name = (char *)s->name, .insns = (struct bpf_insn *)s->insns,
 		.insn_cnt = s->cnt,
 	};
@@ -109,14 +109,14 @@ static int verify(const struct subject *s, bool all_states,
 
 static void report(const struct subject *s, const char *why)
 {
-	struct bpf_prog_spec spec = {
+	struct prog_spec spec = {
 		.name = (char *)s->name, .insns = (struct bpf_insn *)s->insns,
 		.insn_cnt = s->cnt,
 	};
 	struct strbuf sb;
 
 	sb_init(&sb);
-	verifier_dump(&sb, &spec, s->maps, s->map_cnt, s->abi);
+	tu_verifier_dump(&sb, &spec, s->maps, s->map_cnt, s->abi);
 	fprintf(stderr, "UNSOUND: '%s' (attach %d) accepted, but %s\n%s",
 		s->name, s->attach, why, sb.buf ? sb.buf : "");
 	sb_free(&sb);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
+#include "egpu/ctx.h"
 #include "gen.h"
 #include "jit/jit.h"
 #include "raw_cases.h"
@@ -63,7 +64,7 @@ static bool needs_host_runtime(const struct bpf_insn *insns, size_t cnt)
 static bool accepted(const struct bpf_insn *insns, size_t cnt, int attach,
 		     uint32_t ctx_size)
 {
-	struct bpf_prog_spec spec = {
+	struct prog_spec spec = {
 		.name = "jit", .insns = (struct bpf_insn *)insns,
 		.insn_cnt = cnt,
 	};
@@ -89,8 +90,8 @@ static int run_on_cpu(const struct bpf_insn *insns, size_t cnt, int attach,
 	struct jit_host *jh;
 	/* Attach points fix the ctx size; direct runs choose it. */
 	uint32_t mem = attach == EGPU_ATTACH_NONE ? ctx_size :
-		       attach == EGPU_ATTACH_MEM ? VERIFIER_CTX_MEM_SIZE :
-						   VERIFIER_CTX_KERNEL_SIZE;
+		       attach == EGPU_ATTACH_MEM ? (uint32_t)sizeof(struct egpu_mem_ctx) :
+						   (uint32_t)sizeof(struct egpu_kernel_ctx);
 	struct guarded ctx;
 	uint64_t want, got;
 

@@ -63,7 +63,7 @@ static size_t build(void)
 
 START_TEST(verify_4096_instructions)
 {
-	struct bpf_prog_spec spec = { .name = "perf", .insns = prog };
+	struct prog_spec spec = { .name = "perf", .insns = prog };
 	struct verifier_opts o = { .attach = EGPU_ATTACH_ENTRY };
 	struct verifier_stats st;
 	struct strbuf line;

@@ -12,7 +12,7 @@
 static int run_case_with(const struct raw_case *c, struct strbuf *log,
 			 bool all_states)
 {
-	struct bpf_prog_spec spec = {
+	struct prog_spec spec = {
 		.name = (char *)c->name,
 		.insns = (struct bpf_insn *)c->insns,
 		.insn_cnt = c->cnt,
@@ -169,7 +169,7 @@ END_TEST
 START_TEST(report_line)
 {
 	const struct bpf_insn insns[] = { RET0 };
-	struct bpf_prog_spec spec = { .name = "tiny",
+	struct prog_spec spec = { .name = "tiny",
 				      .insns = (struct bpf_insn *)insns,
 				      .insn_cnt = 2 };
 	struct verifier_stats st;

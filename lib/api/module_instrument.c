@@ -11,7 +11,6 @@
 #include "api/internal.h"
 #include "core/helpers.h"
 #include "cuda/cu.h"
-#include "device/device.h"
 #include "image/image.h"
 
 /* The probes of one instrumentation: PTX modules and attach requests. */
@@ -24,6 +23,7 @@ struct probe_set {
 	size_t nreq;
 	size_t nprog;
 	size_t nruntime;       /* modules after the programs' */
+	unsigned needs;        /* enum jit_need of the programs' PTX */
 };
 
 static void probe_set_free(struct probe_set *ps)
@@ -50,7 +50,7 @@ static char *probe_name(struct egpu_ctx *ctx, struct egpu_prog *prog)
 /* Whether @prog may end its thread: it calls exit_thread (507). */
 static bool prog_may_exit(const struct egpu_prog *prog)
 {
-	const struct bpf_prog_spec *p = prog->spec;
+	const struct prog_spec *p = prog->spec;
 
 	for (size_t i = 0; i < p->insn_cnt; i++)
 		if (p->insns[i].code == (BPF_JMP | BPF_CALL) &&
@@ -90,7 +90,7 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
 		ps->nreq++;
 		if (!prog_seen(ctx, i, l->prog))
 			err = jit_cache_probe(ctx, l->prog, ps->names[i], ctx->sm,
-					      &ps->mods[ps->nprog++]);
+					      &ps->mods[ps->nprog++], &ps->needs);
 		ps->reqs[i] = (struct ptx_attach){ .kernel = l->kernel,
 						   .point = l->at,
 						   .func = ps->names[i],
@@ -104,29 +104,6 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
 						   .strict_match = l->strict };
 	}
 	return err;
-}
-
-int runtime_modules(struct egpu_ctx *ctx, const struct ptx_text *code,
-		    size_t n, struct ptx_text out[RUNTIME_MODULES_MAX],
-		    size_t *nout)
-{
-	bool runtime = false, prints = false, calls = false;
-	int err;
-
-	*nout = 0;
-	for (size_t i = 0; i < n; i++) {
-		runtime |= strstr(code[i].text, "egpu_dev_") != NULL;
-		prints |= ptx_calls_print(code[i].text);
-		calls |= ptx_calls_user_helper(code[i].text);
-	}
-	if (!runtime)
-		return 0;
-	out[0] = (struct ptx_text){ .name = "device runtime",
-				    .text = device_runtime_ptx,
-				    .len = device_runtime_ptx_len };
-	*nout = RUNTIME_MODULES_MAX;
-	err = print_ring_module(ctx, prints, &out[1]);
-	return err ? err : call_ring_module(ctx, calls, &out[2]);
 }
 
 static bool mem_linked(const struct egpu_ctx *ctx)
@@ -240,7 +217,7 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 	if (!err)
 		err = probe_set_build(ctx, &ps);
 	if (!err)
-		err = runtime_modules(ctx, ps.mods, ps.nprog, &ps.mods[ps.nprog],
+		err = runtime_modules(ctx, ps.needs, &ps.mods[ps.nprog],
 				      &ps.nruntime);
 	if (!err) {
 		ptx_report_free(&ctx->last);
@@ -276,6 +253,7 @@ int egpu_module_load(egpu_ctx *ctx, CUmodule *mod, const void *image,
 	err = egpu_instrument_ptx(ctx, image, len, &ptx, NULL, NULL);
 	if (err)
 		return err;
+	clock_ctx_start(ctx); /* probes are about to run */
 	err = cu_module_load_ptx(ptx, mod);
 	free(ptx);
 	if (err)

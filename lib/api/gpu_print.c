@@ -39,43 +39,31 @@ static struct event_ring *print_ring(const struct egpu_ctx *ctx)
 	return ps ? __atomic_load_n(&ps->r.ring, __ATOMIC_ACQUIRE) : NULL;
 }
 
-static struct print_state *print_state(struct egpu_ctx *ctx)
+static void print_init(void *ps)
 {
-	struct print_state *ps = print_get(ctx), *none = NULL;
-
-	if (ps)
-		return ps;
-	ps = calloc(1, sizeof(*ps));
-	if (!ps) {
-		err_set(EGPU_ENOMEM, "printing: out of memory");
-		return NULL;
-	}
-	pthread_mutex_init(&ps->lock, NULL);
-	if (__atomic_compare_exchange_n(&ctx->print, &none, ps, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return ps;
-	pthread_mutex_destroy(&ps->lock); /* another thread made it first */
-	free(ps);
-	return none;
+	pthread_mutex_init(&((struct print_state *)ps)->lock, NULL);
 }
 
-bool ptx_calls_print(const char *ptx)
+static void print_fini(void *ps)
 {
-	return strstr(ptx, "egpu_dev_trace_printk") ||
-	       strstr(ptx, "egpu_dev_trace_vprintk") || strstr(ptx, "egpu_dev_puts");
+	pthread_mutex_destroy(&((struct print_state *)ps)->lock);
+}
+
+static struct print_state *print_state(struct egpu_ctx *ctx)
+{
+	return lazy_make((void **)&ctx->print, sizeof(struct print_state),
+			 print_init, print_fini, "printing");
 }
 
 int print_ring_module(struct egpu_ctx *ctx, bool prints, struct ptx_text *out)
 {
 	struct print_state *ps = print_state(ctx);
-	int err = 0;
+	int err;
 
 	if (!ps)
 		return EGPU_ENOMEM;
 	pthread_mutex_lock(&ps->lock);
-	/* Offline PTX is never run: probes there get no ring. */
-	if (prints && !ctx->offline && !ps->r.ring)
-		err = ctx_ring_make(ctx, &ps->r, "print", PRINT_RING_BYTES);
+	err = ctx_ring_make(ctx, &ps->r, prints, "print", PRINT_RING_BYTES);
 	if (!err)
 		*out = ctx_ring_module(&ps->r, "egpu_dev_print_ring",
 				       "print ring");

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The copy engine of maps in GPU memory: the host's copies to and from a
+ * map, which copy only the bytes they need.
+ *
+ * Every copy goes through the map's own non-blocking stream, so it neither
+ * waits for the application's kernels (the legacy default stream's
+ * implicit synchronisation) nor delays them; small ones through a
+ * page-locked staging buffer, which the copy engine writes directly (a
+ * pageable destination costs a bounce through the driver's buffer).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "maps/dev_map_impl.h"
+
+/* Copies up to this size go through the staging buffer. */
+#define STAGE_BYTES 4096
+/* A copy is waited for by spinning this long, then by blocking. */
+#define SPIN_NS 200000
+
+int dev_map_enter(const struct dev_map *m, CUcontext *prev)
+{
+	*prev = NULL;
+	if (cu_check(cu()->cuCtxGetCurrent(prev), "cuCtxGetCurrent") ||
+	    (*prev != m->ctx &&
+	     cu_check(cu()->cuCtxSetCurrent(m->ctx), "cuCtxSetCurrent"))) {
+		err_prefix("map '%s'", m->name);
+		return -EIO;
+	}
+	return 0;
+}
+
+void dev_map_leave(const struct dev_map *m, CUcontext prev)
+{
+	if (prev && prev != m->ctx)
+		cu()->cuCtxSetCurrent(prev);
+}
+
+static int io_check(const struct dev_map *m, CUresult res, const char *what)
+{
+	if (cu_check(res, what)) {
+		err_prefix("map '%s'", m->name);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* The stream and staging buffer, at the first copy (io_lock held). */
+static int io_open(struct dev_map *m)
+{
+	const struct cu_driver *d = cu();
+
+	if (m->stage)
+		return 0;
+	if (!m->stream &&
+	    io_check(m, d->cuStreamCreate(&m->stream, CU_STREAM_NON_BLOCKING),
+		     "cuStreamCreate"))
+		return -EIO;
+	return io_check(m, d->cuMemAllocHost(&m->stage, STAGE_BYTES),
+			"cuMemAllocHost");
+}
+
+/*
+ * Wait for the map's stream: a small copy takes microseconds, less than
+ * a blocking wait's wake-up, so spin on it first.
+ */
+static CUresult io_wait(const struct dev_map *m)
+{
+	uint64_t t0 = now_ns();
+	CUresult res;
+
+	while ((res = cu()->cuStreamQuery(m->stream)) == CUDA_ERROR_NOT_READY)
+		if (now_ns() - t0 > SPIN_NS)
+			return cu()->cuStreamSynchronize(m->stream);
+	return res;
+}
+
+/*
+ * A map in page-locked host memory is read and written in place: the GPU
+ * reaches the same bytes over the bus. The fences order the copy with the
+ * program's accesses as seen from the host (values written by a running
+ * kernel arrive when the GPU's stores reach memory, as in bpftime).
+ */
+static int host_copy(struct dev_map *m, const struct span *s, void *host,
+		     bool to_device)
+{
+	uint8_t *at = m->host + (s->addr - m->base), *h = host;
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (size_t r = 0; r < s->rows; r++, at += s->pitch, h += s->width)
+		if (to_device)
+			memcpy(at, h, s->width);
+		else
+			memcpy(h, at, s->width);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* Start copying @s to or from @buf (rows packed) on the map's stream. */
+static CUresult start_copy(const struct dev_map *m, const struct span *s,
+			   void *buf, bool to_device)
+{
+	CUDA_MEMCPY2D c = { .WidthInBytes = s->width, .Height = s->rows };
+
+	if (s->rows == 1)
+		return to_device ?
+		       cu()->cuMemcpyHtoDAsync(s->addr, buf, s->width, m->stream) :
+		       cu()->cuMemcpyDtoHAsync(buf, s->addr, s->width, m->stream);
+	if (to_device) {
+		c.srcMemoryType = CU_MEMORYTYPE_HOST;
+		c.srcHost = buf;
+		c.srcPitch = s->width;
+		c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+		c.dstDevice = s->addr;
+		c.dstPitch = s->pitch;
+	} else {
+		c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+		c.srcDevice = s->addr;
+		c.srcPitch = s->pitch;
+		c.dstMemoryType = CU_MEMORYTYPE_HOST;
+		c.dstHost = buf;
+		c.dstPitch = s->width;
+	}
+	return cu()->cuMemcpy2DAsync(&c, m->stream);
+}
+
+int dev_map_copy_span(struct dev_map *m, const struct span *s, void *host,
+		      bool to_device)
+{
+	size_t n = s->width * s->rows;
+	bool staged = n <= STAGE_BYTES;
+	CUresult res;
+	int err;
+
+	if (m->host)
+		return host_copy(m, s, host, to_device);
+	pthread_mutex_lock(&m->io_lock);
+	err = io_open(m);
+	if (!err) {
+		void *buf = staged ? m->stage : host;
+
+		if (staged && to_device)
+			memcpy(buf, host, n);
+		res = start_copy(m, s, buf, to_device);
+		err = io_check(m, res ? res : io_wait(m),
+			       to_device ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync");
+	}
+	if (!err && staged && !to_device)
+		memcpy(host, m->stage, n);
+	pthread_mutex_unlock(&m->io_lock);
+	return err;
+}
+
+static int map_copy(struct dev_map *m, uint64_t addr, void *host, size_t n,
+		    bool to_device)
+{
+	const struct span s = { .addr = addr, .width = n, .rows = 1, .pitch = n };
+
+	return dev_map_copy_span(m, &s, host, to_device);
+}
+
+int dev_map_dtoh(struct dev_map *m, void *dst, uint64_t off, size_t n)
+{
+	return map_copy(m, m->base + off, dst, n, false);
+}
+
+int dev_map_htod(struct dev_map *m, uint64_t off, const void *src, size_t n)
+{
+	return map_copy(m, m->base + off, (void *)src, n, true); /* only read */
+}
+
+/* map_copy() from any thread: the map's context made current meanwhile. */
+static int copy_at(struct dev_map *m, uint64_t addr, void *host, size_t n,
+		   bool to_device)
+{
+	CUcontext prev;
+	int err = dev_map_enter(m, &prev);
+
+	if (!err) {
+		err = map_copy(m, addr, host, n, to_device);
+		dev_map_leave(m, prev);
+	}
+	return err;
+}
+
+int dev_map_read(struct dev_map *m, void *dst, uint64_t addr, size_t n)
+{
+	return copy_at(m, addr, dst, n, false);
+}
+
+int dev_map_write(struct dev_map *m, uint64_t addr, const void *src, size_t n)
+{
+	return copy_at(m, addr, (void *)src, n, true); /* only read */
+}
+
+int dev_map_zero(struct dev_map *m, uint64_t addr, size_t n)
+{
+	CUcontext prev;
+	int err = dev_map_enter(m, &prev);
+
+	if (err)
+		return err;
+	pthread_mutex_lock(&m->io_lock);
+	err = io_open(m);
+	if (!err) {
+		CUresult res = cu()->cuMemsetD8Async(addr, 0, n, m->stream);
+
+		err = io_check(m, res ? res : io_wait(m), "cuMemsetD8Async");
+	}
+	pthread_mutex_unlock(&m->io_lock);
+	dev_map_leave(m, prev);
+	return err;
+}
