@@ -1147,10 +1147,11 @@ static void helper_write_back(const struct py_helper *h, PyObject *args,
 {
 	for (unsigned i = 0; i < h->sig.nargs; i++) {
 		PyObject *o = PyTuple_GET_ITEM(args, i);
-		size_t n = (size_t)PyByteArray_GET_SIZE(o);
+		size_t n;
 
 		if (h->sig.kind[i] != EGPU_HELPER_ARG_BUF)
 			continue;
+		n = (size_t)PyByteArray_GET_SIZE(o);
 		memcpy((void *)(uintptr_t)words[i], PyByteArray_AS_STRING(o),
 		       n < h->sig.size[i] ? n : h->sig.size[i]);
 	}
