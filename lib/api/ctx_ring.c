@@ -32,8 +32,7 @@ int ctx_ring_make(struct egpu_ctx *ctx, struct ctx_ring *cr, bool wanted,
 	if (!err)
 		err = cu_check(d->cuMemAlloc(&dev, sizeof(init)), "cuMemAlloc");
 	if (!err)
-		err = cu_check(d->cuMemcpyHtoD(dev, &init, sizeof(init)),
-			       "cuMemcpyHtoD");
+		err = cu_upload(dev, &init, sizeof(init));
 	if (err) {
 		if (dev)
 			d->cuMemFree(dev);

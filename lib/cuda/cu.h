@@ -68,6 +68,17 @@ const struct cu_driver *cu(void);
 /* 0, or EGPU_ECUDA with "WHAT: CUDA_ERROR_X (description)" recorded. */
 int cu_check(CUresult res, const char *what);
 /*
+ * Zero @n bytes at @dst / copy @n bytes of @src there, in the current
+ * context, finished when they return. Not cuMemsetD8/cuMemcpyHtoD: those
+ * go on the legacy default stream and may still be pending when they
+ * return, and what does not wait for that stream (the maps' copies and an
+ * application's kernels on non-blocking streams) could write the bytes
+ * before the memset does, or read them before they land. A stream of
+ * their own does not wait for the application's kernels either.
+ */
+int cu_zero(CUdeviceptr dst, size_t n);
+int cu_upload(CUdeviceptr dst, const void *src, size_t n);
+/*
  * Make a context current on this thread: the one already current, else
  * device 0's primary context (retained once for the process).
  */

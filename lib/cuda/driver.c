@@ -98,6 +98,40 @@ static int retain_primary(void)
 	return err;
 }
 
+/*
+ * The end of an operation on the private stream @s: its result, then the
+ * stream waited for and destroyed.
+ */
+static int own_stream_finish(CUstream s, CUresult res, const char *what)
+{
+	int err = cu_check(res, what);
+
+	if (!err)
+		err = cu_check(driver.cuStreamSynchronize(s), "cuStreamSynchronize");
+	driver.cuStreamDestroy(s);
+	return err;
+}
+
+int cu_zero(CUdeviceptr dst, size_t n)
+{
+	CUstream s;
+	int err = cu_check(driver.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING),
+			   "cuStreamCreate");
+
+	return err ? err : own_stream_finish(s, driver.cuMemsetD8Async(dst, 0, n, s),
+					     "cuMemsetD8Async");
+}
+
+int cu_upload(CUdeviceptr dst, const void *src, size_t n)
+{
+	CUstream s;
+	int err = cu_check(driver.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING),
+			   "cuStreamCreate");
+
+	return err ? err : own_stream_finish(s, driver.cuMemcpyHtoDAsync(dst, src, n, s),
+					     "cuMemcpyHtoDAsync");
+}
+
 int cu_ctx_current(CUcontext *out)
 {
 	CUcontext cur = NULL;

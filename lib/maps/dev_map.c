@@ -137,8 +137,7 @@ static int alloc_dev(struct dev_map *m, uint64_t total)
 
 	if (!err)
 		err = cu_check(d->cuMemAlloc(&m->base, total), "cuMemAlloc");
-	return err ? err : cu_check(d->cuMemsetD8(m->base, 0, total),
-				    "cuMemsetD8");
+	return err ? err : cu_zero(m->base, total);
 }
 
 static int alloc_and_fill(struct dev_map *m, const struct map_spec *spec,

@@ -178,7 +178,7 @@ int ring_dev_alloc(struct event_ring *r)
 	}
 	/* Zero: every header reads unpublished until a producer writes it. */
 	if (!err)
-		err = cu_check(d->cuMemsetD8(store, 0, len), "cuMemsetD8");
+		err = cu_zero(store, len);
 	/* One page-locked allocation: the mirror, then the lines' copy. */
 	if (!err)
 		err = cu_check(d->cuMemAllocHost(&mirror, mirror_len +
