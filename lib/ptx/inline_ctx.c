@@ -22,18 +22,19 @@
 
 const struct ctx_layout ctx_layout_kernel = {
 	.size = sizeof(struct egpu_kernel_ctx), .ndyn = 1,
-	.dyn = { { offsetof(struct egpu_kernel_ctx, params), 8 } },
+	.dyn = { { .off = offsetof(struct egpu_kernel_ctx, params), .size = 8 } },
 };
 
 /* With the tail only the GPU lowering of read_value reads (core/mem_ctx.h). */
 const struct ctx_layout ctx_layout_mem = {
 	.size = sizeof(struct mem_site_ctx), .ndyn = 6,
-	.dyn = { { offsetof(struct egpu_mem_ctx, addr), 8 },
-		 { offsetof(struct egpu_mem_ctx, text), 8 },
-		 { offsetof(struct egpu_mem_ctx, size), 4 },
-		 { offsetof(struct egpu_mem_ctx, value), 8 },
-		 { offsetof(struct mem_site_ctx, value_bits), 8, .low = true },
-		 { offsetof(struct mem_site_ctx, value_at), 8 } },
+	.dyn = { { .off = offsetof(struct egpu_mem_ctx, addr), .size = 8 },
+		 { .off = offsetof(struct egpu_mem_ctx, text), .size = 8 },
+		 { .off = offsetof(struct egpu_mem_ctx, size), .size = 4 },
+		 { .off = offsetof(struct egpu_mem_ctx, value), .size = 8 },
+		 { .off = offsetof(struct mem_site_ctx, value_bits), .size = 8,
+		   .low = true },
+		 { .off = offsetof(struct mem_site_ctx, value_at), .size = 8 } },
 };
 
 /* ld.TYPE %dst, [%ctx(+OFF)?] with OFF and the type's size. */
