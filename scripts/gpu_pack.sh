@@ -44,6 +44,9 @@ cp "$here/gpu_test.sh" "$dest/"
 # The conformance vectors the tests read from ../shared beside the checkout
 [ -d "$root/../shared/conformance" ] &&
 	mkdir -p "$dest/shared" && cp -r "$root/../shared/conformance" "$dest/shared/"
+# libmicrohttpd, which the GPU machine lacks (egpu's --metrics dlopens it)
+mhd=$(ldconfig -p | awk '/libmicrohttpd\.so\.12 .*x86-64/ { print $NF; exit }')
+[ -n "$mhd" ] && mkdir -p "$dest/lib" && cp -L "$mhd" "$dest/lib/"
 echo "$root" >"$dest/ROOT"
 echo "$build" >"$dest/BUILD"
 mkdir -p "$dest/build"

@@ -37,6 +37,10 @@ if [ -n "$wrap" ]; then
 		-o "$build/bindings/python/egpu/_egpu$suf" || echo "gpu_test: python extension failed"
 fi
 
+# libmicrohttpd from the pack where this machine has none
+[ -f "$pack/lib/libmicrohttpd.so.12" ] && ! ldconfig -p | grep -q libmicrohttpd.so.12 &&
+	export EGPU_MICROHTTPD="$pack/lib/libmicrohttpd.so.12"
+
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 cd "$build" && ctest -L gpu --output-on-failure "$@" 2>&1 | tee /tmp/ctest.log
 rc=${PIPESTATUS[0]}

@@ -120,6 +120,21 @@ static int on_event(void *user, const void *data, size_t size)
 	return 0;
 }
 
+/*
+ * Everything @rb holds, polled (@timeout_ms) or consumed (0) until a pass
+ * finds nothing; a pass that fails fails the test with its message.
+ */
+static void drain(egpu_ringbuf *rb, int timeout_ms)
+{
+	int n;
+
+	do
+		n = timeout_ms ? egpu_ringbuf_poll(rb, timeout_ms) :
+				 egpu_ringbuf_consume(rb);
+	while (n > 0);
+	ck_assert_msg(n == 0, "draining the ring: %d: %s", n, egpu_errmsg());
+}
+
 static void seen_init(struct seen *s, uint32_t threads)
 {
 	*s = (struct seen){ .hit = calloc(threads, 1), .threads = threads };
@@ -142,8 +157,10 @@ static void every_thread_once(const char *prog, const char *ring,
 	rb = egpu_ringbuf_new(egpu_obj_map(obj, ring), on_event, &s);
 	ck_assert_ptr_nonnull(rb);
 	run_work(prog, EGPU_ATTACH_EXIT, threads, 10);
-	while (egpu_ringbuf_poll(rb, 100) > 0)
-		;
+	drain(rb, 100);
+	printf("%s, %u threads: %llu received, %llu dropped\n", ring, threads,
+	       (unsigned long long)s.records,
+	       (unsigned long long)egpu_ringbuf_drops(rb));
 	ck_assert_uint_eq(s.bad, 0);
 	ck_assert_uint_eq(s.dup, 0);
 	ck_assert_uint_eq(s.records, threads);
@@ -206,8 +223,7 @@ START_TEST(device_ring_keeps_each_threads_order)
 	rb = egpu_ringbuf_new(egpu_obj_map(obj, "drb"), on_numbered_event, &o);
 	ck_assert_ptr_nonnull(rb);
 	run_work("on_exit_seq_dev", EGPU_ATTACH_EXIT, threads, 10);
-	while (egpu_ringbuf_poll(rb, 100) > 0)
-		;
+	drain(rb, 100);
 	ck_assert_uint_eq(o.bad, 0);
 	ck_assert_uint_eq(o.records, 4ull * threads);
 	for (uint32_t i = 0; i < threads; i++)
@@ -254,8 +270,7 @@ static void tiny_ring_counts_every_drop(const char *prog, const char *ring)
 	seen_init(&s, threads);
 	rb = egpu_ringbuf_new(egpu_obj_map(obj, ring), on_event, &s);
 	run_work(prog, EGPU_ATTACH_EXIT, threads, 10);
-	while (egpu_ringbuf_poll(rb, 100) > 0)
-		;
+	drain(rb, 100);
 	ck_assert_uint_eq(s.bad, 0);
 	ck_assert_uint_eq(s.dup, 0);
 	ck_assert_uint_ge(s.records, 1);
@@ -315,8 +330,7 @@ static void exact_with_a_consumer_thread(const char *prog, const char *ring)
 	run_work(prog, EGPU_ATTACH_EXIT, threads, 200);
 	__atomic_store_n(&c.stop, true, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
-	while (egpu_ringbuf_consume(c.rb) > 0)
-		;
+	drain(c.rb, 0);
 	printf("%s: consumed while running: %llu of %u records, %llu dropped\n",
 	       ring, (unsigned long long)s.records, threads,
 	       (unsigned long long)egpu_ringbuf_drops(c.rb));
@@ -371,8 +385,7 @@ static void exact_per_shard(uint32_t consumer_threads)
 	run_work("on_exit_sm_dev", EGPU_ATTACH_EXIT, threads, 200);
 	__atomic_store_n(&c.stop, true, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
-	while (egpu_ringbuf_consume(c.rb) > 0)
-		;
+	drain(c.rb, 0);
 	shape.shards = ring_dev_shards(m->ring);
 	ck_assert_uint_gt(shape.shards, 1);
 	for (uint32_t sm = 0; sm < 1024; sm++) {
@@ -457,8 +470,7 @@ static void batches_and_file(uint32_t consumer_threads)
 	ck_assert_msg(!egpu_ringbuf_add_opts(rb, egpu_obj_map(obj, "drb"), NULL,
 					     &b, &o), "%s", egpu_errmsg());
 	run_work("on_exit_dev", EGPU_ATTACH_EXIT, threads, 10);
-	while (egpu_ringbuf_poll(rb, 100) > 0)
-		;
+	drain(rb, 100);
 	egpu_ringbuf_free(rb);
 	ck_assert_uint_eq(b.seen.bad, 0);
 	ck_assert_uint_eq(b.seen.dup, 0);
@@ -587,8 +599,7 @@ START_TEST(warp_records_give_every_address)
 	CK_CU(d->cuLaunchKernel(f, threads / BLOCK, 1, 1, BLOCK, 1, 1, 0, NULL,
 				args, NULL));
 	CK_CU(d->cuCtxSynchronize());
-	while (egpu_ringbuf_poll(rb, 100) > 0)
-		;
+	drain(rb, 100);
 	printf("gather: %llu warp records (%llu affine) for %llu lanes\n",
 	       (unsigned long long)c.records, (unsigned long long)c.affine,
 	       (unsigned long long)c.lanes);
@@ -713,8 +724,7 @@ static void consumed_while_the_kernel_runs(const char *prog, const char *ring)
 	CK_CU(d->cuMemcpyDtoH(&seen_flag, out, sizeof(seen_flag)));
 	__atomic_store_n(&c.stop, true, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
-	while (egpu_ringbuf_consume(c.rb) > 0)
-		;
+	drain(c.rb, 0);
 	printf("%s: consumed before the kernel ended: %llu of %u records\n",
 	       ring, (unsigned long long)c.at_flag, threads);
 	ck_assert_msg(seen_flag == 1,
