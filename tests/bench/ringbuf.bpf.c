@@ -22,23 +22,13 @@ struct {
 	__type(value, __u64);
 } array SEC(".maps");
 
-static __always_inline __u64 thread_id(void)
-{
-	__u64 bx, by, bz, tx, ty, tz, dx, dy, dz;
-
-	bpf_get_block_idx(&bx, &by, &bz);
-	bpf_get_thread_idx(&tx, &ty, &tz);
-	bpf_get_block_dim(&dx, &dy, &dz);
-	return bx * dx + tx;
-}
-
 #define EMIT(BYTES)                                                           \
 	GPU_EXIT("touch")                                                     \
 	int emit##BYTES(void *ctx)                                            \
 	{                                                                     \
 		__u64 rec[BYTES / 8];                                         \
                                                                               \
-		rec[0] = thread_id();                                         \
+		rec[0] = bpf_egpu_global_thread_x();                          \
 		for (int i = 1; i < BYTES / 8; i++)                           \
 			rec[i] = rec[0] + i;                                  \
 		bpf_ringbuf_output(&events, rec, sizeof(rec), 0);             \
@@ -52,7 +42,7 @@ EMIT(256)
 GPU_EXIT("touch")
 int hash_update(void *ctx)
 {
-	__u64 id = thread_id();
+	__u64 id = bpf_egpu_global_thread_x();
 	__u32 key = id & ((1 << 20) - 1);
 
 	bpf_map_update_elem(&hash, &key, &id, BPF_ANY);
