@@ -32,23 +32,52 @@ static const char *lookup_str(void *arg, uint64_t addr)
 	return job->scratch;
 }
 
+/* The format (or string) of @rec: in the record, or global data's copy. */
+static const char *record_format(struct print_job *job,
+				 const struct print_rec *rec, size_t *len,
+				 const char **obj)
+{
+	if (rec->kind & PRINT_FMT_INLINE) {
+		*len = rec->fmt_size;
+		return (const char *)(rec->args + rec->nargs);
+	}
+	return job->lookup(job->user, rec->fmt, len, obj);
+}
+
 static void format_line(struct print_job *job, const struct print_rec *rec,
 			struct strbuf *sb, const char **obj)
 {
+	uint16_t kind = rec->kind & ~PRINT_FMT_INLINE;
 	size_t len = 0;
-	const char *s = job->lookup(job->user, rec->fmt, &len, obj);
+	const char *s = record_format(job, rec, &len, obj);
 
 	if (!s) {
 		sb_printf(sb, "(%s at 0x%llx, outside the program's global data)",
-			  rec->kind == PRINT_PUTS ? "string" : "format",
+			  kind == PRINT_PUTS ? "string" : "format",
 			  (unsigned long long)rec->fmt);
 		return;
 	}
-	if (rec->kind == PRINT_PUTS)
+	if (kind == PRINT_PUTS)
 		sb_addn(sb, s, strnlen(s, len));
 	else
 		host_format_with(sb, s, rec->fmt_size < len ? rec->fmt_size : len,
 				 rec->args, rec->nargs, lookup_str, job);
+}
+
+/* A known kind; an inline (printk) format within the record, NUL-terminated. */
+static bool print_kind_valid(const struct print_rec *rec, size_t size)
+{
+	uint16_t kind = rec->kind & ~PRINT_FMT_INLINE;
+	const char *inl = (const char *)(rec->args + rec->nargs);
+
+	if (kind != PRINT_PRINTK && kind != PRINT_PUTS)
+		return false;
+	if (!(rec->kind & PRINT_FMT_INLINE))
+		return true;
+	return kind == PRINT_PRINTK && rec->fmt_size &&
+	       rec->fmt_size <= PRINT_INLINE_MAX &&
+	       size - sizeof(*rec) - 8u * rec->nargs >= rec->fmt_size &&
+	       inl[rec->fmt_size - 1] == '\0';
 }
 
 int print_format(const void *data, size_t size, print_lookup_fn lookup,
@@ -58,8 +87,7 @@ int print_format(const void *data, size_t size, print_lookup_fn lookup,
 	const struct print_rec *rec = data;
 
 	if (size < sizeof(*rec) || rec->nargs > PRINT_MAX_ARGS ||
-	    size < sizeof(*rec) + 8u * rec->nargs ||
-	    (rec->kind != PRINT_PRINTK && rec->kind != PRINT_PUTS))
+	    size < sizeof(*rec) + 8u * rec->nargs || !print_kind_valid(rec, size))
 		return err_set(EGPU_EFORMAT, "print ring: malformed record of %zu bytes",
 			       size);
 	*info = (struct egpu_print_info){ .sz = sizeof(*info) };

@@ -229,13 +229,22 @@ enum print_kind {
 	PRINT_PUTS = 2,   /* fmt is a NUL-terminated string; no args */
 };
 
+/*
+ * A flag of PRINT_PRINTK: the format was on the printing thread's stack,
+ * where the host cannot read it, so its fmt_size bytes (NUL-terminated)
+ * follow args[], padded to 8. A stack holds at most PRINT_INLINE_MAX
+ * bytes (eBPF's 512), so none is ever cut.
+ */
+#define PRINT_FMT_INLINE 0x100u
+#define PRINT_INLINE_MAX 512u
+
 /* Linux's limit on bpf_trace_vprintk arguments (MAX_BPRINTF_VARARGS). */
 #define PRINT_MAX_ARGS 12u
 
 struct print_rec {
 	uint64_t fmt;       /* device address of the format or string */
-	uint32_t fmt_size;  /* PRINT_PRINTK: bytes at fmt, NUL included */
-	uint16_t kind;      /* enum print_kind */
+	uint32_t fmt_size;  /* PRINT_PRINTK, inline: bytes at fmt, NUL included */
+	uint16_t kind;      /* enum print_kind, PRINT_FMT_INLINE */
 	uint16_t nargs;     /* 64-bit arguments in args[] */
 	uint32_t block[3];  /* blockIdx of the printing thread */
 	uint32_t thread[3]; /* threadIdx */

@@ -191,6 +191,16 @@ int prints(void *ctx)
 	return 0;
 }
 
+/* A format built on the stack, as bpftime's probes write theirs. */
+SEC("egpu/run")
+int prints_from_stack(void *ctx)
+{
+	char fmt[] = "stack %d of %d";
+
+	bpf_trace_printk(fmt, sizeof(fmt), 5, 6);
+	return 0;
+}
+
 /* Probes of kernels.cu's `work` (GPU tests). */
 
 /* The calling thread's record: its global id, block, time, a check word. */

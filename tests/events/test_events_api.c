@@ -515,6 +515,47 @@ START_TEST(print_records_formatted)
 }
 END_TEST
 
+/*
+ * A format on the printing thread's stack travels in the record after the
+ * arguments (PRINT_FMT_INLINE), as bpftime's probes build theirs; fmt
+ * keeps the stack address, which no lookup is asked about.
+ */
+START_TEST(print_records_with_their_format_inline)
+{
+	static const char fmt[] = "on the stack: %d of %d\n";
+	union {
+		union rec rec;
+		uint64_t words[sizeof(union rec) / 8 + 4];
+	} u = { .rec.r = { .fmt = 0x7fff0000ull, .fmt_size = sizeof(fmt),
+			   .kind = PRINT_PRINTK | PRINT_FMT_INLINE, .nargs = 2 } };
+	struct egpu_print_info info;
+	size_t size = sizeof(u.rec.r) + 2 * 8 + ((sizeof(fmt) + 7) & ~7u);
+	char line[128];
+
+	u.rec.r.args[0] = 3;
+	u.rec.r.args[1] = 4;
+	memcpy(u.rec.r.args + 2, fmt, sizeof(fmt));
+	ck_assert_int_eq(format(&u.rec, size, line, sizeof(line), &info), 0);
+	ck_assert_str_eq(line, "on the stack: 3 of 4");
+	ck_assert_ptr_null(info.obj);
+	/* Refused: bytes missing, no NUL at the end, longer than a stack,
+	 * a bpf_puts string (read-only data only) */
+	ck_assert_int_eq(format(&u.rec, size - 8, line, sizeof(line), &info),
+			 EGPU_EFORMAT);
+	u.rec.r.args[2 + (sizeof(fmt) - 1) / 8] = ~0ull; /* its last 8 bytes */
+	ck_assert_int_eq(format(&u.rec, size, line, sizeof(line), &info),
+			 EGPU_EFORMAT);
+	memcpy(u.rec.r.args + 2, fmt, sizeof(fmt));
+	u.rec.r.fmt_size = PRINT_INLINE_MAX + 8;
+	ck_assert_int_eq(format(&u.rec, sizeof(u), line, sizeof(line), &info),
+			 EGPU_EFORMAT);
+	u.rec.r.fmt_size = sizeof(fmt);
+	u.rec.r.kind = PRINT_PUTS | PRINT_FMT_INLINE;
+	ck_assert_int_eq(format(&u.rec, size, line, sizeof(line), &info),
+			 EGPU_EFORMAT);
+}
+END_TEST
+
 START_TEST(malformed_print_records_refused)
 {
 	union rec rec = { .r = { .fmt = RO_BASE, .kind = PRINT_PRINTK, .nargs = 2 } };
@@ -640,6 +681,7 @@ int main(void)
 	tcase_add_test(tc, cpu_prints_to_stderr);
 	tcase_add_test(tc, poll_waits_and_fd_ticks);
 	tcase_add_test(tc, print_records_formatted);
+	tcase_add_test(tc, print_records_with_their_format_inline);
 	tcase_add_test(tc, malformed_print_records_refused);
 	tcase_add_test(tc, direct_run_modules_assemble);
 	tcase_add_test(tc, instrumented_module_assembles);

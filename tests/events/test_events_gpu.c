@@ -838,6 +838,20 @@ START_TEST(direct_run_prints)
 }
 END_TEST
 
+/* The format on the stack travels in the record: no global data named. */
+START_TEST(direct_run_prints_from_the_stack)
+{
+	struct lines l = { 0 };
+
+	ck_assert_int_eq(egpu_print_set_callback(ctx, on_line, &l), 0);
+	run_gpu("prints_from_stack", 0, 0);
+	ck_assert_int_eq(egpu_print_poll(ctx, 1000), 1);
+	ck_assert_str_eq(l.text[0], "stack 5 of 6");
+	ck_assert_ptr_null(l.info[0].obj);
+	ck_assert_uint_eq(egpu_print_drops(ctx), 0);
+}
+END_TEST
+
 /* Thread 0 of each of 8 blocks prints from an entry probe. */
 START_TEST(probe_prints_once_per_block)
 {
@@ -891,6 +905,7 @@ int main(void)
 	tcase_add_test(tc, warp_records_give_every_address);
 	tcase_add_test(tc, direct_runs_use_every_helper);
 	tcase_add_test(tc, direct_run_prints);
+	tcase_add_test(tc, direct_run_prints_from_the_stack);
 	tcase_add_test(tc, probe_prints_once_per_block);
 	suite_add_tcase(s, tc);
 	/* A CUDA context does not survive fork(): run the tests in-process. */
