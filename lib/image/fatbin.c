@@ -20,6 +20,7 @@
 
 #define FATBIN_MAGIC 0xBA55ED50u
 #define WRAPPER_MAGIC 0x466243b1u
+#define ELF_MAGIC 0x464c457fu /* "\x7f" "ELF" */
 #define FATBIN_HEADER_SIZE 16
 #define ENTRY_HEADER_MIN 64
 #define ENTRY_PTX 1
@@ -42,10 +43,26 @@ static uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v;
 static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
+/*
+ * Whether @p, of @len bytes (0: not known), starts with the 4 bytes of
+ * @magic (little-endian), read no further than the first that differs: an
+ * image of unknown length may be a PTX string shorter than 4 bytes, and
+ * its NUL is no magic's byte.
+ */
+static bool has_magic(const uint8_t *p, size_t len, uint32_t magic)
+{
+	if (len && len < 4)
+		return false;
+	for (unsigned i = 0; i < 4; i++)
+		if (p[i] != (uint8_t)(magic >> (8 * i)))
+			return false;
+	return true;
+}
+
 /* Whether @image of @len bytes (0: not known) starts as a runtime wrapper. */
 static bool is_wrapper(const uint8_t *image, size_t len)
 {
-	return (!len || len >= 24) && rd32(image) == WRAPPER_MAGIC;
+	return (!len || len >= 24) && has_magic(image, len, WRAPPER_MAGIC);
 }
 
 /*
@@ -85,7 +102,7 @@ static unsigned elf_arch(const uint8_t *p)
 
 static bool is_elf(const uint8_t *p, size_t len)
 {
-	return (!len || len >= 64) && !memcmp(p, "\x7f" "ELF", 4);
+	return (!len || len >= 64) && has_magic(p, len, ELF_MAGIC);
 }
 
 static void add_arch(unsigned *list, unsigned *n, unsigned arch)
@@ -164,7 +181,7 @@ enum image_kind image_probe(const void *image, size_t len,
 	struct entry none = { 0 };
 
 	memset(info, 0, sizeof(*info));
-	if (rd32(p) == FATBIN_MAGIC) {
+	if (has_magic(p, len, FATBIN_MAGIC)) {
 		/* a malformed one is still a fatbin: image_ptx() says why */
 		info->kind = IMAGE_FATBIN;
 		if (fatbin_walk(p, len, 0, info, &none))

@@ -36,7 +36,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!attached)
 		attach_probe(ctx);
 	attached = true;
-	if (egpu_instrument_ptx(ctx, (const char *)data, size, &out, &len, NULL) &&
+	/* Length 0 means "up to the NUL" (the API's contract): the empty
+	 * input is then the empty string, not bytes past the fuzzer's. */
+	if (egpu_instrument_ptx(ctx, size ? (const char *)data : "", size, &out,
+				&len, NULL) &&
 	    !*egpu_errmsg())
 		abort(); /* every failure says why */
 	free(out);

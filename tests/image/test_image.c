@@ -214,6 +214,31 @@ START_TEST(ptx_with_a_nul)
 }
 END_TEST
 
+/*
+ * Images shorter than any magic number: bytes of a known length, and
+ * strings whose length the API takes up to their NUL (len 0), are PTX
+ * and read no further than they go (ASan checks; the fuzzer found "").
+ */
+START_TEST(images_shorter_than_a_magic)
+{
+	static const char *const texts[] = { "", "x", "\x50\xed", "\x7f" "EL" };
+	struct image_info info;
+
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		size_t n = strlen(texts[i]);
+		char *copy = malloc(n ? n : 1);
+
+		ck_assert_ptr_nonnull(copy);
+		memcpy(copy, texts[i], n);
+		ck_assert_int_eq(image_probe(texts[i], 0, &info), IMAGE_PTX);
+		ck_assert_uint_eq(info.size, n + 1);
+		if (n) /* exactly n bytes, no NUL: ASan sees any read past them */
+			ck_assert_int_eq(image_probe(copy, n, &info), IMAGE_PTX);
+		free(copy);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("image");
@@ -225,6 +250,7 @@ int main(void)
 	tcase_add_test(tc, lz4_bad);
 	tcase_add_test(tc, instrument_fatbin);
 	tcase_add_test(tc, ptx_with_a_nul);
+	tcase_add_test(tc, images_shorter_than_a_magic);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }
