@@ -72,15 +72,23 @@ static int check_externs(const struct bpf_object *obj)
 
 /*
  * Whether internal map @m holds a .bss (or .bss.NAME) section, which starts
- * zeroed: its BTF value type is the DATASEC named after the section.
- * Without BTF the caller finds out by reading the bytes.
+ * zeroed. libbpf makes such a map only of an SHT_NOBITS section so named,
+ * and names it ".bss.NAME", or the object's name cut short then ".bss";
+ * the BTF DATASEC of its value says the same when the BTF is whole. Never
+ * found out by reading the bytes: libbpf's mapping of them is shared
+ * memory, which a read allocates (4 GB for a fuzzed 4 GB .bss whose BTF
+ * was broken).
  */
 static bool is_bss(const struct bpf_object *obj, const struct bpf_map *m)
 {
 	const struct btf *btf = bpf_object__btf(obj);
+	const char *name = bpf_map__name(m), *sec;
 	const struct btf_type *t;
-	const char *sec;
+	size_t n = name ? strlen(name) : 0;
 
+	if (n && (!strncmp(name, ".bss.", 5) ||
+		  (name[0] != '.' && n >= 4 && !strcmp(name + n - 4, ".bss"))))
+		return true;
 	if (!btf || !bpf_map__btf_value_type_id(m))
 		return false;
 	t = btf__type_by_id(btf, bpf_map__btf_value_type_id(m));

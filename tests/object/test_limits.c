@@ -82,6 +82,34 @@ START_TEST(zero_bss_loads_cheaply)
 }
 END_TEST
 
+/*
+ * The same object with its BTF renamed away (as a fuzzed one had it):
+ * the .bss is still known zero by libbpf's name for its map, never read
+ * (its shared mapping would allocate the 4000 MB a read touches).
+ */
+START_TEST(zero_bss_without_btf_is_not_read)
+{
+	struct object_spec s;
+	size_t len, renamed = 0;
+	uint8_t *elf = (uint8_t *)tu_read_file(BPF_OBJ("big_bss"), &len);
+	long before = peak_rss_mb();
+
+	/* ".BTF" ends the names ".rel.BTF" and ".rel.BTF.ext" share */
+	for (size_t i = 0; i + 4 < len; i++)
+		if (!memcmp(elf + i, ".BTF", 4) && (elf[i + 4] == '\0' || elf[i + 4] == '.')) {
+			elf[i + 1] = 'X';
+			renamed++;
+		}
+	ck_assert_uint_ge(renamed, 1);
+	ck_assert_ok(object_parse_elf(elf, len, "big_bss.bpf.o", &s));
+	ck_assert_ptr_null(find_map(&s, "big_bss.bss")->init);
+	ck_assert_msg(peak_rss_mb() - before < 256 + SHADOW_MB, "parsing took %ld MB",
+		      peak_rss_mb() - before);
+	object_spec_free(&s);
+	free(elf);
+}
+END_TEST
+
 START_TEST(huge_array_is_refused_before_allocating)
 {
 	egpu_ctx *ctx = egpu_ctx_new(NULL);
@@ -146,6 +174,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, zero_bss_is_not_copied);
 	tcase_add_test(tc, zero_bss_loads_cheaply);
+	tcase_add_test(tc, zero_bss_without_btf_is_not_read);
 	tcase_add_test(tc, huge_array_is_refused_before_allocating);
 	tcase_add_test(tc, wide_hash_is_refused);
 	tcase_add_test(tc, directory_says_so);
