@@ -221,7 +221,7 @@ END_TEST
  */
 START_TEST(images_shorter_than_a_magic)
 {
-	static const char *const texts[] = { "", "x", "\x50\xed", "\x7f" "EL" };
+	static const char *const texts[] = { "", "x", "\x50\xed", "\177EL" };
 	struct image_info info;
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
