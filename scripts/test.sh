@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install what is missing, build, and run every test: the unit, binding
 # (pytest, go test) and GPU tests under ctest (GPU tests report "skipped"
-# without a GPU), a Release build of the library and CLI, the unit tests
-# again under AddressSanitizer and UBSan, and each fuzz target briefly.
+# without a GPU), a Release build of the library and CLI, a clang build of
+# everything, the unit tests again under AddressSanitizer and UBSan, and
+# each fuzz target briefly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/cuda/bin"
@@ -23,6 +24,9 @@ grep -E '^[0-9]+ (passed|failed|skipped)|^(ok|FAIL)[[:space:]]+libegpu|GPU tests
 cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DEGPU_WERROR=ON \
 	-DEGPU_BUILD_TESTS=OFF -DEGPU_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build build-release -j"$jobs"
+# clang's warnings differ from gcc's: one clang build of everything
+# (tests and examples included; every type: scripts/build_matrix.sh)
+EGPU_MATRIX_CC=clang-16 scripts/build_matrix.sh build-matrix Debug
 
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DEGPU_SANITIZE=ON -DEGPU_WERROR=ON \
 	-DEGPU_BUILD_EXAMPLES=OFF >/dev/null
