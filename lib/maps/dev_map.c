@@ -130,6 +130,10 @@ static int fits_gpu(uint64_t total)
 		       all_b);
 }
 
+/*
+ * Zeroed on the map's own stream, waited for, as its later copies go: a
+ * memset on the legacy stream could still run after them.
+ */
 static int alloc_dev(struct dev_map *m, uint64_t total)
 {
 	const struct cu_driver *d = cu();
@@ -137,7 +141,9 @@ static int alloc_dev(struct dev_map *m, uint64_t total)
 
 	if (!err)
 		err = cu_check(d->cuMemAlloc(&m->base, total), "cuMemAlloc");
-	return err ? err : cu_zero(m->base, total);
+	if (!err && dev_map_zero(m, m->base, total))
+		err = EGPU_ECUDA;
+	return err;
 }
 
 static int alloc_and_fill(struct dev_map *m, const struct map_spec *spec,
