@@ -296,7 +296,11 @@ def test_two_devices(kcount_path, launches):
         pytest.skip("one GPU: the two-device case needs two")
     obj = new_probe(kcount_path, 0)
     xs = [torch.randn(513, 300, device=f"cuda:{d}") for d in (0, 1)]
-    plain = [softmax(x) for x in xs]
+    plain = []
+    for d, x in enumerate(xs):
+        # Triton launches on the current device, not the tensor's
+        with torch.cuda.device(d):
+            plain.append(softmax(x))
     with egpu.triton.instrument(obj) as inst:
         got = []
         for d, x in enumerate(xs):
