@@ -923,6 +923,17 @@ struct egpu_trace_stats {
 	uint64_t lost;      /**< activity records CUPTI dropped */
 	uint64_t gpu_ns;    /**< sum of kernel durations */
 	uint32_t devices;   /**< distinct devices that ran kernels */
+	/* What tracing cost the application's threads (its callbacks). */
+	uint64_t host_ns;     /**< time in the tracer's callbacks */
+	uint64_t stack_ns;    /**< of which unwinding native stacks */
+	uint64_t python_ns;   /**< of which walking Python frames */
+	uint64_t stacks;      /**< native stacks taken */
+	/** of which unwound by backtrace(), a full DWARF unwind, because a
+	 *  frame's rule is beyond libegpu's cached unwinder */
+	uint64_t stacks_slow;
+	/** the first such frame, "module+0xoffset" ("" when none); valid
+	 *  until egpu_trace_free() */
+	const char *slow_frame;
 };
 
 /** Fill @p stats (set its sz first). */

@@ -146,6 +146,19 @@ static void collect_end(struct collect *c)
 	pthread_mutex_unlock(&one_lock);
 }
 
+/* What the callbacks cost the application's threads. */
+static void count_own_time(struct collect *c)
+{
+	struct collect_counts *n = &c->counts;
+	uint64_t slow = uw_slow(c->uw, &n->slow_pc);
+
+	n->host_ns = atomic_load(&c->host_ns);
+	n->stack_ns = atomic_load(&c->stack_ns);
+	n->python_ns = atomic_load(&c->python_ns);
+	n->stacks = atomic_load(&c->stacks);
+	n->stacks_slow = slow < n->stacks ? slow : n->stacks;
+}
+
 struct trace_data *collect_stop(struct collect *c,
 				struct collect_counts *counts)
 {
@@ -165,6 +178,7 @@ struct trace_data *collect_stop(struct collect *c,
 	c->td.lost = c->lost;
 	if (collect_build_calls(c))
 		return NULL;
+	count_own_time(c);
 	*counts = c->counts;
 	return &c->td;
 }

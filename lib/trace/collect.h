@@ -32,6 +32,13 @@ struct collect_opts {
 /* What collect_stop() counted besides the trace data. */
 struct collect_counts {
 	uint64_t launches;    /* kernel and graph launch calls */
+	/* the tracer's own time on the application's threads */
+	uint64_t host_ns;     /* in the callbacks, all of it */
+	uint64_t stack_ns;    /* of which unwinding native frames */
+	uint64_t python_ns;   /* of which walking Python frames */
+	uint64_t stacks;      /* native stacks taken */
+	uint64_t stacks_slow; /* of which by backtrace() (uw_counts) */
+	uintptr_t slow_pc;    /* the first return address that sent one there */
 };
 
 #ifdef EGPU_HAVE_CUPTI

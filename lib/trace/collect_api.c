@@ -125,6 +125,15 @@ void collect_quiesce(void)
 		sched_yield();
 }
 
+/* Add the time since @since to @sum; the time now. */
+static uint64_t charge(atomic_uint_fast64_t *sum, uint64_t since)
+{
+	uint64_t t = now_ns();
+
+	atomic_fetch_add_explicit(sum, t - since, memory_order_relaxed);
+	return t;
+}
+
 /* Room a call with a stack may take: native and Python frames. */
 static uint32_t frames_per_call(const struct collect *c)
 {
@@ -164,9 +173,14 @@ static struct raw_call *call_new(struct collect *c, bool stack)
 	memset(call, 0, sizeof(*call));
 	call->tid = tl.tid;
 	call->frame_at = k->frame_n;
-	if (want)
+	if (want) {
+		uint64_t t = now_ns();
+
 		call->frame_n = (uint16_t)uw_capture(c->uw,
 			k->frames + k->frame_n, c->raw_frames);
+		charge(&c->stack_ns, t);
+		atomic_fetch_add_explicit(&c->stacks, 1, memory_order_relaxed);
+	}
 	k->frame_n += call->frame_n;
 	k->call_n++;
 	return call;
@@ -243,8 +257,12 @@ static void call_enter(struct collect *c, CUpti_CallbackDomain domain,
 	}
 	if (tl.depth == OPEN_MAX || !(call = call_new(c, true)))
 		return;
-	if (c->py)
+	if (c->py) {
+		uint64_t t = now_ns();
+
 		call_python(c, tl.chunk, call);
+		charge(&c->python_ns, t);
+	}
 	call->kind = (uint8_t)kind;
 	call->corr = cb->correlationId;
 	call->name = cb->functionName;
@@ -300,7 +318,11 @@ void CUPTIAPI collect_callback(void *user, CUpti_CallbackDomain domain,
 	    cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
 		context_gone(c, data);
 	else if (c && (domain == CUPTI_CB_DOMAIN_RUNTIME_API ||
-		       domain == CUPTI_CB_DOMAIN_DRIVER_API))
+		       domain == CUPTI_CB_DOMAIN_DRIVER_API)) {
+		uint64_t t = now_ns();
+
 		api_call(c, domain, cbid, data);
+		charge(&c->host_ns, t);
+	}
 	atomic_fetch_sub(&inflight, 1);
 }

@@ -157,6 +157,9 @@ struct collect {
 	struct strpool names;         /* every string of the trace data */
 	struct ptrmap kernel_names;   /* CUPTI's name pointer -> demangled */
 
+	/* the tracer's own time on the application's threads, ns */
+	atomic_uint_fast64_t host_ns, stack_ns, python_ns, stacks;
+
 	struct trace_data td;         /* built by collect_stop() */
 	struct collect_counts counts;
 };
@@ -207,6 +210,12 @@ struct unwinder *uw_new(void);
 uint32_t uw_capture(struct unwinder *u, void **out, uint32_t max);
 /* The cached walk alone: the count, or -1 where backtrace() must do it. */
 int uw_walk(struct unwinder *u, void **out, uint32_t max);
+/*
+ * Captures uw_capture() left to backtrace() (UINT64_MAX: all of them, @u
+ * is NULL), and in @first_pc the return address the cached walk could
+ * not step first (0: none, or unknown).
+ */
+uint64_t uw_slow(struct unwinder *u, uintptr_t *first_pc);
 /* Whether [@addr, @addr + @len) lies in the calling thread's stack. */
 bool uw_stack_has(uintptr_t addr, size_t len);
 void uw_free(struct unwinder *u);

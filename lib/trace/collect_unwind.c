@@ -100,6 +100,10 @@ struct unwinder {
 	void *libgcc;
 	find_fde_fn *find_fde;
 	struct lfmap rules;   /* return address -> struct rule */
+	/* captures left to backtrace(), and the first frame that sent one
+	 * there (egpu trace reports it: each costs a full DWARF unwind) */
+	atomic_uint_fast64_t slow;
+	_Atomic uintptr_t slow_pc;
 };
 
 /* ---- reading .eh_frame ---- */
@@ -535,6 +539,15 @@ __asm__(".text\n"
 	".cfi_endproc\n"
 	".size egpu_unwind_regs, .-egpu_unwind_regs\n");
 
+/* -1, noting @pc as what sent the first slow capture to backtrace(). */
+static int give_up(struct unwinder *u, uintptr_t pc)
+{
+	uintptr_t none = 0;
+
+	atomic_compare_exchange_strong(&u->slow_pc, &none, pc);
+	return -1;
+}
+
 /*
  * The cached walk: the count, or -1 where backtrace() must do it. Every
  * read lands in the thread's stack, above the frame being unwound.
@@ -549,25 +562,26 @@ static int fast_walk(struct unwinder *u, void **out, uint32_t max)
 
 	egpu_unwind_regs(&r);
 	if (r.sp < stack.lo || r.sp >= hi)
-		return -1;
+		return give_up(u, r.pc);
 	while (n < max) {
 		out[n++] = (void *)r.pc;
 		rule = rule_of(u, r.pc);
 		if ((rule.kind & RULE_KIND) != RULE_STEP)
-			return (rule.kind & RULE_KIND) == RULE_END ? (int)n : -1;
+			return (rule.kind & RULE_KIND) == RULE_END ? (int)n :
+				give_up(u, r.pc);
 		cfa = (rule.kind & RULE_CFA_RBP ? r.bp : r.sp) +
 			(uintptr_t)(intptr_t)rule.cfa_off;
 		if (cfa <= r.sp || cfa > hi || (cfa & 7))
-			return -1;
+			return give_up(u, r.pc);
 		if (rule.rbp_off) {
 			at = cfa + (uintptr_t)(intptr_t)rule.rbp_off;
 			if (at < r.sp || at + 8 > hi)
-				return -1;
+				return give_up(u, r.pc);
 			r.bp = *(const uintptr_t *)at;
 		}
 		at = cfa + (uintptr_t)(intptr_t)rule.ra_off;
 		if (at < r.sp || at + 8 > hi)
-			return -1;
+			return give_up(u, r.pc);
 		r.pc = *(const uintptr_t *)at;
 		r.sp = cfa;
 		if (!r.pc)
@@ -635,5 +649,15 @@ uint32_t uw_capture(struct unwinder *u, void **out, uint32_t max)
 {
 	int n = uw_walk(u, out, max);
 
-	return n >= 0 ? (uint32_t)n : (uint32_t)backtrace(out, (int)max);
+	if (n >= 0)
+		return (uint32_t)n;
+	if (u)
+		atomic_fetch_add_explicit(&u->slow, 1, memory_order_relaxed);
+	return (uint32_t)backtrace(out, (int)max);
+}
+
+uint64_t uw_slow(struct unwinder *u, uintptr_t *first_pc)
+{
+	*first_pc = u ? atomic_load(&u->slow_pc) : 0;
+	return u ? atomic_load(&u->slow) : UINT64_MAX;
 }

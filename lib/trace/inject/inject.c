@@ -83,6 +83,17 @@ static void print_stats(void)
 		(unsigned long long)st.launches, (unsigned long long)st.kernels,
 		(unsigned long long)st.matched, (unsigned long long)st.copies,
 		(unsigned long long)st.lost, st.gpu_ns / 1e6);
+	if (!st.launches)
+		return;
+	fprintf(stderr, MSG "own time on the application's threads %.1f ms, "
+		"%.2f us a launch (native stacks %.2f, Python %.2f); %llu "
+		"stacks, %llu by backtrace()%s%s\n", st.host_ns / 1e6,
+		st.host_ns / 1e3 / (double)st.launches,
+		st.stack_ns / 1e3 / (double)st.launches,
+		st.python_ns / 1e3 / (double)st.launches,
+		(unsigned long long)st.stacks,
+		(unsigned long long)st.stacks_slow,
+		*st.slow_frame ? ", first at " : "", st.slow_frame);
 }
 
 /* The pprof profile $EGPU_TRACE_PPROF asks for (only the process that
