@@ -11,10 +11,13 @@
  *
  * The rule of a return address: CFA = rsp or rbp + offset; the return
  * address and the saved rbp (if saved) at fixed offsets from the CFA.
- * That covers what compilers emit for x86-64 functions. Anything else
- * (a CFA computed by a DWARF expression, a signal frame, a stack pointer
- * leaving the thread's stack) makes the whole capture fall back to
- * backtrace(), so the result is always what backtrace() would give.
+ * That covers what compilers emit for x86-64 functions, and one DWARF
+ * expression form too: gcc's frames realigned through a saved pointer
+ * (DRAP: an aligned local beside alloca, as in cuBLAS), where the CFA
+ * is loaded from rbp - k and rbp is saved at rbp. Anything else (other
+ * expressions, a signal frame, a stack pointer leaving the thread's
+ * stack) makes the whole capture fall back to backtrace(), so the result
+ * is always what backtrace() would give; egpu trace counts those.
  * Frames end where backtrace()'s do: at code without an FDE, or where the
  * return address is undefined (_start, clone3).
  *
@@ -84,7 +87,8 @@ enum rule_kind {
 /* One return address's rule, 8 bytes. */
 struct rule {
 	int32_t cfa_off;
-	int16_t rbp_off;  /* rbp saved at CFA + rbp_off; 0: unchanged */
+	int16_t rbp_off;  /* rbp saved at CFA + rbp_off; 0: unchanged
+			     (with RULE_RBP_AT_RBP: at rbp + rbp_off) */
 	int8_t ra_off;    /* return address at CFA + ra_off */
 	uint8_t kind;     /* enum rule_kind, | RULE_CFA_RBP */
 };
@@ -93,6 +97,8 @@ _Static_assert(sizeof(struct rule) == sizeof(uint64_t), "a rule is a word");
 
 #define RULE_KIND 3
 #define RULE_CFA_RBP 4    /* the CFA is rbp + cfa_off (else rsp +) */
+#define RULE_CFA_DEREF 8  /* the CFA is loaded from there */
+#define RULE_RBP_AT_RBP 16
 
 #define CACHE_SLOTS (1u << 15)
 
@@ -214,7 +220,11 @@ static bool entry_at(const uint8_t *p, struct reader *r)
 
 /* ---- the CFA program ---- */
 
-enum how { HOW_SAME, HOW_UNDEF, HOW_OFFSET, HOW_OTHER };
+/* A register's rule; HOW_AT_RBP: saved at rbp + off (a DWARF expression) */
+enum how { HOW_SAME, HOW_UNDEF, HOW_OFFSET, HOW_AT_RBP, HOW_OTHER };
+
+/* CFA = reg + off, CFA = *(reg + off), or an expression beyond these */
+enum cfa_how { CFA_REG, CFA_DEREF, CFA_OTHER };
 
 struct reg_rule {
 	uint8_t how;      /* enum how */
@@ -224,7 +234,7 @@ struct reg_rule {
 struct cfa_state {
 	uint64_t cfa_reg;
 	int64_t cfa_off;
-	bool cfa_expr;
+	uint8_t cfa_how;  /* enum cfa_how */
 	struct reg_rule rbp, ra;
 };
 
@@ -266,6 +276,71 @@ static void restore(struct cfa_state *s, const struct cie *c, uint64_t reg,
 
 	if (from)
 		*tracked(s, c, reg) = *from;
+}
+
+#define DW_OP_deref 0x06
+#define DW_OP_breg0 0x70
+#define DW_OP_breg31 0x8f
+
+/*
+ * A DWARF expression of @len bytes that is "breg(N) off" or "breg(N) off;
+ * deref", the forms gcc's realigned frames use; false for any other.
+ */
+static bool breg_expr(struct reader *r, uint64_t len, uint64_t *reg,
+		      int64_t *off, bool *deref)
+{
+	const uint8_t *end = r->p + len;
+	uint8_t op;
+
+	if (!len || len > (uint64_t)(r->end - r->p)) {
+		r->bad = true;
+		return false;
+	}
+	op = *r->p++;
+	if (op < DW_OP_breg0 || op > DW_OP_breg31) {
+		r->p = end;
+		return false;
+	}
+	*reg = op - DW_OP_breg0;
+	*off = read_sleb(r);
+	*deref = r->p < end && *r->p == DW_OP_deref;
+	r->p += *deref;
+	if (r->p != end) {
+		r->p = end;
+		return false;
+	}
+	return true;
+}
+
+/* def_cfa_register and _offset change a CFA of register + offset only. */
+static void only_reg_cfa(struct cfa_state *s)
+{
+	if (s->cfa_how != CFA_REG)
+		s->cfa_how = CFA_OTHER;
+}
+
+/* DW_CFA_def_cfa_expression: CFA = *(reg + off) is the form we keep. */
+static void cfa_expression(struct reader *r, struct cfa_state *s)
+{
+	bool deref;
+
+	s->cfa_how = breg_expr(r, read_uleb(r), &s->cfa_reg, &s->cfa_off,
+			       &deref) && deref ? CFA_DEREF : CFA_OTHER;
+}
+
+/* DW_CFA_expression: a register saved at rbp + off is the form we keep. */
+static void reg_expression(struct reader *r, struct cfa_state *s,
+			   const struct cie *c)
+{
+	uint64_t reg = read_uleb(r), base;
+	int64_t off;
+	bool deref;
+
+	if (breg_expr(r, read_uleb(r), &base, &off, &deref) && !deref &&
+	    base == REG_RBP)
+		set_rule(s, c, reg, HOW_AT_RBP, off);
+	else
+		set_rule(s, c, reg, HOW_OTHER, 0);
 }
 
 /*
@@ -349,27 +424,32 @@ static bool run_cfa(struct reader *r, const struct cie *c,
 		case 0x0c:                                       /* def_cfa */
 			s->cfa_reg = read_uleb(r);
 			s->cfa_off = (int64_t)read_uleb(r);
-			s->cfa_expr = false;
+			s->cfa_how = CFA_REG;
 			break;
 		case 0x12:                                       /* def_cfa_sf */
 			s->cfa_reg = read_uleb(r);
 			s->cfa_off = read_sleb(r) * c->data_align;
-			s->cfa_expr = false;
+			s->cfa_how = CFA_REG;
 			break;
 		case 0x0d:                                       /* def_cfa_register */
 			s->cfa_reg = read_uleb(r);
+			only_reg_cfa(s);
 			break;
 		case 0x0e:                                       /* def_cfa_offset */
 			s->cfa_off = (int64_t)read_uleb(r);
+			only_reg_cfa(s);
 			break;
 		case 0x13:                                       /* def_cfa_offset_sf */
 			s->cfa_off = read_sleb(r) * c->data_align;
+			only_reg_cfa(s);
 			break;
 		case 0x0f:                                       /* def_cfa_expression */
-			s->cfa_expr = true;
-			r->p += read_uleb(r);
+			cfa_expression(r, s);
 			break;
-		case 0x10: case 0x16:                            /* (val_)expression */
+		case 0x10:                                       /* expression */
+			reg_expression(r, s, c);
+			break;
+		case 0x16:                                       /* val_expression */
 			reg = read_uleb(r);
 			r->p += read_uleb(r);
 			set_rule(s, c, reg, HOW_OTHER, 0);
@@ -478,23 +558,26 @@ static struct rule compute_rule(const struct unwinder *u, uintptr_t ra)
 	    !run_cfa(&c.init, &c, &b, begin, ra - 1, &s, &s))
 		return unknown;
 	init = s;
-	if (!run_cfa(&r, &c, &b, begin, ra - 1, &s, &init) || s.cfa_expr ||
+	if (!run_cfa(&r, &c, &b, begin, ra - 1, &s, &init) ||
+	    s.cfa_how == CFA_OTHER ||
 	    (s.cfa_reg != REG_RSP && s.cfa_reg != REG_RBP))
 		return unknown;
 	if (s.ra.how == HOW_UNDEF)
 		return end;
 	if (s.ra.how != HOW_OFFSET || s.ra.off < -128 || s.ra.off > 127 ||
 	    s.cfa_off < INT32_MIN || s.cfa_off > INT32_MAX ||
-	    (s.rbp.how != HOW_SAME && s.rbp.how != HOW_UNDEF &&
-	     s.rbp.how != HOW_OFFSET) ||
-	    (s.rbp.how == HOW_OFFSET &&
-	     (!s.rbp.off || s.rbp.off < INT16_MIN || s.rbp.off > INT16_MAX)))
+	    s.rbp.how == HOW_OTHER ||
+	    (s.rbp.how == HOW_OFFSET && !s.rbp.off) ||
+	    s.rbp.off < INT16_MIN || s.rbp.off > INT16_MAX)
 		return unknown;
 	return (struct rule){
 		.cfa_off = (int32_t)s.cfa_off,
-		.rbp_off = s.rbp.how == HOW_OFFSET ? (int16_t)s.rbp.off : 0,
+		.rbp_off = s.rbp.how == HOW_OFFSET || s.rbp.how == HOW_AT_RBP ?
+			(int16_t)s.rbp.off : 0,
 		.ra_off = (int8_t)s.ra.off,
-		.kind = RULE_STEP | (s.cfa_reg == REG_RBP ? RULE_CFA_RBP : 0),
+		.kind = RULE_STEP | (s.cfa_reg == REG_RBP ? RULE_CFA_RBP : 0) |
+			(s.cfa_how == CFA_DEREF ? RULE_CFA_DEREF : 0) |
+			(s.rbp.how == HOW_AT_RBP ? RULE_RBP_AT_RBP : 0),
 	};
 }
 
@@ -571,10 +654,16 @@ static int fast_walk(struct unwinder *u, void **out, uint32_t max)
 				give_up(u, r.pc);
 		cfa = (rule.kind & RULE_CFA_RBP ? r.bp : r.sp) +
 			(uintptr_t)(intptr_t)rule.cfa_off;
+		if (rule.kind & RULE_CFA_DEREF) {
+			if (cfa < r.sp || cfa + 8 > hi)
+				return give_up(u, r.pc);
+			cfa = *(const uintptr_t *)cfa;
+		}
 		if (cfa <= r.sp || cfa > hi || (cfa & 7))
 			return give_up(u, r.pc);
-		if (rule.rbp_off) {
-			at = cfa + (uintptr_t)(intptr_t)rule.rbp_off;
+		if (rule.rbp_off || (rule.kind & RULE_RBP_AT_RBP)) {
+			at = (rule.kind & RULE_RBP_AT_RBP ? r.bp : cfa) +
+				(uintptr_t)(intptr_t)rule.rbp_off;
 			if (at < r.sp || at + 8 > hi)
 				return give_up(u, r.pc);
 			r.bp = *(const uintptr_t *)at;

@@ -3,7 +3,8 @@
  * The collector's cached unwinder (collect_unwind.c) against glibc's
  * backtrace(): the same return addresses from deep recursion, a cut at
  * max, a callback inside libc (qsort), frames with a frame pointer and a
- * variable-size stack, several threads at once (one shared cache), and a
+ * variable-size stack, a realigned frame (a CFA by DWARF expression),
+ * several threads at once (one shared cache), and a
  * signal handler (a signal frame: the walk hands over to backtrace()).
  */
 #include <check.h>
@@ -147,6 +148,34 @@ START_TEST(frame_pointer_frames)
 }
 END_TEST
 
+/*
+ * A frame realigned through a saved pointer (gcc's DRAP: an aligned local
+ * beside alloca), as cuBLAS has them: its CFA is a DWARF expression, which
+ * the walk follows instead of handing the capture to backtrace().
+ */
+static __attribute__((noinline))
+void realigned_frame(int n, struct both *b)
+{
+	volatile char aligned[64] __attribute__((aligned(64)));
+	volatile char *buf = __builtin_alloca((size_t)n);
+
+	aligned[0] = 1;
+	buf[0] = 1;
+	capture(b, MAX, true);
+	sink += buf[0] + aligned[0];
+}
+
+START_TEST(realigned_frames)
+{
+	static struct both b;
+	uintptr_t first;
+
+	realigned_frame(100 + sink % 7, &b);
+	ck_same(&b, false);
+	ck_assert_uint_eq(uw_slow(uw, &first), 0);
+}
+END_TEST
+
 static void *thread_main(void *arg)
 {
 	struct both *b = arg;
@@ -197,6 +226,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, deep_and_cut);
 	tcase_add_test(tc, callback_in_libc);
 	tcase_add_test(tc, frame_pointer_frames);
+	tcase_add_test(tc, realigned_frames);
 	tcase_add_test(tc, threads_share_the_cache);
 	tcase_add_test(tc, signal_handler);
 	suite_add_tcase(s, tc);
