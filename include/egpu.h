@@ -931,6 +931,9 @@ struct egpu_trace_stats {
 	/** of which unwound by backtrace(), a full DWARF unwind, because a
 	 *  frame's rule is beyond libegpu's cached unwinder */
 	uint64_t stacks_slow;
+	/** of which finished from the same thread's previous stack (the
+	 *  outer frames it shares with it are compared, not unwound) */
+	uint64_t stacks_reused;
 	/** the first such frame, "module+0xoffset" ("" when none); valid
 	 *  until egpu_trace_free() */
 	const char *slow_frame;

@@ -93,6 +93,7 @@ static void own_cost(const egpu_trace *t, struct egpu_trace_stats *stats)
 	OPTS_SET(stats, python_ns, n->python_ns);
 	OPTS_SET(stats, stacks, n->stacks);
 	OPTS_SET(stats, stacks_slow, n->stacks_slow);
+	OPTS_SET(stats, stacks_reused, n->stacks_reused);
 	OPTS_SET(stats, slow_frame, t->slow_frame);
 }
 

@@ -150,13 +150,16 @@ static void collect_end(struct collect *c)
 static void count_own_time(struct collect *c)
 {
 	struct collect_counts *n = &c->counts;
-	uint64_t slow = uw_slow(c->uw, &n->slow_pc);
+	struct uw_counts uw;
 
+	uw_counts(c->uw, &uw);
+	n->slow_pc = uw.slow_pc;
+	n->stacks_reused = uw.reused;
 	n->host_ns = atomic_load(&c->host_ns);
 	n->stack_ns = atomic_load(&c->stack_ns);
 	n->python_ns = atomic_load(&c->python_ns);
 	n->stacks = atomic_load(&c->stacks);
-	n->stacks_slow = slow < n->stacks ? slow : n->stacks;
+	n->stacks_slow = uw.slow < n->stacks ? uw.slow : n->stacks;
 }
 
 struct trace_data *collect_stop(struct collect *c,

@@ -38,6 +38,7 @@ struct collect_counts {
 	uint64_t python_ns;   /* of which walking Python frames */
 	uint64_t stacks;      /* native stacks taken */
 	uint64_t stacks_slow; /* of which by backtrace() (uw_counts) */
+	uint64_t stacks_reused; /* of which finished from the previous */
 	uintptr_t slow_pc;    /* the first return address that sent one there */
 };
 

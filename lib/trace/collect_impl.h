@@ -210,12 +210,14 @@ struct unwinder *uw_new(void);
 uint32_t uw_capture(struct unwinder *u, void **out, uint32_t max);
 /* The cached walk alone: the count, or -1 where backtrace() must do it. */
 int uw_walk(struct unwinder *u, void **out, uint32_t max);
-/*
- * Captures uw_capture() left to backtrace() (UINT64_MAX: all of them, @u
- * is NULL), and in @first_pc the return address the cached walk could
- * not step first (0: none, or unknown).
- */
-uint64_t uw_slow(struct unwinder *u, uintptr_t *first_pc);
+struct uw_counts {
+	uint64_t slow;      /* captures left to backtrace(); UINT64_MAX:
+			       all (no cached unwinder) */
+	uint64_t reused;    /* walks finished from the thread's previous one */
+	uintptr_t slow_pc;  /* the first return address the cached walk
+			       could not step (0: none, or unknown) */
+};
+void uw_counts(struct unwinder *u, struct uw_counts *out);
 /* Whether [@addr, @addr + @len) lies in the calling thread's stack. */
 bool uw_stack_has(uintptr_t addr, size_t len);
 void uw_free(struct unwinder *u);

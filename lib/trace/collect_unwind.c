@@ -106,10 +106,12 @@ struct unwinder {
 	void *libgcc;
 	find_fde_fn *find_fde;
 	struct lfmap rules;   /* return address -> struct rule */
+	uint64_t id;          /* tells threads' walk logs apart (walk_log) */
 	/* captures left to backtrace(), and the first frame that sent one
 	 * there (egpu trace reports it: each costs a full DWARF unwind) */
 	atomic_uint_fast64_t slow;
 	_Atomic uintptr_t slow_pc;
+	atomic_uint_fast64_t reused;  /* walks finished from a previous one */
 };
 
 /* ---- reading .eh_frame ---- */
@@ -631,6 +633,183 @@ static int give_up(struct unwinder *u, uintptr_t pc)
 	return -1;
 }
 
+/* ---- the previous walk ---- */
+
+/*
+ * Launches from one thread come from a few call paths, so most of a
+ * stack is the one the thread's previous capture walked. Each walk logs
+ * its steps: the state it stepped from and the stack words it read. When
+ * a new walk reaches a state the previous one also stepped from, and
+ * every word that walk read from there on still holds what it read, the
+ * rest of the walk would read the same words and take the same steps:
+ * its frames are copied, a compare per word instead of a rule lookup per
+ * frame. A word that changed (another caller further out) makes the walk
+ * go on by the rules, and try again only past that word's frame.
+ */
+struct step {
+	uintptr_t pc, sp, bp;   /* the state stepped from */
+	uintptr_t ra_at;        /* where the next pc was read */
+	uintptr_t bp_at;        /* where the next rbp was read; 0: none */
+	uintptr_t cfa_at;       /* where the next sp was read; 0: none */
+};
+
+struct walk_log {
+	uint64_t unwinder;      /* the uw_new() it was walked for */
+	uint32_t cap;           /* steps each of the two logs holds */
+	uint32_t n[2];          /* steps of each */
+	bool whole[2];          /* it reached the stack's end, not a max */
+	unsigned last;          /* which holds the previous walk */
+	struct step *s[2];
+};
+
+static pthread_key_t log_key;
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+static atomic_uint_fast64_t unwinders;
+
+static void log_key_make(void)
+{
+	if (pthread_key_create(&log_key, free))
+		log_key = (pthread_key_t)-1;
+}
+
+/* This thread's logs for @u's walks of up to @max frames; NULL: none. */
+static struct walk_log *log_of(struct unwinder *u, uint32_t max)
+{
+	struct walk_log *l;
+
+	pthread_once(&log_once, log_key_make);
+	if (log_key == (pthread_key_t)-1)
+		return NULL;
+	l = pthread_getspecific(log_key);
+	if (l && l->cap < max) {
+		free(l);
+		l = NULL;
+	}
+	if (!l) {
+		l = malloc(sizeof(*l) + 2 * (size_t)max * sizeof(struct step));
+		if (!l || pthread_setspecific(log_key, l)) {
+			free(l);
+			return NULL;
+		}
+		l->cap = max;
+		l->s[0] = (struct step *)(l + 1);
+		l->s[1] = l->s[0] + max;
+		l->unwinder = 0;
+	}
+	if (l->unwinder != u->id) {
+		l->unwinder = u->id;
+		l->last = 0;
+		l->n[0] = 0;
+		l->whole[0] = false;
+	}
+	return l;
+}
+
+static uintptr_t word(uintptr_t at)
+{
+	return *(const uintptr_t *)at;
+}
+
+/*
+ * Whether the previous walk's @n steps from @k on would be taken again:
+ * the index of the first whose words changed, or @n when none did. A
+ * walk that ended at a null return address read it in its last step.
+ */
+static uint32_t first_changed(const struct step *s, uint32_t k, uint32_t n)
+{
+	for (; k + 1 < n; k++) {
+		const struct step *next = &s[k + 1];
+
+		if (word(s[k].ra_at) != next->pc ||
+		    (s[k].bp_at && word(s[k].bp_at) != next->bp) ||
+		    (s[k].cfa_at && word(s[k].cfa_at) != next->sp))
+			return k;
+	}
+	if (k < n && s[k].ra_at && word(s[k].ra_at))
+		return k;
+	return n;
+}
+
+struct walk {
+	struct walk_log *log;   /* NULL: no reuse */
+	const struct step *prev;
+	uint32_t prev_n, k;     /* the previous walk, a step of it */
+	uintptr_t retry_sp;     /* compare no state below this */
+	bool whole;             /* the frames reused reach the stack's end */
+	struct step *cur;
+};
+
+/*
+ * At state @r, step @n of the walk: the previous walk's frames from the
+ * same state on copied into @out, and the count; -1 where they cannot be
+ * used.
+ */
+static int reuse(struct walk *w, const struct regs *r, uint32_t n,
+		 void **out, uint32_t max)
+{
+	const struct step *p = w->prev;
+	uint32_t k, changed, take;
+
+	if (!w->log || r->sp < w->retry_sp)
+		return -1;
+	for (k = w->k; k < w->prev_n && p[k].sp < r->sp; k++)
+		;
+	w->k = k;
+	if (k == w->prev_n || p[k].sp != r->sp || p[k].pc != r->pc ||
+	    p[k].bp != r->bp)
+		return -1;
+	changed = first_changed(p, k, w->prev_n);
+	if (changed < w->prev_n) {
+		w->retry_sp = p[changed].sp + 1;
+		return -1;
+	}
+	take = w->prev_n - k;
+	w->whole = w->log->whole[w->log->last];
+	if (n + take > max) {
+		take = max - n;
+		w->whole = false;
+	} else if (!w->whole) {
+		return -1;  /* it stopped at its max; this one may go further */
+	}
+	for (uint32_t i = 0; i < take; i++)
+		out[n + i] = (void *)p[k + i].pc;
+	memcpy(w->cur + n, p + k, take * sizeof(*p));
+	return (int)(n + take);
+}
+
+/* The walk of @n steps (@whole: to the stack's end) is the previous one. */
+static int walk_done(struct walk *w, uint32_t n, bool whole)
+{
+	if (w->log) {
+		w->log->last ^= 1;
+		w->log->n[w->log->last] = n;
+		w->log->whole[w->log->last] = whole;
+	}
+	return (int)n;
+}
+
+/* Log step @n's state; the reads fill in as it steps. */
+static struct step *log_step(struct walk *w, uint32_t n, const struct regs *r)
+{
+	static _Thread_local struct step scratch;
+	struct step *s = w->log ? &w->cur[n] : &scratch;
+
+	*s = (struct step){ r->pc, r->sp, r->bp, 0, 0, 0 };
+	return s;
+}
+
+static void walk_begin(struct walk *w, struct unwinder *u, uint32_t max)
+{
+	struct walk_log *l = log_of(u, max);
+
+	*w = (struct walk){ .log = l };
+	if (l) {
+		w->prev = l->s[l->last];
+		w->prev_n = l->n[l->last];
+		w->cur = l->s[l->last ^ 1];
+	}
+}
+
 /*
  * The cached walk: the count, or -1 where backtrace() must do it. Every
  * read lands in the thread's stack, above the frame being unwound.
@@ -641,22 +820,33 @@ static int fast_walk(struct unwinder *u, void **out, uint32_t max)
 	uintptr_t cfa, at;
 	struct regs r;
 	struct rule rule;
+	struct step *s;
+	struct walk w;
 	uint32_t n = 0;
+	int reused;
 
 	egpu_unwind_regs(&r);
 	if (r.sp < stack.lo || r.sp >= hi)
 		return give_up(u, r.pc);
+	walk_begin(&w, u, max);
 	while (n < max) {
+		if ((reused = reuse(&w, &r, n, out, max)) >= 0) {
+			atomic_fetch_add_explicit(&u->reused, 1,
+						  memory_order_relaxed);
+			return walk_done(&w, (uint32_t)reused, w.whole);
+		}
+		s = log_step(&w, n, &r);
 		out[n++] = (void *)r.pc;
 		rule = rule_of(u, r.pc);
 		if ((rule.kind & RULE_KIND) != RULE_STEP)
-			return (rule.kind & RULE_KIND) == RULE_END ? (int)n :
-				give_up(u, r.pc);
+			return (rule.kind & RULE_KIND) == RULE_END ?
+				walk_done(&w, n, true) : give_up(u, r.pc);
 		cfa = (rule.kind & RULE_CFA_RBP ? r.bp : r.sp) +
 			(uintptr_t)(intptr_t)rule.cfa_off;
 		if (rule.kind & RULE_CFA_DEREF) {
 			if (cfa < r.sp || cfa + 8 > hi)
 				return give_up(u, r.pc);
+			s->cfa_at = cfa;
 			cfa = *(const uintptr_t *)cfa;
 		}
 		if (cfa <= r.sp || cfa > hi || (cfa & 7))
@@ -666,17 +856,20 @@ static int fast_walk(struct unwinder *u, void **out, uint32_t max)
 				(uintptr_t)(intptr_t)rule.rbp_off;
 			if (at < r.sp || at + 8 > hi)
 				return give_up(u, r.pc);
+			s->bp_at = at;
 			r.bp = *(const uintptr_t *)at;
 		}
 		at = cfa + (uintptr_t)(intptr_t)rule.ra_off;
 		if (at < r.sp || at + 8 > hi)
 			return give_up(u, r.pc);
+		s->ra_at = at;
 		r.pc = *(const uintptr_t *)at;
 		r.sp = cfa;
 		if (!r.pc)
-			break;  /* backtrace() leaves out a null one too */
+			return walk_done(&w, n, true);  /* backtrace() leaves
+							   out a null one too */
 	}
-	return (int)n;
+	return walk_done(&w, n, false);
 }
 
 struct unwinder *uw_new(void)
@@ -687,6 +880,7 @@ struct unwinder *uw_new(void)
 		free(u);
 		return NULL;
 	}
+	u->id = atomic_fetch_add(&unwinders, 1) + 1;
 	u->libgcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
 	u->find_fde = u->libgcc ? (find_fde_fn *)dlsym(u->libgcc,
 						       "_Unwind_Find_FDE") : NULL;
@@ -745,8 +939,10 @@ uint32_t uw_capture(struct unwinder *u, void **out, uint32_t max)
 	return (uint32_t)backtrace(out, (int)max);
 }
 
-uint64_t uw_slow(struct unwinder *u, uintptr_t *first_pc)
+void uw_counts(struct unwinder *u, struct uw_counts *out)
 {
-	*first_pc = u ? atomic_load(&u->slow_pc) : 0;
-	return u ? atomic_load(&u->slow) : UINT64_MAX;
+	*out = (struct uw_counts){ UINT64_MAX, 0, 0 };
+	if (u)
+		*out = (struct uw_counts){ atomic_load(&u->slow),
+			atomic_load(&u->reused), atomic_load(&u->slow_pc) };
 }

@@ -168,11 +168,53 @@ void realigned_frame(int n, struct both *b)
 START_TEST(realigned_frames)
 {
 	static struct both b;
-	uintptr_t first;
+	struct uw_counts n;
 
 	realigned_frame(100 + sink % 7, &b);
 	ck_same(&b, false);
-	ck_assert_uint_eq(uw_slow(uw, &first), 0);
+	uw_counts(uw, &n);
+	ck_assert_uint_eq(n.slow, 0);
+}
+END_TEST
+
+/* Two callers of one frame at the same depth: the walk from a stack the
+ * previous walk shares its inner frames with must see its own caller. */
+static __attribute__((noinline)) void middle(struct both *b)
+{
+	capture(b, MAX, true);
+	sink++;
+}
+
+static __attribute__((noinline)) void outer_x(struct both *b)
+{
+	middle(b);
+	sink += 1;
+}
+
+static __attribute__((noinline)) void outer_y(struct both *b)
+{
+	middle(b);
+	sink += 2;
+}
+
+START_TEST(previous_walk_reused_where_unchanged)
+{
+	static struct both x, y, x2;
+	struct uw_counts n;
+
+	for (int i = 0; i < 3; i++) {
+		outer_x(&x);
+		outer_y(&y);
+		outer_x(&x2);
+		ck_same(&x, false);
+		ck_same(&y, false);
+		ck_same(&x2, false);
+		ck_assert_int_eq(x.fast_n, y.fast_n);  /* one caller apart */
+		ck_assert(memcmp(x.fast, y.fast, sizeof(void *) *
+				 (size_t)x.fast_n));
+	}
+	uw_counts(uw, &n);
+	ck_assert_uint_gt(n.reused, 0);
 }
 END_TEST
 
@@ -227,6 +269,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, callback_in_libc);
 	tcase_add_test(tc, frame_pointer_frames);
 	tcase_add_test(tc, realigned_frames);
+	tcase_add_test(tc, previous_walk_reused_where_unchanged);
 	tcase_add_test(tc, threads_share_the_cache);
 	tcase_add_test(tc, signal_handler);
 	suite_add_tcase(s, tc);

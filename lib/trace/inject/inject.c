@@ -87,11 +87,13 @@ static void print_stats(void)
 		return;
 	fprintf(stderr, MSG "own time on the application's threads %.1f ms, "
 		"%.2f us a launch (native stacks %.2f, Python %.2f); %llu "
-		"stacks, %llu by backtrace()%s%s\n", st.host_ns / 1e6,
+		"stacks, %llu finished from the previous, %llu by "
+		"backtrace()%s%s\n", st.host_ns / 1e6,
 		st.host_ns / 1e3 / (double)st.launches,
 		st.stack_ns / 1e3 / (double)st.launches,
 		st.python_ns / 1e3 / (double)st.launches,
 		(unsigned long long)st.stacks,
+		(unsigned long long)st.stacks_reused,
 		(unsigned long long)st.stacks_slow,
 		*st.slow_frame ? ", first at " : "", st.slow_frame);
 }
