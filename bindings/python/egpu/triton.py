@@ -18,8 +18,10 @@ What would hide kernels from the hook, or mix instrumented and plain
 binaries, is dealt with while instrumenting:
 
 - Triton's caches: the hook's cache key holds a token unique to this
-  instrumentation, so Triton's disk cache never hands back a plain binary
-  (or an instrumented one of another session, whose maps are gone);
+  instrumentation and the device compiled for, so Triton's disk cache
+  never hands back a plain binary, an instrumented one of another session
+  (whose maps are gone) or of another device (whose map addresses are
+  not this device's);
   instrumented binaries go to a temporary cache directory, removed at the
   end; the in-memory kernel caches of every @triton.jit function are
   emptied on both sides.
@@ -136,9 +138,7 @@ class Instrumentation:
         self.kernels = []          # (device, KernelReport) per kernel compiled
         self.instrument_ms = []    # libegpu's time per module instrumented
         self._probe = probe
-        token = uuid.uuid4().hex
-        self._key = f"egpu-{token}"
-        self._hash = hashlib.sha256(self._key.encode()).hexdigest()
+        self._key = f"egpu-{uuid.uuid4().hex}"
         self._cache_dir = cache_dir
         self._tmp = None
         self._saved = []
@@ -202,13 +202,22 @@ class Instrumentation:
 
     # -- the hook -------------------------------------------------------
 
+    def _cache_key(self):
+        """This instrumentation's part of a kernel's cache key, for the
+        device compiling it now: binaries carry their device's map
+        addresses."""
+        device = self._triton.runtime.driver.active.get_current_device()
+        key = f"{self._key}-device{device}"
+        return key, hashlib.sha256(key.encode()).hexdigest()
+
     def _hook(self, *args):
         prev = self._prev_hook
         if not args:  # Triton asks for the pipeline's cache key
+            key, digest = self._cache_key()
             if prev is None:
-                return self._key, self._hash
-            key, digest = prev()
-            return key + self._key, digest + self._hash
+                return key, digest
+            prev_key, prev_digest = prev()
+            return prev_key + key, prev_digest + digest
         if prev is not None:
             prev(*args)
         stages = args[1]

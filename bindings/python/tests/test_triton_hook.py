@@ -77,8 +77,12 @@ def test_other_devices_get_their_own_context(monkeypatch, kcount_path, kernels_p
     obj.attach_all()
     inst = egpu.triton.instrument(obj)
     stages = {"ptx": lambda src, md: kernels_ptx}
-    knobs.runtime.add_stages_inspection_hook(None, stages, None, None, 90)
+    hook = knobs.runtime.add_stages_inspection_hook
+    hook(None, stages, None, None, 90)
+    key0 = hook()
     sys.modules["triton"].runtime.driver.active.get_current_device = lambda: 1
+    # a binary of device 0 carries its map addresses: never device 1's
+    assert hook() != key0
     stages["ptx"]("llir", {})
     assert set(inst.objects) == {0, 1} and inst.objects[1] is not obj
     assert inst.objects[1]._ctx is not ctx
