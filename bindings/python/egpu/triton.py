@@ -18,10 +18,11 @@ What would hide kernels from the hook, or mix instrumented and plain
 binaries, is dealt with while instrumenting:
 
 - Triton's caches: the hook's cache key holds a token unique to this
-  instrumentation and the device compiled for, so Triton's disk cache
-  never hands back a plain binary, an instrumented one of another session
-  (whose maps are gone) or of another device (whose map addresses are
-  not this device's);
+  instrumentation and the device compiled for, and Triton compiles every
+  kernel again while instrumenting (``always_compile``: Triton 3.6 keys
+  its disk cache without the hook's key), so it never hands back a plain
+  binary, an instrumented one of another session (whose maps are gone)
+  or of another device (whose map addresses are not this device's);
   instrumented binaries go to a temporary cache directory, removed at the
   end; the in-memory kernel caches of every @triton.jit function are
   emptied on both sides.
@@ -157,6 +158,12 @@ class Instrumentation:
         if self._cache_dir is None:
             self._tmp = self._cache_dir = tempfile.mkdtemp(prefix="egpu-triton-")
         self._set(knobs.cache, "dir", self._cache_dir)
+        # Triton 3.6 keys its disk cache without the hook's key: a binary
+        # compiled for one device (its map addresses baked in) would be
+        # handed to the next device's compile. Compile every time instead.
+        compilation = getattr(knobs, "compilation", None)
+        if hasattr(compilation, "always_compile"):
+            self._set(compilation, "always_compile", True)
         for mod, name, value in _inductor_settings():
             self._set(mod, name, value)
         _drop_compiled_graphs()

@@ -13,7 +13,8 @@ import egpu
 def fake_triton(monkeypatch, version="3.6.0", device=0):
     knobs = types.SimpleNamespace(
         runtime=types.SimpleNamespace(add_stages_inspection_hook=None),
-        cache=types.SimpleNamespace(dir="/user/cache"))
+        cache=types.SimpleNamespace(dir="/user/cache"),
+        compilation=types.SimpleNamespace(always_compile=False))
     driver = types.SimpleNamespace(active=types.SimpleNamespace(
         get_current_device=lambda: device))
     mod = types.ModuleType("triton")
@@ -60,9 +61,11 @@ def test_hook_instruments_the_ptx_stage(monkeypatch, kcount_path, kernels_ptx):
     assert len(dead) == 1
     again = egpu.triton.instrument(obj)
     assert again._hook()[0] != key
+    assert knobs.compilation.always_compile  # no binary from the disk cache
     again.undo()
     assert knobs.runtime.add_stages_inspection_hook is None
     assert knobs.cache.dir == "/user/cache"
+    assert not knobs.compilation.always_compile
     # nothing ran: both kernels read 0 (array maps have every entry)
     assert inst.by_kernel("entries") == {"add_one": 0,
                                          "scale(float*, float, int)": 0}
