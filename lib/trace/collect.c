@@ -79,6 +79,8 @@ static int collect_begin(struct collect *c)
 	/* backtrace() loads libgcc_s at its first call: not in a callback */
 	backtrace(warm, 1);
 	c->gen = ++generation;
+	c->tick0 = own_ticks();
+	c->ns0 = now_ns();
 	collect_accept(c);
 	err = collect_enable_calls(c);
 	if (!err)
@@ -146,6 +148,14 @@ static void collect_end(struct collect *c)
 	pthread_mutex_unlock(&one_lock);
 }
 
+/* @ticks of own_ticks() in ns: scaled by the trace's elapsed time. */
+static uint64_t ticks_to_ns(const struct collect *c, uint64_t ticks)
+{
+	uint64_t dt = own_ticks() - c->tick0, dns = now_ns() - c->ns0;
+
+	return dt ? (uint64_t)((double)ticks * (double)dns / (double)dt) : 0;
+}
+
 /* What the callbacks cost the application's threads. */
 static void count_own_time(struct collect *c)
 {
@@ -155,9 +165,9 @@ static void count_own_time(struct collect *c)
 	uw_counts(c->uw, &uw);
 	n->slow_pc = uw.slow_pc;
 	n->stacks_reused = uw.reused;
-	n->host_ns = atomic_load(&c->host_ns);
-	n->stack_ns = atomic_load(&c->stack_ns);
-	n->python_ns = atomic_load(&c->python_ns);
+	n->host_ns = ticks_to_ns(c, atomic_load(&c->host_ticks));
+	n->stack_ns = ticks_to_ns(c, atomic_load(&c->stack_ticks));
+	n->python_ns = ticks_to_ns(c, atomic_load(&c->python_ticks));
 	n->stacks = atomic_load(&c->stacks);
 	n->stacks_slow = uw.slow < n->stacks ? uw.slow : n->stacks;
 }

@@ -41,6 +41,9 @@ static _Thread_local struct {
 	uint32_t tid;
 	unsigned depth;
 	struct open_call open[OPEN_MAX];
+	/* the frames the thread stored last (share_frames) */
+	struct call_chunk *stack_chunk;
+	uint32_t stack_at, stack_len;
 } tl;
 
 static enum call_kind kind_of_name(const char *name, bool copies)
@@ -128,7 +131,7 @@ void collect_quiesce(void)
 /* Add the time since @since to @sum; the time now. */
 static uint64_t charge(atomic_uint_fast64_t *sum, uint64_t since)
 {
-	uint64_t t = now_ns();
+	uint64_t t = own_ticks();
 
 	atomic_fetch_add_explicit(sum, t - since, memory_order_relaxed);
 	return t;
@@ -174,11 +177,11 @@ static struct raw_call *call_new(struct collect *c, bool stack)
 	call->tid = tl.tid;
 	call->frame_at = k->frame_n;
 	if (want) {
-		uint64_t t = now_ns();
+		uint64_t t = own_ticks();
 
 		call->frame_n = (uint16_t)uw_capture(c->uw,
 			k->frames + k->frame_n, c->raw_frames);
-		charge(&c->stack_ns, t);
+		charge(&c->stack_ticks, t);
 		atomic_fetch_add_explicit(&c->stacks, 1, memory_order_relaxed);
 	}
 	k->frame_n += call->frame_n;
@@ -239,6 +242,30 @@ static void call_python(struct collect *c, struct call_chunk *k,
 	call->py_entries = entries;
 }
 
+/*
+ * Launches from one place in a loop have one stack: a call whose frames
+ * (native and Python) equal the ones its thread stored last in the same
+ * chunk points at those instead of keeping a copy, which saves the memory
+ * (and its first-touch page faults) a launch would take.
+ */
+static void share_frames(struct call_chunk *k, struct raw_call *call)
+{
+	uint32_t len = (uint32_t)call->frame_n + call->py_n;
+
+	if (!len || k->frame_n != call->frame_at + len)
+		return;
+	if (tl.stack_chunk == k && tl.stack_len == len &&
+	    !memcmp(k->frames + tl.stack_at, k->frames + call->frame_at,
+		    len * sizeof(void *))) {
+		k->frame_n = call->frame_at;
+		call->frame_at = tl.stack_at;
+		return;
+	}
+	tl.stack_chunk = k;
+	tl.stack_at = call->frame_at;
+	tl.stack_len = len;
+}
+
 static void call_enter(struct collect *c, CUpti_CallbackDomain domain,
 		       enum call_kind kind, const CUpti_CallbackData *cb)
 {
@@ -258,11 +285,12 @@ static void call_enter(struct collect *c, CUpti_CallbackDomain domain,
 	if (tl.depth == OPEN_MAX || !(call = call_new(c, true)))
 		return;
 	if (c->py) {
-		uint64_t t = now_ns();
+		uint64_t t = own_ticks();
 
 		call_python(c, tl.chunk, call);
-		charge(&c->python_ns, t);
+		charge(&c->python_ticks, t);
 	}
+	share_frames(tl.chunk, call);
 	call->kind = (uint8_t)kind;
 	call->corr = cb->correlationId;
 	call->name = cb->functionName;
@@ -319,10 +347,10 @@ void CUPTIAPI collect_callback(void *user, CUpti_CallbackDomain domain,
 		context_gone(c, data);
 	else if (c && (domain == CUPTI_CB_DOMAIN_RUNTIME_API ||
 		       domain == CUPTI_CB_DOMAIN_DRIVER_API)) {
-		uint64_t t = now_ns();
+		uint64_t t = own_ticks();
 
 		api_call(c, domain, cbid, data);
-		charge(&c->host_ns, t);
+		charge(&c->host_ticks, t);
 	}
 	atomic_fetch_sub(&inflight, 1);
 }

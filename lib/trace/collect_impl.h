@@ -157,12 +157,28 @@ struct collect {
 	struct strpool names;         /* every string of the trace data */
 	struct ptrmap kernel_names;   /* CUPTI's name pointer -> demangled */
 
-	/* the tracer's own time on the application's threads, ns */
-	atomic_uint_fast64_t host_ns, stack_ns, python_ns, stacks;
+	/* the tracer's own time on the application's threads, in ticks
+	 * (own_ticks()), and the (ticks, ns) at start that convert them */
+	atomic_uint_fast64_t host_ticks, stack_ticks, python_ticks, stacks;
+	uint64_t tick0, ns0;
 
 	struct trace_data td;         /* built by collect_stop() */
 	struct collect_counts counts;
 };
+
+/*
+ * A clock for the tracer's own time, read a dozen times a launch: the
+ * time-stamp counter where there is one (a few ns against clock_gettime's
+ * tens on a VM), converted to ns at stop by the elapsed time of the trace.
+ */
+static inline uint64_t own_ticks(void)
+{
+#if defined(__x86_64__)
+	return __builtin_ia32_rdtsc();
+#else
+	return now_ns();
+#endif
+}
 
 /* collect_api.c: the callback subscribed to CUPTI, and its switches. */
 void CUPTIAPI collect_callback(void *user, CUpti_CallbackDomain domain,

@@ -732,7 +732,7 @@ static uint32_t first_changed(const struct step *s, uint32_t k, uint32_t n)
 
 struct walk {
 	struct walk_log *log;   /* NULL: no reuse */
-	const struct step *prev;
+	struct step *prev;
 	uint32_t prev_n, k;     /* the previous walk, a step of it */
 	uintptr_t retry_sp;     /* compare no state below this */
 	bool whole;             /* the frames reused reach the stack's end */
@@ -742,12 +742,13 @@ struct walk {
 /*
  * At state @r, step @n of the walk: the previous walk's frames from the
  * same state on copied into @out, and the count; -1 where they cannot be
- * used.
+ * used. The log becomes this walk's in place: its new steps, then the
+ * previous one's it shares (usually where they were: no copy).
  */
 static int reuse(struct walk *w, const struct regs *r, uint32_t n,
 		 void **out, uint32_t max)
 {
-	const struct step *p = w->prev;
+	struct step *p = w->prev;
 	uint32_t k, changed, take;
 
 	if (!w->log || r->sp < w->retry_sp)
@@ -773,11 +774,16 @@ static int reuse(struct walk *w, const struct regs *r, uint32_t n,
 	}
 	for (uint32_t i = 0; i < take; i++)
 		out[n + i] = (void *)p[k + i].pc;
-	memcpy(w->cur + n, p + k, take * sizeof(*p));
+	if (n != k)
+		memmove(p + n, p + k, take * sizeof(*p));
+	memcpy(p, w->cur, n * sizeof(*p));
+	w->log->n[w->log->last] = n + take;
+	w->log->whole[w->log->last] = w->whole;
 	return (int)(n + take);
 }
 
-/* The walk of @n steps (@whole: to the stack's end) is the previous one. */
+/* The walk of @n steps (@whole: to the stack's end), logged in full in
+ * the other buffer, is the previous one now. */
 static int walk_done(struct walk *w, uint32_t n, bool whole)
 {
 	if (w->log) {
@@ -833,7 +839,7 @@ static int fast_walk(struct unwinder *u, void **out, uint32_t max)
 		if ((reused = reuse(&w, &r, n, out, max)) >= 0) {
 			atomic_fetch_add_explicit(&u->reused, 1,
 						  memory_order_relaxed);
-			return walk_done(&w, (uint32_t)reused, w.whole);
+			return reused;
 		}
 		s = log_step(&w, n, &r);
 		out[n++] = (void *)r.pc;
