@@ -633,33 +633,40 @@ static int give_up(struct unwinder *u, uintptr_t pc)
 	return -1;
 }
 
-/* ---- the previous walk ---- */
+/* ---- the previous walks ---- */
 
 /*
- * Launches from one thread come from a few call paths, so most of a
- * stack is the one the thread's previous capture walked. Each walk logs
- * its steps: the state it stepped from and the stack words it read. When
- * a new walk reaches a state the previous one also stepped from, and
+ * Launches from one thread come from a few call paths (a model's layer
+ * alternates a cuBLAS launch and an elementwise one), so most of a stack
+ * is one the thread walked recently. Each walk logs its steps: the state
+ * it stepped from and the stack words it read; the thread keeps its last
+ * few. When a new walk reaches a state a kept walk also stepped from, and
  * every word that walk read from there on still holds what it read, the
- * rest of the walk would read the same words and take the same steps:
- * its frames are copied, a compare per word instead of a rule lookup per
+ * rest of the walk would read the same words and take the same steps: its
+ * frames are copied, a compare per word instead of a rule lookup per
  * frame. A word that changed (another caller further out) makes the walk
- * go on by the rules, and try again only past that word's frame.
+ * go on by the rules, and try that log again only past the word's frame.
  */
+#define WALK_LOGS 4
+
 struct step {
 	uintptr_t pc, sp, bp;   /* the state stepped from */
 	uintptr_t ra_at;        /* where the next pc was read */
 	uintptr_t bp_at;        /* where the next rbp was read; 0: none */
 	uintptr_t cfa_at;       /* where the next sp was read; 0: none */
+	bool uses_bp;           /* its rule reads rbp (else rbp is carried) */
 };
 
+/* A thread's kept walks, and one buffer (scratch) the walk logs into. */
 struct walk_log {
-	uint64_t unwinder;      /* the uw_new() it was walked for */
-	uint32_t cap;           /* steps each of the two logs holds */
-	uint32_t n[2];          /* steps of each */
-	bool whole[2];          /* it reached the stack's end, not a max */
-	unsigned last;          /* which holds the previous walk */
-	struct step *s[2];
+	uint64_t unwinder;      /* the uw_new() they were walked for */
+	uint32_t cap;           /* steps each buffer holds */
+	unsigned scratch;
+	uint64_t clock;         /* for used[]: the least recent goes first */
+	uint32_t n[WALK_LOGS + 1];
+	bool whole[WALK_LOGS + 1];  /* reached the stack's end, not a max */
+	uint64_t used[WALK_LOGS + 1];
+	struct step *s[WALK_LOGS + 1];
 };
 
 static pthread_key_t log_key;
@@ -670,6 +677,22 @@ static void log_key_make(void)
 {
 	if (pthread_key_create(&log_key, free))
 		log_key = (pthread_key_t)-1;
+}
+
+static struct walk_log *log_new(uint32_t max)
+{
+	struct walk_log *l = malloc(sizeof(*l) + (WALK_LOGS + 1) *
+				    (size_t)max * sizeof(struct step));
+
+	if (!l || pthread_setspecific(log_key, l)) {
+		free(l);
+		return NULL;
+	}
+	l->cap = max;
+	for (unsigned i = 0; i <= WALK_LOGS; i++)
+		l->s[i] = (struct step *)(l + 1) + (size_t)i * max;
+	l->unwinder = 0;
+	return l;
 }
 
 /* This thread's logs for @u's walks of up to @max frames; NULL: none. */
@@ -685,22 +708,14 @@ static struct walk_log *log_of(struct unwinder *u, uint32_t max)
 		free(l);
 		l = NULL;
 	}
-	if (!l) {
-		l = malloc(sizeof(*l) + 2 * (size_t)max * sizeof(struct step));
-		if (!l || pthread_setspecific(log_key, l)) {
-			free(l);
-			return NULL;
-		}
-		l->cap = max;
-		l->s[0] = (struct step *)(l + 1);
-		l->s[1] = l->s[0] + max;
-		l->unwinder = 0;
-	}
+	if (!l && !(l = log_new(max)))
+		return NULL;
 	if (l->unwinder != u->id) {
 		l->unwinder = u->id;
-		l->last = 0;
-		l->n[0] = 0;
-		l->whole[0] = false;
+		l->scratch = 0;
+		l->clock = 0;
+		memset(l->n, 0, sizeof(l->n));
+		memset(l->used, 0, sizeof(l->used));
 	}
 	return l;
 }
@@ -711,11 +726,13 @@ static uintptr_t word(uintptr_t at)
 }
 
 /*
- * Whether the previous walk's @n steps from @k on would be taken again:
- * the index of the first whose words changed, or @n when none did. A
- * walk that ended at a null return address read it in its last step.
+ * Whether a kept walk's @n steps from @k on would be taken again: the
+ * index of the first whose words changed, or @n when none did. A walk
+ * that ended at a null return address (@whole) read it in its last step;
+ * one cut at its max read words its last frame does not depend on.
  */
-static uint32_t first_changed(const struct step *s, uint32_t k, uint32_t n)
+static uint32_t first_changed(const struct step *s, uint32_t k, uint32_t n,
+			      bool whole)
 {
 	for (; k + 1 < n; k++) {
 		const struct step *next = &s[k + 1];
@@ -725,72 +742,113 @@ static uint32_t first_changed(const struct step *s, uint32_t k, uint32_t n)
 		    (s[k].cfa_at && word(s[k].cfa_at) != next->sp))
 			return k;
 	}
-	if (k < n && s[k].ra_at && word(s[k].ra_at))
+	if (whole && k < n && s[k].ra_at && word(s[k].ra_at))
 		return k;
 	return n;
 }
 
+/*
+ * Whether the kept walk's steps from @k on depend on the rbp it came with:
+ * rbp is often a general register, different at each launch, and it only
+ * matters when a step reads it before one reloads it from the stack.
+ */
+static bool needs_bp(const struct step *s, uint32_t k, uint32_t n)
+{
+	for (; k < n; k++) {
+		if (s[k].uses_bp)
+			return true;
+		if (s[k].bp_at)
+			return false;
+	}
+	return false;
+}
+
 struct walk {
 	struct walk_log *log;   /* NULL: no reuse */
-	struct step *prev;
-	uint32_t prev_n, k;     /* the previous walk, a step of it */
-	uintptr_t retry_sp;     /* compare no state below this */
-	bool whole;             /* the frames reused reach the stack's end */
-	struct step *cur;
+	uint32_t k[WALK_LOGS + 1];         /* a step of each kept walk */
+	uintptr_t retry_sp[WALK_LOGS + 1]; /* compare no state below it */
+	struct step *cur;       /* this walk's steps */
 };
 
 /*
- * At state @r, step @n of the walk: the previous walk's frames from the
- * same state on copied into @out, and the count; -1 where they cannot be
+ * At state @r, step @n of the walk: kept walk @i's frames from the same
+ * state on copied into @out, and the count; -1 where they cannot be
  * used. The log becomes this walk's in place: its new steps, then the
- * previous one's it shares (usually where they were: no copy).
+ * kept walk's it shares (usually where they were: no copy).
  */
-static int reuse(struct walk *w, const struct regs *r, uint32_t n,
-		 void **out, uint32_t max)
+static int reuse_log(struct walk *w, unsigned i, const struct regs *r,
+		     uint32_t n, void **out, uint32_t max)
 {
-	struct step *p = w->prev;
-	uint32_t k, changed, take;
+	struct walk_log *l = w->log;
+	struct step *p = l->s[i];
+	uint32_t k, changed, take, prev_n = l->n[i];
+	bool whole = l->whole[i];
 
-	if (!w->log || r->sp < w->retry_sp)
+	if (r->sp < w->retry_sp[i])
 		return -1;
-	for (k = w->k; k < w->prev_n && p[k].sp < r->sp; k++)
+	for (k = w->k[i]; k < prev_n && p[k].sp < r->sp; k++)
 		;
-	w->k = k;
-	if (k == w->prev_n || p[k].sp != r->sp || p[k].pc != r->pc ||
-	    p[k].bp != r->bp)
+	w->k[i] = k;
+	if (k == prev_n || p[k].sp != r->sp || p[k].pc != r->pc ||
+	    (p[k].bp != r->bp && needs_bp(p, k, prev_n)))
 		return -1;
-	changed = first_changed(p, k, w->prev_n);
-	if (changed < w->prev_n) {
-		w->retry_sp = p[changed].sp + 1;
+	changed = first_changed(p, k, prev_n, whole);
+	if (changed < prev_n) {
+		w->retry_sp[i] = p[changed].sp + 1;
 		return -1;
 	}
-	take = w->prev_n - k;
-	w->whole = w->log->whole[w->log->last];
-	if (n + take > max) {
+	take = prev_n - k;
+	if (n + take >= max) {
 		take = max - n;
-		w->whole = false;
-	} else if (!w->whole) {
+		whole = false;
+	} else if (!whole) {
 		return -1;  /* it stopped at its max; this one may go further */
 	}
-	for (uint32_t i = 0; i < take; i++)
-		out[n + i] = (void *)p[k + i].pc;
+	for (uint32_t j = 0; j < take; j++)
+		out[n + j] = (void *)p[k + j].pc;
 	if (n != k)
 		memmove(p + n, p + k, take * sizeof(*p));
 	memcpy(p, w->cur, n * sizeof(*p));
-	w->log->n[w->log->last] = n + take;
-	w->log->whole[w->log->last] = w->whole;
+	l->n[i] = n + take;
+	l->whole[i] = whole;
+	l->used[i] = ++l->clock;
 	return (int)(n + take);
 }
 
-/* The walk of @n steps (@whole: to the stack's end), logged in full in
- * the other buffer, is the previous one now. */
+static int reuse(struct walk *w, const struct regs *r, uint32_t n,
+		 void **out, uint32_t max)
+{
+	int got;
+
+	if (!w->log)
+		return -1;
+	for (unsigned i = 0; i <= WALK_LOGS; i++)
+		if (i != w->log->scratch && w->log->n[i] &&
+		    (got = reuse_log(w, i, r, n, out, max)) >= 0)
+			return got;
+	return -1;
+}
+
+/*
+ * The walk of @n steps (@whole: to the stack's end), logged in full in
+ * the scratch buffer, is kept in place of the least recently used one,
+ * whose buffer is the scratch now.
+ */
 static int walk_done(struct walk *w, uint32_t n, bool whole)
 {
-	if (w->log) {
-		w->log->last ^= 1;
-		w->log->n[w->log->last] = n;
-		w->log->whole[w->log->last] = whole;
-	}
+	struct walk_log *l = w->log;
+	unsigned old = 0;
+
+	if (!l)
+		return (int)n;
+	for (unsigned i = 1; i <= WALK_LOGS; i++)
+		if (i != l->scratch &&
+		    (old == l->scratch || l->used[i] < l->used[old]))
+			old = i;
+	l->n[l->scratch] = n;
+	l->whole[l->scratch] = whole;
+	l->used[l->scratch] = ++l->clock;
+	l->scratch = old;
 	return (int)n;
 }
 
@@ -800,7 +858,7 @@ static struct step *log_step(struct walk *w, uint32_t n, const struct regs *r)
 	static _Thread_local struct step scratch;
 	struct step *s = w->log ? &w->cur[n] : &scratch;
 
-	*s = (struct step){ r->pc, r->sp, r->bp, 0, 0, 0 };
+	*s = (struct step){ r->pc, r->sp, r->bp, 0, 0, 0, false };
 	return s;
 }
 
@@ -809,11 +867,8 @@ static void walk_begin(struct walk *w, struct unwinder *u, uint32_t max)
 	struct walk_log *l = log_of(u, max);
 
 	*w = (struct walk){ .log = l };
-	if (l) {
-		w->prev = l->s[l->last];
-		w->prev_n = l->n[l->last];
-		w->cur = l->s[l->last ^ 1];
-	}
+	if (l)
+		w->cur = l->s[l->scratch];
 }
 
 /*
@@ -847,6 +902,7 @@ static int fast_walk(struct unwinder *u, void **out, uint32_t max)
 		if ((rule.kind & RULE_KIND) != RULE_STEP)
 			return (rule.kind & RULE_KIND) == RULE_END ?
 				walk_done(&w, n, true) : give_up(u, r.pc);
+		s->uses_bp = rule.kind & (RULE_CFA_RBP | RULE_RBP_AT_RBP);
 		cfa = (rule.kind & RULE_CFA_RBP ? r.bp : r.sp) +
 			(uintptr_t)(intptr_t)rule.cfa_off;
 		if (rule.kind & RULE_CFA_DEREF) {

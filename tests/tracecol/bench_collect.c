@@ -5,8 +5,11 @@
  * driver makes them) from a stack DEPTH frames deep (a PyTorch launch has
  * about 100 native frames), untraced and traced, best of ROUNDS. CUPTI's
  * and the driver's own costs are not in it: this is the collector's part.
+ * With PATHS > 1 the launches take turns among that many call paths that
+ * part some frames below the launch (a model's layer alternates a cuBLAS
+ * launch and an elementwise one).
  *
- *     tracecol_bench [LAUNCHES [DEPTH [ROUNDS]]]
+ *     tracecol_bench [LAUNCHES [DEPTH [ROUNDS [PATHS]]]]
  *
  * Prints the microseconds per launch of each mode, the difference, the
  * time egpu_trace_stop() took and how many kernels matched their launch.
@@ -35,10 +38,23 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static int paths = 1;
+
+/* A launch @extra frames further down than the loop. */
+static __attribute__((noinline)) void launch_below(int extra)
+{
+	if (extra > 0) {
+		launch_below(extra - 1);
+		sink++;
+		return;
+	}
+	fake_launch("_Z5layerPf", true);
+}
+
 static void launches(long n)
 {
 	for (long i = 0; i < n; i++) {
-		fake_launch("_Z5layerPf", true);
+		launch_below((int)(i % paths) * 8);
 		if (i % FLUSH_EVERY == FLUSH_EVERY - 1)
 			flush_all(0);
 	}
@@ -106,8 +122,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tracecol_bench: %s\n", dlerror());
 		return 1;
 	}
-	if (n < 1 || depth < 0 || rounds < 1) {
-		fprintf(stderr, "usage: %s [LAUNCHES [DEPTH [ROUNDS]]]\n",
+	paths = argc > 4 ? atoi(argv[4]) : 1;
+	if (n < 1 || depth < 0 || rounds < 1 || paths < 1) {
+		fprintf(stderr, "usage: %s [LAUNCHES [DEPTH [ROUNDS [PATHS]]]]\n",
 			argv[0]);
 		return 2;
 	}
@@ -119,12 +136,17 @@ int main(int argc, char **argv)
 		best.stop = r.stop < best.stop ? r.stop : best.stop;
 		best.st = r.st;
 	}
-	printf("launches %ld, %d frames deep, best of %d\n", n, depth, rounds);
+	printf("launches %ld, %d frames deep, %d call paths, best of %d\n",
+	       n, depth, paths, rounds);
 	printf("plain   %8.3f us/launch\n", best.plain * 1e6 / (double)n);
 	printf("traced  %8.3f us/launch\n", best.traced * 1e6 / (double)n);
 	printf("cost    %8.3f us/launch\n",
 	       (best.traced - best.plain) * 1e6 / (double)n);
 	printf("stop    %8.1f ms\n", best.stop * 1e3);
+	printf("stacks  %llu, %llu finished from a previous walk, %llu by "
+	       "backtrace()\n", (unsigned long long)best.st.stacks,
+	       (unsigned long long)best.st.stacks_reused,
+	       (unsigned long long)best.st.stacks_slow);
 	printf("matched %llu of %llu kernels, %llu launches\n",
 	       (unsigned long long)best.st.matched,
 	       (unsigned long long)best.st.kernels,

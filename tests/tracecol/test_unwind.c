@@ -179,9 +179,11 @@ END_TEST
 
 /* Two callers of one frame at the same depth: the walk from a stack the
  * previous walk shares its inner frames with must see its own caller. */
+static uint32_t middle_max = MAX;
+
 static __attribute__((noinline)) void middle(struct both *b)
 {
-	capture(b, MAX, true);
+	capture(b, middle_max, true);
 	sink++;
 }
 
@@ -200,7 +202,7 @@ static __attribute__((noinline)) void outer_y(struct both *b)
 START_TEST(previous_walk_reused_where_unchanged)
 {
 	static struct both x, y, x2;
-	struct uw_counts n;
+	struct uw_counts n, cut;
 
 	for (int i = 0; i < 3; i++) {
 		outer_x(&x);
@@ -215,6 +217,16 @@ START_TEST(previous_walk_reused_where_unchanged)
 	}
 	uw_counts(uw, &n);
 	ck_assert_uint_gt(n.reused, 0);
+	/* walks cut at their max are finished from each other too */
+	middle_max = 6;
+	for (int i = 0; i < 3; i++) {
+		outer_x(&x);
+		ck_same(&x, true);
+		ck_assert_int_eq(x.fast_n, 6);
+	}
+	middle_max = MAX;
+	uw_counts(uw, &cut);
+	ck_assert_uint_ge(cut.reused, n.reused + 2);
 }
 END_TEST
 
