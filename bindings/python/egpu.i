@@ -1038,13 +1038,21 @@ PyObject *trace_stats(egpu_trace *t)
 		raise_last(err);
 		return NULL;
 	}
-	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:I}",
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:I,s:K,s:K,s:K,s:K,"
+			     "s:K,s:K,s:s}",
 		"launches", (unsigned long long)st.launches,
 		"kernels", (unsigned long long)st.kernels,
 		"matched", (unsigned long long)st.matched,
 		"copies", (unsigned long long)st.copies,
 		"lost", (unsigned long long)st.lost,
-		"gpu_ns", (unsigned long long)st.gpu_ns, "devices", st.devices);
+		"gpu_ns", (unsigned long long)st.gpu_ns, "devices", st.devices,
+		"host_ns", (unsigned long long)st.host_ns,
+		"stack_ns", (unsigned long long)st.stack_ns,
+		"python_ns", (unsigned long long)st.python_ns,
+		"stacks", (unsigned long long)st.stacks,
+		"stacks_slow", (unsigned long long)st.stacks_slow,
+		"stacks_reused", (unsigned long long)st.stacks_reused,
+		"slow_frame", st.slow_frame ? st.slow_frame : "");
 }
 
 /* The kernels of a stopped trace, most GPU time first, as dicts. */

@@ -36,6 +36,14 @@ class TraceStats:
     lost: int       # activity records CUPTI dropped
     gpu_ns: int     # summed kernel time
     devices: int    # devices that ran kernels
+    # what tracing cost the application's threads (the tracer's callbacks)
+    host_ns: int = 0        # all of it
+    stack_ns: int = 0       # unwinding native stacks
+    python_ns: int = 0      # walking Python frames
+    stacks: int = 0         # native stacks taken
+    stacks_slow: int = 0    # of which by backtrace() (a full DWARF unwind)
+    stacks_reused: int = 0  # of which finished from a previous stack
+    slow_frame: str = ""    # the first frame that sent one to backtrace()
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,9 @@ def test_trace_joins_launches_to_kernels(tmp_path):
     st = t.stats
     assert st.kernels >= LAUNCHES and st.matched >= LAUNCHES
     assert st.copies >= 1 and st.gpu_ns > 0 and st.devices >= 1
+    # the tracer's own cost: a stack per launch, timed
+    assert st.stacks >= LAUNCHES and 0 < st.stack_ns <= st.host_ns
+    assert st.stacks_slow <= st.stacks and st.stacks_reused <= st.stacks
     mine = [k for k in t.kernels if k.name == "egpu_trace_scale"]
     assert len(mine) == 1, [k.name for k in t.kernels]
     k = mine[0]
