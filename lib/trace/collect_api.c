@@ -18,6 +18,7 @@
 #include "collect_impl.h"
 
 #define OPEN_MAX 8
+#define SHARED_STACKS 4   /* a loop's launches alternate among a few */
 
 /* The collection calls go to; NULL between traces. */
 static struct collect *_Atomic accepting;
@@ -41,9 +42,10 @@ static _Thread_local struct {
 	uint32_t tid;
 	unsigned depth;
 	struct open_call open[OPEN_MAX];
-	/* the frames the thread stored last (share_frames) */
+	/* the frames the thread stored last in its chunk (share_frames) */
 	struct call_chunk *stack_chunk;
-	uint32_t stack_at, stack_len;
+	struct { uint32_t at, len; } stored[SHARED_STACKS];
+	unsigned stored_next;
 } tl;
 
 static enum call_kind kind_of_name(const char *name, bool copies)
@@ -244,9 +246,10 @@ static void call_python(struct collect *c, struct call_chunk *k,
 
 /*
  * Launches from one place in a loop have one stack: a call whose frames
- * (native and Python) equal the ones its thread stored last in the same
+ * (native and Python) equal ones its thread stored lately in the same
  * chunk points at those instead of keeping a copy, which saves the memory
- * (and its first-touch page faults) a launch would take.
+ * (and its first-touch page faults) a launch would take, and the naming
+ * at stop (collect_stack.c names a shared stack once).
  */
 static void share_frames(struct call_chunk *k, struct raw_call *call)
 {
@@ -254,16 +257,22 @@ static void share_frames(struct call_chunk *k, struct raw_call *call)
 
 	if (!len || k->frame_n != call->frame_at + len)
 		return;
-	if (tl.stack_chunk == k && tl.stack_len == len &&
-	    !memcmp(k->frames + tl.stack_at, k->frames + call->frame_at,
-		    len * sizeof(void *))) {
-		k->frame_n = call->frame_at;
-		call->frame_at = tl.stack_at;
-		return;
+	if (tl.stack_chunk != k) {
+		tl.stack_chunk = k;
+		memset(tl.stored, 0, sizeof(tl.stored));
 	}
-	tl.stack_chunk = k;
-	tl.stack_at = call->frame_at;
-	tl.stack_len = len;
+	for (unsigned i = 0; i < SHARED_STACKS; i++) {
+		if (tl.stored[i].len == len &&
+		    !memcmp(k->frames + tl.stored[i].at,
+			    k->frames + call->frame_at, len * sizeof(void *))) {
+			k->frame_n = call->frame_at;
+			call->frame_at = tl.stored[i].at;
+			return;
+		}
+	}
+	tl.stored[tl.stored_next].at = call->frame_at;
+	tl.stored[tl.stored_next].len = len;
+	tl.stored_next = (tl.stored_next + 1) % SHARED_STACKS;
 }
 
 static void call_enter(struct collect *c, CUpti_CallbackDomain domain,

@@ -18,10 +18,22 @@ struct stack_set {
 	size_t cap;
 };
 
+/* The last stack built from a shared run of frames (share_frames). */
+struct built {
+	void *const *raw;
+	uint16_t frame_n, py_n;
+	bool py_entries;
+	const char *api;
+	uint32_t stack;
+};
+
+#define BUILT_SLOTS 64
+
 struct builder {
 	struct collect *c;
 	struct symbolizer *sym;
 	struct stack_set set;
+	struct built built[BUILT_SLOTS];  /* by the frames' address */
 	struct ptrmap api_names;   /* CUPTI's functionName -> clean name */
 	struct ptrmap py_names;    /* Python frame id + 1 -> interned text */
 	size_t stack_cap;
@@ -286,16 +298,38 @@ static int64_t stack_index(struct builder *b, uint32_t n)
 	return (int64_t)td->stack_cnt - 1;
 }
 
+/*
+ * The stack of @call as named and interned: calls sharing their frames
+ * (share_frames) are named once.
+ */
+static int64_t call_stack(struct builder *b, const struct call_chunk *k,
+			  const struct raw_call *call, const char *api)
+{
+	void *const *raw = k->frames + call->frame_at;
+	struct built *m = &b->built[((uintptr_t)raw >> 3) % BUILT_SLOTS];
+	int64_t stack;
+	int n;
+
+	if (m->raw == raw && m->frame_n == call->frame_n &&
+	    m->py_n == call->py_n && m->py_entries == call->py_entries &&
+	    m->api == api)
+		return m->stack;
+	if ((n = name_frames(b, k, call, api)) < 0 ||
+	    (stack = stack_index(b, (uint32_t)n)) < 0)
+		return -1;
+	*m = (struct built){ raw, call->frame_n, call->py_n,
+			     call->py_entries, api, (uint32_t)stack };
+	return stack;
+}
+
 static int add_call(struct builder *b, const struct call_chunk *k,
 		    const struct raw_call *call)
 {
 	struct trace_api *api = &b->c->td.apis[b->c->td.api_cnt];
 	const char *name = api_name(b, call->name);
 	int64_t stack;
-	int n;
 
-	if (!name || (n = name_frames(b, k, call, name)) < 0 ||
-	    (stack = stack_index(b, (uint32_t)n)) < 0)
+	if (!name || (stack = call_stack(b, k, call, name)) < 0)
 		return err_set(EGPU_ENOMEM, "egpu_trace_stop: out of memory");
 	*api = (struct trace_api){ call->corr, call->tid, call->start,
 		call->end ? call->end : call->start, name, (uint32_t)stack };
