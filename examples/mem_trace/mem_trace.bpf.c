@@ -9,6 +9,7 @@
 #include <egpu/ctx.h>
 
 #include "mem_trace.h"
+#include "warp_lanes.h"
 
 /* mem_trace_dev.bpf.c keeps the ring in GPU memory (EGPU_F_RING_DEVICE). */
 struct {
@@ -70,33 +71,28 @@ int trace_access(struct egpu_mem_ctx *ctx)
 	};
 	struct mt_warp_addrs full;
 	struct mt_warp_access *r;
-	__u64 addr = ctx->addr, base;
-	__u32 mask, lane, leader, spread;
+	__u64 addr = ctx->addr;
+	struct mt_lanes w;
 
 	if (ctx->space != EGPU_SPACE_GLOBAL)
 		return 0;
-	mask = bpf_egpu_active_mask();
-	lane = bpf_get_lane_id();
-	leader = bpf_egpu_lowest_lane(mask);
-	base = bpf_egpu_shfl(addr, leader);
-	/* The same answer in every lane: no lane branches off alone. */
-	spread = bpf_egpu_ballot(addr != base + (__u64)(lane - leader) * at.size);
-	if (spread) {
+	mt_lanes_of(&w, addr, at.size);
+	if (w.spread) {
 		for (int i = 0; i < MT_WARP; i++)
-			full.addr[i] = mask & (1u << i) ? bpf_egpu_shfl(addr, i) : 0;
-		if (lane != leader)
+			full.addr[i] = w.mask & (1u << i) ? bpf_egpu_shfl(addr, i) : 0;
+		if (w.lane != w.leader)
 			return 0;
-		fill(&full.head, &at, base, mask, 0);
+		fill(&full.head, &at, w.base, w.mask, 0);
 		bpf_ringbuf_output(&events, &full, sizeof(full), 0);
 		return 0;
 	}
-	if (lane != leader)
+	if (w.lane != w.leader)
 		return 0;
 	/* Coalesced: the record is written straight into the ring. */
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r)
 		return 0;
-	fill(r, &at, base, mask, 1);
+	fill(r, &at, w.base, w.mask, 1);
 	bpf_ringbuf_submit(r, 0);
 	return 0;
 }

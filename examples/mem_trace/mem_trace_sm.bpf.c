@@ -14,6 +14,7 @@
 #include <egpu/ctx.h>
 
 #include "mem_trace.h"
+#include "warp_lanes.h"
 
 #define MT_SM_SLOTS 16384 /* per SM: 256 SMs x 16K x 48 B = 192 MiB */
 
@@ -34,20 +35,16 @@ struct {
 GPU_MEM("*")
 int trace_access(struct egpu_mem_ctx *ctx)
 {
-	__u64 addr = ctx->addr, base, *cur;
-	__u32 size = ctx->size, site = ctx->site, zero = 0, mask, lane, leader, key;
+	__u64 addr = ctx->addr, *cur;
+	__u32 size = ctx->size, site = ctx->site, zero = 0, key;
 	__u16 kind = ctx->kind;
 	struct mt_warp_access *r;
-	int affine;
+	struct mt_lanes w;
 
 	if (ctx->space != EGPU_SPACE_GLOBAL)
 		return 0;
-	mask = bpf_egpu_active_mask();
-	lane = bpf_get_lane_id();
-	leader = bpf_egpu_lowest_lane(mask);
-	base = bpf_egpu_shfl(addr, leader);
-	affine = !bpf_egpu_ballot(addr != base + (__u64)(lane - leader) * size);
-	if (lane != leader)
+	mt_lanes_of(&w, addr, size);
+	if (w.lane != w.leader)
 		return 0;
 	cur = bpf_map_lookup_elem(&cursor, &zero);
 	if (!cur)
@@ -58,13 +55,13 @@ int trace_access(struct egpu_mem_ctx *ctx)
 	if (!r)
 		return 0;
 	r->ns = 0;
-	r->base = base;
+	r->base = w.base;
 	r->site = site;
 	r->warp = 0;
-	r->mask = mask;
+	r->mask = w.mask;
 	r->size = size;
 	r->kind = kind;
-	r->affine = affine;
+	r->affine = !w.spread;
 	r->reserved = 0;
 	return 0;
 }

@@ -50,9 +50,6 @@ static int map_result(const egpu_map *map, long res, const char *op)
 		return err_set(EGPU_ENOENT, "map '%s': %s: no such key", map->spec->name, op);
 	case -EEXIST:
 		return err_set(EGPU_EEXIST, "map '%s': %s: key exists", map->spec->name, op);
-	case -E2BIG:
-		return err_set(EGPU_E2BIG, "map '%s': %s: map full or index beyond %u entries",
-			       map->spec->name, op, map->spec->max_entries);
 	case -EOPNOTSUPP:
 		return err_set(EGPU_ENOTSUP, "map '%s': %s: not supported on map type %u",
 			       map->spec->name, op, map->spec->type);
@@ -68,6 +65,20 @@ static int map_result(const egpu_map *map, long res, const char *op)
 		return err_set(EGPU_EINVAL, "map '%s': %s: invalid argument",
 			       map->spec->name, op);
 	}
+}
+
+/* An update's -E2BIG: a full hash map, or an array key past the end. */
+static int refuse_too_big(const egpu_map *map, const void *key)
+{
+	uint32_t max = map->spec->max_entries, idx;
+
+	if (!map_type_is_array(map->spec->type))
+		return err_set(EGPU_E2BIG, "map '%s': update: full (%u of %u entries)",
+			       map->spec->name, max, max);
+	memcpy(&idx, key, sizeof(idx));
+	return err_set(EGPU_E2BIG,
+		       "map '%s': update: key %u is past the array's end (max_entries %u)",
+		       map->spec->name, idx, max);
 }
 
 /* Ring maps have records, not keys: egpu_ringbuf_* reads them. */
@@ -175,6 +186,8 @@ int egpu_map_lookup_values(egpu_map *map, const void *key, void *value)
 int egpu_map_update(egpu_map *map, const void *key, const void *value,
 		    uint64_t flags)
 {
+	long res;
+
 	if (!map || !key || !value)
 		return err_set(EGPU_EINVAL, "egpu_map_update: NULL argument");
 	if (map->ring || map->spec->type == EGPU_MAP_THREAD_LOCAL)
@@ -185,8 +198,10 @@ int egpu_map_update(egpu_map *map, const void *key, const void *value,
 	if (flags > EGPU_EXIST)
 		return err_set(EGPU_EINVAL, "map '%s': update: unknown flags %#llx (want EGPU_ANY 0, EGPU_NOEXIST 1 or EGPU_EXIST 2)",
 			       map->spec->name, (unsigned long long)flags);
-	return map_result(map, map->dev ? dev_map_update(map->dev, key, value, flags) :
-			  host_map_update(map->host, key, value, flags), "update");
+	res = map->dev ? dev_map_update(map->dev, key, value, flags) :
+			 host_map_update(map->host, key, value, flags);
+	return res == -E2BIG ? refuse_too_big(map, key) :
+			       map_result(map, res, "update");
 }
 
 int egpu_map_delete(egpu_map *map, const void *key)

@@ -109,6 +109,16 @@ enum { MEM_NONE, MEM_PROBE, MEM_SKIP };
  */
 int mem_op_read(const struct ptx_module *m, const struct ptx_func *f,
 		const struct ptx_stmt *st, struct mem_op *op, const char **why);
+/* Bits of the register or integer constant store @op of @f writes, 0 if
+ * neither. */
+int mem_value_bits(const struct ptx_module *m, const struct ptx_func *f,
+		   const struct mem_op *op);
+/*
+ * Whether the bytes store @op of @f writes fit the ctx tail's value_bits:
+ * at most 8 of them, from one register or an integer constant.
+ */
+bool mem_value_in_reg(const struct ptx_module *m, const struct ptx_func *f,
+		      const struct mem_op *op);
 /* Bits of register @t as declared in @f (1 for .pred), -1 if undeclared. */
 int reg_bits(const struct ptx_module *m, const struct ptx_func *f, uint32_t t);
 /* Whether @t is the name @decl declares (a family "%r<N>" if @family). */

@@ -338,3 +338,26 @@ int mem_op_read(const struct ptx_module *m, const struct ptx_func *f,
 		*why = "a 32-bit generic address";
 	return *why ? MEM_SKIP : MEM_PROBE;
 }
+
+int mem_value_bits(const struct ptx_module *m, const struct ptx_func *f,
+		   const struct mem_op *op)
+{
+	const char *t = tok_text(m, op->value);
+
+	if (m->toks[op->value].kind == TOK_INT)
+		return 64;
+	return t[0] == '%' ? reg_bits(m, f, op->value) : 0;
+}
+
+bool mem_value_in_reg(const struct ptx_module *m, const struct ptx_func *f,
+		      const struct mem_op *op)
+{
+	int bits;
+
+	if (!op->value || op->vec != 1 || !op->size || op->size > 8 ||
+	    op->value_end != op->value + 1)
+		return false;
+	bits = mem_value_bits(m, f, op);
+	return (bits == 16 || bits == 32 || bits == 64) &&
+	       (uint32_t)bits >= op->size * 8;
+}

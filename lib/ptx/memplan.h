@@ -43,13 +43,6 @@ struct mem_site {
 struct mem_plan;
 
 /*
- * Whether the bytes store @op of @f writes fit the ctx tail's value_bits:
- * at most 8 of them, from one register or an integer constant.
- */
-bool mem_value_in_reg(const struct ptx_module *m, const struct ptx_func *f,
-		      const struct mem_op *op);
-
-/*
  * Find the sites of @reqs in @m, whose kernels (by index) are the items
  * @kernel_items with ids @kernel_ids (both read during the call only).
  * *out must be freed with mem_plan_free() even on error.

@@ -225,30 +225,6 @@ static void put_value(struct strbuf *sb, const struct site_code *c)
 		  (int)(tok_end(m, op->value_end - 1) - from), m->text + from);
 }
 
-/* Bits of the register or integer constant a store writes, 0 if neither. */
-static int value_bits(const struct ptx_module *m, const struct ptx_func *f,
-		      const struct mem_op *op)
-{
-	const char *t = tok_text(m, op->value);
-
-	if (m->toks[op->value].kind == TOK_INT)
-		return 64;
-	return t[0] == '%' ? reg_bits(m, f, op->value) : 0;
-}
-
-bool mem_value_in_reg(const struct ptx_module *m, const struct ptx_func *f,
-		      const struct mem_op *op)
-{
-	int bits;
-
-	if (!op->value || op->vec != 1 || !op->size || op->size > 8 ||
-	    op->value_end != op->value + 1)
-		return false;
-	bits = value_bits(m, f, op);
-	return (bits == 16 || bits == 32 || bits == 64) &&
-	       (uint32_t)bits >= op->size * 8;
-}
-
 /*
  * %P_mb = the store's source operand, zero-extended: through a bit-typed
  * register of its width, which any register type moves to (a store's
@@ -260,7 +236,7 @@ static void put_bits(struct strbuf *sb, const struct site_code *c)
 	const struct mem_op *op = &c->s->op;
 	const char *p = c->nm->prefix, *src = tok_text(m, op->value);
 	int n = (int)m->toks[op->value].len;
-	int bits = value_bits(m, m->items[c->s->item].func, op);
+	int bits = mem_value_bits(m, m->items[c->s->item].func, op);
 
 	sb_printf(sb, "\t.reg .b64 \t%%%s_mb;\n", p);
 	if (bits == 64) {

@@ -102,13 +102,44 @@ void log_step(struct verifier *v, int insn)
 	sb_adds(sb, "\n");
 }
 
+/* @msg past its own "prog 'NAME': ", which the report line starts with. */
+static const char *without_name(const char *msg, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!strncmp(msg, "prog '", 6) && !strncmp(msg + 6, name, n) &&
+	    !strncmp(msg + 6 + n, "': ", 3))
+		return msg + 6 + n + 3;
+	return msg;
+}
+
+/* Drop @sb's last line if it is @line. */
+static void drop_last_line(struct strbuf *sb, const char *line)
+{
+	size_t n = strlen(line), at;
+
+	if (!n || !sb->buf || sb->len < n + 1 || sb->buf[sb->len - 1] != '\n')
+		return;
+	at = sb->len - 1 - n;
+	if ((at && sb->buf[at - 1] != '\n') || strncmp(sb->buf + at, line, n))
+		return;
+	sb->len = at;
+	sb->buf[at] = '\0';
+}
+
 void verifier_report(struct strbuf *sb, const struct prog_spec *prog,
 		     int rc, const struct verifier_stats *st)
 {
 	const char *name = prog && prog->name ? prog->name : "?";
 
 	if (rc) {
-		sb_printf(sb, "prog '%s': refused: %s\n", name, egpu_errmsg());
+		const char *msg = egpu_errmsg();
+
+		/* A failing path's log ends with the message: the verdict
+		 * line takes its place rather than repeating it. */
+		drop_last_line(sb, msg);
+		sb_printf(sb, "prog '%s': refused: %s\n", name,
+			  without_name(msg, name));
 		return;
 	}
 	sb_printf(sb, "prog '%s': accepted (%" PRIu64 " insns processed, %"

@@ -91,7 +91,8 @@ void verifier_disasm(struct strbuf *sb, const struct bpf_insn *insns,
 /*
  * One line for a command-line tool after verifier_run() returned @rc:
  * "prog 'x': accepted (N insns processed, S states, peak P, stack B, T ms)"
- * or "prog 'x': refused: <message>".
+ * or "prog 'x': refused: <message>" (the message without its own "prog 'x': "),
+ * in place of the message if @sb's last line is it (a failing path's log).
  */
 void verifier_report(struct strbuf *sb, const struct prog_spec *prog,
 		     int rc, const struct verifier_stats *stats);

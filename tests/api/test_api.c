@@ -108,6 +108,7 @@ START_TEST(hash_map_semantics)
 	for (k = 0; k < 16; k++)
 		ck_assert_int_eq(egpu_map_update(m, &k, &v, EGPU_NOEXIST), 0);
 	ck_assert_int_eq(egpu_map_update(m, &k, &v, EGPU_ANY), EGPU_E2BIG);
+	ck_assert_str_eq(egpu_errmsg(), "map 'counts': update: full (16 of 16 entries)");
 	k = 3;
 	ck_assert_int_eq(egpu_map_update(m, &k, &v, EGPU_NOEXIST), EGPU_EEXIST);
 	v = 9;
@@ -134,6 +135,8 @@ START_TEST(array_map_semantics)
 	uint64_t v = 1;
 
 	ck_assert_int_eq(egpu_map_update(m, &k, &v, EGPU_ANY), EGPU_E2BIG);
+	ck_assert_str_eq(egpu_errmsg(),
+			 "map 'slots': update: key 8 is past the array's end (max_entries 8)");
 	k = 2;
 	ck_assert_int_eq(egpu_map_delete(m, &k), EGPU_EINVAL);
 	ck_assert_int_eq(egpu_map_update(m, &k, &v, EGPU_NOEXIST), EGPU_EEXIST);

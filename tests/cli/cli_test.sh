@@ -86,5 +86,11 @@ out=$("$egpu" instrument -q "$api/mixed.bpf.o" "$api/kernels.ptx" -o "$tmp/mixed
 [[ $out == *"not attaching refused prog 'bad_exit'"* && $out == *" 1 entry and 0 exit points"* ]] ||
 	fail "refused program's warning: $out"
 
+# verify: the verdict line ends the failing path and names the program once.
+out=$("$egpu" verify --prog bad_exit "$api/mixed.bpf.o" 2>&1) && fail "verify of a refused program exits 0"
+[[ $(grep -o "prog 'bad_exit'" <<<"$out" | wc -l) == 1 &&
+	$(tail -n 1 <<<"$out") == "prog 'bad_exit': refused: insn 0 (r0 = *(u64 *)(r1 + 40))"* ]] ||
+	fail "verify's refusal: $out"
+
 ((fails == 0)) && echo "cli: all checks passed"
 exit $((fails > 0))

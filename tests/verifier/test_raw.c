@@ -87,16 +87,21 @@ START_TEST(message_format)
 }
 END_TEST
 
+static const struct raw_case *find_case(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(raw_cases); i++)
+		if (!strcmp(raw_cases[i].name, name))
+			return &raw_cases[i];
+	ck_abort_msg("no raw case '%s'", name);
+	return NULL;
+}
+
 /* The verbose log shows the failing path step by step. */
 START_TEST(verbose_log)
 {
-	const struct raw_case *c = NULL;
+	const struct raw_case *c = find_case("reservation leaked on one path");
 	struct strbuf log;
 
-	for (size_t i = 0; i < ARRAY_SIZE(raw_cases); i++)
-		if (!strcmp(raw_cases[i].name, "reservation leaked on one path"))
-			c = &raw_cases[i];
-	ck_assert_ptr_nonnull(c);
 	sb_init(&log);
 	ck_assert_int_eq(run_case(c, &log), EGPU_EVERIFY);
 	ck_assert_ptr_nonnull(log.buf);
@@ -186,11 +191,32 @@ START_TEST(report_line)
 	sb_init(&sb);
 	verifier_report(&sb, &spec, verifier_run(&spec, NULL, 0, NULL, &st),
 			&st);
-	ck_assert_str_eq(sb.buf, "prog 'tiny': refused: prog 'tiny': insn 0 "
+	ck_assert_str_eq(sb.buf, "prog 'tiny': refused: insn 0 "
 			 "(r0 = 0): execution falls off the end of the "
 			 "function (the last instruction must be exit or a "
 			 "jump)\n");
 	sb_free(&sb);
+}
+END_TEST
+
+/* After the failing path, the verdict line ends the log in place of the
+ * message, and names the program once (egpu verify prints this log). */
+START_TEST(report_after_log)
+{
+	const struct raw_case *c = find_case("reservation leaked on one path");
+	struct prog_spec spec = { .name = (char *)c->name };
+	struct strbuf log;
+	const char *first;
+
+	sb_init(&log);
+	verifier_report(&log, &spec, run_case(c, &log), NULL);
+	ck_assert_ptr_nonnull(log.buf);
+	first = strstr(log.buf, "prog '");
+	ck_assert_ptr_nonnull(first);
+	ck_assert_str_eq(first - 1, "\nprog 'reservation leaked on one path': "
+			 "refused: insn 15 (exit): ring buffer record reserved "
+			 "at insn 5 is neither submitted nor discarded at exit\n");
+	sb_free(&log);
 }
 END_TEST
 
@@ -204,6 +230,7 @@ int main(void)
 	tcase_add_test(tc, verbose_log);
 	tcase_add_test(tc, disassembly);
 	tcase_add_test(tc, report_line);
+	tcase_add_test(tc, report_after_log);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
