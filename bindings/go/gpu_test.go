@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -199,4 +200,62 @@ func gpuHelpers(t *testing.T, thread bool) {
 		t.Fatalf("%d calls (want %d), %d out of order, %d dropped", calls,
 			4*grid*block, wrong, ctx.HelperDrops())
 	}
+}
+
+// TestGPUTrace: launches through the CUDA driver, traced by the machine's
+// libcupti: the kernel by name, every execution joined to its launch,
+// with GPU time.
+func TestGPUTrace(t *testing.T) {
+	runtime.LockOSThread() // the CUDA context is current on this thread
+	defer runtime.UnlockOSThread()
+	if err := cudatest.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cudatest.Stop) // registered first: runs after the context is closed
+	ctx, err := egpu.NewContext(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ctx.Close)
+	ptx, err := os.ReadFile(testData(t, "EGPU_TEST_PTX"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := ctx.ModuleLoad(string(ptx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := egpu.StartTrace(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	const launches = 3
+	for i := 0; i < launches; i++ {
+		if err := cudatest.Launch(mod, "add_one", 4, 256, 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tr.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := tr.Stats()
+	if err != nil || st.Launches < launches || st.Kernels < launches || st.Matched != st.Kernels ||
+		st.GPUTime <= 0 || st.Devices != 1 {
+		t.Fatalf("stats %+v, %v", st, err)
+	}
+	ks, err := tr.Kernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range ks {
+		if k.Name == "add_one" {
+			if k.Launches != launches || k.GPUTime <= 0 || !strings.Contains(k.HottestPath, "cuLaunchKernel") {
+				t.Fatalf("add_one: %+v", k)
+			}
+			t.Logf("trace: %+v; add_one from %s", st, k.HottestPath)
+			return
+		}
+	}
+	t.Fatalf("no add_one in %+v", ks)
 }
