@@ -2,7 +2,9 @@
 
 // Package egpu runs eBPF programs inside NVIDIA GPU kernels through
 // libegpu: load an eBPF object, read and write its maps, run its programs
-// on the CPU or a GPU, and splice them into CUDA kernels' PTX.
+// on the CPU or a GPU, and splice them into CUDA kernels' PTX. StartTrace
+// joins the process's kernel launches to the CPU call stacks that made
+// them (CUPTI).
 //
 //	ctx, err := egpu.NewContext(nil)
 //	if err != nil { ... }

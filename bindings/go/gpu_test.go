@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -50,19 +51,21 @@ func TestGPURunMatchesCPU(t *testing.T) {
 // TestGPUMemProbeCounts runs add_one (../python/tests/kernels.cu) with the
 // counting memory probe on its global accesses: one load and one store
 // per thread with i < n, and nothing counted for the spaces left out.
-func TestGPUMemProbeCounts(t *testing.T) {
-	runtime.LockOSThread() // the CUDA context is current on this thread
-	defer runtime.UnlockOSThread()
+// startCUDA makes device 0's primary context current on the test's OS
+// thread, which the test keeps until it ends (its cleanups included).
+func startCUDA(t *testing.T) {
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
 	if err := cudatest.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(cudatest.Stop) // registered first: runs after the context is closed
-	ctx, obj := loadIn(t, nil, "EGPU_TEST_MEM")
-	p, _ := obj.Program("count_mem")
-	opts := &egpu.AttachOptions{Spaces: []egpu.MemSpace{egpu.SpaceGlobal}}
-	if _, err := p.AttachWith("add_one", egpu.Mem, opts); err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(cudatest.Stop) // registered before the context's: runs after it is closed
+}
+
+// loadKernels loads the kernels of EGPU_TEST_PTX through @ctx (so
+// instrumented with what is attached) and returns the CUmodule.
+func loadKernels(t *testing.T, ctx *egpu.Context) uintptr {
+	t.Helper()
 	ptx, err := os.ReadFile(testData(t, "EGPU_TEST_PTX"))
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +74,18 @@ func TestGPUMemProbeCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return mod
+}
+
+func TestGPUMemProbeCounts(t *testing.T) {
+	startCUDA(t)
+	ctx, obj := loadIn(t, nil, "EGPU_TEST_MEM")
+	p, _ := obj.Program("count_mem")
+	opts := &egpu.AttachOptions{Spaces: []egpu.MemSpace{egpu.SpaceGlobal}}
+	if _, err := p.AttachWith("add_one", egpu.Mem, opts); err != nil {
+		t.Fatal(err)
+	}
+	mod := loadKernels(t, ctx)
 	const grid, block = 4, 256
 	n := grid*block - 24
 	if err := cudatest.Launch(mod, "add_one", grid, block, n); err != nil {
@@ -120,12 +135,7 @@ func TestGPUHelpersInOrder(t *testing.T) {
 }
 
 func gpuHelpers(t *testing.T, thread bool) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := cudatest.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cudatest.Stop)
+	startCUDA(t)
 	const grid, block = 16, 256
 	var mu sync.Mutex // the dispatcher and HelperPoll take turns, but -race wants it
 	next := make([]uint64, grid*block)
@@ -199,4 +209,50 @@ func gpuHelpers(t *testing.T, thread bool) {
 		t.Fatalf("%d calls (want %d), %d out of order, %d dropped", calls,
 			4*grid*block, wrong, ctx.HelperDrops())
 	}
+}
+
+// TestGPUTrace: launches through the CUDA driver, traced by the machine's
+// libcupti: the kernel by name, every execution joined to its launch,
+// with GPU time.
+func TestGPUTrace(t *testing.T) {
+	startCUDA(t)
+	ctx, err := egpu.NewContext(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ctx.Close)
+	mod := loadKernels(t, ctx)
+	tr, err := egpu.StartTrace(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	const launches = 3
+	for i := 0; i < launches; i++ {
+		if err := cudatest.Launch(mod, "add_one", 4, 256, 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tr.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := tr.Stats()
+	if err != nil || st.Launches < launches || st.Kernels < launches || st.Matched != st.Kernels ||
+		st.GPUTime <= 0 || st.Devices != 1 {
+		t.Fatalf("stats %+v, %v", st, err)
+	}
+	ks, err := tr.Kernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range ks {
+		if k.Name == "add_one" {
+			if k.Launches != launches || k.GPUTime <= 0 || !strings.Contains(k.HottestPath, "cuLaunchKernel") {
+				t.Fatalf("add_one: %+v", k)
+			}
+			t.Logf("trace: %+v; add_one from %s", st, k.HottestPath)
+			return
+		}
+	}
+	t.Fatalf("no add_one in %+v", ks)
 }
