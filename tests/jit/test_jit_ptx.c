@@ -269,6 +269,48 @@ START_TEST(probe_map_values_load_whole)
 }
 END_TEST
 
+/*
+ * Atomics on map values address global memory (atom.global.*): a generic
+ * atom costs ptxas a dispatch on the address's window at every site. A
+ * pointer that may hold a stack address is still tested (isspacep.local)
+ * and given a plain read-modify-write there.
+ */
+START_TEST(atomics_reach_global_memory)
+{
+	const struct bpf_insn p[] = {
+		LDX(BPF_W, 1, 1, 0), STX(BPF_W, 10, 1, -4),
+		LDDW_SRC(1, BPF_PSEUDO_MAP_IDX, 0, 0), MOV64_REG(2, 10),
+		ALU64_IMM(BPF_ADD, 2, -4), CALL(HELPER_MAP_LOOKUP),
+		JMP_IMM(BPF_JEQ, 0, 0, 6), MOV64(1, 1),
+		ATOMIC(BPF_DW, 0, 1, 0, BPF_ADD),
+		ATOMIC(BPF_W, 0, 1, 4, BPF_OR | BPF_FETCH),
+		MOV64_REG(2, 0), MOV64(0, 0),
+		ATOMIC(BPF_DW, 2, 1, 0, BPF_CMPXCHG),
+		/* A stack address the lifter loses track of (reloaded). */
+		STX(BPF_DW, 10, 10, -16), LDX(BPF_DW, 3, 10, -16),
+		MOV64(1, 1), ATOMIC(BPF_DW, 3, 1, -24, BPF_ADD), EXIT,
+	};
+	const struct bpf_insn helper[] = {
+		LDDW_SRC(1, BPF_PSEUDO_MAP_IDX_VALUE, 0, 0), MOV64(2, 1),
+		CALL(HELPER_WARP_ADD), EXIT,
+	};
+	char *ptx = PROBE_PTX(p);
+
+	assert_has(ptx, "atom.global.add.u64", true);
+	assert_has(ptx, "atom.global.or.b32", true);
+	assert_has(ptx, "atom.global.cas.b64", true);
+	assert_has(ptx, "\tatom.add", false);
+	assert_has(ptx, "\tatom.or", false);
+	assert_has(ptx, "\tatom.cas", false);
+	assert_has(ptx, "isspacep.local", true);
+	free(ptx);
+	ptx = PROBE_PTX(helper);
+	assert_has(ptx, "atom.global.add.u64", true);
+	assert_has(ptx, "\tatom.add", false);
+	free(ptx);
+}
+END_TEST
+
 START_TEST(errors_leave_no_output)
 {
 	const struct bpf_insn p[] = { MOV64(0, 0) };
@@ -295,6 +337,7 @@ int main(void)
 	tcase_add_test(tc, pid_tgid_is_constant);
 	tcase_add_test(tc, alignment);
 	tcase_add_test(tc, probe_map_values_load_whole);
+	tcase_add_test(tc, atomics_reach_global_memory);
 	tcase_add_test(tc, errors_leave_no_output);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
