@@ -244,6 +244,16 @@ START_TEST(alignment)
 END_TEST
 
 /*
+ * r0 = the value of key *(u32 *)ctx in map @map, the next @skip
+ * instructions jumped over where there is none.
+ */
+#define VALUE_OF(map, skip)                                                    \
+	LDX(BPF_W, 1, 1, 0), STX(BPF_W, 10, 1, -4),                            \
+	LDDW_SRC(1, BPF_PSEUDO_MAP_IDX, map, 0), MOV64_REG(2, 10),             \
+	ALU64_IMM(BPF_ADD, 2, -4), CALL(HELPER_MAP_LOOKUP),                    \
+	JMP_IMM(BPF_JEQ, 0, 0, skip)
+
+/*
  * A probe's accesses through a map value pointer: the verifier proved them
  * aligned to the value's start, and LLVM proves the start's alignment from
  * the array's address and value size, so 8 bytes load as one ld.u64
@@ -252,9 +262,12 @@ END_TEST
  */
 START_TEST(probe_map_values_load_whole)
 {
-#define VALUE_LOAD(map)                                                        	LDX(BPF_W, 1, 1, 0), STX(BPF_W, 10, 1, -4),                            	LDDW_SRC(1, BPF_PSEUDO_MAP_IDX, map, 0), MOV64_REG(2, 10),             	ALU64_IMM(BPF_ADD, 2, -4), CALL(HELPER_MAP_LOOKUP),                    	JMP_IMM(BPF_JEQ, 0, 0, 1), LDX(BPF_DW, 0, 0, 0), EXIT
-	const struct bpf_insn by8[] = { VALUE_LOAD(0) };
-	const struct bpf_insn by12[] = { VALUE_LOAD(2) };
+	const struct bpf_insn by8[] = {
+		VALUE_OF(0, 1), LDX(BPF_DW, 0, 0, 0), EXIT,
+	};
+	const struct bpf_insn by12[] = {
+		VALUE_OF(2, 1), LDX(BPF_DW, 0, 0, 0), EXIT,
+	};
 	char *ptx = PROBE_PTX(by8);
 
 	assert_has(ptx, "ld.u64", true);
@@ -265,7 +278,6 @@ START_TEST(probe_map_values_load_whole)
 	assert_has(ptx, "ld.u64", false);
 	assert_has(ptx, "ld.u8", false);
 	free(ptx);
-#undef VALUE_LOAD
 }
 END_TEST
 
@@ -278,10 +290,7 @@ END_TEST
 START_TEST(atomics_reach_global_memory)
 {
 	const struct bpf_insn p[] = {
-		LDX(BPF_W, 1, 1, 0), STX(BPF_W, 10, 1, -4),
-		LDDW_SRC(1, BPF_PSEUDO_MAP_IDX, 0, 0), MOV64_REG(2, 10),
-		ALU64_IMM(BPF_ADD, 2, -4), CALL(HELPER_MAP_LOOKUP),
-		JMP_IMM(BPF_JEQ, 0, 0, 6), MOV64(1, 1),
+		VALUE_OF(0, 6), MOV64(1, 1),
 		ATOMIC(BPF_DW, 0, 1, 0, BPF_ADD),
 		ATOMIC(BPF_W, 0, 1, 4, BPF_OR | BPF_FETCH),
 		MOV64_REG(2, 0), MOV64(0, 0),
