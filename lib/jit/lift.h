@@ -59,6 +59,12 @@ struct lift_backend {
 	 * that is true when it points at such memory. NULL: no such memory.
 	 */
 	LLVMValueRef (*private_addr)(struct lift *l, LLVMValueRef *addr);
+	/*
+	 * @addr (generic) in the address space where atomics reach memory
+	 * that other threads share, when the target has one that is cheaper
+	 * to address than the generic one; NULL: @addr itself.
+	 */
+	LLVMValueRef (*shared_addr)(struct lift *l, LLVMValueRef addr);
 	/* The SM the thread runs on (i64), for SM_ARRAY copies; NULL: 0. */
 	LLVMValueRef (*sm_id)(struct lift *l);
 };

@@ -41,6 +41,8 @@ static LLVMValueRef atomic_rmw(struct lift *l, int32_t imm,
 	unsigned size = LLVMGetIntTypeWidth(t) / 8;
 	LLVMValueRef cmp, v;
 
+	if (l->be->shared_addr)
+		addr = l->be->shared_addr(l, addr);
 	if (imm == BPF_ADD && l->be->atomic_add) {
 		l->be->atomic_add(l, addr, val);
 		return LLVMConstNull(t); /* no fetch: nobody reads it */

@@ -217,6 +217,20 @@ static LLVMValueRef ptx_private_addr(struct lift *l, LLVMValueRef *addr)
 }
 
 /*
+ * Atomics that reach memory other threads share reach map values, in
+ * global memory (device or mapped host memory, never .shared: lib/maps);
+ * the verifier lets nothing else but the stack (private_addr) through. A
+ * generic atomic would make ptxas dispatch on the address's window at
+ * every site: about 30 SASS instructions for a 64-bit add against 2, and
+ * most of an instrumented module's compile time.
+ */
+LLVMValueRef ptx_global_addr(struct lift *l, LLVMValueRef addr)
+{
+	return LLVMBuildAddrSpaceCast(l->b, addr,
+				      LLVMPointerTypeInContext(l->ctx, 1), "");
+}
+
+/*
  * Plain atomic adds (no fetch): warp-aggregated (ptx_warp.c). Histograms
  * add at addresses that differ between lanes, so no uniform test first.
  */
@@ -232,5 +246,6 @@ const struct lift_backend ptx_backend = {
 	.check_align = true,
 	.ctx_align = 8,
 	.private_addr = ptx_private_addr,
+	.shared_addr = ptx_global_addr,
 	.sm_id = ptx_sm_id,
 };

@@ -18,6 +18,8 @@ LLVMValueRef ptx_inline_asm(struct lift *l, LLVMTypeRef ret, const char *text,
 			    const char *constraints);
 /* @addr (ptr) behind an opaque mov: LLVM no longer knows where it points. */
 LLVMValueRef ptx_hide_origin(struct lift *l, LLVMValueRef addr);
+/* @addr (generic ptr) as a global-space pointer, where atomics reach. */
+LLVMValueRef ptx_global_addr(struct lift *l, LLVMValueRef addr);
 
 enum warp_add_flags {
 	/* Return what this lane would have fetched had the lanes added one

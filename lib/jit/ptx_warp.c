@@ -261,15 +261,16 @@ static LLVMValueRef shfl(struct lift *l, LLVMValueRef v, LLVMValueRef src)
 }
 
 /*
- * The verifier lets only map values through; the address's origin is
- * hidden all the same, so that no stack address reaches a local-space
- * atomic, which NVPTX cannot emit.
+ * The verifier lets only map values through (global memory); the
+ * address's origin is hidden all the same, so that no stack address
+ * reaches a local-space atomic, which NVPTX cannot emit.
  */
 static LLVMValueRef warp_add_helper(struct lift *l, LLVMValueRef *args)
 {
 	LLVMValueRef addr = LLVMBuildIntToPtr(l->b, args[0], l->ptr, "");
 
-	return ptx_warp_add(l, ptx_hide_origin(l, addr), args[1],
+	addr = ptx_global_addr(l, ptx_hide_origin(l, addr));
+	return ptx_warp_add(l, addr, args[1],
 			    WARP_ADD_FETCH | WARP_ADD_UNIFORM);
 }
 

@@ -17,16 +17,21 @@ static const struct jit_map maps[] = {
 	  .key_size = 4, .value_size = 8, .max_entries = 16 },
 	{ .addr = 0x2000, .type = EGPU_MAP_HASH, .key_size = 4,
 	  .value_size = 8, .max_entries = 16 },
+	/* Values 12 bytes apart: every other one is only 4-aligned. */
+	{ .addr = 0x3000, .value_addr = 0x8000000, .type = EGPU_MAP_ARRAY,
+	  .key_size = 4, .value_size = 12, .max_entries = 16 },
 };
 
-static char *ptx_needs(const struct bpf_insn *p, size_t n, const char *sm,
-		       bool kernel, unsigned *needs)
+/* PTX of @p; @aligned: a probe's, its accesses proven naturally aligned. */
+static char *ptx_of(const struct bpf_insn *p, size_t n, const char *sm,
+		    bool kernel, bool aligned, unsigned *needs)
 {
 	struct jit_input in = test_input("probe", p, n, EGPU_HELPERS_GPU);
 	char *ptx = NULL;
 	size_t len = 0;
 	int err;
 
+	in.aligned = aligned;
 	in.maps = maps;
 	in.map_cnt = ARRAY_SIZE(maps);
 	err = jit_ptx(&in, sm, kernel, &ptx, &len, needs);
@@ -35,7 +40,14 @@ static char *ptx_needs(const struct bpf_insn *p, size_t n, const char *sm,
 	return ptx;
 }
 
+static char *ptx_needs(const struct bpf_insn *p, size_t n, const char *sm,
+		       bool kernel, unsigned *needs)
+{
+	return ptx_of(p, n, sm, kernel, false, needs);
+}
+
 #define PTX(p, kernel) ptx_needs(p, ARRAY_SIZE(p), "sm_90", kernel, NULL)
+#define PROBE_PTX(p) ptx_of(p, ARRAY_SIZE(p), "sm_90", false, true, NULL)
 
 static void assert_has(const char *ptx, const char *s, bool want)
 {
@@ -231,6 +243,83 @@ START_TEST(alignment)
 }
 END_TEST
 
+/*
+ * r0 = the value of key *(u32 *)ctx in map @map, the next @skip
+ * instructions jumped over where there is none.
+ */
+#define VALUE_OF(map, skip)                                                    \
+	LDX(BPF_W, 1, 1, 0), STX(BPF_W, 10, 1, -4),                            \
+	LDDW_SRC(1, BPF_PSEUDO_MAP_IDX, map, 0), MOV64_REG(2, 10),             \
+	ALU64_IMM(BPF_ADD, 2, -4), CALL(HELPER_MAP_LOOKUP),                    \
+	JMP_IMM(BPF_JEQ, 0, 0, skip)
+
+/*
+ * A probe's accesses through a map value pointer: the verifier proved them
+ * aligned to the value's start, and LLVM proves the start's alignment from
+ * the array's address and value size, so 8 bytes load as one ld.u64
+ * (not eight ld.u8) where the values are 8 bytes apart, and as two
+ * 4-byte halves where they are 12 bytes apart.
+ */
+START_TEST(probe_map_values_load_whole)
+{
+	const struct bpf_insn by8[] = {
+		VALUE_OF(0, 1), LDX(BPF_DW, 0, 0, 0), EXIT,
+	};
+	const struct bpf_insn by12[] = {
+		VALUE_OF(2, 1), LDX(BPF_DW, 0, 0, 0), EXIT,
+	};
+	char *ptx = PROBE_PTX(by8);
+
+	assert_has(ptx, "ld.u64", true);
+	assert_has(ptx, "ld.u8", false);
+	free(ptx);
+	ptx = PROBE_PTX(by12);
+	assert_has(ptx, "ld.u32", true);
+	assert_has(ptx, "ld.u64", false);
+	assert_has(ptx, "ld.u8", false);
+	free(ptx);
+}
+END_TEST
+
+/*
+ * Atomics on map values address global memory (atom.global.*): a generic
+ * atom costs ptxas a dispatch on the address's window at every site. A
+ * pointer that may hold a stack address is still tested (isspacep.local)
+ * and given a plain read-modify-write there.
+ */
+START_TEST(atomics_reach_global_memory)
+{
+	const struct bpf_insn p[] = {
+		VALUE_OF(0, 6), MOV64(1, 1),
+		ATOMIC(BPF_DW, 0, 1, 0, BPF_ADD),
+		ATOMIC(BPF_W, 0, 1, 4, BPF_OR | BPF_FETCH),
+		MOV64_REG(2, 0), MOV64(0, 0),
+		ATOMIC(BPF_DW, 2, 1, 0, BPF_CMPXCHG),
+		/* A stack address the lifter loses track of (reloaded). */
+		STX(BPF_DW, 10, 10, -16), LDX(BPF_DW, 3, 10, -16),
+		MOV64(1, 1), ATOMIC(BPF_DW, 3, 1, -24, BPF_ADD), EXIT,
+	};
+	const struct bpf_insn helper[] = {
+		LDDW_SRC(1, BPF_PSEUDO_MAP_IDX_VALUE, 0, 0), MOV64(2, 1),
+		CALL(HELPER_WARP_ADD), EXIT,
+	};
+	char *ptx = PROBE_PTX(p);
+
+	assert_has(ptx, "atom.global.add.u64", true);
+	assert_has(ptx, "atom.global.or.b32", true);
+	assert_has(ptx, "atom.global.cas.b64", true);
+	assert_has(ptx, "\tatom.add", false);
+	assert_has(ptx, "\tatom.or", false);
+	assert_has(ptx, "\tatom.cas", false);
+	assert_has(ptx, "isspacep.local", true);
+	free(ptx);
+	ptx = PROBE_PTX(helper);
+	assert_has(ptx, "atom.global.add.u64", true);
+	assert_has(ptx, "\tatom.add", false);
+	free(ptx);
+}
+END_TEST
+
 START_TEST(errors_leave_no_output)
 {
 	const struct bpf_insn p[] = { MOV64(0, 0) };
@@ -256,6 +345,8 @@ int main(void)
 	tcase_add_test(tc, extern_helpers);
 	tcase_add_test(tc, pid_tgid_is_constant);
 	tcase_add_test(tc, alignment);
+	tcase_add_test(tc, probe_map_values_load_whole);
+	tcase_add_test(tc, atomics_reach_global_memory);
 	tcase_add_test(tc, errors_leave_no_output);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);

@@ -157,7 +157,8 @@ static unsigned ptx_count(const struct bpf_insn *p, size_t n, const char *what)
  * add the same value at the same address (then the active mask is the
  * group); only otherwise it groups lanes with match. It shuffles the
  * leader's fetched value back, unless nobody reads it. A plain atomic add
- * (histograms: addresses differ) goes straight to match.
+ * (histograms: addresses differ) goes straight to match. The atomic is a
+ * global-space one (map values are global memory).
  */
 START_TEST(ptx_warp_add)
 {
@@ -172,9 +173,9 @@ START_TEST(ptx_warp_add)
 
 	ASSERT_PTX(fetch, "vote.sync.all.pred", NULL);
 	ASSERT_PTX(fetch, "match.any.sync.b64", NULL);
-	ASSERT_PTX(fetch, "atom.add.u64", NULL);
+	ASSERT_PTX(fetch, "atom.global.add.u64", "\tatom.add");
 	ASSERT_PTX(plain, "match.all.sync.b64", "vote.sync.all");
-	ASSERT_PTX(unused, "atom.add.u64", NULL);
+	ASSERT_PTX(unused, "atom.global.add.u64", "\tatom.add");
 	ck_assert_uint_gt(ptx_count(fetch, ARRAY_SIZE(fetch), "shfl.sync"),
 			  ptx_count(unused, ARRAY_SIZE(unused), "shfl.sync"));
 	ck_assert_uint_gt(ptx_count(fetch, ARRAY_SIZE(fetch), "shfl.sync"),
