@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The PTX back end's output: signatures, targets, helper lowering and the
- * alignment strategy, read from the PTX text (no ptxas needed).
+ * The PTX back end's output: signatures, targets, helper lowering, the
+ * alignment strategy and what the verifier's facts spare, read from the
+ * PTX text (no ptxas needed).
  */
 #include <check.h>
 #include <stdlib.h>
