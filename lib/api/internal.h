@@ -67,6 +67,7 @@ struct egpu_prog {
 	char *refusal;           /* why, when refused (the verifier's message) */
 	uint32_t verified_ctx;   /* ctx size of the accepted direct run */
 	uint32_t params_reach;   /* ctx->params bytes an entry/exit probe reads */
+	bool *never_stack;       /* the verifier's, once it accepted (jit.h) */
 	void *gpu_mod;           /* CUmodule of direct GPU runs, once loaded */
 	void *gpu_fn;            /* its CUfunction */
 };

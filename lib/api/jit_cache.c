@@ -5,9 +5,10 @@
  * make one module per kernel; without this every module paid the LLVM
  * translation of every probe again.
  *
- * A translation depends on the program (its linked instructions and
- * whether it was verified for an attach point, which makes every access
- * aligned), the name of the emitted function, the target, and the map
+ * A translation depends on the program (its linked instructions, whether
+ * it was verified for an attach point, which makes every access aligned,
+ * and what its first verification proved, fixed before any
+ * translation), the name of the emitted function, the target, and the map
  * addresses baked in as constants, which change once, when the object
  * first moves its maps to the GPU. The key holds all of them.
  */

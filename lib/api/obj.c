@@ -16,6 +16,7 @@ static void obj_free(struct egpu_obj *obj)
 		jit_cache_drop_prog(obj->ctx, &obj->progs[i]);
 		prog_gpu_unload(&obj->progs[i]);
 		free(obj->progs[i].refusal);
+		free(obj->progs[i].never_stack);
 		pthread_mutex_destroy(&obj->progs[i].lock);
 	}
 	for (size_t i = 0; obj->maps && i < obj->spec.map_cnt; i++) {

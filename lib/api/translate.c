@@ -29,6 +29,7 @@ void prog_jit_input(const struct egpu_prog *prog, const struct jit_map *maps,
 		.helpers = prog->obj->abi,
 		.users = prog->obj->users,
 		.attach = prog->spec->attach,
+		.never_stack = prog->never_stack,
 	};
 }
 

@@ -23,6 +23,19 @@ static void log_refusal(const struct egpu_logger *lg, const struct strbuf *sb)
 	}
 }
 
+/*
+ * What the translator learns from the verifier (jit_input.never_stack)
+ * follows from the instructions of an accepted program, whatever the
+ * attach point, so it is asked for until the first acceptance, which
+ * precedes every translation. Without memory for it the translation
+ * keeps its run-time tests.
+ */
+static void ask_facts(const struct egpu_prog *prog, struct verifier_opts *o)
+{
+	if (!prog->never_stack)
+		o->never_stack = calloc(prog->spec->insn_cnt, sizeof(bool));
+}
+
 int prog_verify(struct egpu_prog *prog, enum egpu_attach_point at,
 		uint32_t ctx_size)
 {
@@ -48,8 +61,13 @@ int prog_verify(struct egpu_prog *prog, enum egpu_attach_point at,
 	pthread_mutex_lock(&prog->lock);
 	if (at != EGPU_ATTACH_NONE ? !(prog->verified & bit) :
 	    !(prog->verified & bit) || prog->verified_ctx != ctx_size) {
+		ask_facts(prog, &o);
 		err = verifier_run(prog->spec, prog->obj->spec.maps,
 				   prog->obj->spec.map_cnt, &o, &st);
+		if (!err && o.never_stack)
+			prog->never_stack = o.never_stack;
+		else
+			free(o.never_stack);
 		if (!err) {
 			prog->verified |= bit;
 			if (st.params_reach > prog->params_reach)

@@ -42,6 +42,13 @@ struct jit_input {
 	 * alignment are tested at run time on the GPU.
 	 */
 	bool aligned;
+	/*
+	 * NULL, or per instruction: true where the load, store or atomic's
+	 * pointer never points into a stack (the verifier proves it for the
+	 * program's every path). Atomics there need no run-time test for
+	 * thread-private memory on the GPU.
+	 */
+	const bool *never_stack;
 };
 
 /* What translated PTX calls in the device runtime (lib/device). */

@@ -160,6 +160,8 @@ LLVMValueRef lift_addr(struct lift *l, unsigned reg, int64_t off,
 /* Whether that access is known to lie inside the current frame. */
 bool lift_on_frame(const struct lift *l, unsigned reg, int64_t off,
 		   unsigned size);
+/* Whether the access being lifted is known never to reach a stack. */
+bool lift_never_stack(const struct lift *l);
 LLVMValueRef lift_load(struct lift *l, LLVMValueRef addr, unsigned align,
 		       LLVMTypeRef t);
 void lift_store(struct lift *l, LLVMValueRef addr, unsigned align,

@@ -10,7 +10,8 @@
  * read-modify-write sequences; GPUs have no atomic instructions for their
  * thread-local memory at all. Where a back end has such memory, an atomic
  * through a pointer of unknown origin tests it at run time
- * (lift_backend.private_addr).
+ * (lift_backend.private_addr); one the verifier proved never reaches a
+ * stack (jit_input.never_stack) goes straight to shared memory.
  */
 #include "lift.h"
 
@@ -136,7 +137,7 @@ int lift_atomic(struct lift *l, const struct bpf_insn *insn)
 	val = lift_narrow(l, lift_reg(l, insn->src_reg), t);
 	if (lift_on_frame(l, insn->dst_reg, insn->off, bytes))
 		old = plain_rmw(l, imm, op, addr, val, t);
-	else if (l->be->private_addr)
+	else if (l->be->private_addr && !lift_never_stack(l))
 		old = checked_rmw(l, imm, op, addr, val, t);
 	else
 		old = atomic_rmw(l, imm, op, addr, val, t);

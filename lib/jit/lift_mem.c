@@ -40,6 +40,11 @@ bool lift_on_frame(const struct lift *l, unsigned reg, int64_t off,
 	return l->fp_known[reg] && pos >= 0 && pos + size <= BPF_STACK_SIZE;
 }
 
+bool lift_never_stack(const struct lift *l)
+{
+	return l->in->never_stack && l->in->never_stack[l->pc];
+}
+
 LLVMValueRef lift_addr(struct lift *l, unsigned reg, int64_t off,
 		       unsigned size, unsigned *align)
 {

@@ -434,6 +434,8 @@ static int run(struct verifier *v)
 		replay(v);
 	if (!err)
 		err = check_stack_chains(v);
+	if (!err && v->opts.never_stack)
+		err = mark_never_stack(v, v->opts.never_stack);
 	return err;
 }
 

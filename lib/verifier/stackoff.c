@@ -6,7 +6,8 @@
  * (c), or "may point anywhere in any frame's stack" (SP_ANY: a variable
  * offset, a pointer passed in by a caller, one filled back from the stack,
  * or a stack pointer on some paths only). demand.c uses it to follow
- * values through individual stack slots.
+ * values through individual stack slots; the translator learns from it
+ * which memory accesses never reach a stack (verifier_opts.never_stack).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -183,15 +184,41 @@ struct stack_ref stack_ref(int32_t base, int32_t off, uint32_t size)
 	return ref;
 }
 
+/* The register holding the pointer of a load, store or atomic. */
+static int access_base(const struct bpf_insn *insn)
+{
+	return BPF_CLASS(insn->code) == BPF_LDX ? insn->src_reg :
+	       insn->dst_reg;
+}
+
 struct stack_ref insn_stack_ref(const struct bpf_insn *insn,
 				const int32_t *regs)
 {
 	static const uint32_t bytes[] = { 4, 2, 1, 8 };
-	int base = BPF_CLASS(insn->code) == BPF_LDX ? insn->src_reg :
-		   insn->dst_reg;
 
-	return stack_ref(regs[base], insn->off,
+	return stack_ref(regs[access_base(insn)], insn->off,
 			 bytes[BPF_SIZE(insn->code) >> 3]);
+}
+
+/*
+ * Only SP_NONE counts: an instruction no path reaches (SP_UNSEEN) is
+ * still translated, and its pointer may well be r10's.
+ */
+int mark_never_stack(const struct verifier *v, bool *out)
+{
+	int32_t (*sp)[BPF_REG_COUNT] = malloc(v->cnt * sizeof(*sp));
+
+	if (!sp)
+		return vnomem();
+	stack_offsets(v, sp);
+	for (size_t i = 0; i < v->cnt; i++) {
+		uint8_t cls = BPF_CLASS(v->insns[i].code);
+
+		out[i] = (cls == BPF_LDX || cls == BPF_ST || cls == BPF_STX) &&
+			 sp[i][access_base(&v->insns[i])] == SP_NONE;
+	}
+	free(sp);
+	return 0;
 }
 
 bool stack_passed(const int32_t *regs)

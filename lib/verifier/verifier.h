@@ -52,6 +52,13 @@ struct verifier_opts {
 	bool all_states;    /* tests: store a state at every prune point */
 	/* The context's user helpers (lib/core/helpers.h), NULL: none. */
 	const struct user_helper *users;
+	/*
+	 * Out, NULL or prog->insn_cnt entries: once the program is accepted,
+	 * true at each load, store and atomic whose pointer never points
+	 * into a stack on any path through the program, false elsewhere
+	 * (a translator may then skip its test for thread-private memory).
+	 */
+	bool *never_stack;
 };
 
 struct verifier_stats {

@@ -267,6 +267,8 @@ struct stack_ref insn_stack_ref(const struct bpf_insn *insn,
 				const int32_t *regs);
 /* Whether a call with these registers may pass a pointer into the stack. */
 bool stack_passed(const int32_t *regs);
+/* verifier_opts.never_stack of an accepted program: @out, v->cnt entries. */
+int mark_never_stack(const struct verifier *v, bool *out);
 /* rejoin.c: branches whose sides meet again at @join (-1: others) */
 struct rejoin {
 	int64_t join;

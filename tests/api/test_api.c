@@ -188,6 +188,10 @@ START_TEST(offline_instrumentation_assembles)
 	ck_assert_uint_ge(rep.exit_points, 2);
 	ck_assert_uint_eq(rep.programs, 2);
 	ck_assert_uint_eq(strlen(out), out_len);
+	/* What the verifier proved reached the JIT: the probes' atomics on
+	 * map values go to global memory with no test for the stack. */
+	ck_assert_ptr_null(strstr(out, "isspacep.local"));
+	ck_assert_ptr_nonnull(strstr(out, "atom.global.add.u64"));
 	if (tu_have_ptxas())
 		assert_ptxas_accepts(out, out_len);
 	free(out);

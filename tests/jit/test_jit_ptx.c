@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The PTX back end's output: signatures, targets, helper lowering and the
- * alignment strategy, read from the PTX text (no ptxas needed).
+ * The PTX back end's output: signatures, targets, helper lowering, the
+ * alignment strategy and what the verifier's facts spare, read from the
+ * PTX text (no ptxas needed).
  */
 #include <check.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "core/helpers.h"
 #include "jit_test.h"
 #include "test_util.h"
+#include "verifier/verifier.h"
 
 static const struct jit_map maps[] = {
 	{ .addr = 0x1000, .value_addr = 0x7000000, .type = EGPU_MAP_ARRAY,
@@ -22,22 +24,74 @@ static const struct jit_map maps[] = {
 	  .key_size = 4, .value_size = 12, .max_entries = 16 },
 };
 
+/* The same maps as the verifier sees them. */
+static const struct map_spec map_specs[] = {
+	{ .type = EGPU_MAP_ARRAY, .key_size = 4, .value_size = 8,
+	  .max_entries = 16 },
+	{ .type = EGPU_MAP_HASH, .key_size = 4, .value_size = 8,
+	  .max_entries = 16 },
+	{ .type = EGPU_MAP_ARRAY, .key_size = 4, .value_size = 12,
+	  .max_entries = 16 },
+};
+
+static char *ptx_from(struct jit_input *in, const char *sm, bool kernel,
+		      unsigned *needs)
+{
+	char *ptx = NULL;
+	size_t len = 0;
+	int err;
+
+	in->maps = maps;
+	in->map_cnt = ARRAY_SIZE(maps);
+	err = jit_ptx(in, sm, kernel, &ptx, &len, needs);
+	ck_assert_msg(!err, "jit_ptx: %d %s", err, egpu_errmsg());
+	ck_assert_uint_eq(strlen(ptx), len);
+	return ptx;
+}
+
 /* PTX of @p; @aligned: a probe's, its accesses proven naturally aligned. */
 static char *ptx_of(const struct bpf_insn *p, size_t n, const char *sm,
 		    bool kernel, bool aligned, unsigned *needs)
 {
 	struct jit_input in = test_input("probe", p, n, EGPU_HELPERS_GPU);
-	char *ptx = NULL;
-	size_t len = 0;
-	int err;
 
 	in.aligned = aligned;
-	in.maps = maps;
-	in.map_cnt = ARRAY_SIZE(maps);
-	err = jit_ptx(&in, sm, kernel, &ptx, &len, needs);
-	ck_assert_msg(!err, "jit_ptx: %d %s", err, egpu_errmsg());
-	ck_assert_uint_eq(strlen(ptx), len);
+	return ptx_from(&in, sm, kernel, needs);
+}
+
+/*
+ * PTX of entry probe @p with what the verifier proved of it, passed on
+ * the way the API layer does (lib/api/verify.c, translate.c).
+ */
+static char *verified_ptx(const struct bpf_insn *p, size_t n)
+{
+	struct prog_spec spec = { .name = "probe", .attach = EGPU_ATTACH_ENTRY,
+				  .insns = (struct bpf_insn *)p, .insn_cnt = n };
+	bool *never_stack = calloc(n, sizeof(bool));
+	struct verifier_opts o = { .abi = EGPU_HELPERS_GPU,
+				   .attach = EGPU_ATTACH_ENTRY,
+				   .never_stack = never_stack };
+	struct jit_input in = test_input("probe", p, n, EGPU_HELPERS_GPU);
+	char *ptx;
+	int err;
+
+	ck_assert_ptr_nonnull(never_stack);
+	err = verifier_run(&spec, map_specs, ARRAY_SIZE(map_specs), &o, NULL);
+	ck_assert_msg(!err, "verifier_run: %d %s", err, egpu_errmsg());
+	in.aligned = true;
+	in.never_stack = never_stack;
+	ptx = ptx_from(&in, "sm_90", false, NULL);
+	free(never_stack);
 	return ptx;
+}
+
+static size_t count_of(const char *text, const char *s)
+{
+	size_t n = 0;
+
+	for (const char *p = text; (p = strstr(p, s)); p += strlen(s))
+		n++;
+	return n;
 }
 
 static char *ptx_needs(const struct bpf_insn *p, size_t n, const char *sm,
@@ -320,6 +374,55 @@ START_TEST(atomics_reach_global_memory)
 }
 END_TEST
 
+/*
+ * Where the verifier proved an atomic's pointer never reaches a stack, the
+ * atomic goes to global memory without the isspacep.local test; a stack
+ * pointer the lifter loses track of keeps it.
+ */
+START_TEST(verified_map_atomics_skip_space_test)
+{
+	const struct bpf_insn p[] = {
+		ST(BPF_DW, 10, -24, 0),
+		VALUE_OF(0, 5), MOV64(1, 1),
+		ATOMIC(BPF_DW, 0, 1, 0, BPF_ADD),
+		MOV64_REG(2, 0), MOV64(0, 0),
+		ATOMIC(BPF_DW, 2, 1, 0, BPF_CMPXCHG),
+		/* A stack address the lifter loses track of (reloaded). */
+		STX(BPF_DW, 10, 10, -16), LDX(BPF_DW, 3, 10, -16),
+		MOV64(1, 1), ATOMIC(BPF_DW, 3, 1, -24, BPF_ADD | BPF_FETCH),
+		MOV64(0, 0), EXIT,
+	};
+	char *ptx = PROBE_PTX(p);
+
+	ck_assert_uint_eq(count_of(ptx, "isspacep.local"), 3);
+	free(ptx);
+	ptx = verified_ptx(p, ARRAY_SIZE(p));
+	ck_assert_uint_eq(count_of(ptx, "isspacep.local"), 1);
+	assert_has(ptx, "atom.global.add.u64", true);
+	assert_has(ptx, "atom.global.cas.b64", true);
+	assert_has(ptx, "\tatom.add", false);
+	free(ptx);
+}
+END_TEST
+
+/* A pointer that is the stack on one path and a map value on another. */
+START_TEST(atomics_stack_on_some_path_keep_space_test)
+{
+	const struct bpf_insn p[] = {
+		ST(BPF_DW, 10, -16, 0),
+		VALUE_OF(0, 1), JA(2),
+		MOV64_REG(0, 10), ALU64_IMM(BPF_ADD, 0, -16),
+		MOV64(1, 1), ATOMIC(BPF_DW, 0, 1, 0, BPF_ADD | BPF_FETCH),
+		MOV64(0, 0), EXIT,
+	};
+	char *ptx = verified_ptx(p, ARRAY_SIZE(p));
+
+	ck_assert_uint_eq(count_of(ptx, "isspacep.local"), 1);
+	assert_has(ptx, "atom.global.add.u64", true);
+	free(ptx);
+}
+END_TEST
+
 START_TEST(errors_leave_no_output)
 {
 	const struct bpf_insn p[] = { MOV64(0, 0) };
@@ -347,6 +450,8 @@ int main(void)
 	tcase_add_test(tc, alignment);
 	tcase_add_test(tc, probe_map_values_load_whole);
 	tcase_add_test(tc, atomics_reach_global_memory);
+	tcase_add_test(tc, verified_map_atomics_skip_space_test);
+	tcase_add_test(tc, atomics_stack_on_some_path_keep_space_test);
 	tcase_add_test(tc, errors_leave_no_output);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
