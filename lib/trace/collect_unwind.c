@@ -425,6 +425,20 @@ int uw_walk(struct unwinder *u, void **out, uint32_t max)
 	return u && stack_bounds() ? fast_walk(u, out, max) : -1;
 }
 
+static void count_slow(struct unwinder *u)
+{
+	if (u)
+		atomic_fetch_add_explicit(&u->slow, 1, memory_order_relaxed);
+}
+
+void uw_counts(struct unwinder *u, struct uw_counts *out)
+{
+	*out = (struct uw_counts){ UINT64_MAX, 0, 0 };
+	if (u)
+		*out = (struct uw_counts){ atomic_load(&u->slow),
+			atomic_load(&u->reused), atomic_load(&u->slow_pc) };
+}
+
 #else   /* other architectures: backtrace() */
 
 struct unwinder *uw_new(void)
@@ -445,6 +459,18 @@ int uw_walk(struct unwinder *u, void **out, uint32_t max)
 	return -1;
 }
 
+/* Every capture is backtrace()'s: uw_counts says so (slow = UINT64_MAX). */
+static void count_slow(struct unwinder *u)
+{
+	(void)u;
+}
+
+void uw_counts(struct unwinder *u, struct uw_counts *out)
+{
+	(void)u;
+	*out = (struct uw_counts){ UINT64_MAX, 0, 0 };
+}
+
 #endif
 
 uint32_t uw_capture(struct unwinder *u, void **out, uint32_t max)
@@ -453,15 +479,6 @@ uint32_t uw_capture(struct unwinder *u, void **out, uint32_t max)
 
 	if (n >= 0)
 		return (uint32_t)n;
-	if (u)
-		atomic_fetch_add_explicit(&u->slow, 1, memory_order_relaxed);
+	count_slow(u);
 	return (uint32_t)backtrace(out, (int)max);
-}
-
-void uw_counts(struct unwinder *u, struct uw_counts *out)
-{
-	*out = (struct uw_counts){ UINT64_MAX, 0, 0 };
-	if (u)
-		*out = (struct uw_counts){ atomic_load(&u->slow),
-			atomic_load(&u->reused), atomic_load(&u->slow_pc) };
 }
