@@ -934,8 +934,9 @@ struct egpu_trace_stats {
 	/** of which finished from the same thread's previous stack (the
 	 *  outer frames it shares with it are compared, not unwound) */
 	uint64_t stacks_reused;
-	/** the first such frame, "module+0xoffset" ("" when none); valid
-	 *  until egpu_trace_free() */
+	/** the first frame that sent a stack to backtrace(), named as the
+	 *  trace's stacks name it (its function, else "module+0xoffset");
+	 *  "" when none; valid until egpu_trace_free() */
 	const char *slow_frame;
 };
 

@@ -71,7 +71,7 @@ type TraceStats struct {
 	Stacks       uint64        // native stacks taken
 	StacksSlow   uint64        // of which by backtrace(), a full DWARF unwind
 	StacksReused uint64        // of which finished from the thread's previous stack
-	SlowFrame    string        // the first frame sent to backtrace(), "module+0xoffset"; "" if none
+	SlowFrame    string        // the first frame sent to backtrace() (function, else "module+0xoffset"); "" if none
 }
 
 // TraceKernel is one kernel (by name) of a stopped trace: its executions,

@@ -4,9 +4,7 @@
  * correlation id when stopped, read through the writers and totals of
  * lib/trace/trace.h.
  */
-#include <dlfcn.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +24,6 @@ struct egpu_trace {
 	uint64_t matched;
 	struct egpu_trace_kernel *kernels;
 	size_t kernel_cnt;
-	char slow_frame[256];        /* counts.slow_pc as module+offset */
 };
 
 egpu_trace *egpu_trace_start(const struct egpu_trace_opts *opts)
@@ -70,20 +67,6 @@ egpu_trace *egpu_trace_start(const struct egpu_trace_opts *opts)
 	return t;
 }
 
-/* @pc as "module+0xoffset" into @buf. */
-static void name_frame(uintptr_t pc, char *buf, size_t len)
-{
-	Dl_info info;
-
-	if (!pc)
-		buf[0] = 0;
-	else if (dladdr((void *)pc, &info) && info.dli_fname)
-		snprintf(buf, len, "%s+0x%lx", info.dli_fname,
-			 (unsigned long)(pc - (uintptr_t)info.dli_fbase));
-	else
-		snprintf(buf, len, "0x%lx", (unsigned long)pc);
-}
-
 static void own_cost(const egpu_trace *t, struct egpu_trace_stats *stats)
 {
 	const struct collect_counts *n = &t->counts;
@@ -94,7 +77,7 @@ static void own_cost(const egpu_trace *t, struct egpu_trace_stats *stats)
 	OPTS_SET(stats, stacks, n->stacks);
 	OPTS_SET(stats, stacks_slow, n->stacks_slow);
 	OPTS_SET(stats, stacks_reused, n->stacks_reused);
-	OPTS_SET(stats, slow_frame, t->slow_frame);
+	OPTS_SET(stats, slow_frame, n->slow_frame);
 }
 
 int egpu_trace_stop(egpu_trace *t)
@@ -108,7 +91,6 @@ int egpu_trace_stop(egpu_trace *t)
 	td = collect_stop(t->col, &t->counts);
 	if (!td)
 		return egpu_errcode();
-	name_frame(t->counts.slow_pc, t->slow_frame, sizeof(t->slow_frame));
 	t->matched = trace_join(td);
 	t->td = td;
 	return trace_kernels(td, &t->kernels, &t->kernel_cnt);

@@ -148,26 +148,23 @@ static void collect_end(struct collect *c)
 	pthread_mutex_unlock(&one_lock);
 }
 
-/* @ticks of own_ticks() in ns: scaled by the trace's elapsed time. */
-static uint64_t ticks_to_ns(const struct collect *c, uint64_t ticks)
-{
-	uint64_t dt = own_ticks() - c->tick0, dns = now_ns() - c->ns0;
-
-	return dt ? (uint64_t)((double)ticks * (double)dns / (double)dt) : 0;
-}
-
-/* What the callbacks cost the application's threads. */
+/*
+ * What the callbacks cost the application's threads: own_ticks() become
+ * ns at the rate they ran at over the trace.
+ */
 static void count_own_time(struct collect *c)
 {
 	struct collect_counts *n = &c->counts;
+	uint64_t dt = own_ticks() - c->tick0, dns = now_ns() - c->ns0;
+	double ns_per_tick = dt ? (double)dns / (double)dt : 0;
 	struct uw_counts uw;
 
 	uw_counts(c->uw, &uw);
 	n->slow_pc = uw.slow_pc;
 	n->stacks_reused = uw.reused;
-	n->host_ns = ticks_to_ns(c, atomic_load(&c->host_ticks));
-	n->stack_ns = ticks_to_ns(c, atomic_load(&c->stack_ticks));
-	n->python_ns = ticks_to_ns(c, atomic_load(&c->python_ticks));
+	n->host_ns = (uint64_t)(atomic_load(&c->host_ticks) * ns_per_tick);
+	n->stack_ns = (uint64_t)(atomic_load(&c->stack_ticks) * ns_per_tick);
+	n->python_ns = (uint64_t)(atomic_load(&c->python_ticks) * ns_per_tick);
 	n->stacks = atomic_load(&c->stacks);
 	n->stacks_slow = uw.slow < n->stacks ? uw.slow : n->stacks;
 }
@@ -189,9 +186,9 @@ struct trace_data *collect_stop(struct collect *c,
 	c->td.ops = c->ops;
 	c->td.op_cnt = c->op_n;
 	c->td.lost = c->lost;
+	count_own_time(c);
 	if (collect_build_calls(c))
 		return NULL;
-	count_own_time(c);
 	*counts = c->counts;
 	return &c->td;
 }

@@ -40,6 +40,7 @@ struct collect_counts {
 	uint64_t stacks_slow; /* of which by backtrace() (uw_counts) */
 	uint64_t stacks_reused; /* of which finished from the previous */
 	uintptr_t slow_pc;    /* the first return address that sent one there */
+	const char *slow_frame; /* its name ("" when none), in the trace data */
 };
 
 #ifdef EGPU_HAVE_CUPTI

@@ -130,13 +130,11 @@ void collect_quiesce(void)
 		sched_yield();
 }
 
-/* Add the time since @since to @sum; the time now. */
-static uint64_t charge(atomic_uint_fast64_t *sum, uint64_t since)
+/* Add the time since @since to @sum. */
+static void charge(atomic_uint_fast64_t *sum, uint64_t since)
 {
-	uint64_t t = own_ticks();
-
-	atomic_fetch_add_explicit(sum, t - since, memory_order_relaxed);
-	return t;
+	atomic_fetch_add_explicit(sum, own_ticks() - since,
+				  memory_order_relaxed);
 }
 
 /* Room a call with a stack may take: native and Python frames. */

@@ -18,7 +18,7 @@ struct stack_set {
 	size_t cap;
 };
 
-/* The last stack built from a shared run of frames (share_frames). */
+/* A stack built from a run of frames calls may share (share_frames). */
 struct built {
 	void *const *raw;
 	uint16_t frame_n, py_n;
@@ -339,6 +339,16 @@ static int add_call(struct builder *b, const struct call_chunk *k,
 	return 0;
 }
 
+/* The frame that sent a stack to backtrace() first, as frames are named. */
+static int name_slow_frame(struct builder *b)
+{
+	struct collect_counts *n = &b->c->counts;
+
+	n->slow_frame = n->slow_pc ? sym_name(b->sym, n->slow_pc - 1) : "";
+	return n->slow_frame ? 0 :
+	       err_set(EGPU_ENOMEM, "egpu_trace_stop: out of memory");
+}
+
 /* Correlation ids as map keys (never 0). */
 static uintptr_t corr_key(uint32_t corr)
 {
@@ -398,6 +408,8 @@ int collect_build_calls(struct collect *c)
 		for (uint32_t i = 0; i < k->call_n && !err; i++)
 			if (k->calls[i].kind != CALL_ALIAS)
 				err = add_call(&b, k, &k->calls[i]);
+	if (!err)
+		err = name_slow_frame(&b);
 	if (!err)
 		err = apply_aliases(c);
 	if (!err && c->op_n)
