@@ -16,9 +16,12 @@ dest=$(realpath -m "${1:?usage: gpu_pack.sh DEST [BUILD_DIR]}")
 build=$(realpath -m "${2:-$root/build-gpu}")
 export PATH="$PATH:/usr/local/cuda/bin"
 
+# Go's GPU tests travel as a compiled test program (the GPU machine has no Go)
+go=OFF
+command -v go >/dev/null && command -v swig >/dev/null && go=ON
 if [ ! -f "$build/CMakeCache.txt" ]; then
 	cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-		-DEGPU_BUILD_PYTHON=ON -DEGPU_BUILD_GO=OFF \
+		-DEGPU_BUILD_PYTHON=ON -DEGPU_BUILD_GO=$go \
 		-DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
 fi
 cmake --build "$build" -j"$(nproc)" >/dev/null

@@ -28,8 +28,8 @@ const (
 	MapGPUKernelSharedArray MapType = 1504 // a GPU array
 	MapPerthreadArrayHost   MapType = 1512 // 1502 in mapped host memory
 	MapGPUArrayHost         MapType = 1513 // 1503 in mapped host memory
-	MapThreadLocal    MapType = 4096 // per thread and launch, in registers; the host cannot read it
-	MapSMArray        MapType = 4097 // one copy per SM; Lookup gives each, LookupSum the sum
+	MapThreadLocal          MapType = 4096 // per thread and launch, in registers; the host cannot read it
+	MapSMArray              MapType = 4097 // one copy per SM; Lookup gives each, LookupSum the sum
 )
 
 // UpdateFlags are Map.Update's flags, as in Linux.
