@@ -11,6 +11,7 @@
 #include "api/internal.h"
 #include "core/helpers.h"
 #include "cuda/cu.h"
+#include "device/device.h"
 #include "image/image.h"
 
 /* The probes of one instrumentation: PTX modules and attach requests. */
@@ -71,7 +72,26 @@ static int prog_seen(const struct egpu_ctx *ctx, size_t upto,
 	return 0;
 }
 
-static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
+/*
+ * The target the probes are translated for: the context's, or the
+ * module's where its PTX targets an older GPU (PyTorch ships compute_75
+ * PTX beside its SASS), since PTX links only into a module of its own
+ * target or a newer one. Not below the device runtime's own target.
+ */
+static void probe_target(const struct egpu_ctx *ctx, const char *app_ptx,
+			 char *sm, size_t len)
+{
+	unsigned app = image_ptx_target(app_ptx);
+	unsigned own = (unsigned)strtoul(ctx->sm + 3, NULL, 10);
+
+	if (app >= image_ptx_target(device_runtime_ptx) && app < own)
+		snprintf(sm, len, "sm_%u", app);
+	else
+		snprintf(sm, len, "%s", ctx->sm);
+}
+
+static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps,
+			   const char *sm)
 {
 	size_t n = 0, i = 0;
 	int err = 0;
@@ -89,7 +109,7 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps)
 			return err_set(EGPU_ENOMEM, "instrumenting: out of memory");
 		ps->nreq++;
 		if (!prog_seen(ctx, i, l->prog))
-			err = jit_cache_probe(ctx, l->prog, ps->names[i], ctx->sm,
+			err = jit_cache_probe(ctx, l->prog, ps->names[i], sm,
 					      &ps->mods[ps->nprog++], &ps->needs);
 		ps->reqs[i] = (struct ptx_attach){ .kernel = l->kernel,
 						   .point = l->at,
@@ -202,7 +222,7 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 	struct kernel_numbering kn;
 	struct strbuf sb;
 	uint64_t t0 = now_ns();
-	char *text;
+	char *text, sm[sizeof(ctx->sm)];
 	int err;
 
 	if (!ctx || !ptx || !out)
@@ -213,9 +233,10 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 	if (err)
 		return err;
 	sb_init(&sb);
+	probe_target(ctx, text, sm, sizeof(sm));
 	err = kernels_numbering(ctx, text, len, &kn);
 	if (!err)
-		err = probe_set_build(ctx, &ps);
+		err = probe_set_build(ctx, &ps, sm);
 	if (!err)
 		err = runtime_modules(ctx, ps.needs, &ps.mods[ps.nprog],
 				      &ps.nruntime);

@@ -227,6 +227,17 @@ static unsigned sm_number(const char *sm)
 	return (unsigned)strtoul(sm + 3, NULL, 10);
 }
 
+unsigned image_ptx_target(const char *text)
+{
+	const char *t = strstr(text, ".target");
+
+	if (!t)
+		return 0;
+	t += strlen(".target");
+	t += strspn(t, " \t");
+	return strncmp(t, "sm_", 3) ? 0 : sm_number(t);
+}
+
 static int decompress(const struct entry *e, char *out)
 {
 	if (e->flags & FLAG_ZSTD) {

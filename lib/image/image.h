@@ -48,6 +48,9 @@ enum image_kind image_probe(const void *image, size_t len,
 int image_ptx(const void *image, size_t len, const char *sm, char **ptx,
 	      size_t *ptx_len, struct image_info *info);
 
+/* NN of the ".target sm_NN" of PTX @text (NUL-terminated), 0 if none. */
+unsigned image_ptx_target(const char *text);
+
 /* "SASS for sm_90, sm_80" / "PTX for compute_90" into @buf. */
 void image_describe(const struct image_info *info, char *buf, size_t len);
 

@@ -174,6 +174,32 @@ START_TEST(probes_translated_once_per_context)
 }
 END_TEST
 
+/* A module whose PTX targets an older GPU than the context (PyTorch's
+ * compute_75 PTX) gets the probes translated for its own target: it links,
+ * keeps its .target, and the newer modules keep theirs. */
+START_TEST(older_module_gets_probes_for_its_target)
+{
+	egpu_obj *mo = egpu_load(ctx, MEM_OBJ, NULL);
+	char *mem = tu_read_file(MEM_PTX, NULL), *old_out = NULL, *out = NULL;
+	char *at = strstr(mem, ".target sm_90");
+
+	ck_assert_ptr_nonnull(at);
+	ck_assert_int_eq(egpu_attach_all(mo), 1);
+	ck_assert_int_eq(egpu_instrument_ptx(ctx, mem, strlen(mem), &out, NULL, NULL), 0);
+	memcpy(at, ".target sm_75", strlen(".target sm_75"));
+	ck_assert_msg(!egpu_instrument_ptx(ctx, mem, strlen(mem), &old_out, NULL, NULL),
+		      "sm_75 module: %s", egpu_errmsg());
+	ck_assert_ptr_nonnull(strstr(old_out, ".target sm_75"));
+	ck_assert_ptr_null(strstr(old_out, "sm_90"));
+	ck_assert_ptr_nonnull(strstr(out, ".target sm_90"));
+	ck_assert_uint_eq(jit_cache_size(ctx), 2); /* one per target */
+	egpu_obj_close(mo);
+	free(old_out);
+	free(out);
+	free(mem);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kernels");
@@ -185,6 +211,7 @@ int main(void)
 	tcase_add_test(tc, mem_sites_numbered_across_modules);
 	tcase_add_test(tc, map_read_per_kernel_name);
 	tcase_add_test(tc, probes_translated_once_per_context);
+	tcase_add_test(tc, older_module_gets_probes_for_its_target);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }
