@@ -1254,11 +1254,29 @@ static uint64_t batched; /* records the batch callbacks got, all threads */
 
 static int count_batch(void *user, const struct egpu_record *recs, size_t n)
 {
+	uint64_t tag;
+
 	(void)user;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		ck_assert_uint_eq((uintptr_t)recs[i].data % 8, 0);
+		ck_assert(intact(recs[i].data, (uint32_t)recs[i].size, &tag));
+	}
 	__atomic_fetch_add(&batched, n, __ATOMIC_RELAXED);
 	return 0;
+}
+
+/*
+ * Producer @k's records @seq to @seq + @count - 1 of @len bytes (at least
+ * 8: each says its seq) as a warp's batch, on its SM.
+ */
+static bool put_tagged_batch(struct sim *s, uint32_t k, uint32_t count,
+			     uint32_t len, uint64_t seq)
+{
+	uint8_t buf[RING_BATCH_MAX * 256];
+
+	for (uint32_t i = 0; i < count; i++)
+		fill(buf + (size_t)i * len, len, (uint64_t)k << 48 | (seq + i));
+	return model_produce_batch(&s->view, sm_of[k], buf, count, len);
 }
 
 /*
@@ -1311,21 +1329,27 @@ START_TEST(consumer_threads_stream_a_file)
 	ck_assert_int_eq(ring_pool_new(3, &pool), 0);
 	ck_assert_int_eq(rb_batch_new(&o, NULL, 3, &b), 0);
 	for (uint32_t k = 0; k < 3; k++)
-		parts[k] = (struct ring_part){ .fn = rb_batch_take,
-					       .user = rb_batch_lane(b, k),
-					       .flush = rb_batch_flush };
+		parts[k] = rb_batch_part(b, k);
 	batched = 0;
 	for (uint32_t round = 0; round < 20; round++) {
-		/* More than a shard holds between passes: some are refused. */
-		for (uint32_t i = 0; i < 2000; i++, tries++) {
+		/*
+		 * More than a shard holds between passes: some are refused.
+		 * Every fifth try a warp's batch of 1 to 32 (taken whole by
+		 * the gatherer), sizes not all multiples of 8.
+		 */
+		for (uint32_t i = 0; i < 2000; i++) {
 			uint32_t k = (uint32_t)(tries * 7 % SMS);
 			uint32_t len = 8 + (uint32_t)(tries * 13 % 240);
+			uint32_t n = i % 5 ? 1 : 1 + (uint32_t)(tries % RING_BATCH_MAX);
+			bool kept_them = n == 1 ? put_tagged(&s, k, len, kept[k]) :
+				put_tagged_batch(&s, k, n, len, kept[k]);
 
-			if (put_tagged(&s, k, len, kept[k])) {
-				kept[k]++;
-				bytes += ring_record_size(len);
+			tries += n;
+			if (kept_them) {
+				kept[k] += n;
+				bytes += n * ring_record_size(len);
 			} else {
-				refused++;
+				refused += n;
 			}
 		}
 		ck_assert_int_ge(ring_consume_parts(s.r, parts, 3, pool), 0);
