@@ -1367,6 +1367,61 @@ START_TEST(consumer_threads_stream_a_file)
 }
 END_TEST
 
+static uint64_t stop_batch_next; /* producer 0's seq the batch callback expects */
+
+/* A batch callback that checks order and says stop at its first call. */
+static int stop_first_batch(void *user, const struct egpu_record *recs,
+			    size_t n)
+{
+	uint64_t tag;
+
+	(void)user;
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(recs[i].size, 16);
+		ck_assert(intact(recs[i].data, 16, &tag));
+		ck_assert_uint_eq(tag, stop_batch_next++);
+	}
+	return stop_batch_next == n ? -7 : 0;
+}
+
+/*
+ * Warps' batches taken whole by the gatherer, its buffer filling in the
+ * middle of a pass and the batch callback saying stop there: the pass
+ * stops after the batch being taken (kept, not lost), the next goes on.
+ */
+START_TEST(batch_callback_stops_between_whole_warp_batches)
+{
+	EGPU_OPTS(egpu_ringbuf_opts, o, .batch_fn = stop_first_batch,
+		  .batch_bytes = 1); /* the least: fills within the pass */
+	struct ring_part part;
+	struct rb_batch *b;
+	uint64_t first; /* records the first pass took */
+	struct sim s;
+
+	sim_new(&s, 1 << 20, RING_RECORD_MAX); /* shards of 64 KiB */
+	ck_assert_int_eq(ring_make_readers(s.r, 1), 0);
+	ck_assert_int_eq(rb_batch_new(&o, NULL, 1, &b), 0);
+	part = rb_batch_part(b, 0);
+	for (uint32_t i = 0; i < 100; i++) /* 3200 records, 52.8 KB */
+		ck_assert(put_tagged_batch(&s, 0, RING_BATCH_MAX, 16,
+					   i * RING_BATCH_MAX));
+	stop_batch_next = 0;
+	ck_assert_int_eq(ring_consume_parts(s.r, &part, 1, NULL), -7);
+	/* Flushed at the pass's end all the same: nothing kept back. */
+	ck_assert_uint_eq(part.records, stop_batch_next);
+	ck_assert_uint_lt(part.records, 100 * RING_BATCH_MAX);
+	ck_assert_uint_eq(part.records % RING_BATCH_MAX, 0);
+	first = part.records;
+	ck_assert_int_eq(ring_consume_parts(s.r, &part, 1, NULL),
+			 100 * RING_BATCH_MAX - (int)first);
+	ck_assert_uint_eq(stop_batch_next, 100 * RING_BATCH_MAX);
+	ck_assert_uint_eq(part.records, 100 * RING_BATCH_MAX);
+	ck_assert_int_eq(ring_consume_parts(s.r, &part, 1, NULL), 0);
+	rb_batch_free(b);
+	sim_free(&s);
+}
+END_TEST
+
 START_TEST(consumer_threads_bad_counts)
 {
 	struct ring_pool *pool = NULL;
@@ -1421,6 +1476,7 @@ int main(void)
 	tcase_add_test(tc, consumer_threads_stop_and_fail);
 	tcase_add_test(tc, consumer_threads_stream_a_file);
 	tcase_add_test(tc, consumer_threads_bad_counts);
+	tcase_add_test(tc, batch_callback_stops_between_whole_warp_batches);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }
