@@ -12,13 +12,14 @@
  * device time, those delivered to the host per second (launch to the last
  * record consumed), and how many the GPU dropped because the ring was
  * full. Every run checks received + dropped == emitted exactly, and a
- * ring that holds a whole run must drop nothing: otherwise a FAIL line
- * follows the row and the program exits 1. Then hash map updates per
+ * ring that holds a whole run must drop nothing: otherwise FAIL lines
+ * follow the table and the program exits 1. Then hash map updates per
  * second from the GPU. Prints Markdown. Host lookup latency: lookup_bench.
  *
  *   ringbuf_bench [RUNS]
  */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,8 @@
 #define DROPS_EVERY_S 1e-3
 
 static int runs = 5;
-static bool failed;
+/* FAIL lines, printed after the table (inside it they would break it). */
+static char fails[8192];
 
 enum delivery { PER_RECORD, BATCHES, TO_FILE };
 
@@ -121,14 +123,38 @@ static uint64_t received(struct consumer *c)
 	return __atomic_load_n(&c->received, __ATOMIC_ACQUIRE);
 }
 
+__attribute__((format(printf, 1, 2)))
+static void fail_line(const char *fmt, ...)
+{
+	size_t used = strlen(fails);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(fails + used, sizeof(fails) - used, fmt, ap);
+	va_end(ap);
+}
+
+static const char *delivery_name(const struct row *w, char *buf, size_t n)
+{
+	static const char *const how[] = { "callback per record", "batches",
+					   "file in /tmp" };
+
+	if (w->threads > 1)
+		snprintf(buf, n, "%s, %u threads", how[w->how], w->threads);
+	else
+		snprintf(buf, n, "%s", how[w->how]);
+	return buf;
+}
+
 /* What was received, dropped or written, against what it must be. */
 static void fail(const struct row *w, const char *what, uint64_t got,
 		 uint64_t want)
 {
-	printf("\n**FAIL** (%s ring, %s): %s: %llu, expected %llu\n\n",
-	       w->ring, w->prog, what, (unsigned long long)got,
-	       (unsigned long long)want);
-	failed = true;
+	char how[64];
+
+	fail_line("**FAIL** (%s ring, %s, %d B): %s: %llu, expected %llu\n",
+		  w->ring, delivery_name(w, how, sizeof(how)), w->bytes, what,
+		  (unsigned long long)got, (unsigned long long)want);
 }
 
 /*
@@ -215,18 +241,6 @@ static void check_totals(const struct row *w, const struct consumer *c,
 		fail_unless_size(w, path, c->received * file_record_bytes(w->bytes));
 }
 
-static const char *delivery_name(const struct row *w, char *buf, size_t n)
-{
-	static const char *const how[] = { "callback per record", "batches",
-					   "file in /tmp" };
-
-	if (w->threads > 1)
-		snprintf(buf, n, "%s, %u threads", how[w->how], w->threads);
-	else
-		snprintf(buf, n, "%s", how[w->how]);
-	return buf;
-}
-
 static void bench_ring(const struct row *w, const char *ptx, size_t len,
 		       float *x, double plain_ms)
 {
@@ -256,10 +270,10 @@ static void bench_ring(const struct row *w, const char *ptx, size_t len,
 	pthread_join(t, NULL);
 	/* Whatever comes now was delivered twice, or counted as dropped. */
 	last = egpu_ringbuf_consume(c.rb);
-	if (last < 0) {
-		printf("\n**FAIL**: egpu_ringbuf_consume: %s\n\n", egpu_errmsg());
-		failed = true;
-	}
+	if (last < 0)
+		fail_line("**FAIL** (%s ring, %s, %d B): egpu_ringbuf_consume: %s\n",
+			  w->ring, delivery_name(w, how, sizeof(how)), w->bytes,
+			  egpu_errmsg());
 	c.received += last > 0 ? (uint64_t)last : 0;
 	drops = egpu_ringbuf_drops(c.rb);
 	egpu_ringbuf_free(c.rb); /* closes the file */
@@ -338,5 +352,7 @@ int main(int argc, char **argv)
 	cudaFree(x);
 	free(pms);
 	free(ptx);
-	return failed ? 1 : 0;
+	if (fails[0])
+		printf("\n%s", fails);
+	return fails[0] ? 1 : 0;
 }
