@@ -241,6 +241,22 @@ static void check_totals(const struct row *w, const struct consumer *c,
 		fail_unless_size(w, path, c->received * file_record_bytes(w->bytes));
 }
 
+/* The medians of the runs' kernel times @kms and delivery rates @rate. */
+static void print_row(const struct row *w, double *kms, double *rate,
+		      uint64_t drops, double plain_ms)
+{
+	char how[64];
+	uint64_t sent = (uint64_t)runs * THREADS;
+	double k = bench_percentile(kms, runs, 50);
+	double rps = bench_percentile(rate, runs, 50), eps = THREADS / (k / 1e3);
+
+	printf("| %s | %s | %3d B | %llu (%.2f%%) | %.3f | %.3f | %.1fx | %.1f M | %.2f | %.1f M | %.2f |\n",
+	       w->ring, delivery_name(w, how, sizeof(how)), w->bytes,
+	       (unsigned long long)drops, 100.0 * (double)drops / (double)sent,
+	       plain_ms, k, k / plain_ms, eps / 1e6, eps * w->bytes / 1e9,
+	       rps / 1e6, rps * w->bytes / 1e9);
+}
+
 static void bench_ring(const struct row *w, const char *ptx, size_t len,
 		       float *x, double plain_ms)
 {
@@ -278,23 +294,14 @@ static void bench_ring(const struct row *w, const char *ptx, size_t len,
 	drops = egpu_ringbuf_drops(c.rb);
 	egpu_ringbuf_free(c.rb); /* closes the file */
 	check_totals(w, &c, drops, path);
-	{
-		uint64_t sent = (uint64_t)runs * THREADS;
-		double k = bench_percentile(kms, runs, 50);
-		double rps = bench_percentile(rate, runs, 50), eps = THREADS / (k / 1e3);
-
-		printf("| %s | %s | %3d B | %llu (%.2f%%) | %.3f | %.3f | %.1fx | %.1f M | %.2f | %.1f M | %.2f |\n",
-		       w->ring, delivery_name(w, how, sizeof(how)), w->bytes,
-		       (unsigned long long)drops, 100.0 * (double)drops / (double)sent,
-		       plain_ms, k, k / plain_ms, eps / 1e6, eps * w->bytes / 1e9,
-		       rps / 1e6, rps * w->bytes / 1e9);
-	}
+	print_row(w, kms, rate, drops, plain_ms);
 	if (w->how == TO_FILE)
 		unlink(path);
 	bench_probe_free(&s);
 	free(kms);
 	free(rate);
 }
+
 static void bench_maps(const char *ptx, size_t len, float *x, double plain_ms)
 {
 	double *kms = calloc((size_t)runs, sizeof(double)), k;
