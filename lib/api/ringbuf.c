@@ -56,10 +56,7 @@ static int rb_entry_parts(struct rb_entry *e, egpu_sample_fn fn, void *user)
 	if (!e->parts)
 		return err_set(EGPU_ENOMEM, "egpu_ringbuf_add: out of memory");
 	for (uint32_t k = 0; k < e->threads; k++)
-		e->parts[k] = e->batch ?
-			(struct ring_part){ .fn = rb_batch_take,
-					    .user = rb_batch_lane(e->batch, k),
-					    .flush = rb_batch_flush } :
+		e->parts[k] = e->batch ? rb_batch_part(e->batch, k) :
 			(struct ring_part){ .fn = fn, .user = user };
 	return 0;
 }

@@ -21,6 +21,12 @@
 #include "maps/ring_layout.h"
 
 #define DEFAULT_BATCH_BYTES (1u << 20)
+/*
+ * A buffer holds the largest record, and a warp's batch record taken
+ * whole (rb_batch_take_batch): at most RING_RECORD_MAX bytes in the ring,
+ * and a header more per record once its records stand apart.
+ */
+#define BATCH_BYTES_MIN (RING_RECORD_MAX + RING_BATCH_MAX * RING_HDR_SIZE)
 
 /* One consumer thread's records, gathered. */
 struct rb_lane {
@@ -62,9 +68,9 @@ int rb_batch_new(const struct egpu_ringbuf_opts *o, void *user,
 
 	if (!b)
 		return err_set(EGPU_ENOMEM, "ring buffer: out of memory");
-	/* Whole records only: room for the largest one. */
-	if (cap < RING_RECORD_MAX)
-		cap = cap ? RING_RECORD_MAX : DEFAULT_BATCH_BYTES;
+	/* Whole records only: room for the largest one, or batch. */
+	if (cap < BATCH_BYTES_MIN)
+		cap = cap ? BATCH_BYTES_MIN : DEFAULT_BATCH_BYTES;
 	*b = (struct rb_batch){ .fn = OPTS_GET(o, batch_fn, NULL),
 				.user = user, .fd = -1,
 				.cap = (cap + 7) & ~(size_t)7,
@@ -85,9 +91,11 @@ int rb_batch_new(const struct egpu_ringbuf_opts *o, void *user,
 	return 0;
 }
 
-void *rb_batch_lane(struct rb_batch *b, uint32_t k)
+struct ring_part rb_batch_part(struct rb_batch *b, uint32_t k)
 {
-	return &b->lane[k];
+	return (struct ring_part){ .fn = rb_batch_take,
+				   .take_batch = rb_batch_take_batch,
+				   .user = &b->lane[k], .flush = rb_batch_flush };
 }
 
 void rb_batch_free(struct rb_batch *b)
@@ -162,5 +170,37 @@ int rb_batch_take(void *lane, const void *data, size_t size)
 		l->recs[l->n++] = (struct egpu_record){
 			.data = l->buf + l->used + RING_HDR_SIZE, .size = size };
 	l->used += need;
+	return err;
+}
+
+/*
+ * A warp's batch, straight from its column-major words into the buffer:
+ * per record a header and its words, no call and no copy of variable
+ * size. The bytes past @len in a record's last word are the producer's
+ * (whatever its lane stored): zeroed, as rb_batch_take pads.
+ */
+int rb_batch_take_batch(void *lane, const uint64_t *words, uint32_t count,
+			uint32_t len, uint32_t from)
+{
+	struct rb_lane *l = lane;
+	uint32_t nwords = (len + 7) / 8;
+	uint64_t last = len % 8 ? ~0ull >> (64 - 8 * (len % 8)) : ~0ull;
+	uint64_t *out;
+	int err = 0;
+
+	if (l->b->cap - l->used < (size_t)(count - from) * (RING_HDR_SIZE + 8 * nwords))
+		err = rb_batch_flush(l); /* the records are kept all the same */
+	out = (uint64_t *)(l->buf + l->used);
+	for (uint32_t i = from; i < count; i++) {
+		*out++ = len; /* struct ring_hdr: len, flags 0 */
+		if (l->b->fn)
+			l->recs[l->n++] = (struct egpu_record){ .data = out,
+								.size = len };
+		for (uint32_t k = 0; k < nwords; k++)
+			*out++ = words[(size_t)k * count + i];
+		if (nwords)
+			out[-1] &= last;
+	}
+	l->used = (size_t)((uint8_t *)out - l->buf);
 	return err;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "egpu.h"
+#include "maps/ring.h"
 
 struct rb_batch;
 
@@ -20,10 +21,13 @@ struct rb_batch;
  */
 int rb_batch_new(const struct egpu_ringbuf_opts *o, void *user,
 		 uint32_t lanes, struct rb_batch **out);
-/* Lane @k, the @user of rb_batch_take() and rb_batch_flush(). */
-void *rb_batch_lane(struct rb_batch *b, uint32_t k);
-/* The egpu_sample_fn to consume with, @lane from rb_batch_lane(). */
+/* Consumer thread @k's part of a pass: lane @k's take and flush. */
+struct ring_part rb_batch_part(struct rb_batch *b, uint32_t k);
+/* The egpu_sample_fn to consume with, @lane a part's user (rb_batch_part). */
 int rb_batch_take(void *lane, const void *data, size_t size);
+/* The part's take_batch (ring_take_batch_fn): a warp's batch at once. */
+int rb_batch_take_batch(void *lane, const uint64_t *words, uint32_t count,
+			uint32_t len, uint32_t from);
 /*
  * Hand over what @lane gathered: 0, batch_fn's value < 0, or EGPU_EIO.
  * Lanes may flush at once: the file gets each flush in one piece.

@@ -160,14 +160,26 @@ void ring_release(struct event_ring *r);
 int ring_make_readers(struct event_ring *r, uint32_t n);
 
 /*
+ * A warp's batch record handed over whole: its records [@from, @count),
+ * each of @len bytes, in the batch's column-major words (word k of record
+ * i at @words[k * @count + i], ring_layout.h). Returns as an
+ * egpu_sample_fn does: < 0 stops the pass after these records.
+ */
+typedef int (*ring_take_batch_fn)(void *user, const uint64_t *words,
+				  uint32_t count, uint32_t len, uint32_t from);
+
+/*
  * Where one part of a pass delivers, on its thread: @fn(@user, record)
- * for each record, then @flush(@user) if set (a batch handed over, on the
- * same thread); @records and @bytes (payload) grow by what was handed
- * over, even by a pass that stopped.
+ * for each record, or, if set, @take_batch(@user, ...) once for the
+ * records of a warp's batch (instead of gathering each into a buffer of
+ * the ring's for @fn); then @flush(@user) if set (a batch handed over,
+ * on the same thread); @records and @bytes (payload) grow by what was
+ * handed over, even by a pass that stopped.
  */
 struct ring_part {
 	egpu_sample_fn fn;
 	void *user;
+	ring_take_batch_fn take_batch;
 	int (*flush)(void *user);
 	uint64_t records;
 	uint64_t bytes;

@@ -2,7 +2,8 @@
 /*
  * The consumer of an event ring: walks published records from its
  * position, hands each to a callback where it lies (no copy; a record of a
- * warp's batch is first gathered from its interleaved words), then zeroes
+ * warp's batch is first gathered from its interleaved words, unless the
+ * consumer takes whole batches: ring_part.take_batch), then zeroes
  * the consumed bytes and publishes the new position. The walk (ring_walk)
  * also serves rings in GPU memory, over the copy ring_dev.c made of them.
  *
@@ -50,15 +51,21 @@ bool ring_ready(const struct event_ring *r)
 	return ring_hdr_load(r->data + (r->cons & (r->cap - 1))).flags & RING_COMMIT;
 }
 
-static bool deliver(struct delivery *d, const void *data, uint32_t len)
+/* @n records of @len bytes handed over, the callback having said @ret. */
+static bool delivered(struct delivery *d, uint32_t n, uint32_t len, int ret)
 {
 	if (d->bytes)
-		*d->bytes += len;
-	d->n++;
-	d->ret = d->fn(d->user, data, len);
-	if (d->ret < 0 && d->stop)
+		*d->bytes += (uint64_t)n * len;
+	d->n += (int)n;
+	d->ret = ret;
+	if (ret < 0 && d->stop)
 		__atomic_store_n(d->stop, 1, __ATOMIC_RELAXED);
-	return d->ret >= 0 && d->n < INT32_MAX;
+	return ret >= 0 && d->n < INT32_MAX;
+}
+
+static bool deliver(struct delivery *d, const void *data, uint32_t len)
+{
+	return delivered(d, 1, len, d->fn(d->user, data, len));
 }
 
 /* Whether another part of the pass was told to stop. */
@@ -98,8 +105,9 @@ static int ring_check_batch(const struct event_ring *r, uint64_t pos,
 
 /*
  * Hand the records of the batch at @payload to @d from *@sub on, each
- * made contiguous. Whether all were: otherwise *@sub says how many were,
- * and the next pass goes on from there.
+ * made contiguous (or all at once, as they lie, to a part that takes
+ * batches). Whether all were: otherwise *@sub says how many were, and the
+ * next pass goes on from there.
  */
 static bool deliver_batch(const uint8_t *payload, struct delivery *d,
 			  uint32_t *sub)
@@ -109,6 +117,15 @@ static bool deliver_batch(const uint8_t *payload, struct delivery *d,
 	uint32_t nwords;
 
 	memcpy(&b, payload, sizeof(b));
+	/* The rest of the batch at once, where the part takes batches. */
+	if (d->take_batch && b.count - *sub <= (uint32_t)(INT32_MAX - d->n)) {
+		uint32_t from = *sub;
+
+		*sub = b.count;
+		delivered(d, b.count - from, b.len,
+			  d->take_batch(d->user, words, b.count, b.len, from));
+		return true;
+	}
 	nwords = (b.len + 7) / 8;
 	while (*sub < b.count) {
 		uint64_t *out = (uint64_t *)d->rd->unpacked;
@@ -325,7 +342,9 @@ int ring_consume_parts(struct event_ring *r, struct ring_part *parts,
 	for (uint32_t k = 0; k < n; k++)
 		runs[k] = (struct part_run){
 			.pass = &pass,
-			.d = { .fn = parts[k].fn, .user = parts[k].user,
+			.d = { .fn = parts[k].fn,
+			       .take_batch = parts[k].take_batch,
+			       .user = parts[k].user,
 			       .bytes = &parts[k].bytes, .rd = &r->readers[k],
 			       .stop = &pass.stop } };
 	pass.dev = pass_begin(&pass);

@@ -89,6 +89,7 @@ struct event_ring {
 /* What a consumer pass delivers to, and how far it got. */
 struct delivery {
 	egpu_sample_fn fn;
+	ring_take_batch_fn take_batch; /* or NULL: fn for each of a batch's */
 	void *user;
 	uint64_t *bytes;
 	struct ring_reader *rd; /* the thread's buffers */

@@ -1,45 +1,102 @@
 // SPDX-License-Identifier: MIT
 /*
  * Event ring benchmark: every thread of a 16M-thread grid emits one record
- * at exit into a 256 MiB ring that a host thread consumes meanwhile.
- * Measured per payload size (16, 64, 256 bytes): the kernel's device time
- * with the ring probe over without probes (CUDA events, median), the
- * records and payload bytes the kernel emitted (kept or dropped) per second
- * of its device time, those delivered to the host per second (launch to the last record
- * consumed), and the share dropped because the ring was full; then hash
- * map updates per second from the GPU. Prints Markdown. Host lookup
- * latency: lookup_bench.
+ * at exit into a ring that the host consumes meanwhile, one row per ring
+ * and way of consuming (rows[]): rings in host memory (256 MiB, 16, 64 and
+ * 256 payload bytes, a callback per record), and a ring in GPU memory big
+ * enough for a whole run (512 MiB, 16 bytes) consumed by a callback per
+ * record, in batches, in batches on 4 consumer threads, and straight to a
+ * file in /tmp on 4 threads. Measured: the kernel's device time with the
+ * ring probe over without probes (CUDA events, median), the records and
+ * payload bytes the kernel emitted (kept or dropped) per second of its
+ * device time, those delivered to the host per second (launch to the last
+ * record consumed), and how many the GPU dropped because the ring was
+ * full. Every run checks received + dropped == emitted exactly, and a
+ * ring that holds a whole run must drop nothing: otherwise FAIL lines
+ * follow the table and the program exits 1. Then hash map updates per
+ * second from the GPU. Prints Markdown. Host lookup latency: lookup_bench.
  *
  *   ringbuf_bench [RUNS]
  */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "event_bench.h"
 
 #define THREADS BENCH_THREADS
 #define HASH_KEYS (1u << 20)
 #define WAIT_S 30 /* for a run's records, before calling them lost */
+/* How often the wait for a run's records reads the drop count (a copy
+ * out of GPU memory for a device ring, so not at every turn). */
+#define DROPS_EVERY_S 1e-3
 
 static int runs = 5;
+/* FAIL lines, printed after the table (inside it they would break it). */
+static char fails[8192];
 
-/* The consumer: a host thread polling the ring while kernels run. */
+enum delivery { PER_RECORD, BATCHES, TO_FILE };
+
+/* One row of the table: a probe of ringbuf.bpf.c and how it is consumed. */
+struct row {
+	const char *ring;   /* where its ring is, and its size */
+	const char *map;
+	const char *prog;
+	int bytes;          /* payload of each record */
+	enum delivery how;
+	uint32_t threads;   /* consumer threads (egpu_ringbuf_opts.threads) */
+	bool whole_run;     /* the ring holds a whole run: drops are a failure */
+};
+
+static const struct row rows[] = {
+	{ "host, 256 MiB", "events", "emit16", 16, PER_RECORD, 1, false },
+	{ "host, 256 MiB", "events", "emit64", 64, PER_RECORD, 1, false },
+	{ "host, 256 MiB", "events", "emit256", 256, PER_RECORD, 1, false },
+	{ "GPU, 512 MiB", "dev_events", "emit16_dev", 16, PER_RECORD, 1, true },
+	{ "GPU, 512 MiB", "dev_events", "emit16_dev", 16, BATCHES, 1, true },
+	{ "GPU, 512 MiB", "dev_events", "emit16_dev", 16, BATCHES, 4, true },
+	{ "GPU, 512 MiB", "dev_events", "emit16_dev", 16, TO_FILE, 4, true },
+};
+
+/*
+ * The consumer: a host thread polling the ring while kernels run. It
+ * counts what poll says it delivered; the callbacks count what they saw
+ * (checked equal at the end) and read every record's first word.
+ */
 struct consumer {
 	egpu_ringbuf *rb;
-	uint64_t records, bytes, sum;
+	uint64_t received; /* written by the polling thread only */
+	uint64_t seen, sum;
+	int err;           /* poll's error, if one */
 	bool stop;
 };
 
+/* Called on the polling thread only (rows with one consumer thread). */
 static int on_record(void *user, const void *data, size_t size)
 {
 	struct consumer *c = user;
 
-	/* One writer; the main thread reads the count while it runs. */
-	__atomic_store_n(&c->records, c->records + 1, __ATOMIC_RELAXED);
-	c->bytes += size;
-	c->sum += *(const uint64_t *)data; /* touch the record */
+	(void)size;
+	c->seen++;
+	c->sum += *(const uint64_t *)data;
+	return 0;
+}
+
+/* Called on several threads at once with consumer threads. */
+static int on_batch(void *user, const struct egpu_record *recs, size_t n)
+{
+	struct consumer *c = user;
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sum += *(const uint64_t *)recs[i].data;
+	__atomic_fetch_add(&c->seen, n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->sum, sum, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -47,64 +104,199 @@ static void *consume(void *arg)
 {
 	struct consumer *c = arg;
 
-	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE))
-		if (egpu_ringbuf_poll(c->rb, 1) < 0)
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		int n = egpu_ringbuf_poll(c->rb, 1);
+
+		if (n < 0) {
+			fprintf(stderr, "egpu_ringbuf_poll: %s\n", egpu_errmsg());
+			__atomic_store_n(&c->err, n, __ATOMIC_RELEASE);
 			break;
+		}
+		__atomic_store_n(&c->received, c->received + (uint64_t)n,
+				 __ATOMIC_RELEASE);
+	}
 	return NULL;
 }
 
-static uint64_t delivered(struct consumer *c)
+static uint64_t received(struct consumer *c)
 {
-	return __atomic_load_n(&c->records, __ATOMIC_RELAXED);
+	return __atomic_load_n(&c->received, __ATOMIC_ACQUIRE);
 }
 
-static void bench_ring(const char *ptx, size_t len, float *x, double plain_ms,
-		       int bytes)
+__attribute__((format(printf, 1, 2)))
+static void fail_line(const char *fmt, ...)
 {
-	char prog[16];
+	size_t used = strlen(fails);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(fails + used, sizeof(fails) - used, fmt, ap);
+	va_end(ap);
+}
+
+static const char *delivery_name(const struct row *w, char *buf, size_t n)
+{
+	static const char *const how[] = { "callback per record", "batches",
+					   "file in /tmp" };
+
+	if (w->threads > 1)
+		snprintf(buf, n, "%s, %u threads", how[w->how], w->threads);
+	else
+		snprintf(buf, n, "%s", how[w->how]);
+	return buf;
+}
+
+/* What was received, dropped or written, against what it must be. */
+static void fail(const struct row *w, const char *what, uint64_t got,
+		 uint64_t want)
+{
+	char how[64];
+
+	fail_line("**FAIL** (%s ring, %s, %d B): %s: %llu, expected %llu\n",
+		  w->ring, delivery_name(w, how, sizeof(how)), w->bytes, what,
+		  (unsigned long long)got, (unsigned long long)want);
+}
+
+/*
+ * Wait until the consumer received or the GPU dropped a run's records
+ * (@base: received + dropped before it, launched at @t0): seconds from
+ * launch to then. *@drops: the drop count then.
+ */
+static double wait_for_run(const struct row *w, struct consumer *c,
+			   uint64_t base, double t0, uint64_t *drops)
+{
+	double read_at = 0, now;
+	struct timespec nap = { .tv_nsec = 10000 };
+
+	for (;;) {
+		uint64_t got = received(c);
+
+		now = bench_now_s();
+		if (got + *drops - base >= THREADS || now - read_at > DROPS_EVERY_S) {
+			*drops = egpu_ringbuf_drops(c->rb);
+			read_at = now;
+		}
+		if (got + *drops - base >= THREADS) {
+			if (got + *drops - base > THREADS)
+				fail(w, "received + dropped in a run", got + *drops - base,
+				     THREADS);
+			return now - t0;
+		}
+		if (now - t0 > WAIT_S || __atomic_load_n(&c->err, __ATOMIC_ACQUIRE)) {
+			fail(w, "records accounted for after the wait (or a poll error)",
+			     got + *drops - base, THREADS);
+			return now - t0;
+		}
+		nanosleep(&nap, NULL);
+	}
+}
+
+static egpu_ringbuf *consumer_new(const struct row *w, egpu_obj *obj,
+				  struct consumer *c, const char *path)
+{
+	EGPU_OPTS(egpu_ringbuf_opts, o, .threads = w->threads,
+		  .batch_fn = w->how == BATCHES ? on_batch : NULL,
+		  .path = w->how == TO_FILE ? path : NULL);
+
+	return egpu_ringbuf_new_opts(egpu_obj_map(obj, w->map),
+				     w->how == PER_RECORD ? on_record : NULL,
+				     c, &o);
+}
+
+static void fail_unless_size(const struct row *w, const char *path,
+			     uint64_t want)
+{
+	struct stat st;
+	uint64_t size = stat(path, &st) ? 0 : (uint64_t)st.st_size;
+
+	if (size != want)
+		fail(w, "bytes in the file", size, want);
+}
+
+/* Bytes of a record in a file (docs/events.md): header, payload padded. */
+static uint64_t file_record_bytes(int bytes)
+{
+	return 8 + (((uint64_t)bytes + 7) & ~(uint64_t)7);
+}
+
+/*
+ * After the last run and a last consume: every record emitted was
+ * received or dropped, none twice; the callbacks saw each one, or the
+ * file holds each one.
+ */
+static void check_totals(const struct row *w, const struct consumer *c,
+			 uint64_t drops, const char *path)
+{
+	uint64_t sent = (uint64_t)runs * THREADS;
+
+	if (c->received + drops != sent)
+		fail(w, "received + dropped over all runs", c->received + drops,
+		     sent);
+	if (w->whole_run && drops)
+		fail(w, "records dropped by a ring that holds a whole run",
+		     drops, 0);
+	if (w->how != TO_FILE && c->seen != c->received)
+		fail(w, "records the callbacks saw", c->seen, c->received);
+	if (w->how == TO_FILE)
+		fail_unless_size(w, path, c->received * file_record_bytes(w->bytes));
+}
+
+/* The medians of the runs' kernel times @kms and delivery rates @rate. */
+static void print_row(const struct row *w, double *kms, double *rate,
+		      uint64_t drops, double plain_ms)
+{
+	char how[64];
+	uint64_t sent = (uint64_t)runs * THREADS;
+	double k = bench_percentile(kms, runs, 50);
+	double rps = bench_percentile(rate, runs, 50), eps = THREADS / (k / 1e3);
+
+	printf("| %s | %s | %3d B | %llu (%.2f%%) | %.3f | %.3f | %.1fx | %.1f M | %.2f | %.1f M | %.2f |\n",
+	       w->ring, delivery_name(w, how, sizeof(how)), w->bytes,
+	       (unsigned long long)drops, 100.0 * (double)drops / (double)sent,
+	       plain_ms, k, k / plain_ms, eps / 1e6, eps * w->bytes / 1e9,
+	       rps / 1e6, rps * w->bytes / 1e9);
+}
+
+static void bench_ring(const struct row *w, const char *ptx, size_t len,
+		       float *x, double plain_ms)
+{
+	char path[64], how[64];
 	struct bench_probe s;
 	struct consumer c = { 0 };
 	double *kms = calloc((size_t)runs, sizeof(double));
 	double *rate = calloc((size_t)runs, sizeof(double));
-	uint64_t sent = 0, drops = 0;
+	uint64_t drops = 0;
 	pthread_t t;
+	int last;
 
-	snprintf(prog, sizeof(prog), "emit%d", bytes);
-	bench_probe_load(&s, ptx, len, prog);
-	c.rb = egpu_ringbuf_new(egpu_obj_map(s.obj, "events"), on_record, &c);
+	snprintf(path, sizeof(path), "/tmp/ringbuf_bench.%d.bin", (int)getpid());
+	bench_probe_load(&s, ptx, len, w->prog);
+	c.rb = consumer_new(w, s.obj, &c, path);
 	EGPU_CHECK(c.rb);
 	pthread_create(&t, NULL, consume, &c);
 	for (int r = 0; r < runs; r++) {
-		uint64_t before = delivered(&c) + egpu_ringbuf_drops(c.rb);
-		double t0 = bench_now_s();
+		uint64_t before = drops, base = received(&c) + drops;
+		double t0 = bench_now_s(), took;
 
 		kms[r] = bench_touch(s.k, x);
-		/* Wait for the consumer to take (or the GPU to drop) them all. */
-		while (delivered(&c) + egpu_ringbuf_drops(c.rb) - before < THREADS) {
-			if (bench_now_s() - t0 > WAIT_S) {
-				printf("(records missing after %d s: %llu of %u)\n", WAIT_S,
-				       (unsigned long long)(delivered(&c) +
-				       egpu_ringbuf_drops(c.rb) - before), THREADS);
-				break;
-			}
-		}
-		rate[r] = (THREADS - (egpu_ringbuf_drops(c.rb) - drops)) /
-			  (bench_now_s() - t0);
-		drops = egpu_ringbuf_drops(c.rb);
-		sent += THREADS;
+		took = wait_for_run(w, &c, base, t0, &drops);
+		rate[r] = (THREADS - (drops - before)) / took;
 	}
 	__atomic_store_n(&c.stop, true, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
-	{
-		double k = bench_percentile(kms, runs, 50);
-		double rps = bench_percentile(rate, runs, 50), eps = THREADS / (k / 1e3);
-
-		printf("| %4d B | %6.2f%% | %7.3f | %9.3f | %8.1fx | %8.1f M | %6.2f | %8.1f M | %6.2f |\n",
-		       bytes, 100.0 * (double)drops / (double)sent, plain_ms, k,
-		       k / plain_ms, eps / 1e6, eps * bytes / 1e9, rps / 1e6,
-		       rps * bytes / 1e9);
-	}
-	egpu_ringbuf_free(c.rb);
+	/* Whatever comes now was delivered twice, or counted as dropped. */
+	last = egpu_ringbuf_consume(c.rb);
+	if (last < 0)
+		fail_line("**FAIL** (%s ring, %s, %d B): egpu_ringbuf_consume: %s\n",
+			  w->ring, delivery_name(w, how, sizeof(how)), w->bytes,
+			  egpu_errmsg());
+	c.received += last > 0 ? (uint64_t)last : 0;
+	drops = egpu_ringbuf_drops(c.rb);
+	egpu_ringbuf_free(c.rb); /* closes the file */
+	check_totals(w, &c, drops, path);
+	print_row(w, kms, rate, drops, plain_ms);
+	if (w->how == TO_FILE)
+		unlink(path);
 	bench_probe_free(&s);
 	free(kms);
 	free(rate);
@@ -128,7 +320,6 @@ static void bench_maps(const char *ptx, size_t len, float *x, double plain_ms)
 
 int main(int argc, char **argv)
 {
-	static const int sizes[] = { 16, 64, 256 };
 	struct cudaDeviceProp prop;
 	cudaLibrary_t plain_lib;
 	cudaKernel_t plain;
@@ -157,16 +348,18 @@ int main(int argc, char **argv)
 	plain_ms = bench_percentile(pms, runs, 50);
 
 	printf("GPU: %s, libegpu %s, %u threads each emitting one record at exit,\n"
-	       "256 MiB ring consumed by a host thread meanwhile, median of %d runs\n\n",
+	       "the ring consumed by the host meanwhile, median of %d runs; dropped: over all runs\n\n",
 	       prop.name, egpu_version(), THREADS, runs);
-	printf("| payload | dropped | kernel ms, no probe | kernel ms, ring | slowdown | emitted rec/s | GB/s | delivered rec/s | GB/s |\n");
-	printf("|---|---|---|---|---|---|---|---|---|\n");
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-		bench_ring(ptx, len, x, plain_ms, sizes[i]);
+	printf("| ring | delivery | payload | dropped | kernel ms, no probe | kernel ms, ring | slowdown | emitted rec/s | GB/s | delivered rec/s | GB/s |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		bench_ring(&rows[i], ptx, len, x, plain_ms);
 	bench_maps(ptx, len, x, plain_ms);
 	cudaLibraryUnload(plain_lib);
 	cudaFree(x);
 	free(pms);
 	free(ptx);
-	return 0;
+	if (fails[0])
+		printf("\n%s", fails);
+	return fails[0] ? 1 : 0;
 }

@@ -115,8 +115,10 @@ void model_batch_body(uint8_t *rec, const uint8_t *payloads, uint32_t count,
 
 	memcpy(rec + RING_HDR_SIZE, &b, sizeof(b));
 	for (uint32_t i = 0; i < count; i++) {
-		uint64_t w[256 / 8] = { 0 };
+		uint64_t w[256 / 8];
 
+		/* Past a record's end in its last word: whatever the lane had. */
+		memset(w, 0xa5, sizeof(w));
 		memcpy(w, payloads + (size_t)i * len, len);
 		for (uint32_t k = 0; k < words; k++)
 			memcpy(rec + RING_HDR_SIZE + sizeof(b) +

@@ -1254,11 +1254,29 @@ static uint64_t batched; /* records the batch callbacks got, all threads */
 
 static int count_batch(void *user, const struct egpu_record *recs, size_t n)
 {
+	uint64_t tag;
+
 	(void)user;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		ck_assert_uint_eq((uintptr_t)recs[i].data % 8, 0);
+		ck_assert(intact(recs[i].data, (uint32_t)recs[i].size, &tag));
+	}
 	__atomic_fetch_add(&batched, n, __ATOMIC_RELAXED);
 	return 0;
+}
+
+/*
+ * Producer @k's records @seq to @seq + @count - 1 of @len bytes (at least
+ * 8: each says its seq) as a warp's batch, on its SM.
+ */
+static bool put_tagged_batch(struct sim *s, uint32_t k, uint32_t count,
+			     uint32_t len, uint64_t seq)
+{
+	uint8_t buf[RING_BATCH_MAX * 256];
+
+	for (uint32_t i = 0; i < count; i++)
+		fill(buf + (size_t)i * len, len, (uint64_t)k << 48 | (seq + i));
+	return model_produce_batch(&s->view, sm_of[k], buf, count, len);
 }
 
 /*
@@ -1311,21 +1329,27 @@ START_TEST(consumer_threads_stream_a_file)
 	ck_assert_int_eq(ring_pool_new(3, &pool), 0);
 	ck_assert_int_eq(rb_batch_new(&o, NULL, 3, &b), 0);
 	for (uint32_t k = 0; k < 3; k++)
-		parts[k] = (struct ring_part){ .fn = rb_batch_take,
-					       .user = rb_batch_lane(b, k),
-					       .flush = rb_batch_flush };
+		parts[k] = rb_batch_part(b, k);
 	batched = 0;
 	for (uint32_t round = 0; round < 20; round++) {
-		/* More than a shard holds between passes: some are refused. */
-		for (uint32_t i = 0; i < 2000; i++, tries++) {
+		/*
+		 * More than a shard holds between passes: some are refused.
+		 * Every fifth try a warp's batch of 1 to 32 (taken whole by
+		 * the gatherer), sizes not all multiples of 8.
+		 */
+		for (uint32_t i = 0; i < 2000; i++) {
 			uint32_t k = (uint32_t)(tries * 7 % SMS);
 			uint32_t len = 8 + (uint32_t)(tries * 13 % 240);
+			uint32_t n = i % 5 ? 1 : 1 + (uint32_t)(tries % RING_BATCH_MAX);
+			bool kept_them = n == 1 ? put_tagged(&s, k, len, kept[k]) :
+				put_tagged_batch(&s, k, n, len, kept[k]);
 
-			if (put_tagged(&s, k, len, kept[k])) {
-				kept[k]++;
-				bytes += ring_record_size(len);
+			tries += n;
+			if (kept_them) {
+				kept[k] += n;
+				bytes += n * ring_record_size(len);
 			} else {
-				refused++;
+				refused += n;
 			}
 		}
 		ck_assert_int_ge(ring_consume_parts(s.r, parts, 3, pool), 0);
@@ -1340,6 +1364,61 @@ START_TEST(consumer_threads_stream_a_file)
 	sim_free(&s);
 	close(fd);
 	unlink(path);
+}
+END_TEST
+
+static uint64_t stop_batch_next; /* producer 0's seq the batch callback expects */
+
+/* A batch callback that checks order and says stop at its first call. */
+static int stop_first_batch(void *user, const struct egpu_record *recs,
+			    size_t n)
+{
+	uint64_t tag;
+
+	(void)user;
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(recs[i].size, 16);
+		ck_assert(intact(recs[i].data, 16, &tag));
+		ck_assert_uint_eq(tag, stop_batch_next++);
+	}
+	return stop_batch_next == n ? -7 : 0;
+}
+
+/*
+ * Warps' batches taken whole by the gatherer, its buffer filling in the
+ * middle of a pass and the batch callback saying stop there: the pass
+ * stops after the batch being taken (kept, not lost), the next goes on.
+ */
+START_TEST(batch_callback_stops_between_whole_warp_batches)
+{
+	EGPU_OPTS(egpu_ringbuf_opts, o, .batch_fn = stop_first_batch,
+		  .batch_bytes = 1); /* the least: fills within the pass */
+	struct ring_part part;
+	struct rb_batch *b;
+	uint64_t first; /* records the first pass took */
+	struct sim s;
+
+	sim_new(&s, 1 << 20, RING_RECORD_MAX); /* shards of 64 KiB */
+	ck_assert_int_eq(ring_make_readers(s.r, 1), 0);
+	ck_assert_int_eq(rb_batch_new(&o, NULL, 1, &b), 0);
+	part = rb_batch_part(b, 0);
+	for (uint32_t i = 0; i < 100; i++) /* 3200 records, 52.8 KB */
+		ck_assert(put_tagged_batch(&s, 0, RING_BATCH_MAX, 16,
+					   i * RING_BATCH_MAX));
+	stop_batch_next = 0;
+	ck_assert_int_eq(ring_consume_parts(s.r, &part, 1, NULL), -7);
+	/* Flushed at the pass's end all the same: nothing kept back. */
+	ck_assert_uint_eq(part.records, stop_batch_next);
+	ck_assert_uint_lt(part.records, 100 * RING_BATCH_MAX);
+	ck_assert_uint_eq(part.records % RING_BATCH_MAX, 0);
+	first = part.records;
+	ck_assert_int_eq(ring_consume_parts(s.r, &part, 1, NULL),
+			 100 * RING_BATCH_MAX - (int)first);
+	ck_assert_uint_eq(stop_batch_next, 100 * RING_BATCH_MAX);
+	ck_assert_uint_eq(part.records, 100 * RING_BATCH_MAX);
+	ck_assert_int_eq(ring_consume_parts(s.r, &part, 1, NULL), 0);
+	rb_batch_free(b);
+	sim_free(&s);
 }
 END_TEST
 
@@ -1397,6 +1476,7 @@ int main(void)
 	tcase_add_test(tc, consumer_threads_stop_and_fail);
 	tcase_add_test(tc, consumer_threads_stream_a_file);
 	tcase_add_test(tc, consumer_threads_bad_counts);
+	tcase_add_test(tc, batch_callback_stops_between_whole_warp_batches);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }
