@@ -89,10 +89,12 @@ RT_INLINE struct dev_ring *rt_ring(uint64_t map)
 {
 	struct dev_map_desc *m = rt_map(map);
 
-	if (m->type != EGPU_MAP_RINGBUF && m->type != EGPU_MAP_GPU_RINGBUF &&
-	    m->type != EGPU_MAP_PERF_EVENT_ARRAY)
+	uint32_t type = __ldg(&m->type); /* no launch changes a map's kind */
+
+	if (type != EGPU_MAP_RINGBUF && type != EGPU_MAP_GPU_RINGBUF &&
+	    type != EGPU_MAP_PERF_EVENT_ARRAY)
 		return NULL;
-	return (struct dev_ring *)(uintptr_t)m->data;
+	return (struct dev_ring *)(uintptr_t)__ldg(&m->data);
 }
 
 /* 0, -EINVAL (map, flags), -E2BIG (size), -EAGAIN (full: dropped). */
