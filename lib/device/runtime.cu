@@ -119,6 +119,30 @@ RT_API uint64_t egpu_dev_trace_warp(uint64_t map, uint64_t addr, uint64_t info,
 	return rt_err(warp_trace(r, addr, info, tag));
 }
 
+/*
+ * bpf_egpu_trace_warp_batch: the calling lane's new span state (the
+ * others' unchanged); a bad map leaves every state as it was.
+ */
+RT_API uint64_t egpu_dev_trace_warp_batch(uint64_t map, uint64_t state,
+					  uint64_t addr, uint64_t info,
+					  uint64_t tag)
+{
+	struct dev_ring *r = rt_ring(map);
+
+	return r ? warp_trace_batch(r, state, addr, info, tag) : state;
+}
+
+/* bpf_egpu_trace_flush: 0, or -EINVAL (map). */
+RT_API uint64_t egpu_dev_trace_flush(uint64_t map, uint64_t state)
+{
+	struct dev_ring *r = rt_ring(map);
+
+	if (!r)
+		return rt_err(-EINVAL);
+	warp_span_close(r, state);
+	return 0;
+}
+
 /* The record's payload address, or 0 (bad map or flags, too big, full). */
 RT_API uint64_t egpu_dev_ringbuf_reserve(uint64_t map, uint64_t size,
 					 uint64_t flags)

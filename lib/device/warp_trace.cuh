@@ -114,4 +114,147 @@ RT_INLINE int64_t warp_trace(struct dev_ring *r, uint64_t addr, uint64_t info,
 	return 0;
 }
 
+/*
+ * Batched warp records (bpf_egpu_trace_warp_batch, helper 522, and
+ * bpf_egpu_trace_flush, 523; the protocol: docs/events.md, "Batched warp
+ * records"). A lane claims a span of WARP_SPAN_BYTES of its shard once and
+ * fills it with the records of the accesses it leads; each record is still
+ * published alone. The span's state is a word the probe keeps per lane
+ * (thread-local map), 0 when none is open (lengths in 8-byte words):
+ *   bits 0-12   words left in the span
+ *   bits 13-20  the shard (shards number under 256: ring_dev_fit_shards)
+ *   bits 21-47  the word offset of the next record in the shard (position &
+ *               mask, rings hold at most RING_MAX_BYTES: records are
+ *               addressed by their offset alone)
+ *   bits 48-63  the ring's tag (warp_ring_tag), so that a state of another
+ *               ring is let go, never written through
+ * A span's unused rest is published as a discard record (the consumer
+ * skips it, counting nothing) before a new span is claimed and by the
+ * flush at exit, so the consumer never waits at a hole.
+ */
+#define WARP_SPAN_BYTES 1024u
+
+RT_INLINE uint32_t warp_span_left(uint64_t st) { return (uint32_t)(st & 0x1fff) * 8; }
+RT_INLINE uint32_t warp_span_shard(uint64_t st) { return (uint32_t)(st >> 13 & 0xff); }
+RT_INLINE uint64_t warp_span_off(uint64_t st) { return (st >> 21 & 0x7ffffff) * 8; }
+
+/* Bits of the descriptor's address (128-byte aligned) that tell rings apart. */
+RT_INLINE uint64_t warp_ring_tag(const struct dev_ring *r)
+{
+	return (uint64_t)(uintptr_t)r >> 7 & 0xffff;
+}
+
+RT_INLINE uint64_t warp_span_state(const struct dev_ring *r, uint64_t off,
+				   uint32_t shard, uint32_t left)
+{
+	return left ? warp_ring_tag(r) << 48 | off / 8 << 21 |
+		      (uint64_t)shard << 13 | left / 8 : 0;
+}
+
+/*
+ * Whether @st can name a span of ring @r of shape @v, so that a stale or
+ * foreign word is never written through.
+ */
+RT_INLINE bool warp_span_valid(const struct dev_ring *r,
+			       const struct dev_ring *v, uint64_t st)
+{
+	uint32_t shards = v->flags & RING_IN_DEVICE_MEMORY ? v->shards : 1;
+
+	return st >> 48 == warp_ring_tag(r) && warp_span_shard(st) < shards &&
+	       warp_span_off(st) <= v->mask &&
+	       warp_span_left(st) <= v->max_record;
+}
+
+/* Where a state's next record goes: in its shard, or the host ring. */
+RT_INLINE uint64_t warp_span_at(const struct dev_ring *v, uint64_t st)
+{
+	uint64_t data = v->flags & RING_IN_DEVICE_MEMORY ?
+			ring_shard_data(v, warp_span_shard(st)) : v->data;
+
+	return data + warp_span_off(st);
+}
+
+/*
+ * Publish the unused rest of span @st as a discard record. A state that
+ * names no span of this ring is let go unwritten, never written through.
+ */
+RT_INLINE void warp_span_close(const struct dev_ring *r, uint64_t st)
+{
+	struct dev_ring v = ring_shape(r);
+
+	if (!warp_span_left(st) || !warp_span_valid(r, &v, st))
+		return;
+	asm volatile("st.volatile.global.u64 [%0], %1;"
+		     :: "l"(warp_span_at(&v, st)),
+			"l"((uint64_t)(RING_COMMIT | RING_DISCARD) << 32 |
+			    (warp_span_left(st) - RING_HDR_SIZE))
+		     : "memory");
+}
+
+/* This thread's shard of @r (0 for a ring in host memory). */
+RT_INLINE uint32_t warp_shard_now(const struct dev_ring *v)
+{
+	return v->flags & RING_IN_DEVICE_MEMORY ?
+	       ring_shard_index(v, rt_smid()) : 0;
+}
+
+/*
+ * The leader's place for a record of @need bytes (header included) from
+ * its span *@st, a new span claimed when the record does not fit (the old
+ * one's rest closed first): the record's ring address, or 0 when no span
+ * could be claimed (one drop counted); *@st moves past the record.
+ */
+RT_INLINE uint64_t warp_span_take(struct dev_ring *r, uint64_t *st,
+				  uint32_t need)
+{
+	struct dev_ring v = ring_shape(r);
+	uint32_t shard = warp_shard_now(&v), kept;
+	uint64_t at, pos;
+
+	if (warp_span_left(*st) < need || warp_span_shard(*st) != shard ||
+	    !warp_span_valid(r, &v, *st)) {
+		struct ring_shard s = ring_shard_of(r);
+		uint32_t want = v.max_record < WARP_SPAN_BYTES ?
+				v.max_record : WARP_SPAN_BYTES;
+
+		warp_span_close(r, *st);
+		kept = ring_claim_one(&s, need, want, &pos);
+		*st = warp_span_state(r, pos & v.mask, shard, kept);
+		if (!kept)
+			return 0;
+	}
+	at = warp_span_at(&v, *st);
+	*st = warp_span_state(r, (warp_span_off(*st) + need) & v.mask, shard,
+			      warp_span_left(*st) - need);
+	return at;
+}
+
+/*
+ * bpf_egpu_trace_warp_batch: warp_trace's record, placed in the leader's
+ * span. The leader gets its new state back, the other lanes their own
+ * @st unchanged. A record larger than the ring takes is a drop, counted.
+ */
+RT_INLINE uint64_t warp_trace_batch(struct dev_ring *r, uint64_t st,
+				    uint64_t addr, uint64_t info, uint64_t tag)
+{
+	struct warp_access a = warp_access_of(addr);
+	uint32_t leader = __ffs(a.mask) - 1;
+	uint64_t at = 0, mine = st;
+
+	if (rt_lane() == leader) {
+		if (a.len <= ring_max_payload(r)) {
+			at = warp_span_take(r, &mine,
+					    (uint32_t)ring_record_size(a.len));
+		} else {
+			struct ring_shard s = ring_shard_of(r);
+
+			ring_settle(&s, 0, 0, 1);
+		}
+	}
+	at = __shfl_sync(a.mask, at, leader);
+	if (at)
+		warp_record(r, at, &a, addr, info, tag);
+	return mine;
+}
+
 #endif

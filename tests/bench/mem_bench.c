@@ -9,7 +9,8 @@
  * libegpu's per-SM arrays: counting (mem_count_sm.bpf.c) and, as an
  * experiment, records kept in a buffer per SM (mem_trace_sm.bpf.c); and
  * libegpu's compressed warp records (bpf_egpu_trace_warp, per-SM shards of
- * a ring in GPU memory, drained meanwhile: mem_trace_warp.bpf.c); the
+ * a ring in GPU memory, drained meanwhile: mem_trace_warp.bpf.c, and with
+ * reservations batched in spans: mem_trace_batch.bpf.c); the
  * device ring in one shard (EGPU_F_RING_ONE_SHARD: the first rows' ring,
  * mem_trace_one_shard.bpf.c) beside its per-SM shards. CUDA events, L2
  * flushed, runs interleaved, medians. For the traces also DRAIN_RUNS more
@@ -259,6 +260,7 @@ int main(int argc, char **argv)
 		{ "trace (device ring, one shard)", BENCH_DIR "/mem_trace_one_shard.bpf.o", 2.0, true },
 		{ "trace (device ring)", BENCH_DIR "/mem_trace_dev.bpf.o", 2.0, true },
 		{ "trace (warp records, per-SM shards)", BENCH_DIR "/mem_trace_warp.bpf.o", 3.0, true },
+		{ "trace (warp records, batched)", BENCH_DIR "/mem_trace_batch.bpf.o", 3.0, true },
 	};
 	const struct workload *w;
 	size_t nw, len;
