@@ -247,6 +247,9 @@ static __u64 (*bpf_egpu_trace_warp_batch)(void *ring, __u64 state, __u64 addr,
 /*
  * Close the span of @state (bpf_egpu_trace_warp_batch): its unused rest
  * becomes a record the consumer skips. 0, or -EINVAL (not a ring map).
+ * The state must not be used after: a thread that goes on tracing sets
+ * it to 0 (a record placed in a closed span would overwrite the discard
+ * record, which the consumer may have taken already).
  */
 static long (*bpf_egpu_trace_flush)(void *ring, __u64 state) = (void *)523;
 
