@@ -97,21 +97,34 @@ struct ring_shard {
 	uint64_t mask;  /* capacity - 1 */
 };
 
+/* Shard @i of ring @r of shape @v (a ring in host memory is its own). */
+RT_INLINE struct ring_shard ring_shard_at(struct dev_ring *r,
+					  const struct dev_ring *v, uint32_t i)
+{
+	if (!(v->flags & RING_IN_DEVICE_MEMORY))
+		return (struct ring_shard){
+			(struct ring_counters *)r,
+			v->ctl + offsetof(struct ring_ctl, cons),
+			v->ctl + offsetof(struct ring_ctl, drops), v->data,
+			v->mask };
+	return (struct ring_shard){
+		(struct ring_counters *)(uintptr_t)ring_shard_counters(v, i),
+		ring_shard_cons(v, i), ring_shard_drops(v, i),
+		ring_shard_data(v, i), v->mask };
+}
+
+/* The shard index of this thread in a ring of shape @v (0: in host memory). */
+RT_INLINE uint32_t ring_shard_here(const struct dev_ring *v)
+{
+	return v->flags & RING_IN_DEVICE_MEMORY ?
+	       ring_shard_index(v, rt_smid()) : 0;
+}
+
 RT_INLINE struct ring_shard ring_shard_of(struct dev_ring *r)
 {
 	struct dev_ring v = ring_shape(r);
-	uint32_t i;
 
-	if (!(v.flags & RING_IN_DEVICE_MEMORY))
-		return (struct ring_shard){
-			(struct ring_counters *)r,
-			v.ctl + offsetof(struct ring_ctl, cons),
-			v.ctl + offsetof(struct ring_ctl, drops), v.data, v.mask };
-	i = ring_shard_index(&v, rt_smid());
-	return (struct ring_shard){
-		(struct ring_counters *)(uintptr_t)ring_shard_counters(&v, i),
-		ring_shard_cons(&v, i), ring_shard_drops(&v, i),
-		ring_shard_data(&v, i), v.mask };
+	return ring_shard_at(r, &v, ring_shard_here(&v));
 }
 
 /* The consumer position (system scope: from host memory, not cached). */

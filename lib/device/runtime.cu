@@ -137,9 +137,12 @@ RT_API uint64_t egpu_dev_trace_flush(uint64_t map, uint64_t state)
 {
 	struct dev_ring *r = rt_ring(map);
 
+	struct dev_ring v;
+
 	if (!r)
 		return rt_err(-EINVAL);
-	warp_span_close(r, state);
+	v = ring_shape(r);
+	warp_span_close(r, &v, state);
 	return 0;
 }
 

@@ -175,27 +175,19 @@ RT_INLINE uint64_t warp_span_at(const struct dev_ring *v, uint64_t st)
 }
 
 /*
- * Publish the unused rest of span @st as a discard record. A state that
- * names no span of this ring is let go unwritten, never written through.
+ * Publish the unused rest of span @st of ring @r (shape @v) as a discard
+ * record. A state that names no span of this ring is let go unwritten.
  */
-RT_INLINE void warp_span_close(const struct dev_ring *r, uint64_t st)
+RT_INLINE void warp_span_close(const struct dev_ring *r,
+			       const struct dev_ring *v, uint64_t st)
 {
-	struct dev_ring v = ring_shape(r);
-
-	if (!warp_span_left(st) || !warp_span_valid(r, &v, st))
+	if (!warp_span_left(st) || !warp_span_valid(r, v, st))
 		return;
 	asm volatile("st.volatile.global.u64 [%0], %1;"
-		     :: "l"(warp_span_at(&v, st)),
+		     :: "l"(warp_span_at(v, st)),
 			"l"((uint64_t)(RING_COMMIT | RING_DISCARD) << 32 |
 			    (warp_span_left(st) - RING_HDR_SIZE))
 		     : "memory");
-}
-
-/* This thread's shard of @r (0 for a ring in host memory). */
-RT_INLINE uint32_t warp_shard_now(const struct dev_ring *v)
-{
-	return v->flags & RING_IN_DEVICE_MEMORY ?
-	       ring_shard_index(v, rt_smid()) : 0;
 }
 
 /*
@@ -204,27 +196,26 @@ RT_INLINE uint32_t warp_shard_now(const struct dev_ring *v)
  * one's rest closed first): the record's ring address, or 0 when no span
  * could be claimed (one drop counted); *@st moves past the record.
  */
-RT_INLINE uint64_t warp_span_take(struct dev_ring *r, uint64_t *st,
-				  uint32_t need)
+RT_INLINE uint64_t warp_span_take(struct dev_ring *r, const struct dev_ring *v,
+				  uint64_t *st, uint32_t need)
 {
-	struct dev_ring v = ring_shape(r);
-	uint32_t shard = warp_shard_now(&v), kept;
+	uint32_t shard = ring_shard_here(v), kept;
 	uint64_t at, pos;
 
 	if (warp_span_left(*st) < need || warp_span_shard(*st) != shard ||
-	    !warp_span_valid(r, &v, *st)) {
-		struct ring_shard s = ring_shard_of(r);
-		uint32_t want = v.max_record < WARP_SPAN_BYTES ?
-				v.max_record : WARP_SPAN_BYTES;
+	    !warp_span_valid(r, v, *st)) {
+		struct ring_shard s = ring_shard_at(r, v, shard);
+		uint32_t want = v->max_record < WARP_SPAN_BYTES ?
+				v->max_record : WARP_SPAN_BYTES;
 
-		warp_span_close(r, *st);
+		warp_span_close(r, v, *st);
 		kept = ring_claim_one(&s, need, want, &pos);
-		*st = warp_span_state(r, pos & v.mask, shard, kept);
+		*st = warp_span_state(r, pos & v->mask, shard, kept);
 		if (!kept)
 			return 0;
 	}
-	at = warp_span_at(&v, *st);
-	*st = warp_span_state(r, (warp_span_off(*st) + need) & v.mask, shard,
+	at = warp_span_at(v, *st);
+	*st = warp_span_state(r, (warp_span_off(*st) + need) & v->mask, shard,
 			      warp_span_left(*st) - need);
 	return at;
 }
@@ -242,11 +233,14 @@ RT_INLINE uint64_t warp_trace_batch(struct dev_ring *r, uint64_t st,
 	uint64_t at = 0, mine = st;
 
 	if (rt_lane() == leader) {
-		if (a.len <= ring_max_payload(r)) {
-			at = warp_span_take(r, &mine,
+		struct dev_ring v = ring_shape(r);
+
+		if (a.len <= v.max_record - RING_HDR_SIZE) {
+			at = warp_span_take(r, &v, &mine,
 					    (uint32_t)ring_record_size(a.len));
 		} else {
-			struct ring_shard s = ring_shard_of(r);
+			struct ring_shard s = ring_shard_at(r, &v,
+							    ring_shard_here(&v));
 
 			ring_settle(&s, 0, 0, 1);
 		}
