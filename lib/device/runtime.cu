@@ -135,9 +135,7 @@ RT_API uint64_t egpu_dev_trace_warp_batch(uint64_t map, uint64_t state,
 /* bpf_egpu_trace_flush: 0, or -EINVAL (map). */
 RT_API uint64_t egpu_dev_trace_flush(uint64_t map, uint64_t state)
 {
-	struct dev_ring *r = rt_ring(map);
-
-	struct dev_ring v;
+	struct dev_ring *r = rt_ring(map), v;
 
 	if (!r)
 		return rt_err(-EINVAL);
