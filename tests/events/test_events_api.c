@@ -229,6 +229,19 @@ START_TEST(batch_and_file_delivery)
 }
 END_TEST
 
+/* The record of one lane's 8-byte store at 0x7f0000001230, site 77. */
+static void assert_one_lane_store(const struct egpu_warp_access *rec)
+{
+	ck_assert_uint_eq(rec->base, 0x7f0000001230ull);
+	ck_assert_uint_eq(rec->tag, 0xabc);
+	ck_assert_uint_eq(rec->mask, 1);
+	ck_assert_uint_eq(rec->site, 77);
+	ck_assert_int_eq(rec->stride, 0);
+	ck_assert_uint_eq(rec->size, 8);
+	ck_assert_uint_eq(rec->kind, EGPU_MEM_STORE);
+	ck_assert_uint_eq(rec->flags, EGPU_WARP_AFFINE);
+}
+
 /*
  * bpf_egpu_trace_warp on the CPU, one lane: an affine record of that lane,
  * the access's size, kind and site unpacked from info.
@@ -242,14 +255,7 @@ START_TEST(cpu_warp_record)
 	ck_assert_ptr_nonnull(rb);
 	ck_assert_uint_eq(run_cpu("trace_one", 0x7f0000001230ull, info), 0);
 	ck_assert_int_eq(egpu_ringbuf_consume(rb), 1);
-	ck_assert_uint_eq(w.rec.base, 0x7f0000001230ull);
-	ck_assert_uint_eq(w.rec.tag, 0xabc);
-	ck_assert_uint_eq(w.rec.mask, 1);
-	ck_assert_uint_eq(w.rec.site, 77);
-	ck_assert_int_eq(w.rec.stride, 0);
-	ck_assert_uint_eq(w.rec.size, 8);
-	ck_assert_uint_eq(w.rec.kind, EGPU_MEM_STORE);
-	ck_assert_uint_eq(w.rec.flags, EGPU_WARP_AFFINE);
+	assert_one_lane_store(&w.rec);
 	egpu_ringbuf_free(rb);
 }
 END_TEST
@@ -285,13 +291,7 @@ START_TEST(cpu_batched_warp_record)
 	ck_assert_uint_eq(run_cpu_in(o, "batch_one", 0x1238, 0x7f0000001230ull),
 			  0x1238);
 	ck_assert_int_eq(egpu_ringbuf_consume(rb), 1);
-	ck_assert_uint_eq(w.rec.base, 0x7f0000001230ull);
-	ck_assert_uint_eq(w.rec.tag, 0xabc);
-	ck_assert_uint_eq(w.rec.mask, 1);
-	ck_assert_uint_eq(w.rec.site, 77);
-	ck_assert_uint_eq(w.rec.size, 8);
-	ck_assert_uint_eq(w.rec.kind, EGPU_MEM_STORE);
-	ck_assert_uint_eq(w.rec.flags, EGPU_WARP_AFFINE);
+	assert_one_lane_store(&w.rec);
 	ck_assert_uint_eq(run_cpu_in(o, "flush_one", 0x1238, 0), 0);
 	ck_assert_int_eq(egpu_ringbuf_consume(rb), 0);
 	egpu_ringbuf_free(rb);
