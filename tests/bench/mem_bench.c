@@ -95,17 +95,25 @@ static void settle(struct stream *s)
 	} while (delivered(s) != before && waited < SETTLE_MAX_S * 1000);
 }
 
-/* The mode's probe attached to every kernel's global accesses only. */
+/*
+ * The mode's probes attached to every kernel, each at its own point, the
+ * memory probe to global accesses only (the batched trace's exit probe
+ * closes each thread's span).
+ */
 static egpu_obj *load_probe(egpu_ctx *ctx, const struct mode *m)
 {
 	EGPU_OPTS(egpu_attach_opts, ao, .mem_spaces = 1u << EGPU_SPACE_GLOBAL);
 	egpu_obj *obj = egpu_load(ctx, m->path, NULL);
-	egpu_prog *prog;
+	egpu_prog *prog = NULL;
 
 	EGPU_CHECK(obj);
-	prog = egpu_obj_next_prog(obj, NULL);
-	EGPU_CHECK(prog);
-	EGPU_CHECK(egpu_attach_kernel(prog, "*", EGPU_ATTACH_MEM, &ao));
+	while ((prog = egpu_obj_next_prog(obj, prog))) {
+		enum egpu_attach_point point = egpu_prog_attach_point(prog);
+
+		EGPU_CHECK(egpu_attach_kernel(prog, "*", point,
+					      point == EGPU_ATTACH_MEM ? &ao :
+									 NULL));
+	}
 	return obj;
 }
 
