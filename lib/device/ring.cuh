@@ -19,8 +19,9 @@
  * and no position is handed out and then abandoned (a hole the consumer
  * would wait at forever). Proof sketch: of the records placed below mine,
  * take the one whose reservation came last; when it reserved, all the
- * others had reserved (and none of them gives bytes back), so its check
- * covered all of them and mine.
+ * others had reserved (and none of them gives back bytes it keeps: a
+ * claim that keeps part of what it asked, ring_claim_one, returns only
+ * the rest), so its check covered all of them and mine.
  *
  * The consumer position a check uses is cons_seen, loaded alongside the
  * reserved atomic (not after it, so the two round trips overlap), or the
