@@ -16,16 +16,17 @@
 #include "ring.cuh"
 
 /*
- * The lanes' stride if every lane of @mask accessed base + i * stride. In
- * a full warp the second lane is the leader's neighbour: no division.
+ * The lanes' stride if every lane of @mask accessed base + i * stride (0
+ * for a lane alone). In a full warp the second lane is the leader's
+ * neighbour: no division.
  */
 RT_INLINE bool warp_affine(uint32_t mask, uint64_t addr, uint64_t base,
 			   int32_t *stride)
 {
 	uint32_t leader = __ffs(mask) - 1, rest = mask & (mask - 1);
-	uint32_t gap = rest ? __ffs(rest) - 1 - leader : 1;
+	uint32_t gap = rest ? __ffs(rest) - 1 - leader : 0;
 	int64_t d = (int64_t)(__shfl_sync(mask, addr, leader + gap) - base);
-	int64_t s = gap == 1 ? d : d / (int64_t)gap;
+	int64_t s = gap <= 1 ? d : d / (int64_t)gap;
 	uint64_t want = base + (uint64_t)((int64_t)(rt_lane() - leader) * s);
 
 	*stride = (int32_t)s;

@@ -52,9 +52,10 @@ extern "C" __global__ void gather(float *out, const float *in, int n)
 
 // Traced with batched reservations (events_gpu:
 // batched_warp_records_of_divergent_lanes): the odd and even lanes of a
-// warp store apart, and the odd ones loop once or three times (i & 2), so
-// a warp's lanes lead records in separate groups; thread i < n stores
-// out[k * n + i] for each k it loops (out holds 3 n floats).
+// warp store apart, and the odd ones loop once or three times (i & 2),
+// lane 31 four times (a record of one lane), so a warp's lanes lead
+// records in separate groups; thread i < n stores out[k * n + i] for each
+// k it loops (out holds 4 n floats).
 extern "C" __global__ void diverge(float *out, int n)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -62,7 +63,7 @@ extern "C" __global__ void diverge(float *out, int n)
 	if (i >= n)
 		return;
 	if (i & 1) {
-		for (int k = 0; k < 1 + (i & 2); k++)
+		for (int k = 0; k < 1 + (i & 2) + ((i & 31) == 31); k++)
 			out[k * n + i] = (float)k;
 	} else {
 		out[i] = -1.0f;

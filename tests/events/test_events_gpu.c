@@ -546,7 +546,7 @@ static int on_warp(void *user, const void *data, size_t size)
 	leader = (uint32_t)__builtin_ctz(w->mask);
 	if (w->flags & EGPU_WARP_AFFINE) {
 		c->affine++;
-		if (size != sizeof(*w))
+		if (size != sizeof(*w) || (n == 1 && w->stride != 0))
 			c->bad++;
 		for (uint32_t l = leader; l < 32; l++)
 			if (w->mask >> l & 1)
@@ -705,31 +705,32 @@ END_TEST
 /* Stores of kernels.cu's diverge by thread @i < @n: slots k * n + i. */
 static uint32_t diverge_stores(uint32_t i)
 {
-	return i & 1 ? 1 + (i & 2) : 1;
+	return i & 1 ? 1 + (i & 2) + ((i & 31) == 31) : 1;
 }
 
 /*
  * Batched records of diverge, whose odd and even lanes store apart and
  * whose odd lanes loop a different number of times: the lanes of a warp
  * lead records in groups of their own, each from its own span, and every
- * store arrives exactly once, affine (partial masks, stride 4).
+ * store arrives exactly once, affine (partial masks, stride 4; lane 31
+ * alone, stride 0).
  */
 START_TEST(batched_warp_records_of_divergent_lanes)
 {
 	const char *const progs[] = { "batch_mem", "batch_exit" };
 	const uint32_t threads = 1u << 18, n = threads - 5;
-	struct warp_check c = { .n = 3 * n };
+	struct warp_check c = { .n = 4 * n };
 	uint64_t lanes = 0;
 
-	c.stored = calloc(3 * (size_t)n, 1);
+	c.stored = calloc(4 * (size_t)n, 1);
 	ck_assert_uint_eq(traced_run(load_batch(), progs, 2, "btrace",
-				     "diverge", threads, n, 3 * (size_t)n, 1,
+				     "diverge", threads, n, 4 * (size_t)n, 1,
 				     &c), 0);
 	ck_assert_uint_eq(c.bad, 0);
 	ck_assert_uint_eq(c.affine, c.records);
 	for (uint32_t i = 0; i < n; i++) {
 		lanes += diverge_stores(i);
-		for (uint32_t k = 0; k < 3; k++)
+		for (uint32_t k = 0; k < 4; k++)
 			ck_assert_uint_eq(c.stored[(size_t)k * n + i],
 					  k < diverge_stores(i));
 	}
