@@ -222,6 +222,37 @@ static long (*bpf_egpu_trace_warp)(void *ring, __u64 addr, __u64 info,
 			    (__u64)(ctx)->size | (__u64)(ctx)->kind << 16 |   \
 			    (__u64)(ctx)->site << 32, (tag))
 
+/*
+ * bpf_egpu_trace_warp with reservations batched: the leading lane places
+ * the record in a span of its shard it claimed earlier (about a kilobyte,
+ * one claim for many records) and claims a new one only when the record
+ * does not fit. @state is the calling lane's span, kept by the probe in a
+ * BPF_MAP_TYPE_EGPU_THREAD_LOCAL value (0 at first) and passed by value;
+ * the helper returns the new state (every lane but the leader gets its own
+ * back). Drops are counted in the ring, once per warp access. A probe
+ * that batches must call bpf_egpu_trace_flush(ring, state) at kernel exit
+ * (GPU_EXIT): until then the consumer waits at the span's unused rest.
+ * On the CPU each record goes out at once and the state stays 0.
+ */
+static __u64 (*bpf_egpu_trace_warp_batch)(void *ring, __u64 state, __u64 addr,
+					  __u64 info, __u64 tag) = (void *)522;
+
+/* bpf_egpu_trace_warp_batch for the access of memory probe context @ctx. */
+#define bpf_egpu_trace_access_batch(ring, state, ctx, tag)                   \
+	bpf_egpu_trace_warp_batch((ring), (state), (ctx)->addr,              \
+				  (__u64)(ctx)->size |                       \
+				  (__u64)(ctx)->kind << 16 |                 \
+				  (__u64)(ctx)->site << 32, (tag))
+
+/*
+ * Close the span of @state (bpf_egpu_trace_warp_batch): its unused rest
+ * becomes a record the consumer skips. 0, or -EINVAL (not a ring map).
+ * The state must not be used after: a thread that goes on tracing sets
+ * it to 0 (a record placed in a closed span would overwrite the discard
+ * record, which the consumer may have taken already).
+ */
+static long (*bpf_egpu_trace_flush)(void *ring, __u64 state) = (void *)523;
+
 /* BPF has no bit-count instruction (clang cannot lower __builtin_popcount). */
 static __always_inline __u32 bpf_egpu_popcount(__u32 x)
 {

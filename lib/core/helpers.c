@@ -89,6 +89,11 @@ static const struct helper_info gpu_helpers[] = {
 	{ HELPER_TRACE_WARP, "trace_warp",
 	  ARGS(ARG_MAP, ARG_SCALAR, ARG_SCALAR, ARG_SCALAR),
 	  .maps = MAP_T_RINGBUF_OUT, .attach = ANYWHERE },
+	{ HELPER_TRACE_WARP_BATCH, "trace_warp_batch",
+	  ARGS(ARG_MAP, ARG_SCALAR, ARG_SCALAR, ARG_SCALAR, ARG_SCALAR),
+	  .maps = MAP_T_RINGBUF_OUT, .attach = ANYWHERE },
+	{ HELPER_TRACE_FLUSH, "trace_flush", ARGS(ARG_MAP, ARG_SCALAR),
+	  .maps = MAP_T_RINGBUF_OUT, .attach = ANYWHERE },
 };
 
 /* The conformance suite's "unwind" helper: returns its first argument. */

@@ -53,6 +53,9 @@ enum egpu_helper_id {
 	HELPER_READ_VALUE = 520, /* the bytes a store writes */
 	/* A warp's access as one compressed ring record. */
 	HELPER_TRACE_WARP = 521,
+	/* ... placed in the lane's span of its shard (state: a thread-local). */
+	HELPER_TRACE_WARP_BATCH = 522,
+	HELPER_TRACE_FLUSH = 523, /* the span's rest published as a discard */
 };
 
 /* Longest sleep of one nanosleep call, as PTX's nanosleep: 1 ms. */

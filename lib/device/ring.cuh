@@ -7,9 +7,10 @@
  *
  * Reserving takes two counters in device memory, both only ever added to
  * with atomics, one per warp (the lanes that call at once are served
- * together); a ring in GPU memory has a pair per shard, and a thread uses
- * its SM's (ring_shard_of), so the warps of different SMs do not queue on
- * the same words:
+ * together; a lane alone claims without warp votes: ring_claim_one); a
+ * ring in GPU memory has a pair per shard, and a thread uses its SM's
+ * (ring_shard_of), so the warps of different SMs do not queue on the same
+ * words:
  *   1. reserved += total; the lanes whose records fit below
  *      consumer + capacity keep their share, the rest is subtracted again;
  *   2. prod += kept bytes gives the positions.
@@ -18,14 +19,19 @@
  * and no position is handed out and then abandoned (a hole the consumer
  * would wait at forever). Proof sketch: of the records placed below mine,
  * take the one whose reservation came last; when it reserved, all the
- * others had reserved (and none of them gives bytes back), so its check
- * covered all of them and mine.
+ * others had reserved (and none of them gives back bytes it keeps: a
+ * claim that keeps part of what it asked, ring_claim_one, returns only
+ * the rest), so its check covered all of them and mine.
  *
- * The consumer position a check used was published by the host (after it
- * zeroed the space) before the prod atomic that follows the check: the
- * bytes kept, hence the prod addition, depend on the loaded position, so
- * the atomic issues only once the load returned; every position at or
- * above it is handed out later still.
+ * The consumer position a check uses is cons_seen, loaded alongside the
+ * reserved atomic (not after it, so the two round trips overlap), or the
+ * host's when that looks full. cons_seen only grows and only ever holds
+ * positions the host published, so a value older than the atomic is only
+ * stricter: the check stays sound. That position was published by the
+ * host (after it zeroed the space) before the prod atomic that follows
+ * the check: the bytes kept, hence the prod addition, depend on the loaded
+ * position, so the atomic issues only once the load returned; every
+ * position at or above it is handed out later still.
  *
  * Publishing: payload, a system-scope release fence, then the header with
  * a volatile store; the host reads the header with acquire semantics.
@@ -56,6 +62,30 @@ RT_INLINE uint32_t rt_lanes_below(void)
 }
 
 /*
+ * The words of a ring's descriptor that no launch changes, through the
+ * read-only path (the counters beside them are only touched by atomics
+ * and volatile loads, which bypass it).
+ */
+RT_INLINE struct dev_ring ring_shape(const struct dev_ring *r)
+{
+	struct dev_ring v;
+
+	v.mask = __ldg(&r->mask);
+	v.data = __ldg(&r->data);
+	v.ctl = __ldg(&r->ctl);
+	v.max_record = __ldg(&r->max_record);
+	v.flags = __ldg(&r->flags);
+	v.shards = __ldg(&r->shards);
+	v.stride = __ldg(&r->stride);
+	return v;
+}
+
+RT_INLINE bool ring_is_local(const struct dev_ring *r)
+{
+	return __ldg(&r->flags) & RING_IN_DEVICE_MEMORY;
+}
+
+/*
  * Where this thread's records go: the ring itself, or, in a ring in GPU
  * memory, its SM's shard (a thread never changes SM, so its records stay
  * in order; all lanes of a warp share one).
@@ -68,21 +98,34 @@ struct ring_shard {
 	uint64_t mask;  /* capacity - 1 */
 };
 
-RT_INLINE struct ring_shard ring_shard_of(struct dev_ring *r)
+/* Shard @i of ring @r of shape @v (a ring in host memory is its own). */
+RT_INLINE struct ring_shard ring_shard_at(struct dev_ring *r,
+					  const struct dev_ring *v, uint32_t i)
 {
-	uint32_t i;
-
-	if (!(r->flags & RING_IN_DEVICE_MEMORY))
+	if (!(v->flags & RING_IN_DEVICE_MEMORY))
 		return (struct ring_shard){
 			(struct ring_counters *)r,
-			r->ctl + offsetof(struct ring_ctl, cons),
-			r->ctl + offsetof(struct ring_ctl, drops),
-			r->data, r->mask };
-	i = ring_shard_index(r, rt_smid());
+			v->ctl + offsetof(struct ring_ctl, cons),
+			v->ctl + offsetof(struct ring_ctl, drops), v->data,
+			v->mask };
 	return (struct ring_shard){
-		(struct ring_counters *)(uintptr_t)ring_shard_counters(r, i),
-		ring_shard_cons(r, i), ring_shard_drops(r, i),
-		ring_shard_data(r, i), r->mask };
+		(struct ring_counters *)(uintptr_t)ring_shard_counters(v, i),
+		ring_shard_cons(v, i), ring_shard_drops(v, i),
+		ring_shard_data(v, i), v->mask };
+}
+
+/* The shard index of this thread in a ring of shape @v (0: in host memory). */
+RT_INLINE uint32_t ring_shard_here(const struct dev_ring *v)
+{
+	return v->flags & RING_IN_DEVICE_MEMORY ?
+	       ring_shard_index(v, rt_smid()) : 0;
+}
+
+RT_INLINE struct ring_shard ring_shard_of(struct dev_ring *r)
+{
+	struct dev_ring v = ring_shape(r);
+
+	return ring_shard_at(r, &v, ring_shard_here(&v));
 }
 
 /* The consumer position (system scope: from host memory, not cached). */
@@ -96,21 +139,55 @@ RT_INLINE uint64_t ring_host_cons(const struct ring_shard *s)
 }
 
 /*
- * Bytes that fit from position @before on, @total being asked. The cached
- * consumer position usually answers; the host's is read only when the ring
- * looks full.
+ * The first half of a claim, by its one leader: @total bytes added to
+ * reserved, and how many bytes from the position before that fit. The
+ * cached consumer position usually answers (loaded before the atomic: see
+ * above); the host's is read only when the ring looks full.
  */
-RT_INLINE uint64_t ring_room(const struct ring_shard *s, uint64_t before,
-			     uint32_t total)
+RT_INLINE uint64_t ring_take(const struct ring_shard *s, uint32_t total)
 {
-	uint64_t cap = s->mask + 1;
-	uint64_t cons = *(volatile uint64_t *)&s->ctr->cons_seen;
+	uint64_t cap = s->mask + 1, cons, before;
 
+	asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];"
+		     : "=l"(cons) : "l"(&s->ctr->cons_seen) : "memory");
+	before = atomicAdd((unsigned long long *)&s->ctr->reserved, total);
 	if (before + total - cons > cap) {
 		cons = ring_host_cons(s);
 		atomicMax((unsigned long long *)&s->ctr->cons_seen, cons);
 	}
 	return cons + cap > before ? cons + cap - before : 0;
+}
+
+/*
+ * The second half, by the same leader: the @total - @kept bytes that did
+ * not fit are given back, @dropped records counted, and the position of
+ * the @kept bytes returned.
+ */
+RT_INLINE uint64_t ring_settle(const struct ring_shard *s, uint32_t total,
+			       uint32_t kept, uint32_t dropped)
+{
+	if (kept < total)
+		atomicAdd((unsigned long long *)&s->ctr->reserved,
+			  (unsigned long long)kept - total);
+	if (dropped)
+		atomicAdd_system((unsigned long long *)(uintptr_t)s->drops,
+				 (unsigned long long)dropped);
+	return kept ? atomicAdd((unsigned long long *)&s->ctr->prod, kept) : 0;
+}
+
+/*
+ * A claim by a lane alone (no warp votes): @want bytes, or as many as fit
+ * if that is at least @need. The bytes kept, 0 when not even @need fit
+ * (one record dropped and counted), and their position in *@pos.
+ */
+RT_INLINE uint32_t ring_claim_one(const struct ring_shard *s, uint32_t need,
+				  uint32_t want, uint64_t *pos)
+{
+	uint64_t room = ring_take(s, want);
+	uint32_t kept = room >= want ? want : room >= need ? (uint32_t)room : 0;
+
+	*pos = ring_settle(s, want, kept, kept ? 0 : 1);
+	return kept;
 }
 
 /* This lane's offset among the bytes @group asks for, and their total. */
@@ -153,22 +230,13 @@ RT_INLINE uint32_t ring_claim(const struct ring_shard *s, uint32_t group,
 	unsigned long long room = 0, pos = 0;
 
 	if (lane == leader)
-		room = ring_room(s, atomicAdd((unsigned long long *)
-					      &s->ctr->reserved, total), total);
+		room = ring_take(s, total);
 	room = __shfl_sync(group, room, leader);
 	fit = __ballot_sync(group, end <= room);
 	if (fit)
 		kept = __shfl_sync(group, end, 31 - __clz(fit));
-	if (lane == leader) {
-		if (kept < total) {
-			atomicAdd((unsigned long long *)&s->ctr->reserved,
-				  (unsigned long long)kept - total);
-			atomicAdd_system((unsigned long long *)(uintptr_t)s->drops,
-					 (unsigned long long)__popc(group & ~fit));
-		}
-		if (kept)
-			pos = atomicAdd((unsigned long long *)&s->ctr->prod, kept);
-	}
+	if (lane == leader)
+		pos = ring_settle(s, total, kept, __popc(group & ~fit));
 	*base = __shfl_sync(group, pos, leader);
 	return fit;
 }
@@ -254,8 +322,8 @@ RT_INLINE void ring_fence(bool local)
 RT_INLINE void ring_publish(const struct dev_ring *r, struct ring_hdr *h,
 			    uint32_t len, uint32_t flags)
 {
-	ring_fence(r->flags & RING_IN_DEVICE_MEMORY);
-	asm volatile("st.volatile.u64 [%0], %1;"
+	ring_fence(ring_is_local(r));
+	asm volatile("st.volatile.global.u64 [%0], %1;"
 		     :: "l"(h), "l"((uint64_t)flags << 32 | len) : "memory");
 }
 
@@ -273,7 +341,7 @@ RT_INLINE void ring_publish_flags(struct ring_hdr *h, uint32_t flags)
 
 RT_INLINE uint32_t ring_max_payload(const struct dev_ring *r)
 {
-	return r->max_record - RING_HDR_SIZE;
+	return __ldg(&r->max_record) - RING_HDR_SIZE;
 }
 
 /*
@@ -347,7 +415,7 @@ RT_INLINE void *ring_reserve_record(struct dev_ring *r, uint64_t size)
 	if (!h)
 		return NULL;
 	/* Unpublished still: the mark is no RING_COMMIT (submit reads it). */
-	*(volatile uint64_t *)h = (uint64_t)(r->flags & RING_IN_DEVICE_MEMORY ?
+	*(volatile uint64_t *)h = (uint64_t)(ring_is_local(r) ?
 					     RING_RESERVED_LOCAL : 0) << 32 | size;
 	return h + 1;
 }

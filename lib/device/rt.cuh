@@ -42,6 +42,16 @@ RT_INLINE uint32_t rt_smid(void)
 }
 
 /*
+ * A store to global memory (device memory, or host memory mapped into it)
+ * that skips the generic-address check; nvcc cannot tell from an address
+ * computed from integers.
+ */
+RT_INLINE void rt_store_global(uint64_t *p, uint64_t v)
+{
+	asm volatile("st.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
+}
+
+/*
  * Keys and values come from a program's stack (local memory) or from map
  * values, through generic pointers of unknown alignment: copy and compare
  * by the widest word both sides allow.

@@ -89,10 +89,12 @@ RT_INLINE struct dev_ring *rt_ring(uint64_t map)
 {
 	struct dev_map_desc *m = rt_map(map);
 
-	if (m->type != EGPU_MAP_RINGBUF && m->type != EGPU_MAP_GPU_RINGBUF &&
-	    m->type != EGPU_MAP_PERF_EVENT_ARRAY)
+	uint32_t type = __ldg(&m->type); /* no launch changes a map's kind */
+
+	if (type != EGPU_MAP_RINGBUF && type != EGPU_MAP_GPU_RINGBUF &&
+	    type != EGPU_MAP_PERF_EVENT_ARRAY)
 		return NULL;
-	return (struct dev_ring *)(uintptr_t)m->data;
+	return (struct dev_ring *)(uintptr_t)__ldg(&m->data);
 }
 
 /* 0, -EINVAL (map, flags), -E2BIG (size), -EAGAIN (full: dropped). */
@@ -115,6 +117,31 @@ RT_API uint64_t egpu_dev_trace_warp(uint64_t map, uint64_t addr, uint64_t info,
 	if (!r)
 		return rt_err(-EINVAL);
 	return rt_err(warp_trace(r, addr, info, tag));
+}
+
+/*
+ * bpf_egpu_trace_warp_batch: the calling lane's new span state (the
+ * others' unchanged); a bad map leaves every state as it was.
+ */
+RT_API uint64_t egpu_dev_trace_warp_batch(uint64_t map, uint64_t state,
+					  uint64_t addr, uint64_t info,
+					  uint64_t tag)
+{
+	struct dev_ring *r = rt_ring(map);
+
+	return r ? warp_trace_batch(r, state, addr, info, tag) : state;
+}
+
+/* bpf_egpu_trace_flush: 0, or -EINVAL (map). */
+RT_API uint64_t egpu_dev_trace_flush(uint64_t map, uint64_t state)
+{
+	struct dev_ring *r = rt_ring(map), v;
+
+	if (!r)
+		return rt_err(-EINVAL);
+	v = ring_shape(r);
+	warp_span_close(r, &v, state);
+	return 0;
 }
 
 /* The record's payload address, or 0 (bad map or flags, too big, full). */

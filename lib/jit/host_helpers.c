@@ -107,6 +107,26 @@ static uint64_t host_trace_warp(uint64_t map, uint64_t addr, uint64_t info,
 	return (uint64_t)ring_cpu_output(ring_of(map), &rec, sizeof(rec), 0);
 }
 
+/*
+ * bpf_egpu_trace_warp_batch on the CPU: the one lane's record goes out at
+ * once (a CPU ring has no spans to fill), so no span is ever open and the
+ * state stays as it was.
+ */
+static uint64_t host_trace_warp_batch(uint64_t map, uint64_t state,
+				      uint64_t addr, uint64_t info, uint64_t tag)
+{
+	host_trace_warp(map, addr, info, tag);
+	return state;
+}
+
+/* bpf_egpu_trace_flush on the CPU: no span to close (above). */
+static uint64_t host_trace_flush(uint64_t map, uint64_t state)
+{
+	(void)map;
+	(void)state;
+	return 0;
+}
+
 static uint64_t host_ringbuf_reserve(uint64_t map, uint64_t size, uint64_t flags)
 {
 	return (uintptr_t)ring_cpu_reserve(ring_of(map), size, flags);
@@ -232,6 +252,8 @@ const struct host_helper host_helpers[] = {
 	HOST_HELPER(HELPER_TRACE_VPRINTK, host_trace_vprintk),
 	HOST_HELPER(HELPER_RINGBUF_OUTPUT, host_ringbuf_output),
 	HOST_HELPER(HELPER_TRACE_WARP, host_trace_warp),
+	HOST_HELPER(HELPER_TRACE_WARP_BATCH, host_trace_warp_batch),
+	HOST_HELPER(HELPER_TRACE_FLUSH, host_trace_flush),
 	HOST_HELPER(HELPER_RINGBUF_RESERVE, host_ringbuf_reserve),
 	HOST_HELPER(HELPER_RINGBUF_SUBMIT, host_ringbuf_submit),
 	HOST_HELPER(HELPER_RINGBUF_DISCARD, host_ringbuf_discard),

@@ -180,10 +180,15 @@ RING_INLINE uint64_t ring_shard_lines_len(uint32_t shards)
 	return (n + RING_DATA_OFFSET - 1) / RING_DATA_OFFSET * RING_DATA_OFFSET;
 }
 
-/* The shard of the threads of SM @smid: their own, or shared if too few. */
+/*
+ * The shard of the threads of SM @smid: their own, or shared if too few.
+ * Fewer shards than SMs are a power of two (ring_dev_fit_shards), where a
+ * mask is a remainder without a division; any other count still maps
+ * every SM into range.
+ */
 RING_INLINE uint32_t ring_shard_index(const struct dev_ring *r, uint32_t smid)
 {
-	return smid < r->shards ? smid : smid % r->shards;
+	return smid < r->shards ? smid : smid & (r->shards - 1);
 }
 
 /* Addresses of shard @i's counters, consumer position, drops and records. */

@@ -49,32 +49,6 @@ static void teardown(void)
 	egpu_ctx_free(ctx);
 }
 
-/* The text of .entry @name in @ptx, malloc'ed. */
-static char *kernel_text(const char *ptx, const char *name)
-{
-	char head[64];
-	const char *s, *e;
-	char *out;
-
-	snprintf(head, sizeof(head), ".entry %s(", name);
-	s = strstr(ptx, head);
-	ck_assert_msg(s, "no kernel %s", name);
-	e = strstr(s, "\n}");
-	ck_assert_ptr_nonnull(e);
-	out = strndup(s, (size_t)(e - s));
-	ck_assert_ptr_nonnull(out);
-	return out;
-}
-
-static int count(const char *s, const char *what)
-{
-	int n = 0;
-
-	for (; (s = strstr(s, what)); s++)
-		n++;
-	return n;
-}
-
 START_TEST(thread_local_values_are_registers)
 {
 	EGPU_OPTS(egpu_report, rep);
@@ -84,20 +58,20 @@ START_TEST(thread_local_values_are_registers)
 	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, &rep),
 		      "instrument: %s", egpu_errmsg());
 	ck_assert_uint_eq(rep.kernels_patched, 1);
-	before = kernel_text(ptx, "saxpy");
-	after = kernel_text(out, "saxpy");
+	before = tu_kernel_text(ptx, "saxpy");
+	after = tu_kernel_text(out, "saxpy");
 	/* Three probes were copied in and share the kernel's registers. */
 	ck_assert_ptr_nonnull(strstr(after, ".reg .b64 \t%egpu_tl_"));
-	ck_assert_int_ge(count(after, "%egpu_tl_"), 6);
+	ck_assert_int_ge(tu_count(after, "%egpu_tl_"), 6);
 	/* No memory for them: no stack, no store, no local access. */
-	ck_assert_int_eq(count(before, ".local"), 0);
-	ck_assert_int_eq(count(after, "\t.local"), 0); /* declarations */
-	ck_assert_int_eq(count(after, "cvta.local"), 0);
-	ck_assert_int_eq(count(after, "depot"), 0);
-	ck_assert_int_eq(count(after, "st.local"), 0);
-	ck_assert_int_eq(count(after, "ld.local"), 0);
-	ck_assert_int_eq(count(after, "\tst."), count(before, "\tst."));
-	ck_assert_int_eq(count(after, "st.global"), count(before, "st.global"));
+	ck_assert_int_eq(tu_count(before, ".local"), 0);
+	ck_assert_int_eq(tu_count(after, "\t.local"), 0); /* declarations */
+	ck_assert_int_eq(tu_count(after, "cvta.local"), 0);
+	ck_assert_int_eq(tu_count(after, "depot"), 0);
+	ck_assert_int_eq(tu_count(after, "st.local"), 0);
+	ck_assert_int_eq(tu_count(after, "ld.local"), 0);
+	ck_assert_int_eq(tu_count(after, "\tst."), tu_count(before, "\tst."));
+	ck_assert_int_eq(tu_count(after, "st.global"), tu_count(before, "st.global"));
 	if (tu_have_ptxas()) {
 		char log[4096];
 

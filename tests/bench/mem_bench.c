@@ -9,7 +9,8 @@
  * libegpu's per-SM arrays: counting (mem_count_sm.bpf.c) and, as an
  * experiment, records kept in a buffer per SM (mem_trace_sm.bpf.c); and
  * libegpu's compressed warp records (bpf_egpu_trace_warp, per-SM shards of
- * a ring in GPU memory, drained meanwhile: mem_trace_warp.bpf.c); the
+ * a ring in GPU memory, drained meanwhile: mem_trace_warp.bpf.c, and with
+ * reservations batched in spans: mem_trace_batch.bpf.c); the
  * device ring in one shard (EGPU_F_RING_ONE_SHARD: the first rows' ring,
  * mem_trace_one_shard.bpf.c) beside its per-SM shards. CUDA events, L2
  * flushed, runs interleaved, medians. For the traces also DRAIN_RUNS more
@@ -94,17 +95,25 @@ static void settle(struct stream *s)
 	} while (delivered(s) != before && waited < SETTLE_MAX_S * 1000);
 }
 
-/* The mode's probe attached to every kernel's global accesses only. */
+/*
+ * The mode's probes attached to every kernel, each at its own point, the
+ * memory probe to global accesses only (the batched trace's exit probe
+ * closes each thread's span).
+ */
 static egpu_obj *load_probe(egpu_ctx *ctx, const struct mode *m)
 {
 	EGPU_OPTS(egpu_attach_opts, ao, .mem_spaces = 1u << EGPU_SPACE_GLOBAL);
 	egpu_obj *obj = egpu_load(ctx, m->path, NULL);
-	egpu_prog *prog;
+	egpu_prog *prog = NULL;
 
 	EGPU_CHECK(obj);
-	prog = egpu_obj_next_prog(obj, NULL);
-	EGPU_CHECK(prog);
-	EGPU_CHECK(egpu_attach_kernel(prog, "*", EGPU_ATTACH_MEM, &ao));
+	while ((prog = egpu_obj_next_prog(obj, prog))) {
+		enum egpu_attach_point point = egpu_prog_attach_point(prog);
+
+		EGPU_CHECK(egpu_attach_kernel(prog, "*", point,
+					      point == EGPU_ATTACH_MEM ? &ao :
+									 NULL));
+	}
 	return obj;
 }
 
@@ -259,6 +268,7 @@ int main(int argc, char **argv)
 		{ "trace (device ring, one shard)", BENCH_DIR "/mem_trace_one_shard.bpf.o", 2.0, true },
 		{ "trace (device ring)", BENCH_DIR "/mem_trace_dev.bpf.o", 2.0, true },
 		{ "trace (warp records, per-SM shards)", BENCH_DIR "/mem_trace_warp.bpf.o", 3.0, true },
+		{ "trace (warp records, batched)", BENCH_DIR "/mem_trace_batch.bpf.o", 3.0, true },
 	};
 	const struct workload *w;
 	size_t nw, len;

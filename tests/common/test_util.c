@@ -115,6 +115,31 @@ char *tu_read_file(const char *path, size_t *len)
 	return buf;
 }
 
+char *tu_kernel_text(const char *ptx, const char *name)
+{
+	char head[64];
+	const char *s, *e;
+	char *out;
+
+	snprintf(head, sizeof(head), ".entry %s(", name);
+	s = strstr(ptx, head);
+	ck_assert_msg(s, "no kernel %s", name);
+	e = strstr(s, "\n}");
+	ck_assert_ptr_nonnull(e);
+	out = strndup(s, (size_t)(e - s));
+	ck_assert_ptr_nonnull(out);
+	return out;
+}
+
+int tu_count(const char *s, const char *what)
+{
+	int n = 0;
+
+	for (; (s = strstr(s, what)); s++)
+		n++;
+	return n;
+}
+
 int tu_run_suite(Suite *s, bool fork)
 {
 	SRunner *sr = srunner_create(s);

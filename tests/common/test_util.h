@@ -24,6 +24,10 @@ bool tu_ptxas(const char *ptx, size_t len, const char *arch, bool compile_only,
 char *tu_try_read_file(const char *path, size_t *len);
 /* The same, failing the test if the file cannot be read. */
 char *tu_read_file(const char *path, size_t *len);
+/* The text of kernel (.entry) @name in @ptx, malloc'ed; fails the test if none. */
+char *tu_kernel_text(const char *ptx, const char *name);
+/* How often @what occurs in @s. */
+int tu_count(const char *s, const char *what);
 struct strbuf;
 struct prog_spec;
 struct map_spec;

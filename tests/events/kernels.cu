@@ -49,3 +49,23 @@ extern "C" __global__ void gather(float *out, const float *in, int n)
 		return;
 	out[i] = in[(i & ~31) | ((7 * (i & 31) + 3) & 31)];
 }
+
+// Traced with batched reservations (events_gpu:
+// batched_warp_records_of_divergent_lanes): the odd and even lanes of a
+// warp store apart, and the odd ones loop once or three times (i & 2),
+// lane 31 four times (a record of one lane), so a warp's lanes lead
+// records in separate groups; thread i < n stores out[k * n + i] for each
+// k it loops (out holds 4 n floats).
+extern "C" __global__ void diverge(float *out, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= n)
+		return;
+	if (i & 1) {
+		for (int k = 0; k < 1 + (i & 2) + ((i & 31) == 31); k++)
+			out[k * n + i] = (float)k;
+	} else {
+		out[i] = -1.0f;
+	}
+}

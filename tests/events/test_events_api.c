@@ -229,6 +229,19 @@ START_TEST(batch_and_file_delivery)
 }
 END_TEST
 
+/* The record of one lane's 8-byte store at 0x7f0000001230, site 77. */
+static void assert_one_lane_store(const struct egpu_warp_access *rec)
+{
+	ck_assert_uint_eq(rec->base, 0x7f0000001230ull);
+	ck_assert_uint_eq(rec->tag, 0xabc);
+	ck_assert_uint_eq(rec->mask, 1);
+	ck_assert_uint_eq(rec->site, 77);
+	ck_assert_int_eq(rec->stride, 0);
+	ck_assert_uint_eq(rec->size, 8);
+	ck_assert_uint_eq(rec->kind, EGPU_MEM_STORE);
+	ck_assert_uint_eq(rec->flags, EGPU_WARP_AFFINE);
+}
+
 /*
  * bpf_egpu_trace_warp on the CPU, one lane: an affine record of that lane,
  * the access's size, kind and site unpacked from info.
@@ -242,14 +255,45 @@ START_TEST(cpu_warp_record)
 	ck_assert_ptr_nonnull(rb);
 	ck_assert_uint_eq(run_cpu("trace_one", 0x7f0000001230ull, info), 0);
 	ck_assert_int_eq(egpu_ringbuf_consume(rb), 1);
-	ck_assert_uint_eq(w.rec.base, 0x7f0000001230ull);
-	ck_assert_uint_eq(w.rec.tag, 0xabc);
-	ck_assert_uint_eq(w.rec.mask, 1);
-	ck_assert_uint_eq(w.rec.site, 77);
-	ck_assert_int_eq(w.rec.stride, 0);
-	ck_assert_uint_eq(w.rec.size, 8);
-	ck_assert_uint_eq(w.rec.kind, EGPU_MEM_STORE);
-	ck_assert_uint_eq(w.rec.flags, EGPU_WARP_AFFINE);
+	assert_one_lane_store(&w.rec);
+	egpu_ringbuf_free(rb);
+}
+END_TEST
+
+#define BATCH_OBJ EGPU_TEST_BUILD "/batch.bpf.o"
+
+/* Run @prog of @o on the CPU with ctx = {a, b}; returns r0. */
+static uint64_t run_cpu_in(egpu_obj *o, const char *prog, uint64_t a,
+			   uint64_t b)
+{
+	uint64_t args[2] = { a, b };
+	EGPU_OPTS(egpu_run_opts, ro, .ctx = args, .ctx_len = sizeof(args));
+
+	ck_assert_msg(!egpu_prog_run(egpu_obj_prog(o, prog), &ro), "%s: %s",
+		      prog, egpu_errmsg());
+	return ro.retval;
+}
+
+/*
+ * bpf_egpu_trace_warp_batch on the CPU: the one lane's record goes out at
+ * once, as bpf_egpu_trace_warp's, and the state comes back unchanged (no
+ * span on the CPU); bpf_egpu_trace_flush has nothing to close.
+ */
+START_TEST(cpu_batched_warp_record)
+{
+	egpu_obj *o = egpu_load(ctx, BATCH_OBJ, NULL);
+	struct warp_records w = { 0 };
+	egpu_ringbuf *rb;
+
+	ck_assert_msg(o, "load: %s", egpu_errmsg());
+	rb = egpu_ringbuf_new(egpu_obj_map(o, "brb"), on_warp_record, &w);
+	ck_assert_ptr_nonnull(rb);
+	ck_assert_uint_eq(run_cpu_in(o, "batch_one", 0x1238, 0x7f0000001230ull),
+			  0x1238);
+	ck_assert_int_eq(egpu_ringbuf_consume(rb), 1);
+	assert_one_lane_store(&w.rec);
+	ck_assert_uint_eq(run_cpu_in(o, "flush_one", 0x1238, 0), 0);
+	ck_assert_int_eq(egpu_ringbuf_consume(rb), 0);
 	egpu_ringbuf_free(rb);
 }
 END_TEST
@@ -660,6 +704,50 @@ START_TEST(instrumented_module_assembles)
 }
 END_TEST
 
+/*
+ * The batched probes on gather, copied in: the span state is a register
+ * of the kernel (no .local, no stack, no store of it), handed to the two
+ * helpers by value, and the module assembles.
+ */
+START_TEST(batch_state_stays_in_registers)
+{
+	EGPU_OPTS(egpu_ctx_opts, co, .offline = true);
+	const char *const progs[] = { "batch_mem", "batch_exit" };
+	egpu_ctx *octx = egpu_ctx_new(&co);
+	egpu_obj *o;
+	size_t len, out_len;
+	char *ptx = tu_read_file(EVENTS_PTX, &len), *out = NULL, *before, *after;
+
+	ck_assert_ptr_nonnull(octx);
+	o = egpu_load(octx, BATCH_OBJ, NULL);
+	ck_assert_msg(o, "load: %s", egpu_errmsg());
+	for (size_t i = 0; i < 2; i++) {
+		egpu_prog *p = egpu_obj_prog(o, progs[i]);
+
+		ck_assert_msg(egpu_attach_kernel(p, "gather",
+						 egpu_prog_attach_point(p), NULL),
+			      "%s: %s", progs[i], egpu_errmsg());
+	}
+	ck_assert_msg(!egpu_instrument_ptx(octx, ptx, len, &out, &out_len, NULL),
+		      "%s", egpu_errmsg());
+	before = tu_kernel_text(ptx, "gather");
+	after = tu_kernel_text(out, "gather");
+	ck_assert_ptr_nonnull(strstr(after, "egpu_dev_trace_warp_batch"));
+	ck_assert_ptr_nonnull(strstr(after, "egpu_dev_trace_flush"));
+	ck_assert_int_ge(tu_count(after, "%egpu_tl_"), 3);
+	ck_assert_int_eq(tu_count(after, ".local"), 0);
+	ck_assert_int_eq(tu_count(after, "depot"), 0);
+	ck_assert_int_eq(tu_count(after, "st.global"), tu_count(before, "st.global"));
+	if (!access(EGPU_PTXAS, X_OK))
+		assert_ptxas_accepts(out);
+	free(before);
+	free(after);
+	free(out);
+	free(ptx);
+	egpu_ctx_free(octx);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("events_api");
@@ -673,6 +761,7 @@ int main(void)
 	tcase_add_test(tc, batch_opts_errors);
 	tcase_add_test(tc, consumer_threads_on_one_shard);
 	tcase_add_test(tc, cpu_warp_record);
+	tcase_add_test(tc, cpu_batched_warp_record);
 	tcase_add_test(tc, cpu_output_into_a_device_ring);
 	tcase_add_test(tc, cpu_reserve_submit_discard);
 	tcase_add_test(tc, cpu_drops_are_exact);
@@ -685,6 +774,7 @@ int main(void)
 	tcase_add_test(tc, malformed_print_records_refused);
 	tcase_add_test(tc, direct_run_modules_assemble);
 	tcase_add_test(tc, instrumented_module_assembles);
+	tcase_add_test(tc, batch_state_stays_in_registers);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }

@@ -6,7 +6,8 @@
  * thread, consumption while the kernel that writes the records provably
  * still runs (for rings in host memory and in GPU memory alike), each
  * thread's records in order through a ring in GPU memory's shards, every
- * ring helper in direct GPU runs, print lines from probes and direct runs.
+ * ring helper in direct GPU runs, print lines from probes and direct runs,
+ * warp records (one reservation each, or batched in spans) exact.
  */
 #include <check.h>
 #include <pthread.h>
@@ -545,7 +546,7 @@ static int on_warp(void *user, const void *data, size_t size)
 	leader = (uint32_t)__builtin_ctz(w->mask);
 	if (w->flags & EGPU_WARP_AFFINE) {
 		c->affine++;
-		if (size != sizeof(*w))
+		if (size != sizeof(*w) || (n == 1 && w->stride != 0))
 			c->bad++;
 		for (uint32_t l = leader; l < 32; l++)
 			if (w->mask >> l & 1)
@@ -561,62 +562,179 @@ static int on_warp(void *user, const void *data, size_t size)
 }
 
 /*
- * A memory probe makes one record per warp-level global access of gather
- * (bpf_egpu_trace_warp) into a ring in GPU memory: decompressed, the
- * records give every thread's load and store address exactly once; stores
- * come affine (stride 4, 32 bytes each), the permuted loads with their
- * address lists; the last warp's 25 lanes make partial masks; none dropped.
+ * Launch @kernel (kernels.cu) of @threads threads on buffers of @out_len
+ * and @in_len floats with @progs of @o attached to it (each at its own
+ * point), then drain the warp records of @ring into @c (c->out, c->in set
+ * here). The ring's drops.
  */
-START_TEST(warp_records_give_every_address)
+static uint64_t traced_run(egpu_obj *o, const char *const *progs,
+			   size_t nprogs, const char *ring, const char *kernel,
+			   uint32_t threads, uint32_t n, size_t out_len,
+			   size_t in_len, struct warp_check *c)
 {
-	const uint32_t threads = 1u << 20, n = threads - 7;
 	const struct cu_driver *d = cu();
-	struct warp_check c = { .n = n };
+	egpu_link *links[4];
 	CUdeviceptr out, in;
 	egpu_ringbuf *rb;
-	egpu_link *link;
 	CUfunction f;
 	CUmodule mod;
 	size_t len;
 	char *ptx = read_all(EVENTS_PTX, &len);
 	int nn = (int)n;
-	void *args[] = { &out, &in, &nn };
+	void *gather_args[] = { &out, &in, &nn }, *diverge_args[] = { &out, &nn };
+	uint64_t drops;
+
+	ck_assert_uint_le(nprogs, 4);
+	rb = egpu_ringbuf_new(egpu_obj_map(o, ring), on_warp, c);
+	ck_assert_ptr_nonnull(rb);
+	for (size_t i = 0; i < nprogs; i++) {
+		egpu_prog *p = egpu_obj_prog(o, progs[i]);
+
+		ck_assert_msg(p, "%s", progs[i]);
+		links[i] = egpu_attach_kernel(p, kernel,
+					      egpu_prog_attach_point(p), NULL);
+		ck_assert_msg(links[i], "%s: %s", progs[i], egpu_errmsg());
+	}
+	ck_assert_msg(!egpu_module_load(ctx, &mod, ptx, len), "%s", egpu_errmsg());
+	CK_CU(d->cuModuleGetFunction(&f, mod, kernel));
+	CK_CU(d->cuMemAlloc(&out, out_len * sizeof(float)));
+	CK_CU(d->cuMemAlloc(&in, in_len * sizeof(float)));
+	CK_CU(d->cuMemsetD8(in, 0, in_len * sizeof(float)));
+	c->out = out;
+	c->in = in;
+	CK_CU(d->cuLaunchKernel(f, threads / BLOCK, 1, 1, BLOCK, 1, 1, 0, NULL,
+				strcmp(kernel, "gather") ? diverge_args :
+							   gather_args, NULL));
+	CK_CU(d->cuCtxSynchronize());
+	drain(rb, 100);
+	drops = egpu_ringbuf_drops(rb);
+	printf("%s, %s: %llu warp records (%llu affine) for %llu lanes, %llu dropped\n",
+	       kernel, progs[0], (unsigned long long)c->records,
+	       (unsigned long long)c->affine, (unsigned long long)c->lanes,
+	       (unsigned long long)drops);
+	egpu_ringbuf_free(rb);
+	d->cuMemFree(out);
+	d->cuMemFree(in);
+	d->cuModuleUnload(mod);
+	for (size_t i = 0; i < nprogs; i++)
+		egpu_link_destroy(links[i]);
+	free(ptx);
+	return drops;
+}
+
+/*
+ * gather traced by @progs of @o into @ring: decompressed, the records give
+ * every thread's load and store address exactly once; stores come affine
+ * (stride 4, 32 bytes each), the permuted loads with their address lists;
+ * the last warp's 25 lanes make partial masks; none dropped.
+ */
+static void gather_every_address(egpu_obj *o, const char *const *progs,
+				 size_t nprogs, const char *ring)
+{
+	const uint32_t threads = 1u << 20, n = threads - 7;
+	struct warp_check c = { .n = n };
 
 	c.loaded = calloc(threads, 1);
 	c.stored = calloc(threads, 1);
-	rb = egpu_ringbuf_new(egpu_obj_map(obj, "dtrace"), on_warp, &c);
-	ck_assert_ptr_nonnull(rb);
-	link = egpu_attach_kernel(egpu_obj_prog(obj, "trace_gather"), "gather",
-				  EGPU_ATTACH_MEM, NULL);
-	ck_assert_msg(link, "%s", egpu_errmsg());
-	ck_assert_msg(!egpu_module_load(ctx, &mod, ptx, len), "%s", egpu_errmsg());
-	CK_CU(d->cuModuleGetFunction(&f, mod, "gather"));
-	CK_CU(d->cuMemAlloc(&out, threads * sizeof(float)));
-	CK_CU(d->cuMemAlloc(&in, threads * sizeof(float)));
-	CK_CU(d->cuMemsetD8(in, 0, threads * sizeof(float)));
-	c.out = out;
-	c.in = in;
-	CK_CU(d->cuLaunchKernel(f, threads / BLOCK, 1, 1, BLOCK, 1, 1, 0, NULL,
-				args, NULL));
-	CK_CU(d->cuCtxSynchronize());
-	drain(rb, 100);
-	printf("gather: %llu warp records (%llu affine) for %llu lanes\n",
-	       (unsigned long long)c.records, (unsigned long long)c.affine,
-	       (unsigned long long)c.lanes);
-	ck_assert_uint_eq(egpu_ringbuf_drops(rb), 0);
+	ck_assert_uint_eq(traced_run(o, progs, nprogs, ring, "gather", threads,
+				     n, threads, threads, &c), 0);
 	ck_assert_uint_eq(c.bad, 0);
 	ck_assert_uint_eq(c.lanes, 2ull * n);
 	ck_assert_uint_eq(c.records, 2ull * (threads / 32));
 	ck_assert_uint_eq(c.affine, threads / 32); /* the stores */
 	for (uint32_t i = 0; i < n; i++)
 		ck_assert(c.loaded[i] == 1 && c.stored[i] == 1);
-	egpu_ringbuf_free(rb);
-	d->cuMemFree(out);
-	d->cuMemFree(in);
-	d->cuModuleUnload(mod);
-	egpu_link_destroy(link);
-	free(ptx);
 	free(c.loaded);
+	free(c.stored);
+}
+
+/* One record per warp-level access (bpf_egpu_trace_warp). */
+START_TEST(warp_records_give_every_address)
+{
+	const char *const progs[] = { "trace_gather" };
+
+	gather_every_address(obj, progs, 1, "dtrace");
+}
+END_TEST
+
+#define BATCH_OBJ EGPU_TEST_BUILD "/batch.bpf.o"
+
+static egpu_obj *load_batch(void)
+{
+	egpu_obj *o = egpu_load(ctx, BATCH_OBJ, NULL);
+
+	ck_assert_msg(o, "load: %s", egpu_errmsg());
+	return o;
+}
+
+/* The same with reservations batched in spans (bpf_egpu_trace_warp_batch). */
+START_TEST(batched_warp_records_give_every_address)
+{
+	const char *const progs[] = { "batch_mem", "batch_exit" };
+
+	gather_every_address(load_batch(), progs, 2, "btrace");
+}
+END_TEST
+
+/*
+ * Batched into a ring of 64 KiB, far too small: every record that arrives
+ * is right and unique, and the records received and the drops counted
+ * add up to the warp accesses exactly (each span's unused rest, closed by
+ * a discard record, counts as neither).
+ */
+START_TEST(batched_warp_records_exact_when_dropping)
+{
+	const char *const progs[] = { "tiny_mem", "tiny_exit" };
+	const uint32_t threads = 1u << 20, n = threads - 7;
+	struct warp_check c = { .n = n };
+	uint64_t drops;
+
+	c.loaded = calloc(threads, 1);
+	c.stored = calloc(threads, 1);
+	drops = traced_run(load_batch(), progs, 2, "btiny", "gather", threads, n,
+			   threads, threads, &c);
+	ck_assert_uint_eq(c.bad, 0);
+	ck_assert_uint_gt(drops, 0);
+	ck_assert_uint_gt(c.records, 0);
+	ck_assert_uint_eq(c.records + drops, 2ull * (threads / 32));
+	free(c.loaded);
+	free(c.stored);
+}
+END_TEST
+
+/* Stores of kernels.cu's diverge by thread @i < @n: slots k * n + i. */
+static uint32_t diverge_stores(uint32_t i)
+{
+	return i & 1 ? 1 + (i & 2) + ((i & 31) == 31) : 1;
+}
+
+/*
+ * Batched records of diverge, whose odd and even lanes store apart and
+ * whose odd lanes loop a different number of times: the lanes of a warp
+ * lead records in groups of their own, each from its own span, and every
+ * store arrives exactly once, affine (partial masks, stride 4; lane 31
+ * alone, stride 0).
+ */
+START_TEST(batched_warp_records_of_divergent_lanes)
+{
+	const char *const progs[] = { "batch_mem", "batch_exit" };
+	const uint32_t threads = 1u << 18, n = threads - 5;
+	struct warp_check c = { .n = 4 * n };
+	uint64_t lanes = 0;
+
+	c.stored = calloc(4 * (size_t)n, 1);
+	ck_assert_uint_eq(traced_run(load_batch(), progs, 2, "btrace",
+				     "diverge", threads, n, 4 * (size_t)n, 1,
+				     &c), 0);
+	ck_assert_uint_eq(c.bad, 0);
+	ck_assert_uint_eq(c.affine, c.records);
+	for (uint32_t i = 0; i < n; i++) {
+		lanes += diverge_stores(i);
+		for (uint32_t k = 0; k < 4; k++)
+			ck_assert_uint_eq(c.stored[(size_t)k * n + i],
+					  k < diverge_stores(i));
+	}
+	ck_assert_uint_eq(c.lanes, lanes);
 	free(c.stored);
 }
 END_TEST
@@ -903,6 +1021,9 @@ int main(void)
 	tcase_add_test(tc, device_ring_exact_per_shard_consumer_threads);
 	tcase_add_test(tc, device_ring_batches_and_file_consumer_threads);
 	tcase_add_test(tc, warp_records_give_every_address);
+	tcase_add_test(tc, batched_warp_records_give_every_address);
+	tcase_add_test(tc, batched_warp_records_exact_when_dropping);
+	tcase_add_test(tc, batched_warp_records_of_divergent_lanes);
 	tcase_add_test(tc, direct_runs_use_every_helper);
 	tcase_add_test(tc, direct_run_prints);
 	tcase_add_test(tc, direct_run_prints_from_the_stack);
