@@ -60,4 +60,12 @@ for exe in $cpu_only; do
 	grep -qxF "$exe" <<<"$gpu_cmds" && continue
 	rm -f "$dest/build/${exe#"$build"/}"
 done
+# Debug info is most of a RelWithDebInfo binary and no test reads it (the
+# tracer unwinds with .eh_frame and names frames from the symbol tables,
+# which stay): the pack must fit the device tool's 64 MiB.
+find "$dest/build" -type f ! -name '*.o' -print0 | while IFS= read -r -d '' f; do
+	if [ "$(head -c4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+		strip --strip-debug "$f"
+	fi
+done
 du -sh "$dest"
