@@ -14,7 +14,6 @@
 int ctx_ring_make(struct egpu_ctx *ctx, struct ctx_ring *cr, bool wanted,
 		  const char *name, uint64_t bytes)
 {
-	const struct cu_driver *d;
 	struct event_ring *ring = NULL;
 	struct dev_ring init;
 	CUdeviceptr dev = 0;
@@ -28,14 +27,12 @@ int ctx_ring_make(struct egpu_ctx *ctx, struct ctx_ring *cr, bool wanted,
 		err = ring_new(name, 0, bytes, &ring);
 	if (!err)
 		err = ring_map_gpu(ring, &init);
-	d = cu();
 	if (!err)
-		err = cu_check(d->cuMemAlloc(&dev, sizeof(init)), "cuMemAlloc");
+		err = cu_alloc_stable(&dev, sizeof(init));
 	if (!err)
 		err = cu_upload(dev, &init, sizeof(init));
 	if (err) {
-		if (dev)
-			d->cuMemFree(dev);
+		cu_free_stable(dev);
 		ring_free(ring);
 		err_prefix("making the %s ring", name);
 		return err;
@@ -64,7 +61,7 @@ void ctx_ring_free(struct ctx_ring *cr)
 
 	if (cr->dev && cu()->cuCtxGetCurrent(&cur) == CUDA_SUCCESS) {
 		cu()->cuCtxSetCurrent(cr->cu_ctx);
-		cu()->cuMemFree(cr->dev);
+		cu_free_stable(cr->dev);
 		cu()->cuCtxSetCurrent(cur);
 	}
 	ring_free(cr->ring);

@@ -37,6 +37,14 @@
 	X(cuMemcpyHtoDAsync)                                                  \
 	X(cuMemcpy2DAsync)                                                    \
 	X(cuMemAllocHost)                                                     \
+	X(cuMemAddressReserve)                                                \
+	X(cuMemAddressFree)                                                   \
+	X(cuMemCreate)                                                        \
+	X(cuMemRelease)                                                       \
+	X(cuMemMap)                                                           \
+	X(cuMemUnmap)                                                         \
+	X(cuMemSetAccess)                                                     \
+	X(cuMemGetAllocationGranularity)                                      \
 	X(cuMemFreeHost)                                                      \
 	X(cuStreamCreate)                                                     \
 	X(cuStreamDestroy)                                                    \
@@ -88,6 +96,13 @@ int cu_ctx_current(CUcontext *out);
  * in the current context.
  */
 int cu_module_load_ptx(const char *ptx, CUmodule *mod);
+/*
+ * Device memory in the current context at an address that is the same in
+ * every run allocating in the same order (stable_alloc.c says why), or
+ * from cuMemAlloc where that cannot be had. Free with cu_free_stable.
+ */
+int cu_alloc_stable(CUdeviceptr *p, size_t len);
+void cu_free_stable(CUdeviceptr p);
 /* "sm_XY" of the current context's device into @buf. */
 int cu_device_sm(char *buf, size_t len);
 /* The current context's device's SM count. */

@@ -136,11 +136,10 @@ static int fits_gpu(uint64_t total)
  */
 static int alloc_dev(struct dev_map *m, uint64_t total)
 {
-	const struct cu_driver *d = cu();
 	int err = fits_gpu(total);
 
 	if (!err)
-		err = cu_check(d->cuMemAlloc(&m->base, total), "cuMemAlloc");
+		err = cu_alloc_stable(&m->base, total);
 	if (!err && dev_map_zero(m, m->base, total))
 		err = EGPU_ECUDA;
 	return err;
@@ -219,8 +218,8 @@ void dev_map_free(struct dev_map *m)
 			d->cuMemFreeHost(m->stage);
 		if (m->host)
 			d->cuMemFreeHost(m->host);
-		else if (m->base)
-			d->cuMemFree(m->base);
+		else
+			cu_free_stable(m->base);
 		dev_map_leave(m, prev);
 	}
 	pthread_mutex_destroy(&m->io_lock);
