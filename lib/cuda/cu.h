@@ -38,7 +38,6 @@
 	X(cuMemcpy2DAsync)                                                    \
 	X(cuMemAllocHost)                                                     \
 	X(cuMemAddressReserve)                                                \
-	X(cuMemAddressFree)                                                   \
 	X(cuMemCreate)                                                        \
 	X(cuMemRelease)                                                       \
 	X(cuMemMap)                                                           \

@@ -17,10 +17,18 @@
 #include "cuda/cu.h"
 
 /*
- * 32 TiB: inside x86-64's and aarch64's 47-bit user space, far below where
- * the kernel places mmaps and the driver its own ranges (near 128 TiB).
+ * One range of virtual addresses for the process, reserved at the first
+ * allocation at a fixed address, and carved upward in allocation order.
+ * The driver honours the hint for a large range inside the window it
+ * manages (driver 580 on x86-64: 64 MiB ranges at 0x7000_0000_0000 and up
+ * were granted in every run; 2 MiB ones were not, nor hints at
+ * 0x6000_0000_0000 and below). 112 TiB is ~15 TiB below where the kernel
+ * places shared libraries and cuMemAlloc's ranges (0x7eXX.. to 0x7fff..,
+ * moving with ASLR). 256 GiB is more than any GPU's memory; a process that
+ * has used it up gets cuMemAlloc's memory.
  */
-#define STABLE_BASE 0x200000000000ull
+#define STABLE_BASE 0x700000000000ull
+#define STABLE_SPAN (256ull << 30)
 
 struct stable_block {
 	CUdeviceptr ptr;
@@ -29,7 +37,8 @@ struct stable_block {
 };
 
 static pthread_mutex_t stable_lock = PTHREAD_MUTEX_INITIALIZER;
-static CUdeviceptr next_hint = STABLE_BASE;
+static CUdeviceptr span_base;
+static size_t span_used;
 static struct stable_block *blocks;
 
 static CUmemAllocationProp device_prop(CUdevice dev)
@@ -40,9 +49,9 @@ static CUmemAllocationProp device_prop(CUdevice dev)
 	};
 }
 
-/* Reserve, back and open @len bytes (a granularity multiple) near @hint. */
-static CUresult map_at(const struct cu_driver *d, CUdevice dev,
-		       CUdeviceptr hint, size_t len, CUdeviceptr *out)
+/* Back and open @len bytes of the span at @p with @dev's memory. */
+static CUresult map_at(const struct cu_driver *d, CUdevice dev, CUdeviceptr p,
+		       size_t len)
 {
 	CUmemAllocationProp prop = device_prop(dev);
 	CUmemAccessDesc access = {
@@ -50,27 +59,32 @@ static CUresult map_at(const struct cu_driver *d, CUdevice dev,
 		.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
 	};
 	CUmemGenericAllocationHandle h;
-	CUdeviceptr p = 0;
 	CUresult r;
 
-	r = d->cuMemAddressReserve(&p, len, 0, hint, 0);
+	r = d->cuMemCreate(&h, len, &prop, 0);
 	if (r != CUDA_SUCCESS)
 		return r;
-	r = d->cuMemCreate(&h, len, &prop, 0);
-	if (r == CUDA_SUCCESS) {
-		r = d->cuMemMap(p, len, 0, h, 0);
-		/* the mapping keeps the memory until it is unmapped */
-		d->cuMemRelease(h);
-	}
+	r = d->cuMemMap(p, len, 0, h, 0);
+	/* the mapping keeps the memory until it is unmapped */
+	d->cuMemRelease(h);
 	if (r == CUDA_SUCCESS)
 		r = d->cuMemSetAccess(p, len, &access, 1);
-	if (r != CUDA_SUCCESS) {
+	if (r != CUDA_SUCCESS)
 		d->cuMemUnmap(p, len);
-		d->cuMemAddressFree(p, len);
-		return r;
-	}
-	*out = p;
-	return CUDA_SUCCESS;
+	return r;
+}
+
+/* The next @len bytes of the span (reserved at the first call), or 0. */
+static CUdeviceptr span_take(const struct cu_driver *d, size_t len)
+{
+	if (!span_base &&
+	    d->cuMemAddressReserve(&span_base, STABLE_SPAN, 0, STABLE_BASE,
+				   0) != CUDA_SUCCESS)
+		span_base = 0;
+	if (!span_base || len > STABLE_SPAN - span_used)
+		return 0;
+	span_used += len;
+	return span_base + span_used - len;
 }
 
 /* @len rounded up to the device's allocation granularity, 0 without VMM. */
@@ -101,8 +115,9 @@ static int try_stable(const struct cu_driver *d, size_t len, CUdeviceptr *p)
 	if (!b->len)
 		goto out;
 	pthread_mutex_lock(&stable_lock);
-	if (map_at(d, dev, next_hint, b->len, &b->ptr) == CUDA_SUCCESS) {
-		next_hint = b->ptr + b->len;
+	b->ptr = span_take(d, b->len);
+	/* a failed mapping leaves a hole in the span: later runs fail alike */
+	if (b->ptr && map_at(d, dev, b->ptr, b->len) == CUDA_SUCCESS) {
 		b->next = blocks;
 		blocks = b;
 		*p = b->ptr;
@@ -155,7 +170,7 @@ void cu_free_stable(CUdeviceptr p)
 		d->cuMemFree(p);
 		return;
 	}
+	/* the addresses stay reserved: the span is only ever carved upward */
 	d->cuMemUnmap(b->ptr, b->len);
-	d->cuMemAddressFree(b->ptr, b->len);
 	free(b);
 }
