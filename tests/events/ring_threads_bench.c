@@ -2,7 +2,7 @@
 /*
  * How fast the host drains a ring in GPU memory with 1 to N consumer
  * threads, without a GPU: host memory plays GPU memory behind a copier
- * that is memcpy under one lock (the map's stream and io_lock), shards
+ * that is memcpy on the consuming thread (each thread's own stream), shards
  * filled by the GPU's protocol played on the host beforehand (records one
  * by one, or warps' batches of 32 as the GPU makes when every lane
  * outputs), then timed draining only, into a callback per record or into
