@@ -214,12 +214,13 @@ static int queue_on(struct dev_map *m, uint32_t c, const struct queued *q)
 	if (err)
 		return err;
 	pthread_mutex_lock(&io->lock);
-	err = io_open(m, io);
+	/* A wait on a channel that never copied has nothing to wait for. */
+	err = q->n || io->stream ? io_open(m, io) : 0;
 	if (!err && q->n)
 		res = q->src ? cu()->cuMemcpyHtoDAsync(q->addr, q->src, q->n,
 						       io->stream) :
 			       cu()->cuMemsetD8Async(q->addr, 0, q->n, io->stream);
-	if (!err && !res && q->wait)
+	if (!err && !res && q->wait && io->stream)
 		res = io_wait(io);
 	if (!err)
 		err = io_check(m, res, !q->n ? "cuStreamSynchronize" :
