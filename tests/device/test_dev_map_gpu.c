@@ -3,8 +3,8 @@
  * Maps in GPU memory, on a GPU: the device runtime's helpers driven by
  * kernels (map_kernels.cu, built to PTX with the runtime's sources; and a
  * hand-written caller appended to the embedded runtime PTX), the host's
- * dev_map_* operations (copy channels included), and host lookup latency. Exits 77 (skipped) where
- * there is no GPU.
+ * dev_map_* operations (copy channels included), and host lookup
+ * latency. Exits 77 (skipped) where there is no GPU.
  */
 #include <check.h>
 #include <errno.h>
