@@ -140,7 +140,8 @@ static int alloc_dev(struct dev_map *m, uint64_t total)
 
 	if (!err)
 		err = cu_alloc_stable(&m->base, total);
-	if (!err && dev_map_zero(m, m->base, total))
+	if (!err && (dev_map_zero_async(m, 0, m->base, total) ||
+		     dev_map_sync(m, 0)))
 		err = EGPU_ECUDA;
 	return err;
 }
@@ -189,7 +190,8 @@ int dev_map_new(const struct map_spec *spec, uint32_t threads,
 		free(m);
 		return err_set(EGPU_ENOMEM, "map '%s': out of memory", spec->name);
 	}
-	pthread_mutex_init(&m->io_lock, NULL);
+	for (uint32_t c = 0; c < DEV_MAP_CHANNELS; c++)
+		pthread_mutex_init(&m->io[c].lock, NULL);
 	err = describe(spec, threads, &m->desc, &bytes);
 	if (!err && (err = cu_ctx_current(&m->ctx)))
 		err_prefix("map '%s'", spec->name);
@@ -210,19 +212,23 @@ void dev_map_free(struct dev_map *m)
 
 	if (!m)
 		return;
-	if ((m->base || m->host || m->stream) && !dev_map_enter(m, &prev)) {
+	if ((m->base || m->host || m->io[0].stream) &&
+	    !dev_map_enter(m, &prev)) {
 		d = cu();
-		if (m->stream)
-			d->cuStreamDestroy(m->stream);
-		if (m->stage)
-			d->cuMemFreeHost(m->stage);
+		for (uint32_t c = 0; c < DEV_MAP_CHANNELS; c++) {
+			if (m->io[c].stream)
+				d->cuStreamDestroy(m->io[c].stream);
+			if (m->io[c].stage)
+				d->cuMemFreeHost(m->io[c].stage);
+		}
 		if (m->host)
 			d->cuMemFreeHost(m->host);
 		else
 			cu_free_stable(m->base);
 		dev_map_leave(m, prev);
 	}
-	pthread_mutex_destroy(&m->io_lock);
+	for (uint32_t c = 0; c < DEV_MAP_CHANNELS; c++)
+		pthread_mutex_destroy(&m->io[c].lock);
 	free(m->name);
 	free(m);
 }

@@ -49,14 +49,24 @@ uint32_t dev_map_threads(const struct dev_map *m);
 uint64_t dev_map_data(const struct dev_map *m);
 
 /*
- * Copies (and a fill with zeros) at any GPU address of the map's context,
- * on the map's stream, complete when they return: for rings whose records
- * live in GPU memory (maps/ring_dev.c), drained while kernels run.
- * 0 or -EIO with the driver's message.
+ * Copies (and fills with zeros) at any GPU address of the map's context,
+ * for rings whose records live in GPU memory (maps/ring_dev.c), drained
+ * while kernels run. Each goes on channel @chan (below
+ * DEV_MAP_CHANNELS), a stream of the map's own: channels run at once,
+ * the work of one runs in the order asked for. dev_map_read() is
+ * complete when it returns; the _async ones are only queued (@src
+ * page-locked and unchanged until done) and done by the time a later
+ * dev_map_read() or dev_map_sync() of their channel returns. 0 or -EIO
+ * with the driver's message.
  */
-int dev_map_read(struct dev_map *m, void *dst, uint64_t addr, size_t n);
-int dev_map_write(struct dev_map *m, uint64_t addr, const void *src, size_t n);
-int dev_map_zero(struct dev_map *m, uint64_t addr, size_t n);
+#define DEV_MAP_CHANNELS 64
+int dev_map_read(struct dev_map *m, uint32_t chan, void *dst, uint64_t addr,
+		 size_t n);
+int dev_map_write_async(struct dev_map *m, uint32_t chan, uint64_t addr,
+			const void *src, size_t n);
+int dev_map_zero_async(struct dev_map *m, uint32_t chan, uint64_t addr,
+		       size_t n);
+int dev_map_sync(struct dev_map *m, uint32_t chan);
 
 int dev_map_lookup(struct dev_map *m, const void *key, void *value);
 int dev_map_update(struct dev_map *m, const void *key, const void *value,

@@ -46,33 +46,33 @@ static int io_check(const struct dev_map *m, CUresult res, const char *what)
 	return 0;
 }
 
-/* The stream and staging buffer, at the first copy (io_lock held). */
-static int io_open(struct dev_map *m)
+/* Channel @io's stream and staging buffer, at its first copy (lock held). */
+static int io_open(const struct dev_map *m, struct map_io *io)
 {
 	const struct cu_driver *d = cu();
 
-	if (m->stage)
+	if (io->stage)
 		return 0;
-	if (!m->stream &&
-	    io_check(m, d->cuStreamCreate(&m->stream, CU_STREAM_NON_BLOCKING),
+	if (!io->stream &&
+	    io_check(m, d->cuStreamCreate(&io->stream, CU_STREAM_NON_BLOCKING),
 		     "cuStreamCreate"))
 		return -EIO;
-	return io_check(m, d->cuMemAllocHost(&m->stage, STAGE_BYTES),
+	return io_check(m, d->cuMemAllocHost(&io->stage, STAGE_BYTES),
 			"cuMemAllocHost");
 }
 
 /*
- * Wait for the map's stream: a small copy takes microseconds, less than
+ * Wait for a channel's stream: a small copy takes microseconds, less than
  * a blocking wait's wake-up, so spin on it first.
  */
-static CUresult io_wait(const struct dev_map *m)
+static CUresult io_wait(const struct map_io *io)
 {
 	uint64_t t0 = now_ns();
 	CUresult res;
 
-	while ((res = cu()->cuStreamQuery(m->stream)) == CUDA_ERROR_NOT_READY)
+	while ((res = cu()->cuStreamQuery(io->stream)) == CUDA_ERROR_NOT_READY)
 		if (now_ns() - t0 > SPIN_NS)
-			return cu()->cuStreamSynchronize(m->stream);
+			return cu()->cuStreamSynchronize(io->stream);
 	return res;
 }
 
@@ -97,16 +97,16 @@ static int host_copy(struct dev_map *m, const struct span *s, void *host,
 	return 0;
 }
 
-/* Start copying @s to or from @buf (rows packed) on the map's stream. */
-static CUresult start_copy(const struct dev_map *m, const struct span *s,
-			   void *buf, bool to_device)
+/* Start copying @s to or from @buf (rows packed) on @stream. */
+static CUresult start_copy(CUstream stream, const struct span *s, void *buf,
+			   bool to_device)
 {
 	CUDA_MEMCPY2D c = { .WidthInBytes = s->width, .Height = s->rows };
 
 	if (s->rows == 1)
 		return to_device ?
-		       cu()->cuMemcpyHtoDAsync(s->addr, buf, s->width, m->stream) :
-		       cu()->cuMemcpyDtoHAsync(buf, s->addr, s->width, m->stream);
+		       cu()->cuMemcpyHtoDAsync(s->addr, buf, s->width, stream) :
+		       cu()->cuMemcpyDtoHAsync(buf, s->addr, s->width, stream);
 	if (to_device) {
 		c.srcMemoryType = CU_MEMORYTYPE_HOST;
 		c.srcHost = buf;
@@ -122,12 +122,14 @@ static CUresult start_copy(const struct dev_map *m, const struct span *s,
 		c.dstHost = buf;
 		c.dstPitch = s->width;
 	}
-	return cu()->cuMemcpy2DAsync(&c, m->stream);
+	return cu()->cuMemcpy2DAsync(&c, stream);
 }
 
-int dev_map_copy_span(struct dev_map *m, const struct span *s, void *host,
-		      bool to_device)
+/* Copy @s on channel @c, complete on return. The map's context is current. */
+static int copy_span_on(struct dev_map *m, uint32_t c, const struct span *s,
+			void *host, bool to_device)
 {
+	struct map_io *io = &m->io[c];
 	size_t n = s->width * s->rows;
 	bool staged = n <= STAGE_BYTES;
 	CUresult res;
@@ -135,21 +137,27 @@ int dev_map_copy_span(struct dev_map *m, const struct span *s, void *host,
 
 	if (m->host)
 		return host_copy(m, s, host, to_device);
-	pthread_mutex_lock(&m->io_lock);
-	err = io_open(m);
+	pthread_mutex_lock(&io->lock);
+	err = io_open(m, io);
 	if (!err) {
-		void *buf = staged ? m->stage : host;
+		void *buf = staged ? io->stage : host;
 
 		if (staged && to_device)
 			memcpy(buf, host, n);
-		res = start_copy(m, s, buf, to_device);
-		err = io_check(m, res ? res : io_wait(m),
+		res = start_copy(io->stream, s, buf, to_device);
+		err = io_check(m, res ? res : io_wait(io),
 			       to_device ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync");
 	}
 	if (!err && staged && !to_device)
-		memcpy(host, m->stage, n);
-	pthread_mutex_unlock(&m->io_lock);
+		memcpy(host, io->stage, n);
+	pthread_mutex_unlock(&io->lock);
 	return err;
+}
+
+int dev_map_copy_span(struct dev_map *m, const struct span *s, void *host,
+		      bool to_device)
+{
+	return copy_span_on(m, 0, s, host, to_device);
 }
 
 static int map_copy(struct dev_map *m, uint64_t addr, void *host, size_t n,
@@ -170,45 +178,73 @@ int dev_map_htod(struct dev_map *m, uint64_t off, const void *src, size_t n)
 	return map_copy(m, m->base + off, (void *)src, n, true); /* only read */
 }
 
-/* map_copy() from any thread: the map's context made current meanwhile. */
-static int copy_at(struct dev_map *m, uint64_t addr, void *host, size_t n,
-		   bool to_device)
+int dev_map_read(struct dev_map *m, uint32_t chan, void *dst, uint64_t addr,
+		 size_t n)
 {
+	const struct span s = { .addr = addr, .width = n, .rows = 1, .pitch = n };
 	CUcontext prev;
 	int err = dev_map_enter(m, &prev);
 
 	if (!err) {
-		err = map_copy(m, addr, host, n, to_device);
+		err = copy_span_on(m, chan, &s, dst, false);
 		dev_map_leave(m, prev);
 	}
 	return err;
 }
 
-int dev_map_read(struct dev_map *m, void *dst, uint64_t addr, size_t n)
-{
-	return copy_at(m, addr, dst, n, false);
-}
+/* What to queue on a channel's stream, and what the driver call was. */
+struct queued {
+	uint64_t addr;
+	const void *src; /* NULL: zeroes */
+	size_t n;
+	bool wait;
+};
 
-int dev_map_write(struct dev_map *m, uint64_t addr, const void *src, size_t n)
+/*
+ * Queue @q on channel @c of @m from any thread, the map's context made
+ * current meanwhile; with q->wait, then wait for the channel.
+ */
+static int queue_on(struct dev_map *m, uint32_t c, const struct queued *q)
 {
-	return copy_at(m, addr, (void *)src, n, true); /* only read */
-}
-
-int dev_map_zero(struct dev_map *m, uint64_t addr, size_t n)
-{
+	struct map_io *io = &m->io[c];
 	CUcontext prev;
+	CUresult res = CUDA_SUCCESS;
 	int err = dev_map_enter(m, &prev);
 
 	if (err)
 		return err;
-	pthread_mutex_lock(&m->io_lock);
-	err = io_open(m);
-	if (!err) {
-		CUresult res = cu()->cuMemsetD8Async(addr, 0, n, m->stream);
-
-		err = io_check(m, res ? res : io_wait(m), "cuMemsetD8Async");
-	}
-	pthread_mutex_unlock(&m->io_lock);
+	pthread_mutex_lock(&io->lock);
+	/* A wait on a channel that never copied has nothing to wait for. */
+	err = q->n || io->stream ? io_open(m, io) : 0;
+	if (!err && q->n)
+		res = q->src ? cu()->cuMemcpyHtoDAsync(q->addr, q->src, q->n,
+						       io->stream) :
+			       cu()->cuMemsetD8Async(q->addr, 0, q->n, io->stream);
+	if (!err && !res && q->wait && io->stream)
+		res = io_wait(io);
+	if (!err)
+		err = io_check(m, res, !q->n ? "cuStreamSynchronize" :
+				       q->src ? "cuMemcpyHtoDAsync" :
+						"cuMemsetD8Async");
+	pthread_mutex_unlock(&io->lock);
 	dev_map_leave(m, prev);
 	return err;
+}
+
+int dev_map_write_async(struct dev_map *m, uint32_t chan, uint64_t addr,
+			const void *src, size_t n)
+{
+	return queue_on(m, chan, &(struct queued){ .addr = addr, .src = src,
+						   .n = n });
+}
+
+int dev_map_zero_async(struct dev_map *m, uint32_t chan, uint64_t addr,
+		       size_t n)
+{
+	return queue_on(m, chan, &(struct queued){ .addr = addr, .n = n });
+}
+
+int dev_map_sync(struct dev_map *m, uint32_t chan)
+{
+	return queue_on(m, chan, &(struct queued){ .wait = true });
 }

@@ -16,15 +16,24 @@
 #include "maps/dev_map.h"
 #include "maps/layout.h"
 
+/*
+ * A channel of copies: a stream and its staging buffer, so that copies on
+ * different channels (a ring's consumer threads) run at once.
+ */
+struct map_io {
+	pthread_mutex_t lock;     /* one caller at a time on stream and stage */
+	CUstream stream;          /* non-blocking; made at the first copy */
+	void *stage;              /* page-locked staging buffer */
+};
+
 struct dev_map {
 	struct dev_map_desc desc; /* host copy; desc.count lives on the device */
 	CUdeviceptr base;         /* the descriptor, then the data */
 	uint8_t *host;            /* host_memory maps: base's host address */
 	CUcontext ctx;
 	char *name;
-	pthread_mutex_t io_lock;  /* one copy at a time on stream and stage */
-	CUstream stream;          /* non-blocking; made at the first copy */
-	void *stage;              /* page-locked staging buffer */
+	/* Channel 0: the map's own copies, and a ring's first consumer. */
+	struct map_io io[DEV_MAP_CHANNELS];
 };
 
 /*

@@ -75,15 +75,23 @@ void ring_host_view(const struct event_ring *r, struct dev_ring *view);
 bool ring_in_device_memory(const struct event_ring *r);
 
 /*
- * Copies between the host and GPU memory, each complete when it returns;
- * 0 or a negative EGPU_E* code with a message. Reads of more than a word
- * land in the mirror or the lines' copy (page-locked), smaller ones
- * anywhere: the map's copier stages those itself.
+ * Copies between the host and GPU memory on channels, one per consumer
+ * thread (@chan: its reader index, below RING_READERS_MAX; 0 also for
+ * calls outside a pass): channels run at once, the work of one in the
+ * order it was asked for. read is complete when it returns; write and
+ * zero may only be queued, and are done by the time a later read or sync
+ * of their channel returns (write's @src is page-locked and left unchanged
+ * until then). 0 or a negative EGPU_E* code with a message. Reads of more
+ * than a word land in a mirror or the lines' copy (page-locked), smaller
+ * ones anywhere: the map's copier stages those itself.
  */
 struct ring_copier {
-	int (*read)(void *io, void *dst, uint64_t addr, size_t n);
-	int (*write)(void *io, uint64_t addr, const void *src, size_t n);
-	int (*zero)(void *io, uint64_t addr, size_t n);
+	int (*read)(void *io, uint32_t chan, void *dst, uint64_t addr,
+		    size_t n);
+	int (*write)(void *io, uint32_t chan, uint64_t addr, const void *src,
+		     size_t n);
+	int (*zero)(void *io, uint32_t chan, uint64_t addr, size_t n);
+	int (*sync)(void *io, uint32_t chan);
 	void *io;
 	/*
 	 * Optional: memory copies may land in, for the mirror of a consumer

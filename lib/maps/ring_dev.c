@@ -2,9 +2,10 @@
 /*
  * Rings whose records live in GPU memory (map flag EGPU_F_RING_DEVICE):
  * GPU producers write at the speed of GPU memory, and the host drains the
- * records with the copy engine on the ring map's own non-blocking stream
- * (lib/maps/dev_map.c), so draining neither waits for nor delays the
- * application's kernels.
+ * records with the copy engine on the ring map's own non-blocking streams
+ * (lib/maps/dev_map_copy.c), one per consumer thread, so draining neither
+ * waits for nor delays the application's kernels, and consumer threads
+ * do not wait for each other.
  *
  * The ring is split into shards (ring_layout.h): a producer uses its SM's
  * shard, so warps of different SMs reserve on different counters instead
@@ -15,7 +16,10 @@
  * page-locked mirror, find where the published records there end, copy
  * those bytes again and hand their records over, zero them in GPU memory,
  * and write the shard's consumer position back. The GPU reads that
- * position from its own memory.
+ * position from its own memory. The zeroing and the write are only queued
+ * on the thread's stream, in that order (the stream runs them so): the
+ * thread's next copy out, or its wait at the end of its part of the pass,
+ * finds them done, so a pass costs two waited copies per window.
  *
  * Why twice: a copy engine reads a range in no promised order, so one copy
  * may read a record's payload before its producer wrote it and its header
@@ -290,11 +294,12 @@ bool ring_dev_reading(const struct event_ring *r)
 	return dev && r->cons >= dev->start;
 }
 
-static int dev_read(const struct event_ring *r, void *dst, uint64_t addr,
-		    size_t n)
+/* A copy out on channel @chan (a reader's index), complete on return. */
+static int dev_read(const struct event_ring *r, uint32_t chan, void *dst,
+		    uint64_t addr, size_t n)
 {
 	const struct ring_copier *c = &r->dev->copier;
-	int err = c->read(c->io, dst, addr, n);
+	int err = c->read(c->io, chan, dst, addr, n);
 
 	if (err)
 		err_prefix("ring '%s': copying %zu bytes out of GPU memory",
@@ -311,7 +316,7 @@ static int read_lines(const struct event_ring *r, uint32_t kind)
 	const struct ring_dev *dev = r->dev;
 	uint32_t n = r->shards;
 
-	return dev_read(r, dev->lines + (size_t)kind * n * LINE_WORDS,
+	return dev_read(r, 0, dev->lines + (size_t)kind * n * LINE_WORDS,
 			dev->view.ctl + (uint64_t)kind * n * RING_LINE,
 			(size_t)n * RING_LINE);
 }
@@ -330,25 +335,31 @@ static uint64_t data_addr(const struct event_ring *r, uint32_t i, uint64_t pos)
 }
 
 /*
- * Give what shard @i consumed since its last release back to producers:
- * zero it (by position, as for host rings: the tail pad holds no header),
- * then write its consumer position. A failed copy leaves it for the next
- * pass.
+ * Give what shard @i consumed since its last release back to producers, on
+ * channel @chan: zero it (by position, as for host rings: the tail pad
+ * holds no header), then write its consumer position, both queued. The
+ * position is written from its line in the host copy (page-locked), which
+ * no one changes before the channel's next copy out or sync (the next
+ * release of the shard comes after one). A failed queueing leaves it for
+ * the next pass.
  */
-static int shard_release(struct event_ring *r, uint32_t i)
+static int shard_release(struct event_ring *r, uint32_t chan, uint32_t i)
 {
 	struct ring_dev *dev = r->dev;
 	struct shard_cursor *cur = &dev->cur[i];
 	const struct ring_copier *c = &dev->copier;
+	uint64_t *cons = dev->lines + (size_t)(r->shards + i) * LINE_WORDS;
 	uint64_t cap = dev->view.mask + 1, off = cur->released & dev->view.mask;
 	uint64_t n = cur->cons - cur->released, first = min_u64(n, cap - off);
-	int err = c->zero(c->io, data_addr(r, i, cur->released), first);
+	int err = c->zero(c->io, chan, data_addr(r, i, cur->released), first);
 
 	if (!err && n > first)
-		err = c->zero(c->io, ring_shard_data(&dev->view, i), n - first);
+		err = c->zero(c->io, chan, ring_shard_data(&dev->view, i),
+			      n - first);
+	*cons = cur->cons;
 	if (!err)
-		err = c->write(c->io, ring_shard_cons(&dev->view, i), &cur->cons,
-			       sizeof(cur->cons));
+		err = c->write(c->io, chan, ring_shard_cons(&dev->view, i), cons,
+			       sizeof(*cons));
 	if (err) {
 		err_prefix("ring '%s': giving %llu bytes of shard %u back in GPU memory",
 			   r->name, (unsigned long long)n, i);
@@ -369,6 +380,7 @@ static int dev_window(struct event_ring *r, uint32_t i, uint64_t prod,
 {
 	struct ring_dev *dev = r->dev;
 	struct shard_cursor *cur = &dev->cur[i];
+	uint32_t chan = (uint32_t)(d->rd - r->readers);
 	uint8_t *mirror = d->rd->mirror;
 	uint64_t cap = dev->view.mask + 1, from = cur->cons, end = from;
 	uint64_t off = from & dev->view.mask;
@@ -379,19 +391,19 @@ static int dev_window(struct event_ring *r, uint32_t i, uint64_t prod,
 				 .bytes_end = from + n };
 	int seen, got, err;
 
-	err = dev_read(r, mirror, data_addr(r, i, from), n);
+	err = dev_read(r, chan, mirror, data_addr(r, i, from), n);
 	if (err)
 		return err;
 	seen = ring_walk(r, &w, NULL, &end, NULL);
 	if (seen < 0 || end == from)
 		return seen;
 	/* Published before this copy started: whole in it. */
-	err = dev_read(r, mirror, data_addr(r, i, from), end - from);
+	err = dev_read(r, chan, mirror, data_addr(r, i, from), end - from);
 	if (err)
 		return err;
 	w.bytes_end = end;
 	got = ring_walk(r, &w, d, &cur->cons, &cur->sub);
-	if (cur->cons != cur->released && (err = shard_release(r, i)))
+	if (cur->cons != cur->released && (err = shard_release(r, chan, i)))
 		return err;
 	return got < 0 ? got : got == WALK_STOP ? WALK_STOP : seen;
 }
@@ -423,17 +435,22 @@ int ring_dev_begin(struct event_ring *r, uint32_t parts)
 	return err;
 }
 
+/*
+ * Part @k of a pass: its shards, on channel @k. Its releases are done when
+ * it returns, so the next pass may give its shards to other channels.
+ */
 int ring_dev_consume(struct event_ring *r, uint32_t k, uint32_t parts,
 		     struct delivery *d)
 {
 	struct ring_dev *dev = r->dev;
+	const struct ring_copier *c = &dev->copier;
 	uint32_t mine = (r->shards - k + parts - 1) / parts; /* shards k + j * parts */
 	uint32_t *next = &d->rd->next;
-	int err = 0;
+	int err = 0, synced;
 
 	for (uint32_t i = k; i < r->shards && !err; i += parts)
 		if (dev->cur[i].cons != dev->cur[i].released)
-			err = shard_release(r, i);
+			err = shard_release(r, k, i);
 	/* From where the last pass stopped: it may be inside a batch. */
 	for (uint32_t j = 0; j < mine && !err; j++) {
 		uint32_t i = k + (*next / parts + j) % mine * parts;
@@ -445,6 +462,12 @@ int ring_dev_consume(struct event_ring *r, uint32_t k, uint32_t parts,
 			*next = i;
 			break;
 		}
+	}
+	synced = c->sync(c->io, k);
+	if (synced && !err) {
+		err_prefix("ring '%s': giving consumed bytes back in GPU memory",
+			   r->name);
+		err = synced;
 	}
 	return err;
 }
@@ -460,7 +483,7 @@ bool ring_dev_ready(const struct event_ring *r)
 
 		if (shard_prod(dev, i) == cons)
 			continue;
-		if (dev_read(r, &word, data_addr(r, i, cons), sizeof(word)))
+		if (dev_read(r, 0, &word, data_addr(r, i, cons), sizeof(word)))
 			return false;
 		if ((word >> 32) & RING_COMMIT)
 			return true;
@@ -496,26 +519,37 @@ uint64_t ring_dev_shard_drops(const struct event_ring *r, uint32_t i)
 	return dev->lines[(size_t)(2 * r->shards + i) * LINE_WORDS];
 }
 
-/* The ring map's stream and staging buffer (dev_map.c) as the copier. */
-static int map_read(void *io, void *dst, uint64_t addr, size_t n)
+/* The ring map's streams and staging buffers (dev_map_copy.c) as the copier. */
+static int map_read(void *io, uint32_t chan, void *dst, uint64_t addr,
+		    size_t n)
 {
-	return dev_map_read(io, dst, addr, n) ? EGPU_ECUDA : 0;
+	return dev_map_read(io, chan, dst, addr, n) ? EGPU_ECUDA : 0;
 }
 
-static int map_write(void *io, uint64_t addr, const void *src, size_t n)
+static int map_write(void *io, uint32_t chan, uint64_t addr, const void *src,
+		     size_t n)
 {
-	return dev_map_write(io, addr, src, n) ? EGPU_ECUDA : 0;
+	return dev_map_write_async(io, chan, addr, src, n) ? EGPU_ECUDA : 0;
 }
 
-static int map_zero(void *io, uint64_t addr, size_t n)
+static int map_zero(void *io, uint32_t chan, uint64_t addr, size_t n)
 {
-	return dev_map_zero(io, addr, n) ? EGPU_ECUDA : 0;
+	return dev_map_zero_async(io, chan, addr, n) ? EGPU_ECUDA : 0;
 }
+
+static int map_sync(void *io, uint32_t chan)
+{
+	return dev_map_sync(io, chan) ? EGPU_ECUDA : 0;
+}
+
+/* A channel per consumer thread. */
+_Static_assert(RING_READERS_MAX <= DEV_MAP_CHANNELS, "channels per reader");
 
 void ring_bind_map(struct event_ring *r, struct dev_map *m)
 {
 	const struct ring_copier c = { .read = map_read, .write = map_write,
-				       .zero = map_zero, .io = m };
+				       .zero = map_zero, .sync = map_sync,
+				       .io = m };
 
 	ring_bind_copier(r, &c, dev_map_data(m));
 }

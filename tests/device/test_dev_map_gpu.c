@@ -3,8 +3,8 @@
  * Maps in GPU memory, on a GPU: the device runtime's helpers driven by
  * kernels (map_kernels.cu, built to PTX with the runtime's sources; and a
  * hand-written caller appended to the embedded runtime PTX), the host's
- * dev_map_* operations, and host lookup latency. Exits 77 (skipped) where
- * there is no GPU.
+ * dev_map_* operations (copy channels included), and host lookup
+ * latency. Exits 77 (skipped) where there is no GPU.
  */
 #include <check.h>
 #include <errno.h>
@@ -621,6 +621,51 @@ START_TEST(host_array_round_trips)
 }
 END_TEST
 
+/*
+ * Copy channels (a ring's consumer threads use them): a channel runs its
+ * queued writes and fills in order, and its next read waits for them;
+ * channels 0, 1 and the last work side by side on one map's values.
+ */
+START_TEST(host_channels_run_in_order)
+{
+	struct map_spec spec = { .name = "chan", .type = EGPU_MAP_ARRAY,
+				     .key_size = 4, .value_size = 8,
+				     .max_entries = 2 * DEV_MAP_CHANNELS };
+	const uint32_t chans[] = { 0, 1, DEV_MAP_CHANNELS - 1 };
+	struct dev_map *m;
+	uint64_t *src = NULL, got;
+
+	ck_assert_int_eq(dev_map_new(&spec, 0, &m), 0);
+	CU_OK(d->cuMemAllocHost((void **)&src, DEV_MAP_CHANNELS * 8));
+	for (uint32_t i = 0; i < 3; i++) {
+		uint32_t c = chans[i];
+		uint64_t a = dev_map_value_base(m) + 16ull * c, b = a + 8;
+
+		src[c] = 1000 + c;
+		/* a: written, then zeroed; b: zeroed, then written. */
+		ck_assert_int_eq(dev_map_write_async(m, c, a, &src[c], 8), 0);
+		ck_assert_int_eq(dev_map_zero_async(m, c, a, 8), 0);
+		ck_assert_int_eq(dev_map_zero_async(m, c, b, 8), 0);
+		ck_assert_int_eq(dev_map_write_async(m, c, b, &src[c], 8), 0);
+	}
+	for (uint32_t i = 0; i < 3; i++) {
+		uint32_t c = chans[i];
+		uint64_t a = dev_map_value_base(m) + 16ull * c;
+
+		/* The channel's read comes after its queued work. */
+		ck_assert_int_eq(dev_map_read(m, c, &got, a + 8, 8), 0);
+		ck_assert_uint_eq(got, 1000 + c);
+		ck_assert_int_eq(dev_map_sync(m, c), 0);
+		ck_assert_int_eq(dev_map_read(m, (c + 1) % DEV_MAP_CHANNELS, &got,
+					      a, 8), 0);
+		ck_assert_uint_eq(got, 0);
+	}
+	ck_assert_int_eq(dev_map_sync(m, 5), 0); /* never used: nothing to wait for */
+	d->cuMemFreeHost(src);
+	dev_map_free(m);
+}
+END_TEST
+
 /* Host writes all threads' values of a key; each thread reads its own. */
 START_TEST(host_per_thread_round_trip)
 {
@@ -776,6 +821,7 @@ int main(void)
 	tcase_add_test(host, host_hash_round_trips);
 	tcase_add_test(host, host_hash_after_churn);
 	tcase_add_test(host, host_array_round_trips);
+	tcase_add_test(host, host_channels_run_in_order);
 	tcase_add_test(host, host_per_thread_round_trip);
 	tcase_add_test(host, host_lookup_latency);
 	tcase_set_timeout(host, 120);

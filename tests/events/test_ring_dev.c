@@ -25,6 +25,9 @@
 #include "ring_model.h"
 #include "test_util.h"
 
+/* Copies in and fills a channel holds before it runs them. */
+#define QUEUE_MAX 8
+
 /* GPU memory played by host memory: an address is a host pointer. */
 struct sim {
 	struct event_ring *r;
@@ -44,8 +47,20 @@ struct sim {
 	 */
 	void (*between)(struct sim *s);
 	struct weak *weak;
-	/* Copies one at a time, as through a map's stream (dev_map.c). */
+	/*
+	 * Copies one at a time (simpler than channels at once). Copies in
+	 * and fills wait in their channel's queue until its next copy out
+	 * or sync, as on a stream (dev_map_copy.c): the consumer must not
+	 * count on them sooner, nor change what they copy meanwhile.
+	 */
 	pthread_mutex_t lock;
+	struct queued {
+		uint64_t addr;
+		const uint64_t *src; /* NULL: a fill with zeros */
+		uint64_t value;      /* *src when queued */
+		size_t n;
+	} queue[RING_READERS_MAX][QUEUE_MAX];
+	uint32_t queued[RING_READERS_MAX];
 	/* Mirrors the ring asked for, for consumer threads beyond the first. */
 	uint8_t *extra[RING_READERS_MAX];
 	uint32_t nextra;
@@ -158,43 +173,84 @@ static int sim_read_locked(struct sim *s, void *dst, uint64_t addr, size_t n)
 	return 0;
 }
 
-static int sim_read(void *io, void *dst, uint64_t addr, size_t n)
+/* Run what channel @chan queued, in order (s->lock held). */
+static void sim_run_queue(struct sim *s, uint32_t chan)
+{
+	for (uint32_t k = 0; k < s->queued[chan]; k++) {
+		const struct queued *q = &s->queue[chan][k];
+
+		if (s->between) /* producers go on between two of them */
+			s->between(s);
+		if (!q->src) {
+			memset(ptr(q->addr), 0, q->n);
+			continue;
+		}
+		ck_assert_msg(*q->src == q->value,
+			      "the source of a queued copy changed before it ran");
+		memcpy(ptr(q->addr), q->src, q->n);
+	}
+	s->queued[chan] = 0;
+}
+
+static int sim_read(void *io, uint32_t chan, void *dst, uint64_t addr,
+		    size_t n)
 {
 	struct sim *s = io;
 	int err;
 
+	ck_assert_uint_lt(chan, RING_READERS_MAX);
 	pthread_mutex_lock(&s->lock);
+	sim_run_queue(s, chan);
 	err = sim_read_locked(s, dst, addr, n);
 	pthread_mutex_unlock(&s->lock);
 	return err;
 }
 
-static int sim_write(void *io, uint64_t addr, const void *src, size_t n)
+/* Queue @q on @chan; a full queue runs first (a stream may run early). */
+static int sim_queue(struct sim *s, uint32_t chan, struct queued q)
 {
-	struct sim *s = io;
 	int err = 0;
 
+	ck_assert_uint_lt(chan, RING_READERS_MAX);
 	pthread_mutex_lock(&s->lock);
-	if (s->fail_writes)
+	if (s->fail_writes) {
 		err = err_set(EGPU_ECUDA, "sim: copy failed");
-	else
-		memcpy(ptr(addr), src, n);
+	} else {
+		if (s->queued[chan] == QUEUE_MAX)
+			sim_run_queue(s, chan);
+		s->queue[chan][s->queued[chan]++] = q;
+	}
 	pthread_mutex_unlock(&s->lock);
 	return err;
 }
 
-static int sim_zero(void *io, uint64_t addr, size_t n)
+/* Copies in come from page-locked memory: a position in the lines' copy. */
+static int sim_write(void *io, uint32_t chan, uint64_t addr, const void *src,
+		     size_t n)
 {
 	struct sim *s = io;
-	int err = 0;
 
+	ck_assert_uint_eq(n, 8);
+	ck_assert(inside(src, n, s->lines, s->lines_len));
+	return sim_queue(s, chan, (struct queued){ .addr = addr, .src = src,
+						   .value = *(const uint64_t *)src,
+						   .n = n });
+}
+
+static int sim_zero(void *io, uint32_t chan, uint64_t addr, size_t n)
+{
+	return sim_queue(io, chan, (struct queued){ .addr = addr, .n = n });
+}
+
+static int sim_sync(void *io, uint32_t chan)
+{
+	struct sim *s = io;
+
+	ck_assert_uint_lt(chan, RING_READERS_MAX);
 	pthread_mutex_lock(&s->lock);
-	if (s->fail_writes)
-		err = err_set(EGPU_ECUDA, "sim: fill failed");
-	else
-		memset(ptr(addr), 0, n);
+	sim_run_queue(s, chan);
 	pthread_mutex_unlock(&s->lock);
-	return err;
+	return 0;
 }
 
 /* A mirror for another consumer thread (made on the consuming thread). */
@@ -257,7 +313,8 @@ static void sim_new_sms(struct sim *s, uint64_t cap, size_t mirror_len,
 			uint32_t sms)
 {
 	struct ring_copier c = { .read = sim_read, .write = sim_write,
-				 .zero = sim_zero, .io = s, .alloc = sim_alloc,
+				 .zero = sim_zero, .sync = sim_sync, .io = s,
+				 .alloc = sim_alloc,
 				 .free = sim_release };
 	uint32_t shards;
 
@@ -491,7 +548,7 @@ START_TEST(cpu_records_then_gpu_records)
 				     .max_entries = 4096,
 				     .flags = EGPU_F_RING_DEVICE };
 	struct ring_copier c = { .read = sim_read, .write = sim_write,
-				 .zero = sim_zero };
+				 .zero = sim_zero, .sync = sim_sync };
 	struct sim s = { .fail_shard = -1 };
 	struct sink k = { 0 };
 	uint8_t buf[40];
@@ -1057,7 +1114,9 @@ static int take_weak(void *user, const void *data, size_t size)
 /*
  * Seeds of the adversary, each a different interleaving: every record
  * kept arrives once, whole, in its producer's order; per shard, records
- * received plus drops counted equal records sent.
+ * received plus drops counted equal records sent. With @threads > 1 the
+ * passes take turns at @threads, @threads - 1, ... parts, so a shard moves
+ * between channels from one pass to the next.
  */
 static void weak_run_threads(uint64_t seed, uint64_t cap, size_t mirror_len,
 			     uint32_t sms, uint32_t threads)
@@ -1078,10 +1137,12 @@ static void weak_run_threads(uint64_t seed, uint64_t cap, size_t mirror_len,
 	w = (struct weak){ .rng = seed, .to_send = 3000 };
 	s.weak = &w;
 	s.between = weak_between;
-	while (!weak_done(&w)) {
+	for (uint32_t pass = 0; !weak_done(&w); pass++) {
 		for (int i = 0; i < 64; i++)
 			weak_step(&s);
-		ck_assert_msg(ring_consume_parts(s.r, parts, threads, pool) >= 0,
+		ck_assert_msg(ring_consume_parts(s.r, parts,
+						 threads - pass % threads,
+						 pool) >= 0,
 			      "%s", egpu_errmsg());
 	}
 	while (w.n)
@@ -1134,8 +1195,9 @@ END_TEST
 
 /*
  * The adversary against 2 and 3 consumer threads, each draining its
- * shards while the others do (copies one at a time, as on one stream):
- * every record once, whole, in its producer's order, drops exact.
+ * shards on its own channel while the others do, producers going on
+ * between a channel's queued fills and position writes: every record
+ * once, whole, in its producer's order, drops exact.
  */
 START_TEST(weak_visibility_consumer_threads)
 {
