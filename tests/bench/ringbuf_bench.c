@@ -60,6 +60,7 @@ static const struct row rows[] = {
 	{ "GPU, 512 MiB", "dev_events", "emit16_dev", 16, PER_RECORD, 1, true },
 	{ "GPU, 512 MiB", "dev_events", "emit16_dev", 16, BATCHES, 1, true },
 	{ "GPU, 512 MiB", "dev_events", "emit16_dev", 16, BATCHES, 4, true },
+	{ "GPU, 512 MiB", "dev_events", "emit16_dev", 16, BATCHES, 8, true },
 	{ "GPU, 512 MiB", "dev_events", "emit16_dev", 16, TO_FILE, 4, true },
 };
 
