@@ -3,14 +3,16 @@
  * Maps in GPU memory, on a GPU: the device runtime's helpers driven by
  * kernels (map_kernels.cu, built to PTX with the runtime's sources; and a
  * hand-written caller appended to the embedded runtime PTX), the host's
- * dev_map_* operations (copy channels included), and host lookup
- * latency. Exits 77 (skipped) where there is no GPU.
+ * dev_map_* operations (copy channels included), map addresses that are
+ * the same in every run, and host lookup latency. Exits 77 (skipped) where
+ * there is no GPU.
  */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/core.h"
 #include "cuda/cu.h"
@@ -785,7 +787,56 @@ static void load_modules(void)
 	free(both);
 }
 
-int main(void)
+/* One line from this program run with @arg (a fresh process). */
+static void run_self(const char *arg, char *line, size_t len)
+{
+	char cmd[64];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "/proc/%d/exe %s", (int)getpid(), arg);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	if (!fgets(line, (int)len, f))
+		line[0] = '\0';
+	ck_assert_int_eq(pclose(f), 0);
+}
+
+/*
+ * A program making the same maps gets them at the same addresses in every
+ * run (cuda/stable_alloc.c): instrumented PTX carries the addresses, and
+ * the driver's JIT cache keys compiled modules by their text.
+ */
+START_TEST(map_addresses_same_in_every_run)
+{
+	char first[64], again[64];
+
+	run_self("--map-handles", first, sizeof(first));
+	run_self("--map-handles", again, sizeof(again));
+	ck_assert_msg(strlen(first) > 2, "no handles printed");
+	ck_assert_str_eq(first, again);
+}
+END_TEST
+
+/* With --map-handles: the handles of two new maps, on one line. */
+static int print_map_handles(void)
+{
+	struct map_spec spec = { .name = "stable", .type = EGPU_MAP_ARRAY,
+				 .key_size = 4, .value_size = 48,
+				 .max_entries = 64 };
+	struct dev_map *a, *b;
+
+	if (dev_map_new(&spec, 0, &a) || dev_map_new(&spec, 0, &b)) {
+		fprintf(stderr, "dev_map_new: %s\n", egpu_errmsg());
+		return EXIT_FAILURE;
+	}
+	printf("%#llx %#llx\n", (unsigned long long)dev_map_handle(a),
+	       (unsigned long long)dev_map_handle(b));
+	dev_map_free(b);
+	dev_map_free(a);
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	TCase *dev, *host;
 	CUcontext ctx;
@@ -801,6 +852,8 @@ int main(void)
 		printf("no CUDA context: %s\n", egpu_errmsg());
 		return EXIT_FAILURE;
 	}
+	if (argc > 1 && !strcmp(argv[1], "--map-handles"))
+		return print_map_handles();
 	load_modules();
 
 	s = suite_create("dev_map_gpu");
@@ -824,6 +877,7 @@ int main(void)
 	tcase_add_test(host, host_channels_run_in_order);
 	tcase_add_test(host, host_per_thread_round_trip);
 	tcase_add_test(host, host_lookup_latency);
+	tcase_add_test(host, map_addresses_same_in_every_run);
 	tcase_set_timeout(host, 120);
 	suite_add_tcase(s, dev);
 	suite_add_tcase(s, host);
