@@ -5,8 +5,8 @@
  * and way of consuming (rows[]): rings in host memory (256 MiB, 16, 64 and
  * 256 payload bytes, a callback per record), and a ring in GPU memory big
  * enough for a whole run (512 MiB, 16 bytes) consumed by a callback per
- * record, in batches, in batches on 4 consumer threads, and straight to a
- * file in /tmp on 4 threads. Measured: the kernel's device time with the
+ * record, in batches, in batches on 4 and on 8 consumer threads, and
+ * straight to a file in /tmp on 4 threads. Measured: the kernel's device time with the
  * ring probe over without probes (CUDA events, median), the records and
  * payload bytes the kernel emitted (kept or dropped) per second of its
  * device time, those delivered to the host per second (launch to the last
