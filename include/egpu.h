@@ -531,6 +531,57 @@ EGPU_API int egpu_module_load(egpu_ctx *ctx, CUmodule *mod, const void *image,
 			      size_t len);
 
 /* ======================================================================
+ * Compilers with a ptxas of their own (XLA; docs/frameworks.md, JAX)
+ *
+ * XLA turns its PTX into a cubin with ptxas before the driver sees it. A
+ * stand-in `ptxas` (egpu_ptxas_standin_dir()) put first on PATH hands that
+ * PTX to a server in the process that owns the maps, which instruments it
+ * with its context, and runs the real ptxas on the result.
+ * ====================================================================== */
+
+/** Opaque server instrumenting the PTX a stand-in ptxas sends. */
+typedef struct egpu_ptxas_server egpu_ptxas_server;
+
+/** Options for egpu_ptxas_server_start(). */
+struct egpu_ptxas_server_opts {
+	size_t sz; /**< sizeof(struct egpu_ptxas_server_opts) */
+	/** Socket path; NULL: a new one in a private directory under $TMPDIR. */
+	const char *socket_path;
+};
+
+/**
+ * Serve stand-in ptxas runs on a thread of its own, instrumenting their
+ * PTX with @p ctx (one call at a time) when the compile targets the
+ * context's GPU, and declining otherwise (the stand-in then compiles the
+ * original). NULL on failure (egpu_errmsg()).
+ */
+EGPU_API egpu_ptxas_server *
+egpu_ptxas_server_start(egpu_ctx *ctx, const struct egpu_ptxas_server_opts *opts);
+/** The socket stand-ins connect to: the value for EGPU_PTXAS_SOCKET. */
+EGPU_API const char *egpu_ptxas_server_socket(const egpu_ptxas_server *srv);
+
+/** What a server did (egpu_ptxas_server_stats()). */
+struct egpu_ptxas_stats {
+	size_t sz;             /**< sizeof(struct egpu_ptxas_stats) */
+	uint64_t requests;     /**< stand-in runs that reached the server */
+	uint64_t instrumented; /**< modules handed back instrumented */
+	uint64_t declined;     /**< for another GPU, or nothing attached matched */
+	uint64_t failed;       /**< instrumentation failed: compiled plain */
+	double instrument_ms;  /**< libegpu's time over all of them */
+};
+/** Copy the server's counts into @p st (set its sz first). */
+EGPU_API int egpu_ptxas_server_stats(const egpu_ptxas_server *srv,
+				     struct egpu_ptxas_stats *st);
+/** Stop serving and remove the socket. NULL-safe. */
+EGPU_API void egpu_ptxas_server_stop(egpu_ptxas_server *srv);
+/**
+ * The directory holding the stand-in `ptxas` installed with this library
+ * (put it first on PATH, and the real ptxas in EGPU_PTXAS_REAL), or NULL
+ * where it is missing.
+ */
+EGPU_API const char *egpu_ptxas_standin_dir(void);
+
+/* ======================================================================
  * Events: ring buffers and printing (docs/events.md)
  *
  * Ring maps (RINGBUF, PERF_EVENT_ARRAY, GPU_RINGBUF) keep their records in
