@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "api/internal.h"
+#include "cuda/cu.h"
 
 #define PROTO "EGPU-PTXAS 1"
 /* PTX larger than this is refused rather than read (XLA's are < 10 MB). */
@@ -107,6 +108,9 @@ static void answer(struct egpu_ptxas_server *s, int fd, const char *arch,
 	size_t out_len = 0;
 	unsigned want = arch_sm(s->ctx->sm);
 
+	/* maps live in the context's CUDA context; this thread has none */
+	if (s->ctx->cu_ctx)
+		cu_ctx_set_current(s->ctx->cu_ctx);
 	if (arch_sm(arch) != want) {
 		snprintf(head, sizeof(head), "the context is for sm_%u", want);
 		count(s, &s->st.declined, 0);
