@@ -547,13 +547,26 @@ struct egpu_ptxas_server_opts {
 	size_t sz; /**< sizeof(struct egpu_ptxas_server_opts) */
 	/** Socket path; NULL: a new one in a private directory under $TMPDIR. */
 	const char *socket_path;
+	/**
+	 * Instrument with this instead of egpu_instrument_ptx() on the
+	 * context given (which may then be NULL): for a caller that binds its
+	 * context lazily or guards it with a lock of its own. @p arch is the
+	 * compile's ("sm_90a"). Return 0 with *@p out malloc'ed, 0 with
+	 * *@p out NULL to decline (the original is compiled), or a negative
+	 * EGPU_E* code with egpu_errmsg() set.
+	 */
+	int (*instrument)(void *user, const char *arch, const char *ptx,
+			  size_t len, char **out, size_t *out_len);
+	void *user; /**< passed to @ref instrument */
 };
 
 /**
- * Serve stand-in ptxas runs on a thread of its own, instrumenting their
- * PTX with @p ctx (one call at a time) when the compile targets the
+ * Serve stand-in ptxas runs on a thread of its own, one at a time,
+ * instrumenting their PTX with @p ctx when the compile targets the
  * context's GPU, and declining otherwise (the stand-in then compiles the
- * original). NULL on failure (egpu_errmsg()).
+ * original). Only compiles this process runs are served: a stand-in whose
+ * parent is another process (a forked child's) is declined. NULL on
+ * failure (egpu_errmsg()).
  */
 EGPU_API egpu_ptxas_server *
 egpu_ptxas_server_start(egpu_ctx *ctx, const struct egpu_ptxas_server_opts *opts);

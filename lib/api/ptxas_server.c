@@ -27,7 +27,9 @@
 #define PTX_MAX ((size_t)1 << 30)
 
 struct egpu_ptxas_server {
-	egpu_ctx *ctx;
+	int (*instrument)(void *user, const char *arch, const char *ptx,
+			  size_t len, char **out, size_t *out_len);
+	void *user;
 	int fd;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char dir[PATH_MAX]; /* the private directory we made, or "" */
@@ -36,10 +38,11 @@ struct egpu_ptxas_server {
 	struct egpu_ptxas_stats st;
 };
 
+/* Writes never raise SIGPIPE: a stand-in that died must not kill us. */
 static int io_all(int fd, void *p, size_t n, bool rd)
 {
 	while (n) {
-		ssize_t k = rd ? read(fd, p, n) : write(fd, p, n);
+		ssize_t k = rd ? read(fd, p, n) : send(fd, p, n, MSG_NOSIGNAL);
 
 		if (k == 0 || (k < 0 && errno != EINTR))
 			return -1;
@@ -99,33 +102,65 @@ static unsigned arch_sm(const char *arch)
 	return end == arch + 3 || v > 9999 ? 0 : (unsigned)v;
 }
 
+/* The context's own instrumentation, for the context's GPU only. */
+static int instrument_ctx(void *user, const char *arch, const char *ptx,
+			  size_t len, char **out, size_t *out_len)
+{
+	struct egpu_ctx *ctx = user;
+	struct egpu_report rep = { .sz = sizeof(rep) };
+	int err;
+
+	*out = NULL;
+	if (arch_sm(arch) != arch_sm(ctx->sm))
+		return 0;
+	/* maps live in the context's CUDA context; this thread has none */
+	if (ctx->cu_ctx)
+		cu_ctx_set_current(ctx->cu_ctx);
+	err = egpu_instrument_ptx(ctx, ptx, len, out, out_len, &rep);
+	if (!err && !rep.kernels_patched) {
+		free(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+/* Whether process @pid was started by this one (SO_PEERCRED's pid). */
+static bool our_child(pid_t pid)
+{
+	char path[64], buf[512], *close_paren;
+	FILE *f;
+	int ppid = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	/* "PID (COMM) STATE PPID ...": COMM may hold spaces and parens */
+	if (fgets(buf, sizeof(buf), f) && (close_paren = strrchr(buf, ')')))
+		sscanf(close_paren + 1, " %*c %d", &ppid);
+	fclose(f);
+	return ppid == getpid();
+}
+
 static void answer(struct egpu_ptxas_server *s, int fd, const char *arch,
 		   const char *ptx, size_t len)
 {
-	struct egpu_report rep = { .sz = sizeof(rep) };
 	uint64_t t0 = now_ns();
 	char *out = NULL, head[64];
 	size_t out_len = 0;
-	unsigned want = arch_sm(s->ctx->sm);
+	double ms;
+	int err = s->instrument(s->user, arch, ptx, len, &out, &out_len);
 
-	/* maps live in the context's CUDA context; this thread has none */
-	if (s->ctx->cu_ctx)
-		cu_ctx_set_current(s->ctx->cu_ctx);
-	if (arch_sm(arch) != want) {
-		snprintf(head, sizeof(head), "the context is for sm_%u", want);
-		count(s, &s->st.declined, 0);
-		return reply_line(fd, "PASS", head);
-	}
-	if (egpu_instrument_ptx(s->ctx, ptx, len, &out, &out_len, &rep)) {
-		count(s, &s->st.failed, (double)(now_ns() - t0) / 1e6);
+	ms = (double)(now_ns() - t0) / 1e6;
+	if (err) {
+		count(s, &s->st.failed, ms);
 		return reply_line(fd, "ERR", egpu_errmsg());
 	}
-	if (!rep.kernels_patched) {
-		free(out);
-		count(s, &s->st.declined, (double)(now_ns() - t0) / 1e6);
-		return reply_line(fd, "PASS", "no kernel matched");
+	if (!out) {
+		count(s, &s->st.declined, ms);
+		return reply_line(fd, "PASS", "not for this context");
 	}
-	count(s, &s->st.instrumented, (double)(now_ns() - t0) / 1e6);
+	count(s, &s->st.instrumented, ms);
 	snprintf(head, sizeof(head), "OK %zu\n", out_len);
 	if (!io_all(fd, head, strlen(head), false))
 		io_all(fd, out, out_len, false);
@@ -135,9 +170,16 @@ static void answer(struct egpu_ptxas_server *s, int fd, const char *arch,
 static void serve_one(struct egpu_ptxas_server *s, int fd)
 {
 	char proto[32], arch[64], num[32];
+	struct ucred cred;
+	socklen_t cred_len = sizeof(cred);
 	unsigned long long len;
 	char *ptx;
 
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) ||
+	    (cred.pid != getpid() && !our_child(cred.pid))) {
+		count(s, &s->st.declined, 0);
+		return reply_line(fd, "PASS", "the compile is another process's");
+	}
 	if (read_line(fd, proto, sizeof(proto)) || strcmp(proto, PROTO) ||
 	    read_line(fd, arch, sizeof(arch)) || read_line(fd, num, sizeof(num)) ||
 	    sscanf(num, "%llu", &len) != 1)
@@ -222,8 +264,8 @@ egpu_ptxas_server *egpu_ptxas_server_start(egpu_ctx *ctx,
 
 	if (OPTS_VALID(opts, "egpu_ptxas_server_start"))
 		return NULL;
-	if (!ctx) {
-		err_set(EGPU_EINVAL, "egpu_ptxas_server_start: NULL context");
+	if (!ctx && !OPTS_GET(opts, instrument, NULL)) {
+		err_set(EGPU_EINVAL, "egpu_ptxas_server_start: no context and no instrument function");
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));
@@ -231,7 +273,12 @@ egpu_ptxas_server *egpu_ptxas_server_start(egpu_ctx *ctx,
 		err_set(EGPU_ENOMEM, "ptxas server: out of memory");
 		return NULL;
 	}
-	s->ctx = ctx;
+	s->instrument = OPTS_GET(opts, instrument, NULL);
+	s->user = OPTS_GET(opts, user, NULL);
+	if (!s->instrument) {
+		s->instrument = instrument_ctx;
+		s->user = ctx;
+	}
 	s->fd = -1;
 	s->st.sz = sizeof(s->st);
 	pthread_mutex_init(&s->lock, NULL);

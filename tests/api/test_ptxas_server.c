@@ -7,6 +7,7 @@
  * the toolkit's ptxas itself.
  */
 #include <check.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,17 +63,25 @@ static void teardown(void)
 	strcpy(dir, "/tmp/egpu-ptxas-test-XXXXXX");
 }
 
-/* Run the stand-in as XLA does; returns its exit status. */
+/* Run the stand-in as XLA does, as a child of this process (the server
+ * serves no other's); returns its exit status. */
 static int run_standin(const char *real, const char *arch, bool with_socket)
 {
-	char cmd[2048];
+	char sock[300], real_env[300], arch_opt[32], out[300];
+	char *envp[] = { sock, real_env, NULL };
+	char *argv[] = { (char *)EGPU_STANDIN, (char *)MEM_PTX, (char *)"-o", out,
+			 arch_opt, (char *)"--warn-on-spills", NULL };
+	pid_t pid;
+	int status;
 
-	snprintf(cmd, sizeof(cmd),
-		 "env %s%s EGPU_PTXAS_REAL='%s' '%s' '%s' -o '%s/out.cubin' -arch=%s --warn-on-spills",
-		 with_socket ? "EGPU_PTXAS_SOCKET=" : "-u EGPU_PTXAS_SOCKET",
-		 with_socket ? egpu_ptxas_server_socket(srv) : "", real,
-		 EGPU_STANDIN, MEM_PTX, dir, arch);
-	return WEXITSTATUS(system(cmd));
+	snprintf(sock, sizeof(sock), "EGPU_PTXAS_SOCKET=%s",
+		 with_socket ? egpu_ptxas_server_socket(srv) : "");
+	snprintf(real_env, sizeof(real_env), "EGPU_PTXAS_REAL=%s", real);
+	snprintf(arch_opt, sizeof(arch_opt), "-arch=%s", arch);
+	snprintf(out, sizeof(out), "%s/out.cubin", dir);
+	ck_assert_int_eq(posix_spawn(&pid, EGPU_STANDIN, NULL, NULL, argv, envp), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 static struct egpu_ptxas_stats stats(void)
@@ -134,6 +143,24 @@ START_TEST(real_ptxas_assembles_the_result)
 }
 END_TEST
 
+/* A compile this process did not start (here: started through a shell)
+ * is not served: its PTX is another process's. */
+START_TEST(another_process_compile_declined)
+{
+	char cmd[1024], *given, *orig = tu_read_file(MEM_PTX, NULL);
+
+	snprintf(cmd, sizeof(cmd),
+		 "EGPU_PTXAS_SOCKET='%s' EGPU_PTXAS_REAL='%s' '%s' '%s' -arch=sm_90; true",
+		 egpu_ptxas_server_socket(srv), fake, EGPU_STANDIN, MEM_PTX);
+	ck_assert_int_eq(system(cmd), 0);
+	given = tu_read_file(copy, NULL);
+	ck_assert_str_eq(given, orig);
+	ck_assert_uint_eq(stats().declined, 1);
+	free(given);
+	free(orig);
+}
+END_TEST
+
 START_TEST(malformed_request_answered)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -159,6 +186,7 @@ int main(void)
 	tcase_add_test(tc, compile_for_the_context_gets_probes);
 	tcase_add_test(tc, other_gpus_and_no_server_compile_unchanged);
 	tcase_add_test(tc, real_ptxas_assembles_the_result);
+	tcase_add_test(tc, another_process_compile_declined);
 	tcase_add_test(tc, malformed_request_answered);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);

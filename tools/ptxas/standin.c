@@ -101,10 +101,15 @@ static char *read_file(const char *path, size_t *len)
 	return buf;
 }
 
+/* To the socket without SIGPIPE (a server gone must not fail the
+ * compile), or to a file. */
 static int write_all(int fd, const void *p, size_t n)
 {
 	while (n) {
-		ssize_t w = write(fd, p, n);
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == ENOTSOCK)
+			w = write(fd, p, n);
 
 		if (w <= 0 && errno != EINTR)
 			return -1;
