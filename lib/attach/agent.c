@@ -95,6 +95,7 @@ static void finish(void)
 		pthread_join(poller, NULL);
 		poller_running = false;
 	}
+	ptxas_stop(&st);
 	egpu_print_poll(ctx, 0);
 	pthread_mutex_lock(&lock);
 	egpu_metrics_free(metrics);
@@ -283,6 +284,11 @@ void agent_begin(const void *image, size_t len, const char *via,
 	ld->t_load_ms = now_ms();
 }
 
+const char *agent_target(void)
+{
+	return target;
+}
+
 void agent_end(struct attach_load *ld, bool ok, int cuda_err)
 {
 	double ms = now_ms() - ld->t_load_ms;
@@ -317,4 +323,6 @@ __attribute__((constructor)) static void read_env(void)
 	env.verbose = v && *v && strcmp(v, "0");
 	if (!env.probe)
 		fprintf(stderr, ATTACH_MSG "EGPU_ATTACH is not set: no probes\n");
+	else
+		ptxas_serve();
 }

@@ -38,6 +38,8 @@ void agent_end(struct attach_load *ld, bool ok, int cuda_err);
 
 /* Whether the calling thread is inside libegpu (its own loads pass). */
 bool agent_busy(void);
+/* The device's target ("sm_90"), once the first load set the agent up. */
+const char *agent_target(void);
 
 /* Settings from the environment (EGPU_ATTACH*). */
 struct attach_env {
@@ -69,7 +71,16 @@ struct attach_stats {
 	size_t nkernels;
 	char **sass_only;        /* "VIA: SASS for sm_90" per module */
 	size_t nsass_only;
+	unsigned ptxas_compiles; /* the application's own ptxas runs served */
 };
+
+/*
+ * Serve the stand-in ptxas `egpu attach` put on PATH (ptxas.c): modules
+ * the application assembles itself (XLA) go through agent_begin() too.
+ */
+void ptxas_serve(void);
+/* Stop serving; the count of compiles served into @st. */
+void ptxas_stop(struct attach_stats *st);
 
 /* Print maps (and, @final, the whole report) to @f. */
 void report_print(FILE *f, egpu_obj *obj, const struct attach_stats *st,

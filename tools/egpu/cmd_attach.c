@@ -44,7 +44,8 @@ static int set_attach_env(void *arg)
 	       (a->interval && setenv("EGPU_ATTACH_INTERVAL", a->interval, 1)) ||
 	       (a->metrics && setenv("EGPU_ATTACH_METRICS", a->metrics, 1)) ||
 	       (a->metrics_spec &&
-		setenv("EGPU_ATTACH_METRICS_SPEC", a->metrics_spec, 1));
+		setenv("EGPU_ATTACH_METRICS_SPEC", a->metrics_spec, 1)) ||
+	       ptxas_standin_env();
 }
 
 /* The value of option argv[*i], or NULL (usage printed by the caller). */
