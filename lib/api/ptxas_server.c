@@ -353,7 +353,7 @@ static void find_standin(void)
 	if ((size_t)snprintf(rel, sizeof(rel), "%s/" EGPU_LIBEXEC_FROM_LIB, lib) < sizeof(rel) &&
 	    standin_in(rel))
 		return;
-	if (!strcmp(lib, EGPU_BUILD_DIR "/lib"))
+	if (realpath(EGPU_BUILD_DIR "/lib", rel) && !strcmp(lib, rel))
 		standin_in(EGPU_BUILD_DIR "/libexec");
 }
 

@@ -40,7 +40,10 @@ void ptxas_serve(void)
 {
 	EGPU_OPTS(egpu_ptxas_server_opts, so, .instrument = instrument);
 
-	if (!getenv("EGPU_PTXAS_REAL"))
+	/* A child of a served process (the stand-in itself, which inherits
+	 * LD_PRELOAD, or a worker) leaves the socket it inherited alone: its
+	 * compiles are declined there and stay plain. */
+	if (!getenv("EGPU_PTXAS_REAL") || getenv("EGPU_PTXAS_SOCKET"))
 		return;
 	server = egpu_ptxas_server_start(NULL, &so);
 	if (!server || setenv("EGPU_PTXAS_SOCKET", egpu_ptxas_server_socket(server), 1))

@@ -12,6 +12,10 @@ import sys
 
 mode = sys.argv[1]
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+# XLA's autotuner picks kernels by their time, and probes change it: no
+# autotuning, so that the plain and the instrumented runs compare.
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                           " --xla_gpu_autotune_level=0").strip()
 if mode == "egpu":
     import egpu
     import egpu.jax  # before JAX compiles anything
