@@ -70,6 +70,9 @@ static void *poll_loop(void *arg)
 	(void)arg;
 	busy = true;
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&lock); /* not while a load moves maps */
+		events_poll();
+		pthread_mutex_unlock(&lock);
 		egpu_print_poll(ctx, 100);
 		if (next && now_ms() >= next) {
 			pthread_mutex_lock(&lock);
@@ -97,6 +100,7 @@ static void finish(void)
 	}
 	egpu_print_poll(ctx, 0);
 	pthread_mutex_lock(&lock);
+	events_stop();
 	egpu_metrics_free(metrics);
 	metrics = NULL;
 	f = report_file();
@@ -140,6 +144,12 @@ static int setup(void)
 	obj = ctx ? egpu_load(ctx, env.probe, NULL) : NULL;
 	if (!obj)
 		return -1;
+	/* maps seeded before any instrumented kernel; rings consumed from
+	 * the start */
+	if (seed_maps(obj, &env))
+		return err_set(EGPU_EINVAL, "the maps could not be seeded (above)");
+	if (events_start(obj, &env))
+		return err_set(EGPU_EINVAL, "the rings cannot be consumed (above)");
 	n = egpu_attach_all(obj);
 	if (n < 0)
 		return -1;
@@ -315,6 +325,11 @@ __attribute__((constructor)) static void read_env(void)
 	env.metrics_spec = getenv("EGPU_ATTACH_METRICS_SPEC");
 	v = getenv("EGPU_ATTACH_VERBOSE");
 	env.verbose = v && *v && strcmp(v, "0");
+	env.events_out = getenv("EGPU_ATTACH_EVENTS_OUT");
+	env.events_raw = getenv("EGPU_ATTACH_EVENTS_RAW");
+	env.event_types = getenv("EGPU_ATTACH_EVENT_TYPES");
+	env.set = getenv("EGPU_ATTACH_SET");
+	env.set_file = getenv("EGPU_ATTACH_SET_FILE");
 	if (!env.probe)
 		fprintf(stderr, ATTACH_MSG "EGPU_ATTACH is not set: no probes\n");
 }
