@@ -22,8 +22,8 @@ static int assign(struct put *w, uint32_t id, const struct json *v,
 
 static int wrong(const struct put *w, const char *what, const struct json *v)
 {
-	return err_set(EGPU_EINVAL, "%s%s%s: %s%s%s", w->path[0] ? "field '" : "",
-		       w->path[0] ? w->path : "value", w->path[0] ? "'" : "", what,
+	return err_set(EGPU_EINVAL, "%s%s%s%s%s%s", w->path[0] ? "field '" : "",
+		       w->path, w->path[0] ? "': " : "", what,
 		       v && v->text ? ": " : "", v && v->text ? v->text : "");
 }
 

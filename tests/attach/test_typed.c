@@ -178,11 +178,11 @@ START_TEST(set_errors_named)
 	assert_refused("scale[0]", EGPU_EINVAL, "MAP[KEY]=VALUE expected");
 	assert_refused("scale 0=1", EGPU_EINVAL, "MAP[KEY]=VALUE expected");
 	assert_refused("scale[2]=1", egpu_obj_set(obj, "scale[2]=1"), "map 'scale'");
-	assert_refused("scale[x]=1", EGPU_EINVAL, "key: value: an integer expected: x");
-	assert_refused("scale[0]=-1", EGPU_EINVAL, "out of range: -1");
+	assert_refused("scale[x]=1", EGPU_EINVAL, "map 'scale' key: an integer expected: x");
+	assert_refused("scale[0]=-1", EGPU_EINVAL, "map 'scale' value: out of range: -1");
 	assert_refused("scale[0]=18446744073709551616", EGPU_EINVAL, "out of range");
 	assert_refused("scale[0]=1.5", EGPU_EINVAL, "not an integer: 1.5");
-	assert_refused("scale[4294967296]=1", EGPU_EINVAL, "key: value: out of range");
+	assert_refused("scale[4294967296]=1", EGPU_EINVAL, "map 'scale' key: out of range");
 	assert_refused("config[0]={level: 8}", EGPU_EINVAL, "field 'level': out of range: 8");
 	assert_refused("config[0]={bias: 2147483648}", EGPU_EINVAL, "field 'bias': out of range");
 	assert_refused("config[0]={bias: -2147483649}", EGPU_EINVAL, "field 'bias': out of range");

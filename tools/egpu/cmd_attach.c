@@ -120,7 +120,7 @@ static int parse(int argc, char **argv, struct attach_args *a, int *cmd)
 			const char *v = value(argc, argv, &i);
 
 			if (!v || (!set && (!strchr(v, '=') || strchr(v, ','))) ||
-			    (set && strchr(v, '\n')))
+			    (set && (!strchr(v, '[') || strchr(v, '\n'))))
 				return cli_usage(set ? "attach: --set needs MAP[KEY]=VALUE\n" USAGE :
 						 "attach: --event-type needs MAP=TYPE\n" USAGE);
 			if (!append(set ? &a->sets : &a->event_types, v, set ? '\n' : ','))
