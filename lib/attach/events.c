@@ -11,6 +11,7 @@
  * value type when the record has its size, else the only struct of the
  * record's size; bytes no type fits print as hex.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,8 +21,8 @@ struct ring_view {
 	egpu_map *map;
 	egpu_ringbuf *rb;
 	uint32_t forced;      /* --event-type's, or 0 */
-	size_t last_size;     /* the record size last typed, and its type */
-	uint32_t last_type;
+	size_t last_size;     /* the record size last typed (SIZE_MAX: none), */
+	uint32_t last_type;   /* and its type (0: hex) */
 };
 
 static struct ring_view *views;
@@ -42,7 +43,7 @@ static uint32_t type_of(struct ring_view *v, size_t size)
 {
 	if (v->forced)
 		return v->forced;
-	if (size != v->last_size || !v->last_type) {
+	if (size != v->last_size) {
 		v->last_size = size;
 		v->last_type = egpu_map_record_type(v->map, size);
 	}
@@ -103,21 +104,18 @@ static int forced_type(const char *spec, const char *map, uint32_t *id)
 static void raw_path(const char *raw, const egpu_map *map, bool several,
 		     char *buf, size_t len)
 {
-	snprintf(buf, len, several ? "%s.%s" : "%s", raw, egpu_map_name(map));
+	snprintf(buf, len, "%s%s%s", raw, several ? "." : "",
+		 several ? egpu_map_name(map) : "");
 }
 
 static int add_view(egpu_map *m, const struct attach_env *env, bool several)
 {
 	char path[4096];
 	EGPU_OPTS(egpu_ringbuf_opts, ro, .path = env->events_raw ? path : NULL);
-	struct ring_view *v;
+	/* views[] never moves: the consumers hold pointers into it */
+	struct ring_view *v = &views[nviews];
 
-	v = realloc(views, (nviews + 1) * sizeof(*v));
-	if (!v)
-		return -1;
-	views = v;
-	v = &views[nviews];
-	*v = (struct ring_view){ .map = m };
+	*v = (struct ring_view){ .map = m, .last_size = SIZE_MAX };
 	if (forced_type(env->event_types, egpu_map_name(m), &v->forced))
 		return -1;
 	if (env->events_raw)
@@ -156,6 +154,9 @@ int events_start(egpu_obj *obj, const struct attach_env *env)
 		rings += is_ring(m);
 	if (!rings)
 		return 0;
+	views = calloc(rings, sizeof(*views));
+	if (!views)
+		return -1;
 	out = open_out(env->events_out);
 	for (egpu_map *m = egpu_obj_next_map(obj, NULL); m; m = egpu_obj_next_map(obj, m))
 		if (is_ring(m) && add_view(m, env, rings > 1))
