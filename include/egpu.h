@@ -710,7 +710,12 @@ struct egpu_print_info {
 	const char *obj;    /**< object holding the format, NULL if unknown */
 	uint32_t block[3];  /**< blockIdx of the printing thread */
 	uint32_t thread[3]; /**< threadIdx */
+	/** The printing kernel's id (egpu_kernel_info()), or
+	 *  EGPU_PRINT_NO_KERNEL: direct runs, bpf-to-bpf subprograms, memory
+	 *  probes in a .func several kernels call */
+	uint32_t kernel_id;
 };
+#define EGPU_PRINT_NO_KERNEL 0xffffffffu
 
 /**
  * Receives one line printed on the GPU by bpf_printk / bpf_trace_printk /

@@ -5,7 +5,8 @@
  * attaches its programs by section name; then instruments each module
  * image that carries PTX, keeping the result in a cache keyed by the
  * image's PTX (the probe and the target are fixed for the process). Prints
- * stream from a thread; maps and the report are printed at exit.
+ * and events stream from a thread; maps and the report are printed at
+ * exit.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -70,18 +71,17 @@ static void *poll_loop(void *arg)
 	(void)arg;
 	busy = true;
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
-		pthread_mutex_lock(&lock); /* not while a load moves maps */
+		/* not while a load moves maps or adds kernels (whose names
+		 * print lines carry) */
+		pthread_mutex_lock(&lock);
 		events_poll();
-		pthread_mutex_unlock(&lock);
-		egpu_print_poll(ctx, 100);
+		egpu_print_poll(ctx, 0);
 		if (next && now_ms() >= next) {
-			pthread_mutex_lock(&lock);
 			report_print(stderr, obj, &st, env.json, false);
-			pthread_mutex_unlock(&lock);
 			next += env.interval * 1e3;
 		}
-		if (!next)
-			usleep(50000);
+		pthread_mutex_unlock(&lock);
+		usleep(50000);
 	}
 	return NULL;
 }
@@ -98,8 +98,8 @@ static void finish(void)
 		pthread_join(poller, NULL);
 		poller_running = false;
 	}
-	egpu_print_poll(ctx, 0);
 	pthread_mutex_lock(&lock);
+	egpu_print_poll(ctx, 0);
 	events_stop();
 	egpu_metrics_free(metrics);
 	metrics = NULL;

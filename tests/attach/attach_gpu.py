@@ -7,8 +7,8 @@ a PyTorch eager script when torch is installed, --metrics scraped
 while vecapp's kernels run, and evapp (built as bpftime builds its
 examples, shared and static cudart) under events.bpf.o: its GPU ring
 records printed decoded (JSON lines and text), written raw, its maps
-seeded with --set and --set-file, its bpf_printk lines. Exit 77 without
-a GPU.
+seeded with --set and --set-file, its bpf_printk lines naming the
+kernel. Exit 77 without a GPU.
 
 usage: attach_gpu.py EGPU APPS_DIR COUNTER.o THREADHIST.o BENCH OUT_DIR
                      EVENTS.o EVAPPS_DIR
@@ -203,7 +203,8 @@ def run_events(kind):
     launch: blocks 0, 2, 4, 6 send a block_event to the GPU ring `events`
     (its value type: printed by name), block 0's thread 0 an exit_note to
     the RINGBUF `exits` (typed as the only 16-byte struct), block 0 one
-    print line; totals[0] gets 3 per block."""
+    print line, prefixed with the kernel's name; totals[0] gets 3 per
+    block."""
     tag, app = f"events_{kind}", os.path.join(evapps, f"evapp_{kind}")
     seeds = os.path.join(out, tag + ".seeds.json")
     with open(seeds, "w") as f:
@@ -228,7 +229,9 @@ def run_events(kind):
     totals = [e["value"] for e in rep.get("maps", {}).get("totals", {}).get("entries", [])]
     check(tag, "totals[0] from the seeded scale", totals, [[3 * EV_GRID * EV_LAUNCHES]])
     with open(os.path.join(out, tag + ".log")) as f:
-        check(tag, "print lines", f.read().count("block 0 sent its event"), EV_LAUNCHES)
+        check(tag, "print lines naming the kernel", f.read().count(
+            "egpu: vec_scale(float*, float, int) block (0,0,0) thread (0,0,0): "
+            "block 0 sent its event"), EV_LAUNCHES)
 
 
 def run_events_text_and_raw():
