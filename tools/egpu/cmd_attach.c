@@ -190,35 +190,36 @@ static int check_metrics_spec(egpu_ctx *ctx, egpu_obj *obj, const char *spec)
 	return m ? 0 : -1;
 }
 
+/*
+ * Refuse a probe that will not load, a metrics spec that does not fit its
+ * maps, or seeds and event types it cannot take, before running anything.
+ */
+static int check_probe(const struct attach_args *a)
+{
+	egpu_ctx *ctx = egpu_ctx_new(NULL);
+	egpu_obj *obj = ctx ? egpu_load(ctx, a->probe, NULL) : NULL;
+	int rc;
+
+	if (!obj || (a->metrics && check_metrics_spec(ctx, obj, a->metrics_spec)))
+		rc = cli_fail(a->probe);
+	else
+		rc = check_events_and_seeds(obj, a);
+	egpu_ctx_free(ctx);
+	return rc;
+}
+
 int cmd_attach(int argc, char **argv)
 {
 	struct attach_args a = { 0 };
-	egpu_ctx *ctx;
-	egpu_obj *obj;
 	int cmd = 0, rc;
 
 	rc = parse(argc, argv, &a, &cmd);
-	if (rc) {
-		free(a.sets);
-		free(a.event_types);
-		return rc < 0 ? 0 : rc; /* -1: --help */
-	}
-	/* refuse a probe that will not load, or a metrics spec that does not
-	 * fit its maps, before running anything */
-	ctx = egpu_ctx_new(NULL);
-	obj = ctx ? egpu_load(ctx, a.probe, NULL) : NULL;
-	if (!obj || (a.metrics && check_metrics_spec(ctx, obj, a.metrics_spec))) {
-		egpu_ctx_free(ctx);
-		return cli_fail(a.probe);
-	}
-	rc = check_events_and_seeds(obj, &a);
-	egpu_ctx_free(ctx);
-	if (rc)
-		return rc;
-	if (child_find_lib("attach", ATTACH_NAME, "EGPU_ATTACH_LIB", a.lib,
-			   sizeof(a.lib)))
-		return 1;
-	rc = child_run(argv + cmd, "attach", set_attach_env, &a);
+	if (rc < 0)
+		rc = 0; /* --help */
+	else if (!rc && !(rc = check_probe(&a)))
+		rc = child_find_lib("attach", ATTACH_NAME, "EGPU_ATTACH_LIB", a.lib,
+				    sizeof(a.lib)) ? 1 :
+		     child_run(argv + cmd, "attach", set_attach_env, &a);
 	free(a.sets);
 	free(a.event_types);
 	return rc;
