@@ -365,6 +365,50 @@ EGPU_API int egpu_map_lookup_values(egpu_map *map, const void *key,
  */
 EGPU_API int egpu_map_lookup_sum(egpu_map *map, const void *key, void *sum);
 
+/*
+ * Typed values: the object's BTF (clang -g) names the fields of map keys,
+ * values and ring records. Type ids are the BTF's; 0 is none.
+ */
+
+/**
+ * Id of the struct, union, enum, typedef or integer type @p name ("struct
+ * X" also) in @p obj's BTF; 0 (EGPU_ENOENT) when there is none.
+ */
+EGPU_API uint32_t egpu_obj_find_type(const egpu_obj *obj, const char *name);
+/**
+ * The type of @p size-byte records of ring map @p map (or of values of
+ * any map): the value type the map's definition names (__type(value, T))
+ * when it has @p size bytes, else the only struct of @p size bytes in the
+ * BTF; 0 when neither (print the bytes as hex).
+ */
+EGPU_API uint32_t egpu_map_record_type(const egpu_map *map, size_t size);
+/**
+ * @p size bytes at @p data, a value of type @p type_id, as named fields on
+ * one line: `{pid: 7, comm: "vec_add", at: [1, 2]}`, or as JSON (@p json).
+ * *text is malloc'ed (free() it). EGPU_EINVAL when @p size is not the
+ * type's.
+ */
+EGPU_API int egpu_obj_format(const egpu_obj *obj, uint32_t type_id,
+			     const void *data, size_t size, bool json,
+			     char **text, size_t *len);
+/**
+ * Store "MAP[KEY]=VALUE" into a map of @p obj. KEY and VALUE are typed by
+ * the map's BTF key and value types: integers (decimal, 0x hex, negative
+ * for signed types; range-checked), enumerator names, structs as
+ * `{field: V, ...}` (fields not named keep the entry's value), arrays as
+ * `[V, ...]`, char arrays as "text"; a map without BTF types takes
+ * integers of its key and value sizes. EGPU_ENOENT for an unknown map,
+ * EGPU_EINVAL naming the bad part.
+ */
+EGPU_API int egpu_obj_set(egpu_obj *obj, const char *assignment);
+/**
+ * Store every entry of JSON text @p json, an object of maps: `{"MAP":
+ * {"KEY": VALUE, ...}}` (KEY a string holding a key as egpu_obj_set()
+ * reads it) or `{"MAP": [{"key": K, "value": V}, ...]}`; values as
+ * egpu_obj_set(). Stops at the first error.
+ */
+EGPU_API int egpu_obj_set_json(egpu_obj *obj, const char *json);
+
 /** Opaque attachment of a program to the kernels matching a pattern. */
 typedef struct egpu_link egpu_link;
 
@@ -730,7 +774,12 @@ struct egpu_print_info {
 	const char *obj;    /**< object holding the format, NULL if unknown */
 	uint32_t block[3];  /**< blockIdx of the printing thread */
 	uint32_t thread[3]; /**< threadIdx */
+	/** The printing kernel's id (egpu_kernel_info()), or
+	 *  EGPU_PRINT_NO_KERNEL: direct runs, bpf-to-bpf subprograms, memory
+	 *  probes in a .func several kernels call */
+	uint32_t kernel_id;
 };
+#define EGPU_PRINT_NO_KERNEL 0xffffffffu
 
 /**
  * Receives one line printed on the GPU by bpf_printk / bpf_trace_printk /

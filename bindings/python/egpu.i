@@ -304,7 +304,8 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 }
 %apply (const void *BUF, size_t LEN) {
 	(const void *elf, size_t len), (const void *insns, size_t len),
-	(const void *image, size_t len), (const char *ptx, size_t len)
+	(const void *image, size_t len), (const char *ptx, size_t len),
+	(const void *data, size_t size)
 };
 
 /* Text out: returned as a str, the C buffer freed. */
@@ -320,7 +321,8 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %typemap(freearg) (char **TEXT, size_t *LEN) {
 	free(text$argnum);
 }
-%apply (char **TEXT, size_t *LEN) { (char **ptx, size_t *len), (char **out, size_t *out_len) };
+%apply (char **TEXT, size_t *LEN) { (char **ptx, size_t *len), (char **out, size_t *out_len),
+	(char **text, size_t *len) };
 
 %typemap(in, numinputs=0) struct egpu_report *report (struct egpu_report rep) {
 	memset(&rep, 0, sizeof(rep));

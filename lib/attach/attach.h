@@ -50,7 +50,27 @@ struct attach_env {
 	const char *metrics;  /* EGPU_ATTACH_METRICS=[HOST]:PORT: serve maps */
 	const char *metrics_spec; /* EGPU_ATTACH_METRICS_SPEC: MAP=KIND[/KEY],... */
 	bool verbose;         /* EGPU_ATTACH_VERBOSE=1: each load on stderr */
+	const char *events_out;  /* EGPU_ATTACH_EVENTS_OUT: events file, "-": stdout */
+	const char *events_raw;  /* EGPU_ATTACH_EVENTS_RAW: records raw to FILE */
+	const char *event_types; /* EGPU_ATTACH_EVENT_TYPES: MAP=TYPE,... */
+	const char *set;         /* EGPU_ATTACH_SET: MAP[KEY]=VALUE lines */
+	const char *set_file;    /* EGPU_ATTACH_SET_FILE: JSON of map entries */
 };
+
+/*
+ * events.c: consumers of every ring map of @obj, printing each record
+ * (or writing it raw) as @env says; -1 with a message when a ring cannot
+ * be consumed or an --event-type names no type.
+ */
+int events_start(egpu_obj *obj, const struct attach_env *env);
+/* Consume what the rings hold now (the poll thread, under the lock). */
+void events_poll(void);
+/* The last records, then each ring's records and drops; at exit. */
+void events_stop(void);
+
+/* seed.c: store EGPU_ATTACH_SET and EGPU_ATTACH_SET_FILE; -1 with a
+ * message naming the bad entry. */
+int seed_maps(egpu_obj *obj, const struct attach_env *env);
 
 /* The kernels instrumented so far, for the report. */
 struct attach_kernel {

@@ -5,10 +5,12 @@
  * the rest call `egpu_dev_<name>`, extern device functions (all arguments
  * and the result .b64) that the device runtime (lib/device) links in.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "egpu/ctx.h"
 #include "jit_llvm.h"
 #include "maps/ring_layout.h"
 #include "ptx_lower.h"
@@ -74,6 +76,41 @@ static LLVMValueRef extern_call(struct lift *l, const struct helper_info *h,
 
 	snprintf(name, sizeof(name), RUNTIME_PREFIX "%s", h->name);
 	return lift_call(l, name, l->i64, args, h->nargs);
+}
+
+/*
+ * The kernel id a print record carries: the probe's ctx holds it (folded
+ * to a constant where the probe is copied into its site); subprograms
+ * and direct runs have no kernel ctx (PRINT_NO_KERNEL).
+ */
+static LLVMValueRef print_kernel(struct lift *l)
+{
+	int at = l->in->attach;
+	unsigned off = at == EGPU_ATTACH_MEM ? offsetof(struct egpu_mem_ctx, kernel_id) :
+					       offsetof(struct egpu_kernel_ctx, kernel_id);
+	LLVMValueRef p, v;
+
+	if (l->fn->start || (at != EGPU_ATTACH_ENTRY && at != EGPU_ATTACH_EXIT &&
+			     at != EGPU_ATTACH_MEM))
+		return lift_const(l->i64, PRINT_NO_KERNEL);
+	p = LLVMBuildGEP2(l->b, l->i8, LLVMGetParam(l->fn->fn, 0),
+			  (LLVMValueRef[]){ lift_const(l->i64, off) }, 1, "");
+	v = LLVMBuildLoad2(l->b, l->i32, p, "kernel_id");
+	LLVMSetAlignment(v, 4);
+	return LLVMBuildZExt(l->b, v, l->i64, "");
+}
+
+/* A print helper: its arguments, then the kernel's id. */
+static LLVMValueRef print_call(struct lift *l, const struct helper_info *h,
+			       LLVMValueRef *args)
+{
+	char name[96];
+	LLVMValueRef all[6];
+
+	memcpy(all, args, h->nargs * sizeof(*args));
+	all[h->nargs] = print_kernel(l);
+	snprintf(name, sizeof(name), RUNTIME_PREFIX "%s", h->name);
+	return lift_call(l, name, l->i64, all, h->nargs + 1);
 }
 
 /* Whether the runtime's egpu_dev_@helper writes the print ring. */
@@ -182,7 +219,8 @@ static int ptx_helper(struct lift *l, const struct helper_info *h,
 		*r0 = lift_const(l->i64, pid_tgid());
 		break;
 	default:
-		*r0 = extern_call(l, h, args);
+		*r0 = h->flags & HELPER_PRINTS ? print_call(l, h, args) :
+						 extern_call(l, h, args);
 		break;
 	}
 	return 0;
