@@ -76,7 +76,7 @@ int egpu_prog_jit_ptx(egpu_prog *prog, struct egpu_jit_opts *opts, char **ptx,
 
 	if (!prog || !ptx)
 		return err_set(EGPU_EINVAL, "egpu_prog_jit_ptx: NULL argument");
-	if (OPTS_VALID(opts, "egpu_prog_jit_ptx"))
+	if (OPTS_VALID(opts, egpu_jit_opts, "egpu_prog_jit_ptx"))
 		return EGPU_EINVAL;
 	sm = OPTS_GET(opts, sm, NULL);
 	func = OPTS_GET(opts, func, NULL);
@@ -131,7 +131,7 @@ int egpu_prog_run(egpu_prog *prog, struct egpu_run_opts *opts)
 
 	if (!prog || !opts)
 		return err_set(EGPU_EINVAL, "egpu_prog_run: NULL argument");
-	if (OPTS_VALID(opts, "egpu_prog_run"))
+	if (OPTS_VALID(opts, egpu_run_opts, "egpu_prog_run"))
 		return EGPU_EINVAL;
 	if (OPTS_GET(opts, ctx_len, 0) && !OPTS_GET(opts, ctx, NULL))
 		return err_set(EGPU_EINVAL, "egpu_prog_run: ctx_len without ctx");

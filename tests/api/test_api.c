@@ -56,6 +56,52 @@ START_TEST(ctx_opts_checked)
 }
 END_TEST
 
+/*
+ * A field that a newer header put into what is this library's trailing
+ * padding (egpu_load_opts and egpu_attach_opts end in a bool) is refused,
+ * not ignored; EGPU_OPTS leaves that padding zero.
+ */
+#define PAD_END(T) offsetofend(struct T, T##__last_field)
+
+START_TEST(opts_padding_checked)
+{
+	union {
+		struct egpu_load_opts o;
+		unsigned char b[sizeof(struct egpu_load_opts)];
+	} load;
+	union {
+		struct egpu_attach_opts o;
+		unsigned char b[sizeof(struct egpu_attach_opts)];
+	} at;
+	EGPU_OPTS(egpu_load_opts, full, .name = "n", .helpers = EGPU_HELPERS_GPU,
+		  .strict = true);
+	egpu_prog *prog = egpu_obj_prog(obj, "on_entry");
+	egpu_obj *o;
+
+	ck_assert_uint_lt(PAD_END(egpu_load_opts), sizeof(load.o));
+	ck_assert_uint_lt(PAD_END(egpu_attach_opts), sizeof(at.o));
+	for (size_t i = PAD_END(egpu_load_opts); i < sizeof(full); i++)
+		ck_assert_uint_eq(((unsigned char *)&full)[i], 0);
+	memset(&load, 0, sizeof(load));
+	load.o.sz = sizeof(load.o);
+	o = egpu_load(ctx, API_OBJ, &load.o);
+	ck_assert_msg(o, "%s", egpu_errmsg());
+	egpu_obj_close(o);
+	load.b[PAD_END(egpu_load_opts)] = 1;
+	ck_assert_ptr_null(egpu_load(ctx, API_OBJ, &load.o));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "egpu_load"));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "does not know"));
+
+	ck_assert_ptr_nonnull(prog);
+	memset(&at, 0, sizeof(at));
+	at.o.sz = sizeof(at.o);
+	at.b[sizeof(at.o) - 1] = 1;
+	ck_assert_ptr_null(egpu_attach_kernel(prog, "saxpy", EGPU_ATTACH_ENTRY,
+					      &at.o));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "egpu_attach_kernel"));
+}
+END_TEST
+
 START_TEST(load_errors_name_the_input)
 {
 	static const char garbage[] = "\x7f" "ELF not really an object";
@@ -418,6 +464,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, ctx_opts_checked);
+	tcase_add_test(tc, opts_padding_checked);
 	tcase_add_test(tc, load_errors_name_the_input);
 	tcase_add_test(tc, programs_and_maps_listed);
 	tcase_add_test(tc, hash_map_semantics);
