@@ -87,6 +87,8 @@ int egpu_prog_jit_ptx(egpu_prog *prog, struct egpu_jit_opts *opts, char **ptx,
 	err = direct_ctx_ok(prog, OPTS_GET(opts, ctx_len, 0));
 	if (!err)
 		err = prog_verify(prog, prog->spec->attach, OPTS_GET(opts, ctx_len, 0));
+	if (!err && (err = obj_maps_to_gpu(prog->obj)))
+		err_prefix("prog '%s'", prog->spec->name);
 	if (err)
 		return err;
 	t0 = now_ns();

@@ -126,6 +126,8 @@ int prog_run_gpu(struct egpu_prog *prog, struct egpu_run_opts *opts)
 		return err_set(EGPU_EINVAL, "prog '%s': the context is offline (inspection only)",
 			       prog->spec->name);
 	err = cu_ctx_current(&ctx);
+	if (!err && (err = obj_maps_to_gpu(prog->obj)))
+		err_prefix("prog '%s'", prog->spec->name);
 	if (!err)
 		err = prog_kernel(prog, &fn);
 	if (!err) {

@@ -102,6 +102,36 @@ START_TEST(opts_padding_checked)
 }
 END_TEST
 
+/*
+ * A translation cache lookup allocates nothing: an object's maps reach GPU
+ * memory before, in a step of their own (ctx_maps_to_gpu), so a lookup
+ * for maps still on the host is an error, and they stay there.
+ */
+START_TEST(jit_cache_lookup_allocates_nothing)
+{
+	egpu_ctx *live = egpu_ctx_new(NULL);
+	struct ptx_text text;
+	unsigned needs = 0;
+	egpu_prog *p;
+	egpu_obj *o;
+
+	ck_assert_ptr_nonnull(live);
+	o = egpu_load(live, API_OBJ, NULL);
+	ck_assert_msg(o, "%s", egpu_errmsg());
+	ck_assert_uint_gt(o->spec.map_cnt, 0);
+	p = egpu_obj_prog(o, "on_entry");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(jit_cache_probe(live, p, "f", "sm_90", &text, &needs),
+			 EGPU_EINVAL);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "not in GPU memory"));
+	for (size_t i = 0; i < o->spec.map_cnt; i++)
+		ck_assert_ptr_null(o->maps[i].dev);
+	ck_assert_ptr_null(live->cu_ctx);
+	ck_assert_uint_eq(jit_cache_size(live), 0);
+	egpu_ctx_free(live);
+}
+END_TEST
+
 START_TEST(load_errors_name_the_input)
 {
 	static const char garbage[] = "\x7f" "ELF not really an object";
@@ -465,6 +495,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, ctx_opts_checked);
 	tcase_add_test(tc, opts_padding_checked);
+	tcase_add_test(tc, jit_cache_lookup_allocates_nothing);
 	tcase_add_test(tc, load_errors_name_the_input);
 	tcase_add_test(tc, programs_and_maps_listed);
 	tcase_add_test(tc, hash_map_semantics);
