@@ -38,9 +38,23 @@ extern "C" {
 /**
  * Declare and zero an options struct with its `sz` set, like libbpf's
  * LIBBPF_OPTS: `EGPU_OPTS(egpu_load_opts, o, .name = "probe");`
+ *
+ * The library refuses (EGPU_ENOTSUP) a struct with a non-zero byte after
+ * the last field it knows (`TYPE__last_field`), trailing padding
+ * included: a field a newer header put there is never ignored silently.
+ * So a struct filled by hand is zeroed first (memset, calloc); this macro
+ * does that where the compiler allows (gcc, clang), as LIBBPF_OPTS does.
  */
+#if defined(__GNUC__) && !defined(__cplusplus)
+#define EGPU_OPTS(TYPE, NAME, ...)                                            \
+	struct TYPE NAME = __extension__({                                    \
+		__builtin_memset(&NAME, 0, sizeof(struct TYPE));              \
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };      \
+	})
+#else
 #define EGPU_OPTS(TYPE, NAME, ...)                                            \
 	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
+#endif
 
 /** Error codes. All are negative; 0 is success. */
 enum egpu_error {
@@ -122,6 +136,7 @@ struct egpu_ctx_opts {
 	 */
 	size_t mem_inline_limit;
 };
+#define egpu_ctx_opts__last_field mem_inline_limit
 
 /**
  * Create a context. Needs no GPU: the CUDA driver is opened only when a GPU
@@ -159,6 +174,7 @@ struct egpu_load_opts {
 	 */
 	bool strict;
 };
+#define egpu_load_opts__last_field strict
 
 /** Load an eBPF ELF object from @p path. NULL on failure. */
 EGPU_API egpu_obj *egpu_load(egpu_ctx *ctx, const char *path,
@@ -233,6 +249,7 @@ struct egpu_jit_opts {
 	 */
 	size_t ctx_len;
 };
+#define egpu_jit_opts__last_field ctx_len
 
 /**
  * Translate a program to PTX. The result holds a `.visible .func` named
@@ -260,6 +277,7 @@ struct egpu_verify_opts {
 	uint64_t states;          /**< out: states stored for pruning */
 	double verify_ms;         /**< out: time taken */
 };
+#define egpu_verify_opts__last_field verify_ms
 
 /**
  * Run the verifier on @p prog (programs are verified anyway before they are
@@ -283,6 +301,7 @@ struct egpu_run_opts {
 	uint64_t retval;           /**< out: r0 at exit */
 	double run_ns;             /**< out: execution time, excluding translation */
 };
+#define egpu_run_opts__last_field run_ns
 
 /** Run a program once, directly, with r1 = ctx and r2 = ctx_len. */
 EGPU_API int egpu_prog_run(egpu_prog *prog, struct egpu_run_opts *opts);
@@ -428,6 +447,7 @@ struct egpu_attach_opts {
 	 */
 	bool strict;
 };
+#define egpu_attach_opts__last_field strict
 
 /**
  * Attach @p prog at @p at to every kernel whose name matches @p kernel: the
@@ -603,6 +623,7 @@ struct egpu_ptxas_server_opts {
 			  size_t len, char **out, size_t *out_len);
 	void *user; /**< passed to @ref instrument */
 };
+#define egpu_ptxas_server_opts__last_field user
 
 /**
  * Serve stand-in ptxas runs on a thread of its own, one at a time,
@@ -714,6 +735,7 @@ struct egpu_ringbuf_opts {
 	 */
 	uint32_t threads;
 };
+#define egpu_ringbuf_opts__last_field threads
 
 /**
  * egpu_ringbuf_add() with batch or file delivery (@p opts may be NULL:
@@ -993,6 +1015,7 @@ struct egpu_trace_opts {
 	 *  its Python frames in place of the interpreter's) */
 	bool no_python;
 };
+#define egpu_trace_opts__last_field no_python
 
 /**
  * Start tracing the process: launches from now on are recorded. NULL on
@@ -1157,6 +1180,7 @@ struct egpu_metrics_opts {
 	 *  free one (egpu_metrics_port()). */
 	const char *listen;
 };
+#define egpu_metrics_opts__last_field listen
 
 /**
  * Maps to be exported as metrics, read from @p ctx's maps at each scrape
@@ -1194,6 +1218,7 @@ struct egpu_pprof_opts {
 	size_t sz;                 /**< sizeof(struct egpu_pprof_opts) */
 	bool no_copies;            /**< leave memcpy / memset out */
 };
+#define egpu_pprof_opts__last_field no_copies
 
 /**
  * Write a stopped trace as a gzip'd pprof Profile to @p path: samples of

@@ -276,6 +276,8 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 		probe_target(ctx, text, sm, sizeof(sm));
 		err = kernels_numbering(ctx, text, len, &kn);
 	}
+	if (!err) /* the linked objects' maps, before their probes translate */
+		err = ctx_maps_to_gpu(ctx);
 	if (!err)
 		err = probe_set_build(ctx, &ps, sm);
 	if (!err)

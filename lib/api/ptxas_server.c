@@ -262,7 +262,7 @@ egpu_ptxas_server *egpu_ptxas_server_start(egpu_ctx *ctx,
 	struct egpu_ptxas_server *s;
 	int err;
 
-	if (OPTS_VALID(opts, "egpu_ptxas_server_start"))
+	if (OPTS_VALID(opts, egpu_ptxas_server_opts, "egpu_ptxas_server_start"))
 		return NULL;
 	if (!ctx && !OPTS_GET(opts, instrument, NULL)) {
 		err_set(EGPU_EINVAL, "egpu_ptxas_server_start: no context and no instrument function");
