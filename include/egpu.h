@@ -901,12 +901,17 @@ enum egpu_trace_format {
 	/** Folded stacks weighted by GPU time in microseconds:
 	 *  "main;f;cudaLaunchKernel;[GPU_Kernel]k 3099" */
 	EGPU_TRACE_FOLDED = 1,
-	/** Chrome trace / Perfetto JSON timeline with launch→kernel flows. */
+	/** Chrome trace / Perfetto JSON timeline with launch→kernel flows
+	 *  (each call carries its stack as text: for small traces). */
 	EGPU_TRACE_CHROME = 2,
 	/** Self-contained interactive SVG flame graph. */
 	EGPU_TRACE_SVG = 3,
 	/** Text table: top kernels by GPU time, launches, hottest paths. */
 	EGPU_TRACE_SUMMARY = 4,
+	/** Perfetto's protobuf trace (.perfetto-trace): the timeline of
+	 *  EGPU_TRACE_CHROME with names and call stacks interned, about
+	 *  60 bytes a launch (docs/trace-outputs.md). */
+	EGPU_TRACE_PERFETTO = 5,
 };
 
 /** Write a stopped trace as @p format to @p path ("-": stdout). */

@@ -134,6 +134,7 @@ static int (*const writers[])(const struct trace_data *, FILE *) = {
 	[EGPU_TRACE_CHROME] = trace_write_chrome,
 	[EGPU_TRACE_SVG] = trace_write_svg,
 	[EGPU_TRACE_SUMMARY] = write_summary,
+	[EGPU_TRACE_PERFETTO] = trace_write_perfetto,
 };
 
 int egpu_trace_write(const egpu_trace *t, enum egpu_trace_format format,
@@ -152,7 +153,7 @@ int egpu_trace_write(const egpu_trace *t, enum egpu_trace_format format,
 			       (int)format);
 	if (!path)
 		return err_set(EGPU_EINVAL, "egpu_trace_write: no path");
-	f = out ? stdout : fopen(path, "w");
+	f = out ? stdout : fopen(path, "wb");
 	if (!f)
 		return err_set(EGPU_EIO, "egpu_trace_write: %s: %s", path,
 			       strerror(errno));

@@ -8,6 +8,7 @@
 #include <execinfo.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collect_impl.h"
 #include "cuda/cu.h"
@@ -183,6 +184,7 @@ struct trace_data *collect_stop(struct collect *c,
 		err_set(EGPU_ENOMEM, "egpu_trace_stop: out of memory");
 		return NULL;
 	}
+	c->td.pid = (uint32_t)getpid();
 	c->td.ops = c->ops;
 	c->td.op_cnt = c->op_n;
 	c->td.lost = c->lost;
