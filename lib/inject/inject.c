@@ -4,8 +4,9 @@
  * driver loads the library CUDA_INJECTION64_PATH names at cuInit and calls
  * its InitializeInjection() (CUPTI's injection contract); the trace starts
  * there and is written at exit into $EGPU_TRACE_DIR (default: egpu-trace):
- * trace.folded, trace.json (Chrome / Perfetto), trace.svg, summary.txt;
- * the summary also goes to stderr. $EGPU_TRACE_PPROF names a file for a
+ * trace.perfetto-trace (Perfetto's protobuf trace; trace.json, the JSON
+ * timeline, with $EGPU_TRACE_FORMAT=json), trace.folded, trace.svg,
+ * summary.txt; the summary also goes to stderr. $EGPU_TRACE_PPROF names a file for a
  * gzip'd pprof profile as well; $EGPU_TRACE_NO_PYTHON=1 leaves Python
  * frames out. `egpu trace -- CMD` sets this up.
  */
@@ -33,15 +34,27 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static const struct {
+struct output {
 	enum egpu_trace_format format;
 	const char *stem, *ext;
-} outputs[] = {
+};
+
+/* The timeline first: Perfetto's binary trace, or with
+ * EGPU_TRACE_FORMAT=json the JSON one. */
+static struct output outputs[] = {
+	{ EGPU_TRACE_PERFETTO, "trace", "perfetto-trace" },
 	{ EGPU_TRACE_FOLDED, "trace", "folded" },
-	{ EGPU_TRACE_CHROME, "trace", "json" },
 	{ EGPU_TRACE_SVG, "trace", "svg" },
 	{ EGPU_TRACE_SUMMARY, "summary", "txt" },
 };
+
+static void pick_timeline(void)
+{
+	const char *format = getenv("EGPU_TRACE_FORMAT");
+
+	if (format && !strcmp(format, "json"))
+		outputs[0] = (struct output){ EGPU_TRACE_CHROME, "trace", "json" };
+}
 
 /*
  * DIR/STEM.EXT; STEM.PID.EXT in a process other than the one `egpu trace`
@@ -134,6 +147,7 @@ static void finish(void)
 		return;
 	}
 	print_stats();
+	pick_timeline();
 	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
 		out_path(path, sizeof(path), dir, i);
 		t = now_ms();

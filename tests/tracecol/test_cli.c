@@ -123,8 +123,8 @@ START_TEST(cli_writes_the_trace)
 	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX", path[128], pprof[128];
 	const char *run[] = { "trace", "-o", dir, "--pprof", pprof,
 		FAKE_DRIVER, NULL };
-	static const char *const files[] = { "trace.folded", "trace.json",
-		"trace.svg", "summary.txt" };
+	static const char *const files[] = { "trace.folded",
+		"trace.perfetto-trace", "trace.svg", "summary.txt" };
 	char err[8192], *text;
 	size_t len;
 
@@ -142,7 +142,8 @@ START_TEST(cli_writes_the_trace)
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
 		text = tu_read_file(path, &len);
-		ck_assert_msg(strstr(text, "update(float*, int)"),
+		/* the Perfetto trace is binary: its strings among other bytes */
+		ck_assert_msg(memmem(text, len, "update(float*, int)", 19),
 			      "%s lacks the kernel", path);
 		if (i == 0)
 			ck_assert_msg(strstr(text, "play;train_step;"
@@ -152,6 +153,40 @@ START_TEST(cli_writes_the_trace)
 		unlink(path);
 	}
 	rmdir(dir);
+}
+END_TEST
+
+/* --format json: the JSON timeline instead of Perfetto's; a format the
+ * tool does not know is refused. */
+START_TEST(cli_json_timeline)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX", path[128];
+	const char *run[] = { "trace", "-o", dir, "--format", "json",
+		FAKE_DRIVER, NULL };
+	const char *bad[] = { "trace", "--format", "xml", "true", NULL };
+	static const char *const others[] = { "trace.folded", "trace.svg",
+		"summary.txt" };
+	char err[8192], *text;
+	size_t len;
+
+	ck_assert_int_eq(run_egpu(bad, err, sizeof(err)), 2);
+	ck_assert_ptr_nonnull(strstr(err, "--format takes perfetto or json"));
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 5);
+	snprintf(path, sizeof(path), "%s/trace.perfetto-trace", dir);
+	ck_assert_int_ne(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/trace.json", dir);
+	text = tu_read_file(path, &len);
+	ck_assert_msg(strstr(text, "\"traceEvents\""), "json: %s", text);
+	free(text);
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, others[i]);
+		unlink(path);
+	}
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/trace.json", dir);
+	unlink(path);
+	ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
@@ -185,6 +220,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cli_output_not_a_folder);
 	tcase_add_test(tc, cli_runs_the_command);
 	tcase_add_test(tc, cli_writes_the_trace);
+	tcase_add_test(tc, cli_json_timeline);
 	tcase_add_test(tc, cli_child_process_files);
 	suite_add_tcase(s, tc);
 	return s;

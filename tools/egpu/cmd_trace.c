@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * egpu trace [-o DIR] [--pprof FILE] [--] CMD ARGS...: run CMD with
- * libegpu_inject.so as its CUDA injection library (CUDA_INJECTION64_PATH,
- * no root needed). The library writes the trace into DIR (and with
- * --pprof a gzip'd pprof profile into FILE) and prints the summary when
- * CMD exits; this command returns CMD's exit status.
+ * egpu trace [-o DIR] [--format perfetto|json] [--pprof FILE] [--] CMD
+ * ARGS...: run CMD with libegpu_inject.so as its CUDA injection library
+ * (CUDA_INJECTION64_PATH, no root needed). The library writes the trace
+ * into DIR (the timeline as trace.perfetto-trace, or trace.json with
+ * --format json; with --pprof a gzip'd pprof profile into FILE too) and
+ * prints the summary when CMD exits; this command returns CMD's exit
+ * status.
  */
 #include <errno.h>
 #include <glob.h>
@@ -19,7 +21,8 @@
 #include "cli.h"
 
 #define INJECT_NAME "libegpu_inject.so"
-#define USAGE "usage: egpu trace [-o DIR] [--pprof FILE] [--] CMD [ARGS...]"
+#define USAGE "usage: egpu trace [-o DIR] [--format perfetto|json] " \
+	"[--pprof FILE] [--] CMD [ARGS...]"
 
 /* Create @dir if needed and put its absolute path in @abs. */
 static int out_dir(const char *dir, char *abs)
@@ -42,7 +45,7 @@ static int out_dir(const char *dir, char *abs)
 }
 
 struct traced {
-	const char *inject, *dir, *pprof;
+	const char *inject, *dir, *pprof, *format;
 };
 
 static int set_trace_env(void *arg)
@@ -58,6 +61,7 @@ static int set_trace_env(void *arg)
 	return setenv("CUDA_INJECTION64_PATH", t->inject, 1) ||
 	       setenv("EGPU_TRACE_DIR", t->dir, 1) ||
 	       setenv("EGPU_TRACE_PID", pid, 1) ||
+	       setenv("EGPU_TRACE_FORMAT", t->format, 1) ||
 	       (t->pprof && setenv("EGPU_TRACE_PPROF", t->pprof, 1));
 }
 
@@ -82,7 +86,7 @@ static bool trace_written(const char *dir, time_t since)
 int cmd_trace(int argc, char **argv)
 {
 	char inject[PATH_MAX], dir[PATH_MAX], pprof_abs[PATH_MAX];
-	const char *out = "egpu-trace", *pprof = NULL;
+	const char *out = "egpu-trace", *pprof = NULL, *format = "perfetto";
 	time_t start;
 	int i, rc;
 
@@ -96,6 +100,14 @@ int cmd_trace(int argc, char **argv)
 				return cli_usage("trace: --pprof needs a file\n"
 						 USAGE);
 			pprof = argv[i];
+			continue;
+		}
+		if (!strcmp(argv[i], "--format")) {
+			if (++i == argc || (strcmp(argv[i], "perfetto") &&
+					    strcmp(argv[i], "json")))
+				return cli_usage("trace: --format takes perfetto "
+						 "or json\n" USAGE);
+			format = argv[i];
 			continue;
 		}
 		if (strcmp(argv[i], "-o"))
@@ -120,7 +132,7 @@ int cmd_trace(int argc, char **argv)
 		"in %s\n", argv[i], dir);
 	start = time(NULL);
 	rc = child_run(argv + i, "trace", set_trace_env,
-		       &(struct traced){ inject, dir, pprof });
+		       &(struct traced){ inject, dir, pprof, format });
 	if (rc != 127 && !trace_written(dir, start))
 		fprintf(stderr, "egpu trace: no trace written: %s made no "
 			"CUDA call, or exited without running exit handlers\n",
