@@ -8,9 +8,13 @@
  * timeline, with $EGPU_TRACE_FORMAT=json), trace.folded, trace.svg,
  * summary.txt; the summary also goes to stderr. $EGPU_TRACE_PPROF names a file for a
  * gzip'd pprof profile as well; $EGPU_TRACE_NO_PYTHON=1 leaves Python
- * frames out. `egpu trace -- CMD` sets this up.
+ * frames out. $EGPU_TRACE_DELAY and $EGPU_TRACE_DURATION (seconds) trace
+ * a window only (window.c): the trace opens after the delay and is written
+ * when the duration has passed. `egpu trace -- CMD` sets this up.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +23,18 @@
 #include <unistd.h>
 
 #include "egpu.h"
+#include "window.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define MSG "egpu trace: "
 
+/* The trace is opened and closed by the program's thread in cuInit and
+ * at exit, or by the window's thread: one at a time. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static egpu_trace *trace;
-static double start_ms; /* when InitializeInjection began */
+static bool initialized, closed;
+static double start_ms; /* when the trace started */
+static struct window window;
 
 static double now_ms(void)
 {
@@ -127,7 +137,7 @@ static void write_pprof(void)
 		fprintf(stderr, MSG "wrote %s (%.1f ms)\n", path, now_ms() - t);
 }
 
-static void finish(void)
+static void write_trace(void)
 {
 	const char *dir = getenv("EGPU_TRACE_DIR");
 	double t = now_ms(), ran = t - start_ms;
@@ -162,28 +172,72 @@ static void finish(void)
 	trace = NULL;
 }
 
-/* Called by the CUDA driver once, inside the application's cuInit. */
-EXPORT int InitializeInjection(void)
+/* Stop and write the trace, once: at the window's end or at exit. */
+static void finish(void)
+{
+	pthread_mutex_lock(&lock);
+	if (!closed && trace)
+		write_trace();
+	else if (!closed)
+		fprintf(stderr, MSG "no trace: the program ended before the "
+			"window began (--delay %g)\n", window.delay_s);
+	closed = true;
+	pthread_mutex_unlock(&lock);
+}
+
+/* Start the trace (the lock held); false with a message. */
+static bool start_trace(void)
 {
 	double t = now_ms();
 	const char *no_python = getenv("EGPU_TRACE_NO_PYTHON");
 	struct egpu_trace_opts opts = { .sz = sizeof(opts),
 		.no_python = no_python && *no_python && strcmp(no_python, "0") };
 
-	if (trace)
-		return 1;
 	start_ms = t;
 	trace = egpu_trace_start(&opts);
 	if (!trace) {
 		fprintf(stderr, MSG "not tracing: %s\n", egpu_errmsg());
-		return 0;
-	}
-	if (atexit(finish)) {
-		fprintf(stderr, MSG "not tracing: atexit failed\n");
-		egpu_trace_free(trace);
-		trace = NULL;
-		return 0;
+		return false;
 	}
 	fprintf(stderr, MSG "CUPTI set up in %.1f ms\n", now_ms() - t);
-	return 1;
+	return true;
+}
+
+/* The window's start, after its delay (unless the program has exited). */
+static void open_window(void)
+{
+	pthread_mutex_lock(&lock);
+	if (!closed && !trace && start_trace())
+		fprintf(stderr, MSG "window opened after %g s\n",
+			window.delay_s);
+	pthread_mutex_unlock(&lock);
+}
+
+/* Called by the CUDA driver once, inside the application's cuInit. */
+EXPORT int InitializeInjection(void)
+{
+	bool ok = true;
+
+	if (initialized)
+		return 1;
+	initialized = true;
+	window = (struct window){ window_env("EGPU_TRACE_DELAY"),
+		window_env("EGPU_TRACE_DURATION"), open_window, finish };
+	if (window.delay_s < 0 || window.duration_s < 0)
+		return 0;
+	if (atexit(finish)) {
+		fprintf(stderr, MSG "not tracing: atexit failed\n");
+		return 0;
+	}
+	pthread_mutex_lock(&lock);
+	if (!window.delay_s)
+		closed = !(ok = start_trace());
+	pthread_mutex_unlock(&lock);
+	if (ok && (window.delay_s || window.duration_s) && window_run(&window)) {
+		fprintf(stderr, MSG "no window: cannot start its thread; "
+			"tracing to the end\n");
+		if (window.delay_s)
+			open_window();
+	}
+	return ok;
 }

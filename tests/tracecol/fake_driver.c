@@ -4,7 +4,9 @@
  * CUDA_INJECTION64_PATH names and calls its InitializeInjection(), as
  * cuInit does, then launches through the stand-in libcupti and exits
  * with status 5, so that the exit handlers write the trace. With
- * "child", a forked child does all that (another process of the command).
+ * "child", a forked child does all that (another process of the command);
+ * with "bursts", it launches 3, 4 and 5 times, 0.8 s apart (a window of
+ * `egpu trace --delay --duration` takes the middle burst only).
  */
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -22,7 +24,7 @@ static __attribute__((noinline)) void train_step(void)
 	__asm__ volatile("");
 }
 
-static int play(void)
+static int play(bool bursts)
 {
 	const char *inject = getenv("CUDA_INJECTION64_PATH");
 	void *h, *cupti;
@@ -41,6 +43,11 @@ static int play(void)
 	}
 	for (int i = 0; i < 3; i++)
 		train_step();
+	for (int b = 4; bursts && b <= 5; b++) {
+		usleep(800 * 1000);
+		for (int i = 0; i < b; i++)
+			train_step();
+	}
 	return 5;
 }
 
@@ -50,10 +57,10 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	if (argc < 2 || strcmp(argv[1], "child"))
-		return play();
+		return play(argc > 1 && !strcmp(argv[1], "bursts"));
 	pid = fork();
 	if (!pid)
-		exit(play());
+		exit(play(false));
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return 1;
 	return WEXITSTATUS(status);

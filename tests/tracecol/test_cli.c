@@ -190,6 +190,40 @@ START_TEST(cli_json_timeline)
 }
 END_TEST
 
+/* --delay and --duration: the window between the first and last burst
+ * of launches holds only the middle one (4 launches), written when the
+ * window closes; bad values are refused. */
+START_TEST(cli_window)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX", path[128];
+	const char *run[] = { "trace", "-o", dir, "--delay", "0.4",
+		"--duration", "0.8", FAKE_DRIVER, "bursts", NULL };
+	const char *bad[] = { "trace", "--delay", "-1", "true", NULL };
+	const char *late[] = { "trace", "-o", dir, "--delay", "30",
+		FAKE_DRIVER, NULL };
+	static const char *const files[] = { "trace.folded",
+		"trace.perfetto-trace", "trace.svg", "summary.txt" };
+	char err[8192];
+
+	ck_assert_int_eq(run_egpu(bad, err, sizeof(err)), 2);
+	ck_assert_ptr_nonnull(strstr(err, "--delay takes seconds"));
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 5);
+	ck_assert_msg(strstr(err, "window opened after 0.4 s") &&
+		      strstr(err, "4 launches, 4 kernels (4 matched"),
+		      "stderr: %s", err);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		ck_assert_int_eq(unlink(path), 0);
+	}
+	/* the program ends before the window begins: said, nothing written */
+	ck_assert_int_eq(run_egpu(late, err, sizeof(err)), 5);
+	ck_assert_msg(strstr(err, "ended before the window began"),
+		      "stderr: %s", err);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 /* Another process of the command writes its own files beside. */
 START_TEST(cli_child_process_files)
 {
@@ -221,6 +255,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cli_runs_the_command);
 	tcase_add_test(tc, cli_writes_the_trace);
 	tcase_add_test(tc, cli_json_timeline);
+	tcase_add_test(tc, cli_window);
 	tcase_add_test(tc, cli_child_process_files);
 	suite_add_tcase(s, tc);
 	return s;

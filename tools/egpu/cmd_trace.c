@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * egpu trace [-o DIR] [--format perfetto|json] [--pprof FILE] [--] CMD
- * ARGS...: run CMD with libegpu_inject.so as its CUDA injection library
+ * egpu trace [-o DIR] [--format perfetto|json] [--delay S] [--duration S]
+ * [--pprof FILE] [--] CMD ARGS...: run CMD with libegpu_inject.so as its CUDA injection library
  * (CUDA_INJECTION64_PATH, no root needed). The library writes the trace
  * into DIR (the timeline as trace.perfetto-trace, or trace.json with
  * --format json; with --pprof a gzip'd pprof profile into FILE too) and
  * prints the summary when CMD exits; this command returns CMD's exit
- * status.
+ * status. --delay and --duration trace a window: from S seconds after
+ * CUDA starts, for S seconds (written then).
  */
 #include <errno.h>
 #include <glob.h>
@@ -22,7 +23,7 @@
 
 #define INJECT_NAME "libegpu_inject.so"
 #define USAGE "usage: egpu trace [-o DIR] [--format perfetto|json] " \
-	"[--pprof FILE] [--] CMD [ARGS...]"
+	"[--delay S] [--duration S] [--pprof FILE] [--] CMD [ARGS...]"
 
 /* Create @dir if needed and put its absolute path in @abs. */
 static int out_dir(const char *dir, char *abs)
@@ -45,7 +46,7 @@ static int out_dir(const char *dir, char *abs)
 }
 
 struct traced {
-	const char *inject, *dir, *pprof, *format;
+	const char *inject, *dir, *pprof, *format, *delay, *duration;
 };
 
 static int set_trace_env(void *arg)
@@ -62,6 +63,8 @@ static int set_trace_env(void *arg)
 	       setenv("EGPU_TRACE_DIR", t->dir, 1) ||
 	       setenv("EGPU_TRACE_PID", pid, 1) ||
 	       setenv("EGPU_TRACE_FORMAT", t->format, 1) ||
+	       (t->delay && setenv("EGPU_TRACE_DELAY", t->delay, 1)) ||
+	       (t->duration && setenv("EGPU_TRACE_DURATION", t->duration, 1)) ||
 	       (t->pprof && setenv("EGPU_TRACE_PPROF", t->pprof, 1));
 }
 
@@ -83,10 +86,21 @@ static bool trace_written(const char *dir, time_t since)
 	return found;
 }
 
+/* Whether @s is a number of seconds from 0 to a day (what the library
+ * takes). */
+static bool seconds(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	return *s && !*end && v >= 0 && v <= 86400;
+}
+
 int cmd_trace(int argc, char **argv)
 {
 	char inject[PATH_MAX], dir[PATH_MAX], pprof_abs[PATH_MAX];
 	const char *out = "egpu-trace", *pprof = NULL, *format = "perfetto";
+	const char *delay = NULL, *duration = NULL;
 	time_t start;
 	int i, rc;
 
@@ -100,6 +114,17 @@ int cmd_trace(int argc, char **argv)
 				return cli_usage("trace: --pprof needs a file\n"
 						 USAGE);
 			pprof = argv[i];
+			continue;
+		}
+		if (!strcmp(argv[i], "--delay") ||
+		    !strcmp(argv[i], "--duration")) {
+			if (i + 1 == argc || !seconds(argv[i + 1]))
+				return cli_usage("trace: %s takes seconds, 0 to "
+						 "86400\n" USAGE, argv[i]);
+			if (!strcmp(argv[i++], "--delay"))
+				delay = argv[i];
+			else
+				duration = argv[i];
 			continue;
 		}
 		if (!strcmp(argv[i], "--format")) {
@@ -132,7 +157,8 @@ int cmd_trace(int argc, char **argv)
 		"in %s\n", argv[i], dir);
 	start = time(NULL);
 	rc = child_run(argv + i, "trace", set_trace_env,
-		       &(struct traced){ inject, dir, pprof, format });
+		       &(struct traced){ inject, dir, pprof, format, delay,
+					 duration });
 	if (rc != 127 && !trace_written(dir, start))
 		fprintf(stderr, "egpu trace: no trace written: %s made no "
 			"CUDA call, or exited without running exit handlers\n",

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* The traced window of libegpu_inject.so (window.c). */
+#ifndef EGPU_INJECT_WINDOW_H
+#define EGPU_INJECT_WINDOW_H
+
+struct window {
+	double delay_s;       /* 0: the trace is open from the start */
+	double duration_s;    /* 0: until the program exits */
+	void (*open)(void);   /* after the delay */
+	void (*close)(void);  /* after the duration */
+};
+
+/* Run @w (kept alive by the caller) on a detached thread; 0 or an errno. */
+int window_run(const struct window *w);
+/* $@name as seconds (0 when unset), or -1 with a message. */
+double window_env(const char *name);
+
+#endif
