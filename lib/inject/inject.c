@@ -10,7 +10,8 @@
  * gzip'd pprof profile as well; $EGPU_TRACE_NO_PYTHON=1 leaves Python
  * frames out. $EGPU_TRACE_DELAY and $EGPU_TRACE_DURATION (seconds) trace
  * a window only (window.c): the trace opens after the delay and is written
- * when the duration has passed. `egpu trace -- CMD` sets this up.
+ * when the duration has passed; with $EGPU_TRACE_SIGNAL set, each SIGUSR1
+ * opens a window or closes and writes the open one (files STEM.wN.EXT). `egpu trace -- CMD` sets this up.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -35,6 +36,7 @@ static egpu_trace *trace;
 static bool initialized, closed;
 static double start_ms; /* when the trace started */
 static struct window window;
+static unsigned windows_written; /* windows opened by signals */
 
 static double now_ms(void)
 {
@@ -68,18 +70,20 @@ static void pick_timeline(void)
 
 /*
  * DIR/STEM.EXT; STEM.PID.EXT in a process other than the one `egpu trace`
- * started (EGPU_TRACE_PID), so that children do not overwrite it.
+ * started (EGPU_TRACE_PID), so that children do not overwrite it; with
+ * windows opened by signals, STEM.wN.EXT (STEM.PID.wN.EXT) for the Nth.
  */
 static void out_path(char *buf, size_t len, const char *dir, size_t i)
 {
 	const char *root = getenv("EGPU_TRACE_PID");
+	char pid[32] = "", win[32] = "";
 
 	if (root && atol(root) != (long)getpid())
-		snprintf(buf, len, "%s/%s.%ld.%s", dir, outputs[i].stem,
-			 (long)getpid(), outputs[i].ext);
-	else
-		snprintf(buf, len, "%s/%s.%s", dir, outputs[i].stem,
-			 outputs[i].ext);
+		snprintf(pid, sizeof(pid), ".%ld", (long)getpid());
+	if (window.by_signal)
+		snprintf(win, sizeof(win), ".w%u", windows_written + 1);
+	snprintf(buf, len, "%s/%s%s%s.%s", dir, outputs[i].stem, pid, win,
+		 outputs[i].ext);
 }
 
 static void print_file(const char *path)
@@ -178,7 +182,9 @@ static void finish(void)
 	pthread_mutex_lock(&lock);
 	if (!closed && trace)
 		write_trace();
-	else if (!closed)
+	else if (!closed && window.by_signal && !windows_written)
+		fprintf(stderr, MSG "no trace: no SIGUSR1 opened a window\n");
+	else if (!closed && !window.by_signal)
 		fprintf(stderr, MSG "no trace: the program ended before the "
 			"window began (--delay %g)\n", window.delay_s);
 	closed = true;
@@ -213,22 +219,43 @@ static void open_window(void)
 	pthread_mutex_unlock(&lock);
 }
 
+/* SIGUSR1 (by_signal): open a window, or close and write the open one. */
+static void toggle_window(void)
+{
+	pthread_mutex_lock(&lock);
+	if (!closed && trace) {
+		write_trace();
+		windows_written++;
+	} else if (!closed && start_trace()) {
+		fprintf(stderr, MSG "window %u opened by SIGUSR1\n",
+			windows_written + 1);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
 /* Called by the CUDA driver once, inside the application's cuInit. */
 EXPORT int InitializeInjection(void)
 {
 	bool ok = true;
+	int err = 0;
 
 	if (initialized)
 		return 1;
 	initialized = true;
 	window = (struct window){ window_env("EGPU_TRACE_DELAY"),
-		window_env("EGPU_TRACE_DURATION"), open_window, finish };
+		window_env("EGPU_TRACE_DURATION"), open_window, finish,
+		toggle_window, getenv("EGPU_TRACE_SIGNAL") != NULL };
 	if (window.delay_s < 0 || window.duration_s < 0)
 		return 0;
 	if (atexit(finish)) {
 		fprintf(stderr, MSG "not tracing: atexit failed\n");
 		return 0;
 	}
+	if (window.by_signal && (err = window_run(&window)))
+		fprintf(stderr, MSG "not tracing: cannot wait for SIGUSR1: "
+			"%s\n", strerror(err));
+	if (window.by_signal)
+		return !err;
 	pthread_mutex_lock(&lock);
 	if (!window.delay_s)
 		closed = !(ok = start_trace());

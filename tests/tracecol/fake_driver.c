@@ -6,9 +6,11 @@
  * with status 5, so that the exit handlers write the trace. With
  * "child", a forked child does all that (another process of the command);
  * with "bursts", it launches 3, 4 and 5 times, 0.8 s apart (a window of
- * `egpu trace --delay --duration` takes the middle burst only).
+ * `egpu trace --delay --duration` takes the middle burst only); with
+ * "signals", it sends itself SIGUSR1 around the middle burst too.
  */
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +26,8 @@ static __attribute__((noinline)) void train_step(void)
 	__asm__ volatile("");
 }
 
-static int play(bool bursts)
+/* @mode: NULL, "bursts" or "signals" */
+static int play(const char *mode)
 {
 	const char *inject = getenv("CUDA_INJECTION64_PATH");
 	void *h, *cupti;
@@ -43,7 +46,9 @@ static int play(bool bursts)
 	}
 	for (int i = 0; i < 3; i++)
 		train_step();
-	for (int b = 4; bursts && b <= 5; b++) {
+	for (int b = 4; mode && b <= 5; b++) {
+		if (!strcmp(mode, "signals"))
+			raise(SIGUSR1);
 		usleep(800 * 1000);
 		for (int i = 0; i < b; i++)
 			train_step();
@@ -57,10 +62,10 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	if (argc < 2 || strcmp(argv[1], "child"))
-		return play(argc > 1 && !strcmp(argv[1], "bursts"));
+		return play(argc > 1 ? argv[1] : NULL);
 	pid = fork();
 	if (!pid)
-		exit(play(false));
+		exit(play(NULL));
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return 1;
 	return WEXITSTATUS(status);

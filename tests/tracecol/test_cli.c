@@ -224,6 +224,35 @@ START_TEST(cli_window)
 }
 END_TEST
 
+/* --signal: SIGUSR1 opens a window and the next closes it, written as
+ * trace.w1.*; it cannot be mixed with --delay. */
+START_TEST(cli_signal_window)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX", path[128];
+	const char *run[] = { "trace", "-o", dir, "--signal", FAKE_DRIVER,
+		"signals", NULL };
+	const char *mixed[] = { "trace", "--signal", "--delay", "1", "true",
+		NULL };
+	static const char *const files[] = { "trace.w1.folded",
+		"trace.w1.perfetto-trace", "trace.w1.svg", "summary.w1.txt" };
+	char err[8192];
+
+	ck_assert_int_eq(run_egpu(mixed, err, sizeof(err)), 2);
+	ck_assert_ptr_nonnull(strstr(err, "no --delay or --duration"));
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 5);
+	ck_assert_msg(strstr(err, "window 1 opened by SIGUSR1") &&
+		      strstr(err, "4 launches, 4 kernels (4 matched"),
+		      "stderr: %s", err);
+	ck_assert_ptr_null(strstr(err, "no trace written"));
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		ck_assert_msg(!unlink(path), "%s: %s", path, err);
+	}
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 /* Another process of the command writes its own files beside. */
 START_TEST(cli_child_process_files)
 {
@@ -256,6 +285,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cli_writes_the_trace);
 	tcase_add_test(tc, cli_json_timeline);
 	tcase_add_test(tc, cli_window);
+	tcase_add_test(tc, cli_signal_window);
 	tcase_add_test(tc, cli_child_process_files);
 	suite_add_tcase(s, tc);
 	return s;

@@ -7,7 +7,8 @@
  * --format json; with --pprof a gzip'd pprof profile into FILE too) and
  * prints the summary when CMD exits; this command returns CMD's exit
  * status. --delay and --duration trace a window: from S seconds after
- * CUDA starts, for S seconds (written then).
+ * CUDA starts, for S seconds (written then); with --signal each SIGUSR1
+ * to CMD opens a window or closes and writes the open one.
  */
 #include <errno.h>
 #include <glob.h>
@@ -23,7 +24,8 @@
 
 #define INJECT_NAME "libegpu_inject.so"
 #define USAGE "usage: egpu trace [-o DIR] [--format perfetto|json] " \
-	"[--delay S] [--duration S] [--pprof FILE] [--] CMD [ARGS...]"
+	"[--delay S] [--duration S | --signal] [--pprof FILE] [--] CMD " \
+	"[ARGS...]"
 
 /* Create @dir if needed and put its absolute path in @abs. */
 static int out_dir(const char *dir, char *abs)
@@ -47,6 +49,7 @@ static int out_dir(const char *dir, char *abs)
 
 struct traced {
 	const char *inject, *dir, *pprof, *format, *delay, *duration;
+	bool by_signal;
 };
 
 static int set_trace_env(void *arg)
@@ -65,6 +68,7 @@ static int set_trace_env(void *arg)
 	       setenv("EGPU_TRACE_FORMAT", t->format, 1) ||
 	       (t->delay && setenv("EGPU_TRACE_DELAY", t->delay, 1)) ||
 	       (t->duration && setenv("EGPU_TRACE_DURATION", t->duration, 1)) ||
+	       (t->by_signal && setenv("EGPU_TRACE_SIGNAL", "1", 1)) ||
 	       (t->pprof && setenv("EGPU_TRACE_PPROF", t->pprof, 1));
 }
 
@@ -101,6 +105,7 @@ int cmd_trace(int argc, char **argv)
 	char inject[PATH_MAX], dir[PATH_MAX], pprof_abs[PATH_MAX];
 	const char *out = "egpu-trace", *pprof = NULL, *format = "perfetto";
 	const char *delay = NULL, *duration = NULL;
+	bool by_signal = false;
 	time_t start;
 	int i, rc;
 
@@ -127,6 +132,10 @@ int cmd_trace(int argc, char **argv)
 				duration = argv[i];
 			continue;
 		}
+		if (!strcmp(argv[i], "--signal")) {
+			by_signal = true;
+			continue;
+		}
 		if (!strcmp(argv[i], "--format")) {
 			if (++i == argc || (strcmp(argv[i], "perfetto") &&
 					    strcmp(argv[i], "json")))
@@ -142,6 +151,10 @@ int cmd_trace(int argc, char **argv)
 			return cli_usage("trace: -o needs a folder\n" USAGE);
 		out = argv[i];
 	}
+	if (by_signal && (delay || duration))
+		return cli_usage("trace: --signal opens and closes windows "
+				 "itself: no --delay or --duration with it\n"
+				 USAGE);
 	if (i == argc)
 		return cli_usage("trace: no command to run\n" USAGE);
 	if (child_find_lib("trace", INJECT_NAME, "EGPU_INJECT_LIB", inject,
@@ -158,7 +171,7 @@ int cmd_trace(int argc, char **argv)
 	start = time(NULL);
 	rc = child_run(argv + i, "trace", set_trace_env,
 		       &(struct traced){ inject, dir, pprof, format, delay,
-					 duration });
+					 duration, by_signal });
 	if (rc != 127 && !trace_written(dir, start))
 		fprintf(stderr, "egpu trace: no trace written: %s made no "
 			"CUDA call, or exited without running exit handlers\n",
