@@ -11,7 +11,9 @@
  * frames out. $EGPU_TRACE_DELAY and $EGPU_TRACE_DURATION (seconds) trace
  * a window only (window.c): the trace opens after the delay and is written
  * when the duration has passed; with $EGPU_TRACE_SIGNAL set, each SIGUSR1
- * opens a window or closes and writes the open one (files STEM.wN.EXT). `egpu trace -- CMD` sets this up.
+ * opens a window or closes and writes the open one (files STEM.wN.EXT).
+ * A crash (a fatal signal) writes the trace too (crash.c), unless
+ * $EGPU_TRACE_NO_CRASH is set. `egpu trace -- CMD` sets this up.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "crash.h"
 #include "egpu.h"
 #include "window.h"
 
@@ -219,6 +222,25 @@ static void open_window(void)
 	pthread_mutex_unlock(&lock);
 }
 
+/* A fatal signal: write what was traced (on crash.c's thread). */
+static void on_crash(int sig)
+{
+	fprintf(stderr, MSG "the program got signal %d (%s): writing the "
+		"trace\n", sig, strsignal(sig));
+	finish();
+}
+
+/* Write the trace at a crash too, unless $EGPU_TRACE_NO_CRASH. */
+static void watch_crashes(void)
+{
+	int err;
+
+	if (getenv("EGPU_TRACE_NO_CRASH") || !(err = crash_watch(on_crash)))
+		return;
+	fprintf(stderr, MSG "a crash will not write the trace: %s\n",
+		strerror(err));
+}
+
 /* SIGUSR1 (by_signal): open a window, or close and write the open one. */
 static void toggle_window(void)
 {
@@ -251,6 +273,7 @@ EXPORT int InitializeInjection(void)
 		fprintf(stderr, MSG "not tracing: atexit failed\n");
 		return 0;
 	}
+	watch_crashes();
 	if (window.by_signal && (err = window_run(&window)))
 		fprintf(stderr, MSG "not tracing: cannot wait for SIGUSR1: "
 			"%s\n", strerror(err));

@@ -7,7 +7,8 @@
  * "child", a forked child does all that (another process of the command);
  * with "bursts", it launches 3, 4 and 5 times, 0.8 s apart (a window of
  * `egpu trace --delay --duration` takes the middle burst only); with
- * "signals", it sends itself SIGUSR1 around the middle burst too.
+ * "signals", it sends itself SIGUSR1 around the middle burst too; with
+ * "crash", it dies of SIGSEGV after its launches (no core file).
  */
 #include <dlfcn.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,7 +28,7 @@ static __attribute__((noinline)) void train_step(void)
 	__asm__ volatile("");
 }
 
-/* @mode: NULL, "bursts" or "signals" */
+/* @mode: NULL, "bursts", "signals" or "crash" */
 static int play(const char *mode)
 {
 	const char *inject = getenv("CUDA_INJECTION64_PATH");
@@ -46,6 +48,10 @@ static int play(const char *mode)
 	}
 	for (int i = 0; i < 3; i++)
 		train_step();
+	if (mode && !strcmp(mode, "crash")) {
+		setrlimit(RLIMIT_CORE, &(struct rlimit){ 0, 0 });
+		raise(SIGSEGV);
+	}
 	for (int b = 4; mode && b <= 5; b++) {
 		if (!strcmp(mode, "signals"))
 			raise(SIGUSR1);

@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <glob.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,6 +254,29 @@ START_TEST(cli_signal_window)
 }
 END_TEST
 
+/* A program that dies of SIGSEGV still leaves its trace, and dies of it
+ * (egpu trace: 128 + 11). */
+START_TEST(cli_crash_writes_the_trace)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX", path[128];
+	const char *run[] = { "trace", "-o", dir, FAKE_DRIVER, "crash", NULL };
+	static const char *const files[] = { "trace.folded",
+		"trace.perfetto-trace", "trace.svg", "summary.txt" };
+	char err[8192];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 128 + SIGSEGV);
+	ck_assert_msg(strstr(err, "got signal 11") &&
+		      strstr(err, "3 launches, 3 kernels (3 matched"),
+		      "stderr: %s", err);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		ck_assert_msg(!unlink(path), "%s: %s", path, err);
+	}
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 /* Another process of the command writes its own files beside. */
 START_TEST(cli_child_process_files)
 {
@@ -286,6 +310,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cli_json_timeline);
 	tcase_add_test(tc, cli_window);
 	tcase_add_test(tc, cli_signal_window);
+	tcase_add_test(tc, cli_crash_writes_the_trace);
 	tcase_add_test(tc, cli_child_process_files);
 	suite_add_tcase(s, tc);
 	return s;
