@@ -197,29 +197,36 @@ static int put_tracks(struct timeline *t, const struct slice *s, size_t n)
 	return err ? err : t->w->err;
 }
 
+/* @s[0..n) sorted, as sequences; frees @s. */
+static int put_sorted(struct timeline *t, struct slice *s, size_t n,
+		      bool ops)
+{
+	int err;
+
+	qsort(s, n, sizeof(*s), slice_cmp);
+	t->ops = ops;
+	err = put_tracks(t, s, n);
+	free(s);
+	return err;
+}
+
 static int put_calls(struct timeline *t)
 {
 	const struct trace_data *td = t->td;
 	struct slice *s = malloc((td->api_cnt + 1) * sizeof(*s));
-	int err;
 
 	if (!s)
 		return EGPU_ENOMEM;
 	for (size_t i = 0; i < td->api_cnt; i++)
 		s[i] = (struct slice){ td->apis[i].tid, td->apis[i].start,
 				       td->apis[i].end, i };
-	qsort(s, td->api_cnt, sizeof(*s), slice_cmp);
-	t->ops = false;
-	err = put_tracks(t, s, td->api_cnt);
-	free(s);
-	return err;
+	return put_sorted(t, s, td->api_cnt, false);
 }
 
 static int put_ops(struct timeline *t)
 {
 	const struct trace_data *td = t->td;
 	struct slice *s = malloc((td->op_cnt + 1) * sizeof(*s));
-	int err;
 
 	if (!s)
 		return EGPU_ENOMEM;
@@ -229,11 +236,7 @@ static int put_ops(struct timeline *t)
 		s[i] = (struct slice){ (uint64_t)op->device << 32 | op->stream,
 				       op->start, op->end, i };
 	}
-	qsort(s, td->op_cnt, sizeof(*s), slice_cmp);
-	t->ops = true;
-	err = put_tracks(t, s, td->op_cnt);
-	free(s);
-	return err;
+	return put_sorted(t, s, td->op_cnt, true);
 }
 
 int trace_write_perfetto(const struct trace_data *td, FILE *f)

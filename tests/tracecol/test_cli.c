@@ -191,19 +191,33 @@ START_TEST(cli_json_timeline)
 }
 END_TEST
 
+/* Remove the four outputs of a run from @dir (STEM@infix.EXT), each of
+ * which must be there; @err (the run's stderr) says why not. */
+static void take_outputs(const char *dir, const char *infix, const char *err)
+{
+	static const char *const stem_ext[][2] = { { "trace", "folded" },
+		{ "trace", "perfetto-trace" }, { "trace", "svg" },
+		{ "summary", "txt" } };
+	char path[160];
+
+	for (size_t i = 0; i < sizeof(stem_ext) / sizeof(stem_ext[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s%s.%s", dir, stem_ext[i][0],
+			 infix, stem_ext[i][1]);
+		ck_assert_msg(!unlink(path), "%s: %s", path, err);
+	}
+}
+
 /* --delay and --duration: the window between the first and last burst
  * of launches holds only the middle one (4 launches), written when the
  * window closes; bad values are refused. */
 START_TEST(cli_window)
 {
-	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX", path[128];
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX";
 	const char *run[] = { "trace", "-o", dir, "--delay", "0.4",
 		"--duration", "0.8", FAKE_DRIVER, "bursts", NULL };
 	const char *bad[] = { "trace", "--delay", "-1", "true", NULL };
 	const char *late[] = { "trace", "-o", dir, "--delay", "30",
 		FAKE_DRIVER, NULL };
-	static const char *const files[] = { "trace.folded",
-		"trace.perfetto-trace", "trace.svg", "summary.txt" };
 	char err[8192];
 
 	ck_assert_int_eq(run_egpu(bad, err, sizeof(err)), 2);
@@ -213,10 +227,7 @@ START_TEST(cli_window)
 	ck_assert_msg(strstr(err, "window opened after 0.4 s") &&
 		      strstr(err, "4 launches, 4 kernels (4 matched"),
 		      "stderr: %s", err);
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-		ck_assert_int_eq(unlink(path), 0);
-	}
+	take_outputs(dir, "", err);
 	/* the program ends before the window begins: said, nothing written */
 	ck_assert_int_eq(run_egpu(late, err, sizeof(err)), 5);
 	ck_assert_msg(strstr(err, "ended before the window began"),
@@ -229,13 +240,11 @@ END_TEST
  * trace.w1.*; it cannot be mixed with --delay. */
 START_TEST(cli_signal_window)
 {
-	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX", path[128];
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX";
 	const char *run[] = { "trace", "-o", dir, "--signal", FAKE_DRIVER,
 		"signals", NULL };
 	const char *mixed[] = { "trace", "--signal", "--delay", "1", "true",
 		NULL };
-	static const char *const files[] = { "trace.w1.folded",
-		"trace.w1.perfetto-trace", "trace.w1.svg", "summary.w1.txt" };
 	char err[8192];
 
 	ck_assert_int_eq(run_egpu(mixed, err, sizeof(err)), 2);
@@ -246,10 +255,7 @@ START_TEST(cli_signal_window)
 		      strstr(err, "4 launches, 4 kernels (4 matched"),
 		      "stderr: %s", err);
 	ck_assert_ptr_null(strstr(err, "no trace written"));
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-		ck_assert_msg(!unlink(path), "%s: %s", path, err);
-	}
+	take_outputs(dir, ".w1", err);
 	ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
@@ -258,10 +264,8 @@ END_TEST
  * (egpu trace: 128 + 11). */
 START_TEST(cli_crash_writes_the_trace)
 {
-	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX", path[128];
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX";
 	const char *run[] = { "trace", "-o", dir, FAKE_DRIVER, "crash", NULL };
-	static const char *const files[] = { "trace.folded",
-		"trace.perfetto-trace", "trace.svg", "summary.txt" };
 	char err[8192];
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -269,10 +273,7 @@ START_TEST(cli_crash_writes_the_trace)
 	ck_assert_msg(strstr(err, "got signal 11") &&
 		      strstr(err, "3 launches, 3 kernels (3 matched"),
 		      "stderr: %s", err);
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-		ck_assert_msg(!unlink(path), "%s: %s", path, err);
-	}
+	take_outputs(dir, "", err);
 	ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
