@@ -879,6 +879,9 @@ struct egpu_trace_opts {
 	/** no Python frames (by default a thread running CPython 3.10+ gets
 	 *  its Python frames in place of the interpreter's) */
 	bool no_python;
+	/** flight recorder: keep only the last keep_ns of the trace (memory
+	 *  stays that of the window, about 2 s more); 0: all of it */
+	uint64_t keep_ns;
 };
 
 /**
@@ -943,6 +946,8 @@ struct egpu_trace_stats {
 	 *  trace's stacks name it (its function, else "module+0xoffset");
 	 *  "" when none; valid until egpu_trace_free() */
 	const char *slow_frame;
+	/** calls and operations the flight recorder let go (keep_ns) */
+	uint64_t dropped;
 };
 
 /** Fill @p stats (set its sz first). */

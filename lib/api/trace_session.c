@@ -38,6 +38,7 @@ egpu_trace *egpu_trace_start(const struct egpu_trace_opts *opts)
 		.no_copies = OPTS_GET(opts, no_copies, false),
 		.buffer_size = OPTS_GET(opts, buffer_size, 0),
 		.no_python = OPTS_GET(opts, no_python, false),
+		.keep_ns = OPTS_GET(opts, keep_ns, 0),
 	};
 	if (!co.max_frames)
 		co.max_frames = DEFAULT_FRAMES;
@@ -78,6 +79,7 @@ static void own_cost(const egpu_trace *t, struct egpu_trace_stats *stats)
 	OPTS_SET(stats, stacks_slow, n->stacks_slow);
 	OPTS_SET(stats, stacks_reused, n->stacks_reused);
 	OPTS_SET(stats, slow_frame, n->slow_frame);
+	OPTS_SET(stats, dropped, n->dropped);
 }
 
 int egpu_trace_stop(egpu_trace *t)

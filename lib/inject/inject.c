@@ -13,7 +13,8 @@
  * when the duration has passed; with $EGPU_TRACE_SIGNAL set, each SIGUSR1
  * opens a window or closes and writes the open one (files STEM.wN.EXT).
  * A crash (a fatal signal) writes the trace too (crash.c), unless
- * $EGPU_TRACE_NO_CRASH is set. `egpu trace -- CMD` sets this up.
+ * $EGPU_TRACE_NO_CRASH is set. $EGPU_TRACE_LAST=S keeps only the last S
+ * seconds (the flight recorder: written at exit or at a crash). `egpu trace -- CMD` sets this up.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -200,7 +201,8 @@ static bool start_trace(void)
 	double t = now_ms();
 	const char *no_python = getenv("EGPU_TRACE_NO_PYTHON");
 	struct egpu_trace_opts opts = { .sz = sizeof(opts),
-		.no_python = no_python && *no_python && strcmp(no_python, "0") };
+		.no_python = no_python && *no_python && strcmp(no_python, "0"),
+		.keep_ns = (uint64_t)(window.last_s * 1e9) };
 
 	start_ms = t;
 	trace = egpu_trace_start(&opts);
@@ -265,9 +267,10 @@ EXPORT int InitializeInjection(void)
 		return 1;
 	initialized = true;
 	window = (struct window){ window_env("EGPU_TRACE_DELAY"),
-		window_env("EGPU_TRACE_DURATION"), open_window, finish,
-		toggle_window, getenv("EGPU_TRACE_SIGNAL") != NULL };
-	if (window.delay_s < 0 || window.duration_s < 0)
+		window_env("EGPU_TRACE_DURATION"), window_env("EGPU_TRACE_LAST"),
+		open_window, finish, toggle_window,
+		getenv("EGPU_TRACE_SIGNAL") != NULL };
+	if (window.delay_s < 0 || window.duration_s < 0 || window.last_s < 0)
 		return 0;
 	if (atexit(finish)) {
 		fprintf(stderr, MSG "not tracing: atexit failed\n");

@@ -8,6 +8,7 @@
 struct window {
 	double delay_s;       /* 0: the trace is open from the start */
 	double duration_s;    /* 0: until the program exits */
+	double last_s;        /* the flight recorder's window; 0: none */
 	void (*open)(void);   /* after the delay */
 	void (*close)(void);  /* after the duration */
 	void (*toggle)(void); /* by_signal: at each SIGUSR1 */

@@ -185,12 +185,13 @@ struct trace_data *collect_stop(struct collect *c,
 		return NULL;
 	}
 	c->td.pid = (uint32_t)getpid();
-	c->td.ops = c->ops;
-	c->td.op_cnt = c->op_n;
 	c->td.lost = c->lost;
 	count_own_time(c);
 	if (collect_build_calls(c))
 		return NULL;
+	c->td.ops = c->ops;   /* as many as the flight recorder kept */
+	c->td.op_cnt = c->op_n;
+	c->counts.dropped = c->dropped;
 	*counts = c->counts;
 	return &c->td;
 }

@@ -260,6 +260,23 @@ START_TEST(cli_signal_window)
 }
 END_TEST
 
+/* --last: the flight recorder keeps the last burst only (5 launches). */
+START_TEST(cli_flight_recorder)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX";
+	const char *run[] = { "trace", "-o", dir, "--last", "0.4", FAKE_DRIVER,
+		"bursts", NULL };
+	char err[8192];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 5);
+	ck_assert_msg(strstr(err, "5 launches, 5 kernels (5 matched"),
+		      "stderr: %s", err);
+	take_outputs(dir, "", err);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 /* A program that dies of SIGSEGV still leaves its trace, and dies of it
  * (egpu trace: 128 + 11). */
 START_TEST(cli_crash_writes_the_trace)
@@ -312,6 +329,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cli_window);
 	tcase_add_test(tc, cli_signal_window);
 	tcase_add_test(tc, cli_crash_writes_the_trace);
+	tcase_add_test(tc, cli_flight_recorder);
 	tcase_add_test(tc, cli_child_process_files);
 	suite_add_tcase(s, tc);
 	return s;

@@ -8,7 +8,8 @@
  * prints the summary when CMD exits; this command returns CMD's exit
  * status. --delay and --duration trace a window: from S seconds after
  * CUDA starts, for S seconds (written then); with --signal each SIGUSR1
- * to CMD opens a window or closes and writes the open one.
+ * to CMD opens a window or closes and writes the open one; --last keeps
+ * only the trace's last S seconds (a flight recorder).
  */
 #include <errno.h>
 #include <glob.h>
@@ -24,8 +25,8 @@
 
 #define INJECT_NAME "libegpu_inject.so"
 #define USAGE "usage: egpu trace [-o DIR] [--format perfetto|json] " \
-	"[--delay S] [--duration S | --signal] [--pprof FILE] [--] CMD " \
-	"[ARGS...]"
+	"[--delay S] [--duration S | --signal] [--last S] [--pprof FILE] " \
+	"[--] CMD [ARGS...]"
 
 /* Create @dir if needed and put its absolute path in @abs. */
 static int out_dir(const char *dir, char *abs)
@@ -48,7 +49,7 @@ static int out_dir(const char *dir, char *abs)
 }
 
 struct traced {
-	const char *inject, *dir, *pprof, *format, *delay, *duration;
+	const char *inject, *dir, *pprof, *format, *delay, *duration, *last;
 	bool by_signal;
 };
 
@@ -69,6 +70,7 @@ static int set_trace_env(void *arg)
 	       (t->delay && setenv("EGPU_TRACE_DELAY", t->delay, 1)) ||
 	       (t->duration && setenv("EGPU_TRACE_DURATION", t->duration, 1)) ||
 	       (t->by_signal && setenv("EGPU_TRACE_SIGNAL", "1", 1)) ||
+	       (t->last && setenv("EGPU_TRACE_LAST", t->last, 1)) ||
 	       (t->pprof && setenv("EGPU_TRACE_PPROF", t->pprof, 1));
 }
 
@@ -104,7 +106,7 @@ int cmd_trace(int argc, char **argv)
 {
 	char inject[PATH_MAX], dir[PATH_MAX], pprof_abs[PATH_MAX];
 	const char *out = "egpu-trace", *pprof = NULL, *format = "perfetto";
-	const char *delay = NULL, *duration = NULL;
+	const char *delay = NULL, *duration = NULL, *last = NULL;
 	bool by_signal = false;
 	time_t start;
 	int i, rc;
@@ -122,14 +124,15 @@ int cmd_trace(int argc, char **argv)
 			continue;
 		}
 		if (!strcmp(argv[i], "--delay") ||
-		    !strcmp(argv[i], "--duration")) {
+		    !strcmp(argv[i], "--duration") ||
+		    !strcmp(argv[i], "--last")) {
+			const char **to = !strcmp(argv[i], "--delay") ? &delay :
+				!strcmp(argv[i], "--last") ? &last : &duration;
+
 			if (i + 1 == argc || !seconds(argv[i + 1]))
 				return cli_usage("trace: %s takes seconds, 0 to "
 						 "86400\n" USAGE, argv[i]);
-			if (!strcmp(argv[i++], "--delay"))
-				delay = argv[i];
-			else
-				duration = argv[i];
+			*to = argv[++i];
 			continue;
 		}
 		if (!strcmp(argv[i], "--signal")) {
@@ -171,7 +174,7 @@ int cmd_trace(int argc, char **argv)
 	start = time(NULL);
 	rc = child_run(argv + i, "trace", set_trace_env,
 		       &(struct traced){ inject, dir, pprof, format, delay,
-					 duration, by_signal });
+					 duration, last, by_signal });
 	if (rc != 127 && !trace_written(dir, start))
 		fprintf(stderr, "egpu trace: no trace written: %s made no "
 			"CUDA call, or exited without running exit handlers\n",
