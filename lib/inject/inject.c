@@ -14,7 +14,8 @@
  * opens a window or closes and writes the open one (files STEM.wN.EXT).
  * A crash (a fatal signal) writes the trace too (crash.c), unless
  * $EGPU_TRACE_NO_CRASH is set. $EGPU_TRACE_LAST=S keeps only the last S
- * seconds (the flight recorder: written at exit or at a crash). `egpu trace -- CMD` sets this up.
+ * seconds (the flight recorder: written at exit or at a crash, and with
+ * $EGPU_TRACE_SIGNAL at each SIGUSR1, which starts it again). `egpu trace -- CMD` sets this up.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -243,13 +244,16 @@ static void watch_crashes(void)
 		strerror(err));
 }
 
-/* SIGUSR1 (by_signal): open a window, or close and write the open one. */
+/* SIGUSR1 (by_signal): open a window, or close and write the open one;
+ * with the flight recorder, write what it holds and start it again. */
 static void toggle_window(void)
 {
 	pthread_mutex_lock(&lock);
 	if (!closed && trace) {
 		write_trace();
 		windows_written++;
+		if (window.last_s)
+			start_trace();
 	} else if (!closed && start_trace()) {
 		fprintf(stderr, MSG "window %u opened by SIGUSR1\n",
 			windows_written + 1);
@@ -280,6 +284,8 @@ EXPORT int InitializeInjection(void)
 	if (window.by_signal && (err = window_run(&window)))
 		fprintf(stderr, MSG "not tracing: cannot wait for SIGUSR1: "
 			"%s\n", strerror(err));
+	if (window.by_signal && !err && window.last_s)
+		toggle_window();  /* the flight recorder runs from the start */
 	if (window.by_signal)
 		return !err;
 	pthread_mutex_lock(&lock);

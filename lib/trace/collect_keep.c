@@ -18,8 +18,12 @@
  * the trace runs. */
 #define TRIM_MARGIN_NS 2000000000ull
 
+/* Whether chunk @k (c->lock held) is left and its calls returned before
+ * @cut; a chunk its thread still appends to is not read. */
 static bool chunk_done_before(const struct call_chunk *k, uint64_t cut)
 {
+	if (!k->sealed)
+		return false;
 	for (uint32_t i = 0; i < k->call_n; i++) {
 		const struct raw_call *call = &k->calls[i];
 		uint64_t end = __atomic_load_n(&call->end, __ATOMIC_ACQUIRE);
@@ -27,7 +31,7 @@ static bool chunk_done_before(const struct call_chunk *k, uint64_t cut)
 		if (call->kind != CALL_ALIAS && (!end || end >= cut))
 			return false;
 	}
-	return k->sealed;
+	return true;
 }
 
 static void trim_ops(struct collect *c, uint64_t cut)

@@ -277,6 +277,28 @@ START_TEST(cli_flight_recorder)
 }
 END_TEST
 
+/* --last with --signal: each SIGUSR1 writes what the recorder holds (the
+ * burst before it) and starts it again; the exit writes the last. */
+START_TEST(cli_flight_recorder_on_signal)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX";
+	const char *run[] = { "trace", "-o", dir, "--signal", "--last", "0.4",
+		FAKE_DRIVER, "signals", NULL };
+	char err[8192];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 5);
+	ck_assert_msg(strstr(err, "3 launches, 3 kernels (3 matched") &&
+		      strstr(err, "4 launches, 4 kernels (4 matched") &&
+		      strstr(err, "5 launches, 5 kernels (5 matched"),
+		      "stderr: %s", err);
+	take_outputs(dir, ".w1", err);
+	take_outputs(dir, ".w2", err);
+	take_outputs(dir, ".w3", err);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 /* A program that dies of SIGSEGV still leaves its trace, and dies of it
  * (egpu trace: 128 + 11). */
 START_TEST(cli_crash_writes_the_trace)
@@ -330,6 +352,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cli_signal_window);
 	tcase_add_test(tc, cli_crash_writes_the_trace);
 	tcase_add_test(tc, cli_flight_recorder);
+	tcase_add_test(tc, cli_flight_recorder_on_signal);
 	tcase_add_test(tc, cli_child_process_files);
 	suite_add_tcase(s, tc);
 	return s;
