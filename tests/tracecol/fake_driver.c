@@ -68,7 +68,10 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	if (argc < 2 || strcmp(argv[1], "child"))
-		return play(argc > 1 ? argv[1] : NULL);
+		return play(argc > 1 && (!strcmp(argv[1], "bursts") ||
+					 !strcmp(argv[1], "signals") ||
+					 !strcmp(argv[1], "crash")) ?
+			    argv[1] : NULL);
 	pid = fork();
 	if (!pid)
 		exit(play(NULL));

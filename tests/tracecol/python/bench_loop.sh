@@ -20,7 +20,7 @@ for r in $(seq "$rounds"); do
             > "$mode.$r.out" 2> "$mode.$r.err" ;;
     *) python3 "$here/launch_loop.py" "$mode" > "$mode.$r.out" 2> "$mode.$r.err" ;;
     esac
-    rm -f egpu*-"$r"/trace.json egpu*-"$r"/trace.svg  # large; kept: folded, summary
+    rm -f egpu*-"$r"/trace.svg  # kept: the Perfetto trace, folded, summary
     size=""
     for d in egpu-"$r" egpunopy-"$r"; do
       case $mode in egpu) [ "$d" = "egpu-$r" ] || continue ;;
