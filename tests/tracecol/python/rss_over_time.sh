@@ -4,7 +4,8 @@
 # STEPS steps under `egpu trace` (or plain, with EGPU_CLI "-") and prints
 # "SECONDS VmRSS_kB" every INTERVAL seconds until it ends, then the loop's
 # own line. A tracer whose memory is bounded gives a flat curve once the
-# program has warmed up.
+# program has warmed up. $TRACE_ARGS go to `egpu trace` (e.g. "--last 10"
+# for the flight recorder, whose memory is that of its window).
 #   rss_over_time.sh EGPU_CLI|- OUTDIR [STEPS [INTERVAL]]
 set -u
 cli=$1 out=$2 steps=${3:-200000} interval=${4:-5}
@@ -14,7 +15,8 @@ if [ "$cli" = - ]; then
   python3 "$here/launch_loop.py" plain "$steps" > "$out/loop.out" 2> "$out/loop.err" &
   top=$! pid=$top
 else
-  "$cli" trace -o "$out" -- python3 "$here/launch_loop.py" plain "$steps" \
+  # shellcheck disable=SC2086  # TRACE_ARGS: several words
+  "$cli" trace -o "$out" ${TRACE_ARGS:-} -- python3 "$here/launch_loop.py" plain "$steps" \
     > "$out/loop.out" 2> "$out/loop.err" &
   top=$!
   pid=""
