@@ -1014,6 +1014,9 @@ struct egpu_trace_opts {
 	/** no Python frames (by default a thread running CPython 3.10+ gets
 	 *  its Python frames in place of the interpreter's) */
 	bool no_python;
+	/** flight recorder: keep only the last keep_ns of the trace (memory
+	 *  stays that of the window, about 2 s more); 0: all of it */
+	uint64_t keep_ns;
 };
 #define egpu_trace_opts__last_field no_python
 
@@ -1037,12 +1040,17 @@ enum egpu_trace_format {
 	/** Folded stacks weighted by GPU time in microseconds:
 	 *  "main;f;cudaLaunchKernel;[GPU_Kernel]k 3099" */
 	EGPU_TRACE_FOLDED = 1,
-	/** Chrome trace / Perfetto JSON timeline with launch→kernel flows. */
+	/** Chrome trace / Perfetto JSON timeline with launch→kernel flows
+	 *  (each call carries its stack as text: for small traces). */
 	EGPU_TRACE_CHROME = 2,
 	/** Self-contained interactive SVG flame graph. */
 	EGPU_TRACE_SVG = 3,
 	/** Text table: top kernels by GPU time, launches, hottest paths. */
 	EGPU_TRACE_SUMMARY = 4,
+	/** Perfetto's protobuf trace (.perfetto-trace): the timeline of
+	 *  EGPU_TRACE_CHROME with names and call stacks interned, about
+	 *  60 bytes a launch (docs/trace-outputs.md). */
+	EGPU_TRACE_PERFETTO = 5,
 };
 
 /** Write a stopped trace as @p format to @p path ("-": stdout). */
@@ -1074,6 +1082,8 @@ struct egpu_trace_stats {
 	 *  trace's stacks name it (its function, else "module+0xoffset");
 	 *  "" when none; valid until egpu_trace_free() */
 	const char *slow_frame;
+	/** calls and operations the flight recorder let go (keep_ns) */
+	uint64_t dropped;
 };
 
 /** Fill @p stats (set its sz first). */

@@ -36,8 +36,16 @@ static const struct {
 	  "  --ctx-len N   the context's size\n"
 	  "  --prog NAME   only this program (default: all)\n", false },
 	{ "inspect", cmd_inspect, "inspect FILE.o                 list programs and maps", "", false },
-	{ "trace", cmd_trace, "trace [-o DIR] [--pprof FILE] [--] CMD [ARGS...]   run CMD, write its CUDA trace (CPU stacks -> GPU kernels) into DIR",
+	{ "trace", cmd_trace, "trace [-o DIR] [--format perfetto|json] [--delay S] [--duration S | --signal] [--last S] [--pprof FILE] [--] CMD [ARGS...]   run CMD, write its CUDA trace (CPU stacks -> GPU kernels) into DIR",
 	  "  -o DIR        where the trace goes (default egpu-trace)\n"
+	  "  --format F    the timeline: perfetto (trace.perfetto-trace, default)\n"
+	  "                or json (trace.json, for small traces)\n"
+	  "  --delay S     start tracing S seconds after the program's first CUDA call\n"
+	  "  --duration S  stop after S seconds of tracing and write the trace then\n"
+	  "  --signal      each SIGUSR1 to CMD opens a window or closes and writes\n"
+	  "                the open one (files trace.wN.*)\n"
+	  "  --last S      flight recorder: keep only the last S seconds (memory\n"
+	  "                stays that of the window); written at exit or a crash\n"
 	  "  --pprof FILE  also write a gzip'd pprof profile of GPU time by CPU stack\n", true },
 	{ "attach", cmd_attach, "attach [--json] [--interval SEC] [-o FILE] [--metrics [HOST]:PORT [--metrics-spec SPEC]] PROBE.o [--] CMD [ARGS...]   run CMD with PROBE in every kernel it loads; maps at exit",
 	  "  --json          print maps as JSON\n"
