@@ -1018,7 +1018,7 @@ struct egpu_trace_opts {
 	 *  stays that of the window, about 2 s more); 0: all of it */
 	uint64_t keep_ns;
 };
-#define egpu_trace_opts__last_field no_python
+#define egpu_trace_opts__last_field keep_ns
 
 /**
  * Start tracing the process: launches from now on are recorded. NULL on

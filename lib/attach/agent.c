@@ -98,7 +98,6 @@ static void finish(void)
 		pthread_join(poller, NULL);
 		poller_running = false;
 	}
-	ptxas_stop(&st);
 	pthread_mutex_lock(&lock);
 	egpu_print_poll(ctx, 0);
 	events_stop();
@@ -278,6 +277,7 @@ void agent_begin(const void *image, size_t len, const char *via,
 	busy = true;
 	pthread_mutex_lock(&lock);
 	st.modules++;
+	st.ptxas_compiles += !strcmp(via, ATTACH_VIA_PTXAS);
 	if (!setup_done) {
 		setup_done = true;
 		setup_failed = setup() != 0;
@@ -338,6 +338,4 @@ __attribute__((constructor)) static void read_env(void)
 	env.set_file = getenv("EGPU_ATTACH_SET_FILE");
 	if (!env.probe)
 		fprintf(stderr, ATTACH_MSG "EGPU_ATTACH is not set: no probes\n");
-	else
-		ptxas_serve();
 }

@@ -15,6 +15,9 @@
 #include "egpu.h"
 
 #define ATTACH_MSG "egpu attach: "
+/* agent_begin()'s @via for modules the application's own ptxas assembles
+ * (ptxas.c serves the stand-in `egpu attach` put on its PATH) */
+#define ATTACH_VIA_PTXAS "ptxas"
 
 /* One module load going through the agent. */
 struct attach_load {
@@ -91,16 +94,9 @@ struct attach_stats {
 	size_t nkernels;
 	char **sass_only;        /* "VIA: SASS for sm_90" per module */
 	size_t nsass_only;
-	unsigned ptxas_compiles; /* the application's own ptxas runs served */
+	unsigned ptxas_compiles; /* the application's own ptxas runs (ATTACH_VIA_PTXAS) */
 };
 
-/*
- * Serve the stand-in ptxas `egpu attach` put on PATH (ptxas.c): modules
- * the application assembles itself (XLA) go through agent_begin() too.
- */
-void ptxas_serve(void);
-/* Stop serving; the count of compiles served into @st. */
-void ptxas_stop(struct attach_stats *st);
 
 /* Print maps (and, @final, the whole report) to @f. */
 void report_print(FILE *f, egpu_obj *obj, const struct attach_stats *st,

@@ -25,7 +25,7 @@ static int instrument(void *user, const char *arch, const char *ptx,
 
 	(void)user;
 	*out = NULL;
-	agent_begin(ptx, len, "ptxas", &ld);
+	agent_begin(ptx, len, ATTACH_VIA_PTXAS, &ld);
 	if (!ld.ptx)
 		return 0;
 	if (sm_of(arch) == sm_of(agent_target()))
@@ -36,30 +36,29 @@ static int instrument(void *user, const char *arch, const char *ptx,
 	return 0;
 }
 
-void ptxas_serve(void)
+static void stop(void)
+{
+	unsetenv("EGPU_PTXAS_SOCKET");
+	egpu_ptxas_server_stop(server);
+	server = NULL;
+}
+
+/* Before main: XLA may compile before it loads anything. */
+__attribute__((constructor)) static void serve(void)
 {
 	EGPU_OPTS(egpu_ptxas_server_opts, so, .instrument = instrument);
+	const char *probe = getenv("EGPU_ATTACH");
 
 	/* A child of a served process (the stand-in itself, which inherits
 	 * LD_PRELOAD, or a worker) leaves the socket it inherited alone: its
 	 * compiles are declined there and stay plain. */
-	if (!getenv("EGPU_PTXAS_REAL") || getenv("EGPU_PTXAS_SOCKET"))
+	if (!probe || !*probe || !getenv("EGPU_PTXAS_REAL") || getenv("EGPU_PTXAS_SOCKET"))
 		return;
 	server = egpu_ptxas_server_start(NULL, &so);
-	if (!server || setenv("EGPU_PTXAS_SOCKET", egpu_ptxas_server_socket(server), 1))
+	if (!server || setenv("EGPU_PTXAS_SOCKET", egpu_ptxas_server_socket(server), 1)) {
 		fprintf(stderr, ATTACH_MSG "kernels assembled by the application's own ptxas stay plain: %s\n",
 			egpu_errmsg());
-}
-
-void ptxas_stop(struct attach_stats *st)
-{
-	EGPU_OPTS(egpu_ptxas_stats, ps);
-
-	if (!server)
 		return;
-	unsetenv("EGPU_PTXAS_SOCKET");
-	if (!egpu_ptxas_server_stats(server, &ps))
-		st->ptxas_compiles = (unsigned)ps.requests;
-	egpu_ptxas_server_stop(server);
-	server = NULL;
+	}
+	atexit(stop); /* after the agent's report: it was registered later */
 }
