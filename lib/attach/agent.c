@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "attach/attach.h"
+#include "attach/uprobe.h"
 #include "core/core.h"
 #include "cuda/cu.h"
 #include "image/image.h"
@@ -258,6 +259,33 @@ static char *instrument(const void *image, size_t len, const char *via)
 	return out;
 }
 
+/* The context and probe, made at the first load or host probe. */
+static void setup_once(void)
+{
+	if (setup_done)
+		return;
+	setup_done = true;
+	setup_failed = setup() != 0;
+	if (setup_failed)
+		fprintf(stderr, ATTACH_MSG "no probes: %s\n", egpu_errmsg());
+}
+
+egpu_obj *agent_obj(void)
+{
+	bool was_busy = busy;
+	egpu_obj *o;
+
+	if (!env.probe)
+		return NULL;
+	busy = true;
+	pthread_mutex_lock(&lock);
+	setup_once();
+	o = setup_failed ? NULL : obj;
+	pthread_mutex_unlock(&lock);
+	busy = was_busy;
+	return o;
+}
+
 void agent_begin(const void *image, size_t len, const char *via,
 		 struct attach_load *ld)
 {
@@ -267,12 +295,7 @@ void agent_begin(const void *image, size_t len, const char *via,
 	busy = true;
 	pthread_mutex_lock(&lock);
 	st.modules++;
-	if (!setup_done) {
-		setup_done = true;
-		setup_failed = setup() != 0;
-		if (setup_failed)
-			fprintf(stderr, ATTACH_MSG "no probes: %s\n", egpu_errmsg());
-	}
+	setup_once();
 	if (!setup_failed)
 		ld->ptx = instrument(image, len, via);
 	if (env.verbose)
@@ -317,4 +340,6 @@ __attribute__((constructor)) static void read_env(void)
 	env.verbose = v && *v && strcmp(v, "0");
 	if (!env.probe)
 		fprintf(stderr, ATTACH_MSG "EGPU_ATTACH is not set: no probes\n");
+	else
+		uprobe_scan(env.probe, getenv("EGPU_ATTACH_UPROBES"));
 }

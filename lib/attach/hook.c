@@ -17,6 +17,7 @@
 #include <cuda.h>
 
 #include "attach/attach.h"
+#include "attach/uprobe.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -65,7 +66,7 @@ static void *wrap(const char *name, void *real_fn)
 	}
 	LOADERS(WRAP)
 #undef WRAP
-	return NULL;
+	return hook_api_wrap(name, real_fn); /* host probes' (uprobe.h) */
 }
 
 /* The driver's @name, for programs that bound our export directly. */

@@ -16,7 +16,7 @@
 #include "cli.h"
 
 #define ATTACH_NAME "libegpu_attach.so"
-#define USAGE "usage: egpu attach [--json] [--interval SEC] [-o FILE] [--metrics [HOST]:PORT [--metrics-spec SPEC]] PROBE.o [--] CMD [ARGS...]"
+#define USAGE "usage: egpu attach [--json] [--interval SEC] [-o FILE] [--metrics [HOST]:PORT [--metrics-spec SPEC]] [--uprobe PROG=FUNCTION]... PROBE.o [--] CMD [ARGS...]"
 
 struct attach_args {
 	char lib[PATH_MAX];
@@ -25,6 +25,7 @@ struct attach_args {
 	const char *interval;
 	const char *metrics; /* --metrics [HOST]:PORT: maps on /metrics */
 	const char *metrics_spec; /* --metrics-spec MAP=KIND[/KEY],... */
+	char uprobes[1024];       /* --uprobe PROG=FUNCTION,... */
 	bool json;
 };
 
@@ -44,13 +45,47 @@ static int set_attach_env(void *arg)
 	       (a->interval && setenv("EGPU_ATTACH_INTERVAL", a->interval, 1)) ||
 	       (a->metrics && setenv("EGPU_ATTACH_METRICS", a->metrics, 1)) ||
 	       (a->metrics_spec &&
-		setenv("EGPU_ATTACH_METRICS_SPEC", a->metrics_spec, 1));
+		setenv("EGPU_ATTACH_METRICS_SPEC", a->metrics_spec, 1)) ||
+	       (*a->uprobes && setenv("EGPU_ATTACH_UPROBES", a->uprobes, 1));
 }
 
 /* The value of option argv[*i], or NULL (usage printed by the caller). */
 static const char *value(int argc, char **argv, int *i)
 {
 	return ++*i < argc && *argv[*i] ? argv[*i] : NULL;
+}
+
+/* Append @spec (PROG=FUNCTION) to a->uprobes; -1 if malformed. */
+static int add_uprobe(struct attach_args *a, const char *spec)
+{
+	size_t n = strlen(a->uprobes);
+	const char *eq = spec ? strchr(spec, '=') : NULL;
+
+	if (!eq || eq == spec || !eq[1] || strchr(spec, ','))
+		return -1;
+	return snprintf(a->uprobes + n, sizeof(a->uprobes) - n, "%s%s",
+			n ? "," : "", spec) >= (int)(sizeof(a->uprobes) - n) ? -1 : 0;
+}
+
+/* 0 when each PROG of @spec (PROG=FUNCTION,...) is a host probe of @obj. */
+static int check_uprobes(egpu_obj *obj, const char *spec)
+{
+	for (const char *s = spec; *s; s += strcspn(s, ",") + (s[strcspn(s, ",")] == ',')) {
+		char name[256];
+		const egpu_prog *p;
+		enum egpu_attach_point at;
+
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(s, "="), s);
+		p = egpu_obj_prog(obj, name);
+		at = egpu_prog_attach_point(p);
+		if (!p || (at != EGPU_ATTACH_UPROBE && at != EGPU_ATTACH_URETPROBE)) {
+			fprintf(stderr, "egpu attach: --uprobe %s: %s\n", name,
+				p ? "not in a uprobe or uretprobe section" :
+				    "no such program in the probe");
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* 0, -1 after --help, else the exit status of a usage error. */
@@ -76,6 +111,9 @@ static int parse(int argc, char **argv, struct attach_args *a, int *cmd)
 		} else if (!strcmp(o, "--metrics")) {
 			if (!(a->metrics = value(argc, argv, &i)))
 				return cli_usage("attach: --metrics needs [HOST]:PORT\n" USAGE);
+		} else if (!strcmp(o, "--uprobe")) {
+			if (add_uprobe(a, value(argc, argv, &i)))
+				return cli_usage("attach: --uprobe needs PROG=FUNCTION\n" USAGE);
 		} else if (!strcmp(o, "--metrics-spec")) {
 			if (!(a->metrics_spec = value(argc, argv, &i)))
 				return cli_usage("attach: --metrics-spec needs MAP=KIND[/KEY],...\n" USAGE);
@@ -124,6 +162,10 @@ int cmd_attach(int argc, char **argv)
 	 * fit its maps, before running anything */
 	ctx = egpu_ctx_new(NULL);
 	obj = ctx ? egpu_load(ctx, a.probe, NULL) : NULL;
+	if (obj && check_uprobes(obj, a.uprobes)) {
+		egpu_ctx_free(ctx);
+		return 1;
+	}
 	if (!obj || (a.metrics && check_metrics_spec(ctx, obj, a.metrics_spec))) {
 		egpu_ctx_free(ctx);
 		return cli_fail(a.probe);
