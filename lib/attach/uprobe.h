@@ -26,7 +26,8 @@
 	X(cuMemcpyHtoD_v2) X(cuMemcpyDtoH_v2) X(cuMemcpyDtoD_v2)              \
 	X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2) X(cuMemsetD8_v2)      \
 	X(cuMemsetD32_v2) X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemAllocAsync) \
-	X(cuMemFreeAsync) X(cuCtxSynchronize) X(cuStreamSynchronize)
+	X(cuMemFreeAsync) X(cuCtxSynchronize) X(cuStreamSynchronize)          \
+	X(cuModuleLoadData) X(cuModuleLoadDataEx) X(cuLibraryLoadData)
 
 #define HOST_FN_ENUM(fn) HOST_FN_##fn,
 enum host_fn { HOST_FNS(HOST_FN_ENUM) HOST_FN_CNT };

@@ -49,10 +49,11 @@ struct {
 	__type(value, __u64);
 } latency SEC(".maps");
 
-/* 0: host calls seen; 1: kernels that found their launch; 2: that did not */
+/* 0: host calls seen; 1: kernels that found their launch; 2: that did not;
+ * 3: modules the runtime loaded (cuLibraryLoadData returning 0) */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 3);
+	__uint(max_entries, 4);
 	__type(key, __u32);
 	__type(value, __u64);
 } counts SEC(".maps");
@@ -74,6 +75,14 @@ int BPF_KPROBE(on_launch, const void *func, __u64 grid_xy)
 	count(0);
 	if (gx < GRIDS)
 		bpf_map_update_elem(&launched_at, &gx, &now, BPF_ANY);
+	return 0;
+}
+
+SEC("uretprobe/cuLibraryLoadData")
+int BPF_KRETPROBE(on_module, long rc)
+{
+	if (rc == 0)
+		count(3);
 	return 0;
 }
 

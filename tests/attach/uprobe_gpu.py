@@ -3,7 +3,8 @@
 grid of launch i is i + 1 blocks) built with the shared and the static
 CUDA runtime, under launchlat.bpf.o: a uprobe on cudaLaunchKernel notes
 each launch's time in a map keyed by its grid, the kernel's entry probe
-reads it back into a latency histogram. Checks that the results stay
+reads it back into a latency histogram; a uretprobe on cuLibraryLoadData
+counts the runtime's module loads. Checks that the results stay
 correct, that the host probe ran once per launch, that every kernel found
 its launch's timestamp (counts exact), and that the latencies are
 plausible (host and GPU timestamps on one clock). Exit 77 without a GPU.
@@ -59,6 +60,8 @@ def run(app):
     check(tag, "kernels that found their launch", counts.get(1, 0), LAUNCHES)
     check(tag, "kernels that did not", counts.get(2, 0), 0)
     check(tag, "histogram total", sum(hist.values()), LAUNCHES)
+    # the runtime loads its fatbin with cuLibraryLoadData (docs/attach.md)
+    check(tag, "module loads seen by the uretprobe", counts.get(3, 0) >= 1, True)
     check(tag, "latencies of a second or more",
           sum(v for k, v in hist.items() if k >= SECOND_BIN), 0)
     # the host's timestamp precedes the launch call; only the clock
