@@ -7,23 +7,7 @@
  * start. Host and GPU timestamps compare directly: in host probes
  * bpf_ktime_get_ns reads the GPU's timer (docs/attach.md).
  */
-#define __TARGET_ARCH_x86
-#define __VMLINUX_H__
-#define pt_regs egpu_pt_regs
-typedef __UINT8_TYPE__ __u8;
-typedef __UINT16_TYPE__ __u16;
-typedef __UINT32_TYPE__ __u32;
-typedef __UINT64_TYPE__ __u64;
-typedef __INT32_TYPE__ __s32;
-typedef __INT64_TYPE__ __s64;
-typedef __u16 __be16;
-typedef __u32 __be32;
-typedef __u32 __wsum;
-enum { BPF_MAP_TYPE_ARRAY = 2 };
-enum { BPF_ANY = 0 };
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <egpu/ctx.h>
+#include "uprobe_regs.h"
 
 static const __u64 (*bpf_get_block_idx)(__u64 *x, __u64 *y, __u64 *z) =
 	(void *)503;
