@@ -99,7 +99,9 @@ EXPORT void *dlsym(void *handle, const char *name)
 		return real_dlsym(handle, name); /* a tail call: RTLD_NEXT
 						  * stays relative to the caller */
 	fn = real_dlsym(handle, name);
-	ours = fn ? wrap(name, fn) : NULL;
+	/* libegpu's own driver table (lib/cuda, resolved inside the agent)
+	 * gets the driver's functions: its calls run no host probe */
+	ours = fn && !agent_busy() ? wrap(name, fn) : NULL;
 	return ours ? ours : fn;
 }
 
