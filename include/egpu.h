@@ -208,9 +208,15 @@ enum egpu_attach_point {
 	EGPU_ATTACH_ENTRY = 1, /**< at kernel entry, every thread */
 	EGPU_ATTACH_EXIT = 2,  /**< at every ret/exit, every thread */
 	EGPU_ATTACH_MEM = 3,   /**< before every memory access */
+	/** On the host, on the CPU back end: when the application calls a
+	 *  CUDA API function (egpu attach, docs/attach.md); ctx is a
+	 *  struct egpu_pt_regs of its arguments */
+	EGPU_ATTACH_UPROBE = 4,
+	EGPU_ATTACH_URETPROBE = 5, /**< the same, at its return: result in ax */
 };
 
-/** Name of an attach point: "none", "entry", "exit" or "mem". */
+/** Name of an attach point: "none", "entry", "exit", "mem", "uprobe" or
+ *  "uretprobe". */
 EGPU_API const char *egpu_attach_point_str(enum egpu_attach_point at);
 
 /** Program name (its function name in the ELF). */
@@ -219,7 +225,8 @@ EGPU_API const char *egpu_prog_name(const egpu_prog *prog);
 EGPU_API const char *egpu_prog_section(const egpu_prog *prog);
 /** Attach point named by the section, or EGPU_ATTACH_NONE. */
 EGPU_API enum egpu_attach_point egpu_prog_attach_point(const egpu_prog *prog);
-/** Kernel name or glob from the section ("" if none). */
+/** Kernel name or glob from the section ("" if none); for uprobes the
+ *  function named ("" for a plain SEC("uprobe")). */
 EGPU_API const char *egpu_prog_kernel(const egpu_prog *prog);
 /** Number of instructions after linking subprograms (lddw counts 2). */
 EGPU_API size_t egpu_prog_insn_cnt(const egpu_prog *prog);
@@ -300,8 +307,15 @@ struct egpu_run_opts {
 	size_t ctx_len;            /**< r2: its length; copied back after a GPU run */
 	uint64_t retval;           /**< out: r0 at exit */
 	double run_ns;             /**< out: execution time, excluding translation */
+	/**
+	 * CPU back end: use the object's maps in GPU memory (moved there
+	 * first, in the current CUDA context), as the GPU probes see them:
+	 * the program's updates, deletes and writes through looked-up values
+	 * reach the GPU copies when it returns (host probes of egpu attach).
+	 */
+	bool gpu_maps;
 };
-#define egpu_run_opts__last_field run_ns
+#define egpu_run_opts__last_field gpu_maps
 
 /** Run a program once, directly, with r1 = ctx and r2 = ctx_len. */
 EGPU_API int egpu_prog_run(egpu_prog *prog, struct egpu_run_opts *opts);
@@ -462,7 +476,9 @@ EGPU_API egpu_link *egpu_attach_kernel(egpu_prog *prog, const char *kernel,
  * Attach every program of @p obj whose section names an attach point
  * (gpu/entry/K, gpu/exit/K, kprobe/K, ...) and that the verifier accepted
  * (refused ones are skipped with a warning in the log; see
- * egpu_prog_verdict()). Returns the number attached.
+ * egpu_prog_verdict()). Returns the number attached. Host probes
+ * (uprobe, uretprobe sections) are left to their caller: egpu attach runs
+ * them with egpu_prog_run().
  */
 EGPU_API int egpu_attach_all(egpu_obj *obj);
 /** Remove an attachment. NULL-safe. */

@@ -41,6 +41,10 @@ static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
  */
 static long (*bpf_trace_printk)(const char *fmt, __u32 fmt_size, ...) = (void *)6;
 static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
+/* Host probes (uprobes) only: the application's memory; -EFAULT and
+ * zeroes where it cannot be read. */
+static long (*bpf_probe_read_user)(void *dst, __u32 size,
+				   const void *unsafe_ptr) = (void *)112;
 static long (*bpf_perf_event_output)(void *ctx, void *map, __u64 flags,
 				     void *data, __u64 size) = (void *)25;
 static long (*bpf_ringbuf_output)(void *ringbuf, void *data, __u64 size,

@@ -96,7 +96,9 @@ int egpu_attach_all(egpu_obj *obj)
 	for (size_t i = 0; i < obj->spec.prog_cnt; i++) {
 		struct egpu_prog *p = &obj->progs[i];
 
-		if (p->spec->attach == EGPU_ATTACH_NONE)
+		/* host probes are run by their caller (egpu attach's agent) */
+		if (p->spec->attach == EGPU_ATTACH_NONE ||
+		    attach_is_host(p->spec->attach))
 			continue;
 		/* A refused probe was reported at load; the others still run. */
 		if (p->refused) {

@@ -61,6 +61,7 @@ struct egpu_prog {
 	const struct prog_spec *spec;
 	pthread_mutex_t lock;    /* guards the lazily built host code */
 	struct jit_host *host;
+	struct jit_host *host_gpu; /* the same over the maps in GPU memory */
 	uint32_t probe_id;       /* 0 until linked into a module */
 	unsigned verified;       /* bit per attach point the verifier accepted */
 	int refused;             /* load verdict at its own attach point: 0 or EGPU_E* */
@@ -93,6 +94,8 @@ struct egpu_obj {
 void prog_jit_input(const struct egpu_prog *prog, const struct jit_map *maps,
 		    struct jit_input *in);
 void obj_host_jit_maps(const struct egpu_obj *obj, struct jit_map *out);
+/* The table for host code over the maps in GPU memory (moved there). */
+int obj_host_gpu_jit_maps(struct egpu_obj *obj, struct jit_map *out);
 int obj_gpu_jit_maps(const struct egpu_obj *obj, struct jit_map *maps);
 
 /* Translated PTX (malloc'ed) and what it calls in the device runtime. */

@@ -13,6 +13,7 @@ static void obj_free(struct egpu_obj *obj)
 {
 	for (size_t i = 0; obj->progs && i < obj->spec.prog_cnt; i++) {
 		jit_host_free(obj->progs[i].host);
+		jit_host_free(obj->progs[i].host_gpu);
 		jit_cache_drop_prog(obj->ctx, &obj->progs[i]);
 		prog_gpu_unload(&obj->progs[i]);
 		free(obj->progs[i].refusal);

@@ -60,6 +60,25 @@ void obj_host_jit_maps(const struct egpu_obj *obj, struct jit_map *out)
 	}
 }
 
+/*
+ * CPU code over the maps in GPU memory (egpu_run_opts.gpu_maps): the
+ * struct dev_map of each, no inline array access (the CPU cannot address
+ * GPU memory: host_gpu_maps.c copies). Ring maps keep their ring.
+ */
+int obj_host_gpu_jit_maps(struct egpu_obj *obj, struct jit_map *out)
+{
+	int err = obj_maps_to_gpu(obj);
+
+	for (size_t i = 0; !err && i < obj->spec.map_cnt; i++) {
+		const struct egpu_map *m = &obj->maps[i];
+		uint64_t addr = m->ring ? (uint64_t)(uintptr_t)m->ring :
+				(uint64_t)(uintptr_t)m->dev;
+
+		out[i] = jit_map_make(m->spec, addr, 0);
+	}
+	return err;
+}
+
 /* Thread-local values are registers, named by placeholder addresses. */
 static struct jit_map gpu_jit_map(const struct map_spec *spec,
 				  uint64_t addr, uint64_t value_addr)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "attach/attach.h"
+#include "attach/uprobe.h"
 #include "core/core.h"
 #include "cuda/cu.h"
 #include "image/image.h"
@@ -268,6 +269,33 @@ static char *instrument(const void *image, size_t len, const char *via)
 	return out;
 }
 
+/* The context and probe, made at the first load or host probe. */
+static void setup_once(void)
+{
+	if (setup_done)
+		return;
+	setup_done = true;
+	setup_failed = setup() != 0;
+	if (setup_failed)
+		fprintf(stderr, ATTACH_MSG "no probes: %s\n", egpu_errmsg());
+}
+
+egpu_obj *agent_obj(void)
+{
+	bool was_busy = busy;
+	egpu_obj *o;
+
+	if (!env.probe)
+		return NULL;
+	busy = true;
+	pthread_mutex_lock(&lock);
+	setup_once();
+	o = setup_failed ? NULL : obj;
+	pthread_mutex_unlock(&lock);
+	busy = was_busy;
+	return o;
+}
+
 void agent_begin(const void *image, size_t len, const char *via,
 		 struct attach_load *ld)
 {
@@ -278,12 +306,7 @@ void agent_begin(const void *image, size_t len, const char *via,
 	pthread_mutex_lock(&lock);
 	st.modules++;
 	st.ptxas_compiles += !strcmp(via, ATTACH_VIA_PTXAS);
-	if (!setup_done) {
-		setup_done = true;
-		setup_failed = setup() != 0;
-		if (setup_failed)
-			fprintf(stderr, ATTACH_MSG "no probes: %s\n", egpu_errmsg());
-	}
+	setup_once();
 	if (!setup_failed)
 		ld->ptx = instrument(image, len, via);
 	if (env.verbose)

@@ -17,6 +17,7 @@
 #include <cuda.h>
 
 #include "attach/attach.h"
+#include "attach/uprobe.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -65,7 +66,7 @@ static void *wrap(const char *name, void *real_fn)
 	}
 	LOADERS(WRAP)
 #undef WRAP
-	return NULL;
+	return hook_api_wrap(name, real_fn); /* host probes' (uprobe.h) */
 }
 
 /* The driver's @name, for programs that bound our export directly. */
@@ -98,7 +99,9 @@ EXPORT void *dlsym(void *handle, const char *name)
 		return real_dlsym(handle, name); /* a tail call: RTLD_NEXT
 						  * stays relative to the caller */
 	fn = real_dlsym(handle, name);
-	ours = fn ? wrap(name, fn) : NULL;
+	/* libegpu's own driver table (lib/cuda, resolved inside the agent)
+	 * gets the driver's functions: its calls run no host probe */
+	ours = fn && !agent_busy() ? wrap(name, fn) : NULL;
 	return ours ? ours : fn;
 }
 
@@ -166,7 +169,20 @@ EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version,
 		return original;                                              \
 	} while (0)
 
-EXPORT CUresult cuModuleLoadData(CUmodule *mod, const void *image)
+/* Module loads with their host probes (uprobe.h) around. */
+#define PROBED_LOAD(fn, load, ...)                                            \
+	do {                                                                  \
+		struct call c_;                                               \
+		CUresult res_;                                                \
+                                                                              \
+		hook_enter(HOST_FN_##fn, &c_, (uint64_t[]){ __VA_ARGS__ },    \
+			   ARGS_N(__VA_ARGS__), (void *)real.fn);             \
+		res_ = load;                                                  \
+		uprobe_fire(HOST_FN_##fn, &c_.regs, true, (uint64_t)res_);    \
+		return res_;                                                  \
+	} while (0)
+
+static CUresult module_load_data(CUmodule *mod, const void *image)
 {
 	if (!REAL(cuModuleLoadData))
 		return CUDA_ERROR_NOT_INITIALIZED;
@@ -174,15 +190,30 @@ EXPORT CUresult cuModuleLoadData(CUmodule *mod, const void *image)
 	     real.cuModuleLoadData(mod, image));
 }
 
-EXPORT CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image,
-				   unsigned int n, CUjit_option *opts,
-				   void **vals)
+EXPORT CUresult cuModuleLoadData(CUmodule *mod, const void *image)
+{
+	PROBED_LOAD(cuModuleLoadData, module_load_data(mod, image), U(mod),
+		    U(image));
+}
+
+static CUresult module_load_data_ex(CUmodule *mod, const void *image,
+				    unsigned int n, CUjit_option *opts,
+				    void **vals)
 {
 	if (!REAL(cuModuleLoadDataEx))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	LOAD(image, 0, "cuModuleLoadDataEx",
 	     real.cuModuleLoadDataEx(mod, ptx_image, n, opts, vals),
 	     real.cuModuleLoadDataEx(mod, image, n, opts, vals));
+}
+
+EXPORT CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image,
+				   unsigned int n, CUjit_option *opts,
+				   void **vals)
+{
+	PROBED_LOAD(cuModuleLoadDataEx,
+		    module_load_data_ex(mod, image, n, opts, vals), U(mod),
+		    U(image), n, U(opts), U(vals));
 }
 
 EXPORT CUresult cuModuleLoadFatBinary(CUmodule *mod, const void *fatbin)
@@ -194,7 +225,7 @@ EXPORT CUresult cuModuleLoadFatBinary(CUmodule *mod, const void *fatbin)
 	     real.cuModuleLoadFatBinary(mod, fatbin));
 }
 
-EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code,
+static CUresult library_load_data(CUlibrary *lib, const void *code,
 				  CUjit_option *jopts, void **jvals,
 				  unsigned int nj, CUlibraryOption *lopts,
 				  void **lvals, unsigned int nl)
@@ -206,6 +237,16 @@ EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code,
 				    lvals, nl),
 	     real.cuLibraryLoadData(lib, code, jopts, jvals, nj, lopts, lvals,
 				    nl));
+}
+
+EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code,
+				  CUjit_option *jopts, void **jvals,
+				  unsigned int nj, CUlibraryOption *lopts,
+				  void **lvals, unsigned int nl)
+{
+	PROBED_LOAD(cuLibraryLoadData,
+		    library_load_data(lib, code, jopts, jvals, nj, lopts, lvals, nl),
+		    U(lib), U(code), U(jopts), U(jvals), nj, U(lopts), U(lvals), nl);
 }
 
 /* A whole file, or NULL (the driver then reports the error itself). */

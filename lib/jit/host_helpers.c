@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <sys/uio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -170,6 +171,22 @@ static uint64_t host_get_current_pid_tgid(void)
 	return (uint64_t)getpid() << 32 | (uint32_t)gettid();
 }
 
+/*
+ * Host probes' bpf_probe_read_user: the application's memory, read by the
+ * kernel on the process's behalf, so a bad address is -EFAULT (dst
+ * zeroed, as Linux does) rather than a crash of the application.
+ */
+static uint64_t host_probe_read_user(uint64_t dst, uint64_t size, uint64_t src)
+{
+	struct iovec to = { (void *)(uintptr_t)dst, size };
+	struct iovec from = { (void *)(uintptr_t)src, size };
+
+	if (process_vm_readv(getpid(), &to, 1, &from, 1, 0) == (ssize_t)size)
+		return 0;
+	memset((void *)(uintptr_t)dst, 0, size);
+	return (uint64_t)-EFAULT;
+}
+
 static uint64_t host_puts(uint64_t s)
 {
 	return fprintf(stderr, "%s\n", (const char *)(uintptr_t)s) < 0;
@@ -259,6 +276,7 @@ const struct host_helper host_helpers[] = {
 	HOST_HELPER(HELPER_RINGBUF_DISCARD, host_ringbuf_discard),
 	HOST_HELPER(HELPER_PERF_EVENT_OUTPUT, host_perf_event_output),
 	HOST_HELPER(HELPER_GET_PID_TGID, host_get_current_pid_tgid),
+	HOST_HELPER(HELPER_PROBE_READ_USER, host_probe_read_user),
 	HOST_HELPER(HELPER_PUTS, host_puts),
 	HOST_HELPER(HELPER_BLOCK_IDX, host_index_xyz),
 	HOST_HELPER(HELPER_THREAD_IDX, host_index_xyz),

@@ -49,6 +49,12 @@ struct jit_input {
 	 * thread-private memory on the GPU.
 	 */
 	const bool *never_stack;
+	/*
+	 * Host code whose maps are in GPU memory (struct jit_map.addr a
+	 * struct dev_map *, value_addr 0): map helpers copy values in and
+	 * out (lib/jit/host_gpu_maps.c); run it with jit_host_call_gpu().
+	 */
+	bool gpu_maps;
 };
 
 /* What translated PTX calls in the device runtime (lib/device). */
@@ -80,6 +86,14 @@ struct jit_host;
 
 int jit_host_new(const struct jit_input *in, struct jit_host **out);
 uint64_t jit_host_call(const struct jit_host *jh, void *ctx, uint64_t ctx_len);
+/*
+ * Run code made with jit_input.gpu_maps: its clocks read the GPU's timer
+ * (CLOCK_MONOTONIC + @timer_offset), and values it changed through
+ * lookups are written back when it returns. r0 in *@r0; 0 or the first
+ * write-back's error (negative errno, as dev_map.h).
+ */
+int jit_host_call_gpu(const struct jit_host *jh, void *ctx, uint64_t ctx_len,
+		      int64_t timer_offset, uint64_t *r0);
 void jit_host_free(struct jit_host *jh);
 
 #endif

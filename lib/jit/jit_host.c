@@ -69,19 +69,33 @@ static const struct host_helper libc_calls[] = {
 	{ 0, "memset", (void (*)(void))memset },
 };
 
+/* Symbol @i of the helpers, the GPU map helpers and libc_calls. */
+static const struct host_helper *helper_symbol(size_t i)
+{
+	size_t ngpu;
+	const struct host_helper *gpu = host_gpu_helpers(&ngpu);
+
+	if (i < host_helper_cnt)
+		return &host_helpers[i];
+	i -= host_helper_cnt;
+	return i < ngpu ? &gpu[i] : &libc_calls[i - ngpu];
+}
+
 /* The helpers and libc_calls, as absolute symbols of @jit. */
 static int define_helpers(const char *name, LLVMOrcLLJITRef jit)
 {
-	size_t n = host_helper_cnt + ARRAY_SIZE(libc_calls);
-	LLVMOrcCSymbolMapPair *syms = calloc(n, sizeof(*syms));
+	size_t ngpu, n;
+	LLVMOrcCSymbolMapPair *syms;
 	LLVMOrcMaterializationUnitRef mu;
 	LLVMErrorRef e;
 
+	host_gpu_helpers(&ngpu);
+	n = host_helper_cnt + ngpu + ARRAY_SIZE(libc_calls);
+	syms = calloc(n, sizeof(*syms));
 	if (!syms)
 		return err_set(EGPU_ENOMEM, "%s: out of memory", name);
 	for (size_t i = 0; i < n; i++) {
-		const struct host_helper *h = i < host_helper_cnt ? &host_helpers[i] :
-					      &libc_calls[i - host_helper_cnt];
+		const struct host_helper *h = helper_symbol(i);
 
 		syms[i].Name = LLVMOrcLLJITMangleAndIntern(jit, h->symbol);
 		syms[i].Sym.Address = (uintptr_t)h->fn;
@@ -196,6 +210,14 @@ int jit_host_new(const struct jit_input *in, struct jit_host **out)
 uint64_t jit_host_call(const struct jit_host *jh, void *ctx, uint64_t ctx_len)
 {
 	return jh->fn(ctx, ctx_len);
+}
+
+int jit_host_call_gpu(const struct jit_host *jh, void *ctx, uint64_t ctx_len,
+		      int64_t timer_offset, uint64_t *r0)
+{
+	host_gpu_begin(timer_offset);
+	*r0 = jh->fn(ctx, ctx_len);
+	return host_gpu_end();
 }
 
 void jit_host_free(struct jit_host *jh)

@@ -253,6 +253,13 @@ uint32_t dev_map_threads(const struct dev_map *m)
 	return m->desc.threads;
 }
 
+void dev_map_sizes(const struct dev_map *m, uint32_t *key_size,
+		   uint32_t *value_size)
+{
+	*key_size = m->desc.key_size;
+	*value_size = m->desc.value_size;
+}
+
 /*
  * Operation @op on map @m, with its context current. Rings have no keys;
  * arrays no delete.

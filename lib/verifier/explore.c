@@ -316,6 +316,9 @@ static uint32_t ctx_size(const struct verifier_opts *o)
 		return sizeof(struct egpu_kernel_ctx);
 	case EGPU_ATTACH_MEM:
 		return sizeof(struct egpu_mem_ctx);
+	case EGPU_ATTACH_UPROBE:
+	case EGPU_ATTACH_URETPROBE:
+		return sizeof(struct egpu_pt_regs);
 	default:
 		return o->ctx_size;
 	}
@@ -332,7 +335,7 @@ static int check_args(const struct prog_spec *prog,
 	if (map_cnt && !maps)
 		return err_set(EGPU_EINVAL, "verifier: %zu maps but no specs",
 			       map_cnt);
-	if (o->attach < EGPU_ATTACH_NONE || o->attach > EGPU_ATTACH_MEM)
+	if (o->attach < EGPU_ATTACH_NONE || o->attach > EGPU_ATTACH_URETPROBE)
 		return err_set(EGPU_EINVAL, "verifier: unknown attach point %d",
 			       o->attach);
 	return 0;

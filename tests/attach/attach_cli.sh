@@ -5,7 +5,7 @@
 # maps or types cannot take; and a command that loads no module runs with
 # its exit status.
 set -u
-egpu=$1 probe=$2 events=$3
+egpu=$1 probe=$2 events=$3 uprobe=${4:-}
 fail() { echo "FAIL: $*"; exit 1; }
 out=$("$egpu" attach --metrics-spec per_thread=gauge "$probe" -- true 2>&1); rc=$?
 echo "$out"
@@ -41,4 +41,22 @@ out=$("$egpu" attach --set 'scale[0]=3' --set-file "$tmp/good.json" \
 	--event-type events=block_event "$events" -- sh -c 'exit 3' 2>&1); rc=$?
 echo "$out"
 [ $rc = 3 ] || fail "seeds and event types that fit: exit $rc, want 3"
+# host probes: --uprobe names a uprobe program; the agent (in the command)
+# says which functions it hooks and what it cannot
+if [ -n "$uprobe" ]; then
+	out=$("$egpu" attach --uprobe nosuch=cudaMalloc "$uprobe" -- true 2>&1); rc=$?
+	echo "$out"
+	[ $rc = 1 ] && grep -q "no such program" <<<"$out" || fail "--uprobe of no program: exit $rc"
+	out=$("$egpu" attach --uprobe on_entry=cudaMalloc "$uprobe" -- true 2>&1); rc=$?
+	echo "$out"
+	[ $rc = 1 ] && grep -q "not in a uprobe" <<<"$out" || fail "--uprobe of a GPU probe: exit $rc"
+	out=$("$egpu" attach --uprobe plain "$uprobe" -- true 2>&1); rc=$?
+	[ $rc = 2 ] || fail "--uprobe without =FUNCTION: exit $rc, want 2"
+	out=$("$egpu" attach --uprobe plain=cudaBogus "$uprobe" -- true 2>&1); rc=$?
+	echo "$out"
+	[ $rc = 0 ] || fail "a run with host probes: exit $rc"
+	grep -q "'cudaBogus' is not a CUDA API function" <<<"$out" || fail "unknown function not reported"
+	grep -q "cudaLaunchKernel cudaMemcpy" <<<"$out" || fail "hookable functions not listed"
+	grep -q "host probe 'gpu_only' refused" <<<"$out" || fail "refused host probe not reported"
+fi
 echo "attach_cli: ok"

@@ -18,7 +18,8 @@
 #define ATTACH_NAME "libegpu_attach.so"
 #define USAGE "usage: egpu attach [--json] [--interval SEC] [-o FILE] [--metrics [HOST]:PORT [--metrics-spec SPEC]]\n" \
 	"         [--events-out FILE|-] [--events-raw FILE] [--event-type MAP=TYPE]...\n" \
-	"         [--set MAP[KEY]=VALUE]... [--set-file FILE.json] PROBE.o [--] CMD [ARGS...]"
+	"         [--set MAP[KEY]=VALUE]... [--set-file FILE.json] [--uprobe PROG=FUNCTION]...\n" \
+	"         PROBE.o [--] CMD [ARGS...]"
 
 struct attach_args {
 	char lib[PATH_MAX];
@@ -32,6 +33,7 @@ struct attach_args {
 	const char *set_file;     /* --set-file FILE.json */
 	char *event_types;        /* --event-type MAP=TYPE, joined by ',' */
 	char *sets;               /* --set MAP[KEY]=VALUE, joined by '\n' */
+	char uprobes[1024];       /* --uprobe PROG=FUNCTION,... */
 	bool json;
 };
 
@@ -57,6 +59,7 @@ static int set_attach_env(void *arg)
 	       (a->event_types && setenv("EGPU_ATTACH_EVENT_TYPES", a->event_types, 1)) ||
 	       (a->sets && setenv("EGPU_ATTACH_SET", a->sets, 1)) ||
 	       (a->set_file && setenv("EGPU_ATTACH_SET_FILE", a->set_file, 1)) ||
+	       (*a->uprobes && setenv("EGPU_ATTACH_UPROBES", a->uprobes, 1)) ||
 	       ptxas_standin_env();
 }
 
@@ -79,6 +82,39 @@ static bool append(char **list, const char *item, char sep)
 static const char *value(int argc, char **argv, int *i)
 {
 	return ++*i < argc && *argv[*i] ? argv[*i] : NULL;
+}
+
+/* Append @spec (PROG=FUNCTION) to a->uprobes; -1 if malformed. */
+static int add_uprobe(struct attach_args *a, const char *spec)
+{
+	size_t n = strlen(a->uprobes);
+	const char *eq = spec ? strchr(spec, '=') : NULL;
+
+	if (!eq || eq == spec || !eq[1] || strchr(spec, ','))
+		return -1;
+	return snprintf(a->uprobes + n, sizeof(a->uprobes) - n, "%s%s",
+			n ? "," : "", spec) >= (int)(sizeof(a->uprobes) - n) ? -1 : 0;
+}
+
+/* 0 when each PROG of @spec (PROG=FUNCTION,...) is a host probe of @obj. */
+static int check_uprobes(egpu_obj *obj, const char *spec)
+{
+	for (const char *s = spec; *s; s += strcspn(s, ",") + (s[strcspn(s, ",")] == ',')) {
+		char name[256];
+		const egpu_prog *p;
+		enum egpu_attach_point at;
+
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(s, "="), s);
+		p = egpu_obj_prog(obj, name);
+		at = egpu_prog_attach_point(p);
+		if (!p || (at != EGPU_ATTACH_UPROBE && at != EGPU_ATTACH_URETPROBE)) {
+			fprintf(stderr, "egpu attach: --uprobe %s: %s\n", name,
+				p ? "not in a uprobe or uretprobe section" :
+				    "no such program in the probe");
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* 0, -1 after --help, else the exit status of a usage error. */
@@ -104,6 +140,9 @@ static int parse(int argc, char **argv, struct attach_args *a, int *cmd)
 		} else if (!strcmp(o, "--metrics")) {
 			if (!(a->metrics = value(argc, argv, &i)))
 				return cli_usage("attach: --metrics needs [HOST]:PORT\n" USAGE);
+		} else if (!strcmp(o, "--uprobe")) {
+			if (add_uprobe(a, value(argc, argv, &i)))
+				return cli_usage("attach: --uprobe needs PROG=FUNCTION\n" USAGE);
 		} else if (!strcmp(o, "--metrics-spec")) {
 			if (!(a->metrics_spec = value(argc, argv, &i)))
 				return cli_usage("attach: --metrics-spec needs MAP=KIND[/KEY],...\n" USAGE);
@@ -193,7 +232,8 @@ static int check_metrics_spec(egpu_ctx *ctx, egpu_obj *obj, const char *spec)
 
 /*
  * Refuse a probe that will not load, a metrics spec that does not fit its
- * maps, or seeds and event types it cannot take, before running anything.
+ * maps, --uprobe programs it lacks, or seeds and event types it cannot
+ * take, before running anything.
  */
 static int check_probe(const struct attach_args *a)
 {
@@ -203,6 +243,8 @@ static int check_probe(const struct attach_args *a)
 
 	if (!obj || (a->metrics && check_metrics_spec(ctx, obj, a->metrics_spec)))
 		rc = cli_fail(a->probe);
+	else if (check_uprobes(obj, a->uprobes))
+		rc = 1;
 	else
 		rc = check_events_and_seeds(obj, a);
 	egpu_ctx_free(ctx);
