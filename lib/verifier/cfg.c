@@ -149,6 +149,18 @@ static int mark_jumps(struct verifier *v)
 	return 0;
 }
 
+/* The last instruction jumping back to @head, or -1. */
+int cfg_back_edge(const struct verifier *v, int head)
+{
+	int last = -1;
+
+	for (size_t i = (size_t)head; i < v->cnt; i++)
+		if (has_target(&v->insns[i]) && !is_local_call(&v->insns[i]) &&
+		    jump_target(&v->insns[i], (int)i) == head)
+			last = (int)i;
+	return last;
+}
+
 /* The argument registers a helper reads (all five if it is unknown). */
 static uint16_t helper_uses(const struct verifier *v, int32_t id)
 {

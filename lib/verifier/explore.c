@@ -50,18 +50,21 @@ int vfail(struct verifier *v, const char *fmt, ...)
 	return EGPU_EVERIFY;
 }
 
-static int hist_push(struct vstate *st, uint8_t taken)
+/* Record that @st's path took side @taken of a two-way branch. */
+static int fork_push(struct verifier *v, struct vstate *st, uint8_t taken)
 {
-	if (st->hist_len == st->hist_cap) {
-		uint32_t cap = st->hist_cap ? 2 * st->hist_cap : 64;
-		uint8_t *h = realloc(st->hist, cap);
+	if (v->nforks == v->forks_cap) {
+		uint32_t cap = v->forks_cap ? 2 * v->forks_cap : 256;
+		struct fork_rec *f = realloc(v->forks, cap * sizeof(*f));
 
-		if (!h)
+		if (!f)
 			return vnomem();
-		st->hist = h;
-		st->hist_cap = cap;
+		v->forks = f;
+		v->forks_cap = cap;
 	}
-	st->hist[st->hist_len++] = taken;
+	v->forks[v->nforks++] = (struct fork_rec){ .prev = st->fork,
+						   .taken = taken };
+	st->fork = v->nforks;
 	return 0;
 }
 
@@ -86,9 +89,9 @@ int push_branch(struct verifier *v, int insn, struct vstate **out)
 	err = state_copy(st, v->cur);
 	/* The sides taken, to replay a failing path into the log. */
 	if (!err && v->opts.log)
-		err = hist_push(st, 1);
+		err = fork_push(v, st, 1);
 	if (!err && v->opts.log)
-		err = hist_push(v->cur, 0);
+		err = fork_push(v, v->cur, 0);
 	if (err) {
 		state_free(st);
 		return err;
@@ -120,11 +123,12 @@ static int too_complex(struct verifier *v)
 	if (loop < 0)
 		return vfail(v, "program too complex: %" PRIu64 " instructions "
 			     "processed (limit %" PRIu64 ")",
-			     v->stats.insns_processed - 1, v->max_insns);
+			     v->stats.insns_processed, v->max_insns);
 	return vfail(v, "program too complex: %" PRIu64 " instructions "
 		     "processed (limit %" PRIu64 "); the loop at insn %d is "
-		     "not proven to terminate", v->stats.insns_processed - 1,
-		     v->max_insns, loop);
+		     "not proven to terminate (back edge: insn %d)",
+		     v->stats.insns_processed, v->max_insns, loop,
+		     cfg_back_edge(v, loop));
 }
 
 static int falls_off(struct verifier *v)
@@ -269,8 +273,9 @@ static int step(struct verifier *v)
 	struct vstate *cur = v->cur;
 	int idx = cur->insn, next, err;
 
-	if (++v->stats.insns_processed > v->max_insns)
+	if (v->stats.insns_processed >= v->max_insns)
 		return too_complex(v);
+	v->stats.insns_processed++;
 	cur->path_len++;
 	v->aux[idx].visits++;
 	if (v->aux[idx].prune_point && !v->replaying) {
@@ -351,20 +356,37 @@ static void free_all(struct verifier *v)
 /* At most this many with verbose (very long paths). */
 #define FAIL_STEPS_MAX 2000
 
+/* The sides @st's path took, first to last (NULL: out of memory). */
+static uint8_t *fork_sides(const struct verifier *v, const struct vstate *st,
+			   uint32_t *len)
+{
+	uint32_t n = 0;
+	uint8_t *sides;
+
+	for (uint32_t f = st->fork; f; f = v->forks[f - 1].prev)
+		n++;
+	sides = malloc(n ? n : 1);
+	if (!sides)
+		return NULL;
+	*len = n;
+	for (uint32_t f = st->fork; f; f = v->forks[f - 1].prev)
+		sides[--n] = v->forks[f - 1].taken;
+	return sides;
+}
+
 /* Follow the failing path again, logging its steps (the last few only
- * unless verbose). */
+ * unless verbose). Its instructions are counted afresh: the budget the
+ * exploration spent would stop the replay at its first step. */
 static void replay(struct verifier *v)
 {
 	struct verifier_stats saved_stats = v->stats;
 	char *msg = strdup(egpu_errmsg());
-	uint8_t *hist = NULL;
-	uint32_t len = v->cur->hist_len;
+	uint32_t len = 0;
+	uint8_t *hist = fork_sides(v, v->cur, &len);
 	uint64_t steps = v->cur->path_len, keep;
 
-	if (len && (hist = malloc(len)))
-		memcpy(hist, v->cur->hist, len);
 	free_all(v);
-	if (!msg || (len && !hist) || initial_state(v)) {
+	if (!msg || !hist || initial_state(v)) {
 		free(msg);
 		free(hist);
 		return;
@@ -373,6 +395,7 @@ static void replay(struct verifier *v)
 	v->replay_hist = hist;
 	v->replay_len = len;
 	v->replay_len_steps = steps;
+	v->stats.insns_processed = 0;
 	/* The last step, the failing one, is in the message, not logged. */
 	keep = (v->opts.verbose ? FAIL_STEPS_MAX : FAIL_TAIL) + 1;
 	v->replay_skip = steps > keep ? steps - keep : 0;
@@ -477,6 +500,7 @@ int verifier_run(const struct prog_spec *prog,
 		free(v->aux[i].loop);
 	free(v->aux);
 	free(v->pending);
+	free(v->forks);
 	free(v);
 	return err;
 }

@@ -140,9 +140,6 @@ static int add_checkpoint(struct verifier *v, uint64_t fingerprint)
 		free(c);
 		return err;
 	}
-	free(c->st.hist);
-	c->st.hist = NULL;
-	c->st.hist_len = c->st.hist_cap = 0;
 	c->parent = v->cur->parent;
 	c->branches = 1;
 	c->fingerprint = fingerprint;

@@ -77,6 +77,12 @@ struct ref {
 
 struct checkpoint;
 
+/* One side taken at a two-way branch (struct verifier.forks). */
+struct fork_rec {
+	uint32_t prev; /* the record before it on the path, plus one */
+	uint8_t taken;
+};
+
 /* The state of the path being explored. */
 struct vstate {
 	struct frame *frames[BPF_MAX_CALL_DEPTH];
@@ -86,9 +92,9 @@ struct vstate {
 	uint32_t nrefs;
 	struct checkpoint *parent; /* last stored state on this path */
 	uint64_t path_len;
-	/* verbose: the direction taken at each two-way branch */
-	uint8_t *hist;
-	uint32_t hist_len, hist_cap;
+	/* with a log: this path's last two-way branch in verifier.forks,
+	 * plus one (0: none yet) */
+	uint32_t fork;
 };
 
 /* A stored state: pruning compares against it once fully explored. */
@@ -169,6 +175,16 @@ struct verifier {
 	struct checkpoint **open;
 	uint32_t open_size, open_cnt;
 
+	/*
+	 * With a log, the sides taken at two-way branches, as a tree: each
+	 * record names the one before it on its path. Paths share their
+	 * common start, so the tree grows by two records a branch, not by a
+	 * copy of the path's history in every queued state.
+	 */
+	struct fork_rec *forks;
+	uint32_t nforks, forks_cap;
+
+	bool steps_cut; /* the every-step log reached its size limit */
 	/* verbose replay of a failing path */
 	bool replaying;
 	uint32_t replay_pos;
@@ -241,6 +257,7 @@ int cfg_build(struct verifier *v);
 int insn_subprog(const struct verifier *v, int insn);
 int cfg_successors(const struct verifier *v, size_t i, size_t succ[2]);
 bool cfg_is_cond_jmp(const struct bpf_insn *insn);
+int cfg_back_edge(const struct verifier *v, int head);
 bool cfg_is_exit(const struct bpf_insn *insn);
 bool cfg_regs_valid(const struct bpf_insn *insn);
 /* demand.c */

@@ -63,6 +63,21 @@ def mixed_path():
 
 
 @pytest.fixture
+def unbounded_path():
+    """tests/api/unbounded.bpf.o: a loop the verifier cannot bound."""
+    return _data("EGPU_TEST_UNBOUNDED")
+
+
+@pytest.fixture
+def egpu_cli():
+    """The egpu command-line tool of the build (skips without one)."""
+    path = os.environ.get("EGPU_CLI")
+    if not path:
+        pytest.skip("the build has no egpu tool")
+    return path
+
+
+@pytest.fixture
 def kernels_ptx():
     """PTX of tests/kernels.cu (nvcc -arch=sm_90)."""
     with open(_data("EGPU_TEST_PTX")) as f:
