@@ -74,11 +74,23 @@ out=$("$egpu" instrument --prog bump "${kern[@]}" -o "$tmp/x.ptx" 2>&1) && fail 
 [[ $out == *"names no attach point"* ]] || fail "--prog bump: $out"
 
 # A pattern that matches no kernel: written anyway, the warning shown even
-# with -q (it names the program and the kernels there are).
-out=$("$egpu" instrument -q "$api/memprobe.bpf.o" "$api/kernels.ptx" -o "$tmp/none.ptx" 2>&1) ||
-	fail "instrument with an unmatched pattern: $out"
+# with -q (it names the program and the kernels there are); nothing
+# instrumented exits 1 unless --allow-none.
+none=("$api/memprobe.bpf.o" "$api/kernels.ptx" -o "$tmp/none.ptx")
+out=$("$egpu" instrument -q "${none[@]}" 2>&1) && fail "instrument with an unmatched pattern exits 0"
 [[ $out == *"warn: instrumenting: prog 'mem_probe': no kernel matches 'vadd_mem'; kernels: saxpy, fill<int>"* ]] ||
 	fail "unmatched pattern's warning: $out"
+[[ $out == *"nothing instrumented: none of the module's 2 kernels got a probe"* && -s $tmp/none.ptx ]] ||
+	fail "unmatched pattern's verdict: $out"
+"$egpu" instrument -q --allow-none "${none[@]}" 2>/dev/null || fail "instrument --allow-none"
+# Every program refused: nothing to attach, exit 1.
+out=$("$egpu" instrument -q --prog bad_exit "$api/mixed.bpf.o" "$api/kernels.ptx" -o "$tmp/x.ptx" 2>&1) &&
+	fail "instrument of a refused program exits 0"
+[[ $out == *"bad_exit"* ]] || fail "refused --prog: $out"
+out=$("$egpu" instrument -q "$api/unbounded.bpf.o" "$api/kernels.ptx" -o "$tmp/x.ptx" 2>&1) &&
+	fail "instrument with every program refused exits 0"
+[[ $out == *"not attaching refused prog 'spin'"* && $out == *"nothing instrumented"* ]] ||
+	fail "every program refused: $out"
 
 # A refused program is skipped, saying why; the accepted one goes in.
 out=$("$egpu" instrument -q "$api/mixed.bpf.o" "$api/kernels.ptx" -o "$tmp/mixed.ptx" 2>&1) ||

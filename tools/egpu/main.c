@@ -46,7 +46,7 @@ static const struct {
 	  "  --metrics [HOST]:PORT  serve the maps as Prometheus metrics\n"
 	  "  --metrics-spec SPEC    how maps read as metrics (docs/fleet.md)\n"
 	  "  (docs/attach.md)\n", true },
-	{ "instrument", cmd_instrument, "instrument [--sm SM] [-q|-v] [--no-inline] [--mem-inline-limit BYTES|none] [--prog NAME]... FILE.o IN.(ptx|fatbin) [-o OUT.ptx]   splice probes (maps at placeholders)",
+	{ "instrument", cmd_instrument, "instrument [--sm SM] [-q|-v] [--no-inline] [--mem-inline-limit BYTES|none] [--prog NAME]... [--allow-none] FILE.o IN.(ptx|fatbin) [-o OUT.ptx]   splice probes (maps at placeholders)",
 	  "  --sm SM       PTX target of the probes (default sm_90)\n"
 	  "  -o OUT.ptx    where the PTX goes (default stdout); written before the report\n"
 	  "  -q            report only the summary line\n"
@@ -57,7 +57,9 @@ static const struct {
 	  "                probe is called (K, M, G suffixes; default: the module's size,\n"
 	  "                at least 16M)\n"
 	  "  --prog NAME   attach only this program (repeatable; default: every one\n"
-	  "                whose section names an attach point)\n", false },
+	  "                whose section names an attach point)\n"
+	  "  --allow-none  exit 0 when no kernel was patched (every program refused,\n"
+	  "                or no kernel matched); without it that exits 1\n", false },
 };
 
 #define COMMAND_CNT (sizeof(commands) / sizeof(commands[0]))
