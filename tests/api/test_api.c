@@ -56,6 +56,36 @@ START_TEST(ctx_opts_checked)
 }
 END_TEST
 
+/* One check of targets (core/target.c) for contexts and translation. */
+START_TEST(targets_checked)
+{
+	static const char *const bad[] = { "sm_1000", "sm_99999999999", "sm_31",
+					   "sm_90b", "sm_", "sm_90aa" };
+	static const char *const good[] = { "sm_100", "sm_120", "sm_100a",
+					    "sm_90a", "sm_121f" };
+	egpu_prog *p = egpu_obj_prog(obj, "on_entry");
+	char *ptx = NULL;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EGPU_OPTS(egpu_ctx_opts, co, .offline = true, .sm = bad[i]);
+
+		ck_assert_ptr_null(egpu_ctx_new(&co));
+		ck_assert_msg(strstr(egpu_errmsg(), "is not a GPU target"), "%s",
+			      egpu_errmsg());
+		EGPU_OPTS(egpu_jit_opts, jo, .sm = bad[i]);
+		ck_assert_int_eq(egpu_prog_jit_ptx(p, &jo, &ptx, NULL), EGPU_EINVAL);
+		ck_assert_ptr_nonnull(strstr(egpu_errmsg(), bad[i]));
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		EGPU_OPTS(egpu_ctx_opts, co, .offline = true, .sm = good[i]);
+
+		egpu_ctx *c = egpu_ctx_new(&co);
+		ck_assert_msg(c, "%s: %s", good[i], egpu_errmsg());
+		egpu_ctx_free(c);
+	}
+}
+END_TEST
+
 START_TEST(load_errors_name_the_input)
 {
 	static const char garbage[] = "\x7f" "ELF not really an object";
@@ -418,6 +448,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, ctx_opts_checked);
+	tcase_add_test(tc, targets_checked);
 	tcase_add_test(tc, load_errors_name_the_input);
 	tcase_add_test(tc, programs_and_maps_listed);
 	tcase_add_test(tc, hash_map_semantics);

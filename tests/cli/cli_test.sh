@@ -98,6 +98,19 @@ out=$("$egpu" instrument -q "$api/mixed.bpf.o" "$api/kernels.ptx" -o "$tmp/mixed
 [[ $out == *"not attaching refused prog 'bad_exit'"* && $out == *" 1 entry and 0 exit points"* ]] ||
 	fail "refused program's warning: $out"
 
+# Targets: one check for every command; GPUs newer than the JIT's LLVM
+# get their own .target and .version, never sm_90's silently.
+for sm in sm_1000 sm_99999999999 sm_31; do
+	out=$("$egpu" instrument --sm $sm "${kern[@]}" -o "$tmp/x.ptx" 2>&1) && fail "instrument --sm $sm exits 0"
+	[[ $out == *"'$sm' is not a GPU target"* ]] || fail "instrument --sm $sm: $out"
+	out=$("$egpu" jit --sm $sm --prog on_entry "$api/api.bpf.o" 2>&1) && fail "jit --sm $sm exits 0"
+	[[ $out == *"'$sm' is not a GPU target"* ]] || fail "jit --sm $sm: $out"
+done
+for sm in sm_100 sm_120 sm_100a; do
+	"$egpu" jit --sm $sm --prog on_entry "$api/api.bpf.o" | grep -qx "\.target $sm" ||
+		fail "jit --sm $sm: not its .target"
+done
+
 # verify: the verdict line ends the failing path and names the program once.
 out=$("$egpu" verify --prog bad_exit "$api/mixed.bpf.o" 2>&1) && fail "verify of a refused program exits 0"
 [[ $(grep -o "prog 'bad_exit'" <<<"$out" | wc -l) == 1 &&

@@ -22,7 +22,7 @@ static const struct {
 	  "  --prog NAME   the program to run (default: the first)\n"
 	  "  MEMHEX        memory r1 points at (r2: its length)\n", false },
 	{ "jit", cmd_jit, "jit [--sm SM] [--stats] [--repeat N] [--kernel] [--ctx-len N] (FILE.o [--prog NAME|--all] | --raw)",
-	  "  --sm SM       PTX target (default sm_90)\n"
+	  "  --sm SM       PTX target (default sm_90; sm_30 to sm_121, a or f suffix)\n"
 	  "  --prog NAME   the program to translate; needed when FILE.o holds several\n"
 	  "  --all         translate every program, each after a '// egpu: prog NAME' line\n"
 	  "  --raw         the program comes as hex instructions on stdin\n"
