@@ -5,7 +5,8 @@
  * verifier_check_insns() is the structural pass (valid opcodes, reserved
  * fields zero, jumps land on instructions and not inside lddw, known
  * helpers, calls into the program); egpu_load() runs it on every program
- * of an object the loader read (verifier_check_object).
+ * of an object the loader read, refusing a program alone where it fails
+ * (verifier_check_object: on all, failing on the first).
  * verifier_run() is the abstract interpreter that proves a program safe.
  */
 #ifndef EGPU_VERIFIER_H

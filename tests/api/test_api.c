@@ -17,6 +17,7 @@
 #define MEM_OBJ EGPU_TEST_BUILD "/memprobe.bpf.o"
 #define MEM_PTX EGPU_TEST_BUILD "/memkernels.ptx"
 #define MIXED_OBJ EGPU_TEST_BUILD "/mixed.bpf.o"
+#define UNKNOWN_HELPER_OBJ EGPU_TEST_BUILD "/unknown_helper.bpf.o"
 
 static egpu_ctx *ctx;
 static egpu_obj *obj;
@@ -294,6 +295,40 @@ START_TEST(refusal_without_line_info)
 END_TEST
 
 /* A refused probe does not sink its object; it cannot be used. */
+/* An unknown helper refuses its program alone, at every use. */
+START_TEST(unknown_helper_refuses_its_program)
+{
+	EGPU_OPTS(egpu_load_opts, strict, .strict = true);
+	EGPU_OPTS(egpu_verify_opts, vo, .at_set = true, .at = EGPU_ATTACH_EXIT);
+	EGPU_OPTS(egpu_run_opts, ro);
+	egpu_obj *uo = egpu_load(ctx, UNKNOWN_HELPER_OBJ, NULL);
+	egpu_prog *bad, *run;
+	const char *why;
+	char *ptx = NULL;
+
+	ck_assert_msg(uo, "load: %s", egpu_errmsg());
+	ck_assert_int_eq(egpu_prog_verdict(egpu_obj_prog(uo, "good_entry"), &why), 0);
+	bad = egpu_obj_prog(uo, "calls_unknown");
+	run = egpu_obj_prog(uo, "run_unknown");
+	ck_assert_int_eq(egpu_prog_verdict(bad, &why), EGPU_EVERIFY);
+	ck_assert_ptr_nonnull(strstr(why, "unknown helper 9999"));
+	ck_assert_int_eq(egpu_prog_verdict(run, &why), EGPU_EVERIFY);
+	ck_assert_int_eq(egpu_attach_all(uo), 1);
+	/* elsewhere too: another attach point, translation, a direct run */
+	ck_assert_int_eq(egpu_prog_verify(bad, &vo), EGPU_EVERIFY);
+	ck_assert_ptr_nonnull(strstr(vo.log, "prog 'calls_unknown': refused: insn 0 (call 9999)"));
+	free(vo.log);
+	ck_assert_ptr_null(egpu_attach_kernel(bad, "saxpy", EGPU_ATTACH_EXIT, NULL));
+	ck_assert_int_eq(egpu_prog_jit_ptx(bad, NULL, &ptx, NULL), EGPU_EVERIFY);
+	ck_assert_ptr_null(ptx);
+	ck_assert_int_eq(egpu_prog_run(run, &ro), EGPU_EVERIFY);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "unknown helper 9999"));
+	/* a strict load fails on it */
+	ck_assert_ptr_null(egpu_load(ctx, UNKNOWN_HELPER_OBJ, &strict));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "unknown helper 9999"));
+}
+END_TEST
+
 START_TEST(refused_program_keeps_object)
 {
 	EGPU_OPTS(egpu_load_opts, strict, .strict = true);
@@ -457,6 +492,7 @@ int main(void)
 	tcase_add_test(tc, offline_instrumentation_assembles);
 	tcase_add_test(tc, unknown_kernel_is_a_warning);
 	tcase_add_test(tc, refused_program_keeps_object);
+	tcase_add_test(tc, unknown_helper_refuses_its_program);
 	tcase_add_test(tc, refusal_without_line_info);
 	tcase_add_test(tc, mem_probes_offline);
 	tcase_add_test(tc, mem_probes_selecting_nothing);
