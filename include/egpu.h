@@ -282,9 +282,20 @@ struct egpu_run_opts {
 	size_t ctx_len;            /**< r2: its length; copied back after a GPU run */
 	uint64_t retval;           /**< out: r0 at exit */
 	double run_ns;             /**< out: execution time, excluding translation */
+	/** Entry and exit probes (CPU only): the kernel parameter bytes the
+	 *  probe's struct egpu_kernel_ctx points at (ctx->params,
+	 *  bpf_egpu_read_param); ctx and ctx_len stay unset, the context is
+	 *  made from these. At least as many bytes as the probe reads
+	 *  directly through ctx->params. */
+	const void *params;
+	size_t params_len;         /**< ctx->params_size: bytes at params */
 };
 
-/** Run a program once, directly, with r1 = ctx and r2 = ctx_len. */
+/**
+ * Run a program once: a program without an attach point with r1 = ctx
+ * and r2 = ctx_len; an entry or exit probe (CPU only) with r1 a struct
+ * egpu_kernel_ctx whose params are egpu_run_opts.params.
+ */
 EGPU_API int egpu_prog_run(egpu_prog *prog, struct egpu_run_opts *opts);
 
 /** Map types. Values match Linux's BPF_MAP_TYPE_* and bpftime's GPU types. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "egpu/ctx.h"
 
 const char *egpu_attach_point_str(enum egpu_attach_point at)
 {
@@ -123,21 +124,83 @@ static int prog_host_code(struct egpu_prog *prog, struct jit_host **out)
 	return err;
 }
 
+/*
+ * The context an entry or exit probe sees in its kernel, made from the
+ * parameter bytes of @opts: r1 = @kc, r2 = its size.
+ */
+static int probe_ctx(const struct egpu_prog *prog,
+		     const struct egpu_run_opts *opts, struct egpu_kernel_ctx *kc)
+{
+	const char *name = prog->spec->name;
+	const void *params = OPTS_GET(opts, params, NULL);
+	size_t len = OPTS_GET(opts, params_len, 0);
+
+	if (prog->spec->attach == EGPU_ATTACH_MEM)
+		return err_set(EGPU_ENOTSUP, "prog '%s': a memory probe runs only at a memory access (egpu_attach_kernel)",
+			       name);
+	if (OPTS_GET(opts, backend, EGPU_BACKEND_CPU) != EGPU_BACKEND_CPU)
+		return err_set(EGPU_ENOTSUP, "prog '%s': probes run on the CPU here; on a GPU they run inside kernels (egpu_attach_kernel)",
+			       name);
+	if (OPTS_GET(opts, ctx, NULL) || OPTS_GET(opts, ctx_len, 0))
+		return err_set(EGPU_EINVAL, "prog '%s': a probe's ctx is made from egpu_run_opts.params; leave ctx and ctx_len unset",
+			       name);
+	if (len && !params)
+		return err_set(EGPU_EINVAL, "egpu_prog_run: params_len without params");
+	if (len > UINT32_MAX)
+		return err_set(EGPU_E2BIG, "prog '%s': %zu parameter bytes; at most 4 GiB",
+			       name, len);
+	if (len < prog->params_reach)
+		return err_set(EGPU_EINVAL, "prog '%s' reads ctx->params up to byte %u; %zu parameter bytes given",
+			       name, prog->params_reach, len);
+	*kc = (struct egpu_kernel_ctx){
+		.params = (uint64_t)(uintptr_t)params,
+		.params_size = (uint32_t)len,
+		.attach = prog->spec->attach == EGPU_ATTACH_ENTRY ?
+			EGPU_CTX_ENTRY : EGPU_CTX_EXIT,
+	};
+	return 0;
+}
+
+/* r1 and r2 of a direct run: @opts' memory, checked and verified for. */
+static int direct_memory(struct egpu_prog *prog,
+			 const struct egpu_run_opts *opts)
+{
+	size_t len = OPTS_GET(opts, ctx_len, 0);
+	int err;
+
+	if (OPTS_GET(opts, params, NULL) || OPTS_GET(opts, params_len, 0))
+		return err_set(EGPU_EINVAL, "prog '%s': params are for entry and exit probes; give a direct run its memory as ctx",
+			       prog->spec->name);
+	if (len && !OPTS_GET(opts, ctx, NULL))
+		return err_set(EGPU_EINVAL, "egpu_prog_run: ctx_len without ctx");
+	err = direct_ctx_ok(prog, len);
+	return err ? err : prog_verify(prog, EGPU_ATTACH_NONE, (uint32_t)len);
+}
+
 int egpu_prog_run(egpu_prog *prog, struct egpu_run_opts *opts)
 {
+	struct egpu_kernel_ctx kc;
 	struct jit_host *host;
 	uint64_t t0, r0;
+	void *mem;
+	size_t len;
 	int err;
 
 	if (!prog || !opts)
 		return err_set(EGPU_EINVAL, "egpu_prog_run: NULL argument");
 	if (OPTS_VALID(opts, "egpu_prog_run"))
 		return EGPU_EINVAL;
-	if (OPTS_GET(opts, ctx_len, 0) && !OPTS_GET(opts, ctx, NULL))
-		return err_set(EGPU_EINVAL, "egpu_prog_run: ctx_len without ctx");
-	err = direct_ctx_ok(prog, OPTS_GET(opts, ctx_len, 0));
-	if (!err)
-		err = prog_verify(prog, EGPU_ATTACH_NONE, OPTS_GET(opts, ctx_len, 0));
+	if (prog->spec->attach == EGPU_ATTACH_NONE) {
+		err = direct_memory(prog, opts);
+		mem = OPTS_GET(opts, ctx, NULL);
+		len = OPTS_GET(opts, ctx_len, 0);
+	} else {
+		err = probe_ctx(prog, opts, &kc);
+		if (!err)
+			err = prog_verify(prog, prog->spec->attach, 0);
+		mem = &kc;
+		len = sizeof(kc);
+	}
 	if (err)
 		return err;
 	if (OPTS_GET(opts, backend, EGPU_BACKEND_CPU) == EGPU_BACKEND_GPU)
@@ -146,8 +209,7 @@ int egpu_prog_run(egpu_prog *prog, struct egpu_run_opts *opts)
 	if (err)
 		return err;
 	t0 = now_ns();
-	r0 = jit_host_call(host, OPTS_GET(opts, ctx, NULL),
-			   OPTS_GET(opts, ctx_len, 0));
+	r0 = jit_host_call(host, mem, len);
 	OPTS_SET(opts, run_ns, (double)(now_ns() - t0));
 	OPTS_SET(opts, retval, r0);
 	return 0;

@@ -69,6 +69,12 @@ def unbounded_path():
 
 
 @pytest.fixture
+def params_path():
+    """tests/api/params.bpf.o: probes of saxpy reading its argument n."""
+    return _data("EGPU_TEST_PARAMS")
+
+
+@pytest.fixture
 def egpu_cli():
     """The egpu command-line tool of the build (skips without one)."""
     path = os.environ.get("EGPU_CLI")
