@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # egpu's subcommands, as a user meets them. Usage: cli_test.sh EGPU API_DIR
-# (API_DIR: the build's tests/api, with api.bpf.o, memprobe.bpf.o and PTX).
+# RUN_OBJ (API_DIR: the build's tests/api, with api.bpf.o, memprobe.bpf.o
+# and PTX; RUN_OBJ: run.bpf.o).
 set -uo pipefail
-egpu=$1 api=$2
+egpu=$1 api=$2 run_obj=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -116,6 +117,26 @@ out=$("$egpu" verify --prog bad_exit "$api/mixed.bpf.o" 2>&1) && fail "verify of
 [[ $(grep -o "prog 'bad_exit'" <<<"$out" | wc -l) == 1 &&
 	$(tail -n 1 <<<"$out") == "prog 'bad_exit': refused: insn 0 (r0 = *(u64 *)(r1 + 40))"* ]] ||
 	fail "verify's refusal: $out"
+
+# run FILE.o: probes with their kernel's parameters, direct runs with GPU
+# helpers; the program must be named when there are several.
+params=000000400000000000000000000000000000000000000000e8030000 # n = 1000
+for prog in n_by_helper n_direct; do
+	out=$("$egpu" run --prog $prog --params $params "$run_obj" 2>&1)
+	[[ $out == 0x00000000000003e8 ]] || fail "run --prog $prog --params: $out"
+done
+out=$("$egpu" run --prog n_direct --params ${params:0:48} "$run_obj" 2>&1) && fail "run with too few parameter bytes"
+[[ $out == *"reads ctx->params up to byte 28; 24 parameter bytes given"* ]] || fail "too few parameter bytes: $out"
+out=$("$egpu" run --prog sum_bytes "$run_obj" 0102030a 2>&1)
+[[ $out == 0x0000000000000010 ]] || fail "run --prog sum_bytes: $out"
+out=$("$egpu" run "$run_obj" 2>&1) && fail "run FILE.o with several programs"
+[[ $out == *"holds several programs; choose one with --prog NAME"* && $out == *n_direct* ]] ||
+	fail "run FILE.o without --prog: $out"
+out=$("$egpu" run nosuch.o </dev/null 2>&1) && fail "run nosuch.o"
+[[ $out == *"neither an existing file nor hex memory"* ]] || fail "run nosuch.o: $out"
+# The conformance plugin protocol is unchanged: hex on stdin.
+out=$(echo "b7 00 00 00 07 00 00 00 95 00 00 00 00 00 00 00" | "$egpu" run 2>&1)
+[[ $out == 0x0000000000000007 ]] || fail "run with hex on stdin: $out"
 
 ((fails == 0)) && echo "cli: all checks passed"
 exit $((fails > 0))
