@@ -68,6 +68,8 @@ static int fork_push(struct verifier *v, struct vstate *st, uint8_t taken)
 	return 0;
 }
 
+static void state_drop(struct verifier *v, struct vstate *st);
+
 /* Queue the jump side of a branch; the current path falls through. */
 int push_branch(struct verifier *v, int insn, struct vstate **out)
 {
@@ -87,13 +89,15 @@ int push_branch(struct verifier *v, int insn, struct vstate **out)
 	if (!st)
 		return vnomem();
 	err = state_copy(st, v->cur);
+	if (!err)
+		err = state_charge(v, st);
 	/* The sides taken, to replay a failing path into the log. */
 	if (!err && v->opts.log)
 		err = fork_push(v, st, 1);
 	if (!err && v->opts.log)
 		err = fork_push(v, v->cur, 0);
 	if (err) {
-		state_free(st);
+		state_drop(v, st);
 		return err;
 	}
 	st->insn = insn;
@@ -116,19 +120,57 @@ static int busiest_loop(const struct verifier *v)
 	return best;
 }
 
-static int too_complex(struct verifier *v)
+/* @what ran out: the instructions, or the states' memory. */
+static int too_complex(struct verifier *v, const char *what)
 {
 	int loop = busiest_loop(v);
+	char limit[96];
 
+	if (!strcmp(what, "insns"))
+		snprintf(limit, sizeof(limit), "%" PRIu64 " instructions processed (limit %" PRIu64 ")",
+			 v->stats.insns_processed, v->max_insns);
+	else
+		snprintf(limit, sizeof(limit), "its states take %u MiB (the limit) after %" PRIu64 " instructions processed",
+			 VERIFIER_MAX_STATE_BYTES >> 20, v->stats.insns_processed);
 	if (loop < 0)
-		return vfail(v, "program too complex: %" PRIu64 " instructions "
-			     "processed (limit %" PRIu64 ")",
-			     v->stats.insns_processed, v->max_insns);
-	return vfail(v, "program too complex: %" PRIu64 " instructions "
-		     "processed (limit %" PRIu64 "); the loop at insn %d is "
-		     "not proven to terminate (back edge: insn %d)",
-		     v->stats.insns_processed, v->max_insns, loop,
+		return vfail(v, "program too complex: %s", limit);
+	return vfail(v, "program too complex: %s; the loop at insn %d is not "
+		     "proven to terminate (back edge: insn %d)", limit, loop,
 		     cfg_back_edge(v, loop));
+}
+
+static size_t state_bytes(const struct vstate *st)
+{
+	size_t n = sizeof(*st) + st->nrefs * sizeof(*st->refs);
+
+	for (int i = 0; i < st->depth; i++)
+		n += sizeof(*st->frames[i]) +
+		     st->frames[i]->nslots * sizeof(*st->frames[i]->slots);
+	return n;
+}
+
+int state_charge(struct verifier *v, struct vstate *st)
+{
+	size_t n = state_bytes(st);
+
+	st->charged = 0;
+	if (v->state_bytes + n > VERIFIER_MAX_STATE_BYTES && !v->opts.all_states)
+		return too_complex(v, "memory");
+	v->state_bytes += n;
+	st->charged = (uint32_t)n;
+	return 0;
+}
+
+void state_uncharge(struct verifier *v, const struct vstate *st)
+{
+	v->state_bytes -= st->charged;
+}
+
+static void state_drop(struct verifier *v, struct vstate *st)
+{
+	if (st)
+		state_uncharge(v, st);
+	state_free(st);
 }
 
 static int falls_off(struct verifier *v)
@@ -274,7 +316,7 @@ static int step(struct verifier *v)
 	int idx = cur->insn, next, err;
 
 	if (v->stats.insns_processed >= v->max_insns)
-		return too_complex(v);
+		return too_complex(v, "insns");
 	v->stats.insns_processed++;
 	cur->path_len++;
 	v->aux[idx].visits++;
@@ -293,6 +335,8 @@ static int step(struct verifier *v)
 	if ((size_t)next >= v->cnt ||
 	    v->aux[next].subprog != cur_frame(cur)->subprog)
 		return falls_off(v);
+	if (next <= idx && v->aux[idx].subprog == v->aux[next].subprog)
+		cur->back_step = cur->path_len; /* not a return from a call */
 	cur->insn = next;
 	log_step(v, idx);
 	return 0;
@@ -315,7 +359,7 @@ static int explore(struct verifier *v)
 		if (r == 0)
 			continue;
 		path_done(v, v->cur->parent);
-		state_free(v->cur);
+		state_drop(v, v->cur);
 		v->cur = pop_pending(v);
 		if (!v->cur)
 			return 0;
@@ -344,10 +388,10 @@ static int initial_state(struct verifier *v)
 
 static void free_all(struct verifier *v)
 {
-	state_free(v->cur);
+	state_drop(v, v->cur);
 	v->cur = NULL;
 	while (v->npending)
-		state_free(v->pending[--v->npending]);
+		state_drop(v, v->pending[--v->npending]);
 	checkpoints_free(v);
 }
 
@@ -383,7 +427,7 @@ static void replay(struct verifier *v)
 	char *msg = strdup(egpu_errmsg());
 	uint32_t len = 0;
 	uint8_t *hist = fork_sides(v, v->cur, &len);
-	uint64_t steps = v->cur->path_len, keep;
+	uint64_t steps = v->cur->path_len, back = v->cur->back_step, keep;
 
 	free_all(v);
 	if (!msg || !hist || initial_state(v)) {
@@ -396,8 +440,14 @@ static void replay(struct verifier *v)
 	v->replay_len = len;
 	v->replay_len_steps = steps;
 	v->stats.insns_processed = 0;
-	/* The last step, the failing one, is in the message, not logged. */
-	keep = (v->opts.verbose ? FAIL_STEPS_MAX : FAIL_TAIL) + 1;
+	/* The last step, the failing one, is in the message, not logged;
+	 * the steps from the last backward jump on (a loop's last pass) are,
+	 * up to FAIL_STEPS_MAX. */
+	keep = v->opts.verbose ? FAIL_STEPS_MAX : FAIL_TAIL;
+	if (back && steps - back + 1 > keep)
+		keep = steps - back + 1 < FAIL_STEPS_MAX ? steps - back + 1 :
+			FAIL_STEPS_MAX;
+	keep++;
 	v->replay_skip = steps > keep ? steps - keep : 0;
 	vlog(v, "failing path, %" PRIu64 " steps:\n", steps);
 	if (v->replay_skip)

@@ -136,6 +136,8 @@ static int add_checkpoint(struct verifier *v, uint64_t fingerprint)
 	if (!c)
 		return vnomem();
 	err = state_copy(&c->st, v->cur);
+	if (!err && (err = state_charge(v, &c->st)))
+		state_release(&c->st);
 	if (err) {
 		free(c);
 		return err;
@@ -157,6 +159,7 @@ static void checkpoint_free(struct verifier *v, struct checkpoint *c)
 {
 	list_remove(c);
 	v->live_states--;
+	state_uncharge(v, &c->st);
 	state_release(&c->st);
 	free(c);
 }

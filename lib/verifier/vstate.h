@@ -92,9 +92,13 @@ struct vstate {
 	uint32_t nrefs;
 	struct checkpoint *parent; /* last stored state on this path */
 	uint64_t path_len;
+	uint64_t back_step; /* path_len at its last backward jump, 0: none */
 	/* with a log: this path's last two-way branch in verifier.forks,
 	 * plus one (0: none yet) */
 	uint32_t fork;
+	/* bytes of it counted in verifier.state_bytes (queued and stored
+	 * states; 0: not counted) */
+	uint32_t charged;
 };
 
 /* A stored state: pruning compares against it once fully explored. */
@@ -171,6 +175,7 @@ struct verifier {
 	uint32_t next_id;
 	uint64_t max_insns;
 	uint64_t live_states;
+	uint64_t state_bytes; /* of the states queued and stored */
 	/* states still being explored, hashed by instruction and fingerprint */
 	struct checkpoint **open;
 	uint32_t open_size, open_cnt;
@@ -358,6 +363,10 @@ int check_exit(struct verifier *v);
 int check_stack_chains(struct verifier *v);
 /* explore.c */
 int push_branch(struct verifier *v, int insn, struct vstate **out);
+/* Count @st's bytes against the states' memory budget (refused past it);
+ * state_uncharge() when it is freed. */
+int state_charge(struct verifier *v, struct vstate *st);
+void state_uncharge(struct verifier *v, const struct vstate *st);
 uint32_t new_id(struct verifier *v);
 /* prune.c */
 int prune(struct verifier *v);
