@@ -285,16 +285,17 @@ struct egpu_run_opts {
 	/** Entry and exit probes (CPU only): the kernel parameter bytes the
 	 *  probe's struct egpu_kernel_ctx points at (ctx->params,
 	 *  bpf_egpu_read_param); ctx and ctx_len stay unset, the context is
-	 *  made from these. At least as many bytes as the probe reads
-	 *  directly through ctx->params. */
+	 *  made from these (also when both are unset: no parameters). At
+	 *  least as many bytes as the probe reads directly through
+	 *  ctx->params. */
 	const void *params;
 	size_t params_len;         /**< ctx->params_size: bytes at params */
 };
 
 /**
- * Run a program once: a program without an attach point with r1 = ctx
- * and r2 = ctx_len; an entry or exit probe (CPU only) with r1 a struct
- * egpu_kernel_ctx whose params are egpu_run_opts.params.
+ * Run a program once with r1 = ctx and r2 = ctx_len (a probe's own ctx
+ * struct too); an entry or exit probe given no ctx (CPU only) with r1 a
+ * struct egpu_kernel_ctx whose params are egpu_run_opts.params.
  */
 EGPU_API int egpu_prog_run(egpu_prog *prog, struct egpu_run_opts *opts);
 

@@ -135,14 +135,17 @@ static int probe_ctx(const struct egpu_prog *prog,
 	const void *params = OPTS_GET(opts, params, NULL);
 	size_t len = OPTS_GET(opts, params_len, 0);
 
-	if (prog->spec->attach == EGPU_ATTACH_MEM)
-		return err_set(EGPU_ENOTSUP, "prog '%s': a memory probe runs only at a memory access (egpu_attach_kernel)",
-			       name);
+	if (prog->spec->attach != EGPU_ATTACH_ENTRY &&
+	    prog->spec->attach != EGPU_ATTACH_EXIT)
+		return err_set(EGPU_EINVAL, "prog '%s': params are for entry and exit probes; give a %s its memory as ctx",
+			       name, prog->spec->attach == EGPU_ATTACH_MEM ?
+			       "memory probe (a struct egpu_mem_ctx)" :
+			       "direct run");
 	if (OPTS_GET(opts, backend, EGPU_BACKEND_CPU) != EGPU_BACKEND_CPU)
 		return err_set(EGPU_ENOTSUP, "prog '%s': probes run on the CPU here; on a GPU they run inside kernels (egpu_attach_kernel)",
 			       name);
 	if (OPTS_GET(opts, ctx, NULL) || OPTS_GET(opts, ctx_len, 0))
-		return err_set(EGPU_EINVAL, "prog '%s': a probe's ctx is made from egpu_run_opts.params; leave ctx and ctx_len unset",
+		return err_set(EGPU_EINVAL, "prog '%s': give either params (the probe's ctx is made from them) or ctx, not both",
 			       name);
 	if (len && !params)
 		return err_set(EGPU_EINVAL, "egpu_prog_run: params_len without params");
@@ -161,6 +164,23 @@ static int probe_ctx(const struct egpu_prog *prog,
 	return 0;
 }
 
+/*
+ * Whether @opts asks for a probe's run from parameter bytes: params given,
+ * or an entry or exit probe given no memory of its own. Otherwise the
+ * program runs directly on ctx (any program: a probe's own struct as ctx
+ * too, verified for that many bytes).
+ */
+static bool runs_from_params(const struct egpu_prog *prog,
+			     const struct egpu_run_opts *opts)
+{
+	enum egpu_attach_point at = prog->spec->attach;
+
+	if (OPTS_GET(opts, params, NULL) || OPTS_GET(opts, params_len, 0))
+		return true;
+	return (at == EGPU_ATTACH_ENTRY || at == EGPU_ATTACH_EXIT) &&
+	       !OPTS_GET(opts, ctx, NULL) && !OPTS_GET(opts, ctx_len, 0);
+}
+
 /* r1 and r2 of a direct run: @opts' memory, checked and verified for. */
 static int direct_memory(struct egpu_prog *prog,
 			 const struct egpu_run_opts *opts)
@@ -168,9 +188,6 @@ static int direct_memory(struct egpu_prog *prog,
 	size_t len = OPTS_GET(opts, ctx_len, 0);
 	int err;
 
-	if (OPTS_GET(opts, params, NULL) || OPTS_GET(opts, params_len, 0))
-		return err_set(EGPU_EINVAL, "prog '%s': params are for entry and exit probes; give a direct run its memory as ctx",
-			       prog->spec->name);
 	if (len && !OPTS_GET(opts, ctx, NULL))
 		return err_set(EGPU_EINVAL, "egpu_prog_run: ctx_len without ctx");
 	err = direct_ctx_ok(prog, len);
@@ -190,7 +207,7 @@ int egpu_prog_run(egpu_prog *prog, struct egpu_run_opts *opts)
 		return err_set(EGPU_EINVAL, "egpu_prog_run: NULL argument");
 	if (OPTS_VALID(opts, "egpu_prog_run"))
 		return EGPU_EINVAL;
-	if (prog->spec->attach == EGPU_ATTACH_NONE) {
+	if (!runs_from_params(prog, opts)) {
 		err = direct_memory(prog, opts);
 		mem = OPTS_GET(opts, ctx, NULL);
 		len = OPTS_GET(opts, ctx_len, 0);

@@ -116,20 +116,22 @@ START_TEST(probe_run_errors)
 	egpu_prog *mem = egpu_obj_prog(obj, "mem_values");
 	EGPU_OPTS(egpu_run_opts, shorter, .params = &params, .params_len = 24);
 	EGPU_OPTS(egpu_run_opts, no_bytes, .params_len = 28);
-	EGPU_OPTS(egpu_run_opts, with_ctx, .ctx = &params, .ctx_len = 28);
+	EGPU_OPTS(egpu_run_opts, with_ctx, .ctx = &params, .ctx_len = 28,
+		  .params = &params, .params_len = 28);
 	EGPU_OPTS(egpu_run_opts, on_gpu, .params = &params, .params_len = 28,
 		  .backend = EGPU_BACKEND_GPU);
 	EGPU_OPTS(egpu_run_opts, plain);
+	EGPU_OPTS(egpu_run_opts, mem_params, .params = &params, .params_len = 28);
 
 	/* direct_n reads bytes 24..27 through ctx->params: 24 are too few */
 	ck_assert_int_eq(egpu_prog_run(direct, &shorter), EGPU_EINVAL);
 	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "reads ctx->params up to byte 28; 24 parameter bytes given"));
 	ck_assert_int_eq(egpu_prog_run(direct, &no_bytes), EGPU_EINVAL);
 	ck_assert_int_eq(egpu_prog_run(direct, &with_ctx), EGPU_EINVAL);
-	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "egpu_run_opts.params"));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "either params"));
 	ck_assert_int_eq(egpu_prog_run(direct, &on_gpu), EGPU_ENOTSUP);
-	ck_assert_int_eq(egpu_prog_run(mem, &plain), EGPU_ENOTSUP);
-	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "memory access"));
+	ck_assert_int_eq(egpu_prog_run(mem, &mem_params), EGPU_EINVAL);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "params are for entry and exit probes"));
 	/* record_n reads through the helper: no bytes is a run, -EFAULT */
 	ck_assert_int_eq(egpu_prog_run(egpu_obj_prog(obj, "record_n"), &plain), 0);
 	ck_assert_int_eq((int32_t)plain.retval, -14);

@@ -91,5 +91,5 @@ def test_entry_probe_runs_with_params(ctx, params_path):
     assert ctypes.c_int32(r0).value == -14
     with pytest.raises(egpu.Error, match="up to byte 28; 24 parameter bytes"):
         obj.programs["direct_n"].run(params=_saxpy_params(5)[:24])
-    with pytest.raises(egpu.Error, match="egpu_run_opts.params"):
-        obj.programs["direct_n"].run(b"\0" * 28)
+    with pytest.raises(egpu.Error, match="either params"):
+        obj.programs["direct_n"].run(b"\0" * 28, params=_saxpy_params(5))
