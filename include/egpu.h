@@ -314,10 +314,22 @@ struct egpu_run_opts {
 	 * reach the GPU copies when it returns (host probes of egpu attach).
 	 */
 	bool gpu_maps;
+	/** Entry and exit probes (CPU only): the kernel parameter bytes the
+	 *  probe's struct egpu_kernel_ctx points at (ctx->params,
+	 *  bpf_egpu_read_param); ctx and ctx_len stay unset, the context is
+	 *  made from these (also when both are unset: no parameters). At
+	 *  least as many bytes as the probe reads directly through
+	 *  ctx->params. */
+	const void *params;
+	size_t params_len;         /**< ctx->params_size: bytes at params */
 };
-#define egpu_run_opts__last_field gpu_maps
+#define egpu_run_opts__last_field params_len
 
-/** Run a program once, directly, with r1 = ctx and r2 = ctx_len. */
+/**
+ * Run a program once with r1 = ctx and r2 = ctx_len (a probe's own ctx
+ * struct too); an entry or exit probe given no ctx (CPU only) with r1 a
+ * struct egpu_kernel_ctx whose params are egpu_run_opts.params.
+ */
 EGPU_API int egpu_prog_run(egpu_prog *prog, struct egpu_run_opts *opts);
 
 /** Map types. Values match Linux's BPF_MAP_TYPE_* and bpftime's GPU types. */

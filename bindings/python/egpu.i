@@ -736,36 +736,51 @@ PyObject *prog_verdict(egpu_prog *prog)
 /*
  * Run @prog once on @backend with @memory as r1/r2: a writable buffer
  * (bytearray, numpy array, ...) sees the program's stores, a read-only one
- * is copied first. Returns (r0, run_ns).
+ * is copied first. An entry or exit probe gets @params (a buffer, or None)
+ * as its kernel's parameter bytes. Returns (r0, run_ns).
  */
-PyObject *prog_run(egpu_prog *prog, int backend, PyObject *memory)
+PyObject *prog_run(egpu_prog *prog, int backend, PyObject *memory,
+		   PyObject *params)
 {
 	EGPU_OPTS(egpu_run_opts, ro, .backend = (enum egpu_backend)backend);
+	Py_buffer view, pview = { .buf = NULL, .len = 0 };
+	bool have_params = params != Py_None;
 	void *copy = NULL;
-	Py_buffer view;
 	int err;
 
+	if (have_params && PyObject_GetBuffer(params, &pview, PyBUF_SIMPLE))
+		return NULL;
+	ro.params = pview.len ? pview.buf : NULL;
+	ro.params_len = (size_t)pview.len;
 	if (PyObject_GetBuffer(memory, &view, PyBUF_WRITABLE)) {
 		PyErr_Clear();
 		if (PyObject_GetBuffer(memory, &view, PyBUF_SIMPLE))
-			return NULL;
+			goto no_memory;
 		copy = malloc(view.len ? (size_t)view.len : 1);
 		if (!copy) {
 			PyBuffer_Release(&view);
-			return PyErr_NoMemory();
+			PyErr_NoMemory();
+			goto no_memory;
 		}
 		memcpy(copy, view.buf, (size_t)view.len);
 	}
-	ro.ctx = copy ? copy : view.buf;
+	/* no bytes: no memory (a probe's r1 is made from its params) */
+	ro.ctx = !view.len ? NULL : copy ? copy : view.buf;
 	ro.ctx_len = (size_t)view.len;
 	err = egpu_prog_run(prog, &ro);
 	free(copy);
 	PyBuffer_Release(&view);
+	if (have_params)
+		PyBuffer_Release(&pview);
 	if (err) {
 		raise_last(err);
 		return NULL;
 	}
 	return Py_BuildValue("(Kd)", (unsigned long long)ro.retval, ro.run_ns);
+no_memory:
+	if (have_params)
+		PyBuffer_Release(&pview);
+	return NULL;
 }
 %}
 

@@ -65,6 +65,7 @@ struct egpu_prog {
 	uint32_t probe_id;       /* 0 until linked into a module */
 	unsigned verified;       /* bit per attach point the verifier accepted */
 	int refused;             /* load verdict at its own attach point: 0 or EGPU_E* */
+	bool malformed;          /* refused by the structural pass: everywhere */
 	char *refusal;           /* why, when refused (the verifier's message) */
 	uint32_t verified_ctx;   /* ctx size of the accepted direct run */
 	uint32_t params_reach;   /* ctx->params bytes an entry/exit probe reads */

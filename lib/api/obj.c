@@ -84,14 +84,20 @@ static int obj_init_progs(struct egpu_obj *obj, bool strict)
 		p->spec = &obj->spec.progs[i];
 		pthread_mutex_init(&p->lock, NULL);
 	}
-	/* Probes are verified now; direct runs when their memory is known. */
+	/*
+	 * The structural pass on every program (an unknown helper refuses its
+	 * program, everywhere); then probes are verified, direct runs when
+	 * their memory is known.
+	 */
 	for (size_t i = 0; i < obj->spec.prog_cnt; i++) {
 		struct egpu_prog *p = &obj->progs[i];
-		int err;
+		int err = verifier_check_insns(p->spec, obj->spec.map_cnt, obj->abi);
 
-		if (p->spec->attach == EGPU_ATTACH_NONE)
-			continue;
-		err = prog_verify(p, p->spec->attach, 0);
+		if (err) {
+			p->malformed = true;
+		} else if (p->spec->attach != EGPU_ATTACH_NONE) {
+			err = prog_verify(p, p->spec->attach, 0);
+		}
 		if (err && (err = keep_refusal(p, err, strict)))
 			return err;
 	}
@@ -131,39 +137,24 @@ static egpu_obj *obj_new(egpu_ctx *ctx, struct object_spec *spec,
 }
 
 typedef int (*parse_fn)(const void *data, size_t len, const char *name,
-			int abi, struct object_spec *out);
+			struct object_spec *out);
 
-/* The structural pass on what the loader read; frees it on failure. */
-static int check_loaded(struct object_spec *spec, int abi)
-{
-	int err = verifier_check_object(spec, abi);
-
-	if (err)
-		object_spec_free(spec);
-	return err;
-}
-
-static int parse_elf(const void *data, size_t len, const char *name, int abi,
+static int parse_elf(const void *data, size_t len, const char *name,
 		     struct object_spec *out)
 {
-	int err = object_parse_elf(data, len, name, out);
-
-	if (!err && (err = check_loaded(out, abi)))
-		err_prefix("object '%s'", *name ? name : "object");
-	return err;
+	return object_parse_elf(data, len, name, out);
 }
 
-static int parse_raw(const void *data, size_t len, const char *name, int abi,
+static int parse_raw(const void *data, size_t len, const char *name,
 		     struct object_spec *out)
 {
-	int err = object_parse_raw(data, len, out);
-
 	(void)name;
-	return err ? err : check_loaded(out, abi);
+	return object_parse_raw(data, len, out);
 }
 
+/* @whole: the object is its one program, whose refusal is the load's. */
 static egpu_obj *load(egpu_ctx *ctx, const void *data, size_t len,
-		      const char *default_name, parse_fn parse,
+		      const char *default_name, parse_fn parse, bool whole,
 		      const struct egpu_load_opts *opts)
 {
 	const char *name = OPTS_GET(opts, name, NULL);
@@ -182,21 +173,22 @@ static egpu_obj *load(egpu_ctx *ctx, const void *data, size_t len,
 	}
 	if (!name)
 		name = default_name;
-	if (parse(data, len, name, abi, &spec))
+	if (parse(data, len, name, &spec))
 		return NULL;
-	return obj_new(ctx, &spec, name, abi, OPTS_GET(opts, strict, false));
+	return obj_new(ctx, &spec, name, abi,
+		       whole || OPTS_GET(opts, strict, false));
 }
 
 egpu_obj *egpu_load_mem(egpu_ctx *ctx, const void *elf, size_t len,
 			const struct egpu_load_opts *opts)
 {
-	return load(ctx, elf, len, "<memory>", parse_elf, opts);
+	return load(ctx, elf, len, "<memory>", parse_elf, false, opts);
 }
 
 egpu_obj *egpu_load_insns(egpu_ctx *ctx, const void *insns, size_t len,
 			  const struct egpu_load_opts *opts)
 {
-	return load(ctx, insns, len, "<raw>", parse_raw, opts);
+	return load(ctx, insns, len, "<raw>", parse_raw, true, opts);
 }
 
 static int read_file(const char *path, void **data, size_t *len)
@@ -257,7 +249,7 @@ egpu_obj *egpu_load(egpu_ctx *ctx, const char *path,
 	if (read_file(path, &data, &len))
 		return NULL;
 	base = strrchr(path, '/');
-	obj = load(ctx, data, len, base ? base + 1 : path, parse_elf, opts);
+	obj = load(ctx, data, len, base ? base + 1 : path, parse_elf, false, opts);
 	free(data);
 	return obj;
 }

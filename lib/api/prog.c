@@ -163,11 +163,12 @@ static int64_t gpu_timer_offset(struct egpu_ctx *ctx)
 	return egpu_clock_get(ctx, &clk) ? 0 : clk.offset_ns;
 }
 
-static int host_run(egpu_prog *prog, struct egpu_run_opts *opts)
+/* Run on the CPU with r1 = @ctx, r2 = @len. */
+static int host_run(egpu_prog *prog, struct egpu_run_opts *opts, void *ctx,
+		    uint64_t len)
 {
 	bool gpu = OPTS_GET(opts, gpu_maps, false);
-	void *ctx = OPTS_GET(opts, ctx, NULL);
-	uint64_t len = OPTS_GET(opts, ctx_len, 0), t0, r0;
+	uint64_t t0, r0;
 	struct jit_host *host;
 	int64_t offset;
 	int err;
@@ -191,19 +192,98 @@ static int host_run(egpu_prog *prog, struct egpu_run_opts *opts)
 	return err;
 }
 
+/*
+ * The context an entry or exit probe sees in its kernel, made from the
+ * parameter bytes of @opts: r1 = @kc, r2 = its size.
+ */
+static int probe_ctx(const struct egpu_prog *prog,
+		     const struct egpu_run_opts *opts, struct egpu_kernel_ctx *kc)
+{
+	const char *name = prog->spec->name;
+	const void *params = OPTS_GET(opts, params, NULL);
+	size_t len = OPTS_GET(opts, params_len, 0);
+
+	if (prog->spec->attach != EGPU_ATTACH_ENTRY &&
+	    prog->spec->attach != EGPU_ATTACH_EXIT)
+		return err_set(EGPU_EINVAL, "prog '%s': params are for entry and exit probes; give a %s its memory as ctx",
+			       name, prog->spec->attach == EGPU_ATTACH_MEM ?
+			       "memory probe (a struct egpu_mem_ctx)" :
+			       "direct run");
+	if (OPTS_GET(opts, backend, EGPU_BACKEND_CPU) != EGPU_BACKEND_CPU)
+		return err_set(EGPU_ENOTSUP, "prog '%s': probes run on the CPU here; on a GPU they run inside kernels (egpu_attach_kernel)",
+			       name);
+	if (OPTS_GET(opts, ctx, NULL) || OPTS_GET(opts, ctx_len, 0))
+		return err_set(EGPU_EINVAL, "prog '%s': give either params (the probe's ctx is made from them) or ctx, not both",
+			       name);
+	if (len && !params)
+		return err_set(EGPU_EINVAL, "egpu_prog_run: params_len without params");
+	if (len > UINT32_MAX)
+		return err_set(EGPU_E2BIG, "prog '%s': %zu parameter bytes; at most 4 GiB",
+			       name, len);
+	if (len < prog->params_reach)
+		return err_set(EGPU_EINVAL, "prog '%s' reads ctx->params up to byte %u; %zu parameter bytes given",
+			       name, prog->params_reach, len);
+	*kc = (struct egpu_kernel_ctx){
+		.params = (uint64_t)(uintptr_t)params,
+		.params_size = (uint32_t)len,
+		.attach = prog->spec->attach == EGPU_ATTACH_ENTRY ?
+			EGPU_CTX_ENTRY : EGPU_CTX_EXIT,
+	};
+	return 0;
+}
+
+/*
+ * Whether @opts asks for a probe's run from parameter bytes: params given,
+ * or an entry or exit probe given no memory of its own. Otherwise the
+ * program runs directly on ctx (any program: a probe's own struct as ctx
+ * too, verified for that many bytes).
+ */
+static bool runs_from_params(const struct egpu_prog *prog,
+			     const struct egpu_run_opts *opts)
+{
+	enum egpu_attach_point at = prog->spec->attach;
+
+	if (OPTS_GET(opts, params, NULL) || OPTS_GET(opts, params_len, 0))
+		return true;
+	return (at == EGPU_ATTACH_ENTRY || at == EGPU_ATTACH_EXIT) &&
+	       !OPTS_GET(opts, ctx, NULL) && !OPTS_GET(opts, ctx_len, 0);
+}
+
+/* r1 and r2 of a direct run: @opts' memory, checked and verified for. */
+static int direct_memory(struct egpu_prog *prog,
+			 const struct egpu_run_opts *opts)
+{
+	size_t len = OPTS_GET(opts, ctx_len, 0);
+	int err;
+
+	if (len && !OPTS_GET(opts, ctx, NULL))
+		return err_set(EGPU_EINVAL, "egpu_prog_run: ctx_len without ctx");
+	err = direct_ctx_ok(prog, len);
+	return err ? err : run_verify(prog, len);
+}
+
 int egpu_prog_run(egpu_prog *prog, struct egpu_run_opts *opts)
 {
+	struct egpu_kernel_ctx kc;
+	void *mem;
+	size_t len;
 	int err;
 
 	if (!prog || !opts)
 		return err_set(EGPU_EINVAL, "egpu_prog_run: NULL argument");
 	if (OPTS_VALID(opts, egpu_run_opts, "egpu_prog_run"))
 		return EGPU_EINVAL;
-	if (OPTS_GET(opts, ctx_len, 0) && !OPTS_GET(opts, ctx, NULL))
-		return err_set(EGPU_EINVAL, "egpu_prog_run: ctx_len without ctx");
-	err = direct_ctx_ok(prog, OPTS_GET(opts, ctx_len, 0));
-	if (!err)
-		err = run_verify(prog, OPTS_GET(opts, ctx_len, 0));
+	if (!runs_from_params(prog, opts)) {
+		err = direct_memory(prog, opts);
+		mem = OPTS_GET(opts, ctx, NULL);
+		len = OPTS_GET(opts, ctx_len, 0);
+	} else {
+		err = probe_ctx(prog, opts, &kc);
+		if (!err)
+			err = prog_verify(prog, prog->spec->attach, 0);
+		mem = &kc;
+		len = sizeof(kc);
+	}
 	if (err)
 		return err;
 	if (OPTS_GET(opts, backend, EGPU_BACKEND_CPU) == EGPU_BACKEND_GPU) {
@@ -212,5 +292,5 @@ int egpu_prog_run(egpu_prog *prog, struct egpu_run_opts *opts)
 				       prog->spec->name);
 		return prog_run_gpu(prog, opts);
 	}
-	return host_run(prog, opts);
+	return host_run(prog, opts, mem, len);
 }

@@ -187,8 +187,6 @@ size_t ptx_mem_inline_default(size_t len);
  * uses an instruction sm_70 removed (shfl or vote without .sync).
  */
 int ptx_retarget(const char *text, size_t len, unsigned sm, struct strbuf *out);
-/* The first PTX ISA version that accepts .target sm_@sm. */
-void ptx_target_isa(unsigned sm, unsigned *major, unsigned *minor);
 
 /* Whether kernel @mangled answers to @pattern, as ptx_attach.kernel. */
 int ptx_kernel_matches(const char *mangled, const char *pattern, bool *match);

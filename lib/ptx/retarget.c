@@ -13,27 +13,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/target.h"
 #include "ptx/module.h"
 #include "ptx/ptx.h"
 
-/* The first PTX ISA version that accepts .target sm_N (PTX ISA, "Release
- * Notes"); targets between two rows take the lower row's. */
-static const struct {
-	unsigned sm, major, minor;
-} target_isa[] = {
-	{ 70, 6, 0 }, { 72, 6, 1 }, { 75, 6, 3 }, { 80, 7, 0 }, { 86, 7, 1 },
-	{ 87, 7, 4 }, { 89, 7, 8 }, { 90, 7, 8 }, { 100, 8, 6 }, { 120, 8, 7 },
-};
-
-void ptx_target_isa(unsigned sm, unsigned *major, unsigned *minor)
+/* The first PTX ISA version that accepts .target sm_@sm (core/target.c);
+ * 7.8 for one it does not know. */
+static void target_isa(unsigned sm, unsigned *major, unsigned *minor)
 {
-	*major = 6;
-	*minor = 0;
-	for (size_t i = 0; i < ARRAY_SIZE(target_isa); i++)
-		if (target_isa[i].sm <= sm) {
-			*major = target_isa[i].major;
-			*minor = target_isa[i].minor;
-		}
+	struct gpu_target t = { .ptx_isa = 78 };
+	char name[16];
+
+	snprintf(name, sizeof(name), "sm_%u", sm);
+	if (target_parse("retarget", name, &t))
+		err_clear();
+	*major = t.ptx_isa / 10;
+	*minor = t.ptx_isa % 10;
 }
 
 /* shfl or vote without .sync: gone from sm_70 on. */
@@ -117,7 +112,7 @@ int ptx_retarget(const char *text, size_t len, unsigned sm,
 		ptx_module_free(m);
 		return err;
 	}
-	ptx_target_isa(sm, &major, &minor);
+	target_isa(sm, &major, &minor);
 	snprintf(version, sizeof(version), "%u.%u", major, minor);
 	snprintf(name, sizeof(name), "sm_%u", sm);
 	if (m->version_major && m->version_tok < t &&

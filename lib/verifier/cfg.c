@@ -139,8 +139,10 @@ static int mark_jumps(struct verifier *v)
 				return fail_at(v, i,
 					       "jump into another function");
 			v->aux[t].prune_point = 1;
-			if (t <= (int64_t)i)
+			if (t <= (int64_t)i) {
 				v->aux[t].back_edge_target = 1;
+				v->aux[t].back_edge_from = (int)i;
+			}
 		}
 		if ((cfg_is_cond_jmp(insn) || is_local_call(insn)) &&
 		    i + 1 < v->cnt)

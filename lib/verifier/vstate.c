@@ -128,7 +128,6 @@ void state_release(struct vstate *st)
 	for (int i = 0; i < st->depth; i++)
 		frame_free(st->frames[i]);
 	free(st->refs);
-	free(st->hist);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -145,7 +144,6 @@ int state_copy(struct vstate *dst, const struct vstate *src)
 	*dst = *src;
 	dst->depth = 0;
 	dst->refs = NULL;
-	dst->hist = NULL;
 	for (int i = 0; i < src->depth; i++) {
 		dst->frames[i] = frame_dup(src->frames[i]);
 		if (!dst->frames[i])
@@ -158,17 +156,9 @@ int state_copy(struct vstate *dst, const struct vstate *src)
 			goto fail;
 		memcpy(dst->refs, src->refs, src->nrefs * sizeof(*dst->refs));
 	}
-	if (src->hist_len) {
-		dst->hist = malloc(src->hist_len);
-		if (!dst->hist)
-			goto fail;
-		memcpy(dst->hist, src->hist, src->hist_len);
-		dst->hist_cap = src->hist_len;
-	}
 	return 0;
 fail:
 	dst->nrefs = 0;
-	dst->hist_len = 0;
 	state_release(dst);
 	return vnomem();
 }

@@ -77,6 +77,12 @@ struct ref {
 
 struct checkpoint;
 
+/* One side taken at a two-way branch (struct verifier.forks). */
+struct fork_rec {
+	uint32_t prev; /* the record before it on the path, plus one */
+	uint8_t taken;
+};
+
 /* The state of the path being explored. */
 struct vstate {
 	struct frame *frames[BPF_MAX_CALL_DEPTH];
@@ -86,9 +92,13 @@ struct vstate {
 	uint32_t nrefs;
 	struct checkpoint *parent; /* last stored state on this path */
 	uint64_t path_len;
-	/* verbose: the direction taken at each two-way branch */
-	uint8_t *hist;
-	uint32_t hist_len, hist_cap;
+	uint64_t back_step; /* path_len at its last backward jump, 0: none */
+	/* with a log: this path's last two-way branch in verifier.forks,
+	 * plus one (0: none yet) */
+	uint32_t fork;
+	/* bytes of it counted in verifier.state_bytes (queued and stored
+	 * states; 0: not counted) */
+	uint32_t charged;
 };
 
 /* A stored state: pruning compares against it once fully explored. */
@@ -120,6 +130,7 @@ struct insn_aux {
 	struct demand demand[2]; /* from here on, by enum demand_mode */
 	uint8_t prune_point;
 	uint8_t back_edge_target;
+	int back_edge_from;       /* back edge targets: the last jump back here */
 	struct loop_proof *loop;  /* back edge targets: loopterm.c, once asked */
 	/* a branch whose sides rejoin, its operands needed nowhere after it */
 	uint8_t free_branch;
@@ -165,10 +176,21 @@ struct verifier {
 	uint32_t next_id;
 	uint64_t max_insns;
 	uint64_t live_states;
+	uint64_t state_bytes; /* of the states queued and stored */
 	/* states still being explored, hashed by instruction and fingerprint */
 	struct checkpoint **open;
 	uint32_t open_size, open_cnt;
 
+	/*
+	 * With a log, the sides taken at two-way branches, as a tree: each
+	 * record names the one before it on its path. Paths share their
+	 * common start, so the tree grows by two records a branch, not by a
+	 * copy of the path's history in every queued state.
+	 */
+	struct fork_rec *forks;
+	uint32_t nforks, forks_cap;
+
+	bool steps_cut; /* the every-step log reached its size limit */
 	/* verbose replay of a failing path */
 	bool replaying;
 	uint32_t replay_pos;
@@ -342,6 +364,13 @@ int check_exit(struct verifier *v);
 int check_stack_chains(struct verifier *v);
 /* vpath.c */
 int push_branch(struct verifier *v, int insn, struct vstate **out);
+/* @what ran out ("insns", or the states' "memory"): the refusal. */
+int too_complex(struct verifier *v, const char *what);
+/* Count @st's bytes against the states' memory budget (refused past it);
+ * state_uncharge() when it is freed, or state_drop() to do both. */
+int state_charge(struct verifier *v, struct vstate *st);
+void state_uncharge(struct verifier *v, const struct vstate *st);
+void state_drop(struct verifier *v, struct vstate *st);
 /* vstate.c */
 uint32_t new_id(struct verifier *v);
 /* prune.c */

@@ -551,13 +551,15 @@ class Program:
         link = _c.egpu_attach_kernel(self._handle(), kernel, at, opts)
         return Link(self, link, kernel, at)
 
-    def run(self, memory=b"", backend="cpu"):
+    def run(self, memory=b"", backend="cpu", params=None):
         """Run once with ``memory`` as the program's r1/r2 (a writable
         buffer such as a bytearray sees the program's stores; bytes are
-        copied) on backend "cpu" or "gpu". Returns r0; the execution time
-        in ns is left in ``last_run_ns``."""
+        copied) on backend "cpu" or "gpu". An entry or exit probe runs on
+        the CPU with ``params`` (bytes) as its kernel's parameter bytes
+        (``ctx->params``, ``bpf_egpu_read_param``), no ``memory``. Returns
+        r0; the execution time in ns is left in ``last_run_ns``."""
         r0, ns = _c.prog_run(self._handle(), _choice(backend, _BACKENDS, "backend"),
-                             memory)
+                             memory, params)
         self.last_run_ns = ns
         return r0
 

@@ -50,10 +50,10 @@ def test_egpu_jax_instruments_xla_kernels(plain, launches_path):
     assert res["threads_after"] == res["threads"]
 
 
-def test_egpu_attach_instruments_xla_kernels(plain, launches_path, cli_path,
+def test_egpu_attach_instruments_xla_kernels(plain, launches_path, egpu_cli,
                                              tmp_path):
     report = tmp_path / "report.json"
-    res, err = run("attach", prefix=(cli_path, "attach", "--json", "-o",
+    res, err = run("attach", prefix=(egpu_cli, "attach", "--json", "-o",
                                      str(report), launches_path, "--"))
     assert res["out"] == plain["out"]
     rep = json.loads(report.read_text())
