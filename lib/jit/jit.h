@@ -49,6 +49,18 @@ struct jit_input {
 	 * thread-private memory on the GPU.
 	 */
 	const bool *never_stack;
+	/*
+	 * enum jit_warp_model: the CPU back end runs atomics through the
+	 * GPU's warp aggregation on a 32-lane model (jit_host_call_warp), to
+	 * check that code on the CPU; 0: plain atomics.
+	 */
+	int warp_model;
+};
+
+enum jit_warp_model {
+	JIT_WARP_NONE,
+	JIT_WARP_REDUX, /* sm_80 and later: redux.sync */
+	JIT_WARP_SCAN,  /* sm_70 to sm_75: shuffles only */
 };
 
 /* What translated PTX calls in the device runtime (lib/device). */
@@ -81,5 +93,12 @@ struct jit_host;
 int jit_host_new(const struct jit_input *in, struct jit_host **out);
 uint64_t jit_host_call(const struct jit_host *jh, void *ctx, uint64_t ctx_len);
 void jit_host_free(struct jit_host *jh);
+/*
+ * Run @jh (translated with a warp model) as one warp: a thread per lane of
+ * @lanes, lane i with ctx[i]; r0[i] gets its result. EGPU_EINVAL when a
+ * warp primitive broke PTX's rules; one warp at a time in the process.
+ */
+int jit_host_call_warp(const struct jit_host *jh, void *const ctx[32],
+		       uint64_t ctx_len, uint32_t lanes, uint64_t r0[32]);
 
 #endif

@@ -12,6 +12,7 @@
 #include <llvm-c/Orc.h>
 
 #include "host_helpers.h"
+#include "host_warp.h"
 #include "jit_llvm.h"
 
 typedef uint64_t (*host_prog_fn)(void *ctx, uint64_t ctx_len);
@@ -69,10 +70,11 @@ static const struct host_helper libc_calls[] = {
 	{ 0, "memset", (void (*)(void))memset },
 };
 
-/* The helpers and libc_calls, as absolute symbols of @jit. */
+/* The helpers, libc_calls and the warp model's, as absolute symbols. */
 static int define_helpers(const char *name, LLVMOrcLLJITRef jit)
 {
-	size_t n = host_helper_cnt + ARRAY_SIZE(libc_calls);
+	size_t libc_end = host_helper_cnt + ARRAY_SIZE(libc_calls);
+	size_t n = libc_end + host_warp_call_cnt;
 	LLVMOrcCSymbolMapPair *syms = calloc(n, sizeof(*syms));
 	LLVMOrcMaterializationUnitRef mu;
 	LLVMErrorRef e;
@@ -81,7 +83,8 @@ static int define_helpers(const char *name, LLVMOrcLLJITRef jit)
 		return err_set(EGPU_ENOMEM, "%s: out of memory", name);
 	for (size_t i = 0; i < n; i++) {
 		const struct host_helper *h = i < host_helper_cnt ? &host_helpers[i] :
-					      &libc_calls[i - host_helper_cnt];
+					      i < libc_end ? &libc_calls[i - host_helper_cnt] :
+					      &host_warp_calls[i - libc_end];
 
 		syms[i].Name = LLVMOrcLLJITMangleAndIntern(jit, h->symbol);
 		syms[i].Sym.Address = (uintptr_t)h->fn;
@@ -103,6 +106,7 @@ static int build_module(const struct jit_input *in, LLVMOrcLLJITRef jit,
 			LLVMOrcThreadSafeContextRef tsctx, LLVMModuleRef *out)
 {
 	LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsctx);
+	struct lift_backend be = host_backend;
 	LLVMModuleRef mod;
 	int err;
 
@@ -110,7 +114,9 @@ static int build_module(const struct jit_input *in, LLVMOrcLLJITRef jit,
 	mod = LLVMModuleCreateWithNameInContext(in->name, ctx);
 	LLVMSetTarget(mod, LLVMOrcLLJITGetTripleString(jit));
 	LLVMSetDataLayout(mod, LLVMOrcLLJITGetDataLayoutStr(jit));
-	err = lift_program(in, &host_backend, 0, ctx, mod);
+	if (in->warp_model)
+		be.atomic_rmw = host_warp_rmw;
+	err = lift_program(in, &be, 0, ctx, mod);
 	if (!err)
 		err = jit_optimize(in->name, mod, NULL);
 	if (err) {
