@@ -24,6 +24,7 @@ struct jit_map {
 	uint32_t value_size;
 	uint32_t max_entries;
 	uint32_t slots;      /* SM_ARRAY: copies per key (a power of 2), else 0/1 */
+	uint64_t copy_stride; /* SM_ARRAY: bytes from one SM's copy to the next */
 };
 
 struct jit_input {

@@ -10,7 +10,7 @@ shift || true
 bench="$build/tests/bench"
 egpu="$build/tools/egpu"
 probes=("$@")
-[ ${#probes[@]} -gt 0 ] || probes=("$bench"/{timing,timing_tl,timing_tlonly,threadhist,naive_timing,tuned_timing,mem_count,mem_count_sm}.bpf.o)
+[ ${#probes[@]} -gt 0 ] || probes=("$bench"/{timing,timing_tl,timing_tlonly,threadhist,naive_timing,tuned_timing,sm_counter,mem_count,mem_count_sm}.bpf.o)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
