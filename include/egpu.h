@@ -38,9 +38,23 @@ extern "C" {
 /**
  * Declare and zero an options struct with its `sz` set, like libbpf's
  * LIBBPF_OPTS: `EGPU_OPTS(egpu_load_opts, o, .name = "probe");`
+ *
+ * The library refuses (EGPU_ENOTSUP) a struct with a non-zero byte after
+ * the last field it knows (`TYPE__last_field`), trailing padding
+ * included: a field a newer header put there is never ignored silently.
+ * So a struct filled by hand is zeroed first (memset, calloc); this macro
+ * does that where the compiler allows (gcc, clang), as LIBBPF_OPTS does.
  */
+#if defined(__GNUC__) && !defined(__cplusplus)
+#define EGPU_OPTS(TYPE, NAME, ...)                                            \
+	struct TYPE NAME = __extension__({                                    \
+		__builtin_memset(&NAME, 0, sizeof(struct TYPE));              \
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };      \
+	})
+#else
 #define EGPU_OPTS(TYPE, NAME, ...)                                            \
 	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
+#endif
 
 /** Error codes. All are negative; 0 is success. */
 enum egpu_error {
@@ -122,6 +136,7 @@ struct egpu_ctx_opts {
 	 */
 	size_t mem_inline_limit;
 };
+#define egpu_ctx_opts__last_field mem_inline_limit
 
 /**
  * Create a context. Needs no GPU: the CUDA driver is opened only when a GPU
@@ -159,6 +174,7 @@ struct egpu_load_opts {
 	 */
 	bool strict;
 };
+#define egpu_load_opts__last_field strict
 
 /** Load an eBPF ELF object from @p path. NULL on failure. */
 EGPU_API egpu_obj *egpu_load(egpu_ctx *ctx, const char *path,
@@ -233,6 +249,7 @@ struct egpu_jit_opts {
 	 */
 	size_t ctx_len;
 };
+#define egpu_jit_opts__last_field ctx_len
 
 /**
  * Translate a program to PTX. The result holds a `.visible .func` named
@@ -260,6 +277,7 @@ struct egpu_verify_opts {
 	uint64_t states;          /**< out: states stored for pruning */
 	double verify_ms;         /**< out: time taken */
 };
+#define egpu_verify_opts__last_field verify_ms
 
 /**
  * Run the verifier on @p prog (programs are verified anyway before they are
@@ -283,6 +301,7 @@ struct egpu_run_opts {
 	uint64_t retval;           /**< out: r0 at exit */
 	double run_ns;             /**< out: execution time, excluding translation */
 };
+#define egpu_run_opts__last_field run_ns
 
 /** Run a program once, directly, with r1 = ctx and r2 = ctx_len. */
 EGPU_API int egpu_prog_run(egpu_prog *prog, struct egpu_run_opts *opts);
@@ -365,6 +384,50 @@ EGPU_API int egpu_map_lookup_values(egpu_map *map, const void *key,
  */
 EGPU_API int egpu_map_lookup_sum(egpu_map *map, const void *key, void *sum);
 
+/*
+ * Typed values: the object's BTF (clang -g) names the fields of map keys,
+ * values and ring records. Type ids are the BTF's; 0 is none.
+ */
+
+/**
+ * Id of the struct, union, enum, typedef or integer type @p name ("struct
+ * X" also) in @p obj's BTF; 0 (EGPU_ENOENT) when there is none.
+ */
+EGPU_API uint32_t egpu_obj_find_type(const egpu_obj *obj, const char *name);
+/**
+ * The type of @p size-byte records of ring map @p map (or of values of
+ * any map): the value type the map's definition names (__type(value, T))
+ * when it has @p size bytes, else the only struct of @p size bytes in the
+ * BTF; 0 when neither (print the bytes as hex).
+ */
+EGPU_API uint32_t egpu_map_record_type(const egpu_map *map, size_t size);
+/**
+ * @p size bytes at @p data, a value of type @p type_id, as named fields on
+ * one line: `{pid: 7, comm: "vec_add", at: [1, 2]}`, or as JSON (@p json).
+ * *text is malloc'ed (free() it). EGPU_EINVAL when @p size is not the
+ * type's.
+ */
+EGPU_API int egpu_obj_format(const egpu_obj *obj, uint32_t type_id,
+			     const void *data, size_t size, bool json,
+			     char **text, size_t *len);
+/**
+ * Store "MAP[KEY]=VALUE" into a map of @p obj. KEY and VALUE are typed by
+ * the map's BTF key and value types: integers (decimal, 0x hex, negative
+ * for signed types; range-checked), enumerator names, structs as
+ * `{field: V, ...}` (fields not named keep the entry's value), arrays as
+ * `[V, ...]`, char arrays as "text"; a map without BTF types takes
+ * integers of its key and value sizes. EGPU_ENOENT for an unknown map,
+ * EGPU_EINVAL naming the bad part.
+ */
+EGPU_API int egpu_obj_set(egpu_obj *obj, const char *assignment);
+/**
+ * Store every entry of JSON text @p json, an object of maps: `{"MAP":
+ * {"KEY": VALUE, ...}}` (KEY a string holding a key as egpu_obj_set()
+ * reads it) or `{"MAP": [{"key": K, "value": V}, ...]}`; values as
+ * egpu_obj_set(). Stops at the first error.
+ */
+EGPU_API int egpu_obj_set_json(egpu_obj *obj, const char *json);
+
 /** Opaque attachment of a program to the kernels matching a pattern. */
 typedef struct egpu_link egpu_link;
 
@@ -384,6 +447,7 @@ struct egpu_attach_opts {
 	 */
 	bool strict;
 };
+#define egpu_attach_opts__last_field strict
 
 /**
  * Attach @p prog at @p at to every kernel whose name matches @p kernel: the
@@ -531,6 +595,71 @@ EGPU_API int egpu_module_load(egpu_ctx *ctx, CUmodule *mod, const void *image,
 			      size_t len);
 
 /* ======================================================================
+ * Compilers with a ptxas of their own (XLA; docs/frameworks.md, JAX)
+ *
+ * XLA turns its PTX into a cubin with ptxas before the driver sees it. A
+ * stand-in `ptxas` (egpu_ptxas_standin_dir()) put first on PATH hands that
+ * PTX to a server in the process that owns the maps, which instruments it
+ * with its context, and runs the real ptxas on the result.
+ * ====================================================================== */
+
+/** Opaque server instrumenting the PTX a stand-in ptxas sends. */
+typedef struct egpu_ptxas_server egpu_ptxas_server;
+
+/** Options for egpu_ptxas_server_start(). */
+struct egpu_ptxas_server_opts {
+	size_t sz; /**< sizeof(struct egpu_ptxas_server_opts) */
+	/** Socket path; NULL: a new one in a private directory under $TMPDIR. */
+	const char *socket_path;
+	/**
+	 * Instrument with this instead of egpu_instrument_ptx() on the
+	 * context given (which may then be NULL): for a caller that binds its
+	 * context lazily or guards it with a lock of its own. @p arch is the
+	 * compile's ("sm_90a"). Return 0 with *@p out malloc'ed, 0 with
+	 * *@p out NULL to decline (the original is compiled), or a negative
+	 * EGPU_E* code with egpu_errmsg() set.
+	 */
+	int (*instrument)(void *user, const char *arch, const char *ptx,
+			  size_t len, char **out, size_t *out_len);
+	void *user; /**< passed to @ref instrument */
+};
+#define egpu_ptxas_server_opts__last_field user
+
+/**
+ * Serve stand-in ptxas runs on a thread of its own, one at a time,
+ * instrumenting their PTX with @p ctx when the compile targets the
+ * context's GPU, and declining otherwise (the stand-in then compiles the
+ * original). Only compiles this process runs are served: a stand-in whose
+ * parent is another process (a forked child's) is declined. NULL on
+ * failure (egpu_errmsg()).
+ */
+EGPU_API egpu_ptxas_server *
+egpu_ptxas_server_start(egpu_ctx *ctx, const struct egpu_ptxas_server_opts *opts);
+/** The socket stand-ins connect to: the value for EGPU_PTXAS_SOCKET. */
+EGPU_API const char *egpu_ptxas_server_socket(const egpu_ptxas_server *srv);
+
+/** What a server did (egpu_ptxas_server_stats()). */
+struct egpu_ptxas_stats {
+	size_t sz;             /**< sizeof(struct egpu_ptxas_stats) */
+	uint64_t requests;     /**< stand-in runs that reached the server */
+	uint64_t instrumented; /**< modules handed back instrumented */
+	uint64_t declined;     /**< for another GPU, or nothing attached matched */
+	uint64_t failed;       /**< instrumentation failed: compiled plain */
+	double instrument_ms;  /**< libegpu's time over all of them */
+};
+/** Copy the server's counts into @p st (set its sz first). */
+EGPU_API int egpu_ptxas_server_stats(const egpu_ptxas_server *srv,
+				     struct egpu_ptxas_stats *st);
+/** Stop serving and remove the socket. NULL-safe. */
+EGPU_API void egpu_ptxas_server_stop(egpu_ptxas_server *srv);
+/**
+ * The directory holding the stand-in `ptxas` installed with this library
+ * (put it first on PATH, and the real ptxas in EGPU_PTXAS_REAL), or NULL
+ * where it is missing.
+ */
+EGPU_API const char *egpu_ptxas_standin_dir(void);
+
+/* ======================================================================
  * Events: ring buffers and printing (docs/events.md)
  *
  * Ring maps (RINGBUF, PERF_EVENT_ARRAY, GPU_RINGBUF) keep their records in
@@ -606,6 +735,7 @@ struct egpu_ringbuf_opts {
 	 */
 	uint32_t threads;
 };
+#define egpu_ringbuf_opts__last_field threads
 
 /**
  * egpu_ringbuf_add() with batch or file delivery (@p opts may be NULL:
@@ -666,7 +796,12 @@ struct egpu_print_info {
 	const char *obj;    /**< object holding the format, NULL if unknown */
 	uint32_t block[3];  /**< blockIdx of the printing thread */
 	uint32_t thread[3]; /**< threadIdx */
+	/** The printing kernel's id (egpu_kernel_info()), or
+	 *  EGPU_PRINT_NO_KERNEL: direct runs, bpf-to-bpf subprograms, memory
+	 *  probes in a .func several kernels call */
+	uint32_t kernel_id;
 };
+#define EGPU_PRINT_NO_KERNEL 0xffffffffu
 
 /**
  * Receives one line printed on the GPU by bpf_printk / bpf_trace_printk /
@@ -880,6 +1015,7 @@ struct egpu_trace_opts {
 	 *  its Python frames in place of the interpreter's) */
 	bool no_python;
 };
+#define egpu_trace_opts__last_field no_python
 
 /**
  * Start tracing the process: launches from now on are recorded. NULL on
@@ -1044,6 +1180,7 @@ struct egpu_metrics_opts {
 	 *  free one (egpu_metrics_port()). */
 	const char *listen;
 };
+#define egpu_metrics_opts__last_field listen
 
 /**
  * Maps to be exported as metrics, read from @p ctx's maps at each scrape
@@ -1081,6 +1218,7 @@ struct egpu_pprof_opts {
 	size_t sz;                 /**< sizeof(struct egpu_pprof_opts) */
 	bool no_copies;            /**< leave memcpy / memset out */
 };
+#define egpu_pprof_opts__last_field no_copies
 
 /**
  * Write a stopped trace as a gzip'd pprof Profile to @p path: samples of

@@ -306,9 +306,10 @@ func reportOf(r capi.Egpu_report) Report {
 	return rep
 }
 
-// Instrument splices every attached program into a PTX module and returns
-// the new PTX and what was done. Without an offline context the maps are
-// bound to GPU memory, which needs a GPU.
+// Instrument splices every attached program into a module, given as PTX
+// text or a fatbin's bytes in a string, and returns the new PTX and what
+// was done. Without an offline context the maps are bound to GPU memory,
+// which needs a GPU.
 func (c *Context) Instrument(ptx string) (string, Report, error) {
 	defer c.lock()()
 	if err := c.live(); err != nil {

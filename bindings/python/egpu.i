@@ -304,7 +304,8 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 }
 %apply (const void *BUF, size_t LEN) {
 	(const void *elf, size_t len), (const void *insns, size_t len),
-	(const void *image, size_t len), (const char *ptx, size_t len)
+	(const void *image, size_t len), (const char *ptx, size_t len),
+	(const void *data, size_t size)
 };
 
 /* Text out: returned as a str, the C buffer freed. */
@@ -320,7 +321,8 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %typemap(freearg) (char **TEXT, size_t *LEN) {
 	free(text$argnum);
 }
-%apply (char **TEXT, size_t *LEN) { (char **ptx, size_t *len), (char **out, size_t *out_len) };
+%apply (char **TEXT, size_t *LEN) { (char **ptx, size_t *len), (char **out, size_t *out_len),
+	(char **text, size_t *len) };
 
 %typemap(in, numinputs=0) struct egpu_report *report (struct egpu_report rep) {
 	memset(&rep, 0, sizeof(rep));
@@ -408,6 +410,7 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %raise_if_null(egpu_load_mem, 0)
 %raise_if_null(egpu_load_insns, 0)
 %raise_if_null(egpu_trace_start, 0)
+%raise_if_null(ptxas_server_start, 0)
 
 /* Replaced by the size-checked functions below. */
 %ignore egpu_map_lookup;
@@ -456,6 +459,11 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %ignore egpu_clock_gpu_to_host;
 /* The struct and the function share the name: kernel_info() below. */
 %ignore egpu_kernel_info;
+/* Replaced by ptxas_server_start() and ptxas_server_stats() below. */
+%ignore egpu_ptxas_server_start;
+%ignore egpu_ptxas_server_opts;
+%ignore egpu_ptxas_server_stats;
+%ignore egpu_ptxas_stats;
 %ignore egpu_map_lookup_kernel;
 /* <egpu/ctx.h> gives its constants (EGPU_MEM_*, EGPU_SPACE_*); the ctx
  * structs are for probes, not for the host. */
@@ -489,6 +497,13 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 /* Freeing a context stops its helper dispatcher, which may be waiting
  * for the GIL to call Python: let it have it. */
 %exception egpu_ctx_free {
+	Py_BEGIN_ALLOW_THREADS
+	$action
+	Py_END_ALLOW_THREADS
+}
+
+/* Stopping waits for a request being served, which needs no GIL. */
+%exception egpu_ptxas_server_stop {
 	Py_BEGIN_ALLOW_THREADS
 	$action
 	Py_END_ALLOW_THREADS
@@ -1028,6 +1043,30 @@ static PyObject *text(const char *s)
 %}
 
 %inline %{
+/* A stand-in ptxas server on a socket of its own (egpu.jax). */
+egpu_ptxas_server *ptxas_server_start(egpu_ctx *ctx)
+{
+	return egpu_ptxas_server_start(ctx, NULL);
+}
+
+/* What a ptxas server did, as a dict. */
+PyObject *ptxas_server_stats(egpu_ptxas_server *srv)
+{
+	EGPU_OPTS(egpu_ptxas_stats, st);
+	int err = egpu_ptxas_server_stats(srv, &st);
+
+	if (err) {
+		raise_last(err);
+		return NULL;
+	}
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:d}",
+		"requests", (unsigned long long)st.requests,
+		"instrumented", (unsigned long long)st.instrumented,
+		"declined", (unsigned long long)st.declined,
+		"failed", (unsigned long long)st.failed,
+		"instrument_ms", st.instrument_ms);
+}
+
 /* The totals of a stopped trace as a dict. */
 PyObject *trace_stats(egpu_trace *t)
 {

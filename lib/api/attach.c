@@ -80,7 +80,7 @@ egpu_link *egpu_attach_kernel(egpu_prog *prog, const char *kernel,
 		err_set(EGPU_EINVAL, "egpu_attach_kernel: NULL program or empty kernel name");
 		return NULL;
 	}
-	if (OPTS_VALID(opts, "egpu_attach_kernel"))
+	if (OPTS_VALID(opts, egpu_attach_opts, "egpu_attach_kernel"))
 		return NULL;
 	link_add(prog, kernel, at, opts, &l);
 	return l;

@@ -29,7 +29,7 @@ egpu_ctx *egpu_ctx_new(const struct egpu_ctx_opts *opts)
 	const char *sm = "sm_90";
 	struct egpu_ctx *ctx;
 
-	if (OPTS_VALID(opts, "egpu_ctx_new"))
+	if (OPTS_VALID(opts, egpu_ctx_opts, "egpu_ctx_new"))
 		return NULL;
 	if (OPTS_GET(opts, sm, NULL))
 		sm = opts->sm;

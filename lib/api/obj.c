@@ -173,7 +173,7 @@ static egpu_obj *load(egpu_ctx *ctx, const void *data, size_t len,
 		err_set(EGPU_EINVAL, "egpu_load: NULL context or data");
 		return NULL;
 	}
-	if (OPTS_VALID(opts, "egpu_load"))
+	if (OPTS_VALID(opts, egpu_load_opts, "egpu_load"))
 		return NULL;
 	if (abi != EGPU_HELPERS_GPU && abi != EGPU_HELPERS_CONFORMANCE) {
 		err_set(EGPU_EINVAL, "egpu_load: unknown helper ABI %d", abi);

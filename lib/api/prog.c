@@ -76,7 +76,7 @@ int egpu_prog_jit_ptx(egpu_prog *prog, struct egpu_jit_opts *opts, char **ptx,
 
 	if (!prog || !ptx)
 		return err_set(EGPU_EINVAL, "egpu_prog_jit_ptx: NULL argument");
-	if (OPTS_VALID(opts, "egpu_prog_jit_ptx"))
+	if (OPTS_VALID(opts, egpu_jit_opts, "egpu_prog_jit_ptx"))
 		return EGPU_EINVAL;
 	sm = OPTS_GET(opts, sm, NULL);
 	func = OPTS_GET(opts, func, NULL);
@@ -87,6 +87,8 @@ int egpu_prog_jit_ptx(egpu_prog *prog, struct egpu_jit_opts *opts, char **ptx,
 	err = direct_ctx_ok(prog, OPTS_GET(opts, ctx_len, 0));
 	if (!err)
 		err = prog_verify(prog, prog->spec->attach, OPTS_GET(opts, ctx_len, 0));
+	if (!err && (err = obj_maps_to_gpu(prog->obj)))
+		err_prefix("prog '%s'", prog->spec->name);
 	if (err)
 		return err;
 	t0 = now_ns();
@@ -131,7 +133,7 @@ int egpu_prog_run(egpu_prog *prog, struct egpu_run_opts *opts)
 
 	if (!prog || !opts)
 		return err_set(EGPU_EINVAL, "egpu_prog_run: NULL argument");
-	if (OPTS_VALID(opts, "egpu_prog_run"))
+	if (OPTS_VALID(opts, egpu_run_opts, "egpu_prog_run"))
 		return EGPU_EINVAL;
 	if (OPTS_GET(opts, ctx_len, 0) && !OPTS_GET(opts, ctx, NULL))
 		return err_set(EGPU_EINVAL, "egpu_prog_run: ctx_len without ctx");

@@ -76,7 +76,8 @@ int egpu_ringbuf_add_opts(egpu_ringbuf *rb, egpu_map *map, egpu_sample_fn fn,
 	struct rb_entry *v;
 	int err;
 
-	if ((err = OPTS_VALID(opts, "egpu_ringbuf_add_opts")))
+	err = OPTS_VALID(opts, egpu_ringbuf_opts, "egpu_ringbuf_add_opts");
+	if (err)
 		return err;
 	if (!rb || !map || (!fn && !gathers))
 		return err_set(EGPU_EINVAL,

@@ -31,7 +31,7 @@ egpu_trace *egpu_trace_start(const struct egpu_trace_opts *opts)
 	struct collect_opts co;
 	struct egpu_trace *t;
 
-	if (OPTS_VALID(opts, "egpu_trace_start"))
+	if (OPTS_VALID(opts, egpu_trace_opts, "egpu_trace_start"))
 		return NULL;
 	co = (struct collect_opts){
 		.max_frames = OPTS_GET(opts, max_frames, 0),

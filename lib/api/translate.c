@@ -4,8 +4,9 @@
  * JIT input and map table (host storage for the CPU; GPU memory, or
  * placeholders offline, for the GPU), the JIT, and the device runtime
  * modules the translated PTX needs, chosen from what the JIT reports it
- * called. Translating launches nothing: for a bound context it only asks
- * gpu_maps.c where the maps live in GPU memory.
+ * called. Translating launches and allocates nothing: it reads where the
+ * maps live in GPU memory, where the caller moved them before
+ * (obj_maps_to_gpu, gpu_maps.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -85,23 +86,24 @@ static void offline_jit_maps(const struct egpu_obj *obj, struct jit_map *maps)
 	}
 }
 
-int obj_gpu_jit_maps(struct egpu_obj *obj, struct jit_map *maps)
+int obj_gpu_jit_maps(const struct egpu_obj *obj, struct jit_map *maps)
 {
-	int err;
-
 	if (obj->ctx->offline) {
 		offline_jit_maps(obj, maps);
 		return 0;
 	}
-	err = obj_maps_to_gpu(obj);
-	for (size_t i = 0; !err && i < obj->spec.map_cnt; i++) {
+	for (size_t i = 0; i < obj->spec.map_cnt; i++) {
 		const struct egpu_map *m = &obj->maps[i];
 
+		if (!m->dev)
+			return err_set(EGPU_EINVAL,
+				       "object '%s': map '%s' is not in GPU memory yet (obj_maps_to_gpu)",
+				       obj->name, m->spec->name);
 		maps[i] = gpu_jit_map(m->spec, dev_map_handle(m->dev),
 				      dev_map_value_base(m->dev));
 		maps[i].slots = dev_map_threads(m->dev);
 	}
-	return err;
+	return 0;
 }
 
 int prog_ptx(struct egpu_prog *prog, const struct jit_map *maps,

@@ -103,7 +103,7 @@ int egpu_prog_verify(egpu_prog *prog, struct egpu_verify_opts *opts)
 
 	if (!prog)
 		return err_set(EGPU_EINVAL, "egpu_prog_verify: NULL program");
-	if (OPTS_VALID(opts, "egpu_prog_verify"))
+	if (OPTS_VALID(opts, egpu_verify_opts, "egpu_prog_verify"))
 		return EGPU_EINVAL;
 	at = OPTS_GET(opts, at_set, false) ? opts->at :
 		(enum egpu_attach_point)prog->spec->attach;

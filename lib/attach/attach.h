@@ -38,6 +38,8 @@ void agent_end(struct attach_load *ld, bool ok, int cuda_err);
 
 /* Whether the calling thread is inside libegpu (its own loads pass). */
 bool agent_busy(void);
+/* The device's target ("sm_90"), once the first load set the agent up. */
+const char *agent_target(void);
 
 /* Settings from the environment (EGPU_ATTACH*). */
 struct attach_env {
@@ -48,7 +50,27 @@ struct attach_env {
 	const char *metrics;  /* EGPU_ATTACH_METRICS=[HOST]:PORT: serve maps */
 	const char *metrics_spec; /* EGPU_ATTACH_METRICS_SPEC: MAP=KIND[/KEY],... */
 	bool verbose;         /* EGPU_ATTACH_VERBOSE=1: each load on stderr */
+	const char *events_out;  /* EGPU_ATTACH_EVENTS_OUT: events file, "-": stdout */
+	const char *events_raw;  /* EGPU_ATTACH_EVENTS_RAW: records raw to FILE */
+	const char *event_types; /* EGPU_ATTACH_EVENT_TYPES: MAP=TYPE,... */
+	const char *set;         /* EGPU_ATTACH_SET: MAP[KEY]=VALUE lines */
+	const char *set_file;    /* EGPU_ATTACH_SET_FILE: JSON of map entries */
 };
+
+/*
+ * events.c: consumers of every ring map of @obj, printing each record
+ * (or writing it raw) as @env says; -1 with a message when a ring cannot
+ * be consumed or an --event-type names no type.
+ */
+int events_start(egpu_obj *obj, const struct attach_env *env);
+/* Consume what the rings hold now (the poll thread, under the lock). */
+void events_poll(void);
+/* The last records, then each ring's records and drops; at exit. */
+void events_stop(void);
+
+/* seed.c: store EGPU_ATTACH_SET and EGPU_ATTACH_SET_FILE; -1 with a
+ * message naming the bad entry. */
+int seed_maps(egpu_obj *obj, const struct attach_env *env);
 
 /* The kernels instrumented so far, for the report. */
 struct attach_kernel {
@@ -69,7 +91,16 @@ struct attach_stats {
 	size_t nkernels;
 	char **sass_only;        /* "VIA: SASS for sm_90" per module */
 	size_t nsass_only;
+	unsigned ptxas_compiles; /* the application's own ptxas runs served */
 };
+
+/*
+ * Serve the stand-in ptxas `egpu attach` put on PATH (ptxas.c): modules
+ * the application assembles itself (XLA) go through agent_begin() too.
+ */
+void ptxas_serve(void);
+/* Stop serving; the count of compiles served into @st. */
+void ptxas_stop(struct attach_stats *st);
 
 /* Print maps (and, @final, the whole report) to @f. */
 void report_print(FILE *f, egpu_obj *obj, const struct attach_stats *st,

@@ -122,7 +122,7 @@ struct lift {
 int lift_program(const struct jit_input *in, const struct lift_backend *be,
 		 unsigned sm, LLVMContextRef ctx, LLVMModuleRef mod);
 
-/* Set an EGPU_EJIT message naming the program and the current instruction. */
+/* lift_util.c. An EGPU_EJIT message naming the program and the instruction. */
 int lift_err(struct lift *l, const char *fmt, ...) EGPU_PRINTF(2, 3);
 
 /* Registers and constants. */

@@ -14,7 +14,7 @@
  * left after optimisation).
  */
 unsigned ptx_runtime_needs(LLVMModuleRef mod);
-/* Inline PTX @text without operands other than a result of type @ret. */
+/* ptx_asm.c. Inline PTX @text without operands other than a result of type @ret. */
 LLVMValueRef ptx_inline_asm(struct lift *l, LLVMTypeRef ret, const char *text,
 			    const char *constraints);
 /* @addr (ptr) behind an opaque mov: LLVM no longer knows where it points. */

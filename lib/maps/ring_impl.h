@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * struct event_ring and the record walk, shared by ring.c, ring_consume.c,
- * ring_cpu.c and ring_dev.c only.
+ * ring_cpu.c, ring_dev.c and ring_walk.c only.
  */
 #ifndef EGPU_MAPS_RING_IMPL_H
 #define EGPU_MAPS_RING_IMPL_H
@@ -119,6 +119,8 @@ enum walk_end {
 	WALK_STOP,   /* the callback said stop, or the count is full */
 };
 
+/* ring_walk.c. The header at @rec, read with acquire. */
+struct ring_hdr ring_hdr_load(const uint8_t *rec);
 /*
  * Hand the published records of @w from *@pos on to @d, advancing *@pos
  * past each one handed over whole (*@sub: records of the batch at *@pos

@@ -253,8 +253,14 @@ struct print_rec {
 	uint16_t nargs;     /* 64-bit arguments in args[] */
 	uint32_t block[3];  /* blockIdx of the printing thread */
 	uint32_t thread[3]; /* threadIdx */
+	/* the kernel's id (egpu_kernel_info()), PRINT_NO_KERNEL where the
+	 * printing code cannot tell: direct runs, subprograms, memory
+	 * probes of a .func several kernels call */
+	uint32_t kernel;
+	uint32_t reserved;
 	uint64_t args[];
 };
+#define PRINT_NO_KERNEL 0xffffffffu
 
 /*
  * A user helper called on the GPU (lib/device/call.cuh): one record in
@@ -287,7 +293,7 @@ RING_ASSERT(sizeof(struct ring_ctl) <= RING_DATA_OFFSET, "ctl before data");
 RING_ASSERT(sizeof(struct dev_ring) == 128, "dev_ring is 128 bytes");
 RING_ASSERT(offsetof(struct dev_ring, cons_seen) ==
 	    offsetof(struct ring_counters, cons_seen), "dev_ring's counters");
-RING_ASSERT(sizeof(struct print_rec) == 40, "print record header");
+RING_ASSERT(sizeof(struct print_rec) == 48, "print record header");
 RING_ASSERT(sizeof(struct call_rec) == 8, "call record header");
 RING_ASSERT(sizeof(struct ring_batch) == 8, "batch header");
 RING_ASSERT(RING_RECORD_MAX % 8 == 0, "records are 8-aligned");

@@ -6,23 +6,6 @@
  */
 #include "vstate.h"
 
-enum cmp_op jmp_cmp(uint8_t op)
-{
-	switch (op) {
-	case BPF_JEQ: return CMP_EQ;
-	case BPF_JNE: return CMP_NE;
-	case BPF_JGT: return CMP_GT;
-	case BPF_JGE: return CMP_GE;
-	case BPF_JLT: return CMP_LT;
-	case BPF_JLE: return CMP_LE;
-	case BPF_JSGT: return CMP_SGT;
-	case BPF_JSGE: return CMP_SGE;
-	case BPF_JSLT: return CMP_SLT;
-	case BPF_JSLE: return CMP_SLE;
-	default: return CMP_SET;
-	}
-}
-
 struct narrow {
 	uint32_t id;
 	struct scalar v;

@@ -9,6 +9,16 @@
 
 #include "vstate.h"
 
+uint32_t new_id(struct verifier *v)
+{
+	return ++v->next_id;
+}
+
+int vnomem(void)
+{
+	return err_set(EGPU_ENOMEM, "verifier: out of memory");
+}
+
 void reg_not_init(struct reg *r)
 {
 	memset(r, 0, sizeof(*r));

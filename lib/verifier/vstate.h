@@ -206,8 +206,9 @@ static inline bool reg_is_nullable(const struct reg *r)
 	       r->type == REG_PTR_RECORD_OR_NULL;
 }
 
-/* Refuse the program: message with program, instruction and reason. */
+/* vpath.c: refuse the program, naming it, the instruction and the reason. */
 int vfail(struct verifier *v, const char *fmt, ...) EGPU_PRINTF(2, 3);
+/* vstate.c */
 int vnomem(void);
 
 /* vstate.c */
@@ -250,7 +251,7 @@ int cfg_successors(const struct verifier *v, size_t i, size_t succ[2]);
 bool cfg_is_cond_jmp(const struct bpf_insn *insn);
 bool cfg_is_exit(const struct bpf_insn *insn);
 bool cfg_regs_valid(const struct bpf_insn *insn);
-/* demand.c */
+/* demand.c, after cfg_build() */
 int demand_build(struct verifier *v);
 /*
  * stackoff.c: per instruction, each register's stack offset before it:
@@ -308,7 +309,7 @@ int check_alu(struct verifier *v, const struct bpf_insn *insn);
 int check_lddw(struct verifier *v, const struct bpf_insn *insn);
 /* jmp.c: returns the next instruction, or a negative error */
 int check_cond_jmp(struct verifier *v, const struct bpf_insn *insn);
-/* The condition of a conditional jump's opcode (BPF_OP). */
+/* cfg.c: the condition of a conditional jump's opcode (BPF_OP). */
 enum cmp_op jmp_cmp(uint8_t op);
 /*
  * loopterm.c: why a loop ends, proven from the code (see there). Every
@@ -346,8 +347,9 @@ int check_local_call(struct verifier *v, const struct bpf_insn *insn);
 /* Returns 1 when the path ends, 0 when it returns into a caller. */
 int check_exit(struct verifier *v);
 int check_stack_chains(struct verifier *v);
-/* explore.c */
+/* vpath.c */
 int push_branch(struct verifier *v, int insn, struct vstate **out);
+/* vstate.c */
 uint32_t new_id(struct verifier *v);
 /* prune.c */
 int prune(struct verifier *v);

@@ -56,6 +56,82 @@ START_TEST(ctx_opts_checked)
 }
 END_TEST
 
+/*
+ * A field that a newer header put into what is this library's trailing
+ * padding (egpu_load_opts and egpu_attach_opts end in a bool) is refused,
+ * not ignored; EGPU_OPTS leaves that padding zero.
+ */
+#define PAD_END(T) offsetofend(struct T, T##__last_field)
+
+START_TEST(opts_padding_checked)
+{
+	union {
+		struct egpu_load_opts o;
+		unsigned char b[sizeof(struct egpu_load_opts)];
+	} load;
+	union {
+		struct egpu_attach_opts o;
+		unsigned char b[sizeof(struct egpu_attach_opts)];
+	} at;
+	EGPU_OPTS(egpu_load_opts, full, .name = "n", .helpers = EGPU_HELPERS_GPU,
+		  .strict = true);
+	egpu_prog *prog = egpu_obj_prog(obj, "on_entry");
+	egpu_obj *o;
+
+	ck_assert_uint_lt(PAD_END(egpu_load_opts), sizeof(load.o));
+	ck_assert_uint_lt(PAD_END(egpu_attach_opts), sizeof(at.o));
+	for (size_t i = PAD_END(egpu_load_opts); i < sizeof(full); i++)
+		ck_assert_uint_eq(((unsigned char *)&full)[i], 0);
+	memset(&load, 0, sizeof(load));
+	load.o.sz = sizeof(load.o);
+	o = egpu_load(ctx, API_OBJ, &load.o);
+	ck_assert_msg(o, "%s", egpu_errmsg());
+	egpu_obj_close(o);
+	load.b[PAD_END(egpu_load_opts)] = 1;
+	ck_assert_ptr_null(egpu_load(ctx, API_OBJ, &load.o));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "egpu_load"));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "does not know"));
+
+	ck_assert_ptr_nonnull(prog);
+	memset(&at, 0, sizeof(at));
+	at.o.sz = sizeof(at.o);
+	at.b[sizeof(at.o) - 1] = 1;
+	ck_assert_ptr_null(egpu_attach_kernel(prog, "saxpy", EGPU_ATTACH_ENTRY,
+					      &at.o));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "egpu_attach_kernel"));
+}
+END_TEST
+
+/*
+ * A translation cache lookup allocates nothing: an object's maps reach GPU
+ * memory before, in a step of their own (ctx_maps_to_gpu), so a lookup
+ * for maps still on the host is an error, and they stay there.
+ */
+START_TEST(jit_cache_lookup_allocates_nothing)
+{
+	egpu_ctx *live = egpu_ctx_new(NULL);
+	struct ptx_text text;
+	unsigned needs = 0;
+	egpu_prog *p;
+	egpu_obj *o;
+
+	ck_assert_ptr_nonnull(live);
+	o = egpu_load(live, API_OBJ, NULL);
+	ck_assert_msg(o, "%s", egpu_errmsg());
+	ck_assert_uint_gt(o->spec.map_cnt, 0);
+	p = egpu_obj_prog(o, "on_entry");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(jit_cache_probe(live, p, "f", "sm_90", &text, &needs),
+			 EGPU_EINVAL);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "not in GPU memory"));
+	for (size_t i = 0; i < o->spec.map_cnt; i++)
+		ck_assert_ptr_null(o->maps[i].dev);
+	ck_assert_ptr_null(live->cu_ctx);
+	ck_assert_uint_eq(jit_cache_size(live), 0);
+	egpu_ctx_free(live);
+}
+END_TEST
+
 START_TEST(load_errors_name_the_input)
 {
 	static const char garbage[] = "\x7f" "ELF not really an object";
@@ -418,6 +494,8 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, ctx_opts_checked);
+	tcase_add_test(tc, opts_padding_checked);
+	tcase_add_test(tc, jit_cache_lookup_allocates_nothing);
 	tcase_add_test(tc, load_errors_name_the_input);
 	tcase_add_test(tc, programs_and_maps_listed);
 	tcase_add_test(tc, hash_map_semantics);

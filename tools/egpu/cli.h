@@ -63,5 +63,11 @@ int child_find_lib(const char *tool, const char *name, const char *env_var,
  * (128 + signal when killed, 127 when it could not run).
  */
 int child_run(char **cmd, const char *tool, int (*setup)(void *), void *arg);
+/*
+ * Put libegpu's stand-in ptxas first on PATH and the real one in
+ * EGPU_PTXAS_REAL, where both exist (XLA assembles with a ptxas of its
+ * own). 0, also when there is nothing to stand in for; -1 out of memory.
+ */
+int ptxas_standin_env(void);
 
 #endif

@@ -81,6 +81,22 @@ def obj(ctx, probes_path):
 
 
 @pytest.fixture
+def launches_path():
+    """tests/launch_count.bpf.o: per kernel id, threads that ran the entry
+    probe ("threads") and threads launched ("launched")."""
+    return _data("EGPU_TEST_LAUNCHES")
+
+
+@pytest.fixture
+def cli_path():
+    """The egpu command-line tool as built (skips where it was not)."""
+    path = _data("EGPU_TEST_CLI")
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"{path}: the egpu tool was not built")
+    return path
+
+
+@pytest.fixture
 def kcount_path():
     """tests/kernel_count.bpf.o: threads entering and leaving each kernel,
     by kernel id (maps "entries" and "exits")."""
