@@ -254,63 +254,32 @@ LLVMValueRef host_warp_rmw(struct lift *l, LLVMAtomicRMWBinOp op,
 			fetch ? WARP_RMW_FETCH | WARP_RMW_SEQ_CST : 0);
 }
 
-struct lane_run {
-	const struct jit_host *jh;
-	void *ctx;
-	uint64_t ctx_len, r0;
-	uint32_t lane;
-};
-
-static void *lane_main(void *arg)
+void host_warp_begin(uint32_t lanes)
 {
-	struct lane_run *r = arg;
-
-	my_lane = r->lane;
-	r->r0 = jit_host_call(r->jh, r->ctx, r->ctx_len);
-	pthread_mutex_lock(&w.mu);
-	w.live &= ~(1u << my_lane);
-	if (w.arrived && w.arrived == w.live)
-		release();
-	pthread_mutex_unlock(&w.mu);
-	return NULL;
-}
-
-int jit_host_call_warp(const struct jit_host *jh, void *const ctx[32],
-		       uint64_t ctx_len, uint32_t lanes, uint64_t r0[32])
-{
-	struct lane_run runs[32];
-	pthread_t threads[32];
-	uint32_t started = 0;
-	int err = 0;
-
 	pthread_mutex_lock(&warp_lock);
 	w.live = lanes;
 	w.arrived = 0;
 	w.broken = false;
-	for (uint32_t i = 0; i < 32; i++) {
-		if (!(lanes >> i & 1))
-			continue;
-		runs[i] = (struct lane_run){ jh, ctx[i], ctx_len, 0, i };
-		if (pthread_create(&threads[i], NULL, lane_main, &runs[i])) {
-			/* the lanes started wait for this one forever: stop it */
-			pthread_mutex_lock(&w.mu);
-			w.live &= ~(lanes & ~started);
-			if (w.arrived && w.arrived == w.live)
-				release();
-			pthread_mutex_unlock(&w.mu);
-			err = err_set(EGPU_ENOMEM, "warp model: cannot start lane %u", i);
-			break;
-		}
-		started |= 1u << i;
-	}
-	for (uint32_t i = 0; i < 32; i++) {
-		if (!(started >> i & 1))
-			continue;
-		pthread_join(threads[i], NULL);
-		r0[i] = runs[i].r0;
-	}
-	if (!err && w.broken)
-		err = err_set(EGPU_EINVAL, "warp model: a warp primitive was used against PTX's rules (mask without the calling lane, or naming a lane not running)");
+}
+
+void host_warp_enter(uint32_t lane)
+{
+	my_lane = lane;
+}
+
+void host_warp_leave(uint32_t lanes)
+{
+	pthread_mutex_lock(&w.mu);
+	w.live &= ~lanes;
+	if (w.arrived && w.arrived == w.live)
+		release();
+	pthread_mutex_unlock(&w.mu);
+}
+
+bool host_warp_end(void)
+{
+	bool ok = !w.broken;
+
 	pthread_mutex_unlock(&warp_lock);
-	return err;
+	return ok;
 }

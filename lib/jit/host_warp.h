@@ -17,4 +17,15 @@ extern const size_t host_warp_call_cnt;
 LLVMValueRef host_warp_rmw(struct lift *l, LLVMAtomicRMWBinOp op,
 			   LLVMValueRef addr, LLVMValueRef val, bool fetch);
 
+/*
+ * One warp at a time (host_warp_run.c): begin holds the model until end,
+ * which says whether every primitive kept PTX's rules. Each lane's thread
+ * enters as its lane and leaves when its program returns; lanes that never
+ * start leave too.
+ */
+void host_warp_begin(uint32_t lanes);
+void host_warp_enter(uint32_t lane);
+void host_warp_leave(uint32_t lanes);
+bool host_warp_end(void);
+
 #endif
