@@ -4,7 +4,8 @@
 # memcheck on the same binary (bench_memcheck.sh, which runs bench_mem),
 # event rings (ringbuf_bench: rings in host memory, and a ring in GPU memory
 # consumed per record, in batches, on 4 threads, to a file) and host lookups
-# (lookup_bench).
+# (lookup_bench), and the probe cost on a torch.compile'd transformer
+# (transformer_bench.py; skipped with a message without PyTorch/Triton).
 #
 #   scripts/bench_all.sh [BUILD_DIR] [RUNS]
 set -euo pipefail
@@ -30,3 +31,7 @@ echo "## Event rings (ringbuf_bench 5)"
 echo
 echo "## Host lookups (lookup_bench 2001)"
 "$bench/lookup_bench" 2001
+echo
+echo "## Probes on a torch.compile'd transformer (transformer_bench.py $build/tests/bench $runs)"
+python3 "$here/../tests/bench/transformer_bench.py" "$bench" "$runs" ||
+	echo "**transformer_bench FAILED** (exit $?): outputs differ or no probe ran"

@@ -14,6 +14,7 @@
 #include "api/internal.h"
 #include "core/tlocal.h"
 #include "device/device.h"
+#include "maps/layout.h"
 
 /* An SM array's copies offline: an H100's 132 SMs rounded up. */
 #define OFFLINE_SM_SLOTS 256
@@ -83,8 +84,12 @@ int obj_host_gpu_jit_maps(struct egpu_obj *obj, struct jit_map *out)
 static struct jit_map gpu_jit_map(const struct map_spec *spec,
 				  uint64_t addr, uint64_t value_addr)
 {
-	return jit_map_make(spec, addr, spec->type == EGPU_MAP_THREAD_LOCAL ?
+	struct jit_map m = jit_map_make(spec, addr,
+					spec->type == EGPU_MAP_THREAD_LOCAL ?
 					thread_local_base(addr) : value_addr);
+
+	m.copy_stride = dev_map_sm_stride(spec->max_entries, spec->value_size);
+	return m;
 }
 
 /* Inspection only: recognisable, never-valid addresses. */

@@ -24,6 +24,7 @@ struct jit_map {
 	uint32_t value_size;
 	uint32_t max_entries;
 	uint32_t slots;      /* SM_ARRAY: copies per key (a power of 2), else 0/1 */
+	uint64_t copy_stride; /* SM_ARRAY: bytes from one SM's copy to the next */
 };
 
 struct jit_input {
@@ -55,6 +56,18 @@ struct jit_input {
 	 * out (lib/jit/host_gpu_maps.c); run it with jit_host_call_gpu().
 	 */
 	bool gpu_maps;
+	/*
+	 * enum jit_warp_model: the CPU back end runs atomics through the
+	 * GPU's warp aggregation on a 32-lane model (jit_host_call_warp), to
+	 * check that code on the CPU; 0: plain atomics.
+	 */
+	int warp_model;
+};
+
+enum jit_warp_model {
+	JIT_WARP_NONE,
+	JIT_WARP_REDUX, /* sm_80 and later: redux.sync */
+	JIT_WARP_SCAN,  /* sm_70 to sm_75: shuffles only */
 };
 
 /* What translated PTX calls in the device runtime (lib/device). */
@@ -95,5 +108,12 @@ uint64_t jit_host_call(const struct jit_host *jh, void *ctx, uint64_t ctx_len);
 int jit_host_call_gpu(const struct jit_host *jh, void *ctx, uint64_t ctx_len,
 		      int64_t timer_offset, uint64_t *r0);
 void jit_host_free(struct jit_host *jh);
+/*
+ * Run @jh (translated with a warp model) as one warp: a thread per lane of
+ * @lanes, lane i with ctx[i]; r0[i] gets its result. EGPU_EINVAL when a
+ * warp primitive broke PTX's rules; one warp at a time in the process.
+ */
+int jit_host_call_warp(const struct jit_host *jh, void *const ctx[32],
+		       uint64_t ctx_len, uint32_t lanes, uint64_t r0[32]);
 
 #endif

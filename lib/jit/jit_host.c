@@ -12,6 +12,7 @@
 #include <llvm-c/Orc.h>
 
 #include "host_helpers.h"
+#include "host_warp.h"
 #include "jit_llvm.h"
 
 typedef uint64_t (*host_prog_fn)(void *ctx, uint64_t ctx_len);
@@ -69,7 +70,8 @@ static const struct host_helper libc_calls[] = {
 	{ 0, "memset", (void (*)(void))memset },
 };
 
-/* Symbol @i of the helpers, the GPU map helpers and libc_calls. */
+/* Symbol @i of the helpers, the GPU map helpers, libc_calls and the
+ * warp model's calls. */
 static const struct host_helper *helper_symbol(size_t i)
 {
 	size_t ngpu;
@@ -78,10 +80,14 @@ static const struct host_helper *helper_symbol(size_t i)
 	if (i < host_helper_cnt)
 		return &host_helpers[i];
 	i -= host_helper_cnt;
-	return i < ngpu ? &gpu[i] : &libc_calls[i - ngpu];
+	if (i < ngpu)
+		return &gpu[i];
+	i -= ngpu;
+	return i < ARRAY_SIZE(libc_calls) ? &libc_calls[i] :
+	       &host_warp_calls[i - ARRAY_SIZE(libc_calls)];
 }
 
-/* The helpers and libc_calls, as absolute symbols of @jit. */
+/* The symbols of helper_symbol(), absolute in @jit. */
 static int define_helpers(const char *name, LLVMOrcLLJITRef jit)
 {
 	size_t ngpu, n;
@@ -90,7 +96,7 @@ static int define_helpers(const char *name, LLVMOrcLLJITRef jit)
 	LLVMErrorRef e;
 
 	host_gpu_helpers(&ngpu);
-	n = host_helper_cnt + ngpu + ARRAY_SIZE(libc_calls);
+	n = host_helper_cnt + ngpu + ARRAY_SIZE(libc_calls) + host_warp_call_cnt;
 	syms = calloc(n, sizeof(*syms));
 	if (!syms)
 		return err_set(EGPU_ENOMEM, "%s: out of memory", name);
@@ -117,6 +123,7 @@ static int build_module(const struct jit_input *in, LLVMOrcLLJITRef jit,
 			LLVMOrcThreadSafeContextRef tsctx, LLVMModuleRef *out)
 {
 	LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsctx);
+	struct lift_backend be = host_backend;
 	LLVMModuleRef mod;
 	int err;
 
@@ -124,7 +131,9 @@ static int build_module(const struct jit_input *in, LLVMOrcLLJITRef jit,
 	mod = LLVMModuleCreateWithNameInContext(in->name, ctx);
 	LLVMSetTarget(mod, LLVMOrcLLJITGetTripleString(jit));
 	LLVMSetDataLayout(mod, LLVMOrcLLJITGetDataLayoutStr(jit));
-	err = lift_program(in, &host_backend, 0, ctx, mod);
+	if (in->warp_model)
+		be.atomic_rmw = host_warp_rmw;
+	err = lift_program(in, &be, 0, ctx, mod);
 	if (!err)
 		err = jit_optimize(in->name, mod, NULL);
 	if (err) {

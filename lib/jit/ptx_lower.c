@@ -230,17 +230,17 @@ static LLVMValueRef ptx_private_addr(struct lift *l, LLVMValueRef *addr)
 			      addr, 1, "");
 }
 
-/*
- * Plain atomic adds (no fetch): warp-aggregated (ptx_warp.c). Histograms
- * add at addresses that differ between lanes, so no uniform test first.
- */
-static void ptx_atomic_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val)
+/* Atomics on map values: warp-aggregated (ptx_warp.c, warp_agg.c). */
+static LLVMValueRef ptx_atomic_rmw(struct lift *l, LLVMAtomicRMWBinOp op,
+				   LLVMValueRef addr, LLVMValueRef val,
+				   bool fetch)
 {
-	ptx_warp_add(l, addr, val, 0);
+	return ptx_warp_rmw(l, op, addr, val,
+			    fetch ? WARP_RMW_FETCH | WARP_RMW_SEQ_CST : 0);
 }
 
 const struct lift_backend ptx_backend = {
-	.atomic_add = ptx_atomic_add,
+	.atomic_rmw = ptx_atomic_rmw,
 	.helper = ptx_helper,
 	.user_helper = ptx_user_helper,
 	.check_align = true,

@@ -159,11 +159,12 @@ static bool copy_needed(const struct frame *f, uint32_t id,
 		    (after->regs & (1u << r)))
 			return true;
 	for (uint32_t s = 0; s < f->nslots; s++)
-		if (f->slots[s].spill_size &&
-		    f->slots[s].spill.type == REG_SCALAR &&
-		    f->slots[s].spill.id == id &&
-		    (s >= 64 || (after->slots & (1ULL << s))))
-			return true;
+		for (int b = 0; b < 8; b++)
+			if (f->slots[s].spill_size[b] &&
+			    f->slots[s].spill[b].type == REG_SCALAR &&
+			    f->slots[s].spill[b].id == id &&
+			    (s >= 64 || (after->slots & (1ULL << s))))
+				return true;
 	return false;
 }
 

@@ -53,11 +53,16 @@ enum stack_byte {
 	SB_SPILL,   /* part of the register kept in the slot */
 };
 
+/*
+ * A spill is kept at the byte where it starts: an 8-byte aligned register
+ * (pointer or scalar) at byte 0, or a scalar's low 1, 2 or 4 bytes at a
+ * multiple of their size, so one slot holds up to 8 narrow spills (a
+ * constant key next to another local stays a constant).
+ */
 struct slot {
 	uint8_t kind[8];
-	uint8_t spill_off;  /* byte of the slot where the spill starts */
-	uint8_t spill_size; /* 4 or 8 */
-	struct reg spill;
+	uint8_t spill_size[8]; /* bytes of the spill starting at byte b; 0: none */
+	struct reg spill[8];
 };
 
 /* Slot i covers the bytes r10 - 8 * (i + 1) .. r10 - 8 * i - 1. */
@@ -242,6 +247,8 @@ int state_copy(struct vstate *dst, const struct vstate *src);
 void state_release(struct vstate *st);
 void state_free(struct vstate *st);
 struct slot *stack_slot(struct frame *f, uint32_t index);
+/* The byte where the spill holding byte @b starts; -1: none. */
+int slot_spill_start(const struct slot *s, int b);
 /* Call @fn on every register and spilled register of every frame. */
 void state_for_each_reg(struct vstate *st,
 			void (*fn)(struct reg *r, void *arg), void *arg);
