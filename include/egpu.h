@@ -638,6 +638,57 @@ EGPU_API int egpu_ringbuf_poll(egpu_ringbuf *rb, int timeout_ms);
 /** Records dropped, over all rings of @p rb, because a ring was full. */
 EGPU_API uint64_t egpu_ringbuf_drops(const egpu_ringbuf *rb);
 
+/**
+ * egpu_ringbuf_consume() that also takes the spans (bpf_egpu_trace_span)
+ * left open by threads that ended without their flush (a trap, a probe
+ * without its exit probe), which otherwise hold back their shard's later
+ * records. Call it only when no kernel that writes @p rb's rings runs
+ * (after a synchronize): an open span is taken as far as its records go.
+ */
+EGPU_API int egpu_ringbuf_reclaim(egpu_ringbuf *rb);
+
+/* ======================================================================
+ * Spans of memory access records (bpf_egpu_trace_span; docs/events.md,
+ * "Spans"): each ring record is one warp's span; these decode one.
+ * ====================================================================== */
+
+/** Who made a span: all its records are one warp's accesses. */
+struct egpu_span_info {
+	uint32_t block; /**< linear block index */
+	uint32_t warp;  /**< warp of the block (linear thread index / 32) */
+	uint32_t smid;
+};
+
+/** One warp access, decoded: every active lane's address. */
+struct egpu_warp_rec {
+	uint32_t mask;     /**< lanes that accessed together */
+	uint32_t site;     /**< egpu_mem_ctx.site */
+	uint32_t size;     /**< bytes per lane */
+	uint16_t kind;     /**< EGPU_MEM_* */
+	uint16_t affine;   /**< 1: addr[i] = addr[lowest] + (i - lowest) * stride */
+	int64_t stride;    /**< affine only */
+	uint64_t addr[32]; /**< addr[lane] for each lane of @p mask, else 0 */
+	uint32_t bytes;    /**< bytes the record took in the span */
+};
+
+/** A cursor over a span's records (egpu_span_begin()). */
+struct egpu_span_iter {
+	const uint8_t *at, *end;
+};
+
+/**
+ * Start decoding the span record @p data of @p size bytes (as a ring
+ * callback gets it); @p info (may be NULL) receives its owner. 0 or
+ * EGPU_EFORMAT (not a span record's size).
+ */
+EGPU_API int egpu_span_begin(struct egpu_span_iter *it, const void *data,
+			     size_t size, struct egpu_span_info *info);
+/**
+ * The span's next record into @p rec: 1, 0 at the end, EGPU_EFORMAT when
+ * a record is malformed or runs past the span (egpu_errmsg() says where).
+ */
+EGPU_API int egpu_span_next(struct egpu_span_iter *it, struct egpu_warp_rec *rec);
+
 /** Counters of an ::egpu_ringbuf (egpu_ringbuf_stats()). */
 struct egpu_ringbuf_stats {
 	size_t sz;        /**< sizeof(struct egpu_ringbuf_stats) */

@@ -224,6 +224,11 @@ int ring_consume(struct event_ring *r, egpu_sample_fn fn, void *user,
 		 uint64_t *bytes);
 /* Whether a published record waits at the consumer position (of a shard). */
 bool ring_ready(const struct event_ring *r);
+/*
+ * Whether passes take spans claimed and never published (no producer of
+ * the ring runs any more: egpu_ringbuf_reclaim).
+ */
+void ring_set_reclaim(struct event_ring *r, bool on);
 /* Records producers dropped because the ring was full. */
 uint64_t ring_drops(const struct event_ring *r);
 

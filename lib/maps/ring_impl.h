@@ -71,6 +71,9 @@ struct event_ring {
 	uint64_t cons;       /* records before this position were handed over */
 	uint32_t cons_sub;   /* ... and this many of the batch at cons */
 	struct ring_reader *readers; /* one per consumer thread */
+	/* No producer runs: spans claimed and never published are taken
+	 * (egpu_ringbuf_reclaim; lib/maps/span_layout.h). */
+	bool reclaim;
 	uint32_t readers_made;
 	/* CPU producers, until the ring is mapped into the GPU. */
 	pthread_mutex_t lock;

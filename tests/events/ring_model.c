@@ -98,6 +98,14 @@ void model_publish(uint8_t *rec, uint32_t len, uint32_t flags)
 			 __ATOMIC_RELEASE);
 }
 
+uint64_t model_reserve_pos(struct dev_ring *v, uint32_t sm, uint64_t need,
+			   uint32_t records)
+{
+	struct model_shard s = model_shard_of(v, sm);
+
+	return model_reserve(&s, need, records);
+}
+
 uint8_t *model_reserve_on(struct dev_ring *v, uint32_t sm, uint64_t need,
 			  uint32_t records)
 {

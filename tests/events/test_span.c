@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Spans (bpf_egpu_trace_span, docs/events.md "Spans") without a GPU: warps
+ * of 32 lanes play lib/device/span_trace.cuh's protocol, with its state and
+ * decisions from lib/maps/span_layout.h, on a real ring, against the real
+ * consumer and the real decoder, under an adversary that picks which warp
+ * calls with which lanes (divergence), lets each store land late and in
+ * any order except across a fence, and runs the consumer between any two
+ * steps. Lanes end early, some warps end without their flush (a trap);
+ * then egpu_ringbuf_reclaim's pass takes their open spans. Each seed
+ * checks: every access of every lane arrives once, with its address, size,
+ * kind and site, in the lane's order, or belongs to a call counted as a
+ * drop; drops counted = calls dropped; the consumer never waits forever.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "egpu.h"
+#include "maps/ring.h"
+#include "maps/span_layout.h"
+#include "ring_model.h"
+#include "test_util.h"
+
+#define WARPS 6
+#define LANES 32
+#define MAX_ACC 48
+#define PENDING_MAX 4096
+
+struct access {
+	uint64_t addr;
+	uint32_t site, size, kind;
+	int state; /* 0 not made, 1 made, 2 dropped, 3 delivered */
+};
+
+/* A store made and not yet landed: at most 16 bytes. */
+struct pending {
+	uint8_t *at;
+	uint8_t bytes[16];
+	uint32_t n;
+};
+
+struct world {
+	struct event_ring *r;
+	struct dev_ring v;
+	uint32_t tag;
+	unsigned seed;
+	struct access acc[WARPS][LANES][MAX_ACC];
+	uint32_t n_acc[WARPS][LANES]; /* each lane's accesses */
+	uint32_t next[WARPS][LANES];  /* the next one it makes */
+	uint64_t st[WARPS][LANES];
+	bool traps[WARPS];            /* ends without flushing */
+	struct pending pend[WARPS][PENDING_MAX];
+	uint32_t npend[WARPS];
+	uint64_t calls, dropped_calls, delivered;
+	bool bad;
+};
+
+static uint32_t rnd(struct world *w, uint32_t n)
+{
+	return (uint32_t)rand_r(&w->seed) % n;
+}
+
+static void store(struct world *w, uint32_t warp, uint8_t *at,
+		  const void *src, uint32_t n)
+{
+	struct pending *p = &w->pend[warp][w->npend[warp]++];
+
+	ck_assert_uint_le(w->npend[warp], PENDING_MAX);
+	p->at = at;
+	p->n = n;
+	memcpy(p->bytes, src, n);
+}
+
+/* One of @warp's pending stores lands, any of them. */
+static void land_one(struct world *w, uint32_t warp)
+{
+	uint32_t i = rnd(w, w->npend[warp]);
+	struct pending p = w->pend[warp][i];
+
+	w->pend[warp][i] = w->pend[warp][--w->npend[warp]];
+	if (p.n == 8) /* a header: as the GPU's volatile store */
+		__atomic_store_n((uint64_t *)p.at, *(uint64_t *)p.bytes,
+				 __ATOMIC_RELEASE);
+	else
+		memcpy(p.at, p.bytes, p.n);
+}
+
+/* A fence: everything @warp stored before lands before what follows. */
+static void fence(struct world *w, uint32_t warp)
+{
+	while (w->npend[warp])
+		land_one(w, warp);
+}
+
+static uint8_t *slot_at(struct world *w, uint64_t st, uint32_t slot)
+{
+	return (uint8_t *)(uintptr_t)w->v.data +
+	       ((span_st_start(st) * SPAN_SLOT) & w->v.mask) + slot * SPAN_SLOT;
+}
+
+/* span_publish: one fence, one header store. */
+static void publish(struct world *w, uint32_t warp, uint64_t st)
+{
+	uint64_t h = (uint64_t)(RING_COMMIT | RING_SPAN) << 32 |
+		     (span_st_slots(st) * SPAN_SLOT - RING_HDR_SIZE);
+
+	fence(w, warp);
+	store(w, warp, slot_at(w, st, 0), &h, 8);
+}
+
+static void skip(struct world *w, uint32_t warp, uint8_t *at, uint32_t len)
+{
+	uint64_t h = (uint64_t)(RING_COMMIT | RING_DISCARD) << 32 |
+		     (len - RING_HDR_SIZE);
+
+	store(w, warp, at, &h, 8);
+}
+
+/* span_claim, as the device does it. */
+static uint64_t claim(struct world *w, uint32_t warp, uint32_t prev,
+		      uint32_t need)
+{
+	uint32_t most = w->v.max_record / SPAN_SLOT;
+	uint32_t want = span_next_slots(prev, need + 1);
+
+	want = want < most ? want : most;
+	for (int tries = 0; need + 2 <= most && tries < 2; tries++) {
+		/* ring_claim_one keeps the whole want or drops: the model
+		 * asks for it alone (the GPU may keep less, >= need + 2). */
+		uint64_t pos = model_reserve_pos(&w->v, 0, want * SPAN_SLOT, 1);
+		uint32_t kept = want * SPAN_SLOT, head, slots;
+		uint8_t *at;
+		uint64_t h[2];
+
+		if (pos == UINT64_MAX)
+			return 0;
+		head = (uint32_t)(pos & 8);
+		at = (uint8_t *)(uintptr_t)w->v.data + (pos & w->v.mask);
+		slots = (kept - head) / SPAN_SLOT;
+		if ((pos & w->v.mask) + kept > w->v.mask + 1) {
+			skip(w, warp, at, kept);
+			continue;
+		}
+		if (head)
+			skip(w, warp, at, head);
+		if ((kept - head) % SPAN_SLOT)
+			skip(w, warp, at + kept - 8, 8);
+		h[0] = (uint64_t)RING_SPAN << 32 | (slots * SPAN_SLOT - RING_HDR_SIZE);
+		h[1] = (uint64_t)warp << 32; /* struct span_info: block 0, smid 0 */
+		store(w, warp, at + head, h, 16);
+		return span_state(w->tag, (pos + head) / SPAN_SLOT, 1, slots, 1);
+	}
+	__atomic_fetch_add(&((struct ring_ctl *)(uintptr_t)w->v.ctl)->drops, 1,
+			   __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* The group's record: span_rec_of, on the lanes' addresses @a. */
+static uint32_t encode(const uint64_t *a, uint32_t mask, const struct access *l,
+		       uint64_t *words, uint32_t *nbytes)
+{
+	uint32_t lead = (uint32_t)__builtin_ctz(mask), n = 0, width = 0, fmt;
+	uint32_t next = mask & (mask - 1) ? (uint32_t)__builtin_ctz(mask & (mask - 1)) : lead;
+	int64_t stride = next != lead ? (int64_t)(a[next] - a[lead]) / (next - lead) : 0;
+	bool affine = true, fit = span_fields_fit(l->kind, l->size, l->site);
+	uint8_t *p = (uint8_t *)words;
+
+	for (uint32_t m = mask; m; m &= m - 1) {
+		uint32_t i = (uint32_t)__builtin_ctz(m);
+		uint32_t wd = span_delta_width((int64_t)(a[i] - a[lead]));
+
+		affine &= a[i] == a[lead] + (uint64_t)((int64_t)(i - lead) * stride);
+		width = wd > width ? wd : width;
+	}
+	memset(words, 0, 40 * 8);
+	if (fit && affine && span_affine_fits(a[lead], stride)) {
+		words[0] = span_word0(SPAN_AFFINE, 0, l->kind, l->size, l->site, mask);
+		words[1] = span_affine_w1(a[lead], (int32_t)stride);
+		*nbytes = SPAN_SLOT;
+		return 1;
+	}
+	fmt = fit ? SPAN_SCATTERED : SPAN_LONG;
+	words[0] = span_word0(fmt, width, fit ? l->kind : 0, fit ? l->size : 0,
+			      fit ? l->site : 0, mask);
+	words[1] = a[lead];
+	if (!fit)
+		words[2] = l->site | (uint64_t)l->size << 32 | (uint64_t)l->kind << 48;
+	p += SPAN_SLOT * (fit ? 1 : 2);
+	for (uint32_t m = mask; m; m &= m - 1, n++) {
+		int64_t d = (int64_t)(a[__builtin_ctz(m)] - a[lead]);
+
+		memcpy(p + ((size_t)n << width), &d, 1u << width);
+	}
+	*nbytes = span_rec_slots(fmt, n, width) * SPAN_SLOT;
+	return *nbytes / SPAN_SLOT;
+}
+
+/* span_trace for the lanes of @mask of @warp, each at its next access. */
+static void call(struct world *w, uint32_t warp, uint32_t mask)
+{
+	uint32_t lead = (uint32_t)__builtin_ctz(mask), need, nbytes;
+	uint64_t a[LANES] = { 0 }, words[40], lst = w->st[warp][lead];
+	struct access *la = &w->acc[warp][lead][w->next[warp][lead]];
+	bool later = false;
+	uint8_t *at;
+
+	for (uint32_t m = mask; m; m &= m - 1) {
+		uint32_t i = (uint32_t)__builtin_ctz(m);
+		struct access *x = &w->acc[warp][i][w->next[warp][i]];
+
+		/* One instruction: one site, size and kind for the group. */
+		x->site = la->site;
+		x->size = la->size;
+		x->kind = la->kind;
+		a[i] = x->addr;
+		later |= span_floor_after(w->st[warp][i], w->tag,
+					  span_st_start(lst)) > 0;
+	}
+	need = encode(a, mask, la, words, &nbytes);
+	w->calls++;
+	if (!span_can_take(lst, w->tag, need, later)) {
+		uint64_t st2;
+
+		if (span_st_own(lst))
+			publish(w, warp, lst);
+		st2 = claim(w, warp, span_st_own(lst) ? span_st_slots(lst) : 0, need);
+		if (!st2) {
+			w->st[warp][lead] = lst & ~SPAN_OWN;
+			w->dropped_calls++;
+			for (uint32_t m = mask; m; m &= m - 1) {
+				uint32_t i = (uint32_t)__builtin_ctz(m);
+
+				w->acc[warp][i][w->next[warp][i]++].state = 2;
+			}
+			return;
+		}
+		lst = st2;
+	}
+	at = slot_at(w, lst, span_st_used(lst));
+	lst += (uint64_t)need << 36;
+	for (uint32_t k = 0; k < nbytes; k += 16)
+		store(w, warp, at + k, (uint8_t *)words + k, 16);
+	for (uint32_t m = mask; m; m &= m - 1) {
+		uint32_t i = (uint32_t)__builtin_ctz(m);
+		uint64_t st = w->st[warp][i];
+
+		w->acc[warp][i][w->next[warp][i]++].state = 1;
+		if (i == lead)
+			continue;
+		if (span_st_own(st) && span_st_tag(st) == w->tag)
+			publish(w, warp, st);
+		w->st[warp][i] = span_state(w->tag, span_st_start(lst), 0,
+					    span_st_slots(st), 0);
+	}
+	if (span_st_used(lst) == span_st_slots(lst)) {
+		publish(w, warp, lst);
+		lst &= ~SPAN_OWN;
+	}
+	w->st[warp][lead] = lst;
+}
+
+/* Lane @lane of @warp ends: its exit probe flushes (unless it traps). */
+static void lane_exit(struct world *w, uint32_t warp, uint32_t lane)
+{
+	uint64_t st = w->st[warp][lane];
+
+	if (!w->traps[warp] && span_st_own(st))
+		publish(w, warp, st);
+	w->st[warp][lane] = 0;
+}
+
+static uint32_t live_lanes(struct world *w, uint32_t warp)
+{
+	uint32_t m = 0;
+
+	for (uint32_t i = 0; i < LANES; i++)
+		if (w->next[warp][i] < w->n_acc[warp][i])
+			m |= 1u << i;
+	return m;
+}
+
+/* The consumer's check of one span: each access once, in lane order. */
+static int check_span(void *user, const void *data, size_t size)
+{
+	struct world *w = user;
+	struct egpu_span_iter it;
+	struct egpu_span_info info;
+	struct egpu_warp_rec rec;
+	int got;
+
+	if (egpu_span_begin(&it, data, size, &info) || info.warp >= WARPS) {
+		w->bad = true;
+		return -1;
+	}
+	while ((got = egpu_span_next(&it, &rec)) == 1) {
+		for (uint32_t m = rec.mask; m; m &= m - 1) {
+			uint32_t i = (uint32_t)__builtin_ctz(m), k = 0;
+			struct access *x = w->acc[info.warp][i];
+
+			while (k < MAX_ACC && x[k].state >= 2)
+				k++; /* its earlier ones: delivered or dropped */
+			if (k == MAX_ACC || x[k].state != 1 ||
+			    x[k].addr != rec.addr[i] || x[k].site != rec.site ||
+			    x[k].size != rec.size || x[k].kind != rec.kind) {
+				w->bad = true;
+				return -1;
+			}
+			x[k].state = 3;
+			w->delivered++;
+		}
+	}
+	if (got < 0)
+		w->bad = true;
+	return got < 0 ? -1 : 0;
+}
+
+/* Lane accesses: affine in a converged warp, some far, some odd sizes. */
+static void plan(struct world *w)
+{
+	for (uint32_t b = 0; b < WARPS; b++) {
+		w->traps[b] = rnd(w, 4) == 0;
+		for (uint32_t i = 0; i < LANES; i++) {
+			w->n_acc[b][i] = rnd(w, 3) ? MAX_ACC : 1 + rnd(w, MAX_ACC);
+			for (uint32_t k = 0; k < MAX_ACC; k++) {
+				struct access *x = &w->acc[b][i][k];
+				uint32_t shape = rnd(w, 16);
+
+				x->addr = 0x700000000000ull + ((uint64_t)k << 20) +
+					  (b * LANES + i) * 4u;
+				if (shape == 0)
+					x->addr += rnd(w, 200);
+				else if (shape == 1)
+					x->addr ^= 1ull << 52;
+				x->size = shape == 2 ? 256 : 4;
+				x->site = shape == 3 ? 1u << 20 : k;
+				x->kind = 1 + k % 3;
+			}
+		}
+	}
+}
+
+static void play(unsigned seed, uint64_t cap)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	uint64_t made = 0;
+	uint32_t live;
+
+	ck_assert_ptr_nonnull(w);
+	w->seed = seed;
+	ck_assert_int_eq(ring_new("span", EGPU_MAP_RINGBUF, cap, &w->r), 0);
+	ring_host_view(w->r, &w->v);
+	w->tag = span_ring_tag(0x7000000000ull);
+	plan(w);
+	do {
+		uint32_t b = rnd(w, WARPS), pick = rnd(w, 8);
+
+		live = 0;
+		for (uint32_t k = 0; k < WARPS; k++)
+			live |= live_lanes(w, k) ? 1u << k : 0;
+		if (pick == 0) {
+			ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
+		} else if (pick < 4 && w->npend[b]) {
+			land_one(w, b);
+		} else if (live_lanes(w, b)) {
+			uint32_t m = live_lanes(w, b), sub = m & ((uint32_t)rand_r(&w->seed) << 1 ^
+					  (uint32_t)rand_r(&w->seed));
+
+			call(w, b, rnd(w, 2) && sub ? sub : m);
+			for (uint32_t i = 0; i < LANES; i++)
+				if ((m >> i & 1) && !(live_lanes(w, b) >> i & 1))
+					lane_exit(w, b, i);
+		}
+	} while (live);
+	/* The grid ended: every store landed. */
+	for (uint32_t b = 0; b < WARPS; b++)
+		fence(w, b);
+	ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
+	ring_set_reclaim(w->r, true);
+	ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
+	ring_set_reclaim(w->r, false);
+	ck_assert_msg(!w->bad, "seed %u: a record wrong, twice or out of order", seed);
+	for (uint32_t b = 0; b < WARPS; b++)
+		for (uint32_t i = 0; i < LANES; i++)
+			for (uint32_t k = 0; k < w->n_acc[b][i]; k++) {
+				ck_assert_int_ge(w->acc[b][i][k].state, 2);
+				made++;
+			}
+	if (getenv("SPAN_STATS"))
+		fprintf(stderr, "seed %u: calls %llu dropped %llu delivered %llu of %llu\n", seed, (unsigned long long)w->calls, (unsigned long long)w->dropped_calls, (unsigned long long)w->delivered, (unsigned long long)made);
+	ck_assert_uint_eq(ring_drops(w->r), w->dropped_calls);
+	ck_assert_uint_le(w->delivered, made);
+	ck_assert(!ring_ready(w->r));
+	model_assert_settled(&w->v);
+	ring_free(w->r);
+	free(w);
+}
+
+/* A ring that holds everything: nothing dropped, all delivered. */
+START_TEST(every_access_once_in_order)
+{
+	play(1000 + (unsigned)_i, 1u << 20);
+}
+END_TEST
+
+/* Small rings that wrap, skip their end and drop: exact accounting. */
+START_TEST(small_rings_wrap_and_drop)
+{
+	play(2000 + (unsigned)_i, 16384);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("span");
+	TCase *tc = tcase_create("span");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, every_access_once_in_order, 0, 12);
+	tcase_add_loop_test(tc, small_rings_wrap_and_drop, 0, 12);
+	suite_add_tcase(s, tc);
+	return tu_run_suite(s, true);
+}
