@@ -210,6 +210,17 @@ RT_INLINE void span_write(const struct span_rec *rec,
 	__syncwarp(a->mask);
 }
 
+/* bpf_egpu_trace_span_flush: the span @st owns published. */
+RT_INLINE void span_flush(struct dev_ring *r, uint64_t st)
+{
+	struct dev_ring v;
+
+	if (!span_st_own(st) || span_st_tag(st) != span_ring_tag((uintptr_t)r))
+		return;
+	v = ring_shape(r);
+	span_publish(&v, ring_shard_here(&v), st);
+}
+
 /*
  * bpf_egpu_trace_span: this lane's new state. The group's leader places
  * the record (span_place) and publishes its span when full; every other
@@ -224,12 +235,14 @@ RT_INLINE uint64_t span_trace(struct dev_ring *r, uint64_t st, uint64_t addr,
 	struct span_rec rec = span_rec_of(&a, addr, info);
 	uint32_t leader = __ffs(a.mask) - 1, tag = span_ring_tag((uintptr_t)r);
 	uint64_t lst = __shfl_sync(a.mask, st, leader), at = 0;
-	struct dev_ring v = ring_shape(r);
 	bool later = __any_sync(a.mask,
 		span_floor_after(st, tag, span_st_start(lst)) > 0);
 
-	if (rt_lane() == leader)
+	if (rt_lane() == leader) {
+		struct dev_ring v = ring_shape(r);
+
 		at = span_place(r, &v, &lst, tag, rec.slots, later);
+	}
 	at = __shfl_sync(a.mask, at, leader);
 	if (!at)
 		return rt_lane() == leader ? lst : st;
@@ -238,24 +251,12 @@ RT_INLINE uint64_t span_trace(struct dev_ring *r, uint64_t st, uint64_t addr,
 	if (rt_lane() == leader) {
 		if (span_st_used(lst) < span_st_slots(lst))
 			return lst;
-		span_publish(&v, ring_shard_here(&v), lst);
+		span_flush(r, lst);
 		return lst & ~SPAN_OWN;
 	}
-	if (span_st_own(st) && span_st_tag(st) == tag)
-		span_publish(&v, ring_shard_here(&v), st);
+	span_flush(r, st); /* a span this lane owns: its record went elsewhere */
 	return span_state(tag, span_st_start(lst), 0,
 			  span_st_tag(st) == tag ? span_st_slots(st) : 0, 0);
-}
-
-/* bpf_egpu_trace_span_flush: the span @st owns published. */
-RT_INLINE void span_flush(struct dev_ring *r, uint64_t st)
-{
-	struct dev_ring v;
-
-	if (!span_st_own(st) || span_st_tag(st) != span_ring_tag((uintptr_t)r))
-		return;
-	v = ring_shape(r);
-	span_publish(&v, ring_shard_here(&v), st);
 }
 
 #endif

@@ -11,9 +11,27 @@ then ``rb.poll(timeout_ms)`` calls ``on_record(bytes)`` per record.
 """
 
 import threading
+from collections import namedtuple
 
 from . import _egpu as _c
 from ._errors import InvalidArgument
+
+
+SpanInfo = namedtuple("SpanInfo", "block warp smid")
+SpanInfo.__doc__ = "The warp whose records a span holds (all of them its own)."
+WarpAccess = namedtuple("WarpAccess", "mask site size kind affine stride addrs")
+WarpAccess.__doc__ = """One warp access of a span: ``addrs`` the active
+lanes' addresses in lane order (lanes of ``mask``), ``size`` bytes each,
+``kind`` an EGPU_MEM_* number (egpu.MEM_KINDS), ``site`` the probe
+ctx's; ``affine``: lane i at addrs[0] + (i - lowest) * stride."""
+
+
+def decode_span(record):
+    """A span record of a ring written by bpf_egpu_trace_span (the bytes a
+    RingBuffer callback gets) as (SpanInfo, [WarpAccess, ...]), decoded by
+    the library's egpu_span_next. Raises FormatError on a malformed one."""
+    block, warp, smid, recs = _c.span_decode(record)
+    return SpanInfo(block, warp, smid), [WarpAccess(*r) for r in recs]
 
 
 def _ms(timeout):
@@ -55,6 +73,10 @@ class RingBuffer:
         map._obj._rings.append(self)
 
     def _poll(self, timeout_ms, fn):
+        return self._pass(lambda h: _c.ring_poll(h, timeout_ms, fn))
+
+    def _pass(self, run):
+        """run(handle): one consumer pass, never from its own callback."""
         with self._lock:
             if self._h is None:
                 raise InvalidArgument(f"the ring buffer of map '{self.map.name}' is closed")
@@ -63,7 +85,7 @@ class RingBuffer:
                                       "close its own ring buffer")
             self._busy = True
             try:
-                return _c.ring_poll(self._h, timeout_ms, fn)
+                return run(self._h)
             finally:
                 self._busy = False
 
@@ -84,6 +106,14 @@ class RingBuffer:
     def consume(self):
         """poll(0): the records there now, without waiting."""
         return self.poll(0)
+
+    def reclaim(self):
+        """consume(), also taking the spans (bpf_egpu_trace_span) left
+        open by threads that ended without their flush (a trap, no exit
+        probe). Only once no kernel writing the ring runs (after a
+        synchronize). Returns how many records it handled."""
+        fn = self._callback()
+        return self._pass(lambda h: _c.ring_reclaim(h, fn))
 
     def read(self, timeout=0):
         """The records there now as a list of bytes, first waiting up to

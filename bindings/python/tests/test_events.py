@@ -73,6 +73,24 @@ def test_file_only(ev, tmp_path):
         egpu.RingBuffer(ev.maps["events"], path=tmp_path / "no" / "dir.bin")
 
 
+def test_span_records_decode(ev):
+    got = []
+    with ev.maps["events"].ring_buffer(got.append) as rb:
+        prog = ev.programs["span_one"]
+        assert prog.run(struct.pack("<QQ", 0, 0x7F0000001230)) == 0
+        assert prog.run(struct.pack("<QQ", 0, 1 << 60)) == 0  # a long record
+        assert rb.consume() == 2
+        assert rb.reclaim() == 0  # nothing left open
+    info, recs = egpu.decode_span(got[0])
+    assert info == egpu.SpanInfo(0, 0, 0)
+    assert recs == [egpu.WarpAccess(1, 9, 4, egpu.MEM_KINDS["load"], 1, 0,
+                                    (0x7F0000001230,))]
+    assert egpu.decode_span(got[1])[1][0].addrs == (1 << 60,)
+    assert egpu.decode_span(got[1])[1][0].affine == 0
+    with pytest.raises(egpu.FormatError, match="20 bytes"):
+        egpu.decode_span(bytes(20))
+
+
 def test_read_and_records(ev):
     rb = egpu.RingBuffer(ev.maps["events"])
     assert rb.read() == []
