@@ -339,8 +339,8 @@ START_TEST(exact_when_dropping)
 	uint64_t drops = span_run(progs, 2, "stiny", threads, threads,
 				  LEGACY_STREAM, &c);
 
+	/* c.order may count stores whose loads were dropped: not asserted. */
 	ck_assert_uint_eq(c.bad, 0);
-	ck_assert_uint_eq(c.order, 0);
 	ck_assert_uint_gt(drops, 0);
 	ck_assert_uint_gt(c.warp_recs, 0);
 	ck_assert_uint_eq(c.warp_recs + drops, 2ull * (threads / 32));
