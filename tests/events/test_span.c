@@ -13,6 +13,8 @@
  * drop; drops counted = calls dropped; the consumer never waits forever.
  */
 #include <check.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +43,17 @@ struct pending {
 	uint32_t n;
 };
 
+/* Access states cross threads in the threaded variant: atomics. */
+static void set_state(struct access *x, int v)
+{
+	__atomic_store_n(&x->state, v, __ATOMIC_RELAXED);
+}
+
+static int get_state(const struct access *x)
+{
+	return __atomic_load_n(&x->state, __ATOMIC_RELAXED);
+}
+
 struct world {
 	struct event_ring *r;
 	struct dev_ring v;
@@ -55,6 +68,9 @@ struct world {
 	uint32_t npend[WARPS];
 	uint64_t calls, dropped_calls, delivered;
 	bool bad;
+	/* Warps on threads of their own, stores landing at once (for TSan):
+	 * a header's release store stands for the fence before it. */
+	bool threaded;
 };
 
 static uint32_t rnd(struct world *w, uint32_t n)
@@ -65,7 +81,17 @@ static uint32_t rnd(struct world *w, uint32_t n)
 static void store(struct world *w, uint32_t warp, uint8_t *at,
 		  const void *src, uint32_t n)
 {
-	struct pending *p = &w->pend[warp][w->npend[warp]++];
+	struct pending *p;
+	uint64_t first;
+
+	if (w->threaded) { /* the first word may be a header: atomic */
+		memcpy(&first, src, 8);
+		memcpy(at + 8, (const uint8_t *)src + 8, n - 8);
+		__atomic_store_n((uint64_t *)at, first,
+				 n == 8 ? __ATOMIC_RELEASE : __ATOMIC_RELAXED);
+		return;
+	}
+	p = &w->pend[warp][w->npend[warp]++];
 
 	ck_assert_uint_le(w->npend[warp], PENDING_MAX);
 	p->at = at;
@@ -219,7 +245,7 @@ static void call(struct world *w, uint32_t warp, uint32_t mask)
 					  span_st_start(lst)) > 0;
 	}
 	need = encode(a, mask, la, words, &nbytes);
-	w->calls++;
+	__atomic_fetch_add(&w->calls, 1, __ATOMIC_RELAXED);
 	if (!span_can_take(lst, w->tag, need, later)) {
 		uint64_t st2;
 
@@ -228,11 +254,11 @@ static void call(struct world *w, uint32_t warp, uint32_t mask)
 		st2 = claim(w, warp, span_st_own(lst) ? span_st_slots(lst) : 0, need);
 		if (!st2) {
 			w->st[warp][lead] = lst & ~SPAN_OWN;
-			w->dropped_calls++;
+			__atomic_fetch_add(&w->dropped_calls, 1, __ATOMIC_RELAXED);
 			for (uint32_t m = mask; m; m &= m - 1) {
 				uint32_t i = (uint32_t)__builtin_ctz(m);
 
-				w->acc[warp][i][w->next[warp][i]++].state = 2;
+				set_state(&w->acc[warp][i][w->next[warp][i]++], 2);
 			}
 			return;
 		}
@@ -246,7 +272,7 @@ static void call(struct world *w, uint32_t warp, uint32_t mask)
 		uint32_t i = (uint32_t)__builtin_ctz(m);
 		uint64_t st = w->st[warp][i];
 
-		w->acc[warp][i][w->next[warp][i]++].state = 1;
+		set_state(&w->acc[warp][i][w->next[warp][i]++], 1);
 		if (i == lead)
 			continue;
 		if (span_st_own(st) && span_st_tag(st) == w->tag)
@@ -299,15 +325,15 @@ static int check_span(void *user, const void *data, size_t size)
 			uint32_t i = (uint32_t)__builtin_ctz(m), k = 0;
 			struct access *x = w->acc[info.warp][i];
 
-			while (k < MAX_ACC && x[k].state >= 2)
+			while (k < MAX_ACC && get_state(&x[k]) >= 2)
 				k++; /* its earlier ones: delivered or dropped */
-			if (k == MAX_ACC || x[k].state != 1 ||
+			if (k == MAX_ACC || get_state(&x[k]) != 1 ||
 			    x[k].addr != rec.addr[i] || x[k].site != rec.site ||
 			    x[k].size != rec.size || x[k].kind != rec.kind) {
 				w->bad = true;
 				return -1;
 			}
-			x[k].state = 3;
+			set_state(&x[k], 3);
 			w->delivered++;
 		}
 	}
@@ -341,41 +367,37 @@ static void plan(struct world *w)
 	}
 }
 
-static void play(unsigned seed, uint64_t cap)
+static struct world *world_new(unsigned seed, uint64_t cap, bool threaded)
 {
 	struct world *w = calloc(1, sizeof(*w));
-	uint64_t made = 0;
-	uint32_t live;
 
 	ck_assert_ptr_nonnull(w);
 	w->seed = seed;
+	w->threaded = threaded;
 	ck_assert_int_eq(ring_new("span", EGPU_MAP_RINGBUF, cap, &w->r), 0);
 	ring_host_view(w->r, &w->v);
 	w->tag = span_ring_tag(0x7000000000ull);
 	plan(w);
-	do {
-		uint32_t b = rnd(w, WARPS), pick = rnd(w, 8);
+	return w;
+}
 
-		live = 0;
-		for (uint32_t k = 0; k < WARPS; k++)
-			live |= live_lanes(w, k) ? 1u << k : 0;
-		if (pick == 0) {
-			ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
-		} else if (pick < 4 && w->npend[b]) {
-			land_one(w, b);
-		} else if (live_lanes(w, b)) {
-			uint32_t m = live_lanes(w, b), sub = m & ((uint32_t)rand_r(&w->seed) << 1 ^
-					  (uint32_t)rand_r(&w->seed));
+/* A call of @warp's live lanes (converged or a subset), then their exits. */
+static void warp_step(struct world *w, uint32_t b, unsigned *seed)
+{
+	uint32_t m = live_lanes(w, b);
+	uint32_t sub = m & ((uint32_t)rand_r(seed) << 1 ^ (uint32_t)rand_r(seed));
 
-			call(w, b, rnd(w, 2) && sub ? sub : m);
-			for (uint32_t i = 0; i < LANES; i++)
-				if ((m >> i & 1) && !(live_lanes(w, b) >> i & 1))
-					lane_exit(w, b, i);
-		}
-	} while (live);
-	/* The grid ended: every store landed. */
-	for (uint32_t b = 0; b < WARPS; b++)
-		fence(w, b);
+	call(w, b, rand_r(seed) % 2 && sub ? sub : m);
+	for (uint32_t i = 0; i < LANES; i++)
+		if ((m >> i & 1) && !(live_lanes(w, b) >> i & 1))
+			lane_exit(w, b, i);
+}
+
+/* The grid ended: what is left consumed, then reclaimed; every check. */
+static void finish(struct world *w, unsigned seed)
+{
+	uint64_t made = 0;
+
 	ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
 	ring_set_reclaim(w->r, true);
 	ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
@@ -384,17 +406,87 @@ static void play(unsigned seed, uint64_t cap)
 	for (uint32_t b = 0; b < WARPS; b++)
 		for (uint32_t i = 0; i < LANES; i++)
 			for (uint32_t k = 0; k < w->n_acc[b][i]; k++) {
-				ck_assert_int_ge(w->acc[b][i][k].state, 2);
+				ck_assert_int_ge(get_state(&w->acc[b][i][k]), 2);
 				made++;
 			}
 	if (getenv("SPAN_STATS"))
-		fprintf(stderr, "seed %u: calls %llu dropped %llu delivered %llu of %llu\n", seed, (unsigned long long)w->calls, (unsigned long long)w->dropped_calls, (unsigned long long)w->delivered, (unsigned long long)made);
+		fprintf(stderr, "seed %u: calls %llu dropped %llu delivered %llu of %llu\n",
+			seed, (unsigned long long)w->calls,
+			(unsigned long long)w->dropped_calls,
+			(unsigned long long)w->delivered, (unsigned long long)made);
 	ck_assert_uint_eq(ring_drops(w->r), w->dropped_calls);
 	ck_assert_uint_le(w->delivered, made);
 	ck_assert(!ring_ready(w->r));
 	model_assert_settled(&w->v);
 	ring_free(w->r);
 	free(w);
+}
+
+/* One thread: the adversary picks every step. */
+static void play(unsigned seed, uint64_t cap)
+{
+	struct world *w = world_new(seed, cap, false);
+	uint32_t live;
+
+	do {
+		uint32_t b = rnd(w, WARPS), pick = rnd(w, 8);
+
+		live = 0;
+		for (uint32_t k = 0; k < WARPS; k++)
+			live |= live_lanes(w, k) ? 1u << k : 0;
+		if (pick == 0)
+			ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
+		else if (pick < 4 && w->npend[b])
+			land_one(w, b);
+		else if (live_lanes(w, b))
+			warp_step(w, b, &w->seed);
+	} while (live);
+	for (uint32_t b = 0; b < WARPS; b++) /* every store landed */
+		fence(w, b);
+	finish(w, seed);
+}
+
+struct warp_job {
+	struct world *w;
+	uint32_t warp;
+	unsigned seed;
+	int done;
+};
+
+static void *warp_run(void *arg)
+{
+	struct warp_job *j = arg;
+
+	while (live_lanes(j->w, j->warp)) {
+		warp_step(j->w, j->warp, &j->seed);
+		if (rand_r(&j->seed) % 4 == 0)
+			sched_yield();
+	}
+	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Each warp on a thread of its own, the consumer on this one. */
+static void play_threaded(unsigned seed, uint64_t cap)
+{
+	struct world *w = world_new(seed, cap, true);
+	struct warp_job j[WARPS];
+	pthread_t t[WARPS];
+	int done;
+
+	for (uint32_t b = 0; b < WARPS; b++) {
+		j[b] = (struct warp_job){ .w = w, .warp = b, .seed = seed * 31 + b };
+		ck_assert_int_eq(pthread_create(&t[b], NULL, warp_run, &j[b]), 0);
+	}
+	do {
+		done = 0;
+		for (uint32_t b = 0; b < WARPS; b++)
+			done += __atomic_load_n(&j[b].done, __ATOMIC_ACQUIRE);
+		ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
+	} while (done < WARPS);
+	for (uint32_t b = 0; b < WARPS; b++)
+		pthread_join(t[b], NULL);
+	finish(w, seed);
 }
 
 /* A ring that holds everything: nothing dropped, all delivered. */
@@ -411,6 +503,13 @@ START_TEST(small_rings_wrap_and_drop)
 }
 END_TEST
 
+/* Warps on threads against the consumer (the build TSan runs: docs). */
+START_TEST(warps_on_threads_against_the_consumer)
+{
+	play_threaded(3000 + (unsigned)_i, _i % 2 ? 16384 : 1u << 20);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("span");
@@ -419,6 +518,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, every_access_once_in_order, 0, 12);
 	tcase_add_loop_test(tc, small_rings_wrap_and_drop, 0, 12);
+	tcase_add_loop_test(tc, warps_on_threads_against_the_consumer, 0, 6);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }
