@@ -75,13 +75,19 @@ static uint64_t model_reserve(const struct model_shard *s, uint64_t need,
 	uint64_t cap = s->mask + 1, cons, seen;
 	uint64_t before = __atomic_fetch_add(&c->reserved, need, __ATOMIC_RELAXED);
 
-	cons = __atomic_load_n(&c->cons_seen, __ATOMIC_RELAXED);
+	/*
+	 * On the GPU the writes into the space wait for this load by their
+	 * dependency on it (ring.cuh); C11 orders nothing by dependency, so
+	 * the model acquires the position, and the cache passes the host's
+	 * release on (what a TSan build checks).
+	 */
+	cons = __atomic_load_n(&c->cons_seen, __ATOMIC_ACQUIRE);
 	if (before + need - cons > cap) {
 		cons = __atomic_load_n(s->cons, __ATOMIC_ACQUIRE);
 		seen = __atomic_load_n(&c->cons_seen, __ATOMIC_RELAXED);
 		while (seen < cons &&
 		       !__atomic_compare_exchange_n(&c->cons_seen, &seen, cons, true,
-						    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			;
 	}
 	if (before + need > cons + cap) {
