@@ -637,6 +637,13 @@ EGPU_API int egpu_ringbuf_consume(egpu_ringbuf *rb);
 EGPU_API int egpu_ringbuf_poll(egpu_ringbuf *rb, int timeout_ms);
 /** Records dropped, over all rings of @p rb, because a ring was full. */
 EGPU_API uint64_t egpu_ringbuf_drops(const egpu_ringbuf *rb);
+/**
+ * The longest a GPU producer of lossless ring map @p map
+ * (EGPU_F_RING_LOSSLESS) waits for the host to drain it before dropping
+ * (default 1000 ms; 0: 1 ns, drop at once). Only before the map's first
+ * GPU use (EGPU_EBUSY after); EGPU_EINVAL for a map not lossless.
+ */
+EGPU_API int egpu_map_set_ring_wait(egpu_map *map, uint32_t wait_ms);
 
 /**
  * egpu_ringbuf_consume() that also takes the spans (bpf_egpu_trace_span)

@@ -121,20 +121,21 @@ RT_INLINE uint64_t span_claim(struct dev_ring *r, const struct dev_ring *v,
 	struct ring_shard s = ring_shard_at(r, v, shard);
 	uint32_t most = v->max_record / SPAN_SLOT, want;
 	uint32_t local = v->flags & RING_IN_DEVICE_MEMORY ? RING_RESERVED_LOCAL : 0;
+	bool lossless = v->flags & RING_LOSSLESS;
 
-	want = span_next_slots(prev, need + 1); /* room to align: need + 2 */
-	want = want < most ? want : most;
 	for (int tries = 0; need + 2 <= most && tries < 2; tries++) {
 		uint64_t pos, at;
-		uint32_t kept = ring_claim_one(&s, (need + 2) * SPAN_SLOT,
-					       want * SPAN_SLOT, &pos);
-		uint32_t head = (uint32_t)(pos & 8), slots;
+		uint32_t least = span_claim_least(need, lossless, tries), kept, head, slots;
 
+		want = lossless ? least : span_next_slots(prev, need + 1);
+		want = want < most ? want : most;
+		kept = ring_claim_one(&s, least * SPAN_SLOT, want * SPAN_SLOT, &pos);
 		if (!kept) /* dropped: counted */
 			return 0;
+		head = (uint32_t)(pos & 8);
 		at = s.data + (pos & s.mask);
 		slots = (kept - head) / SPAN_SLOT;
-		if ((pos & s.mask) + kept > s.mask + 1) {
+		if ((pos & s.mask) + kept > s.mask + 1 || slots < need + 1) {
 			span_skip(at, kept);
 			continue;
 		}
@@ -249,7 +250,8 @@ RT_INLINE uint64_t span_trace(struct dev_ring *r, uint64_t st, uint64_t addr,
 	lst = __shfl_sync(a.mask, lst, leader);
 	span_write(&rec, &a, at, addr, info);
 	if (rt_lane() == leader) {
-		if (span_st_used(lst) < span_st_slots(lst))
+		if (span_st_used(lst) < span_st_slots(lst) &&
+		    !(__ldg(&r->flags) & RING_LOSSLESS))
 			return lst;
 		span_flush(r, lst);
 		return lst & ~SPAN_OWN;

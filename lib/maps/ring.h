@@ -73,6 +73,11 @@ void ring_host_view(const struct event_ring *r, struct dev_ring *view);
  * told it how.
  */
 bool ring_in_device_memory(const struct event_ring *r);
+/*
+ * A lossless ring's (EGPU_F_RING_LOSSLESS) longest wait for room, before
+ * it goes on the GPU (EGPU_EBUSY after; EGPU_EINVAL: not lossless).
+ */
+int ring_set_wait(struct event_ring *r, uint64_t wait_ns);
 
 /*
  * Copies between the host and GPU memory on channels, one per consumer

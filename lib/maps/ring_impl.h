@@ -83,6 +83,7 @@ struct event_ring {
 	uint32_t shards;     /* ... in this many shards */
 	uint64_t shard_cap;  /* of this many bytes each, a power of two */
 	bool one_shard;      /* EGPU_F_RING_ONE_SHARD: never split */
+	uint64_t wait_ns;    /* EGPU_F_RING_LOSSLESS: producers' longest wait, else 0 */
 	void *cu_ctx;        /* CUcontext of the registration or allocation */
 	uint64_t dev_mem;    /* device address of mem (or of the GPU memory
 			      * copy of its layout), 0 before the GPU */

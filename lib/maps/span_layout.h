@@ -218,4 +218,16 @@ RING_INLINE uint32_t span_next_slots(uint32_t prev, uint32_t need)
 	return n < need + 1 ? need + 1 : n;
 }
 
+/*
+ * The least slots a claim for a record of @need slots keeps, try @tries:
+ * room to align it (need + 2: a position 8 mod 16 costs a slot), or, in a
+ * lossless ring, the span exactly (header and record) at the first try,
+ * published in the same call (docs/events.md "Lossless rings"); its ring
+ * holds spans only, so positions stay 16-aligned and the first try takes.
+ */
+RING_INLINE uint32_t span_claim_least(uint32_t need, int lossless, int tries)
+{
+	return lossless && tries == 0 ? need + 1 : need + 2;
+}
+
 #endif

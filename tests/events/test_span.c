@@ -18,8 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "core/bpf.h"
 #include "egpu.h"
+#include "egpu/bpf_maps.h" /* after egpu.h: its map types */
 #include "maps/ring.h"
 #include "maps/span_layout.h"
 #include "ring_model.h"
@@ -149,23 +153,27 @@ static uint64_t claim(struct world *w, uint32_t warp, uint32_t prev,
 		      uint32_t need)
 {
 	uint32_t most = w->v.max_record / SPAN_SLOT;
-	uint32_t want = span_next_slots(prev, need + 1);
+	bool lossless = w->v.flags & RING_LOSSLESS;
 
-	want = want < most ? want : most;
 	for (int tries = 0; need + 2 <= most && tries < 2; tries++) {
 		/* ring_claim_one keeps the whole want or drops: the model
-		 * asks for it alone (the GPU may keep less, >= need + 2). */
-		uint64_t pos = model_reserve_pos(&w->v, 0, want * SPAN_SLOT, 1);
-		uint32_t kept = want * SPAN_SLOT, head, slots;
+		 * asks for it alone (the GPU may keep less, >= the least). */
+		uint32_t want = lossless ? span_claim_least(need, true, tries) :
+				span_next_slots(prev, need + 1);
+		uint64_t pos;
+		uint32_t kept, head, slots;
 		uint8_t *at;
 		uint64_t h[2];
 
+		want = want < most ? want : most;
+		kept = want * SPAN_SLOT;
+		pos = model_reserve_pos(&w->v, 0, kept, 1);
 		if (pos == UINT64_MAX)
 			return 0;
 		head = (uint32_t)(pos & 8);
 		at = (uint8_t *)(uintptr_t)w->v.data + (pos & w->v.mask);
 		slots = (kept - head) / SPAN_SLOT;
-		if ((pos & w->v.mask) + kept > w->v.mask + 1) {
+		if ((pos & w->v.mask) + kept > w->v.mask + 1 || slots < need + 1) {
 			skip(w, warp, at, kept);
 			continue;
 		}
@@ -280,7 +288,7 @@ static void call(struct world *w, uint32_t warp, uint32_t mask)
 		w->st[warp][i] = span_state(w->tag, span_st_start(lst), 0,
 					    span_st_slots(st), 0);
 	}
-	if (span_st_used(lst) == span_st_slots(lst)) {
+	if (span_st_used(lst) == span_st_slots(lst) || (w->v.flags & RING_LOSSLESS)) {
 		publish(w, warp, lst);
 		lst &= ~SPAN_OWN;
 	}
@@ -367,14 +375,21 @@ static void plan(struct world *w)
 	}
 }
 
-static struct world *world_new(unsigned seed, uint64_t cap, bool threaded)
+/* A world on a ring of @cap bytes, lossless with a wait of @wait_ns if not 0. */
+static struct world *world_new(unsigned seed, uint64_t cap, bool threaded,
+			       uint64_t wait_ns)
 {
 	struct world *w = calloc(1, sizeof(*w));
+	struct map_spec spec = { .name = "span", .type = EGPU_MAP_RINGBUF,
+				 .max_entries = (uint32_t)cap,
+				 .flags = wait_ns ? EGPU_F_RING_LOSSLESS : 0 };
 
 	ck_assert_ptr_nonnull(w);
 	w->seed = seed;
 	w->threaded = threaded;
-	ck_assert_int_eq(ring_new("span", EGPU_MAP_RINGBUF, cap, &w->r), 0);
+	ck_assert_int_eq(ring_new_for_map(&spec, &w->r), 0);
+	if (wait_ns)
+		ck_assert_int_eq(ring_set_wait(w->r, wait_ns), 0);
 	ring_host_view(w->r, &w->v);
 	w->tag = span_ring_tag(0x7000000000ull);
 	plan(w);
@@ -399,6 +414,11 @@ static void finish(struct world *w, unsigned seed)
 	uint64_t made = 0;
 
 	ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
+	/* Lossless: every call published its span, traps leave none open. */
+	for (uint32_t b = 0; (w->v.flags & RING_LOSSLESS) && b < WARPS; b++)
+		for (uint32_t i = 0; i < LANES; i++)
+			for (uint32_t k = 0; k < w->n_acc[b][i]; k++)
+				ck_assert_int_ge(get_state(&w->acc[b][i][k]), 2);
 	ring_set_reclaim(w->r, true);
 	ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
 	ring_set_reclaim(w->r, false);
@@ -423,9 +443,9 @@ static void finish(struct world *w, unsigned seed)
 }
 
 /* One thread: the adversary picks every step. */
-static void play(unsigned seed, uint64_t cap)
+static void play(unsigned seed, uint64_t cap, uint64_t wait_ns)
 {
-	struct world *w = world_new(seed, cap, false);
+	struct world *w = world_new(seed, cap, false, wait_ns);
 	uint32_t live;
 
 	do {
@@ -466,12 +486,29 @@ static void *warp_run(void *arg)
 	return NULL;
 }
 
-/* Each warp on a thread of its own, the consumer on this one. */
-static void play_threaded(unsigned seed, uint64_t cap)
+/* How the consumer of play_threaded keeps up. */
+enum pace { EAGER, SLOW, STOPPED };
+
+static uint64_t now_ns(void)
 {
-	struct world *w = world_new(seed, cap, true);
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * Each warp on a thread of its own, the consumer on this one: polling
+ * without a pause, with 200 us between passes, or not until every warp
+ * ended. The producers' time in ns.
+ */
+static uint64_t play_threaded(unsigned seed, uint64_t cap, uint64_t wait_ns,
+			      enum pace pace, struct world **keep)
+{
+	struct world *w = world_new(seed, cap, true, wait_ns);
 	struct warp_job j[WARPS];
 	pthread_t t[WARPS];
+	uint64_t t0 = now_ns();
 	int done;
 
 	for (uint32_t b = 0; b < WARPS; b++) {
@@ -482,31 +519,81 @@ static void play_threaded(unsigned seed, uint64_t cap)
 		done = 0;
 		for (uint32_t b = 0; b < WARPS; b++)
 			done += __atomic_load_n(&j[b].done, __ATOMIC_ACQUIRE);
-		ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
+		if (pace != STOPPED)
+			ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
+		if (pace != EAGER)
+			usleep(200);
 	} while (done < WARPS);
 	for (uint32_t b = 0; b < WARPS; b++)
 		pthread_join(t[b], NULL);
-	finish(w, seed);
+	t0 = now_ns() - t0;
+	if (keep)
+		*keep = w;
+	else
+		finish(w, seed);
+	return t0;
 }
 
 /* A ring that holds everything: nothing dropped, all delivered. */
 START_TEST(every_access_once_in_order)
 {
-	play(1000 + (unsigned)_i, 1u << 20);
+	play(1000 + (unsigned)_i, 1u << 20, 0);
 }
 END_TEST
 
 /* Small rings that wrap, skip their end and drop: exact accounting. */
 START_TEST(small_rings_wrap_and_drop)
 {
-	play(2000 + (unsigned)_i, 16384);
+	play(2000 + (unsigned)_i, 16384, 0);
 }
 END_TEST
 
 /* Warps on threads against the consumer (the build TSan runs: docs). */
 START_TEST(warps_on_threads_against_the_consumer)
 {
-	play_threaded(3000 + (unsigned)_i, _i % 2 ? 16384 : 1u << 20);
+	play_threaded(3000 + (unsigned)_i, _i % 2 ? 16384 : 1u << 20, 0, EAGER,
+		      NULL);
+}
+END_TEST
+
+/*
+ * Lossless, one thread: a full ring makes a call wait 1 ms (the consumer
+ * cannot run meanwhile), give up, and the calls after it drop at once
+ * until the consumer moves; accounting stays exact, and no span is left
+ * open for the reclaim pass, traps or not.
+ */
+START_TEST(lossless_waits_are_bounded_and_drops_exact)
+{
+	play(4000 + (unsigned)_i, 2048, 1000000);
+}
+END_TEST
+
+/* Lossless, a consumer 64 times smaller than the accesses and slow: nothing lost. */
+START_TEST(lossless_slow_consumer_loses_nothing)
+{
+	struct world *w;
+
+	play_threaded(5000 + (unsigned)_i, 16384, 10000000000ull, SLOW, &w);
+	ck_assert_uint_eq(w->dropped_calls, 0);
+	ck_assert_uint_eq(ring_drops(w->r), 0);
+	finish(w, 5000 + (unsigned)_i);
+}
+END_TEST
+
+/*
+ * Lossless, a consumer that polls only once the warps ended: one bounded
+ * wait (50 ms), not one per call; every call after it dropped and counted.
+ */
+START_TEST(lossless_stopped_consumer_costs_one_wait)
+{
+	struct world *w;
+	uint64_t ns = play_threaded(6000 + (unsigned)_i, 16384, 50000000,
+				    STOPPED, &w);
+
+	ck_assert_uint_gt(w->dropped_calls, 0);
+	ck_assert_uint_ge(ns, 50000000);
+	ck_assert_msg(ns < 2000000000ull, "the warps took %llu ms", (unsigned long long)(ns / 1000000));
+	finish(w, 6000 + (unsigned)_i);
 }
 END_TEST
 
@@ -519,6 +606,9 @@ int main(void)
 	tcase_add_loop_test(tc, every_access_once_in_order, 0, 12);
 	tcase_add_loop_test(tc, small_rings_wrap_and_drop, 0, 12);
 	tcase_add_loop_test(tc, warps_on_threads_against_the_consumer, 0, 6);
+	tcase_add_loop_test(tc, lossless_waits_are_bounded_and_drops_exact, 0, 8);
+	tcase_add_loop_test(tc, lossless_slow_consumer_loses_nothing, 0, 4);
+	tcase_add_loop_test(tc, lossless_stopped_consumer_costs_one_wait, 0, 4);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }
