@@ -32,6 +32,27 @@ struct {
 	__uint(max_entries, 1 << 16);
 } srb SEC(".maps");
 
+/* Lossless: 256 KiB in GPU memory for a trace of 2 MiB, drained while
+ * the kernel runs; 64 KiB never polled (wait set by the test); 64 KiB in
+ * host memory for the trap. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 18);
+	__uint(map_flags, EGPU_F_RING_DEVICE | EGPU_F_RING_LOSSLESS);
+} slossless SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 16);
+	__uint(map_flags, EGPU_F_RING_DEVICE | EGPU_F_RING_LOSSLESS);
+} sstopped SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 16);
+	__uint(map_flags, EGPU_F_RING_LOSSLESS);
+} shostll SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_EGPU_THREAD_LOCAL);
 	__uint(max_entries, 1);
@@ -93,6 +114,42 @@ GPU_EXIT("*")
 int tiny_exit(void *ctx)
 {
 	return flush_into(&stiny);
+}
+
+GPU_MEM("*")
+int ll_mem(struct egpu_mem_ctx *ctx)
+{
+	return trace_into(&slossless, ctx);
+}
+
+GPU_EXIT("*")
+int ll_exit(void *ctx)
+{
+	return flush_into(&slossless);
+}
+
+GPU_MEM("*")
+int stopped_mem(struct egpu_mem_ctx *ctx)
+{
+	return trace_into(&sstopped, ctx);
+}
+
+GPU_EXIT("*")
+int stopped_exit(void *ctx)
+{
+	return flush_into(&sstopped);
+}
+
+GPU_MEM("*")
+int hostll_mem(struct egpu_mem_ctx *ctx)
+{
+	return trace_into(&shostll, ctx);
+}
+
+GPU_EXIT("*")
+int hostll_exit(void *ctx)
+{
+	return flush_into(&shostll);
 }
 
 /* Direct run: ctx = { state, addr }: a store of 8 bytes at site 77. */

@@ -12,9 +12,11 @@
  */
 #include <check.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cuda/cu.h"
 #include "egpu.h"
@@ -50,6 +52,10 @@ struct span_check {
 	uint32_t n;        /* threads that access */
 	uint8_t *loaded, *stored; /* per element: times seen */
 	uint64_t warp_recs, affine, lanes, bytes, spans, bad, order;
+	/* Lossless rings: a thread drains while the kernel runs, or no one
+	 * polls until it ended; the launch's time. */
+	enum { AFTER, WHILE_RUNNING, NEVER_WHILE_RUNNING } drain;
+	double launch_s;
 };
 
 /* gather's thread i loads in[j(i)]: lane l of a warp reads lane 7 l + 3. */
@@ -125,6 +131,36 @@ static void drain(egpu_ringbuf *rb)
 	ck_assert_msg(n == 0, "draining: %d: %s", n, egpu_errmsg());
 }
 
+/* A thread polling a ring while the kernel runs (one poller at a time). */
+struct drainer {
+	egpu_ringbuf *rb;
+	int stop, err;
+	pthread_t t;
+};
+
+static void *drain_loop(void *arg)
+{
+	struct drainer *dr = arg;
+
+	while (!__atomic_load_n(&dr->stop, __ATOMIC_ACQUIRE)) {
+		int n = egpu_ringbuf_poll(dr->rb, 1);
+
+		if (n < 0) {
+			dr->err = n;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* How a traced kernel is launched. */
 enum launch { LEGACY_STREAM, GRAPH };
 
@@ -188,7 +224,9 @@ static uint64_t span_run(const char *const *progs, size_t nprogs,
 	int nn = (int)c->n;
 	void *two[] = { &out, &in, &nn }, *one[] = { &out, &nn };
 	void **args = strcmp(c->kernel, "gather") ? one : two;
+	struct drainer dr = { 0 };
 	uint64_t drops;
+	double t0;
 	CUresult rc;
 
 	ck_assert_ptr_nonnull(rb);
@@ -209,6 +247,10 @@ static uint64_t span_run(const char *const *progs, size_t nprogs,
 	c->in = in;
 	c->loaded = calloc(threads, 1);
 	c->stored = calloc(out_len, 1);
+	dr.rb = rb;
+	if (c->drain == WHILE_RUNNING)
+		ck_assert_int_eq(pthread_create(&dr.t, NULL, drain_loop, &dr), 0);
+	t0 = now_s();
 	if (how == GRAPH) {
 		launch_in_graph(f, threads / BLOCK, args);
 	} else {
@@ -216,6 +258,12 @@ static uint64_t span_run(const char *const *progs, size_t nprogs,
 					0, NULL, args, NULL));
 	}
 	rc = d->cuCtxSynchronize();
+	c->launch_s = now_s() - t0;
+	if (c->drain == WHILE_RUNNING) {
+		__atomic_store_n(&dr.stop, 1, __ATOMIC_RELEASE);
+		pthread_join(dr.t, NULL);
+		ck_assert_msg(!dr.err, "polling while running: %d", dr.err);
+	}
 	if (strcmp(c->kernel, "trap_after"))
 		CK_CU(rc);
 	else /* the trap ended the grid and the context */
@@ -225,12 +273,12 @@ static uint64_t span_run(const char *const *progs, size_t nprogs,
 	ck_assert_msg(egpu_ringbuf_reclaim(rb) >= 0, "%s", egpu_errmsg());
 	drops = egpu_ringbuf_drops(rb);
 	printf("%s, %s: %llu spans, %llu warp records (%llu affine), %llu lanes, "
-	       "%llu bytes: %.3f bytes per lane access, %llu dropped\n",
+	       "%llu bytes: %.3f bytes per lane access, %llu dropped, launch %.3f s\n",
 	       c->kernel, progs[0], (unsigned long long)c->spans,
 	       (unsigned long long)c->warp_recs, (unsigned long long)c->affine,
 	       (unsigned long long)c->lanes, (unsigned long long)c->bytes,
 	       c->lanes ? (double)c->bytes / (double)c->lanes : 0.0,
-	       (unsigned long long)drops);
+	       (unsigned long long)drops, c->launch_s);
 	egpu_ringbuf_free(rb);
 	if (rc == CUDA_SUCCESS) {
 		d->cuMemFree(out);
@@ -255,12 +303,14 @@ static void span_check_free(struct span_check *c)
  * block's threads past n return early.
  */
 static void gather_exact(const char *const *progs, size_t nprogs,
-			 enum launch how)
+			 const char *ring, enum launch how)
 {
 	const uint32_t threads = 1u << 20;
 	struct span_check c = { .kernel = "gather", .n = threads - 7 };
 
-	ck_assert_uint_eq(span_run(progs, nprogs, "strace", threads, threads,
+	if (strcmp(ring, "strace"))
+		c.drain = WHILE_RUNNING;
+	ck_assert_uint_eq(span_run(progs, nprogs, ring, threads, threads,
 				   how, &c), 0);
 	ck_assert_uint_eq(c.bad, 0);
 	ck_assert_uint_eq(c.order, 0);
@@ -276,7 +326,7 @@ START_TEST(every_address_once_in_order_legacy_stream)
 {
 	const char *const progs[] = { "span_mem", "span_exit" };
 
-	gather_exact(progs, 2, LEGACY_STREAM);
+	gather_exact(progs, 2, "strace", LEGACY_STREAM);
 }
 END_TEST
 
@@ -284,7 +334,7 @@ START_TEST(every_address_once_in_order_cuda_graph)
 {
 	const char *const progs[] = { "span_mem", "span_exit" };
 
-	gather_exact(progs, 2, GRAPH);
+	gather_exact(progs, 2, "strace", GRAPH);
 }
 END_TEST
 
@@ -293,7 +343,7 @@ START_TEST(spans_never_flushed_are_reclaimed)
 {
 	const char *const progs[] = { "span_mem" };
 
-	gather_exact(progs, 1, LEGACY_STREAM);
+	gather_exact(progs, 1, "strace", LEGACY_STREAM);
 }
 END_TEST
 
@@ -308,14 +358,15 @@ static uint32_t diverge_stores(uint32_t i)
  * lanes lead records of their own in spans of their own, and every store
  * arrives once, in each thread's order.
  */
-START_TEST(divergent_lanes_once_in_order)
+static void diverge_exact(const char *const *progs, const char *ring)
 {
-	const char *const progs[] = { "span_mem", "span_exit" };
 	const uint32_t threads = 1u << 18;
 	struct span_check c = { .kernel = "diverge", .n = threads - 5 };
 	uint64_t lanes = 0;
 
-	ck_assert_uint_eq(span_run(progs, 2, "strace", threads,
+	if (strcmp(ring, "strace"))
+		c.drain = WHILE_RUNNING;
+	ck_assert_uint_eq(span_run(progs, 2, ring, threads,
 				   4 * (size_t)threads, LEGACY_STREAM, &c), 0);
 	ck_assert_uint_eq(c.bad, 0);
 	ck_assert_uint_eq(c.order, 0);
@@ -327,6 +378,13 @@ START_TEST(divergent_lanes_once_in_order)
 	}
 	ck_assert_uint_eq(c.lanes, lanes);
 	span_check_free(&c);
+}
+
+START_TEST(divergent_lanes_once_in_order)
+{
+	const char *const progs[] = { "span_mem", "span_exit" };
+
+	diverge_exact(progs, "strace");
 }
 END_TEST
 
@@ -349,6 +407,62 @@ START_TEST(exact_when_dropping)
 END_TEST
 
 /*
+ * Lossless (EGPU_F_RING_LOSSLESS), a ring of 256 KiB for a trace of
+ * 2 MiB drained while the kernel runs: every address once, in order, 0
+ * dropped, on the legacy stream, in a graph, and with divergent lanes.
+ */
+START_TEST(lossless_every_address_legacy_stream)
+{
+	const char *const progs[] = { "ll_mem", "ll_exit" };
+
+	gather_exact(progs, 2, "slossless", LEGACY_STREAM);
+}
+END_TEST
+
+START_TEST(lossless_every_address_cuda_graph)
+{
+	const char *const progs[] = { "ll_mem", "ll_exit" };
+
+	gather_exact(progs, 2, "slossless", GRAPH);
+}
+END_TEST
+
+START_TEST(lossless_divergent_lanes)
+{
+	const char *const progs[] = { "ll_mem", "ll_exit" };
+
+	diverge_exact(progs, "slossless");
+}
+END_TEST
+
+/*
+ * Lossless, 64 KiB, a wait of 200 ms, no one polling while the kernel
+ * runs: the launch costs about one wait, not one per record (no hang);
+ * what arrives afterwards is right, and records + drops = accesses.
+ */
+START_TEST(lossless_stopped_consumer_bounded)
+{
+	const char *const progs[] = { "stopped_mem", "stopped_exit" };
+	const uint32_t threads = 1u << 20;
+	struct span_check c = { .kernel = "gather", .n = threads - 7,
+				.drain = NEVER_WHILE_RUNNING };
+	uint64_t drops;
+
+	ck_assert_int_eq(egpu_map_set_ring_wait(egpu_obj_map(obj, "sstopped"), 200), 0);
+	drops = span_run(progs, 2, "sstopped", threads, threads, LEGACY_STREAM, &c);
+	ck_assert_uint_eq(c.bad, 0);
+	ck_assert_uint_gt(drops, 0);
+	ck_assert_uint_eq(c.warp_recs + drops, 2ull * (threads / 32));
+	ck_assert_msg(c.launch_s >= 0.2 && c.launch_s < 5.0,
+		      "the launch took %.3f s for a wait of 0.2 s", c.launch_s);
+	/* Too late once on the GPU. */
+	ck_assert_int_eq(egpu_map_set_ring_wait(egpu_obj_map(obj, "sstopped"), 1),
+			 EGPU_EBUSY);
+	span_check_free(&c);
+}
+END_TEST
+
+/*
  * A trap ends the grid with spans open and the context unusable: the
  * host ring is still reclaimed, without hanging, and what arrives is
  * right and unique.
@@ -360,6 +474,24 @@ START_TEST(trap_leaves_no_hole)
 	struct span_check c = { .kernel = "trap_after", .n = threads - 3 };
 
 	span_run(progs, 2, "shost", threads, threads, LEGACY_STREAM, &c);
+	ck_assert_uint_eq(c.bad, 0);
+	ck_assert_uint_le(c.lanes, c.n);
+	span_check_free(&c);
+}
+END_TEST
+
+/*
+ * Lossless, a host ring drained while the kernel runs into its trap: no
+ * hole, no hang; what arrives is right and unique.
+ */
+START_TEST(lossless_trap_leaves_no_hole)
+{
+	const char *const progs[] = { "hostll_mem", "hostll_exit" };
+	const uint32_t threads = 1u << 18;
+	struct span_check c = { .kernel = "trap_after", .n = threads - 3,
+				.drain = WHILE_RUNNING };
+
+	span_run(progs, 2, "shostll", threads, threads, LEGACY_STREAM, &c);
 	ck_assert_uint_eq(c.bad, 0);
 	ck_assert_uint_le(c.lanes, c.n);
 	span_check_free(&c);
@@ -381,11 +513,20 @@ int main(void)
 	tcase_add_test(tc, spans_never_flushed_are_reclaimed);
 	tcase_add_test(tc, divergent_lanes_once_in_order);
 	tcase_add_test(tc, exact_when_dropping);
+	tcase_add_test(tc, lossless_every_address_legacy_stream);
+	tcase_add_test(tc, lossless_every_address_cuda_graph);
+	tcase_add_test(tc, lossless_divergent_lanes);
+	tcase_add_test(tc, lossless_stopped_consumer_bounded);
 	suite_add_tcase(s, tc);
 	trap = tcase_create("trap");
 	tcase_add_checked_fixture(trap, setup, teardown);
 	tcase_set_timeout(trap, 120);
 	tcase_add_test(trap, trap_leaves_no_hole);
+	suite_add_tcase(s, trap);
+	trap = tcase_create("trap_lossless");
+	tcase_add_checked_fixture(trap, setup, teardown);
+	tcase_set_timeout(trap, 120);
+	tcase_add_test(trap, lossless_trap_leaves_no_hole);
 	suite_add_tcase(s, trap);
 	/* A CUDA context does not survive fork(): run the tests in-process. */
 	return tu_run_suite(s, false);
