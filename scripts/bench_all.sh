@@ -4,7 +4,10 @@
 # memcheck on the same binary (bench_memcheck.sh, which runs bench_mem; its
 # "trace (spans)" rows are the complete trace on spans: "empty ring" the
 # trace kept in GPU memory, "ratio" streamed while a thread drains, every
-# span decoded, "B/access" ring bytes per lane access),
+# span decoded, "B/access" ring bytes per lane access; "trace (spans,
+# lossless)" the same into a 16 MiB lossless ring the warps wait on:
+# "dropped" must read 0.00%, "drain GB/s" is what was delivered into host
+# memory while the kernels ran),
 # event rings (ringbuf_bench: rings in host memory, and a ring in GPU memory
 # consumed per record, in batches, on 4 threads, to a file) and host lookups
 # (lookup_bench).

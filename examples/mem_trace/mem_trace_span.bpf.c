@@ -9,10 +9,15 @@
 #include <egpu/bpf_helpers.h>
 #include <egpu/ctx.h>
 
+#ifndef MT_SPAN_RING_FLAGS
+#define MT_SPAN_RING_FLAGS EGPU_F_RING_DEVICE
+#define MT_SPAN_RING_BYTES (1 << 28)
+#endif
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 28);
-	__uint(map_flags, EGPU_F_RING_DEVICE);
+	__uint(max_entries, MT_SPAN_RING_BYTES);
+	__uint(map_flags, MT_SPAN_RING_FLAGS);
 } events SEC(".maps");
 
 struct {
