@@ -586,9 +586,11 @@ struct egpu_ringbuf_opts {
 	egpu_batch_fn batch_fn; /**< records in batches (user: the add's) */
 	/**
 	 * Stream records to this file (created or truncated, closed by
-	 * egpu_ringbuf_free()) as they arrive: each an 8-byte little-endian
-	 * header (u32 payload bytes, u32 0), then the payload padded to 8
-	 * bytes (the ring's own record format). A failed write is EGPU_EIO.
+	 * egpu_ringbuf_free()) as they arrive: a struct
+	 * egpu_record_file_header, then each record an 8-byte little-endian
+	 * header (u32 payload bytes, u32 0) and the payload padded to 8
+	 * bytes (the ring's own record format; egpu_record_file_read()
+	 * reads it back). A failed write is EGPU_EIO.
 	 */
 	const char *path;
 	size_t batch_bytes;     /**< gather buffer; 0: 1 MiB */
@@ -695,6 +697,31 @@ EGPU_API int egpu_span_begin(struct egpu_span_iter *it, const void *data,
  * a record is malformed or runs past the span (egpu_errmsg() says where).
  */
 EGPU_API int egpu_span_next(struct egpu_span_iter *it, struct egpu_warp_rec *rec);
+
+/**
+ * A record file (egpu_ringbuf_opts.path) starts with this header, then
+ * the records in the ring's own format: each an 8-byte little-endian
+ * header (u32 payload bytes, u32 0) and the payload padded to 8 bytes.
+ * A span ring's file holds its spans raw, one per record.
+ */
+struct egpu_record_file_header {
+	char magic[8];     /**< EGPU_RECORD_FILE_MAGIC, not NUL-terminated */
+	uint32_t version;  /**< EGPU_RECORD_FILE_VERSION */
+	uint32_t hdr_size; /**< bytes of this header: records start there */
+};
+#define EGPU_RECORD_FILE_MAGIC "EGPU-REC"
+#define EGPU_RECORD_FILE_VERSION 1u
+
+/**
+ * Hand every record of record file @p path to @p fn (as a ring callback:
+ * the payload, valid during the call; a span ring's are spans for
+ * egpu_span_begin()), in file order, the file mapped, not copied.
+ * Returns the records handed over, fn's result when < 0 (it stops), or
+ * EGPU_EIO / EGPU_EFORMAT (not a record file, a record cut short) naming
+ * the file and the offset.
+ */
+EGPU_API long egpu_record_file_read(const char *path, egpu_sample_fn fn,
+				    void *user);
 
 /** Counters of an ::egpu_ringbuf (egpu_ringbuf_stats()). */
 struct egpu_ringbuf_stats {

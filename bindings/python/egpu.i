@@ -1033,6 +1033,58 @@ PyObject *span_decode(const void *span, size_t len)
 				    recs) : NULL;
 }
 
+/*
+ * Every lane address of span @span, in record order then lane order, as
+ * little-endian u64 bytes (for numpy.frombuffer): no Python per record.
+ */
+PyObject *span_addresses(const void *span, size_t len)
+{
+	struct egpu_span_iter it;
+	struct egpu_warp_rec rec;
+	PyObject *out;
+	uint64_t *a;
+	size_t n = 0;
+	int got, err = egpu_span_begin(&it, span, len, NULL);
+
+	while (!err && (got = egpu_span_next(&it, &rec)) == 1)
+		n += (size_t)__builtin_popcount(rec.mask);
+	if (err || got < 0) {
+		raise_last(err ? err : got);
+		return NULL;
+	}
+	out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
+	a = out ? (uint64_t *)PyBytes_AS_STRING(out) : NULL;
+	egpu_span_begin(&it, span, len, NULL);
+	while (a && egpu_span_next(&it, &rec) == 1)
+		for (uint32_t m = rec.mask; m; m &= m - 1)
+			*a++ = rec.addr[__builtin_ctz(m)];
+	return out;
+}
+
+/* egpu_record_file_read's callback: the record appended to list @user. */
+static int file_record_to_list(void *user, const void *data, size_t size)
+{
+	PyObject *b = PyBytes_FromStringAndSize(data, (Py_ssize_t)size);
+	int ret = b ? PyList_Append((PyObject *)user, b) : -1;
+
+	Py_XDECREF(b);
+	return ret < 0 ? -1 : 0;
+}
+
+/* The records of record file @path as a list of bytes. */
+PyObject *record_file_read(const char *path)
+{
+	PyObject *list = PyList_New(0);
+	long n = list ? egpu_record_file_read(path, file_record_to_list, list) : -1;
+
+	if (n >= 0)
+		return list;
+	Py_XDECREF(list);
+	if (!PyErr_Occurred())
+		raise_last((int)n);
+	return NULL;
+}
+
 /* The consumer's counters as a dict. */
 PyObject *ring_stats(struct py_ring *r)
 {

@@ -212,9 +212,13 @@ START_TEST(batch_and_file_delivery)
 	ck_assert_int_eq(egpu_ringbuf_stats(rb, &st), 0);
 	ck_assert_uint_eq(st.records, 13);
 	egpu_ringbuf_free(rb); /* closes the file */
-	ck_assert_int_eq(read(fd, file, sizeof(file)), 13 * (8 + sizeof(struct event)));
+	ck_assert_int_eq(read(fd, file, sizeof(file)),
+			 sizeof(struct egpu_record_file_header) +
+			 13 * (8 + sizeof(struct event)));
+	ck_assert(!memcmp(file, EGPU_RECORD_FILE_MAGIC, 8));
 	for (uint64_t i = 0; i < 13; i++) {
-		const uint8_t *rec = file + i * (8 + sizeof(struct event));
+		const uint8_t *rec = file + sizeof(struct egpu_record_file_header) +
+				     i * (8 + sizeof(struct event));
 		struct event ev;
 		uint64_t hdr;
 
@@ -224,6 +228,17 @@ START_TEST(batch_and_file_delivery)
 		ck_assert_uint_eq(ev.tid, i < 10 ? i : i - 10);
 		ck_assert_uint_eq(ev.bid, i < 10 ? 7 : 8);
 	}
+	/* Read back: every record, in order; a file cut short is refused. */
+	b.ev.n = 0;
+	ck_assert_int_eq(egpu_record_file_read(path, on_event, &b.ev), 13);
+	ck_assert_uint_eq(b.ev.n, 13);
+	ck_assert_int_eq(ftruncate(fd, 16 + 13 * (8 + sizeof(struct event)) - 4), 0);
+	ck_assert_int_eq(egpu_record_file_read(path, on_event, &b.ev), EGPU_EFORMAT);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "cut short"));
+	ck_assert_int_eq(ftruncate(fd, 8), 0);
+	ck_assert_int_eq(egpu_record_file_read(path, on_event, &b.ev), EGPU_EFORMAT);
+	ck_assert_int_eq(egpu_record_file_read("/nonexistent/x", on_event, &b.ev),
+			 EGPU_EIO);
 	close(fd);
 	unlink(path);
 }

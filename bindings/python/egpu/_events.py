@@ -34,6 +34,22 @@ def decode_span(record):
     return SpanInfo(block, warp, smid), [WarpAccess(*r) for r in recs]
 
 
+def span_addresses(record):
+    """Every lane address of a span record as a numpy uint64 array, in
+    record order, then lane order: decoded in C, no Python per record.
+    Raises FormatError on a malformed span."""
+    import numpy
+    return numpy.frombuffer(_c.span_addresses(record), dtype="<u8")
+
+
+def read_record_file(path):
+    """The records of a file a RingBuffer wrote (``path=``), as bytes, in
+    file order (the library's egpu_record_file_read: the header checked,
+    a file cut short refused with FormatError). A span ring's records are
+    spans: decode_span() or span_addresses() each."""
+    return iter(_c.record_file_read(str(path)))
+
+
 def _ms(timeout):
     """Seconds (None: without limit) as the C API's milliseconds (-1)."""
     if timeout is None or timeout < 0:
