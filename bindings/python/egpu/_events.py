@@ -68,8 +68,9 @@ class RingBuffer:
     ``batch=True``: the callback (and read()) gets many records per call,
     ``callback(list_of_bytes)``, one Python call per batch instead of per
     record. ``path``: records are also streamed to that file (created or
-    truncated; each an 8-byte little-endian header, the payload size, then
-    the payload padded to 8 bytes); without ``batch`` they then go to the
+    truncated; a 16-byte header, then each record an 8-byte little-endian
+    header, the payload size, and the payload padded to 8 bytes;
+    read_record_file() reads it back); without ``batch`` they then go to the
     file only. Drops stay counted either way.
 
     ``threads``: a ring in GPU memory is drained by that many threads at
