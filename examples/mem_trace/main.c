@@ -17,6 +17,7 @@
  * bpf_egpu_read_value).
  *
  *   mem_trace [--values] [--check]
+ *   mem_trace --read FILE   (a trace of `egpu attach --trace FILE`)
  *
  * --check: every mode must see exactly what add_and_gather is known to
  * access: every element of a, b and src loaded once, of c and dst stored
@@ -318,7 +319,7 @@ static void account(struct trace *t, const struct access *a)
 	st->sectors += count_sectors(a->addr, a->lanes, a->size);
 	st->ideal += ((uint64_t)a->lanes * a->size + SECTOR - 1) / SECTOR;
 	st->kind = a->kind;
-	for (int i = 0; i < a->lanes; i++)
+	for (int i = 0; t->arr && i < a->lanes; i++) /* --read: no arrays */
 		check_address(t, st, a->addr[i]);
 	if (a->ns) /* spans carry no time */
 		add_point(t, a->ns, (uint64_t)a->lanes * a->size);
@@ -701,6 +702,42 @@ static int run_modes(struct app *app, const struct arrays *arr, bool check)
 	return rc;
 }
 
+/*
+ * --read FILE: a record file of spans (`egpu attach --trace FILE` with
+ * mem_trace_span_lossless.bpf.o) decoded, every lane's address, size and
+ * kind; per site, the warp accesses, lane accesses and 32-byte sectors
+ * against the fewest possible. Fails on a malformed span or file.
+ */
+static int read_file(const char *path)
+{
+	static struct trace t;
+	uint64_t lanes = 0;
+	long spans = egpu_record_file_read(path, on_span, &t);
+
+	if (spans < 0) {
+		fprintf(stderr, "mem_trace: %s\n", egpu_errmsg());
+		return 1;
+	}
+	printf("%s: %ld spans, %llu warp accesses\n", path, spans,
+	       (unsigned long long)t.records);
+	printf("site  kind  warp accesses  lane accesses   sectors  ideal\n");
+	for (uint32_t s = 0; s < MT_MAX_SITES; s++) {
+		const struct site_trace *st = &t.site[s];
+
+		if (!st->warp_accesses)
+			continue;
+		lanes += st->lanes;
+		printf("%4u  %4u  %13llu  %13llu  %8llu  %5llu\n", s, st->kind,
+		       (unsigned long long)st->warp_accesses,
+		       (unsigned long long)st->lanes,
+		       (unsigned long long)st->sectors,
+		       (unsigned long long)st->ideal);
+	}
+	printf("%llu lane accesses decoded, %llu malformed\n",
+	       (unsigned long long)lanes, (unsigned long long)t.bad);
+	return t.bad != 0;
+}
+
 int main(int argc, char **argv)
 {
 	bool check = false, values = false;
@@ -714,8 +751,10 @@ int main(int argc, char **argv)
 			check = true;
 		} else if (!strcmp(argv[i], "--values")) {
 			values = true;
+		} else if (!strcmp(argv[i], "--read") && i + 1 < argc) {
+			return read_file(argv[i + 1]);
 		} else {
-			fprintf(stderr, "usage: mem_trace [--values] [--check]\n");
+			fprintf(stderr, "usage: mem_trace [--values] [--check] | --read FILE\n");
 			return 2;
 		}
 	}

@@ -96,6 +96,7 @@ static void finish(void)
 		poller_running = false;
 	}
 	egpu_print_poll(ctx, 0);
+	trace_file_stop(stderr);
 	pthread_mutex_lock(&lock);
 	egpu_metrics_free(metrics);
 	metrics = NULL;
@@ -147,6 +148,8 @@ static int setup(void)
 		env.probe, n, n == 1 ? "" : "s", target);
 	if (env.metrics)
 		serve_metrics();
+	if (env.trace && trace_file_start(obj, env.trace))
+		return -1;
 	atexit(finish);
 	poller_running = !pthread_create(&poller, NULL, poll_loop, NULL);
 	return 0;
@@ -315,6 +318,7 @@ __attribute__((constructor)) static void read_env(void)
 	env.metrics_spec = getenv("EGPU_ATTACH_METRICS_SPEC");
 	v = getenv("EGPU_ATTACH_VERBOSE");
 	env.verbose = v && *v && strcmp(v, "0");
+	env.trace = getenv("EGPU_ATTACH_TRACE");
 	if (!env.probe)
 		fprintf(stderr, ATTACH_MSG "EGPU_ATTACH is not set: no probes\n");
 }

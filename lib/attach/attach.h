@@ -48,7 +48,13 @@ struct attach_env {
 	const char *metrics;  /* EGPU_ATTACH_METRICS=[HOST]:PORT: serve maps */
 	const char *metrics_spec; /* EGPU_ATTACH_METRICS_SPEC: MAP=KIND[/KEY],... */
 	bool verbose;         /* EGPU_ATTACH_VERBOSE=1: each load on stderr */
+	const char *trace;    /* EGPU_ATTACH_TRACE: the ring streamed there */
 };
+
+/* trace_file.c: the probe's ring streamed to a record file, then a line
+ * on @report (the records, bytes, rate, drops) at the process's exit. */
+int trace_file_start(egpu_obj *obj, const char *path);
+void trace_file_stop(FILE *report);
 
 /* The kernels instrumented so far, for the report. */
 struct attach_kernel {

@@ -16,7 +16,7 @@
 #include "cli.h"
 
 #define ATTACH_NAME "libegpu_attach.so"
-#define USAGE "usage: egpu attach [--json] [--interval SEC] [-o FILE] [--metrics [HOST]:PORT [--metrics-spec SPEC]] PROBE.o [--] CMD [ARGS...]"
+#define USAGE "usage: egpu attach [--json] [--interval SEC] [-o FILE] [--metrics [HOST]:PORT [--metrics-spec SPEC]] [--trace FILE] PROBE.o [--] CMD [ARGS...]"
 
 struct attach_args {
 	char lib[PATH_MAX];
@@ -25,6 +25,7 @@ struct attach_args {
 	const char *interval;
 	const char *metrics; /* --metrics [HOST]:PORT: maps on /metrics */
 	const char *metrics_spec; /* --metrics-spec MAP=KIND[/KEY],... */
+	const char *trace; /* --trace FILE: the probe's ring streamed there */
 	bool json;
 };
 
@@ -44,7 +45,8 @@ static int set_attach_env(void *arg)
 	       (a->interval && setenv("EGPU_ATTACH_INTERVAL", a->interval, 1)) ||
 	       (a->metrics && setenv("EGPU_ATTACH_METRICS", a->metrics, 1)) ||
 	       (a->metrics_spec &&
-		setenv("EGPU_ATTACH_METRICS_SPEC", a->metrics_spec, 1));
+		setenv("EGPU_ATTACH_METRICS_SPEC", a->metrics_spec, 1)) ||
+	       (a->trace && setenv("EGPU_ATTACH_TRACE", a->trace, 1));
 }
 
 /* The value of option argv[*i], or NULL (usage printed by the caller). */
@@ -73,6 +75,9 @@ static int parse(int argc, char **argv, struct attach_args *a, int *cmd)
 			a->interval = value(argc, argv, &i);
 			if (!a->interval || atof(a->interval) <= 0)
 				return cli_usage("attach: --interval needs seconds > 0\n" USAGE);
+		} else if (!strcmp(o, "--trace")) {
+			if (!(a->trace = value(argc, argv, &i)))
+				return cli_usage("attach: --trace needs a file\n" USAGE);
 		} else if (!strcmp(o, "--metrics")) {
 			if (!(a->metrics = value(argc, argv, &i)))
 				return cli_usage("attach: --metrics needs [HOST]:PORT\n" USAGE);
