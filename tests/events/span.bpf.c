@@ -80,77 +80,25 @@ static __always_inline int flush_into(void *ring)
 	return 0;
 }
 
-GPU_MEM("*")
-int span_mem(struct egpu_mem_ctx *ctx)
-{
-	return trace_into(&strace, ctx);
-}
+/* NAME_mem traces into RING, NAME_exit publishes what is left. */
+#define SPAN_PROBES(name, ring)                                               \
+	GPU_MEM("*")                                                          \
+	int name##_mem(struct egpu_mem_ctx *ctx)                              \
+	{                                                                     \
+		return trace_into(&ring, ctx);                                \
+	}                                                                     \
+	GPU_EXIT("*")                                                         \
+	int name##_exit(void *ctx)                                            \
+	{                                                                     \
+		return flush_into(&ring);                                     \
+	}
 
-GPU_EXIT("*")
-int span_exit(void *ctx)
-{
-	return flush_into(&strace);
-}
-
-GPU_MEM("*")
-int host_mem(struct egpu_mem_ctx *ctx)
-{
-	return trace_into(&shost, ctx);
-}
-
-GPU_EXIT("*")
-int host_exit(void *ctx)
-{
-	return flush_into(&shost);
-}
-
-GPU_MEM("*")
-int tiny_mem(struct egpu_mem_ctx *ctx)
-{
-	return trace_into(&stiny, ctx);
-}
-
-GPU_EXIT("*")
-int tiny_exit(void *ctx)
-{
-	return flush_into(&stiny);
-}
-
-GPU_MEM("*")
-int ll_mem(struct egpu_mem_ctx *ctx)
-{
-	return trace_into(&slossless, ctx);
-}
-
-GPU_EXIT("*")
-int ll_exit(void *ctx)
-{
-	return flush_into(&slossless);
-}
-
-GPU_MEM("*")
-int stopped_mem(struct egpu_mem_ctx *ctx)
-{
-	return trace_into(&sstopped, ctx);
-}
-
-GPU_EXIT("*")
-int stopped_exit(void *ctx)
-{
-	return flush_into(&sstopped);
-}
-
-GPU_MEM("*")
-int hostll_mem(struct egpu_mem_ctx *ctx)
-{
-	return trace_into(&shostll, ctx);
-}
-
-GPU_EXIT("*")
-int hostll_exit(void *ctx)
-{
-	return flush_into(&shostll);
-}
+SPAN_PROBES(span, strace)
+SPAN_PROBES(host, shost)
+SPAN_PROBES(tiny, stiny)
+SPAN_PROBES(ll, slossless)
+SPAN_PROBES(stopped, sstopped)
+SPAN_PROBES(hostll, shostll)
 
 /* Direct run: ctx = { state, addr }: a store of 8 bytes at site 77. */
 SEC("egpu/run")
