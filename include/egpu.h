@@ -743,9 +743,11 @@ struct egpu_ringbuf_opts {
 	egpu_batch_fn batch_fn; /**< records in batches (user: the add's) */
 	/**
 	 * Stream records to this file (created or truncated, closed by
-	 * egpu_ringbuf_free()) as they arrive: each an 8-byte little-endian
-	 * header (u32 payload bytes, u32 0), then the payload padded to 8
-	 * bytes (the ring's own record format). A failed write is EGPU_EIO.
+	 * egpu_ringbuf_free()) as they arrive: a struct
+	 * egpu_record_file_header, then each record an 8-byte little-endian
+	 * header (u32 payload bytes, u32 0) and the payload padded to 8
+	 * bytes (the ring's own record format; egpu_record_file_read()
+	 * reads it back). A failed write is EGPU_EIO.
 	 */
 	const char *path;
 	size_t batch_bytes;     /**< gather buffer; 0: 1 MiB */
@@ -795,6 +797,89 @@ EGPU_API int egpu_ringbuf_consume(egpu_ringbuf *rb);
 EGPU_API int egpu_ringbuf_poll(egpu_ringbuf *rb, int timeout_ms);
 /** Records dropped, over all rings of @p rb, because a ring was full. */
 EGPU_API uint64_t egpu_ringbuf_drops(const egpu_ringbuf *rb);
+/**
+ * The longest a GPU producer of lossless ring map @p map
+ * (EGPU_F_RING_LOSSLESS) waits for the host to drain it before dropping
+ * (default 1000 ms; 0: 1 ns, drop at once). Only before the map's first
+ * GPU use (EGPU_EBUSY after); EGPU_EINVAL for a map not lossless.
+ */
+EGPU_API int egpu_map_set_ring_wait(egpu_map *map, uint32_t wait_ms);
+
+/**
+ * egpu_ringbuf_consume() that also takes the spans (bpf_egpu_trace_span)
+ * left open by threads that ended without their flush (a trap, a probe
+ * without its exit probe), which otherwise hold back their shard's later
+ * records. Call it only when no kernel that writes @p rb's rings runs
+ * (after a synchronize): an open span is taken as far as its records go.
+ */
+EGPU_API int egpu_ringbuf_reclaim(egpu_ringbuf *rb);
+
+/* ======================================================================
+ * Spans of memory access records (bpf_egpu_trace_span; docs/events.md,
+ * "Spans"): each ring record is one warp's span; these decode one.
+ * ====================================================================== */
+
+/** Who made a span: all its records are one warp's accesses. */
+struct egpu_span_info {
+	uint32_t block; /**< linear block index */
+	uint32_t warp;  /**< warp of the block (linear thread index / 32) */
+	uint32_t smid;
+};
+
+/** One warp access, decoded: every active lane's address. */
+struct egpu_warp_rec {
+	uint32_t mask;     /**< lanes that accessed together */
+	uint32_t site;     /**< egpu_mem_ctx.site */
+	uint32_t size;     /**< bytes per lane */
+	uint16_t kind;     /**< EGPU_MEM_* */
+	uint16_t affine;   /**< 1: addr[i] = addr[lowest] + (i - lowest) * stride */
+	int64_t stride;    /**< affine only */
+	uint64_t addr[32]; /**< addr[lane] for each lane of @p mask, else 0 */
+	uint32_t bytes;    /**< bytes the record took in the span */
+};
+
+/** A cursor over a span's records (egpu_span_begin()). */
+struct egpu_span_iter {
+	const uint8_t *at, *end;
+};
+
+/**
+ * Start decoding the span record @p data of @p size bytes (as a ring
+ * callback gets it); @p info (may be NULL) receives its owner. 0 or
+ * EGPU_EFORMAT (not a span record's size).
+ */
+EGPU_API int egpu_span_begin(struct egpu_span_iter *it, const void *data,
+			     size_t size, struct egpu_span_info *info);
+/**
+ * The span's next record into @p rec: 1, 0 at the end, EGPU_EFORMAT when
+ * a record is malformed or runs past the span (egpu_errmsg() says where).
+ */
+EGPU_API int egpu_span_next(struct egpu_span_iter *it, struct egpu_warp_rec *rec);
+
+/**
+ * A record file (egpu_ringbuf_opts.path) starts with this header, then
+ * the records in the ring's own format: each an 8-byte little-endian
+ * header (u32 payload bytes, u32 0) and the payload padded to 8 bytes.
+ * A span ring's file holds its spans raw, one per record.
+ */
+struct egpu_record_file_header {
+	char magic[8];     /**< EGPU_RECORD_FILE_MAGIC, not NUL-terminated */
+	uint32_t version;  /**< EGPU_RECORD_FILE_VERSION */
+	uint32_t hdr_size; /**< bytes of this header: records start there */
+};
+#define EGPU_RECORD_FILE_MAGIC "EGPU-REC"
+#define EGPU_RECORD_FILE_VERSION 1u
+
+/**
+ * Hand every record of record file @p path to @p fn (as a ring callback:
+ * the payload, valid during the call; a span ring's are spans for
+ * egpu_span_begin()), in file order, the file mapped, not copied.
+ * Returns the records handed over, fn's result when < 0 (it stops), or
+ * EGPU_EIO / EGPU_EFORMAT (not a record file, a record cut short) naming
+ * the file and the offset.
+ */
+EGPU_API long egpu_record_file_read(const char *path, egpu_sample_fn fn,
+				    void *user);
 
 /** Counters of an ::egpu_ringbuf (egpu_ringbuf_stats()). */
 struct egpu_ringbuf_stats {

@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Every benchmark table of docs/benchmarks.md in one run on one GPU, named:
 # probe overhead (bench_overhead), memory probes next to compute-sanitizer
-# memcheck on the same binary (bench_memcheck.sh, which runs bench_mem),
+# memcheck on the same binary (bench_memcheck.sh, which runs bench_mem; its
+# "trace (spans)" rows are the complete trace on spans: "empty ring" the
+# trace kept in GPU memory, "ratio" streamed while a thread drains, every
+# span decoded, "B/access" ring bytes per lane access; "trace (spans,
+# lossless)" the same into a 16 MiB lossless ring the warps wait on:
+# "dropped" must read 0.00%, "drain GB/s" is what was delivered into host
+# memory while the kernels ran),
 # event rings (ringbuf_bench: rings in host memory, and a ring in GPU memory
 # consumed per record, in batches, on 4 threads, to a file) and host lookups
 # (lookup_bench), and the probe cost on a torch.compile'd transformer

@@ -305,7 +305,7 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %apply (const void *BUF, size_t LEN) {
 	(const void *elf, size_t len), (const void *insns, size_t len),
 	(const void *image, size_t len), (const char *ptx, size_t len),
-	(const void *data, size_t size)
+	(const void *data, size_t size), (const void *span, size_t len)
 };
 
 /* Text out: returned as a str, the C buffer freed. */
@@ -433,6 +433,13 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %ignore egpu_ringbuf_fd;
 %ignore egpu_ringbuf_free;
 %ignore egpu_ringbuf_add_opts;
+%ignore egpu_ringbuf_reclaim;
+/* Replaced by span_decode() below. */
+%ignore egpu_span_begin;
+%ignore egpu_span_next;
+%ignore egpu_span_iter;
+%ignore egpu_span_info;
+%ignore egpu_warp_rec;
 %ignore egpu_ringbuf_new_opts;
 %ignore egpu_ringbuf_opts;
 %ignore egpu_record;
@@ -925,6 +932,39 @@ static int print_wait(void *handle, int timeout_ms)
 		SWIG_fail;
 }
 
+%{
+/* What a pass that handed @n records (or failed) returns to Python. */
+static PyObject *ring_result(struct py_ring *r, int n)
+{
+	if (r->exc_type) {
+		PyErr_Restore(r->exc_type, r->exc_value, r->exc_tb);
+		r->exc_type = r->exc_value = r->exc_tb = NULL;
+		return NULL;
+	}
+	if (PyErr_Occurred())
+		return NULL;
+	if (n < 0) {
+		raise_last(n);
+		return NULL;
+	}
+	return PyLong_FromLong(n);
+}
+
+/* A decoded warp access as (mask, site, size, kind, affine, stride, addrs). */
+static PyObject *span_rec_tuple(const struct egpu_warp_rec *rec)
+{
+	PyObject *addrs = PyTuple_New(__builtin_popcount(rec->mask));
+	Py_ssize_t k = 0;
+
+	for (uint32_t m = rec->mask; addrs && m; m &= m - 1)
+		PyTuple_SET_ITEM(addrs, k++, PyLong_FromUnsignedLongLong(
+			rec->addr[__builtin_ctz(m)]));
+	return addrs ? Py_BuildValue("(IIIiiLN)", rec->mask, rec->site,
+				     rec->size, (int)rec->kind, (int)rec->affine,
+				     (long long)rec->stride, addrs) : NULL;
+}
+%}
+
 %inline %{
 /*
  * A consumer of ring map @map; free it with ring_free(). @batch: the
@@ -974,18 +1014,104 @@ PyObject *ring_poll(struct py_ring *r, int timeout_ms, PyObject *fn)
 	r->fn = fn;
 	n = wait_sliced(ring_wait, r->rb, timeout_ms);
 	r->fn = NULL;
-	if (r->exc_type) {
-		PyErr_Restore(r->exc_type, r->exc_value, r->exc_tb);
-		r->exc_type = r->exc_value = r->exc_tb = NULL;
+	return ring_result(r, n);
+}
+
+/* egpu_ringbuf_reclaim with @fn(bytes) for every record (as ring_poll). */
+PyObject *ring_reclaim(struct py_ring *r, PyObject *fn)
+{
+	int n;
+
+	r->fn = fn;
+	n = egpu_ringbuf_reclaim(r->rb);
+	r->fn = NULL;
+	return ring_result(r, n);
+}
+
+/*
+ * A span record (bpf_egpu_trace_span) decoded by egpu_span_next:
+ * (block, warp, smid, [(mask, site, size, kind, affine, stride, addrs)]),
+ * addrs a tuple of the active lanes' addresses in lane order.
+ */
+PyObject *span_decode(const void *span, size_t len)
+{
+	struct egpu_span_iter it;
+	struct egpu_span_info info;
+	struct egpu_warp_rec rec;
+	PyObject *recs;
+	int got = 0, err = egpu_span_begin(&it, span, len, &info);
+
+	if (err) {
+		raise_last(err);
 		return NULL;
 	}
-	if (PyErr_Occurred())
-		return NULL;
-	if (n < 0) {
-		raise_last(n);
+	recs = PyList_New(0);
+	while (recs && (got = egpu_span_next(&it, &rec)) == 1) {
+		PyObject *t = span_rec_tuple(&rec);
+
+		if (!t || PyList_Append(recs, t))
+			Py_CLEAR(recs);
+		Py_XDECREF(t);
+	}
+	if (recs && got < 0) {
+		Py_DECREF(recs);
+		raise_last(got);
 		return NULL;
 	}
-	return PyLong_FromLong(n);
+	return recs ? Py_BuildValue("(IIIN)", info.block, info.warp, info.smid,
+				    recs) : NULL;
+}
+
+/*
+ * Every lane address of span @span, in record order then lane order, as
+ * little-endian u64 bytes (for numpy.frombuffer): no Python per record.
+ */
+PyObject *span_addresses(const void *span, size_t len)
+{
+	struct egpu_span_iter it;
+	struct egpu_warp_rec rec;
+	PyObject *out;
+	uint64_t *a;
+	size_t n = 0;
+	int got, err = egpu_span_begin(&it, span, len, NULL);
+
+	while (!err && (got = egpu_span_next(&it, &rec)) == 1)
+		n += (size_t)__builtin_popcount(rec.mask);
+	if (err || got < 0) {
+		raise_last(err ? err : got);
+		return NULL;
+	}
+	out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
+	a = out ? (uint64_t *)PyBytes_AS_STRING(out) : NULL;
+	egpu_span_begin(&it, span, len, NULL);
+	while (a && egpu_span_next(&it, &rec) == 1)
+		for (uint32_t m = rec.mask; m; m &= m - 1)
+			*a++ = rec.addr[__builtin_ctz(m)];
+	return out;
+}
+
+/* egpu_record_file_read's callback: the record appended to list @user. */
+static int file_record_to_list(void *user, const void *data, size_t size)
+{
+	PyObject *b = PyBytes_FromStringAndSize(data, (Py_ssize_t)size);
+	int ret = b ? PyList_Append((PyObject *)user, b) : -1;
+
+	Py_XDECREF(b);
+	return ret < 0 ? -1 : 0;
+}
+
+/* The records of record file @path as a list of bytes. */
+PyObject *record_file_read(const char *path)
+{
+	PyObject *list = PyList_New(0);
+	long n = list ? egpu_record_file_read(path, file_record_to_list, list) : -1;
+
+	if (n >= 0)
+		return list;
+	Py_XDECREF(list);
+	if (!PyErr_Occurred())
+		raise_last((int)n);
+	return NULL;
 }
 
 /* The consumer's counters as a dict. */

@@ -194,6 +194,20 @@ int egpu_ringbuf_consume(egpu_ringbuf *rb)
 	return err < 0 ? err : total;
 }
 
+int egpu_ringbuf_reclaim(egpu_ringbuf *rb)
+{
+	int n;
+
+	if (!rb)
+		return err_set(EGPU_EINVAL, "egpu_ringbuf_reclaim: NULL ring buffer");
+	for (size_t i = 0; i < rb->n; i++)
+		ring_set_reclaim(rb->v[i].map->ring, true);
+	n = egpu_ringbuf_consume(rb);
+	for (size_t i = 0; i < rb->n; i++)
+		ring_set_reclaim(rb->v[i].map->ring, false);
+	return n;
+}
+
 static bool any_ready(void *arg)
 {
 	const egpu_ringbuf *rb = arg;

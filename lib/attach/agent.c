@@ -99,6 +99,7 @@ static void finish(void)
 		pthread_join(poller, NULL);
 		poller_running = false;
 	}
+	trace_file_stop(stderr);
 	pthread_mutex_lock(&lock);
 	egpu_print_poll(ctx, 0);
 	events_stop();
@@ -158,6 +159,8 @@ static int setup(void)
 		env.probe, n, n == 1 ? "" : "s", target);
 	if (env.metrics)
 		serve_metrics();
+	if (env.trace && trace_file_start(obj, env.trace))
+		return -1;
 	atexit(finish);
 	poller_running = !pthread_create(&poller, NULL, poll_loop, NULL);
 	return 0;
@@ -359,6 +362,7 @@ __attribute__((constructor)) static void read_env(void)
 	env.event_types = getenv("EGPU_ATTACH_EVENT_TYPES");
 	env.set = getenv("EGPU_ATTACH_SET");
 	env.set_file = getenv("EGPU_ATTACH_SET_FILE");
+	env.trace = getenv("EGPU_ATTACH_TRACE");
 	if (!env.probe)
 		fprintf(stderr, ATTACH_MSG "EGPU_ATTACH is not set: no probes\n");
 }

@@ -58,6 +58,7 @@ struct attach_env {
 	const char *event_types; /* EGPU_ATTACH_EVENT_TYPES: MAP=TYPE,... */
 	const char *set;         /* EGPU_ATTACH_SET: MAP[KEY]=VALUE lines */
 	const char *set_file;    /* EGPU_ATTACH_SET_FILE: JSON of map entries */
+	const char *trace;       /* EGPU_ATTACH_TRACE: the ring streamed there */
 };
 
 /*
@@ -74,6 +75,11 @@ void events_stop(void);
 /* seed.c: store EGPU_ATTACH_SET and EGPU_ATTACH_SET_FILE; -1 with a
  * message naming the bad entry. */
 int seed_maps(egpu_obj *obj, const struct attach_env *env);
+
+/* trace_file.c: the probe's ring streamed to a record file, then a line
+ * on @report (the records, bytes, rate, drops) at the process's exit. */
+int trace_file_start(egpu_obj *obj, const char *path);
+void trace_file_stop(FILE *report);
 
 /* The kernels instrumented so far, for the report. */
 struct attach_kernel {

@@ -101,6 +101,11 @@ static const struct helper_info gpu_helpers[] = {
 	  .maps = MAP_T_RINGBUF_OUT, .attach = GPU_ONLY },
 	{ HELPER_TRACE_FLUSH, "trace_flush", ARGS(ARG_MAP, ARG_SCALAR),
 	  .maps = MAP_T_RINGBUF_OUT, .attach = GPU_ONLY },
+	{ HELPER_TRACE_SPAN, "trace_span",
+	  ARGS(ARG_MAP, ARG_SCALAR, ARG_SCALAR, ARG_SCALAR),
+	  .maps = MAP_T_RINGBUF_OUT, .attach = GPU_ONLY },
+	{ HELPER_TRACE_SPAN_FLUSH, "trace_span_flush", ARGS(ARG_MAP, ARG_SCALAR),
+	  .maps = MAP_T_RINGBUF_OUT, .attach = GPU_ONLY },
 };
 
 /* The conformance suite's "unwind" helper: returns its first argument. */

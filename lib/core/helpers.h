@@ -57,6 +57,9 @@ enum egpu_helper_id {
 	/* ... placed in the lane's span of its shard (state: a thread-local). */
 	HELPER_TRACE_WARP_BATCH = 522,
 	HELPER_TRACE_FLUSH = 523, /* the span's rest published as a discard */
+	/* Compact records in a span the leading lane owns, published once. */
+	HELPER_TRACE_SPAN = 524,
+	HELPER_TRACE_SPAN_FLUSH = 525, /* the lane's span published */
 };
 
 /* Longest sleep of one nanosleep call, as PTX's nanosleep: 1 ms. */

@@ -12,6 +12,7 @@
 #include "call.cuh"
 #include "print.cuh"
 #include "ring.cuh"
+#include "span_trace.cuh"
 #include "warp_trace.cuh"
 
 /* Called from translated code, never inlined into a caller here. */
@@ -141,6 +142,29 @@ RT_API uint64_t egpu_dev_trace_flush(uint64_t map, uint64_t state)
 		return rt_err(-EINVAL);
 	v = ring_shape(r);
 	warp_span_close(r, &v, state);
+	return 0;
+}
+
+/*
+ * bpf_egpu_trace_span: the calling lane's new span state; a bad map
+ * leaves every state as it was.
+ */
+RT_API uint64_t egpu_dev_trace_span(uint64_t map, uint64_t state,
+				    uint64_t addr, uint64_t info)
+{
+	struct dev_ring *r = rt_ring(map);
+
+	return r ? span_trace(r, state, addr, info) : state;
+}
+
+/* bpf_egpu_trace_span_flush: 0, or -EINVAL (map). */
+RT_API uint64_t egpu_dev_trace_span_flush(uint64_t map, uint64_t state)
+{
+	struct dev_ring *r = rt_ring(map);
+
+	if (!r)
+		return rt_err(-EINVAL);
+	span_flush(r, state);
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #include "maps/host_map.h"
 #include "egpu/ctx.h"
 #include "maps/ring.h"
+#include "maps/span_layout.h"
 
 static uint64_t host_map_lookup_elem(uint64_t map, uint64_t key)
 {
@@ -120,7 +121,22 @@ static uint64_t host_trace_warp_batch(uint64_t map, uint64_t state,
 	return state;
 }
 
-/* bpf_egpu_trace_flush on the CPU: no span to close (above). */
+/*
+ * bpf_egpu_trace_span on the CPU: a span of the one record of the one lane
+ * a run is, published at once (no span stays open, the state stays as
+ * given).
+ */
+static uint64_t host_trace_span(uint64_t map, uint64_t state, uint64_t addr,
+				uint64_t info)
+{
+	uint64_t span[1 + 6] = { 0 }; /* struct span_info, then the record */
+	uint32_t slots = span_encode_one(span + 1, addr, info);
+
+	ring_cpu_output(ring_of(map), span, 8 + slots * SPAN_SLOT, 0);
+	return state;
+}
+
+/* bpf_egpu_trace_flush and _span_flush on the CPU: no span is open (above). */
 static uint64_t host_trace_flush(uint64_t map, uint64_t state)
 {
 	(void)map;
@@ -271,6 +287,8 @@ const struct host_helper host_helpers[] = {
 	HOST_HELPER(HELPER_TRACE_WARP, host_trace_warp),
 	HOST_HELPER(HELPER_TRACE_WARP_BATCH, host_trace_warp_batch),
 	HOST_HELPER(HELPER_TRACE_FLUSH, host_trace_flush),
+	HOST_HELPER(HELPER_TRACE_SPAN, host_trace_span),
+	HOST_HELPER(HELPER_TRACE_SPAN_FLUSH, host_trace_flush),
 	HOST_HELPER(HELPER_RINGBUF_RESERVE, host_ringbuf_reserve),
 	HOST_HELPER(HELPER_RINGBUF_SUBMIT, host_ringbuf_submit),
 	HOST_HELPER(HELPER_RINGBUF_DISCARD, host_ringbuf_discard),

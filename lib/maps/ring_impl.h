@@ -71,6 +71,9 @@ struct event_ring {
 	uint64_t cons;       /* records before this position were handed over */
 	uint32_t cons_sub;   /* ... and this many of the batch at cons */
 	struct ring_reader *readers; /* one per consumer thread */
+	/* No producer runs: spans claimed and never published are taken
+	 * (egpu_ringbuf_reclaim; lib/maps/span_layout.h). */
+	bool reclaim;
 	uint32_t readers_made;
 	/* CPU producers, until the ring is mapped into the GPU. */
 	pthread_mutex_t lock;
@@ -80,6 +83,7 @@ struct event_ring {
 	uint32_t shards;     /* ... in this many shards */
 	uint64_t shard_cap;  /* of this many bytes each, a power of two */
 	bool one_shard;      /* EGPU_F_RING_ONE_SHARD: never split */
+	uint64_t wait_ns;    /* EGPU_F_RING_LOSSLESS: producers' longest wait, else 0 */
 	void *cu_ctx;        /* CUcontext of the registration or allocation */
 	uint64_t dev_mem;    /* device address of mem (or of the GPU memory
 			      * copy of its layout), 0 before the GPU */

@@ -138,10 +138,12 @@ struct dev_ring {
 			     * the shard lines */
 	uint32_t max_record; /* largest header + payload, a multiple of 8 */
 	uint32_t type;      /* the map type, or 0 for the print ring */
-	uint32_t flags;     /* RING_IN_DEVICE_MEMORY */
+	uint32_t flags;     /* RING_IN_DEVICE_MEMORY, RING_LOSSLESS */
 	uint32_t shards;    /* 1 for rings in host memory */
 	uint64_t stride;    /* bytes from one shard's records to the next's */
-	uint64_t pad[7];
+	uint64_t wait_ns;   /* RING_LOSSLESS: the longest a producer waits */
+	uint64_t stall;     /* RING_LOSSLESS, in host memory: see ring_stalled */
+	uint64_t pad[5];
 };
 
 /* A producer's counters: the start of a struct dev_ring, or a shard line. */
@@ -218,6 +220,31 @@ RING_INLINE uint64_t ring_shard_data(const struct dev_ring *r, uint32_t i)
  * the GPU's L2, so publishing needs a GPU-scope fence only.
  */
 #define RING_IN_DEVICE_MEMORY 1u
+/*
+ * struct dev_ring.flags: a producer that finds no room waits for the host
+ * to drain, up to wait_ns (map flag EGPU_F_RING_LOSSLESS; docs/events.md
+ * "Lossless rings"), then drops and counts as any ring does.
+ */
+#define RING_LOSSLESS 2u
+#define RING_DEFAULT_WAIT_NS 1000000000ull
+
+/*
+ * A lossless ring's stall word, one per shard (a ring in host memory: its
+ * descriptor's stall; a shard: the word after its counters): a producer
+ * whose wait ran out leaves consumer position + 1 there, and until the
+ * consumer moves on, producers that find no room drop without waiting,
+ * so a consumer that stopped costs one bounded wait, not one per record.
+ */
+RING_INLINE uint64_t ring_shard_stall(const struct dev_ring *r, uint32_t i)
+{
+	return ring_shard_counters(r, i) + 3 * sizeof(uint64_t);
+}
+
+/* Whether a producer may wait at consumer position @cons (@stall read). */
+RING_INLINE int ring_may_wait(uint64_t stall, uint64_t cons)
+{
+	return stall != cons + 1;
+}
 
 /* Bytes a record of @len payload bytes takes: header, payload, padding. */
 RING_INLINE uint64_t ring_record_size(uint64_t len)

@@ -9,6 +9,7 @@
 
 #include "core/core.h"
 #include "maps/ring_impl.h"
+#include "maps/span_layout.h"
 
 struct ring_hdr ring_hdr_load(const uint8_t *rec)
 {
@@ -118,6 +119,20 @@ static bool deliver_record(struct ring_hdr h, const uint8_t *payload,
 	return true;
 }
 
+void ring_set_reclaim(struct event_ring *r, bool on)
+{
+	r->reclaim = on;
+}
+
+/*
+ * Whether an unpublished header is a span to take anyway: its producers
+ * ended (egpu_ringbuf_reclaim), and its length was stored at the claim.
+ */
+static bool ring_reclaims(const struct event_ring *r, struct ring_hdr h)
+{
+	return r->reclaim && (h.flags & RING_SPAN) && h.len;
+}
+
 int ring_walk(const struct event_ring *r, const struct ring_window *w,
 	      struct delivery *d, uint64_t *pos, uint32_t *sub)
 {
@@ -129,7 +144,7 @@ int ring_walk(const struct event_ring *r, const struct ring_window *w,
 		if (w->bytes_end - *pos < RING_HDR_SIZE)
 			return WALK_SHORT;
 		h = ring_hdr_load(rec);
-		if (!(h.flags & RING_COMMIT))
+		if (!(h.flags & RING_COMMIT) && !ring_reclaims(r, h))
 			return WALK_WAIT;
 		if ((err = ring_check_len(r, *pos, h)))
 			return err;

@@ -19,7 +19,7 @@
 #define USAGE "usage: egpu attach [--json] [--interval SEC] [-o FILE] [--metrics [HOST]:PORT [--metrics-spec SPEC]]\n" \
 	"         [--events-out FILE|-] [--events-raw FILE] [--event-type MAP=TYPE]...\n" \
 	"         [--set MAP[KEY]=VALUE]... [--set-file FILE.json] [--uprobe PROG=FUNCTION]...\n" \
-	"         PROBE.o [--] CMD [ARGS...]"
+	"         [--trace FILE] PROBE.o [--] CMD [ARGS...]"
 
 struct attach_args {
 	char lib[PATH_MAX];
@@ -34,6 +34,7 @@ struct attach_args {
 	char *event_types;        /* --event-type MAP=TYPE, joined by ',' */
 	char *sets;               /* --set MAP[KEY]=VALUE, joined by '\n' */
 	char uprobes[1024];       /* --uprobe PROG=FUNCTION,... */
+	const char *trace;        /* --trace FILE: the probe's ring streamed there */
 	bool json;
 };
 
@@ -60,6 +61,7 @@ static int set_attach_env(void *arg)
 	       (a->sets && setenv("EGPU_ATTACH_SET", a->sets, 1)) ||
 	       (a->set_file && setenv("EGPU_ATTACH_SET_FILE", a->set_file, 1)) ||
 	       (*a->uprobes && setenv("EGPU_ATTACH_UPROBES", a->uprobes, 1)) ||
+	       (a->trace && setenv("EGPU_ATTACH_TRACE", a->trace, 1)) ||
 	       ptxas_standin_env();
 }
 
@@ -137,6 +139,9 @@ static int parse(int argc, char **argv, struct attach_args *a, int *cmd)
 			a->interval = value(argc, argv, &i);
 			if (!a->interval || atof(a->interval) <= 0)
 				return cli_usage("attach: --interval needs seconds > 0\n" USAGE);
+		} else if (!strcmp(o, "--trace")) {
+			if (!(a->trace = value(argc, argv, &i)))
+				return cli_usage("attach: --trace needs a file\n" USAGE);
 		} else if (!strcmp(o, "--metrics")) {
 			if (!(a->metrics = value(argc, argv, &i)))
 				return cli_usage("attach: --metrics needs [HOST]:PORT\n" USAGE);

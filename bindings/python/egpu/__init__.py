@@ -23,7 +23,8 @@ from ._clock import Clock
 from ._errors import (Busy, CudaError, Error, Exists, FormatError, Full,
                       IOFailure, InvalidArgument, JitError, NoDevice, NoMemory,
                       NotFound, NotSupported, VerifyError)
-from ._events import RingBuffer
+from ._events import (RingBuffer, SpanInfo, WarpAccess, decode_span,
+                      read_record_file, span_addresses)
 from ._helpers import signature_of
 from ._maps import ANY, EXIST, NOEXIST, Map
 from ._trace import Trace, TraceKernel, TraceStats
@@ -31,7 +32,7 @@ from ._trace import Trace, TraceKernel, TraceStats
 __all__ = [
     "Context", "Object", "Program", "Map", "RingBuffer", "Link", "Report",
     "KernelReport", "KernelInfo", "MemSite", "Verification", "Clock", "Trace", "TraceStats",
-    "TraceKernel",
+    "TraceKernel", "SpanInfo", "WarpAccess", "decode_span", "read_record_file", "span_addresses",
     "gpu_available", "gpu_unavailable_reason", "version",
     "Error", "InvalidArgument", "NoMemory", "IOFailure", "FormatError",
     "VerifyError", "JitError", "NoDevice", "NotFound", "Full", "CudaError",
