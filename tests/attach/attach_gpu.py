@@ -254,9 +254,11 @@ def run_events_text_and_raw():
     print(f"== events_raw (rc {r.returncode})\n{r.stdout}{r.stderr}")
     sizes = {m: os.path.getsize(f"{raw}.{m}") if os.path.exists(f"{raw}.{m}") else None
              for m in ("events", "exits")}
-    # each record: an 8-byte header, then the payload padded to 8 bytes
+    # the record file's 16-byte header, then each record: an 8-byte
+    # header and the payload padded to 8 bytes
     check("events_raw", "raw file sizes", sizes,
-          {"events": EV_GRID * EV_LAUNCHES * (8 + 32), "exits": EV_LAUNCHES * (8 + 16)})
+          {"events": 16 + EV_GRID * EV_LAUNCHES * (8 + 32),
+           "exits": 16 + EV_LAUNCHES * (8 + 16)})
 
 
 if not gpu_present():

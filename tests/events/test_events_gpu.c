@@ -462,6 +462,7 @@ static void batches_and_file(uint32_t consumer_threads)
 	egpu_ringbuf *rb = egpu_ringbuf_new(egpu_obj_map(obj, "tiny"), on_event,
 					    &b.seen);
 	uint64_t in_file = 0, hdr;
+	struct egpu_record_file_header fh;
 	FILE *f;
 
 	ck_assert_int_ge(fd, 0);
@@ -479,6 +480,10 @@ static void batches_and_file(uint32_t consumer_threads)
 	ck_assert_uint_lt(b.calls, threads / 64);
 	f = fopen(path, "rb");
 	ck_assert_ptr_nonnull(f);
+	/* the record file's own header first */
+	ck_assert_int_eq(fread(&fh, sizeof(fh), 1, f), 1);
+	ck_assert_int_eq(memcmp(fh.magic, EGPU_RECORD_FILE_MAGIC, 8), 0);
+	ck_assert_int_eq(fseek(f, fh.hdr_size, SEEK_SET), 0);
 	while (fread(&hdr, 8, 1, f) == 1) {
 		ck_assert_uint_eq(hdr, sizeof(struct event));
 		ck_assert_int_eq(fseek(f, sizeof(struct event), SEEK_CUR), 0);
