@@ -56,6 +56,9 @@ type TraceOptions struct {
 	// CPython 3.10+, in a program embedding it, gets its Python frames in
 	// place of the interpreter's).
 	NoPython bool
+	// Last makes a flight recorder: the trace keeps only its last Last
+	// (egpu trace --last); 0 keeps all of it.
+	Last time.Duration
 }
 
 // TraceStats are the totals of a stopped trace.
@@ -117,8 +120,11 @@ func StartTrace(opts *TraceOptions) (*Trace, error) {
 	if opts == nil {
 		opts = &TraceOptions{}
 	}
+	if opts.Last < 0 {
+		return nil, newError(EINVAL, "egpu: TraceOptions.Last must not be negative")
+	}
 	h, err := handle(EUNKNOWN, func() capi.Struct_SS_egpu_trace {
-		return capi.Trace_start(uint(opts.MaxFrames), opts.NoCopies, opts.BufferSize, opts.NoPython)
+		return capi.Trace_start(uint(opts.MaxFrames), opts.NoCopies, opts.BufferSize, opts.NoPython, uint64(opts.Last))
 	})
 	if err != nil {
 		return nil, err

@@ -204,8 +204,11 @@ func TestTraceOptionsAndClose(t *testing.T) {
 	wantErr(t, "MaxFrames out of range", err, egpu.EINVAL)
 	_, err = egpu.StartTrace(&egpu.TraceOptions{BufferSize: 1000})
 	wantErr(t, "a small buffer", err, egpu.EINVAL)
+	_, err = egpu.StartTrace(&egpu.TraceOptions{Last: -time.Second})
+	wantErr(t, "a negative Last", err, egpu.EINVAL)
 
-	tr := startTrace(t, &egpu.TraceOptions{NoCopies: true, MaxFrames: 2, BufferSize: 64 << 10, NoPython: true})
+	tr := startTrace(t, &egpu.TraceOptions{NoCopies: true, MaxFrames: 2, BufferSize: 64 << 10, NoPython: true,
+		Last: time.Hour})
 	tracetest.Launch("_Z8backwardPf", false)
 	tracetest.CopyAndSet()
 	if err := tr.Stop(); err != nil {

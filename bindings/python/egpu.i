@@ -148,18 +148,22 @@ static int jit_opts_from(PyObject *d, struct egpu_jit_opts *o)
 static int trace_opts_from(PyObject *d, struct egpu_trace_opts *o)
 {
 	static char *kw[] = { "max_frames", "no_copies", "buffer_size",
-			      "no_python", NULL };
+			      "no_python", "keep_ns", NULL };
 	int no_copies = 0, no_python = 0;
 	Py_ssize_t buffer_size = 0;
+	long long keep_ns = 0;
 
-	if (!OPTS_PARSE(d, "Ipnp", kw, &o->max_frames, &no_copies, &buffer_size,
-			&no_python))
+	if (!OPTS_PARSE(d, "IpnpL", kw, &o->max_frames, &no_copies,
+			&buffer_size, &no_python, &keep_ns))
 		return -1;
 	o->no_python = no_python;
-	if (buffer_size < 0) {
-		PyErr_SetString(PyExc_ValueError, "buffer_size must not be negative");
+	if (buffer_size < 0 || keep_ns < 0) {
+		PyErr_SetString(PyExc_ValueError, buffer_size < 0 ?
+				"buffer_size must not be negative" :
+				"keep_ns must not be negative");
 		return -1;
 	}
+	o->keep_ns = (uint64_t)keep_ns;
 	o->no_copies = no_copies;
 	o->buffer_size = (size_t)buffer_size;
 	return 0;

@@ -8,8 +8,8 @@
  *     S"), kernels, copies and sets as slices (copies and sets with their
  *     bytes);
  *   a flow from each call to each operation it caused: one arrow for a
- *     launch (flow id: the call's index + 1), one from the call to every
- *     operation of a graph launch.
+ *     launch (its id reused once it ended: perfetto_flow.c), one from the
+ *     call to every operation of a graph launch.
  *
  * Each thread and stream is a packet sequence of its own (perfetto.h), its
  * slices in time order, nested where a call encloses another.
@@ -48,7 +48,7 @@ static int slice_cmp(const void *x, const void *y)
 struct timeline {
 	struct pf_writer *w;
 	const struct trace_data *td;
-	bool *api_joined;       /* by api: an operation was joined to it */
+	uint64_t *flow;         /* by api: its flow's id, 0: none joined */
 	uint32_t seq_next;
 	bool ops;               /* the slices are operations */
 };
@@ -136,12 +136,12 @@ static struct pf_begin slice_begin(const struct timeline *t,
 	if (!t->ops) {
 		api = &td->apis[s->idx];
 		return (struct pf_begin){ .name = api->name, .stack = api->stack,
-			.flow = t->api_joined[s->idx] ? s->idx + 1 : 0,
+			.flow = t->flow[s->idx],
 			.flow_out = true, .fan = trace_api_graph(api->name) };
 	}
 	api = op->api < td->api_cnt ? &td->apis[op->api] : NULL;
 	return (struct pf_begin){ .name = op->name, .stack = TRACE_NONE,
-		.flow = api ? (uint64_t)op->api + 1 : 0,
+		.flow = api ? t->flow[op->api] : 0,
 		.fan = api && trace_api_graph(api->name),
 		.bytes = op->bytes, .has_bytes = op->kind != TRACE_KERNEL };
 }
@@ -245,19 +245,16 @@ int trace_write_perfetto(const struct trace_data *td, FILE *f)
 	struct timeline t = { .w = &w, .td = td, .seq_next = 1 };
 	int err = pf_writer_init(&w, td, f);
 
-	t.api_joined = calloc(td->api_cnt + 1, sizeof(*t.api_joined));
-	if (!t.api_joined)
+	t.flow = pf_flow_ids(td);
+	if (!t.flow && !err)
 		err = EGPU_ENOMEM;
-	for (size_t i = 0; !err && i < td->op_cnt; i++)
-		if (td->ops[i].api < td->api_cnt)
-			t.api_joined[td->ops[i].api] = true;
 	if (!err) {
 		put_process(&w);
 		err = put_calls(&t);
 	}
 	if (!err)
 		err = put_ops(&t);
-	free(t.api_joined);
+	free(t.flow);
 	if (err && !w.err)
 		w.err = err;
 	return pf_writer_done(&w);

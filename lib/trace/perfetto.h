@@ -69,6 +69,10 @@ int pf_writer_done(struct pf_writer *w);
 /* Append @p to the trace (as Trace.packet). */
 void pf_emit(struct pf_writer *w, Egpu__Perfetto__TracePacket *p);
 
+/* By call, the id of its flow (perfetto_flow.c), 0 for none; NULL when
+ * out of memory. */
+uint64_t *pf_flow_ids(const struct trace_data *td);
+
 /* Start sequence @id for track @uuid: the defaults and the clock. */
 int pf_seq_start(struct pf_seq *s, struct pf_writer *w, uint32_t id,
 		 uint64_t uuid);

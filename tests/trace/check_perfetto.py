@@ -7,7 +7,8 @@ lib/trace/perfetto_trace.proto), then checked packet by packet:
   sets its clock and track; every later packet of it says it needs that
   state, and refers only to names and call stacks interned before on it;
 - timestamps never go back on a sequence; begins and ends balance;
-- every flow has both ends (one arrow per operation joined to a call).
+- every flow has both ends (one arrow per operation joined to a call), and
+  an id is reused only after its flow ended.
 
 Prints the counts (calls, operations, kernels, flows, stacks, bytes per
 call) and, with --calls/--ops/--kernels/--flows, requires them exactly.
@@ -57,8 +58,23 @@ class Seq:
         self.depth = 0
 
 
+def check_flow_ids(events):
+    """Flow ids may be reused, but only once their flow has ended: in time
+    order (an arrow's start first at a tie, so reuse at the very time
+    another flow ends counts as overlap) each id is open at most once."""
+    open_ids = set()
+    for ts, kind, fid, where in sorted(events):
+        if kind == 0:
+            assert fid not in open_ids, where + ": flow id reused while open"
+            open_ids.add(fid)
+        else:
+            assert fid in open_ids, where + ": ends a flow that is not open"
+            open_ids.remove(fid)
+
+
 def check(packets):
     seqs = {}
+    flow_events = []
     tracks = {}
     n = dict(calls=0, ops=0, kernels=0, flows_out=0, flows_in=0, stacks=0,
              fan_out=set(), fan_in=0)
@@ -113,19 +129,23 @@ def check(packets):
             stack = one(e, "callstack_iid")
             assert stack is None or stack in s.stacks, where + ": stack"
             n["flows_out"] += len(e.get("flow_ids_old", []))
+            flow_events += [(s.ts, 0, f, where) for f in e.get("flow_ids_old", [])]
             if one(legacy, "flow_direction") == "FLOW_OUT":
                 n["fan_out"].add(one(legacy, "bind_id"))
         else:
             n["ops"] += 1
             args = [one(a, "name") for a in e.get("debug_annotations", [])]
             n["kernels"] += "bytes" not in args
-            n["flows_in"] += len(e.get("terminating_flow_ids_old", []))
+            ends = e.get("terminating_flow_ids_old", [])
+            n["flows_in"] += len(ends)
+            flow_events += [(s.ts, 1, f, where) for f in ends]
             if one(legacy, "flow_direction") == "FLOW_IN":
                 assert one(legacy, "bind_id") in n["fan_out"], where
                 n["fan_in"] += 1
     for sid, s in seqs.items():
         assert s.depth == 0, "sequence %s: slices left open" % sid
     assert n["flows_out"] == n["flows_in"], "a flow without its other end"
+    check_flow_ids(flow_events)
     n["flows"] = n["flows_in"] + n["fan_in"]
     n["sequences"] = len(seqs)
     del n["fan_out"], n["fan_in"], n["flows_out"], n["flows_in"]

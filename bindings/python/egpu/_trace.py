@@ -67,16 +67,21 @@ class Trace:
     library's default); ``copies``: record memcpy and memset too;
     ``buffer_size``: bytes per CUPTI activity buffer (0: default);
     ``python``: Python frames in place of the interpreter's (CPython
-    3.10-3.13)."""
+    3.10-3.13); ``last``: a flight recorder, keeping only the last
+    ``last`` seconds of the trace (0: all of it; ``egpu trace --last``)."""
 
     _h = None  # also for __del__ when __init__ never ran
     _stopped = False
 
-    def __init__(self, max_frames=0, copies=True, buffer_size=0, python=True):
+    def __init__(self, max_frames=0, copies=True, buffer_size=0, python=True,
+                 last=0.0):
+        if not last >= 0:  # also NaN
+            raise ValueError("last must be a number of seconds, not negative")
         self._h = _c.egpu_trace_start(dict(max_frames=max_frames,
                                            no_copies=not copies,
                                            buffer_size=buffer_size,
-                                           no_python=not python))
+                                           no_python=not python,
+                                           keep_ns=round(last * 1e9)))
 
     def _live(self):
         if self._h is None:

@@ -32,6 +32,10 @@ def test_options_are_checked():
         egpu.Trace(frames=8)
     with pytest.raises(ValueError):
         egpu.Trace(buffer_size=-1)
+    with pytest.raises(ValueError):
+        egpu.Trace(last=-1.0)
+    with pytest.raises(ValueError):
+        egpu.Trace(last=float("nan"))
 
 
 def test_records_are_plain_data():
