@@ -10,8 +10,7 @@
 
 #include "attach/memcheck_table_impl.h"
 
-/* @v with thousands separators: 4,194,304. */
-static const char *commas(uint64_t v, char buf[32])
+const char *mc_commas(uint64_t v, char buf[32])
 {
 	char raw[24];
 	int n = snprintf(raw, sizeof(raw), "%" PRIu64, v), o = 0;
@@ -35,7 +34,7 @@ static void name_rec(const struct mc_rec *r, char *buf, size_t n)
 {
 	char num[32];
 
-	snprintf(buf, n, "a %s-byte %s allocation", commas(r->end - r->base, num),
+	snprintf(buf, n, "a %s-byte %s allocation", mc_commas(r->end - r->base, num),
 		 mc_kind_name(r->kind));
 }
 
@@ -47,13 +46,13 @@ static void inside(const struct mc_rec *r, uint64_t addr, uint32_t size,
 	uint64_t last = addr + size;
 
 	name_rec(r, what, sizeof(what));
-	commas(addr - r->base, off);
+	mc_commas(addr - r->base, off);
 	if (freed || r->freeing)
 		snprintf(buf, n, "at offset %s of %s that was freed (use after free)",
 			 off, what);
 	else if (last > r->end)
 		snprintf(buf, n, "at offset %s of %s, running %s byte%s past its end",
-			 off, what, commas(last - r->end, over),
+			 off, what, mc_commas(last - r->end, over),
 			 plural(last - r->end));
 	else
 		snprintf(buf, n, "at offset %s of %s not yet live in the kernel's stream order",
@@ -126,12 +125,12 @@ static void nearest(const struct mc_table *t, uint64_t addr, char *buf,
 			snprintf(buf, n, "just past the end of %s", what);
 		else
 			snprintf(buf, n, "%s byte%s past the end of %s",
-				 commas(addr - below->end, d),
+				 mc_commas(addr - below->end, d),
 				 plural(addr - below->end), what);
 	} else if (above) {
 		name_rec(above, what, sizeof(what));
 		snprintf(buf, n, "%s byte%s before the start of %s",
-			 commas(above->base - addr, d),
+			 mc_commas(above->base - addr, d),
 			 plural(above->base - addr), what);
 	} else {
 		snprintf(buf, n, "not near any allocation (none is live)");

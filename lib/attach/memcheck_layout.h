@@ -117,4 +117,22 @@ MC_FN int mc_check(const struct mc_index_hdr *h, const uint32_t *states,
 	return 0;
 }
 
+/*
+ * What the probe sends to the host ring for a bad access, 56 bytes (the
+ * fields of egpu_mem_ctx, where the thread is, and the bound a shared or
+ * local access was checked against).
+ */
+struct mc_violation {
+	uint64_t addr;
+	uint32_t site;      /* egpu_mem_ctx.site */
+	uint32_t kernel_id; /* egpu_mem_ctx.kernel_id */
+	uint32_t size;      /* bytes accessed */
+	uint16_t kind;      /* EGPU_MEM_* */
+	uint16_t space;     /* EGPU_SPACE_* */
+	uint32_t line;      /* egpu_mem_ctx.line */
+	uint32_t bound;     /* shared: the block's bytes; local: the frame's */
+	uint32_t block[3];
+	uint32_t thread[3];
+};
+
 #endif

@@ -101,4 +101,7 @@ size_t mc_table_count(struct mc_table *t);
 void mc_table_describe(struct mc_table *t, uint64_t addr, uint32_t size,
 		       char *buf, size_t n);
 
+/* @v with thousands separators, "4,194,304", in @buf. */
+const char *mc_commas(uint64_t v, char buf[32]);
+
 #endif
