@@ -38,6 +38,12 @@ void agent_end(struct attach_load *ld, bool ok, int cuda_err);
 
 /* Whether the calling thread is inside libegpu (its own loads pass). */
 bool agent_busy(void);
+/* Mark the calling thread inside libegpu; returns what agent_leave()
+ * restores (calls nest). */
+bool agent_enter(void);
+void agent_leave(bool was);
+/* The driver's own function @name (hook.c), NULL without a driver. */
+void *attach_driver_sym(const char *name);
 
 /* Settings from the environment (EGPU_ATTACH*). */
 struct attach_env {

@@ -17,6 +17,7 @@
 #include <cuda.h>
 
 #include "attach/attach.h"
+#include "attach/memcheck_hook.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -65,7 +66,7 @@ static void *wrap(const char *name, void *real_fn)
 	}
 	LOADERS(WRAP)
 #undef WRAP
-	return NULL;
+	return memcheck_wrap(name, real_fn);
 }
 
 /* The driver's @name, for programs that bound our export directly. */
@@ -81,6 +82,11 @@ static void *driver_sym(const char *name)
 	fn = real_dlsym(lib, name);
 	wrap(name, fn);
 	return fn;
+}
+
+void *attach_driver_sym(const char *name)
+{
+	return driver_sym(name);
 }
 
 #define REAL(fn)                                                              \
@@ -109,6 +115,7 @@ static void swap_proc(const char *symbol, void **pfn, int version)
 	/* cuGetProcAddress asked for from a 12.0+ runtime is the _v2 */
 	if (!strcmp(symbol, "cuGetProcAddress") && version >= 12000)
 		symbol = "cuGetProcAddress_v2";
+	symbol = memcheck_proc_name(symbol, version);
 	ours = wrap(symbol, *pfn);
 	if (ours)
 		*pfn = ours;

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * egpu memcheck's hooks of the driver's allocation API (memcheck_hook.c),
+ * for hook.c's lookups, and the table they keep for the probe.
+ */
+#ifndef EGPU_MEMCHECK_HOOK_H
+#define EGPU_MEMCHECK_HOOK_H
+
+struct mc_dev;
+struct mc_table;
+
+/*
+ * The wrapper for driver function @name (versioned: "cuMemAlloc_v2";
+ * "_ptsz" variants included) whose driver function is @real_fn, or NULL:
+ * not ours, or EGPU_MEMCHECK unset.
+ */
+void *memcheck_wrap(const char *name, void *real_fn);
+/* The versioned name cuGetProcAddress(@symbol, @version) hands out. */
+const char *memcheck_proc_name(const char *symbol, int version);
+/* The table and its GPU side, NULL until the first allocation seen. */
+struct mc_table *memcheck_table(void);
+struct mc_dev *memcheck_dev(void);
+
+#endif
