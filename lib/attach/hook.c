@@ -151,11 +151,11 @@ EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version,
 }
 
 /*
- * LOAD(call with the image, call with the original arguments): run the
- * agent on @image; load its PTX if it gave one and the driver takes it,
- * else the original.
+ * LOAD(call with the image, call with the original arguments, what to do
+ * once the PTX is loaded): run the agent on @image; load its PTX if it
+ * gave one and the driver takes it, else the original.
  */
-#define LOAD(image, len, via, with_ptx, original)                             \
+#define LOAD(image, len, via, with_ptx, original, on_ok)                      \
 	do {                                                                  \
 		struct attach_load ld = { 0 };                                \
 		CUresult res;                                                 \
@@ -167,8 +167,10 @@ EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version,
                                                                               \
 			res = with_ptx;                                       \
 			agent_end(&ld, res == CUDA_SUCCESS, res);             \
-			if (res == CUDA_SUCCESS)                              \
+			if (res == CUDA_SUCCESS) {                            \
+				on_ok;                                        \
 				return res;                                   \
+			}                                                     \
 		}                                                             \
 		return original;                                              \
 	} while (0)
@@ -178,7 +180,8 @@ EXPORT CUresult cuModuleLoadData(CUmodule *mod, const void *image)
 	if (!REAL(cuModuleLoadData))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	LOAD(image, 0, "cuModuleLoadData", real.cuModuleLoadData(mod, ptx_image),
-	     real.cuModuleLoadData(mod, image));
+	     real.cuModuleLoadData(mod, image),
+	     memcheck_loaded(ptx_image, *mod, NULL));
 }
 
 EXPORT CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image,
@@ -189,7 +192,8 @@ EXPORT CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image,
 		return CUDA_ERROR_NOT_INITIALIZED;
 	LOAD(image, 0, "cuModuleLoadDataEx",
 	     real.cuModuleLoadDataEx(mod, ptx_image, n, opts, vals),
-	     real.cuModuleLoadDataEx(mod, image, n, opts, vals));
+	     real.cuModuleLoadDataEx(mod, image, n, opts, vals),
+	     memcheck_loaded(ptx_image, *mod, NULL));
 }
 
 EXPORT CUresult cuModuleLoadFatBinary(CUmodule *mod, const void *fatbin)
@@ -198,7 +202,8 @@ EXPORT CUresult cuModuleLoadFatBinary(CUmodule *mod, const void *fatbin)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	LOAD(fatbin, 0, "cuModuleLoadFatBinary",
 	     real.cuModuleLoadData(mod, ptx_image),
-	     real.cuModuleLoadFatBinary(mod, fatbin));
+	     real.cuModuleLoadFatBinary(mod, fatbin),
+	     memcheck_loaded(ptx_image, *mod, NULL));
 }
 
 EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code,
@@ -212,7 +217,8 @@ EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code,
 	     real.cuLibraryLoadData(lib, ptx_image, jopts, jvals, nj, lopts,
 				    lvals, nl),
 	     real.cuLibraryLoadData(lib, code, jopts, jvals, nj, lopts, lvals,
-				    nl));
+				    nl),
+	     memcheck_loaded(ptx_image, NULL, *lib));
 }
 
 /* A whole file, or NULL (the driver then reports the error itself). */

@@ -21,6 +21,7 @@
 
 #include "attach/attach.h"
 #include "attach/memcheck_dev.h"
+#include "attach/memcheck_globals.h"
 #include "attach/memcheck_hook.h"
 #include "attach/memcheck_table.h"
 #include "core/core.h"
@@ -284,6 +285,29 @@ static void note_global(CUresult res, CUdeviceptr *p, size_t *n)
 {
 	if (tracking(res) && p && n && *n)
 		note(mc_table_alloc(table, *p, *n, MC_KIND_GLOBAL));
+}
+
+void memcheck_loaded(const char *ptx, CUmodule mod, CUlibrary lib)
+{
+	char **names = NULL;
+	size_t n = 0;
+	bool was;
+
+	if (!enabled() || !the_table())
+		return;
+	was = agent_enter();
+	note(mc_ptx_globals(ptx, strlen(ptx), &names, &n));
+	for (size_t i = 0; i < n; i++) {
+		CUdeviceptr p = 0;
+		size_t bytes = 0;
+		CUresult res = mod ? cu()->cuModuleGetGlobal(&p, &bytes, mod, names[i])
+				   : cu()->cuLibraryGetGlobal(&p, &bytes, lib, names[i]);
+
+		if (!res && bytes)
+			note(mc_table_alloc(table, p, bytes, MC_KIND_GLOBAL));
+	}
+	mc_names_free(names, n);
+	agent_leave(was);
 }
 
 BODY(cuModuleGetGlobal) CUdeviceptr *p, size_t *n, CUmodule m,

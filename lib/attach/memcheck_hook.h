@@ -6,6 +6,8 @@
 #ifndef EGPU_MEMCHECK_HOOK_H
 #define EGPU_MEMCHECK_HOOK_H
 
+#include <cuda.h>
+
 struct mc_dev;
 struct mc_table;
 
@@ -17,6 +19,11 @@ struct mc_table;
 void *memcheck_wrap(const char *name, void *real_fn);
 /* The versioned name cuGetProcAddress(@symbol, @version) hands out. */
 const char *memcheck_proc_name(const char *symbol, int version);
+/*
+ * Instrumented PTX @ptx was loaded as @mod (or @lib): its .global and
+ * .const variables join the table (nothing with EGPU_MEMCHECK unset).
+ */
+void memcheck_loaded(const char *ptx, CUmodule mod, CUlibrary lib);
 /* The table and its GPU side, NULL until the first allocation seen. */
 struct mc_table *memcheck_table(void);
 struct mc_dev *memcheck_dev(void);

@@ -281,6 +281,16 @@ static int check_range(uint64_t base, uint64_t size)
 	return 0;
 }
 
+/* Whether module variable @r is in the table already. */
+static bool known_global(const struct mc_table *t, const struct mc_rec *r)
+{
+	for (size_t i = mc_rec_lower(t, r->base);
+	     i < t->nrec && t->recs[i].base == r->base; i++)
+		if (t->recs[i].end == r->end && t->recs[i].kind == MC_KIND_GLOBAL)
+			return true;
+	return false;
+}
+
 /* Add a record live now (state 1) or in @stream's order; publish. */
 static int add(struct mc_table *t, uint64_t base, uint64_t size,
 	       enum mc_kind kind, void *stream, bool graph)
@@ -292,6 +302,10 @@ static int add(struct mc_table *t, uint64_t base, uint64_t size,
 	if (err)
 		return err;
 	pthread_mutex_lock(&t->lock);
+	if (kind == MC_KIND_GLOBAL && known_global(t, &r)) {
+		pthread_mutex_unlock(&t->lock);
+		return 0; /* asked for again */
+	}
 	err = new_slot(t, &r.slot);
 	if (!err) {
 		r.serial = ++t->serial;

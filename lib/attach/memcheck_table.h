@@ -58,8 +58,9 @@ void mc_table_free(struct mc_table *t);
 
 /*
  * A synchronous allocation [@base, @base + @size), live now (cuMemAlloc,
- * managed, host, registered memory, a module's globals). 0, or
- * EGPU_EINVAL for an empty or wrapping range, EGPU_ENOMEM.
+ * managed, host, registered memory, a module's globals: the same
+ * variable again is no change). 0, or EGPU_EINVAL for an empty or
+ * wrapping range, EGPU_ENOMEM.
  */
 int mc_table_alloc(struct mc_table *t, uint64_t base, uint64_t size,
 		   enum mc_kind kind);

@@ -62,7 +62,8 @@
 	X(cuEventDestroy)                                                     \
 	X(cuStreamWriteValue32)                                               \
 	X(cuLaunchHostFunc)                                                   \
-	X(cuStreamIsCapturing)
+	X(cuStreamIsCapturing)                                                \
+	X(cuLibraryGetGlobal)
 
 #define CU_FIELD(name) __typeof__(&name) name;
 struct cu_driver {

@@ -7,6 +7,7 @@
  * wrappers are, nothing wrapped with EGPU_MEMCHECK unset, and a wrapper
  * always calling the driver's function it stands for, even when the table
  * cannot be made (no GPU here: memcheck turns itself off and says so).
+ * The module variables a load adds come from the PTX's declarations.
  * The agent's busy flag and driver lookup are played here.
  */
 #include <check.h>
@@ -16,6 +17,7 @@
 #include <cuda.h>
 
 #include "attach/attach.h"
+#include "attach/memcheck_globals.h"
 #include "attach/memcheck_hook.h"
 #include "test_util.h"
 
@@ -137,6 +139,31 @@ START_TEST(proc_names)
 }
 END_TEST
 
+/* The variables a module defines in global and constant memory; extern
+ * declarations, shared variables and functions are not. */
+START_TEST(module_variables)
+{
+	static const char ptx[] =
+		".version 8.0\n.target sm_90\n.address_size 64\n"
+		".extern .global .align 4 .b8 elsewhere[16];\n"
+		".visible .global .align 4 .b8 table[400];\n"
+		".global .align 8 .u64 counter;\n"
+		".visible .const .align 4 .f32 coef[16] = {0f3F800000};\n"
+		".shared .align 4 .b8 tile[1024];\n"
+		".visible .entry k(.param .u64 k_param_0)\n{\n\tret;\n}\n";
+	char **names = NULL;
+	size_t n = 0;
+
+	ck_assert_int_eq(mc_ptx_globals(ptx, sizeof(ptx), &names, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(names[0], "table");
+	ck_assert_str_eq(names[1], "counter");
+	ck_assert_str_eq(names[2], "coef");
+	mc_names_free(names, n);
+	ck_assert_int_eq(mc_ptx_globals("not ptx {", 9, &names, &n), EGPU_EFORMAT);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("memcheck_hook");
@@ -145,6 +172,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, unset_wraps_nothing);
 	tcase_add_test(tc, lookups);
 	tcase_add_test(tc, proc_names);
+	tcase_add_test(tc, module_variables);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -294,6 +294,8 @@ START_TEST(words)
 	ck_assert_str_eq(describe(A + 4194302, 4),
 			 "at offset 4,194,302 of a 4,194,304-byte cudaMalloc allocation, running 2 bytes past its end");
 	ck_assert_int_eq(mc_table_alloc(t, A + 8 * MiB, 1, MC_KIND_GLOBAL), 0);
+	ck_assert_int_eq(mc_table_alloc(t, A + 8 * MiB, 1, MC_KIND_GLOBAL), 0);
+	ck_assert_uint_eq(mc_table_count(t), 2); /* a variable asked for twice */
 	ck_assert_str_eq(describe(A + 8 * MiB - 1, 1),
 			 "1 byte before the start of a 1-byte __device__ variable allocation");
 	ck_assert_int_eq(mc_table_free_at(t, A, NULL, false), 0);
