@@ -393,6 +393,25 @@ START_TEST(threads)
 }
 END_TEST
 
+/* The same lookup as device code: nvcc built it for sm_90 (the build);
+ * ptxas takes it. */
+START_TEST(lookup_assembles_for_sm_90)
+{
+	char log[4096] = "";
+	size_t len = 0;
+	char *ptx = tu_read_file(EGPU_TEST_BUILD "/lookup_kernel.ptx", &len);
+
+	if (!tu_have_ptxas()) {
+		free(ptx);
+		return;
+	}
+	ck_assert_msg(tu_ptxas(ptx, len, "sm_90", false, log, sizeof(log)),
+		      "%s", log);
+	ck_assert_ptr_nonnull(strstr(ptx, ".entry mc_lookup"));
+	free(ptx);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("memcheck_table");
@@ -412,6 +431,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, slots_reused_after_quiesce);
 	tcase_add_test(tc, words);
 	tcase_add_test(tc, threads);
+	tcase_add_test(tc, lookup_assembles_for_sm_90);
 	suite_add_tcase(s, tc);
 	return s;
 }
