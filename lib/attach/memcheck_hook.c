@@ -310,27 +310,22 @@ void memcheck_loaded(const char *ptx, CUmodule mod, CUlibrary lib)
 	agent_leave(was);
 }
 
-BODY(cuModuleGetGlobal) CUdeviceptr *p, size_t *n, CUmodule m,
-			  const char *name)
-{
-	size_t bytes = 0;
-	CUresult res = real(p, n ? n : &bytes, m, name);
-
-	(void)ptsz;
-	note_global(res, p, n ? n : &bytes);
-	return res;
-}
-
-BODY(cuLibraryGetGlobal) CUdeviceptr *p, size_t *n, CUlibrary l,
-			   const char *name)
-{
-	size_t bytes = 0;
-	CUresult res = real(p, n ? n : &bytes, l, name);
-
-	(void)ptsz;
-	note_global(res, p, n ? n : &bytes);
-	return res;
-}
+/* cuModuleGetGlobal_v2 and cuLibraryGetGlobal: a handle of type @H. */
+#define GET_GLOBAL(fn, H)                                                     \
+	static CUresult fn##_body(__typeof__(&fn) real, bool ptsz,            \
+				  CUdeviceptr *p, size_t *n, H h,             \
+				  const char *name)                           \
+	{                                                                     \
+		size_t bytes = 0;                                             \
+		CUresult res = real(p, n ? n : &bytes, h, name);              \
+                                                                              \
+		(void)ptsz;                                                   \
+		note_global(res, p, n ? n : &bytes);                          \
+		return res;                                                   \
+	}
+GET_GLOBAL(cuModuleGetGlobal, CUmodule)
+GET_GLOBAL(cuLibraryGetGlobal, CUlibrary)
+#undef GET_GLOBAL
 
 static CUresult cuCtxSynchronize_body(__typeof__(&cuCtxSynchronize) real,
 				      bool ptsz)

@@ -24,22 +24,6 @@
 #define CU_OK(call) ck_assert_msg(cu_check((call), #call) == 0, "%s", egpu_errmsg())
 #define MAXQ 8
 
-/* The agent's busy flag, which the backend sets around its calls. */
-static __thread bool busy;
-
-bool agent_enter(void)
-{
-	bool was = busy;
-
-	busy = true;
-	return was;
-}
-
-void agent_leave(bool was)
-{
-	busy = was;
-}
-
 static const struct cu_driver *d;
 static CUfunction lookup;
 static struct mc_dev *dev;

@@ -8,7 +8,7 @@
  * always calling the driver's function it stands for, even when the table
  * cannot be made (no GPU here: memcheck turns itself off and says so).
  * The module variables a load adds come from the PTX's declarations.
- * The agent's busy flag and driver lookup are played here.
+ * The agent is played by fake_agent.c.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -20,32 +20,6 @@
 #include "attach/memcheck_globals.h"
 #include "attach/memcheck_hook.h"
 #include "test_util.h"
-
-static __thread bool busy;
-
-bool agent_busy(void)
-{
-	return busy;
-}
-
-bool agent_enter(void)
-{
-	bool was = busy;
-
-	busy = true;
-	return was;
-}
-
-void agent_leave(bool was)
-{
-	busy = was;
-}
-
-void *attach_driver_sym(const char *name)
-{
-	(void)name;
-	return NULL;
-}
 
 static int calls;
 static CUdeviceptr given;
