@@ -38,9 +38,23 @@ extern "C" {
 /**
  * Declare and zero an options struct with its `sz` set, like libbpf's
  * LIBBPF_OPTS: `EGPU_OPTS(egpu_load_opts, o, .name = "probe");`
+ *
+ * The library refuses (EGPU_ENOTSUP) a struct with a non-zero byte after
+ * the last field it knows (`TYPE__last_field`), trailing padding
+ * included: a field a newer header put there is never ignored silently.
+ * So a struct filled by hand is zeroed first (memset, calloc); this macro
+ * does that where the compiler allows (gcc, clang), as LIBBPF_OPTS does.
  */
+#if defined(__GNUC__) && !defined(__cplusplus)
+#define EGPU_OPTS(TYPE, NAME, ...)                                            \
+	struct TYPE NAME = __extension__({                                    \
+		__builtin_memset(&NAME, 0, sizeof(struct TYPE));              \
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };      \
+	})
+#else
 #define EGPU_OPTS(TYPE, NAME, ...)                                            \
 	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
+#endif
 
 /** Error codes. All are negative; 0 is success. */
 enum egpu_error {
@@ -122,6 +136,7 @@ struct egpu_ctx_opts {
 	 */
 	size_t mem_inline_limit;
 };
+#define egpu_ctx_opts__last_field mem_inline_limit
 
 /**
  * Create a context. Needs no GPU: the CUDA driver is opened only when a GPU
@@ -159,6 +174,7 @@ struct egpu_load_opts {
 	 */
 	bool strict;
 };
+#define egpu_load_opts__last_field strict
 
 /** Load an eBPF ELF object from @p path. NULL on failure. */
 EGPU_API egpu_obj *egpu_load(egpu_ctx *ctx, const char *path,
@@ -192,9 +208,15 @@ enum egpu_attach_point {
 	EGPU_ATTACH_ENTRY = 1, /**< at kernel entry, every thread */
 	EGPU_ATTACH_EXIT = 2,  /**< at every ret/exit, every thread */
 	EGPU_ATTACH_MEM = 3,   /**< before every memory access */
+	/** On the host, on the CPU back end: when the application calls a
+	 *  CUDA API function (egpu attach, docs/attach.md); ctx is a
+	 *  struct egpu_pt_regs of its arguments */
+	EGPU_ATTACH_UPROBE = 4,
+	EGPU_ATTACH_URETPROBE = 5, /**< the same, at its return: result in ax */
 };
 
-/** Name of an attach point: "none", "entry", "exit" or "mem". */
+/** Name of an attach point: "none", "entry", "exit", "mem", "uprobe" or
+ *  "uretprobe". */
 EGPU_API const char *egpu_attach_point_str(enum egpu_attach_point at);
 
 /** Program name (its function name in the ELF). */
@@ -203,7 +225,8 @@ EGPU_API const char *egpu_prog_name(const egpu_prog *prog);
 EGPU_API const char *egpu_prog_section(const egpu_prog *prog);
 /** Attach point named by the section, or EGPU_ATTACH_NONE. */
 EGPU_API enum egpu_attach_point egpu_prog_attach_point(const egpu_prog *prog);
-/** Kernel name or glob from the section ("" if none). */
+/** Kernel name or glob from the section ("" if none); for uprobes the
+ *  function named ("" for a plain SEC("uprobe")). */
 EGPU_API const char *egpu_prog_kernel(const egpu_prog *prog);
 /** Number of instructions after linking subprograms (lddw counts 2). */
 EGPU_API size_t egpu_prog_insn_cnt(const egpu_prog *prog);
@@ -233,6 +256,7 @@ struct egpu_jit_opts {
 	 */
 	size_t ctx_len;
 };
+#define egpu_jit_opts__last_field ctx_len
 
 /**
  * Translate a program to PTX. The result holds a `.visible .func` named
@@ -260,6 +284,7 @@ struct egpu_verify_opts {
 	uint64_t states;          /**< out: states stored for pruning */
 	double verify_ms;         /**< out: time taken */
 };
+#define egpu_verify_opts__last_field verify_ms
 
 /**
  * Run the verifier on @p prog (programs are verified anyway before they are
@@ -282,9 +307,29 @@ struct egpu_run_opts {
 	size_t ctx_len;            /**< r2: its length; copied back after a GPU run */
 	uint64_t retval;           /**< out: r0 at exit */
 	double run_ns;             /**< out: execution time, excluding translation */
+	/**
+	 * CPU back end: use the object's maps in GPU memory (moved there
+	 * first, in the current CUDA context), as the GPU probes see them:
+	 * the program's updates, deletes and writes through looked-up values
+	 * reach the GPU copies when it returns (host probes of egpu attach).
+	 */
+	bool gpu_maps;
+	/** Entry and exit probes (CPU only): the kernel parameter bytes the
+	 *  probe's struct egpu_kernel_ctx points at (ctx->params,
+	 *  bpf_egpu_read_param); ctx and ctx_len stay unset, the context is
+	 *  made from these (also when both are unset: no parameters). At
+	 *  least as many bytes as the probe reads directly through
+	 *  ctx->params. */
+	const void *params;
+	size_t params_len;         /**< ctx->params_size: bytes at params */
 };
+#define egpu_run_opts__last_field params_len
 
-/** Run a program once, directly, with r1 = ctx and r2 = ctx_len. */
+/**
+ * Run a program once with r1 = ctx and r2 = ctx_len (a probe's own ctx
+ * struct too); an entry or exit probe given no ctx (CPU only) with r1 a
+ * struct egpu_kernel_ctx whose params are egpu_run_opts.params.
+ */
 EGPU_API int egpu_prog_run(egpu_prog *prog, struct egpu_run_opts *opts);
 
 /** Map types. Values match Linux's BPF_MAP_TYPE_* and bpftime's GPU types. */
@@ -365,6 +410,50 @@ EGPU_API int egpu_map_lookup_values(egpu_map *map, const void *key,
  */
 EGPU_API int egpu_map_lookup_sum(egpu_map *map, const void *key, void *sum);
 
+/*
+ * Typed values: the object's BTF (clang -g) names the fields of map keys,
+ * values and ring records. Type ids are the BTF's; 0 is none.
+ */
+
+/**
+ * Id of the struct, union, enum, typedef or integer type @p name ("struct
+ * X" also) in @p obj's BTF; 0 (EGPU_ENOENT) when there is none.
+ */
+EGPU_API uint32_t egpu_obj_find_type(const egpu_obj *obj, const char *name);
+/**
+ * The type of @p size-byte records of ring map @p map (or of values of
+ * any map): the value type the map's definition names (__type(value, T))
+ * when it has @p size bytes, else the only struct of @p size bytes in the
+ * BTF; 0 when neither (print the bytes as hex).
+ */
+EGPU_API uint32_t egpu_map_record_type(const egpu_map *map, size_t size);
+/**
+ * @p size bytes at @p data, a value of type @p type_id, as named fields on
+ * one line: `{pid: 7, comm: "vec_add", at: [1, 2]}`, or as JSON (@p json).
+ * *text is malloc'ed (free() it). EGPU_EINVAL when @p size is not the
+ * type's.
+ */
+EGPU_API int egpu_obj_format(const egpu_obj *obj, uint32_t type_id,
+			     const void *data, size_t size, bool json,
+			     char **text, size_t *len);
+/**
+ * Store "MAP[KEY]=VALUE" into a map of @p obj. KEY and VALUE are typed by
+ * the map's BTF key and value types: integers (decimal, 0x hex, negative
+ * for signed types; range-checked), enumerator names, structs as
+ * `{field: V, ...}` (fields not named keep the entry's value), arrays as
+ * `[V, ...]`, char arrays as "text"; a map without BTF types takes
+ * integers of its key and value sizes. EGPU_ENOENT for an unknown map,
+ * EGPU_EINVAL naming the bad part.
+ */
+EGPU_API int egpu_obj_set(egpu_obj *obj, const char *assignment);
+/**
+ * Store every entry of JSON text @p json, an object of maps: `{"MAP":
+ * {"KEY": VALUE, ...}}` (KEY a string holding a key as egpu_obj_set()
+ * reads it) or `{"MAP": [{"key": K, "value": V}, ...]}`; values as
+ * egpu_obj_set(). Stops at the first error.
+ */
+EGPU_API int egpu_obj_set_json(egpu_obj *obj, const char *json);
+
 /** Opaque attachment of a program to the kernels matching a pattern. */
 typedef struct egpu_link egpu_link;
 
@@ -384,6 +473,7 @@ struct egpu_attach_opts {
 	 */
 	bool strict;
 };
+#define egpu_attach_opts__last_field strict
 
 /**
  * Attach @p prog at @p at to every kernel whose name matches @p kernel: the
@@ -398,7 +488,9 @@ EGPU_API egpu_link *egpu_attach_kernel(egpu_prog *prog, const char *kernel,
  * Attach every program of @p obj whose section names an attach point
  * (gpu/entry/K, gpu/exit/K, kprobe/K, ...) and that the verifier accepted
  * (refused ones are skipped with a warning in the log; see
- * egpu_prog_verdict()). Returns the number attached.
+ * egpu_prog_verdict()). Returns the number attached. Host probes
+ * (uprobe, uretprobe sections) are left to their caller: egpu attach runs
+ * them with egpu_prog_run().
  */
 EGPU_API int egpu_attach_all(egpu_obj *obj);
 /** Remove an attachment. NULL-safe. */
@@ -531,6 +623,71 @@ EGPU_API int egpu_module_load(egpu_ctx *ctx, CUmodule *mod, const void *image,
 			      size_t len);
 
 /* ======================================================================
+ * Compilers with a ptxas of their own (XLA; docs/frameworks.md, JAX)
+ *
+ * XLA turns its PTX into a cubin with ptxas before the driver sees it. A
+ * stand-in `ptxas` (egpu_ptxas_standin_dir()) put first on PATH hands that
+ * PTX to a server in the process that owns the maps, which instruments it
+ * with its context, and runs the real ptxas on the result.
+ * ====================================================================== */
+
+/** Opaque server instrumenting the PTX a stand-in ptxas sends. */
+typedef struct egpu_ptxas_server egpu_ptxas_server;
+
+/** Options for egpu_ptxas_server_start(). */
+struct egpu_ptxas_server_opts {
+	size_t sz; /**< sizeof(struct egpu_ptxas_server_opts) */
+	/** Socket path; NULL: a new one in a private directory under $TMPDIR. */
+	const char *socket_path;
+	/**
+	 * Instrument with this instead of egpu_instrument_ptx() on the
+	 * context given (which may then be NULL): for a caller that binds its
+	 * context lazily or guards it with a lock of its own. @p arch is the
+	 * compile's ("sm_90a"). Return 0 with *@p out malloc'ed, 0 with
+	 * *@p out NULL to decline (the original is compiled), or a negative
+	 * EGPU_E* code with egpu_errmsg() set.
+	 */
+	int (*instrument)(void *user, const char *arch, const char *ptx,
+			  size_t len, char **out, size_t *out_len);
+	void *user; /**< passed to @ref instrument */
+};
+#define egpu_ptxas_server_opts__last_field user
+
+/**
+ * Serve stand-in ptxas runs on a thread of its own, one at a time,
+ * instrumenting their PTX with @p ctx when the compile targets the
+ * context's GPU, and declining otherwise (the stand-in then compiles the
+ * original). Only compiles this process runs are served: a stand-in whose
+ * parent is another process (a forked child's) is declined. NULL on
+ * failure (egpu_errmsg()).
+ */
+EGPU_API egpu_ptxas_server *
+egpu_ptxas_server_start(egpu_ctx *ctx, const struct egpu_ptxas_server_opts *opts);
+/** The socket stand-ins connect to: the value for EGPU_PTXAS_SOCKET. */
+EGPU_API const char *egpu_ptxas_server_socket(const egpu_ptxas_server *srv);
+
+/** What a server did (egpu_ptxas_server_stats()). */
+struct egpu_ptxas_stats {
+	size_t sz;             /**< sizeof(struct egpu_ptxas_stats) */
+	uint64_t requests;     /**< stand-in runs that reached the server */
+	uint64_t instrumented; /**< modules handed back instrumented */
+	uint64_t declined;     /**< for another GPU, or nothing attached matched */
+	uint64_t failed;       /**< instrumentation failed: compiled plain */
+	double instrument_ms;  /**< libegpu's time over all of them */
+};
+/** Copy the server's counts into @p st (set its sz first). */
+EGPU_API int egpu_ptxas_server_stats(const egpu_ptxas_server *srv,
+				     struct egpu_ptxas_stats *st);
+/** Stop serving and remove the socket. NULL-safe. */
+EGPU_API void egpu_ptxas_server_stop(egpu_ptxas_server *srv);
+/**
+ * The directory holding the stand-in `ptxas` installed with this library
+ * (put it first on PATH, and the real ptxas in EGPU_PTXAS_REAL), or NULL
+ * where it is missing.
+ */
+EGPU_API const char *egpu_ptxas_standin_dir(void);
+
+/* ======================================================================
  * Events: ring buffers and printing (docs/events.md)
  *
  * Ring maps (RINGBUF, PERF_EVENT_ARRAY, GPU_RINGBUF) keep their records in
@@ -586,9 +743,11 @@ struct egpu_ringbuf_opts {
 	egpu_batch_fn batch_fn; /**< records in batches (user: the add's) */
 	/**
 	 * Stream records to this file (created or truncated, closed by
-	 * egpu_ringbuf_free()) as they arrive: each an 8-byte little-endian
-	 * header (u32 payload bytes, u32 0), then the payload padded to 8
-	 * bytes (the ring's own record format). A failed write is EGPU_EIO.
+	 * egpu_ringbuf_free()) as they arrive: a struct
+	 * egpu_record_file_header, then each record an 8-byte little-endian
+	 * header (u32 payload bytes, u32 0) and the payload padded to 8
+	 * bytes (the ring's own record format; egpu_record_file_read()
+	 * reads it back). A failed write is EGPU_EIO.
 	 */
 	const char *path;
 	size_t batch_bytes;     /**< gather buffer; 0: 1 MiB */
@@ -606,6 +765,7 @@ struct egpu_ringbuf_opts {
 	 */
 	uint32_t threads;
 };
+#define egpu_ringbuf_opts__last_field threads
 
 /**
  * egpu_ringbuf_add() with batch or file delivery (@p opts may be NULL:
@@ -637,6 +797,89 @@ EGPU_API int egpu_ringbuf_consume(egpu_ringbuf *rb);
 EGPU_API int egpu_ringbuf_poll(egpu_ringbuf *rb, int timeout_ms);
 /** Records dropped, over all rings of @p rb, because a ring was full. */
 EGPU_API uint64_t egpu_ringbuf_drops(const egpu_ringbuf *rb);
+/**
+ * The longest a GPU producer of lossless ring map @p map
+ * (EGPU_F_RING_LOSSLESS) waits for the host to drain it before dropping
+ * (default 1000 ms; 0: 1 ns, drop at once). Only before the map's first
+ * GPU use (EGPU_EBUSY after); EGPU_EINVAL for a map not lossless.
+ */
+EGPU_API int egpu_map_set_ring_wait(egpu_map *map, uint32_t wait_ms);
+
+/**
+ * egpu_ringbuf_consume() that also takes the spans (bpf_egpu_trace_span)
+ * left open by threads that ended without their flush (a trap, a probe
+ * without its exit probe), which otherwise hold back their shard's later
+ * records. Call it only when no kernel that writes @p rb's rings runs
+ * (after a synchronize): an open span is taken as far as its records go.
+ */
+EGPU_API int egpu_ringbuf_reclaim(egpu_ringbuf *rb);
+
+/* ======================================================================
+ * Spans of memory access records (bpf_egpu_trace_span; docs/events.md,
+ * "Spans"): each ring record is one warp's span; these decode one.
+ * ====================================================================== */
+
+/** Who made a span: all its records are one warp's accesses. */
+struct egpu_span_info {
+	uint32_t block; /**< linear block index */
+	uint32_t warp;  /**< warp of the block (linear thread index / 32) */
+	uint32_t smid;
+};
+
+/** One warp access, decoded: every active lane's address. */
+struct egpu_warp_rec {
+	uint32_t mask;     /**< lanes that accessed together */
+	uint32_t site;     /**< egpu_mem_ctx.site */
+	uint32_t size;     /**< bytes per lane */
+	uint16_t kind;     /**< EGPU_MEM_* */
+	uint16_t affine;   /**< 1: addr[i] = addr[lowest] + (i - lowest) * stride */
+	int64_t stride;    /**< affine only */
+	uint64_t addr[32]; /**< addr[lane] for each lane of @p mask, else 0 */
+	uint32_t bytes;    /**< bytes the record took in the span */
+};
+
+/** A cursor over a span's records (egpu_span_begin()). */
+struct egpu_span_iter {
+	const uint8_t *at, *end;
+};
+
+/**
+ * Start decoding the span record @p data of @p size bytes (as a ring
+ * callback gets it); @p info (may be NULL) receives its owner. 0 or
+ * EGPU_EFORMAT (not a span record's size).
+ */
+EGPU_API int egpu_span_begin(struct egpu_span_iter *it, const void *data,
+			     size_t size, struct egpu_span_info *info);
+/**
+ * The span's next record into @p rec: 1, 0 at the end, EGPU_EFORMAT when
+ * a record is malformed or runs past the span (egpu_errmsg() says where).
+ */
+EGPU_API int egpu_span_next(struct egpu_span_iter *it, struct egpu_warp_rec *rec);
+
+/**
+ * A record file (egpu_ringbuf_opts.path) starts with this header, then
+ * the records in the ring's own format: each an 8-byte little-endian
+ * header (u32 payload bytes, u32 0) and the payload padded to 8 bytes.
+ * A span ring's file holds its spans raw, one per record.
+ */
+struct egpu_record_file_header {
+	char magic[8];     /**< EGPU_RECORD_FILE_MAGIC, not NUL-terminated */
+	uint32_t version;  /**< EGPU_RECORD_FILE_VERSION */
+	uint32_t hdr_size; /**< bytes of this header: records start there */
+};
+#define EGPU_RECORD_FILE_MAGIC "EGPU-REC"
+#define EGPU_RECORD_FILE_VERSION 1u
+
+/**
+ * Hand every record of record file @p path to @p fn (as a ring callback:
+ * the payload, valid during the call; a span ring's are spans for
+ * egpu_span_begin()), in file order, the file mapped, not copied.
+ * Returns the records handed over, fn's result when < 0 (it stops), or
+ * EGPU_EIO / EGPU_EFORMAT (not a record file, a record cut short) naming
+ * the file and the offset.
+ */
+EGPU_API long egpu_record_file_read(const char *path, egpu_sample_fn fn,
+				    void *user);
 
 /** Counters of an ::egpu_ringbuf (egpu_ringbuf_stats()). */
 struct egpu_ringbuf_stats {
@@ -666,7 +909,12 @@ struct egpu_print_info {
 	const char *obj;    /**< object holding the format, NULL if unknown */
 	uint32_t block[3];  /**< blockIdx of the printing thread */
 	uint32_t thread[3]; /**< threadIdx */
+	/** The printing kernel's id (egpu_kernel_info()), or
+	 *  EGPU_PRINT_NO_KERNEL: direct runs, bpf-to-bpf subprograms, memory
+	 *  probes in a .func several kernels call */
+	uint32_t kernel_id;
 };
+#define EGPU_PRINT_NO_KERNEL 0xffffffffu
 
 /**
  * Receives one line printed on the GPU by bpf_printk / bpf_trace_printk /
@@ -879,7 +1127,11 @@ struct egpu_trace_opts {
 	/** no Python frames (by default a thread running CPython 3.10+ gets
 	 *  its Python frames in place of the interpreter's) */
 	bool no_python;
+	/** flight recorder: keep only the last keep_ns of the trace (memory
+	 *  stays that of the window, about 2 s more); 0: all of it */
+	uint64_t keep_ns;
 };
+#define egpu_trace_opts__last_field keep_ns
 
 /**
  * Start tracing the process: launches from now on are recorded. NULL on
@@ -901,12 +1153,17 @@ enum egpu_trace_format {
 	/** Folded stacks weighted by GPU time in microseconds:
 	 *  "main;f;cudaLaunchKernel;[GPU_Kernel]k 3099" */
 	EGPU_TRACE_FOLDED = 1,
-	/** Chrome trace / Perfetto JSON timeline with launch→kernel flows. */
+	/** Chrome trace / Perfetto JSON timeline with launch→kernel flows
+	 *  (each call carries its stack as text: for small traces). */
 	EGPU_TRACE_CHROME = 2,
 	/** Self-contained interactive SVG flame graph. */
 	EGPU_TRACE_SVG = 3,
 	/** Text table: top kernels by GPU time, launches, hottest paths. */
 	EGPU_TRACE_SUMMARY = 4,
+	/** Perfetto's protobuf trace (.perfetto-trace): the timeline of
+	 *  EGPU_TRACE_CHROME with names and call stacks interned, about
+	 *  60 bytes a launch (docs/trace-outputs.md). */
+	EGPU_TRACE_PERFETTO = 5,
 };
 
 /** Write a stopped trace as @p format to @p path ("-": stdout). */
@@ -938,6 +1195,8 @@ struct egpu_trace_stats {
 	 *  trace's stacks name it (its function, else "module+0xoffset");
 	 *  "" when none; valid until egpu_trace_free() */
 	const char *slow_frame;
+	/** calls and operations the flight recorder let go (keep_ns) */
+	uint64_t dropped;
 };
 
 /** Fill @p stats (set its sz first). */
@@ -1044,6 +1303,7 @@ struct egpu_metrics_opts {
 	 *  free one (egpu_metrics_port()). */
 	const char *listen;
 };
+#define egpu_metrics_opts__last_field listen
 
 /**
  * Maps to be exported as metrics, read from @p ctx's maps at each scrape
@@ -1081,6 +1341,7 @@ struct egpu_pprof_opts {
 	size_t sz;                 /**< sizeof(struct egpu_pprof_opts) */
 	bool no_copies;            /**< leave memcpy / memset out */
 };
+#define egpu_pprof_opts__last_field no_copies
 
 /**
  * Write a stopped trace as a gzip'd pprof Profile to @p path: samples of

@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # Every benchmark table of docs/benchmarks.md in one run on one GPU, named:
 # probe overhead (bench_overhead), memory probes next to compute-sanitizer
-# memcheck on the same binary (bench_memcheck.sh, which runs bench_mem),
+# memcheck on the same binary (bench_memcheck.sh, which runs bench_mem; its
+# "trace (spans)" rows are the complete trace on spans: "empty ring" the
+# trace kept in GPU memory, "ratio" streamed while a thread drains, every
+# span decoded, "B/access" ring bytes per lane access; "trace (spans,
+# lossless)" the same into a 16 MiB lossless ring the warps wait on:
+# "dropped" must read 0.00%, "drain GB/s" is what was delivered into host
+# memory while the kernels ran),
 # event rings (ringbuf_bench: rings in host memory, and a ring in GPU memory
 # consumed per record, in batches, on 4 threads, to a file) and host lookups
-# (lookup_bench).
+# (lookup_bench), and the probe cost on a torch.compile'd transformer
+# (transformer_bench.py; skipped with a message without PyTorch/Triton).
 #
 #   scripts/bench_all.sh [BUILD_DIR] [RUNS]
 set -euo pipefail
@@ -30,3 +37,7 @@ echo "## Event rings (ringbuf_bench 5)"
 echo
 echo "## Host lookups (lookup_bench 2001)"
 "$bench/lookup_bench" 2001
+echo
+echo "## Probes on a torch.compile'd transformer (transformer_bench.py $build/tests/bench $runs)"
+python3 "$here/../tests/bench/transformer_bench.py" "$bench" "$runs" ||
+	echo "**transformer_bench FAILED** (exit $?): outputs differ or no probe ran"

@@ -7,7 +7,7 @@ set -euo pipefail
 pkgs=(cmake make gcc pkg-config llvm-16-dev clang-16 libclang-rt-16-dev libbpf-dev libelf-dev
       zlib1g-dev libzstd-dev libffi-dev check libsubunit-dev python3
       swig python3-dev python3-pytest python3-numpy python3-setuptools golang-go
-      libmicrohttpd-dev libprotobuf-c-dev protobuf-c-compiler
+      libmicrohttpd-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
       golang-github-google-pprof-dev prometheus python3-prometheus-client
       golang-github-prometheus-client-golang-dev
       python3-matplotlib

@@ -306,9 +306,10 @@ func reportOf(r capi.Egpu_report) Report {
 	return rep
 }
 
-// Instrument splices every attached program into a PTX module and returns
-// the new PTX and what was done. Without an offline context the maps are
-// bound to GPU memory, which needs a GPU.
+// Instrument splices every attached program into a module, given as PTX
+// text or a fatbin's bytes in a string, and returns the new PTX and what
+// was done. Without an offline context the maps are bound to GPU memory,
+// which needs a GPU.
 func (c *Context) Instrument(ptx string) (string, Report, error) {
 	defer c.lock()()
 	if err := c.live(); err != nil {
@@ -543,8 +544,23 @@ func (p *Prog) RunTimed(mem []byte, backend Backend) (uint64, time.Duration, err
 	}
 	var r0 uint64
 	var ns float64
-	_, err := call(func() int { return capi.Prog_run(p.h, int(backend), mem, &r0, &ns) })
+	_, err := call(func() int { return capi.Prog_run(p.h, int(backend), mem, nil, &r0, &ns) })
 	return r0, time.Duration(ns), err
+}
+
+// RunProbe runs an entry or exit probe once on the CPU, with params as
+// the parameter bytes of the kernel it probes (ctx->params,
+// bpf_egpu_read_param): at least as many as the probe reads directly.
+// Returns r0.
+func (p *Prog) RunProbe(params []byte) (uint64, error) {
+	defer p.obj.ctx.lock()()
+	if err := p.obj.live(); err != nil {
+		return 0, err
+	}
+	var r0 uint64
+	var ns float64
+	_, err := call(func() int { return capi.Prog_run(p.h, int(CPU), nil, params, &r0, &ns) })
+	return r0, err
 }
 
 // JitOptions choose the output of JitPTX.

@@ -237,9 +237,32 @@ func TestLoadErrors(t *testing.T) {
 		!strings.Contains(err.Error(), "r10") {
 		t.Fatalf("unsafe program: %v", err)
 	}
-	if _, err := egpu.NewContext(&egpu.Options{SM: "gfx90a"}); !errors.Is(err, egpu.EINVAL) ||
-		!strings.Contains(err.Error(), "gfx90a") {
-		t.Fatalf("bad target: %v", err)
+	for _, sm := range []string{"gfx90a", "sm_1000", "sm_99999999999", "sm_31"} {
+		if _, err := egpu.NewContext(&egpu.Options{SM: sm}); !errors.Is(err, egpu.EINVAL) ||
+			!strings.Contains(err.Error(), sm) {
+			t.Fatalf("bad target %s: %v", sm, err)
+		}
+	}
+}
+
+// GPUs newer than the JIT's LLVM get their own .target and .version.
+func TestNewTargets(t *testing.T) {
+	for sm, header := range map[string]string{"sm_100": ".version 8.6\n.target sm_100\n",
+		"sm_120": ".version 8.7\n.target sm_120\n", "sm_100a": ".target sm_100a\n"} {
+		ctx, err := egpu.NewContext(&egpu.Options{SM: sm, Offline: true})
+		if err != nil {
+			t.Fatalf("%s: %v", sm, err)
+		}
+		obj, err := ctx.LoadInsns([]byte{0xb7, 0, 0, 0, 7, 0, 0, 0, 0x95, 0, 0, 0, 0, 0, 0, 0}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := obj.Program("prog")
+		ptx, err := p.JitPTX(nil)
+		if err != nil || !strings.Contains(ptx, header) {
+			t.Fatalf("%s: %v\n%.300s", sm, err, ptx)
+		}
+		ctx.Close()
 	}
 }
 

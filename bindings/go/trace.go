@@ -29,6 +29,9 @@ const (
 	// TraceSummary: a text table of the top kernels by GPU time, their
 	// launches and hottest call paths.
 	TraceSummary TraceFormat = 4
+	// TracePerfetto: Perfetto's protobuf trace (.perfetto-trace), the
+	// timeline of TraceChrome with names and call stacks interned.
+	TracePerfetto TraceFormat = 5
 	// TracePprof: a gzip'd pprof profile of GPU time and launches by CPU
 	// stack (egpu_trace_write_pprof, docs/fleet.md). Not a value of the C
 	// enum.
@@ -38,8 +41,9 @@ const (
 // traceSuffixes choose Trace.Write's format from the path's suffix (as
 // Python's Trace.write does; "x.pb.gz" ends in ".gz").
 var traceSuffixes = map[string]TraceFormat{
-	".folded": TraceFolded, ".json": TraceChrome, ".svg": TraceSVG,
-	".txt": TraceSummary, ".gz": TracePprof, ".pprof": TracePprof,
+	".perfetto-trace": TracePerfetto, ".folded": TraceFolded,
+	".json": TraceChrome, ".svg": TraceSVG, ".txt": TraceSummary,
+	".gz": TracePprof, ".pprof": TracePprof,
 }
 
 // TraceOptions configure StartTrace; the zero value (or nil) gives the
@@ -232,13 +236,14 @@ func (t *Trace) Kernels() ([]TraceKernel, error) {
 }
 
 // Write writes the stopped trace to @path in the format its suffix names:
-// .folded, .json (Chrome / Perfetto), .svg, .txt (the summary), .gz (as
-// in "gpu.pb.gz") or .pprof (pprof). "-" needs WriteFormat.
+// .perfetto-trace (Perfetto's binary trace), .folded, .json (Chrome /
+// Perfetto JSON), .svg, .txt (the summary), .gz (as in "gpu.pb.gz") or
+// .pprof (pprof). "-" needs WriteFormat.
 func (t *Trace) Write(path string) error {
 	format, ok := traceSuffixes[filepath.Ext(path)]
 	if !ok {
 		return newError(EINVAL, "egpu: "+path+": say the format (WriteFormat), or use one of "+
-			".folded, .json, .svg, .txt, .pb.gz, .pprof")
+			".perfetto-trace, .folded, .json, .svg, .txt, .pb.gz, .pprof")
 	}
 	return t.WriteFormat(path, format)
 }

@@ -155,6 +155,9 @@ func TestTraceWrite(t *testing.T) {
 				bytes.Contains(b, []byte(";cudaMemcpy;"))
 		}},
 		{"t.json", func(b []byte) bool { return b[0] == '{' && bytes.Contains(b, []byte("forward(float*)")) }},
+		{"t.perfetto-trace", func(b []byte) bool {
+			return b[0] == 0x0a && bytes.Contains(b, []byte("forward(float*)"))
+		}},
 		{"t.svg", func(b []byte) bool {
 			return bytes.Contains(b, []byte("<svg")) && bytes.Contains(b, []byte("forward(float*)"))
 		}},

@@ -3,6 +3,7 @@
 package egpu_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"strings"
@@ -81,5 +82,30 @@ func TestUnmatchedPatternWarnsUnlessStrict(t *testing.T) {
 	}
 	if _, _, err = ctx.Instrument(string(ptx)); !errors.Is(err, egpu.ENOENT) {
 		t.Fatalf("strict: %v", err)
+	}
+}
+
+// tests/api/params.bpf.o: entry probes of saxpy(float a, const float *x,
+// float *y, int n) reading n (bytes 24..27) through bpf_egpu_read_param
+// (record_n) and ctx->params (direct_n), run on the CPU.
+func TestProbeRunsWithParams(t *testing.T) {
+	_, obj := loadIn(t, &egpu.Options{Offline: true}, "EGPU_TEST_PARAMS")
+	params := make([]byte, 28)
+	binary.LittleEndian.PutUint32(params[24:], 1000)
+	seen := mustMap(t, obj, "seen")
+	for key, name := range map[uint32]string{0: "record_n", 4: "direct_n"} {
+		p, _ := obj.Program(name)
+		if r0, err := p.RunProbe(params); err != nil || r0 != 0 {
+			t.Fatalf("%s: r0 %d, %v", name, r0, err)
+		}
+		k := binary.LittleEndian.AppendUint32(nil, key)
+		if v, err := seen.Lookup(k); err != nil || binary.LittleEndian.Uint64(v) != 1000 {
+			t.Fatalf("%s: seen[%d] = %v, %v", name, key, v, err)
+		}
+	}
+	direct, _ := obj.Program("direct_n")
+	if _, err := direct.RunProbe(params[:24]); !errors.Is(err, egpu.EINVAL) ||
+		!strings.Contains(err.Error(), "up to byte 28") {
+		t.Fatalf("24 bytes: %v", err)
 	}
 }

@@ -304,7 +304,8 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 }
 %apply (const void *BUF, size_t LEN) {
 	(const void *elf, size_t len), (const void *insns, size_t len),
-	(const void *image, size_t len), (const char *ptx, size_t len)
+	(const void *image, size_t len), (const char *ptx, size_t len),
+	(const void *data, size_t size), (const void *span, size_t len)
 };
 
 /* Text out: returned as a str, the C buffer freed. */
@@ -320,7 +321,8 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %typemap(freearg) (char **TEXT, size_t *LEN) {
 	free(text$argnum);
 }
-%apply (char **TEXT, size_t *LEN) { (char **ptx, size_t *len), (char **out, size_t *out_len) };
+%apply (char **TEXT, size_t *LEN) { (char **ptx, size_t *len), (char **out, size_t *out_len),
+	(char **text, size_t *len) };
 
 %typemap(in, numinputs=0) struct egpu_report *report (struct egpu_report rep) {
 	memset(&rep, 0, sizeof(rep));
@@ -408,6 +410,7 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %raise_if_null(egpu_load_mem, 0)
 %raise_if_null(egpu_load_insns, 0)
 %raise_if_null(egpu_trace_start, 0)
+%raise_if_null(ptxas_server_start, 0)
 
 /* Replaced by the size-checked functions below. */
 %ignore egpu_map_lookup;
@@ -430,6 +433,13 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %ignore egpu_ringbuf_fd;
 %ignore egpu_ringbuf_free;
 %ignore egpu_ringbuf_add_opts;
+%ignore egpu_ringbuf_reclaim;
+/* Replaced by span_decode() below. */
+%ignore egpu_span_begin;
+%ignore egpu_span_next;
+%ignore egpu_span_iter;
+%ignore egpu_span_info;
+%ignore egpu_warp_rec;
 %ignore egpu_ringbuf_new_opts;
 %ignore egpu_ringbuf_opts;
 %ignore egpu_record;
@@ -456,6 +466,11 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %ignore egpu_clock_gpu_to_host;
 /* The struct and the function share the name: kernel_info() below. */
 %ignore egpu_kernel_info;
+/* Replaced by ptxas_server_start() and ptxas_server_stats() below. */
+%ignore egpu_ptxas_server_start;
+%ignore egpu_ptxas_server_opts;
+%ignore egpu_ptxas_server_stats;
+%ignore egpu_ptxas_stats;
 %ignore egpu_map_lookup_kernel;
 /* <egpu/ctx.h> gives its constants (EGPU_MEM_*, EGPU_SPACE_*); the ctx
  * structs are for probes, not for the host. */
@@ -489,6 +504,13 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 /* Freeing a context stops its helper dispatcher, which may be waiting
  * for the GIL to call Python: let it have it. */
 %exception egpu_ctx_free {
+	Py_BEGIN_ALLOW_THREADS
+	$action
+	Py_END_ALLOW_THREADS
+}
+
+/* Stopping waits for a request being served, which needs no GIL. */
+%exception egpu_ptxas_server_stop {
 	Py_BEGIN_ALLOW_THREADS
 	$action
 	Py_END_ALLOW_THREADS
@@ -721,36 +743,51 @@ PyObject *prog_verdict(egpu_prog *prog)
 /*
  * Run @prog once on @backend with @memory as r1/r2: a writable buffer
  * (bytearray, numpy array, ...) sees the program's stores, a read-only one
- * is copied first. Returns (r0, run_ns).
+ * is copied first. An entry or exit probe gets @params (a buffer, or None)
+ * as its kernel's parameter bytes. Returns (r0, run_ns).
  */
-PyObject *prog_run(egpu_prog *prog, int backend, PyObject *memory)
+PyObject *prog_run(egpu_prog *prog, int backend, PyObject *memory,
+		   PyObject *params)
 {
 	EGPU_OPTS(egpu_run_opts, ro, .backend = (enum egpu_backend)backend);
+	Py_buffer view, pview = { .buf = NULL, .len = 0 };
+	bool have_params = params != Py_None;
 	void *copy = NULL;
-	Py_buffer view;
 	int err;
 
+	if (have_params && PyObject_GetBuffer(params, &pview, PyBUF_SIMPLE))
+		return NULL;
+	ro.params = pview.len ? pview.buf : NULL;
+	ro.params_len = (size_t)pview.len;
 	if (PyObject_GetBuffer(memory, &view, PyBUF_WRITABLE)) {
 		PyErr_Clear();
 		if (PyObject_GetBuffer(memory, &view, PyBUF_SIMPLE))
-			return NULL;
+			goto no_memory;
 		copy = malloc(view.len ? (size_t)view.len : 1);
 		if (!copy) {
 			PyBuffer_Release(&view);
-			return PyErr_NoMemory();
+			PyErr_NoMemory();
+			goto no_memory;
 		}
 		memcpy(copy, view.buf, (size_t)view.len);
 	}
-	ro.ctx = copy ? copy : view.buf;
+	/* no bytes: no memory (a probe's r1 is made from its params) */
+	ro.ctx = !view.len ? NULL : copy ? copy : view.buf;
 	ro.ctx_len = (size_t)view.len;
 	err = egpu_prog_run(prog, &ro);
 	free(copy);
 	PyBuffer_Release(&view);
+	if (have_params)
+		PyBuffer_Release(&pview);
 	if (err) {
 		raise_last(err);
 		return NULL;
 	}
 	return Py_BuildValue("(Kd)", (unsigned long long)ro.retval, ro.run_ns);
+no_memory:
+	if (have_params)
+		PyBuffer_Release(&pview);
+	return NULL;
 }
 %}
 
@@ -895,6 +932,39 @@ static int print_wait(void *handle, int timeout_ms)
 		SWIG_fail;
 }
 
+%{
+/* What a pass that handed @n records (or failed) returns to Python. */
+static PyObject *ring_result(struct py_ring *r, int n)
+{
+	if (r->exc_type) {
+		PyErr_Restore(r->exc_type, r->exc_value, r->exc_tb);
+		r->exc_type = r->exc_value = r->exc_tb = NULL;
+		return NULL;
+	}
+	if (PyErr_Occurred())
+		return NULL;
+	if (n < 0) {
+		raise_last(n);
+		return NULL;
+	}
+	return PyLong_FromLong(n);
+}
+
+/* A decoded warp access as (mask, site, size, kind, affine, stride, addrs). */
+static PyObject *span_rec_tuple(const struct egpu_warp_rec *rec)
+{
+	PyObject *addrs = PyTuple_New(__builtin_popcount(rec->mask));
+	Py_ssize_t k = 0;
+
+	for (uint32_t m = rec->mask; addrs && m; m &= m - 1)
+		PyTuple_SET_ITEM(addrs, k++, PyLong_FromUnsignedLongLong(
+			rec->addr[__builtin_ctz(m)]));
+	return addrs ? Py_BuildValue("(IIIiiLN)", rec->mask, rec->site,
+				     rec->size, (int)rec->kind, (int)rec->affine,
+				     (long long)rec->stride, addrs) : NULL;
+}
+%}
+
 %inline %{
 /*
  * A consumer of ring map @map; free it with ring_free(). @batch: the
@@ -944,18 +1014,104 @@ PyObject *ring_poll(struct py_ring *r, int timeout_ms, PyObject *fn)
 	r->fn = fn;
 	n = wait_sliced(ring_wait, r->rb, timeout_ms);
 	r->fn = NULL;
-	if (r->exc_type) {
-		PyErr_Restore(r->exc_type, r->exc_value, r->exc_tb);
-		r->exc_type = r->exc_value = r->exc_tb = NULL;
+	return ring_result(r, n);
+}
+
+/* egpu_ringbuf_reclaim with @fn(bytes) for every record (as ring_poll). */
+PyObject *ring_reclaim(struct py_ring *r, PyObject *fn)
+{
+	int n;
+
+	r->fn = fn;
+	n = egpu_ringbuf_reclaim(r->rb);
+	r->fn = NULL;
+	return ring_result(r, n);
+}
+
+/*
+ * A span record (bpf_egpu_trace_span) decoded by egpu_span_next:
+ * (block, warp, smid, [(mask, site, size, kind, affine, stride, addrs)]),
+ * addrs a tuple of the active lanes' addresses in lane order.
+ */
+PyObject *span_decode(const void *span, size_t len)
+{
+	struct egpu_span_iter it;
+	struct egpu_span_info info;
+	struct egpu_warp_rec rec;
+	PyObject *recs;
+	int got = 0, err = egpu_span_begin(&it, span, len, &info);
+
+	if (err) {
+		raise_last(err);
 		return NULL;
 	}
-	if (PyErr_Occurred())
-		return NULL;
-	if (n < 0) {
-		raise_last(n);
+	recs = PyList_New(0);
+	while (recs && (got = egpu_span_next(&it, &rec)) == 1) {
+		PyObject *t = span_rec_tuple(&rec);
+
+		if (!t || PyList_Append(recs, t))
+			Py_CLEAR(recs);
+		Py_XDECREF(t);
+	}
+	if (recs && got < 0) {
+		Py_DECREF(recs);
+		raise_last(got);
 		return NULL;
 	}
-	return PyLong_FromLong(n);
+	return recs ? Py_BuildValue("(IIIN)", info.block, info.warp, info.smid,
+				    recs) : NULL;
+}
+
+/*
+ * Every lane address of span @span, in record order then lane order, as
+ * little-endian u64 bytes (for numpy.frombuffer): no Python per record.
+ */
+PyObject *span_addresses(const void *span, size_t len)
+{
+	struct egpu_span_iter it;
+	struct egpu_warp_rec rec;
+	PyObject *out;
+	uint64_t *a;
+	size_t n = 0;
+	int got, err = egpu_span_begin(&it, span, len, NULL);
+
+	while (!err && (got = egpu_span_next(&it, &rec)) == 1)
+		n += (size_t)__builtin_popcount(rec.mask);
+	if (err || got < 0) {
+		raise_last(err ? err : got);
+		return NULL;
+	}
+	out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
+	a = out ? (uint64_t *)PyBytes_AS_STRING(out) : NULL;
+	egpu_span_begin(&it, span, len, NULL);
+	while (a && egpu_span_next(&it, &rec) == 1)
+		for (uint32_t m = rec.mask; m; m &= m - 1)
+			*a++ = rec.addr[__builtin_ctz(m)];
+	return out;
+}
+
+/* egpu_record_file_read's callback: the record appended to list @user. */
+static int file_record_to_list(void *user, const void *data, size_t size)
+{
+	PyObject *b = PyBytes_FromStringAndSize(data, (Py_ssize_t)size);
+	int ret = b ? PyList_Append((PyObject *)user, b) : -1;
+
+	Py_XDECREF(b);
+	return ret < 0 ? -1 : 0;
+}
+
+/* The records of record file @path as a list of bytes. */
+PyObject *record_file_read(const char *path)
+{
+	PyObject *list = PyList_New(0);
+	long n = list ? egpu_record_file_read(path, file_record_to_list, list) : -1;
+
+	if (n >= 0)
+		return list;
+	Py_XDECREF(list);
+	if (!PyErr_Occurred())
+		raise_last((int)n);
+	return NULL;
 }
 
 /* The consumer's counters as a dict. */
@@ -1028,6 +1184,30 @@ static PyObject *text(const char *s)
 %}
 
 %inline %{
+/* A stand-in ptxas server on a socket of its own (egpu.jax). */
+egpu_ptxas_server *ptxas_server_start(egpu_ctx *ctx)
+{
+	return egpu_ptxas_server_start(ctx, NULL);
+}
+
+/* What a ptxas server did, as a dict. */
+PyObject *ptxas_server_stats(egpu_ptxas_server *srv)
+{
+	EGPU_OPTS(egpu_ptxas_stats, st);
+	int err = egpu_ptxas_server_stats(srv, &st);
+
+	if (err) {
+		raise_last(err);
+		return NULL;
+	}
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:d}",
+		"requests", (unsigned long long)st.requests,
+		"instrumented", (unsigned long long)st.instrumented,
+		"declined", (unsigned long long)st.declined,
+		"failed", (unsigned long long)st.failed,
+		"instrument_ms", st.instrument_ms);
+}
+
 /* The totals of a stopped trace as a dict. */
 PyObject *trace_stats(egpu_trace *t)
 {

@@ -8,12 +8,16 @@
  * bandwidth the kernel reached over time; then traced again with the ring
  * in GPU memory (mem_trace_dev.bpf.c), drained by the copy engine, and
  * with libegpu's compressed warp records (mem_trace_warp.bpf.c:
- * bpf_egpu_trace_warp, one reservation per warp access in its SM's shard).
+ * bpf_egpu_trace_warp, one reservation per warp access in its SM's shard),
+ * and last as the complete trace on spans (mem_trace_span.bpf.c:
+ * bpf_egpu_trace_span, compact records published once per span, each
+ * span decoded with egpu_span_next).
  * With --values, instead: each global access of a small launch with the
  * value it loads or stores (mem_trace_values.bpf.c: bpf_egpu_read_mem,
  * bpf_egpu_read_value).
  *
  *   mem_trace [--values] [--check]
+ *   mem_trace --read FILE   (a trace of `egpu attach --trace FILE`)
  *
  * --check: every mode must see exactly what add_and_gather is known to
  * access: every element of a, b and src loaded once, of c and dst stored
@@ -299,27 +303,60 @@ static bool decode_warp(const void *data, size_t size, struct access *a)
 	return true;
 }
 
+/* One warp access @a of the trace counted, its addresses checked. */
+static void account(struct trace *t, const struct access *a)
+{
+	struct site_trace *st;
+
+	if (a->site >= MT_MAX_SITES) {
+		t->bad++;
+		return;
+	}
+	st = &t->site[a->site];
+	st->warp_accesses++;
+	st->lanes += (uint64_t)a->lanes;
+	st->bytes += (uint64_t)a->lanes * a->size;
+	st->sectors += count_sectors(a->addr, a->lanes, a->size);
+	st->ideal += ((uint64_t)a->lanes * a->size + SECTOR - 1) / SECTOR;
+	st->kind = a->kind;
+	for (int i = 0; t->arr && i < a->lanes; i++) /* --read: no arrays */
+		check_address(t, st, a->addr[i]);
+	if (a->ns) /* spans carry no time */
+		add_point(t, a->ns, (uint64_t)a->lanes * a->size);
+}
+
 static int on_record(void *user, const void *data, size_t size)
 {
 	struct trace *t = user;
-	struct site_trace *st;
 	struct access a;
 
 	t->records++;
-	if (!t->decode(data, size, &a) || a.site >= MT_MAX_SITES) {
+	if (!t->decode(data, size, &a))
 		t->bad++;
-		return 0;
+	else
+		account(t, &a);
+	return 0;
+}
+
+/* A span of bpf_egpu_trace_span (mem_trace_span.bpf.c): its records. */
+static int on_span(void *user, const void *data, size_t size)
+{
+	struct trace *t = user;
+	struct egpu_span_iter it;
+	struct egpu_warp_rec rec;
+	int got = egpu_span_begin(&it, data, size, NULL);
+
+	while (!got && (got = egpu_span_next(&it, &rec)) == 1) {
+		struct access a = { .site = rec.site, .size = rec.size,
+				    .kind = rec.kind };
+
+		for (uint32_t m = rec.mask; m; m &= m - 1)
+			a.addr[a.lanes++] = rec.addr[__builtin_ctz(m)];
+		t->records++;
+		account(t, &a);
 	}
-	st = &t->site[a.site];
-	st->warp_accesses++;
-	st->lanes += (uint64_t)a.lanes;
-	st->bytes += (uint64_t)a.lanes * a.size;
-	st->sectors += count_sectors(a.addr, a.lanes, a.size);
-	st->ideal += ((uint64_t)a.lanes * a.size + SECTOR - 1) / SECTOR;
-	st->kind = a.kind;
-	for (int i = 0; i < a.lanes; i++)
-		check_address(t, st, a.addr[i]);
-	add_point(t, a.ns, (uint64_t)a.lanes * a.size);
+	if (got < 0)
+		t->bad++;
 	return 0;
 }
 
@@ -460,7 +497,8 @@ static int run_count(struct app *app, const struct arrays *arr, bool check,
 /* Trace with the ring of the app's probe, described by @where. */
 static int run_trace(struct app *app, const struct arrays *arr, bool check,
 		     const struct site_count *counts, const char *where,
-		     bool (*decode)(const void *, size_t, struct access *))
+		     bool (*decode)(const void *, size_t, struct access *),
+		     egpu_sample_fn fn)
 {
 	static struct trace t;
 	struct ring_thread rt;
@@ -475,7 +513,7 @@ static int run_trace(struct app *app, const struct arrays *arr, bool check,
 		t.hits[k] = calloc(N, 1);
 	for (int s = 0; s < MT_MAX_SITES; s++)
 		t.site[s].array = -1;
-	ring_thread_start(&rt, egpu_obj_map(app->obj, "events"), on_record, &t);
+	ring_thread_start(&rt, egpu_obj_map(app->obj, "events"), fn, &t);
 	ms = launch(app, arr, N);
 	CUDA_CHECK(cudaDeviceSynchronize());
 	drops = ring_thread_stop(&rt);
@@ -648,15 +686,56 @@ static int run_modes(struct app *app, const struct arrays *arr, bool check)
 	rc = run_count(app, arr, check, counts);
 	app_stop(app);
 	app_start(app, EXAMPLE_PROBE, EXAMPLE_PTX);
-	rc |= run_trace(app, arr, check, counts, "host", decode_mt);
+	rc |= run_trace(app, arr, check, counts, "host", decode_mt, on_record);
 	app_stop(app);
 	app_start(app, DEVICE_RING_PROBE, EXAMPLE_PTX);
-	rc |= run_trace(app, arr, check, counts, "GPU", decode_mt);
+	rc |= run_trace(app, arr, check, counts, "GPU", decode_mt, on_record);
 	app_stop(app);
 	app_start(app, WARP_PROBE, EXAMPLE_PTX);
 	rc |= run_trace(app, arr, check, counts,
-			"GPU (bpf_egpu_trace_warp, per-SM shards)", decode_warp);
+			"GPU (bpf_egpu_trace_warp, per-SM shards)", decode_warp,
+			on_record);
+	app_stop(app);
+	app_start(app, SPAN_PROBE, EXAMPLE_PTX);
+	rc |= run_trace(app, arr, check, counts,
+			"GPU (bpf_egpu_trace_span, spans)", NULL, on_span);
 	return rc;
+}
+
+/*
+ * --read FILE: a record file of spans (`egpu attach --trace FILE` with
+ * mem_trace_span_lossless.bpf.o) decoded, every lane's address, size and
+ * kind; per site, the warp accesses, lane accesses and 32-byte sectors
+ * against the fewest possible. Fails on a malformed span or file.
+ */
+static int read_file(const char *path)
+{
+	static struct trace t;
+	uint64_t lanes = 0;
+	long spans = egpu_record_file_read(path, on_span, &t);
+
+	if (spans < 0) {
+		fprintf(stderr, "mem_trace: %s\n", egpu_errmsg());
+		return 1;
+	}
+	printf("%s: %ld spans, %llu warp accesses\n", path, spans,
+	       (unsigned long long)t.records);
+	printf("site  kind  warp accesses  lane accesses   sectors  ideal\n");
+	for (uint32_t s = 0; s < MT_MAX_SITES; s++) {
+		const struct site_trace *st = &t.site[s];
+
+		if (!st->warp_accesses)
+			continue;
+		lanes += st->lanes;
+		printf("%4u  %4u  %13llu  %13llu  %8llu  %5llu\n", s, st->kind,
+		       (unsigned long long)st->warp_accesses,
+		       (unsigned long long)st->lanes,
+		       (unsigned long long)st->sectors,
+		       (unsigned long long)st->ideal);
+	}
+	printf("%llu lane accesses decoded, %llu malformed\n",
+	       (unsigned long long)lanes, (unsigned long long)t.bad);
+	return t.bad != 0;
 }
 
 int main(int argc, char **argv)
@@ -672,8 +751,10 @@ int main(int argc, char **argv)
 			check = true;
 		} else if (!strcmp(argv[i], "--values")) {
 			values = true;
+		} else if (!strcmp(argv[i], "--read") && i + 1 < argc) {
+			return read_file(argv[i + 1]);
 		} else {
-			fprintf(stderr, "usage: mem_trace [--values] [--check]\n");
+			fprintf(stderr, "usage: mem_trace [--values] [--check] | --read FILE\n");
 			return 2;
 		}
 	}

@@ -41,6 +41,10 @@ static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
  */
 static long (*bpf_trace_printk)(const char *fmt, __u32 fmt_size, ...) = (void *)6;
 static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
+/* Host probes (uprobes) only: the application's memory; -EFAULT and
+ * zeroes where it cannot be read. */
+static long (*bpf_probe_read_user)(void *dst, __u32 size,
+				   const void *unsafe_ptr) = (void *)112;
 static long (*bpf_perf_event_output)(void *ctx, void *map, __u64 flags,
 				     void *data, __u64 size) = (void *)25;
 static long (*bpf_ringbuf_output)(void *ringbuf, void *data, __u64 size,
@@ -252,6 +256,36 @@ static __u64 (*bpf_egpu_trace_warp_batch)(void *ring, __u64 state, __u64 addr,
  * record, which the consumer may have taken already).
  */
 static long (*bpf_egpu_trace_flush)(void *ring, __u64 state) = (void *)523;
+
+/*
+ * Memory probes, the complete trace: the active lanes' access as a
+ * compact record (16 bytes when affine; else base and per-lane deltas of
+ * 1, 2, 4 or 8 bytes) in a span of the SM's shard that the leading lane
+ * owns. @state is the lane's span state, kept by the probe in a
+ * BPF_MAP_TYPE_EGPU_THREAD_LOCAL value (0 at first, one per ring) and
+ * passed by value; the helper returns this lane's new state. A span is
+ * published (one fence, one header store) when full, when its owner's
+ * record goes into another lane's span, and at bpf_egpu_trace_span_flush,
+ * which the probe calls at kernel exit (GPU_EXIT); spans never flushed
+ * (a trap, no exit probe) are taken by egpu_ringbuf_reclaim() once the
+ * kernel ended. Records of one thread arrive in order; a full shard drops
+ * the access, counted once. Decode with egpu_span_begin/next (<egpu/egpu.h>)
+ * or egpu.span in Python (docs/events.md, "Spans").
+ */
+static __u64 (*bpf_egpu_trace_span)(void *ring, __u64 state, __u64 addr,
+				    __u64 info) = (void *)524;
+
+/* bpf_egpu_trace_span for the access of memory probe context @ctx. */
+#define bpf_egpu_trace_access_span(ring, state, ctx)                         \
+	bpf_egpu_trace_span((ring), (state), (ctx)->addr,                    \
+			    (__u64)(ctx)->size | (__u64)(ctx)->kind << 16 |   \
+			    (__u64)(ctx)->site << 32)
+
+/*
+ * Publish the span @state owns (bpf_egpu_trace_span). 0, or -EINVAL (not
+ * a ring map). A thread that goes on tracing after it sets its state to 0.
+ */
+static long (*bpf_egpu_trace_span_flush)(void *ring, __u64 state) = (void *)525;
 
 /* BPF has no bit-count instruction (clang cannot lower __builtin_popcount). */
 static __always_inline __u32 bpf_egpu_popcount(__u32 x)

@@ -55,6 +55,13 @@ enum egpu_update_flags {
  * benchmarks measured; docs/events.md "Shards"). Bit 25.
  */
 #define EGPU_F_RING_ONE_SHARD (1u << 25)
+/*
+ * Lossless: a producer that finds the ring full waits for the host to
+ * drain it, at most a second (egpu_map_set_ring_wait), then drops and
+ * counts as without the flag; a consumer that stopped polling costs that
+ * one wait, not one per record (docs/events.md "Lossless rings"). Bit 26.
+ */
+#define EGPU_F_RING_LOSSLESS (1u << 26)
 
 /*
  * Linux's names, for programs written against libbpf. A vmlinux.h or

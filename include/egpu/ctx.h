@@ -60,6 +60,21 @@ struct egpu_kernel_ctx {
 	uint32_t reserved;
 };
 
+/*
+ * ctx of SEC("uprobe...") and SEC("uretprobe...") programs (host probes
+ * of egpu attach, run on the CPU back end), 168 bytes, read-only: x86-64's
+ * struct pt_regs, the layout bpftime's uprobes and libbpf's bpf_tracing.h
+ * (PT_REGS_PARM1..6, PT_REGS_RC with __TARGET_ARCH_x86) read. di, si, dx,
+ * cx, r8 and r9 hold the called function's first six integer arguments,
+ * sp the address of the return address (stack arguments above it), ip
+ * the function's address; uretprobes get the result in ax. Other fields
+ * are 0.
+ */
+struct egpu_pt_regs {
+	uint64_t r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
+	uint64_t ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
+};
+
 /* egpu_mem_ctx.kind */
 #define EGPU_MEM_LOAD 1   /* ld, ldu, ld.global.nc */
 #define EGPU_MEM_STORE 2  /* st */

@@ -80,7 +80,7 @@ egpu_link *egpu_attach_kernel(egpu_prog *prog, const char *kernel,
 		err_set(EGPU_EINVAL, "egpu_attach_kernel: NULL program or empty kernel name");
 		return NULL;
 	}
-	if (OPTS_VALID(opts, "egpu_attach_kernel"))
+	if (OPTS_VALID(opts, egpu_attach_opts, "egpu_attach_kernel"))
 		return NULL;
 	link_add(prog, kernel, at, opts, &l);
 	return l;
@@ -96,7 +96,9 @@ int egpu_attach_all(egpu_obj *obj)
 	for (size_t i = 0; i < obj->spec.prog_cnt; i++) {
 		struct egpu_prog *p = &obj->progs[i];
 
-		if (p->spec->attach == EGPU_ATTACH_NONE)
+		/* host probes are run by their caller (egpu attach's agent) */
+		if (p->spec->attach == EGPU_ATTACH_NONE ||
+		    attach_is_host(p->spec->attach))
 			continue;
 		/* A refused probe was reported at load; the others still run. */
 		if (p->refused) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "core/target.h"
 #include "cuda/cu.h"
 
 const char *egpu_version(void)
@@ -16,27 +17,18 @@ int egpu_gpu_available(void)
 	return cu() != NULL;
 }
 
-static int sm_valid(const char *sm)
-{
-	size_t n = strlen(sm);
-
-	return n >= 5 && n < sizeof(((struct egpu_ctx *)0)->sm) &&
-	       !strncmp(sm, "sm_", 3) && sm[3] >= '1' && sm[3] <= '9';
-}
-
 egpu_ctx *egpu_ctx_new(const struct egpu_ctx_opts *opts)
 {
 	const char *sm = "sm_90";
+	struct gpu_target target;
 	struct egpu_ctx *ctx;
 
-	if (OPTS_VALID(opts, "egpu_ctx_new"))
+	if (OPTS_VALID(opts, egpu_ctx_opts, "egpu_ctx_new"))
 		return NULL;
 	if (OPTS_GET(opts, sm, NULL))
 		sm = opts->sm;
-	if (!sm_valid(sm)) {
-		err_set(EGPU_EINVAL, "egpu_ctx_new: invalid target '%s' (want e.g. sm_90)", sm);
+	if (target_parse("egpu_ctx_new", sm, &target))
 		return NULL;
-	}
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx) {
 		err_set(EGPU_ENOMEM, "egpu_ctx_new: out of memory");

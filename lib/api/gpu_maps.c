@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Binding a context to its CUDA context and moving an object's maps to GPU
- * memory. Maps are allocated in the CUDA context current at the first GPU
- * use and stay there; programs reach them at constant addresses
- * (translate.c bakes them in), so a context's PTX is only valid in that
- * CUcontext.
+ * memory: a step of its own, taken by every entry point that makes code
+ * for the GPU (instrumenting, egpu_prog_jit_ptx, GPU runs) before it
+ * translates. Maps are allocated in the CUDA context current at the first
+ * GPU use and stay there; programs reach them at constant addresses
+ * (translate.c reads them and bakes them in), so a context's PTX is only
+ * valid in that CUcontext.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -120,8 +122,21 @@ int obj_maps_to_gpu(struct egpu_obj *obj)
 {
 	int err;
 
-	if (!obj->spec.map_cnt)
+	if (!obj->spec.map_cnt || obj->ctx->offline)
 		return 0;
 	err = ctx_bind_cuda(obj->ctx);
 	return err ? err : obj_alloc_dev_maps(obj);
+}
+
+int ctx_maps_to_gpu(struct egpu_ctx *ctx)
+{
+	for (struct egpu_link *l = ctx->links; l; l = l->next) {
+		int err = obj_maps_to_gpu(l->prog->obj);
+
+		if (err) {
+			err_prefix("prog '%s'", l->prog->spec->name);
+			return err;
+		}
+	}
+	return 0;
 }

@@ -101,14 +101,19 @@ static void deliver(struct egpu_ctx *ctx, const char *line,
 		    const struct egpu_print_info *info)
 {
 	struct print_state *ps = print_get(ctx);
+	struct egpu_kernel_info k = { .sz = sizeof(k) };
 	char buf[1200];
 
 	if (ps->fn) {
 		ps->fn(ps->user, line, info);
 		return;
 	}
+	/* the kernel's demangled name, else the object's (or ?) */
+	if (info->kernel_id == EGPU_PRINT_NO_KERNEL ||
+	    egpu_kernel_info(ctx, info->kernel_id, &k))
+		k.demangled = info->obj ? info->obj : "?";
 	snprintf(buf, sizeof(buf), "%s block (%u,%u,%u) thread (%u,%u,%u): %s",
-		 info->obj ? info->obj : "?", info->block[0], info->block[1],
+		 k.demangled, info->block[0], info->block[1],
 		 info->block[2], info->thread[0], info->thread[1],
 		 info->thread[2], line);
 	/* Program output the user asked for: not filtered by log_level. */

@@ -132,7 +132,7 @@ static int check_registration(egpu_ctx *ctx, uint32_t id, const char *name,
 	if (!ctx || !sig)
 		return err_set(EGPU_EINVAL, "NULL %s",
 			       ctx ? "signature" : "context");
-	if (OPTS_VALID(opts, "egpu_helper_register"))
+	if (OPTS_VALID(opts, egpu_helper_opts, "egpu_helper_register"))
 		return EGPU_EINVAL;
 	if (!helper_id_is_user(id))
 		return err_set(EGPU_EINVAL, "number %u (0x%x) is outside the "

@@ -61,9 +61,11 @@ struct egpu_prog {
 	const struct prog_spec *spec;
 	pthread_mutex_t lock;    /* guards the lazily built host code */
 	struct jit_host *host;
+	struct jit_host *host_gpu; /* the same over the maps in GPU memory */
 	uint32_t probe_id;       /* 0 until linked into a module */
 	unsigned verified;       /* bit per attach point the verifier accepted */
 	int refused;             /* load verdict at its own attach point: 0 or EGPU_E* */
+	bool malformed;          /* refused by the structural pass: everywhere */
 	char *refusal;           /* why, when refused (the verifier's message) */
 	uint32_t verified_ctx;   /* ctx size of the accepted direct run */
 	uint32_t params_reach;   /* ctx->params bytes an entry/exit probe reads */
@@ -86,13 +88,16 @@ struct egpu_obj {
 /*
  * Translation (translate.c). The JIT input of @prog with map table @maps
  * (one entry per map of its object); the table for host code; the table
- * for GPU code: the maps moved to GPU memory (gpu_maps.c), or
- * placeholders for an offline context.
+ * for GPU code: where the maps are in GPU memory (moved there before by
+ * obj_maps_to_gpu; EGPU_EINVAL if not), or placeholders for an offline
+ * context. None of them allocates.
  */
 void prog_jit_input(const struct egpu_prog *prog, const struct jit_map *maps,
 		    struct jit_input *in);
 void obj_host_jit_maps(const struct egpu_obj *obj, struct jit_map *out);
-int obj_gpu_jit_maps(struct egpu_obj *obj, struct jit_map *maps);
+/* The table for host code over the maps in GPU memory (moved there). */
+int obj_host_gpu_jit_maps(struct egpu_obj *obj, struct jit_map *out);
+int obj_gpu_jit_maps(const struct egpu_obj *obj, struct jit_map *maps);
 
 /* Translated PTX (malloc'ed) and what it calls in the device runtime. */
 struct prog_ptx_out {
@@ -137,8 +142,11 @@ void prog_gpu_unload(struct egpu_prog *prog);
 /*
  * Give every map of @obj its GPU memory in the current CUDA context, the
  * first time (gpu_maps.c); binds the context when the object has maps.
+ * Nothing for an offline context. ctx_maps_to_gpu() does it for every
+ * object with a linked program. Called before translating for the GPU.
  */
 int obj_maps_to_gpu(struct egpu_obj *obj);
+int ctx_maps_to_gpu(struct egpu_ctx *ctx);
 /* Remove every link of @obj's programs (the object is closing). */
 void links_drop_obj(struct egpu_ctx *ctx, const struct egpu_obj *obj);
 /* Tie @ctx to the current CUDA context (the first time), or check it is it. */

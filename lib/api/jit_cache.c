@@ -9,8 +9,9 @@
  * it was verified for an attach point, which makes every access aligned,
  * and what its first verification proved, fixed before any
  * translation), the name of the emitted function, the target, and the map
- * addresses baked in as constants, which change once, when the object
- * first moves its maps to the GPU. The key holds all of them.
+ * addresses baked in as constants. The key holds all of them. A lookup
+ * reads the addresses and allocates nothing: the maps were moved to the
+ * GPU before, in a step of their own (ctx_maps_to_gpu, gpu_maps.c).
  */
 #include <stdio.h>
 #include <stdlib.h>

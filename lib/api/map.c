@@ -6,6 +6,7 @@
 
 #include "api/internal.h"
 #include "core/map_types.h"
+#include "maps/ring.h"
 
 const char *egpu_map_type_str(uint32_t type)
 {
@@ -38,6 +39,14 @@ uint32_t egpu_map_value_size(const egpu_map *map)
 uint32_t egpu_map_max_entries(const egpu_map *map)
 {
 	return map ? map->spec->max_entries : 0;
+}
+
+int egpu_map_set_ring_wait(egpu_map *map, uint32_t wait_ms)
+{
+	if (!map || !map->ring)
+		return err_set(EGPU_EINVAL, "map '%s': not a ring map",
+			       map ? map->spec->name : "(null)");
+	return ring_set_wait(map->ring, (uint64_t)wait_ms * 1000000);
 }
 
 /* Turn a map operation's errno result into an EGPU code and message. */

@@ -72,22 +72,60 @@ static int prog_seen(const struct egpu_ctx *ctx, size_t upto,
 	return 0;
 }
 
+/* sm_90 -> 90 (the context's target is checked at egpu_ctx_new) */
+static unsigned sm_number(const char *sm)
+{
+	return (unsigned)strtoul(sm + 3, NULL, 10);
+}
+
 /*
  * The target the probes are translated for: the context's, or the
  * module's where its PTX targets an older GPU (PyTorch ships compute_75
  * PTX beside its SASS), since PTX links only into a module of its own
- * target or a newer one. Not below the device runtime's own target.
+ * target or a newer one.
  */
 static void probe_target(const struct egpu_ctx *ctx, const char *app_ptx,
 			 char *sm, size_t len)
 {
 	unsigned app = image_ptx_target(app_ptx);
-	unsigned own = (unsigned)strtoul(ctx->sm + 3, NULL, 10);
 
-	if (app >= image_ptx_target(device_runtime_ptx) && app < own)
+	if (app && app < sm_number(ctx->sm))
 		snprintf(sm, len, "sm_%u", app);
 	else
 		snprintf(sm, len, "%s", ctx->sm);
+}
+
+/*
+ * A module for a GPU older than the device runtime's floor (XLA ships
+ * sm_50 PTX) gets its .target raised to the context's GPU, which the
+ * driver compiles it for anyway (ptx_retarget). Where the module forbids
+ * that, it keeps its target, *@why says why, and the probes are
+ * translated for that target: enough for probes that need no runtime.
+ */
+static int retarget_old(struct egpu_ctx *ctx, char **text, size_t *len,
+			char *why, size_t why_len)
+{
+	unsigned app = image_ptx_target(*text);
+	struct strbuf sb;
+	int err;
+
+	if (!app || app >= image_ptx_target(device_runtime_ptx))
+		return 0;
+	sb_init(&sb);
+	err = ptx_retarget(*text, *len, sm_number(ctx->sm), &sb);
+	if (err) {
+		sb_free(&sb);
+		if (err != EGPU_ENOTSUP)
+			return err;
+		snprintf(why, why_len, "%s", egpu_errmsg());
+		return 0;
+	}
+	log_msg(&ctx->log, EGPU_LOG_INFO,
+		"instrumenting: the module's .target sm_%u raised to sm_%u",
+		app, sm_number(ctx->sm));
+	free(*text);
+	*text = sb_detach(&sb, len);
+	return *text ? 0 : err_set(EGPU_ENOMEM, "instrumenting: out of memory");
 }
 
 static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps,
@@ -222,7 +260,7 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 	struct kernel_numbering kn;
 	struct strbuf sb;
 	uint64_t t0 = now_ns();
-	char *text, sm[sizeof(ctx->sm)];
+	char *text, sm[sizeof(ctx->sm)], why[256] = "";
 	int err;
 
 	if (!ctx || !ptx || !out)
@@ -233,8 +271,13 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 	if (err)
 		return err;
 	sb_init(&sb);
-	probe_target(ctx, text, sm, sizeof(sm));
-	err = kernels_numbering(ctx, text, len, &kn);
+	err = retarget_old(ctx, &text, &len, why, sizeof(why));
+	if (!err) {
+		probe_target(ctx, text, sm, sizeof(sm));
+		err = kernels_numbering(ctx, text, len, &kn);
+	}
+	if (!err) /* the linked objects' maps, before their probes translate */
+		err = ctx_maps_to_gpu(ctx);
 	if (!err)
 		err = probe_set_build(ctx, &ps, sm);
 	if (!err)
@@ -252,6 +295,8 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 	probe_set_free(&ps);
 	free(text);
 	if (err) {
+		if (*why)
+			err_prefix("%s", why);
 		sb_free(&sb);
 		return err;
 	}

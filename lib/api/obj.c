@@ -13,6 +13,7 @@ static void obj_free(struct egpu_obj *obj)
 {
 	for (size_t i = 0; obj->progs && i < obj->spec.prog_cnt; i++) {
 		jit_host_free(obj->progs[i].host);
+		jit_host_free(obj->progs[i].host_gpu);
 		jit_cache_drop_prog(obj->ctx, &obj->progs[i]);
 		prog_gpu_unload(&obj->progs[i]);
 		free(obj->progs[i].refusal);
@@ -83,14 +84,20 @@ static int obj_init_progs(struct egpu_obj *obj, bool strict)
 		p->spec = &obj->spec.progs[i];
 		pthread_mutex_init(&p->lock, NULL);
 	}
-	/* Probes are verified now; direct runs when their memory is known. */
+	/*
+	 * The structural pass on every program (an unknown helper refuses its
+	 * program, everywhere); then probes are verified, direct runs when
+	 * their memory is known.
+	 */
 	for (size_t i = 0; i < obj->spec.prog_cnt; i++) {
 		struct egpu_prog *p = &obj->progs[i];
-		int err;
+		int err = verifier_check_insns(p->spec, obj->spec.map_cnt, obj->abi);
 
-		if (p->spec->attach == EGPU_ATTACH_NONE)
-			continue;
-		err = prog_verify(p, p->spec->attach, 0);
+		if (err) {
+			p->malformed = true;
+		} else if (p->spec->attach != EGPU_ATTACH_NONE) {
+			err = prog_verify(p, p->spec->attach, 0);
+		}
 		if (err && (err = keep_refusal(p, err, strict)))
 			return err;
 	}
@@ -130,39 +137,24 @@ static egpu_obj *obj_new(egpu_ctx *ctx, struct object_spec *spec,
 }
 
 typedef int (*parse_fn)(const void *data, size_t len, const char *name,
-			int abi, struct object_spec *out);
+			struct object_spec *out);
 
-/* The structural pass on what the loader read; frees it on failure. */
-static int check_loaded(struct object_spec *spec, int abi)
-{
-	int err = verifier_check_object(spec, abi);
-
-	if (err)
-		object_spec_free(spec);
-	return err;
-}
-
-static int parse_elf(const void *data, size_t len, const char *name, int abi,
+static int parse_elf(const void *data, size_t len, const char *name,
 		     struct object_spec *out)
 {
-	int err = object_parse_elf(data, len, name, out);
-
-	if (!err && (err = check_loaded(out, abi)))
-		err_prefix("object '%s'", *name ? name : "object");
-	return err;
+	return object_parse_elf(data, len, name, out);
 }
 
-static int parse_raw(const void *data, size_t len, const char *name, int abi,
+static int parse_raw(const void *data, size_t len, const char *name,
 		     struct object_spec *out)
 {
-	int err = object_parse_raw(data, len, out);
-
 	(void)name;
-	return err ? err : check_loaded(out, abi);
+	return object_parse_raw(data, len, out);
 }
 
+/* @whole: the object is its one program, whose refusal is the load's. */
 static egpu_obj *load(egpu_ctx *ctx, const void *data, size_t len,
-		      const char *default_name, parse_fn parse,
+		      const char *default_name, parse_fn parse, bool whole,
 		      const struct egpu_load_opts *opts)
 {
 	const char *name = OPTS_GET(opts, name, NULL);
@@ -173,7 +165,7 @@ static egpu_obj *load(egpu_ctx *ctx, const void *data, size_t len,
 		err_set(EGPU_EINVAL, "egpu_load: NULL context or data");
 		return NULL;
 	}
-	if (OPTS_VALID(opts, "egpu_load"))
+	if (OPTS_VALID(opts, egpu_load_opts, "egpu_load"))
 		return NULL;
 	if (abi != EGPU_HELPERS_GPU && abi != EGPU_HELPERS_CONFORMANCE) {
 		err_set(EGPU_EINVAL, "egpu_load: unknown helper ABI %d", abi);
@@ -181,21 +173,22 @@ static egpu_obj *load(egpu_ctx *ctx, const void *data, size_t len,
 	}
 	if (!name)
 		name = default_name;
-	if (parse(data, len, name, abi, &spec))
+	if (parse(data, len, name, &spec))
 		return NULL;
-	return obj_new(ctx, &spec, name, abi, OPTS_GET(opts, strict, false));
+	return obj_new(ctx, &spec, name, abi,
+		       whole || OPTS_GET(opts, strict, false));
 }
 
 egpu_obj *egpu_load_mem(egpu_ctx *ctx, const void *elf, size_t len,
 			const struct egpu_load_opts *opts)
 {
-	return load(ctx, elf, len, "<memory>", parse_elf, opts);
+	return load(ctx, elf, len, "<memory>", parse_elf, false, opts);
 }
 
 egpu_obj *egpu_load_insns(egpu_ctx *ctx, const void *insns, size_t len,
 			  const struct egpu_load_opts *opts)
 {
-	return load(ctx, insns, len, "<raw>", parse_raw, opts);
+	return load(ctx, insns, len, "<raw>", parse_raw, true, opts);
 }
 
 static int read_file(const char *path, void **data, size_t *len)
@@ -256,7 +249,7 @@ egpu_obj *egpu_load(egpu_ctx *ctx, const char *path,
 	if (read_file(path, &data, &len))
 		return NULL;
 	base = strrchr(path, '/');
-	obj = load(ctx, data, len, base ? base + 1 : path, parse_elf, opts);
+	obj = load(ctx, data, len, base ? base + 1 : path, parse_elf, false, opts);
 	free(data);
 	return obj;
 }

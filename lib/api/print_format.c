@@ -93,6 +93,8 @@ int print_format(const void *data, size_t size, print_lookup_fn lookup,
 	*info = (struct egpu_print_info){ .sz = sizeof(*info) };
 	memcpy(info->block, rec->block, sizeof(info->block));
 	memcpy(info->thread, rec->thread, sizeof(info->thread));
+	info->kernel_id = rec->kernel == PRINT_NO_KERNEL ? EGPU_PRINT_NO_KERNEL :
+							   rec->kernel;
 	format_line(&job, rec, sb, &info->obj);
 	if (!sb_ok(sb))
 		return err_set(EGPU_ENOMEM, "print ring: out of memory");

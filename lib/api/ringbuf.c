@@ -76,7 +76,8 @@ int egpu_ringbuf_add_opts(egpu_ringbuf *rb, egpu_map *map, egpu_sample_fn fn,
 	struct rb_entry *v;
 	int err;
 
-	if ((err = OPTS_VALID(opts, "egpu_ringbuf_add_opts")))
+	err = OPTS_VALID(opts, egpu_ringbuf_opts, "egpu_ringbuf_add_opts");
+	if (err)
 		return err;
 	if (!rb || !map || (!fn && !gathers))
 		return err_set(EGPU_EINVAL,
@@ -191,6 +192,20 @@ int egpu_ringbuf_consume(egpu_ringbuf *rb)
 	}
 	err = drain_prints(rb);
 	return err < 0 ? err : total;
+}
+
+int egpu_ringbuf_reclaim(egpu_ringbuf *rb)
+{
+	int n;
+
+	if (!rb)
+		return err_set(EGPU_EINVAL, "egpu_ringbuf_reclaim: NULL ring buffer");
+	for (size_t i = 0; i < rb->n; i++)
+		ring_set_reclaim(rb->v[i].map->ring, true);
+	n = egpu_ringbuf_consume(rb);
+	for (size_t i = 0; i < rb->n; i++)
+		ring_set_reclaim(rb->v[i].map->ring, false);
+	return n;
 }
 
 static bool any_ready(void *arg)

@@ -59,6 +59,34 @@ static int lane_init(struct rb_batch *b, struct rb_lane *l)
 	return 0;
 }
 
+/* Write @n bytes at @p to the file, across short writes and EINTR. */
+static int write_bytes(const struct rb_batch *b, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(b->fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return err_set(EGPU_EIO,
+				       "ring buffer: writing %zu bytes of records to '%s': %s",
+				       n, b->path, w < 0 ? strerror(errno) : "no progress");
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* A record file's header (struct egpu_record_file_header), at its start. */
+static int write_header(const struct rb_batch *b)
+{
+	struct egpu_record_file_header h = { .version = EGPU_RECORD_FILE_VERSION,
+					     .hdr_size = sizeof(h) };
+
+	memcpy(h.magic, EGPU_RECORD_FILE_MAGIC, sizeof(h.magic));
+	return write_bytes(b, (const uint8_t *)&h, sizeof(h));
+}
+
 int rb_batch_new(const struct egpu_ringbuf_opts *o, void *user,
 		 uint32_t lanes, struct rb_batch **out)
 {
@@ -83,6 +111,8 @@ int rb_batch_new(const struct egpu_ringbuf_opts *o, void *user,
 			  0644)) < 0)
 		err = err_set(EGPU_EIO, "ring buffer: cannot create '%s': %s",
 			      b->path, strerror(errno));
+	if (!err && b->fd >= 0)
+		err = write_header(b);
 	if (err) {
 		rb_batch_free(b);
 		return err;
@@ -112,28 +142,6 @@ void rb_batch_free(struct rb_batch *b)
 	free(b);
 }
 
-/* Write what @l gathered to the file, across short writes and EINTR. */
-static int write_all(const struct rb_lane *l)
-{
-	const struct rb_batch *b = l->b;
-	const uint8_t *p = l->buf;
-	size_t n = l->used;
-
-	while (n) {
-		ssize_t w = write(b->fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return err_set(EGPU_EIO,
-				       "ring buffer: writing %zu bytes of records to '%s': %s",
-				       n, b->path, w < 0 ? strerror(errno) : "no progress");
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int rb_batch_flush(void *lane)
 {
 	struct rb_lane *l = lane;
@@ -144,7 +152,7 @@ int rb_batch_flush(void *lane)
 		return 0;
 	if (b->fd >= 0) {
 		pthread_mutex_lock(&b->file_lock);
-		err = write_all(l);
+		err = write_bytes(b, l->buf, l->used);
 		pthread_mutex_unlock(&b->file_lock);
 	}
 	if (!err && b->fn)

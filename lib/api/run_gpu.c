@@ -89,6 +89,8 @@ static int prog_kernel(struct egpu_prog *prog, CUfunction *fn)
 		snprintf(func, sizeof(func), "egpu_run_%s", prog->spec->name);
 		snprintf(kernel, sizeof(kernel), "%s_kernel", func);
 		err = cu_device_sm(sm, sizeof(sm));
+		if (!err && (err = obj_maps_to_gpu(prog->obj)))
+			err_prefix("prog '%s'", prog->spec->name);
 		if (!err)
 			err = prog_kernel_ptx(prog, func, sm, &ptx);
 		if (!err)

@@ -31,13 +31,14 @@ egpu_trace *egpu_trace_start(const struct egpu_trace_opts *opts)
 	struct collect_opts co;
 	struct egpu_trace *t;
 
-	if (OPTS_VALID(opts, "egpu_trace_start"))
+	if (OPTS_VALID(opts, egpu_trace_opts, "egpu_trace_start"))
 		return NULL;
 	co = (struct collect_opts){
 		.max_frames = OPTS_GET(opts, max_frames, 0),
 		.no_copies = OPTS_GET(opts, no_copies, false),
 		.buffer_size = OPTS_GET(opts, buffer_size, 0),
 		.no_python = OPTS_GET(opts, no_python, false),
+		.keep_ns = OPTS_GET(opts, keep_ns, 0),
 	};
 	if (!co.max_frames)
 		co.max_frames = DEFAULT_FRAMES;
@@ -78,6 +79,7 @@ static void own_cost(const egpu_trace *t, struct egpu_trace_stats *stats)
 	OPTS_SET(stats, stacks_slow, n->stacks_slow);
 	OPTS_SET(stats, stacks_reused, n->stacks_reused);
 	OPTS_SET(stats, slow_frame, n->slow_frame);
+	OPTS_SET(stats, dropped, n->dropped);
 }
 
 int egpu_trace_stop(egpu_trace *t)
@@ -134,6 +136,7 @@ static int (*const writers[])(const struct trace_data *, FILE *) = {
 	[EGPU_TRACE_CHROME] = trace_write_chrome,
 	[EGPU_TRACE_SVG] = trace_write_svg,
 	[EGPU_TRACE_SUMMARY] = write_summary,
+	[EGPU_TRACE_PERFETTO] = trace_write_perfetto,
 };
 
 int egpu_trace_write(const egpu_trace *t, enum egpu_trace_format format,
@@ -152,7 +155,7 @@ int egpu_trace_write(const egpu_trace *t, enum egpu_trace_format format,
 			       (int)format);
 	if (!path)
 		return err_set(EGPU_EINVAL, "egpu_trace_write: no path");
-	f = out ? stdout : fopen(path, "w");
+	f = out ? stdout : fopen(path, "wb");
 	if (!f)
 		return err_set(EGPU_EIO, "egpu_trace_write: %s: %s", path,
 			       strerror(errno));

@@ -4,8 +4,9 @@
  * JIT input and map table (host storage for the CPU; GPU memory, or
  * placeholders offline, for the GPU), the JIT, and the device runtime
  * modules the translated PTX needs, chosen from what the JIT reports it
- * called. Translating launches nothing: for a bound context it only asks
- * gpu_maps.c where the maps live in GPU memory.
+ * called. Translating launches and allocates nothing: it reads where the
+ * maps live in GPU memory, where the caller moved them before
+ * (obj_maps_to_gpu, gpu_maps.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "api/internal.h"
 #include "core/tlocal.h"
 #include "device/device.h"
+#include "maps/layout.h"
 
 /* An SM array's copies offline: an H100's 132 SMs rounded up. */
 #define OFFLINE_SM_SLOTS 256
@@ -59,12 +61,35 @@ void obj_host_jit_maps(const struct egpu_obj *obj, struct jit_map *out)
 	}
 }
 
+/*
+ * CPU code over the maps in GPU memory (egpu_run_opts.gpu_maps): the
+ * struct dev_map of each, no inline array access (the CPU cannot address
+ * GPU memory: host_gpu_maps.c copies). Ring maps keep their ring.
+ */
+int obj_host_gpu_jit_maps(struct egpu_obj *obj, struct jit_map *out)
+{
+	int err = obj_maps_to_gpu(obj);
+
+	for (size_t i = 0; !err && i < obj->spec.map_cnt; i++) {
+		const struct egpu_map *m = &obj->maps[i];
+		uint64_t addr = m->ring ? (uint64_t)(uintptr_t)m->ring :
+				(uint64_t)(uintptr_t)m->dev;
+
+		out[i] = jit_map_make(m->spec, addr, 0);
+	}
+	return err;
+}
+
 /* Thread-local values are registers, named by placeholder addresses. */
 static struct jit_map gpu_jit_map(const struct map_spec *spec,
 				  uint64_t addr, uint64_t value_addr)
 {
-	return jit_map_make(spec, addr, spec->type == EGPU_MAP_THREAD_LOCAL ?
+	struct jit_map m = jit_map_make(spec, addr,
+					spec->type == EGPU_MAP_THREAD_LOCAL ?
 					thread_local_base(addr) : value_addr);
+
+	m.copy_stride = dev_map_sm_stride(spec->max_entries, spec->value_size);
+	return m;
 }
 
 /* Inspection only: recognisable, never-valid addresses. */
@@ -80,23 +105,24 @@ static void offline_jit_maps(const struct egpu_obj *obj, struct jit_map *maps)
 	}
 }
 
-int obj_gpu_jit_maps(struct egpu_obj *obj, struct jit_map *maps)
+int obj_gpu_jit_maps(const struct egpu_obj *obj, struct jit_map *maps)
 {
-	int err;
-
 	if (obj->ctx->offline) {
 		offline_jit_maps(obj, maps);
 		return 0;
 	}
-	err = obj_maps_to_gpu(obj);
-	for (size_t i = 0; !err && i < obj->spec.map_cnt; i++) {
+	for (size_t i = 0; i < obj->spec.map_cnt; i++) {
 		const struct egpu_map *m = &obj->maps[i];
 
+		if (!m->dev)
+			return err_set(EGPU_EINVAL,
+				       "object '%s': map '%s' is not in GPU memory yet (obj_maps_to_gpu)",
+				       obj->name, m->spec->name);
 		maps[i] = gpu_jit_map(m->spec, dev_map_handle(m->dev),
 				      dev_map_value_base(m->dev));
 		maps[i].slots = dev_map_threads(m->dev);
 	}
-	return err;
+	return 0;
 }
 
 int prog_ptx(struct egpu_prog *prog, const struct jit_map *maps,

@@ -55,7 +55,8 @@ int prog_verify(struct egpu_prog *prog, enum egpu_attach_point at,
 	unsigned bit = 1u << at;
 	int err = 0;
 
-	if (prog->refused && at == (enum egpu_attach_point)prog->spec->attach)
+	if (prog->refused && (prog->malformed ||
+			      at == (enum egpu_attach_point)prog->spec->attach))
 		return err_set(prog->refused, "%s", prog->refusal);
 	sb_init(&log);
 	pthread_mutex_lock(&prog->lock);
@@ -103,7 +104,7 @@ int egpu_prog_verify(egpu_prog *prog, struct egpu_verify_opts *opts)
 
 	if (!prog)
 		return err_set(EGPU_EINVAL, "egpu_prog_verify: NULL program");
-	if (OPTS_VALID(opts, "egpu_prog_verify"))
+	if (OPTS_VALID(opts, egpu_verify_opts, "egpu_prog_verify"))
 		return EGPU_EINVAL;
 	at = OPTS_GET(opts, at_set, false) ? opts->at :
 		(enum egpu_attach_point)prog->spec->attach;
@@ -115,8 +116,10 @@ int egpu_prog_verify(egpu_prog *prog, struct egpu_verify_opts *opts)
 				    .users = prog->obj->users, .attach = at,
 				    .ctx_size = (uint32_t)len, .ctx_writable = true,
 				    .verbose = OPTS_GET(opts, verbose, 0), .log = &log };
-	err = verifier_run(prog->spec, prog->obj->spec.maps,
-			   prog->obj->spec.map_cnt, &o, &st);
+	/* A program the structural pass refused never reaches the verifier. */
+	err = prog->malformed ? err_set(prog->refused, "%s", prog->refusal) :
+		verifier_run(prog->spec, prog->obj->spec.maps,
+			     prog->obj->spec.map_cnt, &o, &st);
 	verifier_report(&log, prog->spec, err, &st);
 	OPTS_SET(opts, insns_processed, st.insns_processed);
 	OPTS_SET(opts, states, st.states);

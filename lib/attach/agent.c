@@ -5,7 +5,8 @@
  * attaches its programs by section name; then instruments each module
  * image that carries PTX, keeping the result in a cache keyed by the
  * image's PTX (the probe and the target are fixed for the process). Prints
- * stream from a thread; maps and the report are printed at exit.
+ * and events stream from a thread; maps and the report are printed at
+ * exit.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "attach/attach.h"
+#include "attach/uprobe.h"
 #include "core/core.h"
 #include "cuda/cu.h"
 #include "image/image.h"
@@ -83,15 +85,17 @@ static void *poll_loop(void *arg)
 	(void)arg;
 	busy = true;
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
-		egpu_print_poll(ctx, 100);
+		/* not while a load moves maps or adds kernels (whose names
+		 * print lines carry) */
+		pthread_mutex_lock(&lock);
+		events_poll();
+		egpu_print_poll(ctx, 0);
 		if (next && now_ms() >= next) {
-			pthread_mutex_lock(&lock);
 			report_print(stderr, obj, &st, env.json, false);
-			pthread_mutex_unlock(&lock);
 			next += env.interval * 1e3;
 		}
-		if (!next)
-			usleep(50000);
+		pthread_mutex_unlock(&lock);
+		usleep(50000);
 	}
 	return NULL;
 }
@@ -108,8 +112,10 @@ static void finish(void)
 		pthread_join(poller, NULL);
 		poller_running = false;
 	}
-	egpu_print_poll(ctx, 0);
+	trace_file_stop(stderr);
 	pthread_mutex_lock(&lock);
+	egpu_print_poll(ctx, 0);
+	events_stop();
 	egpu_metrics_free(metrics);
 	metrics = NULL;
 	f = report_file();
@@ -153,6 +159,12 @@ static int setup(void)
 	obj = ctx ? egpu_load(ctx, env.probe, NULL) : NULL;
 	if (!obj)
 		return -1;
+	/* maps seeded before any instrumented kernel; rings consumed from
+	 * the start */
+	if (seed_maps(obj, &env))
+		return err_set(EGPU_EINVAL, "the maps could not be seeded (above)");
+	if (events_start(obj, &env))
+		return err_set(EGPU_EINVAL, "the rings cannot be consumed (above)");
 	n = egpu_attach_all(obj);
 	if (n < 0)
 		return -1;
@@ -160,6 +172,8 @@ static int setup(void)
 		env.probe, n, n == 1 ? "" : "s", target);
 	if (env.metrics)
 		serve_metrics();
+	if (env.trace && trace_file_start(obj, env.trace))
+		return -1;
 	atexit(finish);
 	poller_running = !pthread_create(&poller, NULL, poll_loop, NULL);
 	return 0;
@@ -271,6 +285,33 @@ static char *instrument(const void *image, size_t len, const char *via)
 	return out;
 }
 
+/* The context and probe, made at the first load or host probe. */
+static void setup_once(void)
+{
+	if (setup_done)
+		return;
+	setup_done = true;
+	setup_failed = setup() != 0;
+	if (setup_failed)
+		fprintf(stderr, ATTACH_MSG "no probes: %s\n", egpu_errmsg());
+}
+
+egpu_obj *agent_obj(void)
+{
+	bool was_busy = busy;
+	egpu_obj *o;
+
+	if (!env.probe)
+		return NULL;
+	busy = true;
+	pthread_mutex_lock(&lock);
+	setup_once();
+	o = setup_failed ? NULL : obj;
+	pthread_mutex_unlock(&lock);
+	busy = was_busy;
+	return o;
+}
+
 void agent_begin(const void *image, size_t len, const char *via,
 		 struct attach_load *ld)
 {
@@ -280,12 +321,8 @@ void agent_begin(const void *image, size_t len, const char *via,
 	busy = true;
 	pthread_mutex_lock(&lock);
 	st.modules++;
-	if (!setup_done) {
-		setup_done = true;
-		setup_failed = setup() != 0;
-		if (setup_failed)
-			fprintf(stderr, ATTACH_MSG "no probes: %s\n", egpu_errmsg());
-	}
+	st.ptxas_compiles += !strcmp(via, ATTACH_VIA_PTXAS);
+	setup_once();
 	if (!setup_failed)
 		ld->ptx = instrument(image, len, via);
 	if (env.verbose)
@@ -294,6 +331,11 @@ void agent_begin(const void *image, size_t len, const char *via,
 	pthread_mutex_unlock(&lock);
 	busy = false;
 	ld->t_load_ms = now_ms();
+}
+
+const char *agent_target(void)
+{
+	return target;
 }
 
 void agent_end(struct attach_load *ld, bool ok, int cuda_err)
@@ -328,6 +370,12 @@ __attribute__((constructor)) static void read_env(void)
 	env.metrics_spec = getenv("EGPU_ATTACH_METRICS_SPEC");
 	v = getenv("EGPU_ATTACH_VERBOSE");
 	env.verbose = v && *v && strcmp(v, "0");
+	env.events_out = getenv("EGPU_ATTACH_EVENTS_OUT");
+	env.events_raw = getenv("EGPU_ATTACH_EVENTS_RAW");
+	env.event_types = getenv("EGPU_ATTACH_EVENT_TYPES");
+	env.set = getenv("EGPU_ATTACH_SET");
+	env.set_file = getenv("EGPU_ATTACH_SET_FILE");
+	env.trace = getenv("EGPU_ATTACH_TRACE");
 	if (!env.probe)
 		fprintf(stderr, ATTACH_MSG "EGPU_ATTACH is not set: no probes\n");
 }

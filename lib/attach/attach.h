@@ -15,6 +15,9 @@
 #include "egpu.h"
 
 #define ATTACH_MSG "egpu attach: "
+/* agent_begin()'s @via for modules the application's own ptxas assembles
+ * (ptxas.c serves the stand-in `egpu attach` put on its PATH) */
+#define ATTACH_VIA_PTXAS "ptxas"
 
 /* One module load going through the agent. */
 struct attach_load {
@@ -42,8 +45,8 @@ bool agent_busy(void);
  * restores (calls nest). */
 bool agent_enter(void);
 void agent_leave(bool was);
-/* The driver's own function @name (hook.c), NULL without a driver. */
-void *attach_driver_sym(const char *name);
+/* The device's target ("sm_90"), once the first load set the agent up. */
+const char *agent_target(void);
 
 /* Settings from the environment (EGPU_ATTACH*). */
 struct attach_env {
@@ -54,7 +57,33 @@ struct attach_env {
 	const char *metrics;  /* EGPU_ATTACH_METRICS=[HOST]:PORT: serve maps */
 	const char *metrics_spec; /* EGPU_ATTACH_METRICS_SPEC: MAP=KIND[/KEY],... */
 	bool verbose;         /* EGPU_ATTACH_VERBOSE=1: each load on stderr */
+	const char *events_out;  /* EGPU_ATTACH_EVENTS_OUT: events file, "-": stdout */
+	const char *events_raw;  /* EGPU_ATTACH_EVENTS_RAW: records raw to FILE */
+	const char *event_types; /* EGPU_ATTACH_EVENT_TYPES: MAP=TYPE,... */
+	const char *set;         /* EGPU_ATTACH_SET: MAP[KEY]=VALUE lines */
+	const char *set_file;    /* EGPU_ATTACH_SET_FILE: JSON of map entries */
+	const char *trace;       /* EGPU_ATTACH_TRACE: the ring streamed there */
 };
+
+/*
+ * events.c: consumers of every ring map of @obj, printing each record
+ * (or writing it raw) as @env says; -1 with a message when a ring cannot
+ * be consumed or an --event-type names no type.
+ */
+int events_start(egpu_obj *obj, const struct attach_env *env);
+/* Consume what the rings hold now (the poll thread, under the lock). */
+void events_poll(void);
+/* The last records, then each ring's records and drops; at exit. */
+void events_stop(void);
+
+/* seed.c: store EGPU_ATTACH_SET and EGPU_ATTACH_SET_FILE; -1 with a
+ * message naming the bad entry. */
+int seed_maps(egpu_obj *obj, const struct attach_env *env);
+
+/* trace_file.c: the probe's ring streamed to a record file, then a line
+ * on @report (the records, bytes, rate, drops) at the process's exit. */
+int trace_file_start(egpu_obj *obj, const char *path);
+void trace_file_stop(FILE *report);
 
 /* The kernels instrumented so far, for the report. */
 struct attach_kernel {
@@ -75,7 +104,9 @@ struct attach_stats {
 	size_t nkernels;
 	char **sass_only;        /* "VIA: SASS for sm_90" per module */
 	size_t nsass_only;
+	unsigned ptxas_compiles; /* the application's own ptxas runs (ATTACH_VIA_PTXAS) */
 };
+
 
 /* Print maps (and, @final, the whole report) to @f. */
 void report_print(FILE *f, egpu_obj *obj, const struct attach_stats *st,

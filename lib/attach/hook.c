@@ -18,6 +18,7 @@
 
 #include "attach/attach.h"
 #include "attach/memcheck_hook.h"
+#include "attach/uprobe.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -58,6 +59,8 @@ static dlsym_fn find_real_dlsym(void)
  * @real_fn is the driver's, kept for the wrapper. */
 static void *wrap(const char *name, void *real_fn)
 {
+	void *probed, *checked;
+
 #define WRAP(fn)                                                              \
 	if (!strcmp(name, #fn)) {                                             \
 		if (real_fn && real_fn != (void *)fn && !real.fn)            \
@@ -66,7 +69,12 @@ static void *wrap(const char *name, void *real_fn)
 	}
 	LOADERS(WRAP)
 #undef WRAP
-	return memcheck_wrap(name, real_fn);
+	/* A function both want is chained: memcheck's wrapper calls the host
+	 * probes' (uprobe.h), which calls the driver's, so the probes see
+	 * the application's call and memcheck's bookkeeping stays unseen. */
+	probed = hook_api_wrap(name, real_fn);
+	checked = memcheck_wrap(name, probed ? probed : real_fn);
+	return checked ? checked : probed;
 }
 
 /* The driver's @name, for programs that bound our export directly. */
@@ -84,9 +92,11 @@ static void *driver_sym(const char *name)
 	return fn;
 }
 
-void *attach_driver_sym(const char *name)
+/* memcheck's exports find the driver's functions through hook.c's lookup,
+ * handed over here so that memcheck_hook.c never calls back into hook.c. */
+__attribute__((constructor)) static void lend_lookup(void)
 {
-	return driver_sym(name);
+	memcheck_driver_lookup(driver_sym);
 }
 
 #define REAL(fn)                                                              \
@@ -104,7 +114,9 @@ EXPORT void *dlsym(void *handle, const char *name)
 		return real_dlsym(handle, name); /* a tail call: RTLD_NEXT
 						  * stays relative to the caller */
 	fn = real_dlsym(handle, name);
-	ours = fn ? wrap(name, fn) : NULL;
+	/* libegpu's own driver table (lib/cuda, resolved inside the agent)
+	 * gets the driver's functions: its calls run no host probe */
+	ours = fn && !agent_busy() ? wrap(name, fn) : NULL;
 	return ours ? ours : fn;
 }
 
@@ -175,7 +187,20 @@ EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version,
 		return original;                                              \
 	} while (0)
 
-EXPORT CUresult cuModuleLoadData(CUmodule *mod, const void *image)
+/* Module loads with their host probes (uprobe.h) around. */
+#define PROBED_LOAD(fn, load, ...)                                            \
+	do {                                                                  \
+		struct call c_;                                               \
+		CUresult res_;                                                \
+                                                                              \
+		hook_enter(HOST_FN_##fn, &c_, (uint64_t[]){ __VA_ARGS__ },    \
+			   ARGS_N(__VA_ARGS__), (void *)real.fn);             \
+		res_ = load;                                                  \
+		uprobe_fire(HOST_FN_##fn, &c_.regs, true, (uint64_t)res_);    \
+		return res_;                                                  \
+	} while (0)
+
+static CUresult module_load_data(CUmodule *mod, const void *image)
 {
 	if (!REAL(cuModuleLoadData))
 		return CUDA_ERROR_NOT_INITIALIZED;
@@ -184,9 +209,15 @@ EXPORT CUresult cuModuleLoadData(CUmodule *mod, const void *image)
 	     memcheck_loaded(ptx_image, *mod, NULL));
 }
 
-EXPORT CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image,
-				   unsigned int n, CUjit_option *opts,
-				   void **vals)
+EXPORT CUresult cuModuleLoadData(CUmodule *mod, const void *image)
+{
+	PROBED_LOAD(cuModuleLoadData, module_load_data(mod, image), U(mod),
+		    U(image));
+}
+
+static CUresult module_load_data_ex(CUmodule *mod, const void *image,
+				    unsigned int n, CUjit_option *opts,
+				    void **vals)
 {
 	if (!REAL(cuModuleLoadDataEx))
 		return CUDA_ERROR_NOT_INITIALIZED;
@@ -194,6 +225,15 @@ EXPORT CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image,
 	     real.cuModuleLoadDataEx(mod, ptx_image, n, opts, vals),
 	     real.cuModuleLoadDataEx(mod, image, n, opts, vals),
 	     memcheck_loaded(ptx_image, *mod, NULL));
+}
+
+EXPORT CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image,
+				   unsigned int n, CUjit_option *opts,
+				   void **vals)
+{
+	PROBED_LOAD(cuModuleLoadDataEx,
+		    module_load_data_ex(mod, image, n, opts, vals), U(mod),
+		    U(image), n, U(opts), U(vals));
 }
 
 EXPORT CUresult cuModuleLoadFatBinary(CUmodule *mod, const void *fatbin)
@@ -206,7 +246,7 @@ EXPORT CUresult cuModuleLoadFatBinary(CUmodule *mod, const void *fatbin)
 	     memcheck_loaded(ptx_image, *mod, NULL));
 }
 
-EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code,
+static CUresult library_load_data(CUlibrary *lib, const void *code,
 				  CUjit_option *jopts, void **jvals,
 				  unsigned int nj, CUlibraryOption *lopts,
 				  void **lvals, unsigned int nl)
@@ -219,6 +259,16 @@ EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code,
 	     real.cuLibraryLoadData(lib, code, jopts, jvals, nj, lopts, lvals,
 				    nl),
 	     memcheck_loaded(ptx_image, NULL, *lib));
+}
+
+EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code,
+				  CUjit_option *jopts, void **jvals,
+				  unsigned int nj, CUlibraryOption *lopts,
+				  void **lvals, unsigned int nl)
+{
+	PROBED_LOAD(cuLibraryLoadData,
+		    library_load_data(lib, code, jopts, jvals, nj, lopts, lvals, nl),
+		    U(lib), U(code), U(jopts), U(jvals), nj, U(lopts), U(lvals), nl);
 }
 
 /* A whole file, or NULL (the driver then reports the error itself). */

@@ -376,6 +376,13 @@ static CUresult cuCtxSynchronize_body(__typeof__(&cuCtxSynchronize) real,
 	  (p, n, l, name))                                                    \
 	X(cuCtxSynchronize, (void), ())
 
+static void *(*driver_lookup)(const char *name);
+
+void memcheck_driver_lookup(void *(*lookup)(const char *name))
+{
+	driver_lookup = lookup;
+}
+
 #define REAL_OF(fn, params, args) static __typeof__(&fn) fn##_real[3];
 HOOKS(REAL_OF)
 #undef REAL_OF
@@ -384,9 +391,9 @@ HOOKS(REAL_OF)
 #define WRAPPERS(fn, params, args)                                            \
 	EXPORT CUresult fn params                                             \
 	{                                                                     \
-		if (!fn##_real[0])                                            \
-			fn##_real[0] = (__typeof__(&fn))attach_driver_sym(    \
-				SYMBOL(fn));                                  \
+		if (!fn##_real[0] && driver_lookup)                           \
+			fn##_real[0] =                                        \
+				(__typeof__(&fn))driver_lookup(SYMBOL(fn));   \
 		if (!fn##_real[0])                                            \
 			return CUDA_ERROR_NOT_INITIALIZED;                    \
 		return fn##_body(fn##_real[0], false ARGS_OF args);           \

@@ -17,6 +17,12 @@ struct mc_table;
  * not ours, or EGPU_MEMCHECK unset.
  */
 void *memcheck_wrap(const char *name, void *real_fn);
+/*
+ * How the exports (programs linked with -lcuda) find the driver's own
+ * function @name, NULL without a driver; hook.c sets it before main.
+ * Unset, the exports return CUDA_ERROR_NOT_INITIALIZED.
+ */
+void memcheck_driver_lookup(void *(*lookup)(const char *name));
 /* The versioned name cuGetProcAddress(@symbol, @version) hands out. */
 const char *memcheck_proc_name(const char *symbol, int version);
 /*

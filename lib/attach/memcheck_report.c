@@ -33,7 +33,7 @@ struct mc_report *mc_report_new(const struct mc_report_opts *opts)
 {
 	struct mc_report *r;
 
-	if (OPTS_VALID(opts, "mc_report_new"))
+	if (OPTS_VALID(opts, mc_report_opts, "mc_report_new"))
 		return NULL;
 	r = calloc(1, sizeof(*r));
 	if (!r) {

@@ -31,6 +31,7 @@ struct mc_report_opts {
 		      size_t n);
 	void *user;
 };
+#define mc_report_opts__last_field user
 
 struct mc_report;
 

@@ -147,7 +147,7 @@ static void print_json(FILE *f, egpu_obj *obj, const struct attach_stats *st)
 		json_str(f, st->kernels[i].demangled);
 		fputs("}", f);
 	}
-	fputs("],\"sass_only\":[", f);
+	fprintf(f, "],\"ptxas_compiles\":%u,\"sass_only\":[", st->ptxas_compiles);
 	for (size_t i = 0; i < st->nsass_only; i++) {
 		fputs(i ? "," : "", f);
 		json_str(f, st->sass_only[i]);
@@ -163,6 +163,9 @@ static void print_text(FILE *f, egpu_obj *obj, const struct attach_stats *st)
 		st->modules, st->modules == 1 ? "" : "s", st->instrumented,
 		st->cache_hits, st->failed, st->nsass_only,
 		st->instrument_ms + st->load_ms, st->instrument_ms, st->load_ms);
+	if (st->ptxas_compiles)
+		fprintf(f, ATTACH_MSG "%u compile%s by the application's own ptxas went through libegpu first (their cubins load as SASS below)\n",
+			st->ptxas_compiles, st->ptxas_compiles == 1 ? "" : "s");
 	if (st->nkernels)
 		fprintf(f, "kernels with probes (kernel_id: name):\n");
 	for (size_t i = 0; i < st->nkernels; i++)

@@ -24,11 +24,20 @@
 		if (OPTS_HAS(o, f))                                           \
 			(o)->f = (v);                                         \
 	} while (0)
-#define OPTS_VALID(o, fn) opts_valid((o), (o) ? (o)->sz : 0, sizeof(*(o)), fn)
+/*
+ * Validate options struct @o of type struct @T for function @fn: bytes
+ * past the end of its last field (T__last_field in egpu.h) must be zero,
+ * trailing padding included, so a field a newer caller put in our padding
+ * is refused rather than ignored (libbpf's OPTS_VALID).
+ */
+#define OPTS_VALID(o, T, fn)                                                  \
+	opts_valid((o), (o) ? (o)->sz : 0,                                    \
+		   offsetofend(struct T, T##__last_field), fn)
 
 /*
  * Check an options struct: NULL is fine; sz must cover at least the first
- * field, and bytes past what this build knows must be zero.
+ * field, and bytes from @known (the end of the last field this build
+ * knows) to @sz must be zero.
  */
 int opts_valid(const void *opts, size_t sz, size_t known, const char *fn);
 

@@ -23,6 +23,7 @@ enum egpu_helper_id {
 	HELPER_KTIME_GET_NS = 5,
 	HELPER_TRACE_PRINTK = 6,
 	HELPER_GET_PID_TGID = 14,
+	HELPER_PROBE_READ_USER = 112, /* host probes: the application's memory */
 	HELPER_PERF_EVENT_OUTPUT = 25,
 	HELPER_RINGBUF_OUTPUT = 130,
 	HELPER_RINGBUF_RESERVE = 131,
@@ -56,6 +57,9 @@ enum egpu_helper_id {
 	/* ... placed in the lane's span of its shard (state: a thread-local). */
 	HELPER_TRACE_WARP_BATCH = 522,
 	HELPER_TRACE_FLUSH = 523, /* the span's rest published as a discard */
+	/* Compact records in a span the leading lane owns, published once. */
+	HELPER_TRACE_SPAN = 524,
+	HELPER_TRACE_SPAN_FLUSH = 525, /* the lane's span published */
 };
 
 /* Longest sleep of one nanosleep call, as PTX's nanosleep: 1 ms. */
@@ -109,7 +113,18 @@ enum helper_flag {
 };
 
 #define ATTACH_BIT(at) (1u << (at))
-#define ATTACH_ALL 0xfu
+#define ATTACH_ALL 0x3fu
+/* Host probes (uprobes of egpu attach), run on the CPU back end. */
+#define ATTACH_HOST (ATTACH_BIT(EGPU_ATTACH_UPROBE) | \
+		     ATTACH_BIT(EGPU_ATTACH_URETPROBE))
+/* Direct runs and the GPU's attach points. */
+#define ATTACH_GPU (ATTACH_ALL & ~ATTACH_HOST)
+
+/* Whether programs at @at run on the host, for an application's calls. */
+static inline bool attach_is_host(int at)
+{
+	return at == EGPU_ATTACH_UPROBE || at == EGPU_ATTACH_URETPROBE;
+}
 
 struct helper_info {
 	int32_t id;

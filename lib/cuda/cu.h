@@ -94,6 +94,8 @@ int cu_upload(CUdeviceptr dst, const void *src, size_t n);
  * device 0's primary context (retained once for the process).
  */
 int cu_ctx_current(CUcontext *out);
+/* Make @ctx current on the calling thread. */
+int cu_ctx_set_current(CUcontext ctx);
 /*
  * cuModuleLoadDataEx with the JIT's error log in the message on failure,
  * in the current context.

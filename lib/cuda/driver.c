@@ -151,6 +151,13 @@ int cu_ctx_current(CUcontext *out)
 	return err;
 }
 
+int cu_ctx_set_current(CUcontext ctx)
+{
+	if (!cu())
+		return EGPU_ENODEV;
+	return cu_check(driver.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+}
+
 int cu_device_sm(char *buf, size_t len)
 {
 	int major = 0, minor = 0, err;

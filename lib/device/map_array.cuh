@@ -20,14 +20,15 @@ RT_INLINE bool array_is_per_thread(const struct dev_map_desc *m)
 /* The calling thread's value of @idx; idx < max_entries. */
 RT_INLINE uint8_t *array_value(const struct dev_map_desc *m, uint32_t idx)
 {
-	uint64_t slot = idx;
+	uint64_t slot = idx, copy = 0;
 
 	if (array_is_per_thread(m))
 		slot = slot * m->threads +
 		       (rt_global_thread_id() & (m->threads - 1));
 	else if (m->type == EGPU_MAP_SM_ARRAY)
-		slot += (uint64_t)(rt_smid() & (m->threads - 1)) * m->max_entries;
-	return (uint8_t *)(uintptr_t)m->data + slot * m->value_size;
+		copy = (uint64_t)(rt_smid() & (m->threads - 1)) *
+		       dev_map_sm_stride(m->max_entries, m->value_size);
+	return (uint8_t *)(uintptr_t)m->data + copy + slot * m->value_size;
 }
 
 RT_INLINE void *array_lookup(const struct dev_map_desc *m, const void *key)

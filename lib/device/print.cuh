@@ -34,7 +34,7 @@ RT_INLINE uint32_t print_inline_len(uint64_t fmt, uint32_t fmt_size,
 
 /* 0 once queued; -ENODEV without a print ring, -EAGAIN when it is full. */
 RT_INLINE int64_t print_emit(uint64_t fmt, uint32_t fmt_size, uint16_t kind,
-			     const void *args, uint32_t nargs)
+			     const void *args, uint32_t nargs, uint64_t kernel)
 {
 	struct dev_ring *r = egpu_dev_print_ring;
 	uint32_t inl = print_inline_len(fmt, fmt_size, kind);
@@ -59,6 +59,8 @@ RT_INLINE int64_t print_emit(uint64_t fmt, uint32_t fmt_size, uint16_t kind,
 	p->thread[0] = threadIdx.x;
 	p->thread[1] = threadIdx.y;
 	p->thread[2] = threadIdx.z;
+	p->kernel = (uint32_t)kernel;
+	p->reserved = 0;
 	if (nargs)
 		ring_copy_out((uint64_t *)p->args, args, 8 * nargs);
 	if (inl) {

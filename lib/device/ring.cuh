@@ -77,6 +77,7 @@ RT_INLINE struct dev_ring ring_shape(const struct dev_ring *r)
 	v.flags = __ldg(&r->flags);
 	v.shards = __ldg(&r->shards);
 	v.stride = __ldg(&r->stride);
+	v.wait_ns = __ldg(&r->wait_ns);
 	return v;
 }
 
@@ -96,22 +97,26 @@ struct ring_shard {
 	uint64_t drops; /* address of the drop count */
 	uint64_t data;  /* address of the records */
 	uint64_t mask;  /* capacity - 1 */
+	uint64_t stall; /* address of the stall word (lossless rings) */
+	uint64_t wait_ns; /* the longest wait for room; 0: drop at once */
 };
 
 /* Shard @i of ring @r of shape @v (a ring in host memory is its own). */
 RT_INLINE struct ring_shard ring_shard_at(struct dev_ring *r,
 					  const struct dev_ring *v, uint32_t i)
 {
+	uint64_t wait = v->flags & RING_LOSSLESS ? v->wait_ns : 0;
+
 	if (!(v->flags & RING_IN_DEVICE_MEMORY))
 		return (struct ring_shard){
 			(struct ring_counters *)r,
 			v->ctl + offsetof(struct ring_ctl, cons),
 			v->ctl + offsetof(struct ring_ctl, drops), v->data,
-			v->mask };
+			v->mask, (uint64_t)(uintptr_t)&r->stall, wait };
 	return (struct ring_shard){
 		(struct ring_counters *)(uintptr_t)ring_shard_counters(v, i),
 		ring_shard_cons(v, i), ring_shard_drops(v, i),
-		ring_shard_data(v, i), v->mask };
+		ring_shard_data(v, i), v->mask, ring_shard_stall(v, i), wait };
 }
 
 /* The shard index of this thread in a ring of shape @v (0: in host memory). */
@@ -138,13 +143,50 @@ RT_INLINE uint64_t ring_host_cons(const struct ring_shard *s)
 	return v;
 }
 
+RT_INLINE uint64_t rt_globaltimer(void)
+{
+	uint64_t t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) :: "memory");
+	return t;
+}
+
+/*
+ * A lossless ring's wait (docs/events.md "Lossless rings"): the host's
+ * consumer position once @need bytes from @before fit, or once s->wait_ns
+ * ran out (the stall word then set), or at once when a wait ran out at
+ * this very position before. The caller holds no unpublished record (a
+ * reservation is not one: no position was handed out for it yet).
+ */
+RT_INLINE uint64_t ring_wait_room(const struct ring_shard *s, uint64_t before,
+				  uint64_t need, uint64_t cons)
+{
+	uint64_t cap = s->mask + 1, t0 = rt_globaltimer(), stall;
+
+	for (;;) {
+		asm volatile("ld.volatile.global.u64 %0, [%1];"
+			     : "=l"(stall) : "l"(s->stall) : "memory");
+		if (before + need <= cons + cap || !ring_may_wait(stall, cons))
+			return cons;
+		if (rt_globaltimer() - t0 > s->wait_ns) {
+			asm volatile("st.volatile.global.u64 [%0], %1;"
+				     :: "l"(s->stall), "l"(cons + 1) : "memory");
+			return cons;
+		}
+		__nanosleep(2000);
+		cons = ring_host_cons(s);
+	}
+}
+
 /*
  * The first half of a claim, by its one leader: @total bytes added to
  * reserved, and how many bytes from the position before that fit. The
  * cached consumer position usually answers (loaded before the atomic: see
- * above); the host's is read only when the ring looks full.
+ * above); the host's is read only when the ring looks full, and a
+ * lossless ring waits there until @need bytes fit (ring_wait_room).
  */
-RT_INLINE uint64_t ring_take(const struct ring_shard *s, uint32_t total)
+RT_INLINE uint64_t ring_take(const struct ring_shard *s, uint32_t total,
+			     uint32_t need)
 {
 	uint64_t cap = s->mask + 1, cons, before;
 
@@ -153,6 +195,8 @@ RT_INLINE uint64_t ring_take(const struct ring_shard *s, uint32_t total)
 	before = atomicAdd((unsigned long long *)&s->ctr->reserved, total);
 	if (before + total - cons > cap) {
 		cons = ring_host_cons(s);
+		if (s->wait_ns)
+			cons = ring_wait_room(s, before, need, cons);
 		atomicMax((unsigned long long *)&s->ctr->cons_seen, cons);
 	}
 	return cons + cap > before ? cons + cap - before : 0;
@@ -183,7 +227,7 @@ RT_INLINE uint64_t ring_settle(const struct ring_shard *s, uint32_t total,
 RT_INLINE uint32_t ring_claim_one(const struct ring_shard *s, uint32_t need,
 				  uint32_t want, uint64_t *pos)
 {
-	uint64_t room = ring_take(s, want);
+	uint64_t room = ring_take(s, want, need);
 	uint32_t kept = room >= want ? want : room >= need ? (uint32_t)room : 0;
 
 	*pos = ring_settle(s, want, kept, kept ? 0 : 1);
@@ -230,7 +274,7 @@ RT_INLINE uint32_t ring_claim(const struct ring_shard *s, uint32_t group,
 	unsigned long long room = 0, pos = 0;
 
 	if (lane == leader)
-		room = ring_take(s, total);
+		room = ring_take(s, total, total);
 	room = __shfl_sync(group, room, leader);
 	fit = __ballot_sync(group, end <= room);
 	if (fit)

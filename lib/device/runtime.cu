@@ -12,6 +12,7 @@
 #include "call.cuh"
 #include "print.cuh"
 #include "ring.cuh"
+#include "span_trace.cuh"
 #include "warp_trace.cuh"
 
 /* Called from translated code, never inlined into a caller here. */
@@ -144,6 +145,29 @@ RT_API uint64_t egpu_dev_trace_flush(uint64_t map, uint64_t state)
 	return 0;
 }
 
+/*
+ * bpf_egpu_trace_span: the calling lane's new span state; a bad map
+ * leaves every state as it was.
+ */
+RT_API uint64_t egpu_dev_trace_span(uint64_t map, uint64_t state,
+				    uint64_t addr, uint64_t info)
+{
+	struct dev_ring *r = rt_ring(map);
+
+	return r ? span_trace(r, state, addr, info) : state;
+}
+
+/* bpf_egpu_trace_span_flush: 0, or -EINVAL (map). */
+RT_API uint64_t egpu_dev_trace_span_flush(uint64_t map, uint64_t state)
+{
+	struct dev_ring *r = rt_ring(map);
+
+	if (!r)
+		return rt_err(-EINVAL);
+	span_flush(r, state);
+	return 0;
+}
+
 /* The record's payload address, or 0 (bad map or flags, too big, full). */
 RT_API uint64_t egpu_dev_ringbuf_reserve(uint64_t map, uint64_t size,
 					 uint64_t flags)
@@ -194,28 +218,36 @@ RT_API uint64_t egpu_dev_perf_event_output(uint64_t ctx, uint64_t map,
 	return rt_err(ring_output(r, rt_ptr(data), size, -ENOSPC));
 }
 
-/* Three arguments always travel; the host's formatter takes what it needs. */
+/*
+ * Three arguments always travel; the host's formatter takes what it needs.
+ * The print helpers get one argument more than the eBPF helper: the
+ * kernel's id from the probe's ctx (lib/jit/ptx_lower.c), for the line's
+ * prefix.
+ */
 RT_API uint64_t egpu_dev_trace_printk(uint64_t fmt, uint64_t fmt_size,
-				      uint64_t a, uint64_t b, uint64_t c)
+				      uint64_t a, uint64_t b, uint64_t c,
+				      uint64_t kernel)
 {
 	const uint64_t args[3] = { a, b, c };
 
-	return rt_err(print_emit(fmt, (uint32_t)fmt_size, PRINT_PRINTK, args, 3));
+	return rt_err(print_emit(fmt, (uint32_t)fmt_size, PRINT_PRINTK, args, 3,
+				 kernel));
 }
 
 /* @data holds data_len / 8 arguments, at most PRINT_MAX_ARGS. */
 RT_API uint64_t egpu_dev_trace_vprintk(uint64_t fmt, uint64_t fmt_size,
-				       uint64_t data, uint64_t data_len)
+				       uint64_t data, uint64_t data_len,
+				       uint64_t kernel)
 {
 	if (data_len % 8 || data_len / 8 > PRINT_MAX_ARGS || (data_len && !data))
 		return rt_err(-EINVAL);
 	return rt_err(print_emit(fmt, (uint32_t)fmt_size, PRINT_PRINTK,
-				 rt_ptr(data), (uint32_t)(data_len / 8)));
+				 rt_ptr(data), (uint32_t)(data_len / 8), kernel));
 }
 
-RT_API uint64_t egpu_dev_puts(uint64_t s)
+RT_API uint64_t egpu_dev_puts(uint64_t s, uint64_t kernel)
 {
-	return rt_err(print_emit(s, 0, PRINT_PUTS, NULL, 0));
+	return rt_err(print_emit(s, 0, PRINT_PUTS, NULL, 0, kernel));
 }
 
 /* ---- user helpers (call.cuh) ---- */

@@ -88,7 +88,7 @@ void kernel_labels_free(struct egpu_metrics *m);
 void metric_text(const struct egpu_metrics *m, const struct metric *mt,
 		 const struct series *s, size_t cnt, const char *common,
 		 struct strbuf *sb);
-/* @s as a label value: backslash, quote and newline escaped. */
+/* metric_label.c: @s as a label value, backslash, quote, newline escaped. */
 void label_escape(struct strbuf *sb, const char *s);
 
 /* http.c: serve GET /metrics with @render's text on @listen. */

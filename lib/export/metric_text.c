@@ -17,18 +17,6 @@ static const char *const type_word[] = {
 	[EGPU_METRIC_HISTOGRAM] = "histogram",
 };
 
-void label_escape(struct strbuf *sb, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			sb_printf(sb, "\\%c", *s);
-		else if (*s == '\n')
-			sb_adds(sb, "\\n");
-		else
-			sb_addn(sb, s, 1);
-	}
-}
-
 /* HELP text escapes only backslash and newline. */
 static void help_escape(struct strbuf *sb, const char *s)
 {

@@ -65,7 +65,7 @@ egpu_metrics *egpu_metrics_new(egpu_ctx *ctx,
 {
 	egpu_metrics *m;
 
-	if (OPTS_VALID(opts, "egpu_metrics_new"))
+	if (OPTS_VALID(opts, egpu_metrics_opts, "egpu_metrics_new"))
 		return NULL;
 	if (!ctx) {
 		err_set(EGPU_EINVAL, "egpu_metrics_new: no context");

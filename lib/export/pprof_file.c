@@ -60,7 +60,7 @@ int egpu_trace_write_pprof(const egpu_trace *trace, const char *path,
 	const struct trace_data *td;
 	int err;
 
-	err = OPTS_VALID(opts, "egpu_trace_write_pprof");
+	err = OPTS_VALID(opts, egpu_pprof_opts, "egpu_trace_write_pprof");
 	if (err)
 		return err;
 	if (!path)

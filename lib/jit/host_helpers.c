@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <sys/uio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "maps/host_map.h"
 #include "egpu/ctx.h"
 #include "maps/ring.h"
+#include "maps/span_layout.h"
 
 static uint64_t host_map_lookup_elem(uint64_t map, uint64_t key)
 {
@@ -119,7 +121,22 @@ static uint64_t host_trace_warp_batch(uint64_t map, uint64_t state,
 	return state;
 }
 
-/* bpf_egpu_trace_flush on the CPU: no span to close (above). */
+/*
+ * bpf_egpu_trace_span on the CPU: a span of the one record of the one lane
+ * a run is, published at once (no span stays open, the state stays as
+ * given).
+ */
+static uint64_t host_trace_span(uint64_t map, uint64_t state, uint64_t addr,
+				uint64_t info)
+{
+	uint64_t span[1 + 6] = { 0 }; /* struct span_info, then the record */
+	uint32_t slots = span_encode_one(span + 1, addr, info);
+
+	ring_cpu_output(ring_of(map), span, 8 + slots * SPAN_SLOT, 0);
+	return state;
+}
+
+/* bpf_egpu_trace_flush and _span_flush on the CPU: no span is open (above). */
 static uint64_t host_trace_flush(uint64_t map, uint64_t state)
 {
 	(void)map;
@@ -168,6 +185,22 @@ static uint64_t host_perf_event_output(uint64_t ctx, uint64_t map,
 static uint64_t host_get_current_pid_tgid(void)
 {
 	return (uint64_t)getpid() << 32 | (uint32_t)gettid();
+}
+
+/*
+ * Host probes' bpf_probe_read_user: the application's memory, read by the
+ * kernel on the process's behalf, so a bad address is -EFAULT (dst
+ * zeroed, as Linux does) rather than a crash of the application.
+ */
+static uint64_t host_probe_read_user(uint64_t dst, uint64_t size, uint64_t src)
+{
+	struct iovec to = { (void *)(uintptr_t)dst, size };
+	struct iovec from = { (void *)(uintptr_t)src, size };
+
+	if (process_vm_readv(getpid(), &to, 1, &from, 1, 0) == (ssize_t)size)
+		return 0;
+	memset((void *)(uintptr_t)dst, 0, size);
+	return (uint64_t)-EFAULT;
 }
 
 static uint64_t host_puts(uint64_t s)
@@ -254,11 +287,14 @@ const struct host_helper host_helpers[] = {
 	HOST_HELPER(HELPER_TRACE_WARP, host_trace_warp),
 	HOST_HELPER(HELPER_TRACE_WARP_BATCH, host_trace_warp_batch),
 	HOST_HELPER(HELPER_TRACE_FLUSH, host_trace_flush),
+	HOST_HELPER(HELPER_TRACE_SPAN, host_trace_span),
+	HOST_HELPER(HELPER_TRACE_SPAN_FLUSH, host_trace_flush),
 	HOST_HELPER(HELPER_RINGBUF_RESERVE, host_ringbuf_reserve),
 	HOST_HELPER(HELPER_RINGBUF_SUBMIT, host_ringbuf_submit),
 	HOST_HELPER(HELPER_RINGBUF_DISCARD, host_ringbuf_discard),
 	HOST_HELPER(HELPER_PERF_EVENT_OUTPUT, host_perf_event_output),
 	HOST_HELPER(HELPER_GET_PID_TGID, host_get_current_pid_tgid),
+	HOST_HELPER(HELPER_PROBE_READ_USER, host_probe_read_user),
 	HOST_HELPER(HELPER_PUTS, host_puts),
 	HOST_HELPER(HELPER_BLOCK_IDX, host_index_xyz),
 	HOST_HELPER(HELPER_THREAD_IDX, host_index_xyz),

@@ -24,6 +24,18 @@ extern const size_t host_helper_cnt;
 const struct host_helper *host_helper_find(int32_t id);
 
 /*
+ * Code with jit_input.gpu_maps (host_gpu_maps.c): the map and clock
+ * helpers that reach the object's maps in GPU memory; all of them, and
+ * the one numbered @id or NULL (then host_helper_find()'s is used).
+ */
+const struct host_helper *host_gpu_helpers(size_t *n);
+const struct host_helper *host_gpu_helper_find(int32_t id);
+/* Around one run on the calling thread: the clock's offset to the GPU's
+ * timer; then the write-back of changed lookups (0 or the first error). */
+void host_gpu_begin(int64_t timer_offset);
+int host_gpu_end(void);
+
+/*
  * Append @fmt (at most @fmt_len bytes, or up to its NUL) to @sb formatted
  * the way bpf_trace_printk does with arguments @args (host_printk.c).
  */

@@ -2,7 +2,8 @@
 /*
  * Host helper lowering: a call to the helper's C function (host_helpers.c)
  * by its symbol, which jit_host.c defines at the function's address.
- * membar is a fence; exit_thread ends the program with r0 = 0. User
+ * membar is a fence; exit_thread ends the program with r0 = 0. Code over
+ * maps in GPU memory calls host_gpu_maps.c's map and clock helpers. User
  * helpers are called directly at the address they were registered with.
  */
 #include "host_helpers.h"
@@ -30,7 +31,9 @@ static int host_helper(struct lift *l, const struct helper_info *h,
 		*r0 = lift_const(l->i64, 0);
 		return 0;
 	}
-	hh = host_helper_find(h->id);
+	hh = l->in->gpu_maps ? host_gpu_helper_find(h->id) : NULL;
+	if (!hh)
+		hh = host_helper_find(h->id);
 	if (!hh)
 		return lift_err(l, "helper %s (%d) has no CPU implementation",
 				h->name, h->id);

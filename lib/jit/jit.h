@@ -24,6 +24,7 @@ struct jit_map {
 	uint32_t value_size;
 	uint32_t max_entries;
 	uint32_t slots;      /* SM_ARRAY: copies per key (a power of 2), else 0/1 */
+	uint64_t copy_stride; /* SM_ARRAY: bytes from one SM's copy to the next */
 };
 
 struct jit_input {
@@ -49,6 +50,24 @@ struct jit_input {
 	 * thread-private memory on the GPU.
 	 */
 	const bool *never_stack;
+	/*
+	 * Host code whose maps are in GPU memory (struct jit_map.addr a
+	 * struct dev_map *, value_addr 0): map helpers copy values in and
+	 * out (lib/jit/host_gpu_maps.c); run it with jit_host_call_gpu().
+	 */
+	bool gpu_maps;
+	/*
+	 * enum jit_warp_model: the CPU back end runs atomics through the
+	 * GPU's warp aggregation on a 32-lane model (jit_host_call_warp), to
+	 * check that code on the CPU; 0: plain atomics.
+	 */
+	int warp_model;
+};
+
+enum jit_warp_model {
+	JIT_WARP_NONE,
+	JIT_WARP_REDUX, /* sm_80 and later: redux.sync */
+	JIT_WARP_SCAN,  /* sm_70 to sm_75: shuffles only */
 };
 
 /* What translated PTX calls in the device runtime (lib/device). */
@@ -80,6 +99,21 @@ struct jit_host;
 
 int jit_host_new(const struct jit_input *in, struct jit_host **out);
 uint64_t jit_host_call(const struct jit_host *jh, void *ctx, uint64_t ctx_len);
+/*
+ * Run code made with jit_input.gpu_maps: its clocks read the GPU's timer
+ * (CLOCK_MONOTONIC + @timer_offset), and values it changed through
+ * lookups are written back when it returns. r0 in *@r0; 0 or the first
+ * write-back's error (negative errno, as dev_map.h).
+ */
+int jit_host_call_gpu(const struct jit_host *jh, void *ctx, uint64_t ctx_len,
+		      int64_t timer_offset, uint64_t *r0);
 void jit_host_free(struct jit_host *jh);
+/*
+ * Run @jh (translated with a warp model) as one warp: a thread per lane of
+ * @lanes, lane i with ctx[i]; r0[i] gets its result. EGPU_EINVAL when a
+ * warp primitive broke PTX's rules; one warp at a time in the process.
+ */
+int jit_host_call_warp(const struct jit_host *jh, void *const ctx[32],
+		       uint64_t ctx_len, uint32_t lanes, uint64_t r0[32]);
 
 #endif

@@ -12,6 +12,7 @@
 #include <llvm-c/Orc.h>
 
 #include "host_helpers.h"
+#include "host_warp.h"
 #include "jit_llvm.h"
 
 typedef uint64_t (*host_prog_fn)(void *ctx, uint64_t ctx_len);
@@ -69,19 +70,38 @@ static const struct host_helper libc_calls[] = {
 	{ 0, "memset", (void (*)(void))memset },
 };
 
-/* The helpers and libc_calls, as absolute symbols of @jit. */
+/* Symbol @i of the helpers, the GPU map helpers, libc_calls and the
+ * warp model's calls. */
+static const struct host_helper *helper_symbol(size_t i)
+{
+	size_t ngpu;
+	const struct host_helper *gpu = host_gpu_helpers(&ngpu);
+
+	if (i < host_helper_cnt)
+		return &host_helpers[i];
+	i -= host_helper_cnt;
+	if (i < ngpu)
+		return &gpu[i];
+	i -= ngpu;
+	return i < ARRAY_SIZE(libc_calls) ? &libc_calls[i] :
+	       &host_warp_calls[i - ARRAY_SIZE(libc_calls)];
+}
+
+/* The symbols of helper_symbol(), absolute in @jit. */
 static int define_helpers(const char *name, LLVMOrcLLJITRef jit)
 {
-	size_t n = host_helper_cnt + ARRAY_SIZE(libc_calls);
-	LLVMOrcCSymbolMapPair *syms = calloc(n, sizeof(*syms));
+	size_t ngpu, n;
+	LLVMOrcCSymbolMapPair *syms;
 	LLVMOrcMaterializationUnitRef mu;
 	LLVMErrorRef e;
 
+	host_gpu_helpers(&ngpu);
+	n = host_helper_cnt + ngpu + ARRAY_SIZE(libc_calls) + host_warp_call_cnt;
+	syms = calloc(n, sizeof(*syms));
 	if (!syms)
 		return err_set(EGPU_ENOMEM, "%s: out of memory", name);
 	for (size_t i = 0; i < n; i++) {
-		const struct host_helper *h = i < host_helper_cnt ? &host_helpers[i] :
-					      &libc_calls[i - host_helper_cnt];
+		const struct host_helper *h = helper_symbol(i);
 
 		syms[i].Name = LLVMOrcLLJITMangleAndIntern(jit, h->symbol);
 		syms[i].Sym.Address = (uintptr_t)h->fn;
@@ -103,6 +123,7 @@ static int build_module(const struct jit_input *in, LLVMOrcLLJITRef jit,
 			LLVMOrcThreadSafeContextRef tsctx, LLVMModuleRef *out)
 {
 	LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsctx);
+	struct lift_backend be = host_backend;
 	LLVMModuleRef mod;
 	int err;
 
@@ -110,7 +131,9 @@ static int build_module(const struct jit_input *in, LLVMOrcLLJITRef jit,
 	mod = LLVMModuleCreateWithNameInContext(in->name, ctx);
 	LLVMSetTarget(mod, LLVMOrcLLJITGetTripleString(jit));
 	LLVMSetDataLayout(mod, LLVMOrcLLJITGetDataLayoutStr(jit));
-	err = lift_program(in, &host_backend, 0, ctx, mod);
+	if (in->warp_model)
+		be.atomic_rmw = host_warp_rmw;
+	err = lift_program(in, &be, 0, ctx, mod);
 	if (!err)
 		err = jit_optimize(in->name, mod, NULL);
 	if (err) {
@@ -196,6 +219,14 @@ int jit_host_new(const struct jit_input *in, struct jit_host **out)
 uint64_t jit_host_call(const struct jit_host *jh, void *ctx, uint64_t ctx_len)
 {
 	return jh->fn(ctx, ctx_len);
+}
+
+int jit_host_call_gpu(const struct jit_host *jh, void *ctx, uint64_t ctx_len,
+		      int64_t timer_offset, uint64_t *r0)
+{
+	host_gpu_begin(timer_offset);
+	*r0 = jh->fn(ctx, ctx_len);
+	return host_gpu_end();
 }
 
 void jit_host_free(struct jit_host *jh)

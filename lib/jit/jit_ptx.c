@@ -6,6 +6,7 @@
 
 #include <llvm/Config/llvm-config.h>
 
+#include "core/target.h"
 #include "jit_llvm.h"
 #include "ptx_lower.h"
 #include "ptx_tlocal.h"
@@ -46,27 +47,59 @@ static bool sm_known(long v)
 }
 
 /*
- * "sm_NN" with an optional feature suffix ("sm_90a"): the code is made for
- * the plain sm_NN (at most PTX_MAX_SM), which the suffixed target accepts;
- * the PTX linker gives the final module the application's target. *@num
- * is the target LLVM generates for (60 for sm_60).
+ * The target, checked (core/target.c), and the one LLVM generates for
+ * (*@num): itself up to PTX_MAX_SM, PTX_MAX_SM for later GPUs, whose PTX
+ * then gets their own header (retarget()). A suffixed target up to
+ * PTX_MAX_SM ("sm_90a") gets the plain target's code, which it accepts;
+ * the PTX linker gives the final module the application's target.
  */
-static int parse_sm(const char *name, const char *sm, unsigned *num)
+static int parse_sm(const char *name, const char *sm, struct gpu_target *t,
+		    unsigned *num)
 {
-	char *end;
-	long v;
+	int err = target_parse(name, sm ? sm : "sm_90", t);
 
-	if (!sm)
-		sm = "sm_90";
-	v = strncmp(sm, "sm_", 3) ? -1 : strtol(sm + 3, &end, 10);
-	if (v < 30 || v > 999 || end == sm + 3 ||
-	    (*end && (strchr("af", *end) == NULL || end[1])))
-		return err_set(EGPU_EINVAL, "%s: invalid GPU target \"%s\" (want sm_NN)",
+	if (err)
+		return err;
+	if (t->sm <= PTX_MAX_SM && !sm_known(t->sm))
+		return err_set(EGPU_EINVAL, "%s: this LLVM has no code generator for %s",
 			       name, sm);
-	if (v < PTX_MAX_SM && !sm_known(v))
-		return err_set(EGPU_EINVAL, "%s: %s is not a GPU target (sm_30 to sm_%d, later ones get sm_%d code)",
-			       name, sm, PTX_MAX_SM, PTX_MAX_SM);
-	*num = v < PTX_MAX_SM ? (unsigned)v : PTX_MAX_SM;
+	*num = t->sm < PTX_MAX_SM ? t->sm : PTX_MAX_SM;
+	return 0;
+}
+
+/*
+ * PTX made for PTX_MAX_SM, retargeted to @t, a later GPU: its .target line
+ * names @t and its .version is at least the ISA that names @t. The code
+ * itself is PTX_MAX_SM's, which every later GPU runs.
+ */
+static int retarget(const char *name, const struct gpu_target *t, char **ptx,
+		    size_t *len)
+{
+	const char *ver = strstr(*ptx, "\n.version "), *tgt, *eol;
+	unsigned major = 0, minor = 0, isa;
+	struct strbuf sb;
+
+	tgt = ver ? strstr(ver, "\n.target ") : NULL;
+	if (!tgt || sscanf(ver, "\n.version %u.%u", &major, &minor) != 2)
+		return err_set(EGPU_EJIT, "%s: LLVM's PTX has no .version and .target lines",
+			       name);
+	isa = major * 10 + minor > t->ptx_isa ? major * 10 + minor : t->ptx_isa;
+	sb_init(&sb);
+	sb_addn(&sb, *ptx, (size_t)(ver - *ptx));
+	sb_printf(&sb, "\n.version %u.%u", isa / 10, isa % 10);
+	eol = strchr(ver + 1, '\n');
+	sb_addn(&sb, eol, (size_t)(tgt - eol));
+	sb_printf(&sb, "\n.target sm_%u", t->sm);
+	if (t->suffix)
+		sb_addn(&sb, &t->suffix, 1);
+	eol = strchr(tgt + 1, '\n');
+	sb_adds(&sb, eol ? eol : "");
+	if (!sb_ok(&sb)) {
+		sb_free(&sb);
+		return err_set(EGPU_ENOMEM, "%s: out of memory", name);
+	}
+	free(*ptx);
+	*ptx = sb_detach(&sb, len);
 	return 0;
 }
 
@@ -174,7 +207,8 @@ static void set_target(LLVMModuleRef mod, LLVMTargetMachineRef tm)
 
 struct ptx_job {
 	const struct jit_input *in;
-	unsigned sm;
+	struct gpu_target target;
+	unsigned sm; /* the target LLVM generates for */
 	bool kernel;
 	char **ptx;
 	size_t *len;
@@ -209,6 +243,8 @@ static int ptx_translate(void *arg)
 		*job->needs = ptx_runtime_needs(mod);
 	if (!err)
 		err = emit_ptx(in->name, tm, mod, job->ptx, job->len);
+	if (!err && job->target.sm > job->sm)
+		err = retarget(in->name, &job->target, job->ptx, job->len);
 	LLVMDisposeModule(mod);
 	LLVMContextDispose(ctx);
 	LLVMDisposeTargetMachine(tm);
@@ -228,7 +264,7 @@ int jit_ptx(const struct jit_input *in, const char *sm, bool kernel,
 	if (!ptx)
 		return err_set(EGPU_EINVAL, "%s: no place for the PTX", in->name);
 	*ptx = NULL;
-	err = parse_sm(in->name, sm, &job.sm);
+	err = parse_sm(in->name, sm, &job.target, &job.sm);
 	if (err)
 		return err;
 	return jit_guarded(in->name, ptx_translate, &job);

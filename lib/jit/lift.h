@@ -46,10 +46,14 @@ struct lift_backend {
 	 */
 	bool check_align;
 	/*
-	 * Emit a non-fetching atomic add of @val (i32 or i64) at @addr in
-	 * memory other threads share; NULL: a plain atomicrmw.
+	 * Emit atomic @op (add, or, and, xor) of @val (i32 or i64) at @addr
+	 * in memory other threads share, sequentially consistent and
+	 * returning the old value if @fetch (else relaxed, and the result is
+	 * not used); NULL: a plain atomicrmw.
 	 */
-	void (*atomic_add)(struct lift *l, LLVMValueRef addr, LLVMValueRef val);
+	LLVMValueRef (*atomic_rmw)(struct lift *l, LLVMAtomicRMWBinOp op,
+				   LLVMValueRef addr, LLVMValueRef val,
+				   bool fetch);
 	/* Alignment promised for the context pointer r1 (1: none). */
 	unsigned ctx_align;
 	/*
@@ -118,7 +122,7 @@ struct lift {
 int lift_program(const struct jit_input *in, const struct lift_backend *be,
 		 unsigned sm, LLVMContextRef ctx, LLVMModuleRef mod);
 
-/* Set an EGPU_EJIT message naming the program and the current instruction. */
+/* lift_util.c. An EGPU_EJIT message naming the program and the instruction. */
 int lift_err(struct lift *l, const char *fmt, ...) EGPU_PRINTF(2, 3);
 
 /* Registers and constants. */

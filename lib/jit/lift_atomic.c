@@ -44,9 +44,9 @@ static LLVMValueRef atomic_rmw(struct lift *l, int32_t imm,
 
 	if (l->be->shared_addr)
 		addr = l->be->shared_addr(l, addr);
-	if (imm == BPF_ADD && l->be->atomic_add) {
-		l->be->atomic_add(l, addr, val);
-		return LLVMConstNull(t); /* no fetch: nobody reads it */
+	if (imm != BPF_XCHG && imm != BPF_CMPXCHG && l->be->atomic_rmw) {
+		v = l->be->atomic_rmw(l, op, addr, val, imm & BPF_FETCH);
+		return v ? v : LLVMConstNull(t); /* no fetch: nobody reads it */
 	}
 	if (imm == BPF_CMPXCHG) {
 		cmp = lift_narrow(l, lift_reg(l, 0), t);

@@ -1,42 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Calls: helpers by number, local (bpf-to-bpf) calls and callx, plus the
- * way a helper ends the whole program from any subprogram depth.
+ * Calls: helpers by number, local (bpf-to-bpf) calls and callx.
  *
  * A local call passes r1-r5 and a pointer to the entry function's "stop"
  * flag; the callee has its own registers and frame, so r6-r9 and the
  * caller's stack are preserved by construction. A helper that ends the
- * program sets the flag and returns; every caller checks the flag after a
- * local call and returns too. Programs that cannot end early get no check.
+ * program sets the flag and returns (lift_abort_if, lift_util.c); every
+ * caller checks the flag after a local call and returns too. Programs that
+ * cannot end early get no check.
  */
 #include "lift.h"
-
-static LLVMBasicBlockRef abort_block(struct lift *l)
-{
-	struct lift_func *f = l->fn;
-	LLVMBasicBlockRef here = LLVMGetInsertBlock(l->b);
-
-	if (f->abort)
-		return f->abort;
-	f->abort = lift_block(l, "abort");
-	LLVMPositionBuilderAtEnd(l->b, f->abort);
-	if (f->start != 0)
-		LLVMBuildStore(l->b, lift_const(l->i8, 1), f->stop);
-	LLVMBuildRet(l->b, lift_const(l->i64, 0));
-	LLVMPositionBuilderAtEnd(l->b, here);
-	return f->abort;
-}
-
-void lift_abort_if(struct lift *l, LLVMValueRef cond)
-{
-	LLVMBasicBlockRef abort = abort_block(l), cont = lift_block(l, "");
-
-	if (cond)
-		LLVMBuildCondBr(l->b, cond, abort, cont);
-	else
-		LLVMBuildBr(l->b, abort);
-	LLVMPositionBuilderAtEnd(l->b, cont);
-}
 
 static int lift_local_call(struct lift *l, const struct bpf_insn *insn)
 {

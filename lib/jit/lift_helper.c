@@ -65,7 +65,7 @@ static bool first_inline(const struct jit_input *in, size_t i)
 static LLVMValueRef array_value(struct lift *l, const struct jit_map *m)
 {
 	LLVMBuilderRef b = l->b;
-	LLVMValueRef key, in, addr;
+	LLVMValueRef key, in, addr, copy = lift_const(l->i64, 0);
 	unsigned align;
 
 	key = lift_addr(l, 2, 0, sizeof(uint32_t), &align);
@@ -77,10 +77,10 @@ static LLVMValueRef array_value(struct lift *l, const struct jit_map *m)
 		LLVMValueRef sm = LLVMBuildAnd(b, l->be->sm_id(l),
 					       lift_const(l->i64, m->slots - 1), "");
 
-		sm = LLVMBuildMul(b, sm, lift_const(l->i64, m->max_entries), "");
-		key = LLVMBuildAdd(b, key, sm, "");
+		copy = LLVMBuildMul(b, sm, lift_const(l->i64, m->copy_stride), "");
 	}
 	addr = LLVMBuildMul(b, key, lift_const(l->i64, m->value_size), "");
+	addr = LLVMBuildAdd(b, addr, copy, "");
 	addr = LLVMBuildAdd(b, addr, lift_const(l->i64, m->value_addr), "");
 	return LLVMBuildSelect(b, in, addr, lift_const(l->i64, 0), "");
 }

@@ -5,25 +5,15 @@
  * the rest call `egpu_dev_<name>`, extern device functions (all arguments
  * and the result .b64) that the device runtime (lib/device) links in.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "egpu/ctx.h"
 #include "jit_llvm.h"
 #include "maps/ring_layout.h"
 #include "ptx_lower.h"
-
-LLVMValueRef ptx_inline_asm(struct lift *l, LLVMTypeRef ret, const char *text,
-			    const char *constraints)
-{
-	LLVMTypeRef type = LLVMFunctionType(ret, NULL, 0, 0);
-	LLVMValueRef fn = LLVMGetInlineAsm(type, (char *)text, strlen(text),
-					   (char *)constraints,
-					   strlen(constraints), 1, 0,
-					   LLVMInlineAsmDialectATT, 0);
-
-	return LLVMBuildCall2(l->b, type, fn, NULL, 0, "");
-}
 
 /* Special register %<name> as i64, through llvm.nvvm.read.ptx.sreg.*. */
 static LLVMValueRef sreg(struct lift *l, const char *name)
@@ -74,6 +64,41 @@ static LLVMValueRef extern_call(struct lift *l, const struct helper_info *h,
 
 	snprintf(name, sizeof(name), RUNTIME_PREFIX "%s", h->name);
 	return lift_call(l, name, l->i64, args, h->nargs);
+}
+
+/*
+ * The kernel id a print record carries: the probe's ctx holds it (folded
+ * to a constant where the probe is copied into its site); subprograms
+ * and direct runs have no kernel ctx (PRINT_NO_KERNEL).
+ */
+static LLVMValueRef print_kernel(struct lift *l)
+{
+	int at = l->in->attach;
+	unsigned off = at == EGPU_ATTACH_MEM ? offsetof(struct egpu_mem_ctx, kernel_id) :
+					       offsetof(struct egpu_kernel_ctx, kernel_id);
+	LLVMValueRef p, v;
+
+	if (l->fn->start || (at != EGPU_ATTACH_ENTRY && at != EGPU_ATTACH_EXIT &&
+			     at != EGPU_ATTACH_MEM))
+		return lift_const(l->i64, PRINT_NO_KERNEL);
+	p = LLVMBuildGEP2(l->b, l->i8, LLVMGetParam(l->fn->fn, 0),
+			  (LLVMValueRef[]){ lift_const(l->i64, off) }, 1, "");
+	v = LLVMBuildLoad2(l->b, l->i32, p, "kernel_id");
+	LLVMSetAlignment(v, 4);
+	return LLVMBuildZExt(l->b, v, l->i64, "");
+}
+
+/* A print helper: its arguments, then the kernel's id. */
+static LLVMValueRef print_call(struct lift *l, const struct helper_info *h,
+			       LLVMValueRef *args)
+{
+	char name[96];
+	LLVMValueRef all[6];
+
+	memcpy(all, args, h->nargs * sizeof(*args));
+	all[h->nargs] = print_kernel(l);
+	snprintf(name, sizeof(name), RUNTIME_PREFIX "%s", h->name);
+	return lift_call(l, name, l->i64, all, h->nargs + 1);
 }
 
 /* Whether the runtime's egpu_dev_@helper writes the print ring. */
@@ -182,22 +207,11 @@ static int ptx_helper(struct lift *l, const struct helper_info *h,
 		*r0 = lift_const(l->i64, pid_tgid());
 		break;
 	default:
-		*r0 = extern_call(l, h, args);
+		*r0 = h->flags & HELPER_PRINTS ? print_call(l, h, args) :
+						 extern_call(l, h, args);
 		break;
 	}
 	return 0;
-}
-
-LLVMValueRef ptx_hide_origin(struct lift *l, LLVMValueRef addr)
-{
-	LLVMTypeRef type = LLVMFunctionType(l->i64, &l->i64, 1, 0);
-	LLVMValueRef mov = LLVMGetInlineAsm(type, "mov.b64 $0, $1;", 15,
-					    "=l,l", 5, 0, 0,
-					    LLVMInlineAsmDialectATT, 0);
-	LLVMValueRef a = LLVMBuildPtrToInt(l->b, addr, l->i64, "");
-
-	a = LLVMBuildCall2(l->b, type, mov, &a, 1, "");
-	return LLVMBuildIntToPtr(l->b, a, l->ptr, "");
 }
 
 /*
@@ -216,31 +230,17 @@ static LLVMValueRef ptx_private_addr(struct lift *l, LLVMValueRef *addr)
 			      addr, 1, "");
 }
 
-/*
- * Atomics that reach memory other threads share reach map values, in
- * global memory (device or mapped host memory, never .shared: lib/maps);
- * the verifier lets nothing else but the stack (private_addr) through. A
- * generic atomic would make ptxas dispatch on the address's window at
- * every site: about 30 SASS instructions for a 64-bit add against 2, and
- * most of an instrumented module's compile time.
- */
-LLVMValueRef ptx_global_addr(struct lift *l, LLVMValueRef addr)
+/* Atomics on map values: warp-aggregated (ptx_warp.c, warp_agg.c). */
+static LLVMValueRef ptx_atomic_rmw(struct lift *l, LLVMAtomicRMWBinOp op,
+				   LLVMValueRef addr, LLVMValueRef val,
+				   bool fetch)
 {
-	return LLVMBuildAddrSpaceCast(l->b, addr,
-				      LLVMPointerTypeInContext(l->ctx, 1), "");
-}
-
-/*
- * Plain atomic adds (no fetch): warp-aggregated (ptx_warp.c). Histograms
- * add at addresses that differ between lanes, so no uniform test first.
- */
-static void ptx_atomic_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val)
-{
-	ptx_warp_add(l, addr, val, 0);
+	return ptx_warp_rmw(l, op, addr, val,
+			    fetch ? WARP_RMW_FETCH | WARP_RMW_SEQ_CST : 0);
 }
 
 const struct lift_backend ptx_backend = {
-	.atomic_add = ptx_atomic_add,
+	.atomic_rmw = ptx_atomic_rmw,
 	.helper = ptx_helper,
 	.user_helper = ptx_user_helper,
 	.check_align = true,

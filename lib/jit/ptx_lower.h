@@ -7,13 +7,14 @@
 #define EGPU_JIT_PTX_LOWER_H
 
 #include "lift.h"
+#include "warp_agg.h"
 
 /*
  * The enum jit_need bits of the device runtime functions @mod calls (those
  * left after optimisation).
  */
 unsigned ptx_runtime_needs(LLVMModuleRef mod);
-/* Inline PTX @text without operands other than a result of type @ret. */
+/* ptx_asm.c. Inline PTX @text without operands other than a result of type @ret. */
 LLVMValueRef ptx_inline_asm(struct lift *l, LLVMTypeRef ret, const char *text,
 			    const char *constraints);
 /* @addr (ptr) behind an opaque mov: LLVM no longer knows where it points. */
@@ -21,21 +22,13 @@ LLVMValueRef ptx_hide_origin(struct lift *l, LLVMValueRef addr);
 /* @addr (generic ptr) as a global-space pointer, where atomics reach. */
 LLVMValueRef ptx_global_addr(struct lift *l, LLVMValueRef addr);
 
-enum warp_add_flags {
-	/* Return what this lane would have fetched had the lanes added one
-	 * by one in lane order (else NULL). */
-	WARP_ADD_FETCH = 1,
-	/* Expect all active lanes to add the same value at one address:
-	 * test that first, cheaply, before grouping lanes with match. */
-	WARP_ADD_UNIFORM = 2,
-};
-
 /*
- * Atomic add of @val (i32 or i64) at @addr, one atomic per warp and
- * address where the lanes add the same value.
+ * Atomic @op (add, or, and, xor) of @val (i32 or i64) at global @addr,
+ * warp-aggregated from sm_70 on (warp_agg.h, enum warp_rmw_flags); the
+ * fetched value, or NULL without WARP_RMW_FETCH.
  */
-LLVMValueRef ptx_warp_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val,
-			  unsigned flags);
+LLVMValueRef ptx_warp_rmw(struct lift *l, LLVMAtomicRMWBinOp op,
+			  LLVMValueRef addr, LLVMValueRef val, unsigned flags);
 /*
  * EGPU_ENOTSUP with a message when helper @h cannot be lowered for the
  * target (bpf_warp_match before sm_70), else 0.

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Warp-level (SIMT) lowering for the GPU: the active mask, ballots and
- * matches over the lanes now active, warp-aggregated atomic adds, and
- * a timed spin. All inline: no call, no stack.
+ * matches over the lanes now active, the warp primitives of aggregated
+ * atomics (warp_agg.c), and a timed spin. All inline: no call, no stack.
  */
 #include <string.h>
 
@@ -31,6 +31,17 @@ static bool call_attr(struct lift *l, LLVMValueRef call, const char *name)
 	return kind;
 }
 
+/* @call of inline asm: no side effects, so LLVM drops it when unused. */
+static LLVMValueRef pure_asm(struct lift *l, LLVMValueRef call)
+{
+	call_attr(l, call, "nounwind");
+	call_attr(l, call, "willreturn");
+	/* memory(none) from LLVM 16 on, readnone before */
+	if (!call_attr(l, call, "memory"))
+		call_attr(l, call, "readnone");
+	return call;
+}
+
 /*
  * Lane @src's @v (i64) in every lane of @mask: two 32-bit shuffles. Inline
  * PTX marked convergent and free of side effects rather than the NVVM
@@ -55,160 +66,86 @@ static LLVMValueRef shfl_i64(struct lift *l, LLVMValueRef v, LLVMValueRef src,
 					   LLVMInlineAsmDialectATT, 0);
 	LLVMValueRef call = LLVMBuildCall2(l->b, type, fn,
 					   (LLVMValueRef[]){ v, src, mask }, 3, "");
+
 	call_attr(l, call, "convergent");
-	call_attr(l, call, "nounwind");
-	call_attr(l, call, "willreturn");
-	/* memory(none) from LLVM 16 on, readnone before */
-	if (!call_attr(l, call, "memory"))
-		call_attr(l, call, "readnone");
-	return call;
+	return pure_asm(l, call);
 }
 
-/* One warp add: who adds, and what each lane's atomic fetched. */
-struct warp_add {
-	LLVMValueRef group;  /* lanes adding at the same address */
-	LLVMValueRef same;   /* i1: the group's lanes add the same value */
-	LLVMValueRef lane;   /* %laneid */
-	LLVMValueRef leader; /* the group's lowest lane */
-	LLVMValueRef old;    /* what this lane's atomic fetched, if it ran */
-};
-
-/*
- * The leader's fetched value plus the adds of the group's lanes below this
- * one; a group that did not combine fetched its own values.
- */
-static LLVMValueRef fetched(struct lift *l, const struct warp_add *w,
-			    LLVMValueRef val)
+/* The GPU's warp primitives for warp_agg.c. */
+static LLVMValueRef prim_lane(struct lift *l)
 {
-	LLVMBuilderRef b = l->b;
-	LLVMTypeRef t = LLVMTypeOf(val);
-	LLVMValueRef below, first, mine;
-
-	below = LLVMBuildShl(b, lift_const(l->i32, 1), w->lane, "");
-	below = LLVMBuildSub(b, below, lift_const(l->i32, 1), "");
-	below = LLVMBuildAnd(b, w->group, below, "");
-	below = lift_call(l, "llvm.ctpop.i32", l->i32, &below, 1);
-	first = shfl_i64(l, LLVMBuildZExt(b, w->old, l->i64, ""), w->leader,
-			 w->group);
-	first = LLVMBuildTrunc(b, first, t, "");
-	mine = LLVMBuildMul(b, val, LLVMBuildZExt(b, below, t, ""), "");
-	mine = LLVMBuildAdd(b, first, mine, "");
-	return LLVMBuildSelect(b, w->same, mine, w->old, "");
+	return lift_call(l, "llvm.nvvm.read.ptx.sreg.laneid", l->i32, NULL, 0);
 }
 
-/* w->group and w->same by match.any / match.all. */
-static void match_lanes(struct lift *l, struct warp_add *w, LLVMValueRef mask,
-			LLVMValueRef addr, LLVMValueRef v64)
+static LLVMValueRef prim_match(struct lift *l, LLVMValueRef mask, LLVMValueRef v)
 {
-	LLVMTypeRef pair = LLVMStructTypeInContext(l->ctx,
-				(LLVMTypeRef[]){ l->i32, l->i1 }, 2, 0);
-
-	w->group = lift_call(l, "llvm.nvvm.match.any.sync.i64", l->i32,
-			     (LLVMValueRef[]){ mask, addr }, 2);
-	w->same = LLVMBuildExtractValue(l->b, lift_call(l, "llvm.nvvm.match.all.sync.i64p",
-							pair, (LLVMValueRef[]){ w->group, v64 }, 2),
-					1, "");
+	return lift_call(l, "llvm.nvvm.match.any.sync.i64", l->i32,
+			 (LLVMValueRef[]){ mask, v }, 2);
 }
 
-/*
- * Sets w->group and w->same when all active lanes are expected to add the
- * same value at the same address (a counter, a warp-uniform slot):
- * shuffles and one vote confirm it, and the group is the active mask. Only
- * otherwise the lanes are matched, which costs many times more on an H100
- * (a counting probe at every access of a vector add: 7.35x against 1.88x).
- */
-static void group_uniform(struct lift *l, struct warp_add *w, LLVMValueRef mask,
-			  LLVMValueRef addr, LLVMValueRef v64)
+static LLVMValueRef prim_vote_all(struct lift *l, LLVMValueRef mask,
+				  LLVMValueRef pred)
 {
-	LLVMBasicBlockRef from, split = lift_block(l, ""), join = lift_block(l, "");
-	LLVMBuilderRef b = l->b;
-	LLVMValueRef first, uniform, all;
-	struct warp_add m;
-
-	first = lift_call(l, "llvm.cttz.i32", l->i32,
-			  (LLVMValueRef[]){ mask, lift_const(l->i1, 0) }, 2);
-	uniform = LLVMBuildICmp(b, LLVMIntEQ, addr,
-				shfl_i64(l, addr, first, mask), "");
-	if (!LLVMIsConstant(v64))
-		uniform = LLVMBuildAnd(b, uniform,
-				       LLVMBuildICmp(b, LLVMIntEQ, v64,
-						     shfl_i64(l, v64, first, mask), ""), "");
-	all = lift_call(l, "llvm.nvvm.vote.all.sync", l->i1,
-			(LLVMValueRef[]){ mask, uniform }, 2);
-	from = LLVMGetInsertBlock(b);
-	LLVMBuildCondBr(b, all, join, split);
-	LLVMPositionBuilderAtEnd(b, split);
-	match_lanes(l, &m, mask, addr, v64);
-	LLVMBuildBr(b, join);
-	LLVMPositionBuilderAtEnd(b, join);
-	w->group = LLVMBuildPhi(b, l->i32, "");
-	LLVMAddIncoming(w->group, (LLVMValueRef[]){ mask, m.group },
-			(LLVMBasicBlockRef[]){ from, split }, 2);
-	w->same = LLVMBuildPhi(b, l->i1, "");
-	LLVMAddIncoming(w->same, (LLVMValueRef[]){ lift_const(l->i1, 1), m.same },
-			(LLVMBasicBlockRef[]){ from, split }, 2);
+	return lift_call(l, "llvm.nvvm.vote.all.sync", l->i1,
+			 (LLVMValueRef[]){ mask, pred }, 2);
 }
 
-/*
- * Counters and histograms make many lanes of a warp add to one address,
- * and same-address atomics serialise. Lanes are grouped by address
- * (match.any); a group whose lanes add the same value (match.all) lets its
- * lowest lane add value * group size alone: one atomic per distinct address
- * and warp instead of one per lane. Other groups add lane by lane.
- */
-static LLVMValueRef lane_add(struct lift *l, LLVMValueRef addr,
-			     LLVMValueRef val)
+static LLVMValueRef prim_redux(struct lift *l, LLVMAtomicRMWBinOp op,
+			       LLVMValueRef v, LLVMValueRef mask)
 {
-	LLVMValueRef rmw = LLVMBuildAtomicRMW(l->b, LLVMAtomicRMWBinOpAdd, addr,
-					      val, LLVMAtomicOrderingMonotonic,
-					      0);
+	const char *name = op == LLVMAtomicRMWBinOpAdd ? "llvm.nvvm.redux.sync.add" :
+			   op == LLVMAtomicRMWBinOpOr ? "llvm.nvvm.redux.sync.or" :
+			   op == LLVMAtomicRMWBinOpAnd ? "llvm.nvvm.redux.sync.and" :
+			   "llvm.nvvm.redux.sync.xor";
 
+	return lift_call(l, name, l->i32, (LLVMValueRef[]){ v, mask }, 2);
+}
+
+/* fns has no NVVM intrinsic; pure (pure_asm), so LLVM may drop it. */
+static LLVMValueRef prim_fns(struct lift *l, LLVMValueRef mask,
+			     LLVMValueRef base, LLVMValueRef off)
+{
+	static const char text[] = "fns.b32 $0, $1, $2, $3;";
+	static const char constraints[] = "=r,r,r,r";
+	LLVMTypeRef type = LLVMFunctionType(l->i32,
+				(LLVMTypeRef[]){ l->i32, l->i32, l->i32 }, 3, 0);
+	LLVMValueRef fn = LLVMGetInlineAsm(type, (char *)text, sizeof(text) - 1,
+					   (char *)constraints,
+					   sizeof(constraints) - 1, 0, 0,
+					   LLVMInlineAsmDialectATT, 0);
+
+	return pure_asm(l, LLVMBuildCall2(l->b, type, fn,
+					  (LLVMValueRef[]){ mask, base, off }, 3, ""));
+}
+
+static void prim_sync(struct lift *l, LLVMValueRef mask)
+{
+	lift_call(l, "llvm.nvvm.bar.warp.sync", l->void_t, &mask, 1);
+}
+
+/* redux.sync needs sm_80. */
+#define SM_REDUX 80
+
+LLVMValueRef ptx_warp_rmw(struct lift *l, LLVMAtomicRMWBinOp op,
+			  LLVMValueRef addr, LLVMValueRef val, unsigned flags)
+{
+	struct warp_prims p = {
+		.active_mask = active_mask, .lane_id = prim_lane,
+		.match_any = prim_match, .vote_all = prim_vote_all,
+		.shfl = shfl_i64, .fns = prim_fns, .sync = prim_sync,
+		.redux = l->sm >= SM_REDUX ? prim_redux : NULL,
+	};
+	LLVMValueRef rmw;
+
+	if (l->sm >= SM_MATCH)
+		return warp_rmw(l, &p, op, addr, val, flags);
+	/* No match.sync to group lanes: each lane alone. */
+	rmw = LLVMBuildAtomicRMW(l->b, op, addr, val,
+				 flags & WARP_RMW_SEQ_CST ?
+				 LLVMAtomicOrderingSequentiallyConsistent :
+				 LLVMAtomicOrderingMonotonic, 0);
 	LLVMSetAlignment(rmw, LLVMGetIntTypeWidth(LLVMTypeOf(val)) / 8);
-	return rmw;
-}
-
-LLVMValueRef ptx_warp_add(struct lift *l, LLVMValueRef addr, LLVMValueRef val,
-			  unsigned flags)
-{
-	LLVMTypeRef t = LLVMTypeOf(val);
-	LLVMBasicBlockRef from, add, join;
-	LLVMValueRef mask, count, amount, go, v64, rmw;
-	LLVMBuilderRef b = l->b;
-	struct warp_add w;
-
-	if (l->sm < SM_MATCH) {
-		/* No match.sync to group lanes: each lane adds alone. */
-		rmw = lane_add(l, addr, val);
-		return flags & WARP_ADD_FETCH ? rmw : NULL;
-	}
-	add = lift_block(l, "");
-	join = lift_block(l, "");
-	mask = active_mask(l);
-	v64 = t == l->i64 ? val : LLVMBuildZExt(b, val, l->i64, "");
-	if (flags & WARP_ADD_UNIFORM)
-		group_uniform(l, &w, mask, LLVMBuildPtrToInt(b, addr, l->i64, ""), v64);
-	else
-		match_lanes(l, &w, mask, LLVMBuildPtrToInt(b, addr, l->i64, ""), v64);
-	w.lane = lift_call(l, "llvm.nvvm.read.ptx.sreg.laneid", l->i32, NULL, 0);
-	w.leader = lift_call(l, "llvm.cttz.i32", l->i32,
-			     (LLVMValueRef[]){ w.group, lift_const(l->i1, 0) }, 2);
-	count = lift_call(l, "llvm.ctpop.i32", l->i32, &w.group, 1);
-	count = t == l->i64 ? LLVMBuildZExt(b, count, t, "") : count;
-	amount = LLVMBuildSelect(b, w.same, LLVMBuildMul(b, val, count, ""), val, "");
-	go = LLVMBuildOr(b, LLVMBuildNot(b, w.same, ""),
-			 LLVMBuildICmp(b, LLVMIntEQ, w.lane, w.leader, ""), "");
-	from = LLVMGetInsertBlock(b);
-	LLVMBuildCondBr(b, go, add, join);
-	LLVMPositionBuilderAtEnd(b, add);
-	rmw = lane_add(l, addr, amount);
-	LLVMBuildBr(b, join);
-	LLVMPositionBuilderAtEnd(b, join);
-	if (!(flags & WARP_ADD_FETCH))
-		return NULL;
-	w.old = LLVMBuildPhi(b, t, "");
-	LLVMAddIncoming(w.old, (LLVMValueRef[]){ rmw, lift_const(t, 0) },
-			(LLVMBasicBlockRef[]){ add, from }, 2);
-	return fetched(l, &w, val);
+	return flags & WARP_RMW_FETCH ? rmw : NULL;
 }
 
 /*
@@ -253,7 +190,7 @@ static LLVMValueRef match(struct lift *l, LLVMValueRef v)
 }
 
 /* Lane @src's (mod 32) @v, among the lanes now active. */
-static LLVMValueRef shfl(struct lift *l, LLVMValueRef v, LLVMValueRef src)
+static LLVMValueRef shfl_helper(struct lift *l, LLVMValueRef v, LLVMValueRef src)
 {
 	src = LLVMBuildTrunc(l->b, src, l->i32, "");
 	src = LLVMBuildAnd(l->b, src, lift_const(l->i32, 31), "");
@@ -270,8 +207,8 @@ static LLVMValueRef warp_add_helper(struct lift *l, LLVMValueRef *args)
 	LLVMValueRef addr = LLVMBuildIntToPtr(l->b, args[0], l->ptr, "");
 
 	addr = ptx_global_addr(l, ptx_hide_origin(l, addr));
-	return ptx_warp_add(l, addr, args[1],
-			    WARP_ADD_FETCH | WARP_ADD_UNIFORM);
+	return ptx_warp_rmw(l, LLVMAtomicRMWBinOpAdd, addr, args[1],
+			    WARP_RMW_FETCH);
 }
 
 int ptx_warp_unsupported(const struct lift *l, const struct helper_info *h)
@@ -301,7 +238,7 @@ bool ptx_warp_helper(struct lift *l, int32_t id, LLVMValueRef *args,
 		*r0 = warp_add_helper(l, args);
 		return true;
 	case HELPER_WARP_SHFL:
-		*r0 = shfl(l, args[0], args[1]);
+		*r0 = shfl_helper(l, args[0], args[1]);
 		return true;
 	case HELPER_NANOSLEEP:
 		spin_ns(l, args[0]);

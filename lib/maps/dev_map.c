@@ -90,8 +90,10 @@ static int describe(const struct map_spec *spec, uint32_t threads,
 		*bytes = (uint64_t)d->slot_cnt * d->slot_size;
 		return 0;
 	}
-	if (__builtin_mul_overflow((uint64_t)spec->max_entries * threads,
-				   (uint64_t)spec->value_size, &n) ||
+	if (__builtin_mul_overflow(spec->type == EGPU_MAP_SM_ARRAY ?
+				   dev_map_sm_stride(spec->max_entries, spec->value_size) :
+				   (uint64_t)spec->max_entries * spec->value_size,
+				   (uint64_t)threads, &n) ||
 	    n > UINT64_MAX - DEV_MAP_DATA_OFFSET)
 		return err_set(EGPU_E2BIG,
 			       "map '%s': %u entries x %u threads x %u bytes overflows",
@@ -251,6 +253,13 @@ uint64_t dev_map_data(const struct dev_map *m)
 uint32_t dev_map_threads(const struct dev_map *m)
 {
 	return m->desc.threads;
+}
+
+void dev_map_sizes(const struct dev_map *m, uint32_t *key_size,
+		   uint32_t *value_size)
+{
+	*key_size = m->desc.key_size;
+	*value_size = m->desc.value_size;
 }
 
 /*

@@ -45,6 +45,9 @@ uint64_t dev_map_handle(const struct dev_map *m);
 uint64_t dev_map_value_base(const struct dev_map *m);
 /* Per-thread slots per key (1 for maps that are not per-thread). */
 uint32_t dev_map_threads(const struct dev_map *m);
+/* Bytes of a key and of one value. */
+void dev_map_sizes(const struct dev_map *m, uint32_t *key_size,
+		   uint32_t *value_size);
 /* The device address of the map's data (a ring map's struct dev_ring). */
 uint64_t dev_map_data(const struct dev_map *m);
 

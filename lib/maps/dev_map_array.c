@@ -22,7 +22,7 @@ static struct span array_span(const struct dev_map *m, uint32_t idx)
 	if (d->type == EGPU_MAP_SM_ARRAY)
 		return (struct span){ .addr = m->base + DEV_MAP_DATA_OFFSET + idx * vs,
 				      .width = vs, .rows = d->threads,
-				      .pitch = (size_t)d->max_entries * vs };
+				      .pitch = dev_map_sm_stride(d->max_entries, d->value_size) };
 	vs *= d->threads;
 	return (struct span){ .addr = m->base + DEV_MAP_DATA_OFFSET + idx * vs,
 			      .width = vs, .rows = 1, .pitch = vs };

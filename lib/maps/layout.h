@@ -12,10 +12,10 @@
  *  PERCPU_ARRAY, 1502        value of (k, thread t) at
  *                            data + (k * threads + t) * value_size, so a
  *                            warp's values for one key are contiguous
- *  SM_ARRAY (4097)           value of (k, SM s) at data + ((s & (threads
- *                            - 1)) * max_entries + k) * value_size:
- *                            an SM's array is contiguous, SMs apart;
- *                            threads >= the SM count
+ *  SM_ARRAY (4097)           value of (k, SM s) at data + (s & (threads
+ *                            - 1)) * dev_map_sm_stride() + k * value_size:
+ *                            an SM's array is contiguous, its copy padded
+ *                            to whole L2 lines; threads >= the SM count
  *  THREAD_LOCAL (4096)       registers of each thread (core/tlocal.h);
  *                            its data is an unused array
  *  HASH                      slot_cnt slots of slot_size bytes: a header
@@ -62,6 +62,20 @@ struct dev_slot_hdr {
 	uint32_t state; /* enum dev_slot_state | generation */
 	uint32_t lock;  /* serialises inserts of keys whose home is this slot */
 };
+
+/*
+ * SM_ARRAY: bytes from one SM's copy to the next, the array rounded up to
+ * whole 128-byte L2 lines, so no line (and no L2 atomic unit's queue)
+ * holds two SMs' counters.
+ */
+#define DEV_MAP_L2_LINE 128u
+LAYOUT_INLINE uint64_t dev_map_sm_stride(uint32_t max_entries,
+					 uint32_t value_size)
+{
+	uint64_t n = (uint64_t)max_entries * value_size;
+
+	return (n + DEV_MAP_L2_LINE - 1) / DEV_MAP_L2_LINE * DEV_MAP_L2_LINE;
+}
 
 LAYOUT_INLINE uint32_t dev_slot_state_of(uint32_t word)
 {

@@ -150,6 +150,25 @@ int ring_new_for_map(const struct map_spec *spec, struct event_ring **out)
 		(*out)->shards = (*out)->one_shard ? 1 : ring_shards_for(cap);
 		(*out)->shard_cap = cap / (*out)->shards;
 	}
+	if (!err && (spec->flags & EGPU_F_RING_LOSSLESS))
+		(*out)->wait_ns = RING_DEFAULT_WAIT_NS;
+	return err;
+}
+
+int ring_set_wait(struct event_ring *r, uint64_t wait_ns)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&r->lock);
+	if (!r->wait_ns)
+		err = err_set(EGPU_EINVAL, "ring '%s' is not lossless (EGPU_F_RING_LOSSLESS)",
+			      r->name);
+	else if (r->dev_mem)
+		err = err_set(EGPU_EBUSY, "ring '%s' is on the GPU already: set its wait before",
+			      r->name);
+	else
+		r->wait_ns = wait_ns ? wait_ns : 1;
+	pthread_mutex_unlock(&r->lock);
 	return err;
 }
 
@@ -211,6 +230,10 @@ static void fill_view(const struct event_ring *r, uint64_t base,
 	};
 	if (r->dev)
 		ring_dev_view(r, base, v);
+	if (r->wait_ns) {
+		v->flags |= RING_LOSSLESS;
+		v->wait_ns = r->wait_ns;
+	}
 }
 
 void ring_host_view(const struct event_ring *r, struct dev_ring *view)

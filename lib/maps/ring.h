@@ -73,6 +73,11 @@ void ring_host_view(const struct event_ring *r, struct dev_ring *view);
  * told it how.
  */
 bool ring_in_device_memory(const struct event_ring *r);
+/*
+ * A lossless ring's (EGPU_F_RING_LOSSLESS) longest wait for room, before
+ * it goes on the GPU (EGPU_EBUSY after; EGPU_EINVAL: not lossless).
+ */
+int ring_set_wait(struct event_ring *r, uint64_t wait_ns);
 
 /*
  * Copies between the host and GPU memory on channels, one per consumer
@@ -224,6 +229,11 @@ int ring_consume(struct event_ring *r, egpu_sample_fn fn, void *user,
 		 uint64_t *bytes);
 /* Whether a published record waits at the consumer position (of a shard). */
 bool ring_ready(const struct event_ring *r);
+/*
+ * Whether passes take spans claimed and never published (no producer of
+ * the ring runs any more: egpu_ringbuf_reclaim).
+ */
+void ring_set_reclaim(struct event_ring *r, bool on);
 /* Records producers dropped because the ring was full. */
 uint64_t ring_drops(const struct event_ring *r);
 

@@ -4,7 +4,7 @@
  * position, hands each to a callback where it lies (no copy; a record of a
  * warp's batch is first gathered from its interleaved words, unless the
  * consumer takes whole batches: ring_part.take_batch), then zeroes
- * the consumed bytes and publishes the new position. The walk (ring_walk)
+ * the consumed bytes and publishes the new position. The walk (ring_walk.c)
  * also serves rings in GPU memory, over the copy ring_dev.c made of them.
  *
  * Zeroing is what makes a header trustworthy: every header position reads
@@ -35,160 +35,11 @@ static void ring_release_span(struct event_ring *r, uint64_t from, uint64_t to)
 	__atomic_store_n(&r->ctl->cons, to, __ATOMIC_RELEASE);
 }
 
-static struct ring_hdr ring_hdr_load(const uint8_t *rec)
-{
-	uint64_t word = __atomic_load_n((const uint64_t *)rec, __ATOMIC_ACQUIRE);
-
-	/* Little-endian: len is the low half, flags the high half. */
-	return (struct ring_hdr){ .len = (uint32_t)word,
-				  .flags = (uint32_t)(word >> 32) };
-}
-
 bool ring_ready(const struct event_ring *r)
 {
 	if (ring_dev_reading(r))
 		return ring_dev_ready(r);
 	return ring_hdr_load(r->data + (r->cons & (r->cap - 1))).flags & RING_COMMIT;
-}
-
-/* @n records of @len bytes handed over, the callback having said @ret. */
-static bool delivered(struct delivery *d, uint32_t n, uint32_t len, int ret)
-{
-	if (d->bytes)
-		*d->bytes += (uint64_t)n * len;
-	d->n += (int)n;
-	d->ret = ret;
-	if (ret < 0 && d->stop)
-		__atomic_store_n(d->stop, 1, __ATOMIC_RELAXED);
-	return ret >= 0 && d->n < INT32_MAX;
-}
-
-static bool deliver(struct delivery *d, const void *data, uint32_t len)
-{
-	return delivered(d, 1, len, d->fn(d->user, data, len));
-}
-
-/* Whether another part of the pass was told to stop. */
-static bool stopped(const struct delivery *d)
-{
-	return d->stop && __atomic_load_n(d->stop, __ATOMIC_RELAXED);
-}
-
-/* Whether a published header's length can be what a producer wrote. */
-static int ring_check_len(const struct event_ring *r, uint64_t pos,
-			  struct ring_hdr h)
-{
-	if (h.len <= r->max_record - RING_HDR_SIZE)
-		return 0;
-	return err_set(EGPU_EFORMAT,
-		       "ring '%s': record at position %llu claims %u bytes (at most %u): a producer wrote outside its record",
-		       r->name, (unsigned long long)pos, h.len,
-		       r->max_record - RING_HDR_SIZE);
-}
-
-/* Whether a batch's own header agrees with its record's. */
-static int ring_check_batch(const struct event_ring *r, uint64_t pos,
-			    struct ring_hdr h, const uint8_t *payload)
-{
-	struct ring_batch b = { 0 };
-
-	if (h.len >= sizeof(b))
-		memcpy(&b, payload, sizeof(b));
-	if (h.len < sizeof(b) || !b.count || b.count > RING_BATCH_MAX ||
-	    ring_batch_size(b.count, b.len) != RING_HDR_SIZE + h.len)
-		return err_set(EGPU_EFORMAT,
-			       "ring '%s': batch at position %llu of %u bytes claims %u records of %u bytes",
-			       r->name, (unsigned long long)pos, h.len, b.count,
-			       b.len);
-	return 0;
-}
-
-/*
- * Hand the records of the batch at @payload to @d from *@sub on, each
- * made contiguous (or all at once, as they lie, to a part that takes
- * batches). Whether all were: otherwise *@sub says how many were, and the
- * next pass goes on from there.
- */
-static bool deliver_batch(const uint8_t *payload, struct delivery *d,
-			  uint32_t *sub)
-{
-	struct ring_batch b;
-	const uint64_t *words = (const uint64_t *)(payload + sizeof(b));
-	uint32_t nwords;
-
-	memcpy(&b, payload, sizeof(b));
-	/* The rest of the batch at once, where the part takes batches. */
-	if (d->take_batch && b.count - *sub <= (uint32_t)(INT32_MAX - d->n)) {
-		uint32_t from = *sub;
-
-		*sub = b.count;
-		delivered(d, b.count - from, b.len,
-			  d->take_batch(d->user, words, b.count, b.len, from));
-		return true;
-	}
-	nwords = (b.len + 7) / 8;
-	while (*sub < b.count) {
-		uint64_t *out = (uint64_t *)d->rd->unpacked;
-
-		for (uint32_t k = 0; k < nwords; k++)
-			out[k] = words[(size_t)k * b.count + *sub];
-		(*sub)++;
-		if (!deliver(d, out, b.len))
-			return *sub == b.count;
-	}
-	return true;
-}
-
-/* Whether the record was handed over whole (a batch may stop inside). */
-static bool deliver_record(struct ring_hdr h, const uint8_t *payload,
-			   struct delivery *d, uint32_t *sub)
-{
-	if (h.flags & RING_BATCH)
-		return deliver_batch(payload, d, sub);
-	if (!(h.flags & RING_DISCARD))
-		deliver(d, payload, h.len);
-	return true;
-}
-
-int ring_walk(const struct event_ring *r, const struct ring_window *w,
-	      struct delivery *d, uint64_t *pos, uint32_t *sub)
-{
-	while (*pos < w->starts_end) {
-		const uint8_t *rec = w->base + (*pos - w->from);
-		struct ring_hdr h;
-		int err;
-
-		if (w->bytes_end - *pos < RING_HDR_SIZE)
-			return WALK_SHORT;
-		h = ring_hdr_load(rec);
-		if (!(h.flags & RING_COMMIT))
-			return WALK_WAIT;
-		if ((err = ring_check_len(r, *pos, h)))
-			return err;
-		if (w->bytes_end - *pos < ring_record_size(h.len))
-			return WALK_SHORT;
-		/*
-		 * Without @d only headers are looked at: in a first copy of a
-		 * ring in GPU memory a published header may come with a body
-		 * read before it landed (ring_dev.c), a batch's count included.
-		 */
-		if (!d) {
-			*pos += ring_record_size(h.len);
-			continue;
-		}
-		if (stopped(d))
-			return WALK_STOP;
-		if ((h.flags & RING_BATCH) &&
-		    (err = ring_check_batch(r, *pos, h, rec + RING_HDR_SIZE)))
-			return err;
-		if (!deliver_record(h, rec + RING_HDR_SIZE, d, sub))
-			return WALK_STOP;
-		*sub = 0;
-		*pos += ring_record_size(h.len);
-		if (d->ret < 0 || d->n == INT32_MAX)
-			return WALK_STOP;
-	}
-	return WALK_END;
 }
 
 /*
@@ -336,7 +187,7 @@ int ring_consume_parts(struct event_ring *r, struct ring_part *parts,
 			       r->name, n, r->readers_made,
 			       pool ? ring_pool_threads(pool) : 1);
 	/* Parts beyond the shards would have nothing to do. */
-	if (ring_in_device_memory(r) && pass.n > r->shards)
+	if (r->in_device_memory && pass.n > r->shards)
 		pass.n = r->shards;
 	err_clear(); /* a message set from now on is this pass's */
 	for (uint32_t k = 0; k < n; k++)

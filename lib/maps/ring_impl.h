@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * struct event_ring and the record walk, shared by ring.c, ring_consume.c,
- * ring_cpu.c and ring_dev.c only.
+ * ring_cpu.c, ring_dev.c and ring_walk.c only.
  */
 #ifndef EGPU_MAPS_RING_IMPL_H
 #define EGPU_MAPS_RING_IMPL_H
@@ -71,6 +71,9 @@ struct event_ring {
 	uint64_t cons;       /* records before this position were handed over */
 	uint32_t cons_sub;   /* ... and this many of the batch at cons */
 	struct ring_reader *readers; /* one per consumer thread */
+	/* No producer runs: spans claimed and never published are taken
+	 * (egpu_ringbuf_reclaim; lib/maps/span_layout.h). */
+	bool reclaim;
 	uint32_t readers_made;
 	/* CPU producers, until the ring is mapped into the GPU. */
 	pthread_mutex_t lock;
@@ -80,6 +83,7 @@ struct event_ring {
 	uint32_t shards;     /* ... in this many shards */
 	uint64_t shard_cap;  /* of this many bytes each, a power of two */
 	bool one_shard;      /* EGPU_F_RING_ONE_SHARD: never split */
+	uint64_t wait_ns;    /* EGPU_F_RING_LOSSLESS: producers' longest wait, else 0 */
 	void *cu_ctx;        /* CUcontext of the registration or allocation */
 	uint64_t dev_mem;    /* device address of mem (or of the GPU memory
 			      * copy of its layout), 0 before the GPU */
@@ -119,6 +123,8 @@ enum walk_end {
 	WALK_STOP,   /* the callback said stop, or the count is full */
 };
 
+/* ring_walk.c. The header at @rec, read with acquire. */
+struct ring_hdr ring_hdr_load(const uint8_t *rec);
 /*
  * Hand the published records of @w from *@pos on to @d, advancing *@pos
  * past each one handed over whole (*@sub: records of the batch at *@pos

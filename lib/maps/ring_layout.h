@@ -138,10 +138,12 @@ struct dev_ring {
 			     * the shard lines */
 	uint32_t max_record; /* largest header + payload, a multiple of 8 */
 	uint32_t type;      /* the map type, or 0 for the print ring */
-	uint32_t flags;     /* RING_IN_DEVICE_MEMORY */
+	uint32_t flags;     /* RING_IN_DEVICE_MEMORY, RING_LOSSLESS */
 	uint32_t shards;    /* 1 for rings in host memory */
 	uint64_t stride;    /* bytes from one shard's records to the next's */
-	uint64_t pad[7];
+	uint64_t wait_ns;   /* RING_LOSSLESS: the longest a producer waits */
+	uint64_t stall;     /* RING_LOSSLESS, in host memory: see ring_stalled */
+	uint64_t pad[5];
 };
 
 /* A producer's counters: the start of a struct dev_ring, or a shard line. */
@@ -218,6 +220,31 @@ RING_INLINE uint64_t ring_shard_data(const struct dev_ring *r, uint32_t i)
  * the GPU's L2, so publishing needs a GPU-scope fence only.
  */
 #define RING_IN_DEVICE_MEMORY 1u
+/*
+ * struct dev_ring.flags: a producer that finds no room waits for the host
+ * to drain, up to wait_ns (map flag EGPU_F_RING_LOSSLESS; docs/events.md
+ * "Lossless rings"), then drops and counts as any ring does.
+ */
+#define RING_LOSSLESS 2u
+#define RING_DEFAULT_WAIT_NS 1000000000ull
+
+/*
+ * A lossless ring's stall word, one per shard (a ring in host memory: its
+ * descriptor's stall; a shard: the word after its counters): a producer
+ * whose wait ran out leaves consumer position + 1 there, and until the
+ * consumer moves on, producers that find no room drop without waiting,
+ * so a consumer that stopped costs one bounded wait, not one per record.
+ */
+RING_INLINE uint64_t ring_shard_stall(const struct dev_ring *r, uint32_t i)
+{
+	return ring_shard_counters(r, i) + 3 * sizeof(uint64_t);
+}
+
+/* Whether a producer may wait at consumer position @cons (@stall read). */
+RING_INLINE int ring_may_wait(uint64_t stall, uint64_t cons)
+{
+	return stall != cons + 1;
+}
 
 /* Bytes a record of @len payload bytes takes: header, payload, padding. */
 RING_INLINE uint64_t ring_record_size(uint64_t len)
@@ -253,8 +280,14 @@ struct print_rec {
 	uint16_t nargs;     /* 64-bit arguments in args[] */
 	uint32_t block[3];  /* blockIdx of the printing thread */
 	uint32_t thread[3]; /* threadIdx */
+	/* the kernel's id (egpu_kernel_info()), PRINT_NO_KERNEL where the
+	 * printing code cannot tell: direct runs, subprograms, memory
+	 * probes of a .func several kernels call */
+	uint32_t kernel;
+	uint32_t reserved;
 	uint64_t args[];
 };
+#define PRINT_NO_KERNEL 0xffffffffu
 
 /*
  * A user helper called on the GPU (lib/device/call.cuh): one record in
@@ -287,7 +320,7 @@ RING_ASSERT(sizeof(struct ring_ctl) <= RING_DATA_OFFSET, "ctl before data");
 RING_ASSERT(sizeof(struct dev_ring) == 128, "dev_ring is 128 bytes");
 RING_ASSERT(offsetof(struct dev_ring, cons_seen) ==
 	    offsetof(struct ring_counters, cons_seen), "dev_ring's counters");
-RING_ASSERT(sizeof(struct print_rec) == 40, "print record header");
+RING_ASSERT(sizeof(struct print_rec) == 48, "print record header");
 RING_ASSERT(sizeof(struct call_rec) == 8, "call record header");
 RING_ASSERT(sizeof(struct ring_batch) == 8, "batch header");
 RING_ASSERT(RING_RECORD_MAX % 8 == 0, "records are 8-aligned");

@@ -11,6 +11,7 @@
 #include "core/core.h"
 #include "core/map_types.h"
 #include "core/tlocal.h"
+#include "object/btf_value.h"
 #include "object/libbpf_read.h"
 #include "object/spec.h"
 
@@ -224,6 +225,8 @@ static int read_elf(const void *elf, size_t len, const char *name,
 	free(obj_name);
 	if (!err)
 		err = object_read_lines(elf, len, spec);
+	if (!err)
+		err = object_btf_read(elf, len, &spec->btf);
 	if (err)
 		return err;
 	if (!spec->prog_cnt)

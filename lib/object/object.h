@@ -12,11 +12,14 @@
 
 #include "core/bpf.h"
 
+struct btf; /* object/btf_value.h */
+
 struct object_spec {
 	struct prog_spec *progs;
 	size_t prog_cnt;
 	struct map_spec *maps;
 	size_t map_cnt;
+	struct btf *btf; /* the object's types, NULL without a .BTF */
 };
 
 /*

@@ -10,6 +10,12 @@
  * other section ("socket", "xdp", ".text") loads a program that is not
  * attachable but can be run directly. Memory probes may go on to choose
  * state spaces and access kinds: gpu/mem/K/global,shared/load,store.
+ *
+ * Host probes take libbpf's and bpftime's uprobe forms: uprobe/PATH:FUNC,
+ * uretprobe/PATH:FUNC (PATH, which may hold ':' itself, is not needed: egpu
+ * attach reaches the CUDA API wherever it is linked from), uprobe/FUNC,
+ * and plain uprobe / uretprobe, whose function is given at attach time
+ * (egpu attach --uprobe PROG=FUNC). Their "kernel" is the function.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -105,9 +111,41 @@ static const char *kernel_pattern(const char *k)
 	return !strncmp(k, "cuda__Z", 7) ? k + 5 : k;
 }
 
+/* Whether @section is uprobe[/[PATH:]FUNC] or uretprobe[...]; if so *at
+ * gets the attach point, or an error. */
+static bool host_attach(const char *section, char **func, int *at)
+{
+	static const struct section_rule host[] = {
+		{ "uprobe", EGPU_ATTACH_UPROBE },
+		{ "uretprobe", EGPU_ATTACH_URETPROBE },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(host); i++) {
+		size_t n = strlen(host[i].prefix);
+		const char *f = section + n, *colon;
+
+		if (strncmp(section, host[i].prefix, n) || (*f && *f != '/'))
+			continue;
+		f += *f == '/';
+		colon = strrchr(f, ':');
+		f = colon ? colon + 1 : f;
+		*at = strchr(f, '+') ?
+		      err_set(EGPU_EFORMAT,
+			      "section '%s': an offset into the function; host probes attach at its entry (uprobe) or return (uretprobe)",
+			      section) :
+		      attach_to(f, host[i].at, func);
+		return true;
+	}
+	return false;
+}
+
 int object_attach_from_section(const char *section, char **kernel)
 {
+	int at;
+
 	*kernel = NULL;
+	if (host_attach(section, kernel, &at))
+		return at;
 	if (!strcmp(section, "kprobe/__memcapture"))
 		return attach_to("*", EGPU_ATTACH_MEM, kernel);
 	if (!strcmp(section, "kprobe/__directly_run"))

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "object/btf_value.h"
 #include "object/spec.h"
 
 static void prog_free(struct prog_spec *p)
@@ -27,6 +28,7 @@ void object_spec_free(struct object_spec *spec)
 	}
 	free(spec->progs);
 	free(spec->maps);
+	object_btf_free(spec->btf);
 	memset(spec, 0, sizeof(*spec));
 }
 

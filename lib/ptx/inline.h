@@ -53,6 +53,7 @@ struct scan {
 	const char *why; /* set when the body cannot be copied */
 };
 
+/* inline_tok.c: */
 /* Bytes of integer type token @t (.b8 .u16 .s64 ...), 0 if not one. */
 uint32_t type_bytes(const struct ptx_module *m, uint32_t t);
 /* The declaration of register or label token @t of the body, or NULL. */
@@ -64,7 +65,8 @@ void ctx_scan(struct scan *sc);
 void put_ctx_load(struct strbuf *sb, const struct inline_func *fn, uint32_t i,
 		  const struct inline_site *at);
 
-/* Token @t, and the tokens [first, last) with the text between them. */
+/* Token @t, and the tokens [first, last) with the text between them
+ * (inline_tok.c). */
 void put_tok(struct strbuf *sb, const struct inline_func *fn, uint32_t t,
 	     const struct inline_site *at);
 void put_toks(struct strbuf *sb, const struct inline_func *fn, uint32_t first,

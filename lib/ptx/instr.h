@@ -185,7 +185,7 @@ struct renames {
 	size_t n;
 };
 
-/* The new name of @m's token @t, or NULL if it keeps its own. */
+/* The new name of @m's token @t, or NULL if it keeps its own (renames.c). */
 const char *renames_find(const struct renames *r, const struct ptx_module *m,
 			 uint32_t t);
 

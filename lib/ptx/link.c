@@ -384,16 +384,6 @@ void link_result_free(struct link_result *res)
 	res->nmod = 0;
 }
 
-const char *renames_find(const struct renames *r, const struct ptx_module *m,
-			 uint32_t t)
-{
-	for (size_t i = 0; r && i < r->n; i++)
-		if (m->toks[t].len == r->v[i].len &&
-		    !memcmp(tok_text(m, t), r->v[i].old, r->v[i].len))
-			return r->v[i].name;
-	return NULL;
-}
-
 const struct ptx_item *link_find_func(struct ptx_module *const *mods,
 				      size_t nmod, const char *name,
 				      const struct ptx_module **owner)

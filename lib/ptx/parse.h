@@ -27,7 +27,7 @@ static inline bool at(const struct parser *p, const char *s)
 	return tok_is(p->m, p->pos, s);
 }
 
-/* Consume the current token if it is exactly @s. */
+/* parse_tok.c. Consume the current token if it is exactly @s. */
 bool accept(struct parser *p, const char *s);
 /* "PTX line L col C: expected WHAT, found 'TOKEN'", EGPU_EFORMAT. */
 int expected(const struct parser *p, const char *what);

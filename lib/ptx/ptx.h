@@ -180,6 +180,14 @@ void ptx_report_free(struct ptx_report *report);
  * its own size, at least 16 MiB. */
 size_t ptx_mem_inline_default(size_t len);
 
+/*
+ * The application module @text for a GPU older than sm_70, with its
+ * .target raised to sm_@sm (and .version to the first ISA that accepts
+ * it), appended to @out. EGPU_ENOTSUP naming the line where the module
+ * uses an instruction sm_70 removed (shfl or vote without .sync).
+ */
+int ptx_retarget(const char *text, size_t len, unsigned sm, struct strbuf *out);
+
 /* Whether kernel @mangled answers to @pattern, as ptx_attach.kernel. */
 int ptx_kernel_matches(const char *mangled, const char *pattern, bool *match);
 

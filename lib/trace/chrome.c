@@ -32,19 +32,6 @@ struct chrome {
 	bool first;      /* no event written yet: no comma */
 };
 
-static uint64_t first_ns(const struct trace_data *td)
-{
-	uint64_t t = UINT64_MAX;
-
-	for (size_t i = 0; i < td->api_cnt; i++)
-		if (td->apis[i].start < t)
-			t = td->apis[i].start;
-	for (size_t i = 0; i < td->op_cnt; i++)
-		if (td->ops[i].start < t)
-			t = td->ops[i].start;
-	return t == UINT64_MAX ? 0 : t;
-}
-
 /* Start an event: `{"ph":"X","name":"...",` with its separator. */
 static void ev_open(struct chrome *c, const char *ph, const char *name)
 {
@@ -194,7 +181,7 @@ static void put_flow(struct chrome *c, const struct trace_api *api,
 
 int trace_write_chrome(const struct trace_data *td, FILE *f)
 {
-	struct chrome c = { .td = td, .base = first_ns(td), .first = true };
+	struct chrome c = { .td = td, .base = trace_first_ns(td), .first = true };
 	int err;
 
 	sb_init(&c.sb);

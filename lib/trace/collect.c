@@ -8,6 +8,7 @@
 #include <execinfo.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collect_impl.h"
 #include "cuda/cu.h"
@@ -183,12 +184,14 @@ struct trace_data *collect_stop(struct collect *c,
 		err_set(EGPU_ENOMEM, "egpu_trace_stop: out of memory");
 		return NULL;
 	}
-	c->td.ops = c->ops;
-	c->td.op_cnt = c->op_n;
+	c->td.pid = (uint32_t)getpid();
 	c->td.lost = c->lost;
 	count_own_time(c);
 	if (collect_build_calls(c))
 		return NULL;
+	c->td.ops = c->ops;   /* as many as the flight recorder kept */
+	c->td.op_cnt = c->op_n;
+	c->counts.dropped = c->dropped;
 	*counts = c->counts;
 	return &c->td;
 }

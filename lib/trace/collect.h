@@ -27,6 +27,8 @@ struct collect_opts {
 	bool no_copies;       /* no memcpy / memset */
 	bool no_python;       /* no Python frames (collect_python.c) */
 	size_t buffer_size;   /* bytes per activity buffer */
+	uint64_t keep_ns;     /* flight recorder: only the last keep_ns of
+				 the trace (collect_keep.c); 0: all of it */
 };
 
 /* What collect_stop() counted besides the trace data. */
@@ -41,6 +43,8 @@ struct collect_counts {
 	uint64_t stacks_reused; /* of which finished from the previous */
 	uintptr_t slow_pc;    /* the first return address that sent one there */
 	const char *slow_frame; /* its name ("" when none), in the trace data */
+	uint64_t dropped;     /* calls and operations the flight recorder let
+				 go, while running and at stop */
 };
 
 #ifdef EGPU_HAVE_CUPTI

@@ -114,6 +114,8 @@ static void add_op(struct collect *c, const struct trace_op *op)
 		return;
 	}
 	c->ops[c->op_n++] = *op;
+	if (op->end > c->newest_end)
+		c->newest_end = op->end;
 }
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream,
@@ -131,6 +133,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream,
 		       CUPTI_SUCCESS)
 			if (record_op(sink, r, &op))
 				add_op(sink, &op);
+		if (sink->opts.keep_ns)
+			collect_trim(sink);
 		if (lib->cuptiActivityGetNumDroppedRecords(ctx, stream,
 							   &dropped) ==
 		    CUPTI_SUCCESS)

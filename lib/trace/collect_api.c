@@ -156,9 +156,14 @@ static struct call_chunk *chunk_new(struct collect *c)
 	k->frame_cap = cap;
 	pthread_mutex_lock(&c->lock);
 	k->next = c->chunks;
+	k->sealed = false;
 	c->chunks = k;
+	/* the flight recorder may free the old one once its calls closed */
+	if (tl.chunk)
+		tl.chunk->sealed = true;
 	pthread_mutex_unlock(&c->lock);
 	tl.chunk = k;
+	tl.stack_chunk = NULL;
 	return k;
 }
 
@@ -310,12 +315,15 @@ static void call_exit(CUpti_CallbackDomain domain,
 		      const CUpti_CallbackData *cb)
 {
 	struct open_call *top = tl.depth ? &tl.open[tl.depth - 1] : NULL;
+	uint64_t end;
 
 	/* a driver call inside a runtime call has no open record */
 	if (!top || top->domain != domain ||
 	    top->call->corr != cb->correlationId)
 		return;
-	lib->cuptiGetTimestamp(&top->call->end);
+	lib->cuptiGetTimestamp(&end);
+	/* read by the flight recorder on another thread (collect_trim) */
+	__atomic_store_n(&top->call->end, end, __ATOMIC_RELEASE);
 	tl.depth--;
 }
 

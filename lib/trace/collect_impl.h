@@ -125,6 +125,7 @@ struct raw_call {
 /* Calls of one thread, appended without locks; chunks chain per trace. */
 struct call_chunk {
 	struct call_chunk *next;
+	bool sealed;          /* its thread has moved on (under c->lock) */
 	uint32_t call_n;
 	uint32_t frame_n, frame_cap;
 	struct raw_call calls[CHUNK_CALLS];
@@ -154,6 +155,8 @@ struct collect {
 	struct trace_op *ops;
 	size_t op_n, op_cap;
 	uint64_t lost;
+	uint64_t newest_end;          /* the latest operation's end */
+	uint64_t dropped;             /* let go by the flight recorder */
 	struct strpool names;         /* every string of the trace data */
 	struct ptrmap kernel_names;   /* CUPTI's name pointer -> demangled */
 
@@ -259,5 +262,21 @@ void py_free(struct pyframes *p);
 
 /* collect_stack.c: calls and stacks of the trace data from the chunks. */
 int collect_build_calls(struct collect *c);
+
+/*
+ * collect_keep.c, the flight recorder (opts.keep_ns). While running, with
+ * the activity side's lock held: let go of operations and of sealed
+ * chunks of closed calls older than the window and a margin. At stop,
+ * after the aliases are applied: keep the operations of the last keep_ns
+ * and say whether @call is kept (it ends in the window, or an operation
+ * kept is its own). 0 or EGPU_ENOMEM.
+ */
+void collect_trim(struct collect *c);
+struct keep {
+	uint64_t cut;         /* 0: keep everything */
+	struct ptrmap corrs;  /* correlation ids of the operations kept */
+};
+int collect_keep_ops(struct collect *c, struct keep *k);
+bool collect_keep_call(const struct keep *k, const struct raw_call *call);
 
 #endif

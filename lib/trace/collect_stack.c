@@ -391,8 +391,9 @@ static int by_op_start(const void *a, const void *b)
 int collect_build_calls(struct collect *c)
 {
 	struct builder b = { .c = c };
+	struct keep keep;
 	size_t n = 0;
-	int err = 0;
+	int err;
 
 	for (struct call_chunk *k = c->chunks; k; k = k->next)
 		n += k->call_n;
@@ -402,16 +403,22 @@ int collect_build_calls(struct collect *c)
 			  sizeof(*b.frames));
 	b.spliced = b.frames + c->raw_frames + PY_MAX_FRAMES + 1;
 	b.sym = sym_new(&c->names);
-	if (!c->td.apis || !b.frames || !b.sym)
+	/* the flight recorder's window, on the operations' final ids */
+	err = apply_aliases(c);
+	if (!err)
+		err = collect_keep_ops(c, &keep);
+	if (!err && (!c->td.apis || !b.frames || !b.sym))
 		err = err_set(EGPU_ENOMEM, "egpu_trace_stop: out of memory");
 	for (struct call_chunk *k = c->chunks; k && !err; k = k->next)
 		for (uint32_t i = 0; i < k->call_n && !err; i++)
-			if (k->calls[i].kind != CALL_ALIAS)
+			if (k->calls[i].kind != CALL_ALIAS &&
+			    collect_keep_call(&keep, &k->calls[i]))
 				err = add_call(&b, k, &k->calls[i]);
+			else if (k->calls[i].kind != CALL_ALIAS)
+				c->dropped++;
 	if (!err)
 		err = name_slow_frame(&b);
-	if (!err)
-		err = apply_aliases(c);
+	ptrmap_free(&keep.corrs);
 	if (!err && c->op_n)
 		qsort(c->ops, c->op_n, sizeof(*c->ops), by_op_start);
 	sym_free(b.sym);

@@ -64,3 +64,16 @@ size_t trace_join(struct trace_data *td)
 	}
 	return kernels;
 }
+
+uint64_t trace_first_ns(const struct trace_data *td)
+{
+	uint64_t t = UINT64_MAX;
+
+	for (size_t i = 0; i < td->api_cnt; i++)
+		if (td->apis[i].start < t)
+			t = td->apis[i].start;
+	for (size_t i = 0; i < td->op_cnt; i++)
+		if (td->ops[i].start < t)
+			t = td->ops[i].start;
+	return t == UINT64_MAX ? 0 : t;
+}

@@ -56,6 +56,7 @@ struct trace_op {
 
 struct trace_data {
 	const char *process;   /* short program name for titles */
+	uint32_t pid;          /* the traced process (0: unknown) */
 	struct trace_api *apis;
 	size_t api_cnt;
 	struct trace_op *ops;
@@ -71,12 +72,17 @@ struct trace_data {
  */
 size_t trace_join(struct trace_data *td);
 
+/* The time of the first call or operation (0 for an empty trace). */
+uint64_t trace_first_ns(const struct trace_data *td);
+
 /* Whether the API @name launches a CUDA graph (cudaGraphLaunch, ...). */
 bool trace_api_graph(const char *name);
 
 /* Writers: 0 or a negative EGPU_E* with a message. */
 int trace_write_folded(const struct trace_data *td, FILE *f);
 int trace_write_chrome(const struct trace_data *td, FILE *f);
+/* Perfetto's protobuf trace (perfetto.c): binary, for a file. */
+int trace_write_perfetto(const struct trace_data *td, FILE *f);
 int trace_write_svg(const struct trace_data *td, FILE *f);
 /* @top: kernels listed, 0 for all. */
 int trace_write_summary(const struct trace_data *td, FILE *f, unsigned top);

@@ -90,20 +90,26 @@ static bool same_region(const struct reg *a, const struct reg *b)
 	}
 }
 
+/* Memory a pointer may point into (perhaps NULL): not a map handle. */
+static bool may_measure(const struct reg *r)
+{
+	return may_move(r) || reg_is_nullable(r);
+}
+
 /*
  * p - q is a scalar: a known distance within one region, any number
- * between regions (addresses are no secret from the host, and a number
- * can never be used as a pointer again). Both must be movable, non-NULL
- * pointers.
+ * between regions or where one may be NULL, not yet checked (addresses
+ * are no secret from the host, and a number can never be used as a
+ * pointer again).
  */
 static int pointer_distance(struct verifier *v, struct reg *dst,
 			    const struct reg *src)
 {
 	struct scalar d, c;
 
-	if (!may_move(dst) || !may_move(src))
+	if (!may_measure(dst) || !may_measure(src))
 		return vfail(v, "subtracting pointers (%s, %s): both must be "
-			     "pointers into memory, checked against NULL",
+			     "pointers into memory",
 			     reg_type_name(dst), reg_type_name(src));
 	if (!same_region(dst, src)) {
 		reg_unknown(dst);

@@ -13,6 +13,7 @@
 
 static const char *const attach_names[] = {
 	"direct runs", "entry probes", "exit probes", "memory probes",
+	"uprobes (host probes)", "uretprobes (host probes)",
 };
 
 /* What the arguments told about the call. */

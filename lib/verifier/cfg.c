@@ -139,8 +139,10 @@ static int mark_jumps(struct verifier *v)
 				return fail_at(v, i,
 					       "jump into another function");
 			v->aux[t].prune_point = 1;
-			if (t <= (int64_t)i)
+			if (t <= (int64_t)i) {
 				v->aux[t].back_edge_target = 1;
+				v->aux[t].back_edge_from = (int)i;
+			}
 		}
 		if ((cfg_is_cond_jmp(insn) || is_local_call(insn)) &&
 		    i + 1 < v->cnt)
@@ -285,5 +287,22 @@ int cfg_build(struct verifier *v)
 	for (int s = 0; s < v->nsub; s++)
 		v->aux[v->subprogs[s].start].prune_point = 1;
 	compute_liveness(v);
-	return demand_build(v);
+	return 0;
+}
+
+enum cmp_op jmp_cmp(uint8_t op)
+{
+	switch (op) {
+	case BPF_JEQ: return CMP_EQ;
+	case BPF_JNE: return CMP_NE;
+	case BPF_JGT: return CMP_GT;
+	case BPF_JGE: return CMP_GE;
+	case BPF_JLT: return CMP_LT;
+	case BPF_JLE: return CMP_LE;
+	case BPF_JSGT: return CMP_SGT;
+	case BPF_JSGE: return CMP_SGE;
+	case BPF_JSLT: return CMP_SLT;
+	case BPF_JSLE: return CMP_SLE;
+	default: return CMP_SET;
+	}
 }

@@ -511,8 +511,10 @@ static int check_call(const struct checker *c, size_t pc)
 		if (!helper_find(in->imm, c->abi) &&
 		    !(c->abi == EGPU_HELPERS_GPU && helper_id_is_user(in->imm)))
 			return reject(c, pc, EGPU_EVERIFY,
-				      "unknown helper %d (%s helpers)",
-				      in->imm, abi_name(c->abi));
+				      "unknown helper %d (%s helpers)%s",
+				      in->imm, abi_name(c->abi),
+				      in->imm > 0 && in->imm < HELPER_PUTS ?
+				      ": a Linux kernel helper; probes run on the GPU or, as uprobes, in the application's process, which have no kernel to call (docs/helpers.md lists what they have)" : "");
 		return 0;
 	case BPF_PSEUDO_CALL:
 		t = branch_target(pc, in->imm);

@@ -18,115 +18,6 @@
 /* execute(): the path ended at an exit. */
 #define PATH_END -1000
 
-uint32_t new_id(struct verifier *v)
-{
-	return ++v->next_id;
-}
-
-int vnomem(void)
-{
-	return err_set(EGPU_ENOMEM, "verifier: out of memory");
-}
-
-int vfail(struct verifier *v, const char *fmt, ...)
-{
-	char reason[512];
-	struct strbuf text;
-	va_list ap;
-	int insn = v->cur ? v->cur->insn : v->where;
-
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
-	sb_init(&text);
-	if (insn >= 0 && (size_t)insn < v->cnt)
-		disasm_insn(&text, v, insn);
-	sb_adds(&text, ")");
-	source_line(&text, v->prog, insn);
-	err_set(EGPU_EVERIFY, "prog '%s': insn %d (%s: %s",
-		v->prog->name ? v->prog->name : "?", insn,
-		sb_ok(&text) && text.buf ? text.buf : ")", reason);
-	sb_free(&text);
-	return EGPU_EVERIFY;
-}
-
-static int hist_push(struct vstate *st, uint8_t taken)
-{
-	if (st->hist_len == st->hist_cap) {
-		uint32_t cap = st->hist_cap ? 2 * st->hist_cap : 64;
-		uint8_t *h = realloc(st->hist, cap);
-
-		if (!h)
-			return vnomem();
-		st->hist = h;
-		st->hist_cap = cap;
-	}
-	st->hist[st->hist_len++] = taken;
-	return 0;
-}
-
-/* Queue the jump side of a branch; the current path falls through. */
-int push_branch(struct verifier *v, int insn, struct vstate **out)
-{
-	struct vstate *st;
-	int err;
-
-	if (v->npending == v->pending_cap) {
-		size_t cap = v->pending_cap ? 2 * v->pending_cap : 32;
-		struct vstate **p = realloc(v->pending, cap * sizeof(*p));
-
-		if (!p)
-			return vnomem();
-		v->pending = p;
-		v->pending_cap = cap;
-	}
-	st = malloc(sizeof(*st));
-	if (!st)
-		return vnomem();
-	err = state_copy(st, v->cur);
-	/* The sides taken, to replay a failing path into the log. */
-	if (!err && v->opts.log)
-		err = hist_push(st, 1);
-	if (!err && v->opts.log)
-		err = hist_push(v->cur, 0);
-	if (err) {
-		state_free(st);
-		return err;
-	}
-	st->insn = insn;
-	if (st->parent)
-		st->parent->branches++;
-	v->pending[v->npending++] = st;
-	*out = st;
-	return 0;
-}
-
-/* The loop head visited most: the likely culprit when the limit is hit. */
-static int busiest_loop(const struct verifier *v)
-{
-	int best = -1;
-
-	for (size_t i = 0; i < v->cnt; i++)
-		if (v->aux[i].back_edge_target &&
-		    (best < 0 || v->aux[i].visits > v->aux[best].visits))
-			best = (int)i;
-	return best;
-}
-
-static int too_complex(struct verifier *v)
-{
-	int loop = busiest_loop(v);
-
-	if (loop < 0)
-		return vfail(v, "program too complex: %" PRIu64 " instructions "
-			     "processed (limit %" PRIu64 ")",
-			     v->stats.insns_processed - 1, v->max_insns);
-	return vfail(v, "program too complex: %" PRIu64 " instructions "
-		     "processed (limit %" PRIu64 "); the loop at insn %d is "
-		     "not proven to terminate", v->stats.insns_processed - 1,
-		     v->max_insns, loop);
-}
-
 static int falls_off(struct verifier *v)
 {
 	return vfail(v, "execution falls off the end of the function (the "
@@ -269,8 +160,9 @@ static int step(struct verifier *v)
 	struct vstate *cur = v->cur;
 	int idx = cur->insn, next, err;
 
-	if (++v->stats.insns_processed > v->max_insns)
-		return too_complex(v);
+	if (v->stats.insns_processed >= v->max_insns)
+		return too_complex(v, "insns");
+	v->stats.insns_processed++;
 	cur->path_len++;
 	v->aux[idx].visits++;
 	if (v->aux[idx].prune_point && !v->replaying) {
@@ -288,6 +180,8 @@ static int step(struct verifier *v)
 	if ((size_t)next >= v->cnt ||
 	    v->aux[next].subprog != cur_frame(cur)->subprog)
 		return falls_off(v);
+	if (next <= idx && v->aux[idx].subprog == v->aux[next].subprog)
+		cur->back_step = cur->path_len; /* not a return from a call */
 	cur->insn = next;
 	log_step(v, idx);
 	return 0;
@@ -310,7 +204,7 @@ static int explore(struct verifier *v)
 		if (r == 0)
 			continue;
 		path_done(v, v->cur->parent);
-		state_free(v->cur);
+		state_drop(v, v->cur);
 		v->cur = pop_pending(v);
 		if (!v->cur)
 			return 0;
@@ -339,10 +233,10 @@ static int initial_state(struct verifier *v)
 
 static void free_all(struct verifier *v)
 {
-	state_free(v->cur);
+	state_drop(v, v->cur);
 	v->cur = NULL;
 	while (v->npending)
-		state_free(v->pending[--v->npending]);
+		state_drop(v, v->pending[--v->npending]);
 	checkpoints_free(v);
 }
 
@@ -351,20 +245,37 @@ static void free_all(struct verifier *v)
 /* At most this many with verbose (very long paths). */
 #define FAIL_STEPS_MAX 2000
 
+/* The sides @st's path took, first to last (NULL: out of memory). */
+static uint8_t *fork_sides(const struct verifier *v, const struct vstate *st,
+			   uint32_t *len)
+{
+	uint32_t n = 0;
+	uint8_t *sides;
+
+	for (uint32_t f = st->fork; f; f = v->forks[f - 1].prev)
+		n++;
+	sides = malloc(n ? n : 1);
+	if (!sides)
+		return NULL;
+	*len = n;
+	for (uint32_t f = st->fork; f; f = v->forks[f - 1].prev)
+		sides[--n] = v->forks[f - 1].taken;
+	return sides;
+}
+
 /* Follow the failing path again, logging its steps (the last few only
- * unless verbose). */
+ * unless verbose). Its instructions are counted afresh: the budget the
+ * exploration spent would stop the replay at its first step. */
 static void replay(struct verifier *v)
 {
 	struct verifier_stats saved_stats = v->stats;
 	char *msg = strdup(egpu_errmsg());
-	uint8_t *hist = NULL;
-	uint32_t len = v->cur->hist_len;
-	uint64_t steps = v->cur->path_len, keep;
+	uint32_t len = 0;
+	uint8_t *hist = fork_sides(v, v->cur, &len);
+	uint64_t steps = v->cur->path_len, back = v->cur->back_step, keep;
 
-	if (len && (hist = malloc(len)))
-		memcpy(hist, v->cur->hist, len);
 	free_all(v);
-	if (!msg || (len && !hist) || initial_state(v)) {
+	if (!msg || !hist || initial_state(v)) {
 		free(msg);
 		free(hist);
 		return;
@@ -373,8 +284,15 @@ static void replay(struct verifier *v)
 	v->replay_hist = hist;
 	v->replay_len = len;
 	v->replay_len_steps = steps;
-	/* The last step, the failing one, is in the message, not logged. */
-	keep = (v->opts.verbose ? FAIL_STEPS_MAX : FAIL_TAIL) + 1;
+	v->stats.insns_processed = 0;
+	/* The last step, the failing one, is in the message, not logged;
+	 * the steps from the last backward jump on (a loop's last pass) are,
+	 * up to FAIL_STEPS_MAX. */
+	keep = v->opts.verbose ? FAIL_STEPS_MAX : FAIL_TAIL;
+	if (back && steps - back + 1 > keep)
+		keep = steps - back + 1 < FAIL_STEPS_MAX ? steps - back + 1 :
+			FAIL_STEPS_MAX;
+	keep++;
 	v->replay_skip = steps > keep ? steps - keep : 0;
 	vlog(v, "failing path, %" PRIu64 " steps:\n", steps);
 	if (v->replay_skip)
@@ -399,6 +317,9 @@ static uint32_t ctx_size(const struct verifier_opts *o)
 		return sizeof(struct egpu_kernel_ctx);
 	case EGPU_ATTACH_MEM:
 		return sizeof(struct egpu_mem_ctx);
+	case EGPU_ATTACH_UPROBE:
+	case EGPU_ATTACH_URETPROBE:
+		return sizeof(struct egpu_pt_regs);
 	default:
 		return o->ctx_size;
 	}
@@ -415,7 +336,7 @@ static int check_args(const struct prog_spec *prog,
 	if (map_cnt && !maps)
 		return err_set(EGPU_EINVAL, "verifier: %zu maps but no specs",
 			       map_cnt);
-	if (o->attach < EGPU_ATTACH_NONE || o->attach > EGPU_ATTACH_MEM)
+	if (o->attach < EGPU_ATTACH_NONE || o->attach > EGPU_ATTACH_URETPROBE)
 		return err_set(EGPU_EINVAL, "verifier: unknown attach point %d",
 			       o->attach);
 	return 0;
@@ -427,6 +348,8 @@ static int run(struct verifier *v)
 
 	if (!err)
 		err = cfg_build(v);
+	if (!err)
+		err = demand_build(v);
 	if (err)
 		return err;
 	err = explore(v);
@@ -477,6 +400,7 @@ int verifier_run(const struct prog_spec *prog,
 		free(v->aux[i].loop);
 	free(v->aux);
 	free(v->pending);
+	free(v->forks);
 	free(v);
 	return err;
 }

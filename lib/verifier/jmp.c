@@ -6,23 +6,6 @@
  */
 #include "vstate.h"
 
-enum cmp_op jmp_cmp(uint8_t op)
-{
-	switch (op) {
-	case BPF_JEQ: return CMP_EQ;
-	case BPF_JNE: return CMP_NE;
-	case BPF_JGT: return CMP_GT;
-	case BPF_JGE: return CMP_GE;
-	case BPF_JLT: return CMP_LT;
-	case BPF_JLE: return CMP_LE;
-	case BPF_JSGT: return CMP_SGT;
-	case BPF_JSGE: return CMP_SGE;
-	case BPF_JSLT: return CMP_SLT;
-	case BPF_JSLE: return CMP_SLE;
-	default: return CMP_SET;
-	}
-}
-
 struct narrow {
 	uint32_t id;
 	struct scalar v;
@@ -176,11 +159,12 @@ static bool copy_needed(const struct frame *f, uint32_t id,
 		    (after->regs & (1u << r)))
 			return true;
 	for (uint32_t s = 0; s < f->nslots; s++)
-		if (f->slots[s].spill_size &&
-		    f->slots[s].spill.type == REG_SCALAR &&
-		    f->slots[s].spill.id == id &&
-		    (s >= 64 || (after->slots & (1ULL << s))))
-			return true;
+		for (int b = 0; b < 8; b++)
+			if (f->slots[s].spill_size[b] &&
+			    f->slots[s].spill[b].type == REG_SCALAR &&
+			    f->slots[s].spill[b].id == id &&
+			    (s >= 64 || (after->slots & (1ULL << s))))
+				return true;
 	return false;
 }
 

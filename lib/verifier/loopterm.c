@@ -596,11 +596,11 @@ bool loop_loc_value(const struct vstate *st, int loc, bool low_half,
 	} else if ((uint32_t)(loc - 11) < f->nslots) {
 		const struct slot *s = &f->slots[loc - 11];
 
-		/* a 4-byte spill holds the low half */
-		if (s->spill_size == 8 ||
-		    (s->spill_size == 4 && !s->spill_off && low_half))
-			r = &s->spill;
-		else if (!s->spill_size || s->spill.type == REG_SCALAR)
+		/* a 4-byte spill at byte 0 holds the low half */
+		if (s->spill_size[0] == 8 ||
+		    (s->spill_size[0] == 4 && low_half))
+			r = &s->spill[0];
+		else
 			r = &unknown_reg; /* data: some number */
 	}
 	if (!r || r->type != REG_SCALAR)

@@ -230,41 +230,42 @@ static struct slot *byte_slot(struct frame *f, int64_t fpoff, int *byte,
 	return stack_slot(f, index);
 }
 
-/* The slot keeps its bytes but no longer knows what they hold. */
-static void forget_spill(struct slot *s)
+/* The spill starting at byte @b is gone; its bytes stay written. */
+static void forget_spill(struct slot *s, int b)
 {
-	for (int b = 0; b < 8; b++)
-		if (s->kind[b] == SB_SPILL)
-			s->kind[b] = SB_MISC;
-	s->spill_size = 0;
-	s->spill_off = 0;
-	reg_not_init(&s->spill);
+	for (int o = b; o < b + s->spill_size[b]; o++)
+		s->kind[o] = SB_MISC;
+	s->spill_size[b] = 0;
+	reg_not_init(&s->spill[b]);
 }
 
+/* Forget every spill with a byte in [lo, hi). */
 static int forget_spills(struct frame *f, int64_t lo, int64_t hi)
 {
 	for (int64_t o = lo; o < hi; o++) {
-		int b;
+		int b, start;
 		struct slot *s = byte_slot(f, o, &b, false);
 
-		if (s && s->spill_size)
-			forget_spill(s);
+		if (s && (start = slot_spill_start(s, b)) >= 0)
+			forget_spill(s, start);
 	}
 	return 0;
 }
 
-/* A value kept whole in a slot: 8 bytes, or the low 4 of a scalar. */
+/* A value kept whole in a slot: 8 bytes, or the low 1, 2 or 4 of a
+ * scalar, naturally aligned. */
 static bool spillable(const struct reg *val, int64_t lo, uint32_t size)
 {
-	if (!val || (lo & (size - 1)))
+	if (!val || !size || (lo & (size - 1)))
 		return false;
-	return size == 8 || (size == 4 && val->type == REG_SCALAR);
+	return size == 8 || val->type == REG_SCALAR;
 }
 
 static int stack_write(struct verifier *v, struct frame *f, int64_t lo,
 		       int64_t hi, uint32_t size, bool exact,
 		       struct reg *val)
 {
+	bool spill = spillable(val, lo, size);
 	struct slot *s;
 	int b;
 
@@ -274,24 +275,23 @@ static int stack_write(struct verifier *v, struct frame *f, int64_t lo,
 	s = byte_slot(f, lo, &b, true);
 	if (!s)
 		return vnomem();
-	if (spillable(val, lo, size)) {
+	if (spill) {
 		if (val->type == REG_SCALAR && !val->id &&
 		    !sc_is_const(&val->v) && size == 8)
 			val->id = new_id(v); /* the fill is a copy */
-		s->spill = *val;
-		if (size == 4) {
-			sc_trunc(&s->spill.v, 32);
-			if (!sc_equal(&s->spill.v, &val->v))
-				s->spill.id = 0;
+		s->spill[b] = *val;
+		if (size < 8) {
+			sc_trunc(&s->spill[b].v, size * 8);
+			if (!sc_equal(&s->spill[b].v, &val->v))
+				s->spill[b].id = 0;
 		}
-		s->spill_off = (uint8_t)b;
-		s->spill_size = (uint8_t)size;
+		s->spill_size[b] = (uint8_t)size;
 	}
 	for (int64_t o = lo; o < hi; o++) {
 		s = byte_slot(f, o, &b, true);
 		if (!s)
 			return vnomem();
-		s->kind[b] = spillable(val, lo, size) ? SB_SPILL : SB_MISC;
+		s->kind[b] = spill ? SB_SPILL : SB_MISC;
 	}
 	return 0;
 }
@@ -318,9 +318,11 @@ static int stack_initialised(struct verifier *v, struct frame *f, int64_t lo,
 
 		if (!s || s->kind[b] == SB_INVALID)
 			return uninit_stack(v, lo, hi, o);
-		/* The parameters' address is no secret: a number to helpers. */
-		if (s->kind[b] == SB_SPILL && s->spill.type != REG_SCALAR &&
-		    s->spill.type != REG_PTR_PARAMS)
+		/* The parameters' address is no secret: a number to helpers.
+		 * Pointers are spilled whole, at byte 0. */
+		if (s->kind[b] == SB_SPILL && s->spill_size[0] == 8 &&
+		    s->spill[0].type != REG_SCALAR &&
+		    s->spill[0].type != REG_PTR_PARAMS)
 			*has_ptr = true;
 	}
 	return 0;
@@ -333,16 +335,16 @@ static bool fill_from_spill(struct frame *f, int64_t lo, uint32_t size,
 	int b;
 	struct slot *s = byte_slot(f, lo, &b, false);
 
-	if (!s || !s->spill_size || s->spill_off != b || size > s->spill_size)
+	if (!s || !s->spill_size[b] || size > s->spill_size[b])
 		return false;
-	if (size == s->spill_size) {
-		*out = s->spill;
+	if (size == s->spill_size[b]) {
+		*out = s->spill[b];
 		return true;
 	}
-	if (s->spill.type != REG_SCALAR)
+	if (s->spill[b].type != REG_SCALAR)
 		return false;
 	/* little-endian: the low bytes of the value */
-	*out = s->spill;
+	*out = s->spill[b];
 	out->id = 0;
 	sc_trunc(&out->v, size * 8);
 	return true;

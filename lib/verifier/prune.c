@@ -136,13 +136,12 @@ static int add_checkpoint(struct verifier *v, uint64_t fingerprint)
 	if (!c)
 		return vnomem();
 	err = state_copy(&c->st, v->cur);
+	if (!err && (err = state_charge(v, &c->st)))
+		state_release(&c->st);
 	if (err) {
 		free(c);
 		return err;
 	}
-	free(c->st.hist);
-	c->st.hist = NULL;
-	c->st.hist_len = c->st.hist_cap = 0;
 	c->parent = v->cur->parent;
 	c->branches = 1;
 	c->fingerprint = fingerprint;
@@ -160,6 +159,7 @@ static void checkpoint_free(struct verifier *v, struct checkpoint *c)
 {
 	list_remove(c);
 	v->live_states--;
+	state_uncharge(v, &c->st);
 	state_release(&c->st);
 	free(c);
 }

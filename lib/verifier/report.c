@@ -19,11 +19,25 @@ void vlog(struct verifier *v, const char *fmt, ...)
 	sb_adds(v->opts.log, line);
 }
 
-static bool logging_steps(const struct verifier *v)
+/*
+ * Bytes the every-step log (verbose 2) may take: a program at the
+ * instruction budget would log a million states, hundreds of MB held in
+ * memory. The failing path's replay comes after it, whatever its size.
+ */
+#define STEP_LOG_MAX (16u << 20)
+
+static bool logging_steps(struct verifier *v)
 {
 	if (v->replaying)
 		return v->cur->path_len > v->replay_skip;
-	return v->opts.verbose >= 2;
+	if (v->opts.verbose < 2 || v->steps_cut)
+		return false;
+	if (v->opts.log->len < STEP_LOG_MAX)
+		return true;
+	v->steps_cut = true;
+	sb_printf(v->opts.log, "... the log of every step stops here, at %u MiB\n",
+		  STEP_LOG_MAX >> 20);
+	return false;
 }
 
 /* The line instruction @insn comes from, or NULL. */

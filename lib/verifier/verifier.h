@@ -5,7 +5,8 @@
  * verifier_check_insns() is the structural pass (valid opcodes, reserved
  * fields zero, jumps land on instructions and not inside lddw, known
  * helpers, calls into the program); egpu_load() runs it on every program
- * of an object the loader read (verifier_check_object).
+ * of an object the loader read, refusing a program alone where it fails
+ * (verifier_check_object: on all, failing on the first).
  * verifier_run() is the abstract interpreter that proves a program safe.
  */
 #ifndef EGPU_VERIFIER_H
@@ -37,6 +38,10 @@ struct user_helper;
 
 /* Instructions processed over all paths before a program is refused. */
 #define VERIFIER_MAX_INSNS 1000000
+/* Bytes the states queued and stored may take: what bounds the verifier's
+ * memory whatever the program (a loop over a full stack queues a
+ * few KiB per branch). */
+#define VERIFIER_MAX_STATE_BYTES (128u << 20)
 
 /* Most kernel parameter bytes a probe may read (CUDA 12.1's limit) */
 #define VERIFIER_PARAMS_MAX 32764
@@ -49,7 +54,9 @@ struct verifier_opts {
 	int verbose;        /* 0: quiet; 1: the failing path; 2: every step */
 	struct strbuf *log; /* receives verbose output; NULL: none */
 	uint64_t max_insns; /* complexity limit; 0: VERIFIER_MAX_INSNS */
-	bool all_states;    /* tests: store a state at every prune point */
+	/* tests: store a state at every prune point (and so without the
+	 * states' memory budget, which that can exceed at the insn budget) */
+	bool all_states;
 	/* The context's user helpers (lib/core/helpers.h), NULL: none. */
 	const struct user_helper *users;
 	/*

@@ -9,6 +9,16 @@
 
 #include "vstate.h"
 
+uint32_t new_id(struct verifier *v)
+{
+	return ++v->next_id;
+}
+
+int vnomem(void)
+{
+	return err_set(EGPU_ENOMEM, "verifier: out of memory");
+}
+
 void reg_not_init(struct reg *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -118,7 +128,6 @@ void state_release(struct vstate *st)
 	for (int i = 0; i < st->depth; i++)
 		frame_free(st->frames[i]);
 	free(st->refs);
-	free(st->hist);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -135,7 +144,6 @@ int state_copy(struct vstate *dst, const struct vstate *src)
 	*dst = *src;
 	dst->depth = 0;
 	dst->refs = NULL;
-	dst->hist = NULL;
 	for (int i = 0; i < src->depth; i++) {
 		dst->frames[i] = frame_dup(src->frames[i]);
 		if (!dst->frames[i])
@@ -148,17 +156,9 @@ int state_copy(struct vstate *dst, const struct vstate *src)
 			goto fail;
 		memcpy(dst->refs, src->refs, src->nrefs * sizeof(*dst->refs));
 	}
-	if (src->hist_len) {
-		dst->hist = malloc(src->hist_len);
-		if (!dst->hist)
-			goto fail;
-		memcpy(dst->hist, src->hist, src->hist_len);
-		dst->hist_cap = src->hist_len;
-	}
 	return 0;
 fail:
 	dst->nrefs = 0;
-	dst->hist_len = 0;
 	state_release(dst);
 	return vnomem();
 }
@@ -179,6 +179,14 @@ struct slot *stack_slot(struct frame *f, uint32_t index)
 	return &f->slots[index];
 }
 
+int slot_spill_start(const struct slot *s, int b)
+{
+	for (int start = b; start >= 0; start--)
+		if (s->spill_size[start])
+			return start + s->spill_size[start] > b ? start : -1;
+	return -1;
+}
+
 void state_for_each_reg(struct vstate *st,
 			void (*fn)(struct reg *r, void *arg), void *arg)
 {
@@ -188,8 +196,9 @@ void state_for_each_reg(struct vstate *st,
 		for (int r = 0; r < BPF_REG_COUNT; r++)
 			fn(&f->regs[r], arg);
 		for (uint32_t s = 0; s < f->nslots; s++)
-			if (f->slots[s].spill_size)
-				fn(&f->slots[s].spill, arg);
+			for (int b = 0; b < 8; b++)
+				if (f->slots[s].spill_size[b])
+					fn(&f->slots[s].spill[b], arg);
 	}
 }
 
@@ -309,22 +318,28 @@ static bool reg_covers(const struct reg *old, const struct reg *cur,
 static bool slot_covers(const struct slot *old, const struct slot *cur,
 			struct idmap *m, bool exact, bool any_value)
 {
-	if (old->spill_size) {
-		if (cur->spill_size != old->spill_size ||
-		    cur->spill_off != old->spill_off ||
-		    memcmp(old->kind, cur->kind, sizeof(old->kind)))
+	/* Pointers are spilled whole, at byte 0. */
+	bool cur_ptr = cur->spill_size[0] == 8 && cur->spill[0].type != REG_SCALAR;
+
+	for (int b = 0; b < 8; b++) {
+		const struct reg *o = &old->spill[b], *c = &cur->spill[b];
+
+		if (!old->spill_size[b])
+			continue;
+		if (cur->spill_size[b] != old->spill_size[b])
 			return false;
-		if (any_value && old->spill.type == REG_SCALAR)
-			return cur->spill.type == REG_SCALAR;
-		return reg_covers(&old->spill, &cur->spill, m, exact);
+		if (any_value && o->type == REG_SCALAR ?
+		    c->type != REG_SCALAR : !reg_covers(o, c, m, exact))
+			return false;
 	}
 	for (int b = 0; b < 8; b++) {
 		if (exact ? old->kind[b] != cur->kind[b] :
 		    old->kind[b] != SB_INVALID && cur->kind[b] == SB_INVALID)
 			return false;
-		/* Unknown data does not cover a spilled pointer. */
-		if (old->kind[b] == SB_MISC && cur->kind[b] == SB_SPILL &&
-		    cur->spill.type != REG_SCALAR)
+		/* Spilled bytes are covered by the same spill only (above);
+		 * unknown data does not cover a spilled pointer. */
+		if ((old->kind[b] == SB_SPILL && cur->kind[b] != SB_SPILL) ||
+		    (old->kind[b] == SB_MISC && cur->kind[b] == SB_SPILL && cur_ptr))
 			return false;
 	}
 	return true;
@@ -445,8 +460,9 @@ uint64_t state_fingerprint(const struct verifier *v, const struct vstate *st)
 			if (!kinds)
 				continue; /* all invalid, like a missing slot */
 			h = mix(h, kinds ^ s);
-			if (sl->spill_size)
-				h = reg_hash(h, &sl->spill);
+			for (int b = 0; b < 8; b++)
+				if (sl->spill_size[b])
+					h = reg_hash(h, &sl->spill[b]);
 		}
 	}
 	return h;
@@ -505,14 +521,16 @@ static void slot_print(struct strbuf *sb, const struct verifier *v,
 	if (!strcmp(text, "????????"))
 		return;
 	sb_printf(sb, " fp%d=", -8 * (index + 1));
-	if (s->spill_size == 8) {
-		reg_print(sb, v, &s->spill);
+	if (s->spill_size[0] == 8) {
+		reg_print(sb, v, &s->spill[0]);
 		return;
 	}
 	sb_adds(sb, text);
-	if (s->spill_size) {
-		sb_printf(sb, "(%d:", s->spill_off);
-		reg_print(sb, v, &s->spill);
+	for (int b = 0; b < 8; b++) {
+		if (!s->spill_size[b])
+			continue;
+		sb_printf(sb, "(%d:", b);
+		reg_print(sb, v, &s->spill[b]);
 		sb_adds(sb, ")");
 	}
 }

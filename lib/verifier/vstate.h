@@ -53,11 +53,16 @@ enum stack_byte {
 	SB_SPILL,   /* part of the register kept in the slot */
 };
 
+/*
+ * A spill is kept at the byte where it starts: an 8-byte aligned register
+ * (pointer or scalar) at byte 0, or a scalar's low 1, 2 or 4 bytes at a
+ * multiple of their size, so one slot holds up to 8 narrow spills (a
+ * constant key next to another local stays a constant).
+ */
 struct slot {
 	uint8_t kind[8];
-	uint8_t spill_off;  /* byte of the slot where the spill starts */
-	uint8_t spill_size; /* 4 or 8 */
-	struct reg spill;
+	uint8_t spill_size[8]; /* bytes of the spill starting at byte b; 0: none */
+	struct reg spill[8];
 };
 
 /* Slot i covers the bytes r10 - 8 * (i + 1) .. r10 - 8 * i - 1. */
@@ -77,6 +82,12 @@ struct ref {
 
 struct checkpoint;
 
+/* One side taken at a two-way branch (struct verifier.forks). */
+struct fork_rec {
+	uint32_t prev; /* the record before it on the path, plus one */
+	uint8_t taken;
+};
+
 /* The state of the path being explored. */
 struct vstate {
 	struct frame *frames[BPF_MAX_CALL_DEPTH];
@@ -86,9 +97,13 @@ struct vstate {
 	uint32_t nrefs;
 	struct checkpoint *parent; /* last stored state on this path */
 	uint64_t path_len;
-	/* verbose: the direction taken at each two-way branch */
-	uint8_t *hist;
-	uint32_t hist_len, hist_cap;
+	uint64_t back_step; /* path_len at its last backward jump, 0: none */
+	/* with a log: this path's last two-way branch in verifier.forks,
+	 * plus one (0: none yet) */
+	uint32_t fork;
+	/* bytes of it counted in verifier.state_bytes (queued and stored
+	 * states; 0: not counted) */
+	uint32_t charged;
 };
 
 /* A stored state: pruning compares against it once fully explored. */
@@ -120,6 +135,7 @@ struct insn_aux {
 	struct demand demand[2]; /* from here on, by enum demand_mode */
 	uint8_t prune_point;
 	uint8_t back_edge_target;
+	int back_edge_from;       /* back edge targets: the last jump back here */
 	struct loop_proof *loop;  /* back edge targets: loopterm.c, once asked */
 	/* a branch whose sides rejoin, its operands needed nowhere after it */
 	uint8_t free_branch;
@@ -165,10 +181,21 @@ struct verifier {
 	uint32_t next_id;
 	uint64_t max_insns;
 	uint64_t live_states;
+	uint64_t state_bytes; /* of the states queued and stored */
 	/* states still being explored, hashed by instruction and fingerprint */
 	struct checkpoint **open;
 	uint32_t open_size, open_cnt;
 
+	/*
+	 * With a log, the sides taken at two-way branches, as a tree: each
+	 * record names the one before it on its path. Paths share their
+	 * common start, so the tree grows by two records a branch, not by a
+	 * copy of the path's history in every queued state.
+	 */
+	struct fork_rec *forks;
+	uint32_t nforks, forks_cap;
+
+	bool steps_cut; /* the every-step log reached its size limit */
 	/* verbose replay of a failing path */
 	bool replaying;
 	uint32_t replay_pos;
@@ -201,8 +228,9 @@ static inline bool reg_is_nullable(const struct reg *r)
 	       r->type == REG_PTR_RECORD_OR_NULL;
 }
 
-/* Refuse the program: message with program, instruction and reason. */
+/* vpath.c: refuse the program, naming it, the instruction and the reason. */
 int vfail(struct verifier *v, const char *fmt, ...) EGPU_PRINTF(2, 3);
+/* vstate.c */
 int vnomem(void);
 
 /* vstate.c */
@@ -219,6 +247,8 @@ int state_copy(struct vstate *dst, const struct vstate *src);
 void state_release(struct vstate *st);
 void state_free(struct vstate *st);
 struct slot *stack_slot(struct frame *f, uint32_t index);
+/* The byte where the spill holding byte @b starts; -1: none. */
+int slot_spill_start(const struct slot *s, int b);
 /* Call @fn on every register and spilled register of every frame. */
 void state_for_each_reg(struct vstate *st,
 			void (*fn)(struct reg *r, void *arg), void *arg);
@@ -243,7 +273,7 @@ int cfg_successors(const struct verifier *v, size_t i, size_t succ[2]);
 bool cfg_is_cond_jmp(const struct bpf_insn *insn);
 bool cfg_is_exit(const struct bpf_insn *insn);
 bool cfg_regs_valid(const struct bpf_insn *insn);
-/* demand.c */
+/* demand.c, after cfg_build() */
 int demand_build(struct verifier *v);
 /*
  * stackoff.c: per instruction, each register's stack offset before it:
@@ -301,7 +331,7 @@ int check_alu(struct verifier *v, const struct bpf_insn *insn);
 int check_lddw(struct verifier *v, const struct bpf_insn *insn);
 /* jmp.c: returns the next instruction, or a negative error */
 int check_cond_jmp(struct verifier *v, const struct bpf_insn *insn);
-/* The condition of a conditional jump's opcode (BPF_OP). */
+/* cfg.c: the condition of a conditional jump's opcode (BPF_OP). */
 enum cmp_op jmp_cmp(uint8_t op);
 /*
  * loopterm.c: why a loop ends, proven from the code (see there). Every
@@ -339,8 +369,16 @@ int check_local_call(struct verifier *v, const struct bpf_insn *insn);
 /* Returns 1 when the path ends, 0 when it returns into a caller. */
 int check_exit(struct verifier *v);
 int check_stack_chains(struct verifier *v);
-/* explore.c */
+/* vpath.c */
 int push_branch(struct verifier *v, int insn, struct vstate **out);
+/* @what ran out ("insns", or the states' "memory"): the refusal. */
+int too_complex(struct verifier *v, const char *what);
+/* Count @st's bytes against the states' memory budget (refused past it);
+ * state_uncharge() when it is freed, or state_drop() to do both. */
+int state_charge(struct verifier *v, struct vstate *st);
+void state_uncharge(struct verifier *v, const struct vstate *st);
+void state_drop(struct verifier *v, struct vstate *st);
+/* vstate.c */
 uint32_t new_id(struct verifier *v);
 /* prune.c */
 int prune(struct verifier *v);

@@ -33,9 +33,11 @@ static void frame_widen(struct frame *cur, const struct frame *old)
 	for (int r = 0; r < BPF_REG_COUNT - 1; r++)
 		reg_widen(&cur->regs[r], &old->regs[r]);
 	for (uint32_t s = 0; s < n; s++)
-		if (cur->slots[s].spill_size == old->slots[s].spill_size &&
-		    cur->slots[s].spill_off == old->slots[s].spill_off)
-			reg_widen(&cur->slots[s].spill, &old->slots[s].spill);
+		for (int b = 0; b < 8; b++)
+			if (cur->slots[s].spill_size[b] &&
+			    cur->slots[s].spill_size[b] == old->slots[s].spill_size[b])
+				reg_widen(&cur->slots[s].spill[b],
+					  &old->slots[s].spill[b]);
 }
 
 /* The last state stored at this instruction on the current path. */

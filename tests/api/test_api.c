@@ -17,6 +17,7 @@
 #define MEM_OBJ EGPU_TEST_BUILD "/memprobe.bpf.o"
 #define MEM_PTX EGPU_TEST_BUILD "/memkernels.ptx"
 #define MIXED_OBJ EGPU_TEST_BUILD "/mixed.bpf.o"
+#define UNKNOWN_HELPER_OBJ EGPU_TEST_BUILD "/unknown_helper.bpf.o"
 
 static egpu_ctx *ctx;
 static egpu_obj *obj;
@@ -53,6 +54,112 @@ START_TEST(ctx_opts_checked)
 	EGPU_OPTS(egpu_ctx_opts, sm, .sm = "gfx90a");
 	ck_assert_ptr_null(egpu_ctx_new(&sm));
 	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "gfx90a"));
+}
+END_TEST
+
+/*
+ * A field that a newer header put into what is this library's trailing
+ * padding (egpu_load_opts and egpu_attach_opts end in a bool) is refused,
+ * not ignored; EGPU_OPTS leaves that padding zero.
+ */
+#define PAD_END(T) offsetofend(struct T, T##__last_field)
+
+START_TEST(opts_padding_checked)
+{
+	union {
+		struct egpu_load_opts o;
+		unsigned char b[sizeof(struct egpu_load_opts)];
+	} load;
+	union {
+		struct egpu_attach_opts o;
+		unsigned char b[sizeof(struct egpu_attach_opts)];
+	} at;
+	EGPU_OPTS(egpu_load_opts, full, .name = "n", .helpers = EGPU_HELPERS_GPU,
+		  .strict = true);
+	egpu_prog *prog = egpu_obj_prog(obj, "on_entry");
+	egpu_obj *o;
+
+	ck_assert_uint_lt(PAD_END(egpu_load_opts), sizeof(load.o));
+	ck_assert_uint_lt(PAD_END(egpu_attach_opts), sizeof(at.o));
+	for (size_t i = PAD_END(egpu_load_opts); i < sizeof(full); i++)
+		ck_assert_uint_eq(((unsigned char *)&full)[i], 0);
+	memset(&load, 0, sizeof(load));
+	load.o.sz = sizeof(load.o);
+	o = egpu_load(ctx, API_OBJ, &load.o);
+	ck_assert_msg(o, "%s", egpu_errmsg());
+	egpu_obj_close(o);
+	load.b[PAD_END(egpu_load_opts)] = 1;
+	ck_assert_ptr_null(egpu_load(ctx, API_OBJ, &load.o));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "egpu_load"));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "does not know"));
+
+	ck_assert_ptr_nonnull(prog);
+	memset(&at, 0, sizeof(at));
+	at.o.sz = sizeof(at.o);
+	at.b[sizeof(at.o) - 1] = 1;
+	ck_assert_ptr_null(egpu_attach_kernel(prog, "saxpy", EGPU_ATTACH_ENTRY,
+					      &at.o));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "egpu_attach_kernel"));
+}
+END_TEST
+
+/*
+ * A translation cache lookup allocates nothing: an object's maps reach GPU
+ * memory before, in a step of their own (ctx_maps_to_gpu), so a lookup
+ * for maps still on the host is an error, and they stay there.
+ */
+START_TEST(jit_cache_lookup_allocates_nothing)
+{
+	egpu_ctx *live = egpu_ctx_new(NULL);
+	struct ptx_text text;
+	unsigned needs = 0;
+	egpu_prog *p;
+	egpu_obj *o;
+
+	ck_assert_ptr_nonnull(live);
+	o = egpu_load(live, API_OBJ, NULL);
+	ck_assert_msg(o, "%s", egpu_errmsg());
+	ck_assert_uint_gt(o->spec.map_cnt, 0);
+	p = egpu_obj_prog(o, "on_entry");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(jit_cache_probe(live, p, "f", "sm_90", &text, &needs),
+			 EGPU_EINVAL);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "not in GPU memory"));
+	for (size_t i = 0; i < o->spec.map_cnt; i++)
+		ck_assert_ptr_null(o->maps[i].dev);
+	ck_assert_ptr_null(live->cu_ctx);
+	ck_assert_uint_eq(jit_cache_size(live), 0);
+	egpu_ctx_free(live);
+}
+END_TEST
+
+/* One check of targets (core/target.c) for contexts and translation. */
+START_TEST(targets_checked)
+{
+	static const char *const bad[] = { "sm_1000", "sm_99999999999", "sm_31",
+					   "sm_90b", "sm_", "sm_90aa" };
+	static const char *const good[] = { "sm_100", "sm_120", "sm_100a",
+					    "sm_90a", "sm_121f" };
+	egpu_prog *p = egpu_obj_prog(obj, "on_entry");
+	char *ptx = NULL;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EGPU_OPTS(egpu_ctx_opts, co, .offline = true, .sm = bad[i]);
+
+		ck_assert_ptr_null(egpu_ctx_new(&co));
+		ck_assert_msg(strstr(egpu_errmsg(), "is not a GPU target"), "%s",
+			      egpu_errmsg());
+		EGPU_OPTS(egpu_jit_opts, jo, .sm = bad[i]);
+		ck_assert_int_eq(egpu_prog_jit_ptx(p, &jo, &ptx, NULL), EGPU_EINVAL);
+		ck_assert_ptr_nonnull(strstr(egpu_errmsg(), bad[i]));
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		EGPU_OPTS(egpu_ctx_opts, co, .offline = true, .sm = good[i]);
+
+		egpu_ctx *c = egpu_ctx_new(&co);
+		ck_assert_msg(c, "%s: %s", good[i], egpu_errmsg());
+		egpu_ctx_free(c);
+	}
 }
 END_TEST
 
@@ -264,6 +371,40 @@ START_TEST(refusal_without_line_info)
 END_TEST
 
 /* A refused probe does not sink its object; it cannot be used. */
+/* An unknown helper refuses its program alone, at every use. */
+START_TEST(unknown_helper_refuses_its_program)
+{
+	EGPU_OPTS(egpu_load_opts, strict, .strict = true);
+	EGPU_OPTS(egpu_verify_opts, vo, .at_set = true, .at = EGPU_ATTACH_EXIT);
+	EGPU_OPTS(egpu_run_opts, ro);
+	egpu_obj *uo = egpu_load(ctx, UNKNOWN_HELPER_OBJ, NULL);
+	egpu_prog *bad, *run;
+	const char *why;
+	char *ptx = NULL;
+
+	ck_assert_msg(uo, "load: %s", egpu_errmsg());
+	ck_assert_int_eq(egpu_prog_verdict(egpu_obj_prog(uo, "good_entry"), &why), 0);
+	bad = egpu_obj_prog(uo, "calls_unknown");
+	run = egpu_obj_prog(uo, "run_unknown");
+	ck_assert_int_eq(egpu_prog_verdict(bad, &why), EGPU_EVERIFY);
+	ck_assert_ptr_nonnull(strstr(why, "unknown helper 9999"));
+	ck_assert_int_eq(egpu_prog_verdict(run, &why), EGPU_EVERIFY);
+	ck_assert_int_eq(egpu_attach_all(uo), 1);
+	/* elsewhere too: another attach point, translation, a direct run */
+	ck_assert_int_eq(egpu_prog_verify(bad, &vo), EGPU_EVERIFY);
+	ck_assert_ptr_nonnull(strstr(vo.log, "prog 'calls_unknown': refused: insn 0 (call 9999)"));
+	free(vo.log);
+	ck_assert_ptr_null(egpu_attach_kernel(bad, "saxpy", EGPU_ATTACH_EXIT, NULL));
+	ck_assert_int_eq(egpu_prog_jit_ptx(bad, NULL, &ptx, NULL), EGPU_EVERIFY);
+	ck_assert_ptr_null(ptx);
+	ck_assert_int_eq(egpu_prog_run(run, &ro), EGPU_EVERIFY);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "unknown helper 9999"));
+	/* a strict load fails on it */
+	ck_assert_ptr_null(egpu_load(ctx, UNKNOWN_HELPER_OBJ, &strict));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "unknown helper 9999"));
+}
+END_TEST
+
 START_TEST(refused_program_keeps_object)
 {
 	EGPU_OPTS(egpu_load_opts, strict, .strict = true);
@@ -418,6 +559,9 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, ctx_opts_checked);
+	tcase_add_test(tc, opts_padding_checked);
+	tcase_add_test(tc, jit_cache_lookup_allocates_nothing);
+	tcase_add_test(tc, targets_checked);
 	tcase_add_test(tc, load_errors_name_the_input);
 	tcase_add_test(tc, programs_and_maps_listed);
 	tcase_add_test(tc, hash_map_semantics);
@@ -426,6 +570,7 @@ int main(void)
 	tcase_add_test(tc, offline_instrumentation_assembles);
 	tcase_add_test(tc, unknown_kernel_is_a_warning);
 	tcase_add_test(tc, refused_program_keeps_object);
+	tcase_add_test(tc, unknown_helper_refuses_its_program);
 	tcase_add_test(tc, refusal_without_line_info);
 	tcase_add_test(tc, mem_probes_offline);
 	tcase_add_test(tc, mem_probes_selecting_nothing);

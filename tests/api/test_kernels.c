@@ -200,6 +200,108 @@ START_TEST(older_module_gets_probes_for_its_target)
 }
 END_TEST
 
+/* Replace the first @from in @s (a malloc'ed string) by @to. */
+static char *replaced(char *s, const char *from, const char *to)
+{
+	char *at = strstr(s, from), *r;
+
+	ck_assert_ptr_nonnull(at);
+	r = malloc(strlen(s) - strlen(from) + strlen(to) + 1);
+	ck_assert_ptr_nonnull(r);
+	memcpy(r, s, (size_t)(at - s));
+	strcpy(stpcpy(r + (at - s), to), at + strlen(from));
+	free(s);
+	return r;
+}
+
+/* A module written for a GPU below the device runtime's floor (XLA's
+ * sm_50 PTX) is retargeted to the context's GPU: .target and .version
+ * raised, the rest untouched, and ptxas takes the result for sm_90. */
+START_TEST(sm50_module_retargeted)
+{
+	egpu_obj *mo = egpu_load(ctx, MEM_OBJ, NULL);
+	char *mem = tu_read_file(MEM_PTX, NULL), *out = NULL, *v, log[4096];
+
+	ck_assert_int_eq(egpu_attach_all(mo), 1);
+	mem = replaced(mem, ".target sm_90", ".target sm_50");
+	v = strstr(mem, ".version ");
+	ck_assert_ptr_nonnull(v);
+	memcpy(v, ".version 4.2", strlen(".version 4.2"));
+	ck_assert_msg(!egpu_instrument_ptx(ctx, mem, strlen(mem), &out, NULL, NULL),
+		      "sm_50 module: %s", egpu_errmsg());
+	ck_assert_ptr_nonnull(strstr(out, ".target sm_90"));
+	ck_assert_ptr_null(strstr(out, "sm_50"));
+	ck_assert_ptr_null(strstr(out, ".version 4.2"));
+	if (tu_have_ptxas())
+		ck_assert_msg(tu_ptxas(out, strlen(out), "sm_90", true, log, sizeof(log)),
+			      "ptxas: %s", log);
+	egpu_obj_close(mo);
+	free(out);
+	free(mem);
+}
+END_TEST
+
+static const char legacy_shfl_ptx[] =
+	".version 4.2\n"
+	".target sm_50\n"
+	".address_size 64\n"
+	".visible .entry legacy(.param .u64 p)\n"
+	"{\n"
+	"\t.reg .b32 %r<4>;\n"
+	"\t.reg .b64 %rd<3>;\n"
+	"\tld.param.u64 %rd1, [p];\n"
+	"\tcvta.to.global.u64 %rd2, %rd1;\n"
+	"\tmov.u32 %r1, %tid.x;\n"
+	"\tshfl.idx.b32 %r2, %r1, 0, 31;\n"
+	"\tst.global.u32 [%rd2], %r2;\n"
+	"\tret;\n"
+	"}\n";
+
+/* shfl without .sync is gone from sm_70 on: such a module keeps its
+ * target, and where its probes need the device runtime (sm_75 and up)
+ * the error says which instruction on which line stands in the way. */
+START_TEST(sm50_module_with_legacy_shfl_explained)
+{
+	egpu_obj *mo = egpu_load(ctx, MEM_OBJ, NULL);
+	char *out = NULL;
+	struct strbuf sb;
+
+	ck_assert_int_eq(egpu_attach_all(mo), 1);
+	ck_assert_int_ne(egpu_instrument_ptx(ctx, legacy_shfl_ptx,
+					     strlen(legacy_shfl_ptx), &out, NULL, NULL), 0);
+	ck_assert_msg(strstr(egpu_errmsg(), "PTX line 11: 'shfl' without .sync"),
+		      "%s", egpu_errmsg());
+	ck_assert_ptr_null(out);
+	sb_init(&sb);
+	ck_assert_int_eq(ptx_retarget(legacy_shfl_ptx, strlen(legacy_shfl_ptx), 90, &sb),
+			 EGPU_ENOTSUP);
+	sb_free(&sb);
+	egpu_obj_close(mo);
+}
+END_TEST
+
+/* The .sync forms retarget; a .version already high enough stays. */
+START_TEST(retarget_keeps_sync_forms_and_newer_versions)
+{
+	char *ptx = replaced(strdup(legacy_shfl_ptx), "shfl.idx.b32",
+			     "shfl.sync.idx.b32");
+	struct strbuf sb;
+	char log[4096];
+
+	ptx = replaced(ptx, ", 31;", ", 31, -1;");
+	ptx = replaced(ptx, ".version 4.2", ".version 8.1");
+	sb_init(&sb);
+	ck_assert_int_eq(ptx_retarget(ptx, strlen(ptx), 90, &sb), 0);
+	ck_assert_ptr_nonnull(strstr(sb.buf, ".version 8.1\n.target sm_90\n"));
+	ck_assert_ptr_nonnull(strstr(sb.buf, "shfl.sync.idx.b32 %r2, %r1, 0, 31, -1;"));
+	if (tu_have_ptxas())
+		ck_assert_msg(tu_ptxas(sb.buf, sb.len, "sm_90", true, log, sizeof(log)),
+			      "ptxas: %s", log);
+	sb_free(&sb);
+	free(ptx);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kernels");
@@ -212,6 +314,9 @@ int main(void)
 	tcase_add_test(tc, map_read_per_kernel_name);
 	tcase_add_test(tc, probes_translated_once_per_context);
 	tcase_add_test(tc, older_module_gets_probes_for_its_target);
+	tcase_add_test(tc, sm50_module_retargeted);
+	tcase_add_test(tc, sm50_module_with_legacy_shfl_explained);
+	tcase_add_test(tc, retarget_keeps_sync_forms_and_newer_versions);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }

@@ -79,25 +79,62 @@ struct saxpy_params {
 	int32_t n;
 };
 
+/* An entry or exit probe through egpu_prog_run with @len parameter bytes. */
+static int64_t run_with_params(const char *name, const void *params,
+			       size_t len)
+{
+	EGPU_OPTS(egpu_run_opts, ro, .params = params, .params_len = len);
+	egpu_prog *p = egpu_obj_prog(obj, name);
+
+	ck_assert_msg(p, "%s", egpu_errmsg());
+	ck_assert_msg(!egpu_prog_run(p, &ro), "%s: %s", name, egpu_errmsg());
+	return (int32_t)ro.retval;
+}
+
 START_TEST(entry_probe_reads_an_argument)
 {
 	struct saxpy_params params = { .a = 2.0f, .n = 1000 };
-	struct egpu_kernel_ctx kc = {
-		.params = (uint64_t)(uintptr_t)&params, .params_size = 28,
-		.attach = EGPU_CTX_ENTRY,
-	};
 
-	ck_assert_int_eq(run_probe("record_n", &kc, sizeof(kc)), 0);
+	ck_assert_int_eq(run_with_params("record_n", &params, 28), 0);
 	ck_assert_uint_eq(seen(0), 1000);
-	ck_assert_int_eq(run_probe("direct_n", &kc, sizeof(kc)), 0);
+	ck_assert_int_eq(run_with_params("direct_n", &params, 28), 0);
 	ck_assert_uint_eq(seen(4), 1000);
 	/* The same read past the block's end: EFAULT, destination zeroed. */
-	ck_assert_int_eq(run_probe("read_past_end", &kc, sizeof(kc)), -14);
+	ck_assert_int_eq(run_with_params("read_past_end", &params, 28), -14);
 	ck_assert_uint_eq(seen(1), 0);
 	/* A kernel with a shorter block: n is not there. */
-	kc.params_size = 24;
-	ck_assert_int_eq(run_probe("record_n", &kc, sizeof(kc)), -14);
+	ck_assert_int_eq(run_with_params("record_n", &params, 24), -14);
 	ck_assert_uint_eq(seen(0), 0);
+}
+END_TEST
+
+/* What egpu_prog_run refuses of a probe's parameters, saying why. */
+START_TEST(probe_run_errors)
+{
+	struct saxpy_params params = { .n = 5 };
+	egpu_prog *direct = egpu_obj_prog(obj, "direct_n");
+	egpu_prog *mem = egpu_obj_prog(obj, "mem_values");
+	EGPU_OPTS(egpu_run_opts, shorter, .params = &params, .params_len = 24);
+	EGPU_OPTS(egpu_run_opts, no_bytes, .params_len = 28);
+	EGPU_OPTS(egpu_run_opts, with_ctx, .ctx = &params, .ctx_len = 28,
+		  .params = &params, .params_len = 28);
+	EGPU_OPTS(egpu_run_opts, on_gpu, .params = &params, .params_len = 28,
+		  .backend = EGPU_BACKEND_GPU);
+	EGPU_OPTS(egpu_run_opts, plain);
+	EGPU_OPTS(egpu_run_opts, mem_params, .params = &params, .params_len = 28);
+
+	/* direct_n reads bytes 24..27 through ctx->params: 24 are too few */
+	ck_assert_int_eq(egpu_prog_run(direct, &shorter), EGPU_EINVAL);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "reads ctx->params up to byte 28; 24 parameter bytes given"));
+	ck_assert_int_eq(egpu_prog_run(direct, &no_bytes), EGPU_EINVAL);
+	ck_assert_int_eq(egpu_prog_run(direct, &with_ctx), EGPU_EINVAL);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "either params"));
+	ck_assert_int_eq(egpu_prog_run(direct, &on_gpu), EGPU_ENOTSUP);
+	ck_assert_int_eq(egpu_prog_run(mem, &mem_params), EGPU_EINVAL);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "params are for entry and exit probes"));
+	/* record_n reads through the helper: no bytes is a run, -EFAULT */
+	ck_assert_int_eq(egpu_prog_run(egpu_obj_prog(obj, "record_n"), &plain), 0);
+	ck_assert_int_eq((int32_t)plain.retval, -14);
 }
 END_TEST
 
@@ -382,6 +419,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, direct_params_read_needs_the_bytes);
 	tcase_add_test(tc, entry_probe_reads_an_argument);
+	tcase_add_test(tc, probe_run_errors);
 	tcase_add_test(tc, mem_probe_reads_the_accessed_value);
 	tcase_add_test(tc, mem_probe_reads_the_stored_value);
 	tcase_add_test(tc, stored_values_stay_in_registers);

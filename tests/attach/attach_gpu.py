@@ -3,10 +3,15 @@
 shared cudart under the cuda-counter and threadhist probes (results
 unchanged, counts exact), vecapp without PTX (left alone and listed), a
 program linked with -lcuda loading 100 modules (time added, the cache),
-a PyTorch eager script when torch is installed, and --metrics scraped
-while vecapp's kernels run. Exit 77 without a GPU.
+a PyTorch eager script when torch is installed, --metrics scraped
+while vecapp's kernels run, and evapp (built as bpftime builds its
+examples, shared and static cudart) under events.bpf.o: its GPU ring
+records printed decoded (JSON lines and text), written raw, its maps
+seeded with --set and --set-file, its bpf_printk lines naming the
+kernel. Exit 77 without a GPU.
 
 usage: attach_gpu.py EGPU APPS_DIR COUNTER.o THREADHIST.o BENCH OUT_DIR
+                     EVENTS.o EVAPPS_DIR
 """
 import json
 import os
@@ -18,10 +23,11 @@ import sys
 import time
 import urllib.request
 
-egpu, apps, counter, threadhist, bench, out = sys.argv[1:7]
+egpu, apps, counter, threadhist, bench, out, events_probe, evapps = sys.argv[1:9]
 HERE = os.path.dirname(os.path.abspath(__file__))
 ADD_THREADS, ADD_LAUNCHES = 1 << 20, 3
 WORK_THREADS, WORK_LAUNCHES = 80 * 128, 2
+EV_GRID, EV_LAUNCHES = 8, 2  # evapp.cu
 failures = []
 
 
@@ -186,6 +192,73 @@ def run_metrics(app, seconds=6):
               f"(min {1e3 * min(times):.1f}, max {1e3 * max(times):.1f})")
 
 
+def json_lines(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def run_events(kind):
+    """evapp under events.bpf.o, maps seeded: scale[0] = 3 (--set), config
+    from a file (every 2nd block sends, bias -5, tag "gpu", level 3). Each
+    launch: blocks 0, 2, 4, 6 send a block_event to the GPU ring `events`
+    (its value type: printed by name), block 0's thread 0 an exit_note to
+    the RINGBUF `exits` (typed as the only 16-byte struct), block 0 one
+    print line, prefixed with the kernel's name; totals[0] gets 3 per
+    block."""
+    tag, app = f"events_{kind}", os.path.join(evapps, f"evapp_{kind}")
+    seeds = os.path.join(out, tag + ".seeds.json")
+    with open(seeds, "w") as f:
+        json.dump({"config": {"0": {"every": 2, "bias": -5, "tag": "gpu", "level": 3}}}, f)
+    ev_path = os.path.join(out, tag + ".events.jsonl")
+    stdout, rep, _ = attach(tag, events_probe, [app],
+                            ["--set", "scale[0]=3", "--set-file", seeds, "--events-out", ev_path])
+    check(tag, "results", "results: correct" in stdout, True)
+    lines = json_lines(ev_path) if os.path.exists(ev_path) else []
+    events = [l["value"] for l in lines if l.get("map") == "events" and "value" in l]
+    exits = [l["value"] for l in lines if l.get("map") == "exits" and "value" in l]
+    summary = {l["map"]: (l["records"], l["drops"]) for l in lines if "records" in l}
+    check(tag, "events decoded: blocks that sent", sorted(e["block"] for e in events),
+          sorted(list(range(0, EV_GRID, 2)) * EV_LAUNCHES))
+    check(tag, "events decoded: seeded fields",
+          {(e["bias"], e["tag"], e["phase"]) for e in events}, {(-5, "gpu", "PHASE_ENTRY")})
+    check(tag, "events: timestamps set", bool(events) and all(e["ns"] > 0 for e in events), True)
+    check(tag, "exit notes decoded", exits,
+          [{"blocks_seen": EV_GRID, "level": 3, "magic": 0xe61d}] * EV_LAUNCHES)
+    check(tag, "records and drops at exit", summary,
+          {"events": (EV_GRID // 2 * EV_LAUNCHES, 0), "exits": (EV_LAUNCHES, 0)})
+    totals = [e["value"] for e in rep.get("maps", {}).get("totals", {}).get("entries", [])]
+    check(tag, "totals[0] from the seeded scale", totals, [[3 * EV_GRID * EV_LAUNCHES]])
+    with open(os.path.join(out, tag + ".log")) as f:
+        check(tag, "print lines naming the kernel", f.read().count(
+            "egpu: vec_scale(float*, float, int) block (0,0,0) thread (0,0,0): "
+            "block 0 sent its event"), EV_LAUNCHES)
+
+
+def run_events_text_and_raw():
+    """The same in text on stderr, every block sending; then raw to one
+    file per ring."""
+    tag, app = "events_text", os.path.join(evapps, "evapp_shared")
+    r = subprocess.run([egpu, "attach", "--set", 'config[0]={every: 1, tag: "txt"}',
+                        events_probe, "--", app], capture_output=True, text=True)
+    print(f"== {tag} (rc {r.returncode})\n{r.stdout}{r.stderr}")
+    check(tag, "exit status", r.returncode, 0)
+    check(tag, "a decoded line", any(
+        l.startswith("events: {block: 7, ns: ") and
+        l.endswith('bias: 0, phase: PHASE_ENTRY, tag: "txt"}') for l in r.stderr.splitlines()),
+        True)
+    check(tag, "records and drops reported",
+          f"ring events: {EV_GRID * EV_LAUNCHES} records, 0 dropped" in r.stderr, True)
+    raw = os.path.join(out, "events_raw")
+    r = subprocess.run([egpu, "attach", "--events-raw", raw, "--set", "config[0]={every: 1}",
+                        events_probe, "--", app], capture_output=True, text=True)
+    print(f"== events_raw (rc {r.returncode})\n{r.stdout}{r.stderr}")
+    sizes = {m: os.path.getsize(f"{raw}.{m}") if os.path.exists(f"{raw}.{m}") else None
+             for m in ("events", "exits")}
+    # each record: an 8-byte header, then the payload padded to 8 bytes
+    check("events_raw", "raw file sizes", sizes,
+          {"events": EV_GRID * EV_LAUNCHES * (8 + 32), "exits": EV_LAUNCHES * (8 + 16)})
+
+
 if not gpu_present():
     print("no GPU: skipped")
     sys.exit(77)
@@ -198,6 +271,9 @@ check("sass_only", "results", "results: correct" in stdout, True)
 check("sass_only", "instrumented", rep.get("instrumented"), 0)
 check("sass_only", "listed", len(rep.get("sass_only", [])) > 0, True)
 run_atomizer(os.path.join(apps, "vecapp_static"))
+for kind in ("shared", "static"):
+    run_events(kind)
+run_events_text_and_raw()
 run_metrics(os.path.join(apps, "vecapp_static"))
 run_bench()
 run_torch()

@@ -12,7 +12,11 @@
  * a ring in GPU memory, drained meanwhile: mem_trace_warp.bpf.c, and with
  * reservations batched in spans: mem_trace_batch.bpf.c); the
  * device ring in one shard (EGPU_F_RING_ONE_SHARD: the first rows' ring,
- * mem_trace_one_shard.bpf.c) beside its per-SM shards. CUDA events, L2
+ * mem_trace_one_shard.bpf.c) beside its per-SM shards; and the complete
+ * trace on spans (bpf_egpu_trace_span: compact records, one publish per
+ * span; mem_trace_span.bpf.c), whose consumer decodes every span
+ * (egpu_span_next) and counts the lane accesses, for the bytes a lane
+ * access costs (B/access: ring bytes over lane accesses). CUDA events, L2
  * flushed, runs interleaved, medians. For the traces also DRAIN_RUNS more
  * launches, each into an empty ring with no consumer running, then drained
  * on this thread: the kernel's ratio when its whole trace fits, and the
@@ -45,11 +49,18 @@ struct mode {
 	const char *path;
 	double vec_target; /* ratio on vecadd, from the issue */
 	bool ring;
+	bool spans; /* records are spans (bpf_egpu_trace_span): decoded */
+	/* A lossless ring smaller than the trace: no launch into it without
+	 * a consumer (time_drain); its GB/s are those delivered while the
+	 * kernels ran. */
+	bool lossless;
 };
 
 /* What the consumer thread saw; the main thread reads it meanwhile. */
 struct stream {
 	uint64_t records, bytes;
+	uint64_t lanes; /* spans: lane accesses decoded */
+	bool bad;       /* spans: one did not decode */
 };
 
 /* Launches into an empty ring, drained after each: medians. */
@@ -66,6 +77,29 @@ static int on_record(void *user, const void *data, size_t size)
 	(void)data;
 	__atomic_store_n(&s->records, s->records + 1, __ATOMIC_RELAXED);
 	s->bytes += size;
+	return 0;
+}
+
+/*
+ * A span: its records decoded, their lanes counted; its warp records count
+ * as records (drops are counted per warp record too), its bytes with its
+ * header.
+ */
+static int on_span(void *user, const void *data, size_t size)
+{
+	struct stream *s = user;
+	struct egpu_span_iter it;
+	struct egpu_warp_rec rec;
+	uint64_t n = 0;
+	int got = egpu_span_begin(&it, data, size, NULL);
+
+	while (!got && (got = egpu_span_next(&it, &rec)) == 1) {
+		s->lanes += (uint64_t)__builtin_popcount(rec.mask);
+		n++;
+	}
+	s->bad |= got < 0;
+	__atomic_store_n(&s->records, s->records + n, __ATOMIC_RELAXED);
+	s->bytes += size + 8;
 	return 0;
 }
 
@@ -139,10 +173,10 @@ static float median(float *v, int n)
  * copy engine and parsing).
  */
 static struct drain time_drain(cudaKernel_t inst, const struct workload *w,
-			       egpu_map *map)
+			       egpu_map *map, egpu_sample_fn fn)
 {
 	struct stream s = { 0 };
-	egpu_ringbuf *rb = egpu_ringbuf_new(map, on_record, &s);
+	egpu_ringbuf *rb = egpu_ringbuf_new(map, fn, &s);
 	float kernel[DRAIN_RUNS], drain[DRAIN_RUNS];
 	struct drain d;
 	int n;
@@ -167,25 +201,32 @@ static struct drain time_drain(cudaKernel_t inst, const struct workload *w,
 }
 
 static void print_row(const struct workload *w, const struct mode *m, float base,
-		      float probed, uint64_t records, uint64_t drops, int launches,
-		      const struct drain *d)
+		      float probed, const struct stream *s, uint64_t drops,
+		      int launches, const struct drain *d)
 {
 	char target[16] = "-", empty[16] = "-", drain_ms[16] = "-",
-	     drain_gbs[16] = "-";
+	     drain_gbs[16] = "-", per_access[16] = "-";
+	uint64_t records = s->records;
 
 	if (!strcmp(w->kernel, "vecadd"))
 		snprintf(target, sizeof(target), "<= %.1f", m->vec_target);
-	if (m->ring) {
+	if (m->lossless)
+		snprintf(drain_gbs, sizeof(drain_gbs), "%.2f",
+			 (double)s->bytes / launches / (probed * 1e6));
+	else if (m->ring) {
 		snprintf(empty, sizeof(empty), "%.2fx", d->kernel_ms / base);
 		snprintf(drain_ms, sizeof(drain_ms), "%.3f", d->ms);
 		snprintf(drain_gbs, sizeof(drain_gbs), "%.2f",
 			 d->ms > 0 ? d->bytes / (d->ms * 1e6) : 0.0);
 	}
-	printf("| %-12s | %-5s | %8.3f | %9.3f | %7.2fx | %-7s | %11.0f | %6.2f%% | %10s | %8s | %10s |\n",
+	if (m->spans && s->lanes)
+		snprintf(per_access, sizeof(per_access), "%.3f%s",
+			 (double)s->bytes / (double)s->lanes, s->bad ? " BAD" : "");
+	printf("| %-12s | %-5s | %8.3f | %9.3f | %7.2fx | %-7s | %11.0f | %6.2f%% | %10s | %8s | %10s | %8s |\n",
 	       w->name, m->name, base, probed, probed / base, target,
 	       (double)(records + drops) / launches,
 	       records + drops ? 100.0 * (double)drops / (double)(records + drops) : 0.0,
-	       empty, drain_ms, drain_gbs);
+	       empty, drain_ms, drain_gbs, per_access);
 	fflush(stdout);
 }
 
@@ -198,6 +239,7 @@ static void bench_mode(const struct mode *m, const char *ptx, size_t len,
 	char *out = NULL;
 	size_t out_len;
 	egpu_map *map, *cursor;
+	egpu_sample_fn fn = m->spans ? on_span : on_record;
 	egpu_obj *obj;
 
 	EGPU_CHECK(ctx);
@@ -218,7 +260,7 @@ static void bench_mode(const struct mode *m, const char *ptx, size_t len,
 		uint32_t zero = 0;
 
 		if (m->ring) {
-			ring_thread_start(&rt, map, on_record, &s);
+			ring_thread_start(&rt, map, fn, &s);
 			drops = egpu_ringbuf_drops(rt.rb);
 		}
 		if (cursor)
@@ -233,9 +275,10 @@ static void bench_mode(const struct mode *m, const char *ptx, size_t len,
 		if (m->ring) {
 			settle(&s);
 			drops = ring_thread_stop(&rt) - drops;
-			d = time_drain(k, &w[i], map);
+			if (!m->lossless)
+				d = time_drain(k, &w[i], map, fn);
 		}
-		print_row(&w[i], m, base, probed, delivered(&s), drops,
+		print_row(&w[i], m, base, probed, &s, drops,
 			  BENCH_WARMUP + runs, &d);
 	}
 	cudaLibraryUnload(plain);
@@ -261,14 +304,16 @@ int main(int argc, char **argv)
 	int runs = argc > 1 + plain ? atoi(argv[1 + plain]) : DEFAULT_RUNS;
 	const char *only = !plain && argc > 2 ? argv[2] : NULL;
 	const struct mode modes[] = {
-		{ "count", BENCH_DIR "/mem_count.bpf.o", 1.3, false },
-		{ "count (SM array)", BENCH_DIR "/mem_count_sm.bpf.o", 1.15, false },
-		{ "trace (per-SM buffers, experiment)", BENCH_DIR "/mem_trace_sm.bpf.o", 3.0, false },
-		{ "trace", BENCH_DIR "/mem_trace.bpf.o", 2.0, true },
-		{ "trace (device ring, one shard)", BENCH_DIR "/mem_trace_one_shard.bpf.o", 2.0, true },
-		{ "trace (device ring)", BENCH_DIR "/mem_trace_dev.bpf.o", 2.0, true },
-		{ "trace (warp records, per-SM shards)", BENCH_DIR "/mem_trace_warp.bpf.o", 3.0, true },
-		{ "trace (warp records, batched)", BENCH_DIR "/mem_trace_batch.bpf.o", 3.0, true },
+		{ "count", BENCH_DIR "/mem_count.bpf.o", 1.3, false, false, false },
+		{ "count (SM array)", BENCH_DIR "/mem_count_sm.bpf.o", 1.15, false, false, false },
+		{ "trace (per-SM buffers, experiment)", BENCH_DIR "/mem_trace_sm.bpf.o", 3.0, false, false, false },
+		{ "trace", BENCH_DIR "/mem_trace.bpf.o", 2.0, true, false, false },
+		{ "trace (device ring, one shard)", BENCH_DIR "/mem_trace_one_shard.bpf.o", 2.0, true, false, false },
+		{ "trace (device ring)", BENCH_DIR "/mem_trace_dev.bpf.o", 2.0, true, false, false },
+		{ "trace (warp records, per-SM shards)", BENCH_DIR "/mem_trace_warp.bpf.o", 3.0, true, false, false },
+		{ "trace (warp records, batched)", BENCH_DIR "/mem_trace_batch.bpf.o", 3.0, true, false, false },
+		{ "trace (spans)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false },
+		{ "trace (spans, lossless)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true },
 	};
 	const struct workload *w;
 	size_t nw, len;
@@ -287,8 +332,8 @@ int main(int argc, char **argv)
 		free(ptx);
 		return 0;
 	}
-	printf("| workload     | probe | base ms  | probed ms | ratio    | target  | records/run | dropped | empty ring | drain ms | drain GB/s |\n");
-	printf("|--------------|-------|----------|-----------|----------|---------|-------------|---------|------------|----------|------------|\n");
+	printf("| workload     | probe | base ms  | probed ms | ratio    | target  | records/run | dropped | empty ring | drain ms | drain GB/s | B/access |\n");
+	printf("|--------------|-------|----------|-----------|----------|---------|-------------|---------|------------|----------|------------|----------|\n");
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
 		if (!only || !strcmp(only, modes[i].name))
 			bench_mode(&modes[i], ptx, len, w, nw, runs);

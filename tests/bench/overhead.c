@@ -67,6 +67,10 @@ int main(int argc, char **argv)
 		{ "timing, TL+SM", BENCH_DIR "/timing_tl.bpf.o", 1.10, false },
 		{ "timing, TL only", BENCH_DIR "/timing_tlonly.bpf.o", 1.10, false },
 		{ "threadhist", BENCH_DIR "/threadhist.bpf.o", 1.10, false },
+		/* issue 24: as users write them; one padded word per SM */
+		{ "timing, naive", BENCH_DIR "/naive_timing.bpf.o", 1.10, false },
+		{ "timing, tuned", BENCH_DIR "/tuned_timing.bpf.o", 1.10, false },
+		{ "count, SM word", BENCH_DIR "/sm_counter.bpf.o", 1.15, false },
 	};
 	const struct workload *w;
 	size_t nw = bench_start(runs, &w);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -138,6 +139,14 @@ int tu_count(const char *s, const char *what)
 	for (; (s = strstr(s, what)); s++)
 		n++;
 	return n;
+}
+
+long tu_peak_rss_mb(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss / 1024;
 }
 
 int tu_run_suite(Suite *s, bool fork)

@@ -34,6 +34,8 @@ struct map_spec;
 /* A listing of the whole program, one "IDX: insn" line each. */
 void tu_verifier_dump(struct strbuf *sb, const struct prog_spec *prog,
 		      const struct map_spec *maps, size_t map_cnt, int abi);
+/* The process's peak resident memory so far, in MB. */
+long tu_peak_rss_mb(void);
 /* Run @s, print its results, free it; 0 if every test passed. */
 int tu_run_suite(Suite *s, bool fork);
 

@@ -69,3 +69,17 @@ extern "C" __global__ void diverge(float *out, int n)
 		out[i] = -1.0f;
 	}
 }
+
+// Traced into a ring in host memory (span_gpu_trap): thread i < n stores
+// out[i], then one thread of the middle block traps, which ends the
+// grid, every exit probe unrun (spans left open: egpu_ringbuf_reclaim).
+extern "C" __global__ void trap_after(float *out, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= n)
+		return;
+	out[i] = 1.0f;
+	if (i == (n / 2 & ~255))
+		asm volatile("trap;");
+}

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #include "ring_model.h"
 
@@ -45,6 +46,8 @@ struct model_shard {
 	uint64_t *drops;
 	uint8_t *data;
 	uint64_t mask;
+	uint64_t *stall;
+	uint64_t wait_ns; /* lossless rings: the longest wait, else 0 */
 };
 
 static void *ptr(uint64_t addr)
@@ -57,14 +60,45 @@ static struct model_shard model_shard_of(struct dev_ring *v, uint32_t sm)
 {
 	struct ring_ctl *ctl = ptr(v->ctl);
 	uint32_t i = ring_shard_index(v, sm);
+	uint64_t wait = v->flags & RING_LOSSLESS ? v->wait_ns : 0;
 
 	if (!(v->flags & RING_IN_DEVICE_MEMORY))
 		return (struct model_shard){ (struct ring_counters *)v, &ctl->cons,
-					     &ctl->drops, ptr(v->data), v->mask };
+					     &ctl->drops, ptr(v->data), v->mask,
+					     &v->stall, wait };
 	return (struct model_shard){ ptr(ring_shard_counters(v, i)),
 				     ptr(ring_shard_cons(v, i)),
 				     ptr(ring_shard_drops(v, i)),
-				     ptr(ring_shard_data(v, i)), v->mask };
+				     ptr(ring_shard_data(v, i)), v->mask,
+				     ptr(ring_shard_stall(v, i)), wait };
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* ring_wait_room (lib/device/ring.cuh): a lossless ring's bounded wait. */
+static uint64_t model_wait_room(const struct model_shard *s, uint64_t before,
+				uint64_t need, uint64_t cons)
+{
+	uint64_t cap = s->mask + 1, t0 = now_ns();
+
+	for (;;) {
+		uint64_t stall = __atomic_load_n(s->stall, __ATOMIC_RELAXED);
+
+		if (before + need <= cons + cap || !ring_may_wait(stall, cons))
+			return cons;
+		if (now_ns() - t0 > s->wait_ns) {
+			__atomic_store_n(s->stall, cons + 1, __ATOMIC_RELAXED);
+			return cons;
+		}
+		sched_yield();
+		cons = __atomic_load_n(s->cons, __ATOMIC_ACQUIRE);
+	}
 }
 
 /* The position reserved, or UINT64_MAX when dropped (@records drops counted). */
@@ -75,13 +109,21 @@ static uint64_t model_reserve(const struct model_shard *s, uint64_t need,
 	uint64_t cap = s->mask + 1, cons, seen;
 	uint64_t before = __atomic_fetch_add(&c->reserved, need, __ATOMIC_RELAXED);
 
-	cons = __atomic_load_n(&c->cons_seen, __ATOMIC_RELAXED);
+	/*
+	 * On the GPU the writes into the space wait for this load by their
+	 * dependency on it (ring.cuh); C11 orders nothing by dependency, so
+	 * the model acquires the position, and the cache passes the host's
+	 * release on (what a TSan build checks).
+	 */
+	cons = __atomic_load_n(&c->cons_seen, __ATOMIC_ACQUIRE);
 	if (before + need - cons > cap) {
 		cons = __atomic_load_n(s->cons, __ATOMIC_ACQUIRE);
+		if (s->wait_ns)
+			cons = model_wait_room(s, before, need, cons);
 		seen = __atomic_load_n(&c->cons_seen, __ATOMIC_RELAXED);
 		while (seen < cons &&
 		       !__atomic_compare_exchange_n(&c->cons_seen, &seen, cons, true,
-						    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			;
 	}
 	if (before + need > cons + cap) {
@@ -96,6 +138,14 @@ void model_publish(uint8_t *rec, uint32_t len, uint32_t flags)
 {
 	__atomic_store_n((uint64_t *)rec, (uint64_t)flags << 32 | len,
 			 __ATOMIC_RELEASE);
+}
+
+uint64_t model_reserve_pos(struct dev_ring *v, uint32_t sm, uint64_t need,
+			   uint32_t records)
+{
+	struct model_shard s = model_shard_of(v, sm);
+
+	return model_reserve(&s, need, records);
 }
 
 uint8_t *model_reserve_on(struct dev_ring *v, uint32_t sm, uint64_t need,

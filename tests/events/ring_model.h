@@ -50,6 +50,9 @@ bool model_produce_batch(struct dev_ring *v, uint32_t sm,
  */
 uint8_t *model_reserve_on(struct dev_ring *v, uint32_t sm, uint64_t need,
 			  uint32_t records);
+/* The same, the position reserved (UINT64_MAX: dropped). */
+uint64_t model_reserve_pos(struct dev_ring *v, uint32_t sm, uint64_t need,
+			   uint32_t records);
 void model_batch_body(uint8_t *rec, const uint8_t *payloads, uint32_t count,
 		      uint32_t len);
 /* Every shard's reservations undone or handed out (reserved == prod). */

@@ -212,9 +212,13 @@ START_TEST(batch_and_file_delivery)
 	ck_assert_int_eq(egpu_ringbuf_stats(rb, &st), 0);
 	ck_assert_uint_eq(st.records, 13);
 	egpu_ringbuf_free(rb); /* closes the file */
-	ck_assert_int_eq(read(fd, file, sizeof(file)), 13 * (8 + sizeof(struct event)));
+	ck_assert_int_eq(read(fd, file, sizeof(file)),
+			 sizeof(struct egpu_record_file_header) +
+			 13 * (8 + sizeof(struct event)));
+	ck_assert(!memcmp(file, EGPU_RECORD_FILE_MAGIC, 8));
 	for (uint64_t i = 0; i < 13; i++) {
-		const uint8_t *rec = file + i * (8 + sizeof(struct event));
+		const uint8_t *rec = file + sizeof(struct egpu_record_file_header) +
+				     i * (8 + sizeof(struct event));
 		struct event ev;
 		uint64_t hdr;
 
@@ -224,6 +228,17 @@ START_TEST(batch_and_file_delivery)
 		ck_assert_uint_eq(ev.tid, i < 10 ? i : i - 10);
 		ck_assert_uint_eq(ev.bid, i < 10 ? 7 : 8);
 	}
+	/* Read back: every record, in order; a file cut short is refused. */
+	b.ev.n = 0;
+	ck_assert_int_eq(egpu_record_file_read(path, on_event, &b.ev), 13);
+	ck_assert_uint_eq(b.ev.n, 13);
+	ck_assert_int_eq(ftruncate(fd, 16 + 13 * (8 + sizeof(struct event)) - 4), 0);
+	ck_assert_int_eq(egpu_record_file_read(path, on_event, &b.ev), EGPU_EFORMAT);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "cut short"));
+	ck_assert_int_eq(ftruncate(fd, 8), 0);
+	ck_assert_int_eq(egpu_record_file_read(path, on_event, &b.ev), EGPU_EFORMAT);
+	ck_assert_int_eq(egpu_record_file_read("/nonexistent/x", on_event, &b.ev),
+			 EGPU_EIO);
 	close(fd);
 	unlink(path);
 }
@@ -295,6 +310,79 @@ START_TEST(cpu_batched_warp_record)
 	ck_assert_uint_eq(run_cpu_in(o, "flush_one", 0x1238, 0), 0);
 	ck_assert_int_eq(egpu_ringbuf_consume(rb), 0);
 	egpu_ringbuf_free(rb);
+}
+END_TEST
+
+#define SPAN_OBJ EGPU_TEST_BUILD "/span.bpf.o"
+
+static int on_span(void *user, const void *data, size_t size)
+{
+	struct egpu_warp_rec *rec = user;
+	struct egpu_span_iter it;
+	struct egpu_span_info info;
+
+	ck_assert_int_eq(egpu_span_begin(&it, data, size, &info), 0);
+	ck_assert_int_eq(egpu_span_next(&it, rec), 1);
+	ck_assert_int_eq(egpu_span_next(&it, &(struct egpu_warp_rec){ 0 }), 0);
+	return 0;
+}
+
+/*
+ * bpf_egpu_trace_span on the CPU: a span of the one lane's record,
+ * published at once, decoded back; the state comes back as given, and
+ * span_flush has nothing to publish.
+ */
+START_TEST(cpu_span_record)
+{
+	egpu_obj *o = egpu_load(ctx, SPAN_OBJ, NULL);
+	struct egpu_warp_rec rec = { 0 };
+	egpu_ringbuf *rb;
+
+	ck_assert_msg(o, "load: %s", egpu_errmsg());
+	rb = egpu_ringbuf_new(egpu_obj_map(o, "srb"), on_span, &rec);
+	ck_assert_ptr_nonnull(rb);
+	ck_assert_uint_eq(run_cpu_in(o, "span_one", 0x1238, 0x7f0000001230ull),
+			  0x1238);
+	ck_assert_int_eq(egpu_ringbuf_consume(rb), 1);
+	ck_assert_uint_eq(rec.mask, 1);
+	ck_assert_uint_eq(rec.addr[0], 0x7f0000001230ull);
+	ck_assert_uint_eq(rec.size, 8);
+	ck_assert_uint_eq(rec.kind, EGPU_MEM_STORE);
+	ck_assert_uint_eq(rec.site, 77);
+	ck_assert_uint_eq(rec.affine, 1);
+	ck_assert_uint_eq(rec.bytes, 16);
+	/* An address past 48 bits: a long record, decoded all the same. */
+	ck_assert_uint_eq(run_cpu_in(o, "span_one", 0, 0xff00000000001230ull), 0);
+	ck_assert_int_eq(egpu_ringbuf_consume(rb), 1);
+	ck_assert_uint_eq(rec.addr[0], 0xff00000000001230ull);
+	ck_assert_uint_eq(rec.site, 77);
+	ck_assert_uint_eq(rec.affine, 0);
+	ck_assert_uint_eq(run_cpu_in(o, "span_flush_one", 0x1238, 0), 0);
+	ck_assert_int_eq(egpu_ringbuf_consume(rb), 0);
+	egpu_ringbuf_free(rb);
+}
+END_TEST
+
+/* Spans that are no spans, and records that run past theirs: errors. */
+START_TEST(malformed_spans_refused)
+{
+	uint64_t span[1 + 2] = { 0, 0, 0 };
+	struct egpu_span_iter it;
+	struct egpu_warp_rec rec;
+
+	ck_assert_int_eq(egpu_span_begin(&it, span, 20, NULL), EGPU_EFORMAT);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "20 bytes"));
+	ck_assert_int_eq(egpu_span_begin(&it, span, 24, NULL), 0);
+	ck_assert_int_eq(egpu_span_next(&it, &rec), 0); /* zero: the end */
+	/* Scattered, 32 lanes of 8-byte deltas: 17 slots in a span of 1. */
+	span[1] = 2 | 3 << 2 | 0xffffffffull << 32;
+	ck_assert_int_eq(egpu_span_begin(&it, span, 24, NULL), 0);
+	ck_assert_int_eq(egpu_span_next(&it, &rec), EGPU_EFORMAT);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "17 slots"));
+	/* No lanes. */
+	span[1] = 1;
+	ck_assert_int_eq(egpu_span_begin(&it, span, 24, NULL), 0);
+	ck_assert_int_eq(egpu_span_next(&it, &rec), EGPU_EFORMAT);
 }
 END_TEST
 
@@ -709,17 +797,22 @@ END_TEST
  * of the kernel (no .local, no stack, no store of it), handed to the two
  * helpers by value, and the module assembles.
  */
-START_TEST(batch_state_stays_in_registers)
+/*
+ * Probes @progs of @objpath (calling @fn, and @flush at exit) instrument
+ * gather with their state in registers: no .local, stack or store for it.
+ */
+static void state_stays_in_registers(const char *objpath,
+				     const char *const progs[2],
+				     const char *fn, const char *flush)
 {
 	EGPU_OPTS(egpu_ctx_opts, co, .offline = true);
-	const char *const progs[] = { "batch_mem", "batch_exit" };
 	egpu_ctx *octx = egpu_ctx_new(&co);
 	egpu_obj *o;
 	size_t len, out_len;
 	char *ptx = tu_read_file(EVENTS_PTX, &len), *out = NULL, *before, *after;
 
 	ck_assert_ptr_nonnull(octx);
-	o = egpu_load(octx, BATCH_OBJ, NULL);
+	o = egpu_load(octx, objpath, NULL);
 	ck_assert_msg(o, "load: %s", egpu_errmsg());
 	for (size_t i = 0; i < 2; i++) {
 		egpu_prog *p = egpu_obj_prog(o, progs[i]);
@@ -732,8 +825,8 @@ START_TEST(batch_state_stays_in_registers)
 		      "%s", egpu_errmsg());
 	before = tu_kernel_text(ptx, "gather");
 	after = tu_kernel_text(out, "gather");
-	ck_assert_ptr_nonnull(strstr(after, "egpu_dev_trace_warp_batch"));
-	ck_assert_ptr_nonnull(strstr(after, "egpu_dev_trace_flush"));
+	ck_assert_ptr_nonnull(strstr(after, fn));
+	ck_assert_ptr_nonnull(strstr(after, flush));
 	ck_assert_int_ge(tu_count(after, "%egpu_tl_"), 3);
 	ck_assert_int_eq(tu_count(after, ".local"), 0);
 	ck_assert_int_eq(tu_count(after, "depot"), 0);
@@ -745,6 +838,23 @@ START_TEST(batch_state_stays_in_registers)
 	free(out);
 	free(ptx);
 	egpu_ctx_free(octx);
+}
+
+START_TEST(batch_state_stays_in_registers)
+{
+	const char *const progs[] = { "batch_mem", "batch_exit" };
+
+	state_stays_in_registers(BATCH_OBJ, progs, "egpu_dev_trace_warp_batch",
+				 "egpu_dev_trace_flush");
+}
+END_TEST
+
+START_TEST(span_state_stays_in_registers)
+{
+	const char *const progs[] = { "span_mem", "span_exit" };
+
+	state_stays_in_registers(SPAN_OBJ, progs, "egpu_dev_trace_span",
+				 "egpu_dev_trace_span_flush");
 }
 END_TEST
 
@@ -775,6 +885,9 @@ int main(void)
 	tcase_add_test(tc, direct_run_modules_assemble);
 	tcase_add_test(tc, instrumented_module_assembles);
 	tcase_add_test(tc, batch_state_stays_in_registers);
+	tcase_add_test(tc, span_state_stays_in_registers);
+	tcase_add_test(tc, cpu_span_record);
+	tcase_add_test(tc, malformed_spans_refused);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }

@@ -952,6 +952,8 @@ START_TEST(direct_run_prints)
 	ck_assert_str_eq(l.text[2], "puts line");
 	ck_assert_str_eq(l.info[0].obj, "events.bpf.o");
 	ck_assert_uint_eq(l.info[2].thread[0], 0);
+	/* a direct run has no kernel */
+	ck_assert_uint_eq(l.info[0].kernel_id, EGPU_PRINT_NO_KERNEL);
 	ck_assert_uint_eq(egpu_print_drops(ctx), 0);
 }
 END_TEST
@@ -986,6 +988,8 @@ START_TEST(probe_prints_once_per_block)
 
 		ck_assert_int_eq(sscanf(l.text[i], "block %u of kernel %u", &b, &k), 2);
 		ck_assert_uint_eq(k, 0);
+		/* the record names the kernel its probe saw in ctx */
+		ck_assert_uint_eq(l.info[i].kernel_id, k);
 		ck_assert_uint_lt(b, 8);
 		ck_assert_uint_eq(l.info[i].block[0], b);
 		ck_assert_uint_eq(l.info[i].thread[0], 0);

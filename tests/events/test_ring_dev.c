@@ -1349,10 +1349,12 @@ static bool put_tagged_batch(struct sim *s, uint32_t k, uint32_t count,
 static void assert_trace_file(int fd, const uint64_t *kept, uint64_t bytes)
 {
 	uint64_t next[SMS] = { 0 };
-	uint8_t *file = malloc(bytes + 1);
-	size_t at = 0;
+	size_t at = sizeof(struct egpu_record_file_header);
+	uint8_t *file = malloc(at + bytes + 1);
 
+	bytes += at;
 	ck_assert_int_eq(pread(fd, file, bytes + 1, 0), (ssize_t)bytes);
+	ck_assert(!memcmp(file, EGPU_RECORD_FILE_MAGIC, 8));
 	while (at < bytes) {
 		uint64_t hdr, tag, k;
 		uint32_t len;

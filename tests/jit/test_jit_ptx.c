@@ -135,9 +135,13 @@ START_TEST(targets)
 	ptx = ptx_needs(p, 2, "sm_80", false, NULL);
 	assert_has(ptx, ".target sm_80\n", true);
 	free(ptx);
-	/* Newer than this LLVM knows: code for the newest it knows. */
+	/* Newer than this LLVM knows: code for the newest it knows, under
+	 * the target's own .target and .version lines. */
 	ptx = ptx_needs(p, 2, "sm_120", false, NULL);
-	assert_has(ptx, ".target sm_90\n", true);
+	assert_has(ptx, ".version 8.7\n.target sm_120\n", true);
+	free(ptx);
+	ptx = ptx_needs(p, 2, "sm_100a", false, NULL);
+	assert_has(ptx, ".version 8.6\n.target sm_100a\n", true);
 	free(ptx);
 	ptx = ptx_needs(p, 2, NULL, false, NULL);
 	assert_has(ptx, ".target sm_90\n", true);

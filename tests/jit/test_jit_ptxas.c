@@ -61,10 +61,11 @@ END_TEST
  */
 static bool ptxas_knows(unsigned sm)
 {
-	static const char empty[] = ".version 6.3\n.target sm_%u\n.address_size 64\n";
+	/* PTX 9.0 names the GPUs after sm_90 */
+	static const char empty[] = ".version %s\n.target sm_%u\n.address_size 64\n";
 	char ptx[96], arch[16];
 
-	snprintf(ptx, sizeof(ptx), empty, sm);
+	snprintf(ptx, sizeof(ptx), empty, sm > 90 ? "9.0" : "6.3", sm);
 	snprintf(arch, sizeof(arch), "sm_%u", sm);
 	return tu_ptxas(ptx, strlen(ptx), arch, false, NULL, 0);
 }
@@ -198,12 +199,21 @@ START_TEST(every_helper_every_sm)
 }
 END_TEST
 
+/* GPUs after the newest this LLVM knows: its code under their header. */
+START_TEST(every_helper_newer_sm)
+{
+	every_helper_for(100);
+	every_helper_for(120);
+}
+END_TEST
+
 /* Targets LLVM does not know are refused before it sees them. */
 START_TEST(unknown_sm)
 {
 	const struct bpf_insn p[] = { MOV64(0, 1), EXIT };
 	struct jit_input in = test_input("p", p, ARRAY_SIZE(p), EGPU_HELPERS_GPU);
-	static const char *const bad[] = { "sm_31", "sm_65", "sm_20", "compute_70" };
+	static const char *const bad[] = { "sm_31", "sm_65", "sm_20", "compute_70",
+					   "sm_1000", "sm_99999999999", "sm_101" };
 	char *ptx = NULL;
 
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
@@ -231,6 +241,7 @@ int main(void)
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(targets, 300);
 	tcase_add_test(targets, every_helper_every_sm);
+	tcase_add_test(targets, every_helper_newer_sm);
 	suite_add_tcase(s, targets);
 	return tu_run_suite(s, true);
 }

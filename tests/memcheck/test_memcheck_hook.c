@@ -8,7 +8,7 @@
  * always calling the driver's function it stands for, even when the table
  * cannot be made (no GPU here: memcheck turns itself off and says so).
  * The module variables a load adds come from the PTX's declarations.
- * hook.c's driver lookup is played by fake_agent.c.
+ * hook.c stays out: the exports have no driver lookup here.
  */
 #include <check.h>
 #include <stdlib.h>

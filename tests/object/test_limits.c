@@ -5,8 +5,6 @@
  * allocated, directories say so, bad map flags are named (truncated ELFs:
  * test_elf.c).
  */
-#include <sys/resource.h>
-
 #include "egpu.h"
 #include "maps/host_map.h"
 #include "object_test.h"
@@ -21,14 +19,6 @@ static const struct map_spec *find_map(const struct object_spec *s,
 			return &s->maps[i];
 	ck_abort_msg("no map '%s'", name);
 	return NULL;
-}
-
-static long peak_rss_mb(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_maxrss / 1024;
 }
 
 START_TEST(zero_bss_is_not_copied)
@@ -67,7 +57,7 @@ END_TEST
 START_TEST(zero_bss_loads_cheaply)
 {
 	egpu_ctx *ctx = egpu_ctx_new(NULL);
-	long before = peak_rss_mb();
+	long before = tu_peak_rss_mb();
 	egpu_obj *obj;
 
 	ck_assert_ptr_nonnull(ctx);
@@ -76,8 +66,8 @@ START_TEST(zero_bss_loads_cheaply)
 		/* A machine with less memory refuses it, naming the map. */
 		ck_assert_msg(egpu_errcode() == EGPU_ENOMEM &&
 			      strstr(egpu_errmsg(), "big_bss.bss"), "%s", egpu_errmsg());
-	ck_assert_msg(peak_rss_mb() - before < 256 + SHADOW_MB, "loading took %ld MB",
-		      peak_rss_mb() - before);
+	ck_assert_msg(tu_peak_rss_mb() - before < 256 + SHADOW_MB, "loading took %ld MB",
+		      tu_peak_rss_mb() - before);
 	egpu_ctx_free(ctx);
 }
 END_TEST
@@ -92,7 +82,7 @@ START_TEST(zero_bss_without_btf_is_not_read)
 	struct object_spec s;
 	size_t len, renamed = 0;
 	uint8_t *elf = (uint8_t *)tu_read_file(BPF_OBJ("big_bss"), &len);
-	long before = peak_rss_mb();
+	long before = tu_peak_rss_mb();
 
 	/* ".BTF" ends the names ".rel.BTF" and ".rel.BTF.ext" share */
 	for (size_t i = 0; i + 4 < len; i++)
@@ -103,8 +93,8 @@ START_TEST(zero_bss_without_btf_is_not_read)
 	ck_assert_uint_ge(renamed, 1);
 	ck_assert_ok(object_parse_elf(elf, len, "big_bss.bpf.o", &s));
 	ck_assert_ptr_null(find_map(&s, "big_bss.bss")->init);
-	ck_assert_msg(peak_rss_mb() - before < 256 + SHADOW_MB, "parsing took %ld MB",
-		      peak_rss_mb() - before);
+	ck_assert_msg(tu_peak_rss_mb() - before < 256 + SHADOW_MB, "parsing took %ld MB",
+		      tu_peak_rss_mb() - before);
 	object_spec_free(&s);
 	free(elf);
 }

@@ -23,6 +23,31 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct simt_atomics);
+} atomics SEC(".maps");
+
+/* Atomics with a different operand per lane, as probes write them. */
+static __always_inline void per_lane_atomics(struct simt_lane *r, __u32 tid,
+					     __u32 lane)
+{
+	__u32 zero = 0;
+	struct simt_atomics *a = bpf_map_lookup_elem(&atomics, &zero);
+	__u64 v = SIMT_VAL(tid, lane);
+
+	if (!a)
+		return;
+	r->add64 = __sync_fetch_and_add(&a->add64, v);
+	r->or64 = __sync_fetch_and_or(&a->or64, 1ull << (tid % 64));
+	r->xor64 = __sync_fetch_and_xor(&a->xor64, v);
+	r->add32 = __sync_fetch_and_add(&a->add32, (__u32)v);
+	r->and32 = __sync_fetch_and_and(&a->and32, ~(1u << lane));
+	__sync_fetch_and_add(&a->plain64, v);
+}
+
 GPU_EXIT("simt_kernel")
 int simt_exit(struct egpu_kernel_ctx *ctx)
 {
@@ -48,6 +73,7 @@ int simt_exit(struct egpu_kernel_ctx *ctx)
 	r->shfl = bpf_egpu_shfl((__u64)tid << 32 | 3, 0);
 	r->slept = bpf_egpu_nanosleep(100);
 	r->lane = lane;
+	per_lane_atomics(r, tid, lane);
 	return 0;
 }
 

@@ -21,6 +21,7 @@
 
 static struct simt_lane lanes[SIMT_THREADS];
 static uint64_t counters[2];
+static struct simt_atomics atomics;
 
 /* Run simt_kernel instrumented; its own results must stay right. */
 static void run(void)
@@ -40,6 +41,9 @@ static void run(void)
 	obj = egpu_load(ctx, SIMT_OBJ, NULL);
 	ck_assert_msg(obj, "%s", egpu_errmsg());
 	ck_assert_int_eq(egpu_attach_all(obj), 1);
+	/* and32 starts with every bit set, so each lane's clear shows */
+	ck_assert_int_eq(egpu_map_update(egpu_obj_map(obj, "atomics"), &(uint32_t){ 0 },
+					 &(struct simt_atomics){ .and32 = UINT32_MAX }, 0), 0);
 	ck_assert_msg(!egpu_module_load(ctx, &mod, ptx, len), "%s", egpu_errmsg());
 	CK_CU(d->cuModuleGetFunction(&f, mod, "simt_kernel"));
 	CK_CU(d->cuMemAlloc(&out, sizeof(got)));
@@ -55,6 +59,8 @@ static void run(void)
 	for (uint32_t k = 0; k < 2; k++)
 		ck_assert_int_eq(egpu_map_lookup(egpu_obj_map(obj, "counters"), &k,
 						 &counters[k]), 0);
+	ck_assert_int_eq(egpu_map_lookup(egpu_obj_map(obj, "atomics"), &(uint32_t){ 0 },
+					 &atomics), 0);
 	d->cuMemFree(out);
 	d->cuModuleUnload(mod);
 	egpu_ctx_free(ctx);
@@ -134,6 +140,50 @@ START_TEST(mixed_delta_fetches)
 }
 END_TEST
 
+/*
+ * Fetching atomics with a different operand per lane: within a warp each
+ * lane fetched its first lane's value combined with the operands of the
+ * lanes below it (the serial order of docs/jit.md), and the memory ends
+ * at every operand combined.
+ */
+START_TEST(per_lane_fetches)
+{
+	uint64_t add = 0, or = 0, xor = 0;
+	uint32_t add32 = 0;
+
+	for (int t = 0; t < SIMT_THREADS; t++) {
+		const struct simt_lane *r = &lanes[t], *first = &lanes[t - (int)lane_of(t)];
+		uint64_t below_add = 0, below_or = 0, below_xor = 0;
+		uint32_t below_add32 = 0, below_and32 = UINT32_MAX;
+
+		for (int u = t - (int)lane_of(t); u < t; u++) {
+			uint64_t v = SIMT_VAL(u, lane_of(u));
+
+			below_add += v;
+			below_or |= 1ull << (u % 64);
+			below_xor ^= v;
+			below_add32 += (uint32_t)v;
+			below_and32 &= ~(1u << lane_of(u));
+		}
+		ck_assert_uint_eq(r->add64 - first->add64, below_add);
+		ck_assert_uint_eq(r->or64, first->or64 | below_or);
+		ck_assert_uint_eq(r->xor64 ^ first->xor64, below_xor);
+		ck_assert_uint_eq((uint32_t)(r->add32 - first->add32), below_add32);
+		ck_assert_uint_eq(r->and32, first->and32 & below_and32);
+		add += SIMT_VAL(t, lane_of(t));
+		or |= 1ull << (t % 64);
+		xor ^= SIMT_VAL(t, lane_of(t));
+		add32 += (uint32_t)SIMT_VAL(t, lane_of(t));
+	}
+	ck_assert_uint_eq(atomics.add64, add);
+	ck_assert_uint_eq(atomics.plain64, add);
+	ck_assert_uint_eq(atomics.or64, or);
+	ck_assert_uint_eq(atomics.xor64, xor);
+	ck_assert_uint_eq(atomics.add32, add32);
+	ck_assert_uint_eq(atomics.and32, 0); /* every lane's bit cleared */
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("simt_gpu");
@@ -145,6 +195,7 @@ int main(void)
 	tcase_add_test(tc, votes_matches_shuffles);
 	tcase_add_test(tc, same_delta_tickets);
 	tcase_add_test(tc, mixed_delta_fetches);
+	tcase_add_test(tc, per_lane_fetches);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, false);
 }

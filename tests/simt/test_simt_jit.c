@@ -153,11 +153,10 @@ static unsigned ptx_count(const struct bpf_insn *p, size_t n, const char *what)
 }
 
 /*
- * warp_add first checks with shuffles and a vote whether all active lanes
- * add the same value at the same address (then the active mask is the
- * group); only otherwise it groups lanes with match. It shuffles the
- * leader's fetched value back, unless nobody reads it. A plain atomic add
- * (histograms: addresses differ) goes straight to match. The atomic is a
+ * warp_add and atomics first check with shuffles and a vote whether all
+ * active lanes add the same value at the same address (then the active
+ * mask is the group); only otherwise they group lanes with match. The
+ * fetched value is shuffled back unless nobody reads it. The atomic is a
  * global-space one (map values are global memory).
  */
 START_TEST(ptx_warp_add)
@@ -174,12 +173,48 @@ START_TEST(ptx_warp_add)
 	ASSERT_PTX(fetch, "vote.sync.all.pred", NULL);
 	ASSERT_PTX(fetch, "match.any.sync.b64", NULL);
 	ASSERT_PTX(fetch, "atom.global.add.u64", "\tatom.add");
-	ASSERT_PTX(plain, "match.all.sync.b64", "vote.sync.all");
+	ASSERT_PTX(plain, "vote.sync.all.pred", "match.all.sync");
 	ASSERT_PTX(unused, "atom.global.add.u64", "\tatom.add");
 	ck_assert_uint_gt(ptx_count(fetch, ARRAY_SIZE(fetch), "shfl.sync"),
 			  ptx_count(unused, ARRAY_SIZE(unused), "shfl.sync"));
 	ck_assert_uint_gt(ptx_count(fetch, ARRAY_SIZE(fetch), "shfl.sync"),
 			  ptx_count(plain, ARRAY_SIZE(plain), "shfl.sync"));
+}
+END_TEST
+
+/*
+ * Different operands per lane: redux.sync from sm_80 on (three for a 64-bit
+ * add, two for 64-bit bitwise operations), a scan by shuffles before (fns
+ * finds the lanes below); fetching forms scan on every target.
+ */
+START_TEST(ptx_warp_rmw_ops)
+{
+	static const struct { int op; const char *redux, *atom; } ops[] = {
+		{ BPF_ADD, "redux.sync.add", "atom.global.add.u64" },
+		{ BPF_OR, "redux.sync.or", "atom.global.or.b64" },
+		{ BPF_AND, "redux.sync.and", "atom.global.and.b64" },
+		{ BPF_XOR, "redux.sync.xor", "atom.global.xor.b64" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
+		const struct bpf_insn plain[] = { COUNTER(2), LDX(BPF_DW, 1, 1, 0),
+						  ATOMIC(BPF_DW, 2, 1, 0, ops[i].op),
+						  MOV64(0, 0), EXIT };
+		const struct bpf_insn fetch[] = { COUNTER(2), LDX(BPF_DW, 1, 1, 0),
+						  ATOMIC(BPF_DW, 2, 1, 0, ops[i].op | BPF_FETCH),
+						  MOV64_REG(0, 1), EXIT };
+		char *p75 = ptx_for(plain, ARRAY_SIZE(plain), "sm_75");
+
+		ck_assert_msg(strstr(p75, "fns.b32") && !strstr(p75, "redux"),
+			      "sm_75:\n%s", p75);
+		free(p75);
+		ck_assert_uint_eq(ptx_count(plain, ARRAY_SIZE(plain), ops[i].redux),
+				  ops[i].op == BPF_ADD ? 3 : 2);
+		ck_assert_uint_eq(ptx_count(plain, ARRAY_SIZE(plain), "fns.b32"), 0);
+		ck_assert_uint_gt(ptx_count(fetch, ARRAY_SIZE(fetch), "fns.b32"), 0);
+		ASSERT_PTX(plain, ops[i].atom, "\tatom.add");
+		ASSERT_PTX(fetch, ops[i].atom, "\tatom.add");
+	}
 }
 END_TEST
 
@@ -203,6 +238,7 @@ int main(void)
 	tcase_set_timeout(ptx, 60);
 	tcase_add_test(ptx, ptx_votes_and_shuffles);
 	tcase_add_test(ptx, ptx_warp_add);
+	tcase_add_test(ptx, ptx_warp_rmw_ops);
 	tcase_add_test(ptx, ptx_nanosleep);
 	suite_add_tcase(s, cpu);
 	suite_add_tcase(s, ptx);

@@ -229,6 +229,21 @@ START_TEST(chrome_events_and_flows)
 }
 END_TEST
 
+/* The Perfetto trace: here only that it is written, whole, as packets
+ * (Trace.packet, field 1); check_perfetto.py decodes what is left in the
+ * build folder with protoc and checks every call, operation and flow. */
+START_TEST(perfetto_packets)
+{
+	char *pb;
+
+	pb = output(trace_write_perfetto, synth_trace(2), "synth2.perfetto-trace");
+	ck_assert_int_eq(pb[0], 0x0a);
+	free(pb);
+	pb = output(trace_write_perfetto, synth_trace(1), "synth1.perfetto-trace");
+	free(pb);
+}
+END_TEST
+
 struct svg_frame {
 	char title[256];
 	double x, w;
@@ -448,6 +463,9 @@ START_TEST(empty_trace)
 	s = output(trace_write_chrome, &td, "empty.json");
 	ck_assert_ptr_nonnull(strstr(s, "\"traceEvents\":["));
 	free(s);
+	s = output(trace_write_perfetto, &td, "empty.perfetto-trace");
+	ck_assert_int_eq(s[0], 0x0a);  /* the process's track, nothing more */
+	free(s);
 	s = output(trace_write_svg, &td, "empty.svg");
 	ck_assert_ptr_nonnull(strstr(s, "</svg>\n"));
 	ck_assert_uint_eq(count(s, "<g class=\"f\">"), 0);
@@ -464,9 +482,11 @@ END_TEST
 
 static const writer_fn writers[] = {
 	trace_write_folded, trace_write_chrome, trace_write_svg, summary_all,
+	trace_write_perfetto,
 };
 static const char *const writer_what[] = {
 	"folded stacks", "Chrome trace", "SVG flame graph", "trace summary",
+	"Perfetto trace",
 };
 
 START_TEST(write_failure_is_reported)
@@ -492,13 +512,14 @@ int main(void)
 	tcase_add_test(tc, folded_rounding_keeps_the_total);
 	tcase_add_test(tc, equal_frames_are_one_path);
 	tcase_add_test(tc, chrome_events_and_flows);
+	tcase_add_test(tc, perfetto_packets);
 	tcase_add_test(tc, svg_widths_follow_time);
 	tcase_add_test(tc, svg_leaves_out_hairlines);
 	tcase_add_test(tc, summary_table);
 	tcase_add_test(tc, kernels_by_gpu_time);
 	tcase_add_test(tc, kernel_without_launch_has_no_path);
 	tcase_add_test(tc, empty_trace);
-	tcase_add_loop_test(tc, write_failure_is_reported, 0, 4);
+	tcase_add_loop_test(tc, write_failure_is_reported, 0, 5);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }

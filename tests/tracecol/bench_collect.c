@@ -9,10 +9,12 @@
  * part some frames below the launch (a model's layer alternates a cuBLAS
  * launch and an elementwise one).
  *
- *     tracecol_bench [LAUNCHES [DEPTH [ROUNDS [PATHS]]]]
+ *     tracecol_bench [LAUNCHES [DEPTH [ROUNDS [PATHS [FILE]]]]]
  *
  * Prints the microseconds per launch of each mode, the difference, the
- * time egpu_trace_stop() took and how many kernels matched their launch.
+ * time egpu_trace_stop() took and how many kernels matched their launch;
+ * with FILE, writes the last round's Perfetto trace there and prints its
+ * bytes per launch.
  */
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -39,6 +41,7 @@ static double now(void)
 }
 
 static int paths = 1;
+static const char *perfetto_file;
 
 /* A launch @extra frames further down than the loop. */
 static __attribute__((noinline)) void launch_below(int extra)
@@ -99,6 +102,9 @@ static int round_once(long n, int depth, struct result *r)
 		return -1;
 	}
 	r->stop = now() - t0;
+	if (perfetto_file &&
+	    egpu_trace_write(t, EGPU_TRACE_PERFETTO, perfetto_file))
+		fprintf(stderr, "egpu_trace_write: %s\n", egpu_errmsg());
 	r->st.sz = sizeof(r->st);
 	egpu_trace_stats(t, &r->st);
 	egpu_trace_free(t);
@@ -123,8 +129,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	paths = argc > 4 ? atoi(argv[4]) : 1;
+	perfetto_file = argc > 5 ? argv[5] : NULL;
 	if (n < 1 || depth < 0 || rounds < 1 || paths < 1) {
-		fprintf(stderr, "usage: %s [LAUNCHES [DEPTH [ROUNDS [PATHS]]]]\n",
+		fprintf(stderr, "usage: %s [LAUNCHES [DEPTH [ROUNDS [PATHS [FILE]]]]]\n",
 			argv[0]);
 		return 2;
 	}
@@ -151,6 +158,15 @@ int main(int argc, char **argv)
 	       (unsigned long long)best.st.matched,
 	       (unsigned long long)best.st.kernels,
 	       (unsigned long long)best.st.launches);
+	if (perfetto_file) {
+		FILE *f = fopen(perfetto_file, "rb");
+
+		if (f && !fseek(f, 0, SEEK_END))
+			printf("perfetto %ld bytes, %.1f bytes/launch\n",
+			       ftell(f), (double)ftell(f) / (double)n);
+		if (f)
+			fclose(f);
+	}
 	return best.st.matched == (uint64_t)n && best.st.kernels == (uint64_t)n
 		? 0 : 1;
 }

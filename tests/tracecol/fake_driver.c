@@ -4,13 +4,19 @@
  * CUDA_INJECTION64_PATH names and calls its InitializeInjection(), as
  * cuInit does, then launches through the stand-in libcupti and exits
  * with status 5, so that the exit handlers write the trace. With
- * "child", a forked child does all that (another process of the command).
+ * "child", a forked child does all that (another process of the command);
+ * with "bursts", it launches 3, 4 and 5 times, 0.8 s apart (a window of
+ * `egpu trace --delay --duration` takes the middle burst only); with
+ * "signals", it sends itself SIGUSR1 around the middle burst too; with
+ * "crash", it dies of SIGSEGV after its launches (no core file).
  */
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,7 +28,8 @@ static __attribute__((noinline)) void train_step(void)
 	__asm__ volatile("");
 }
 
-static int play(void)
+/* @mode: NULL, "bursts", "signals" or "crash" */
+static int play(const char *mode)
 {
 	const char *inject = getenv("CUDA_INJECTION64_PATH");
 	void *h, *cupti;
@@ -41,6 +48,17 @@ static int play(void)
 	}
 	for (int i = 0; i < 3; i++)
 		train_step();
+	if (mode && !strcmp(mode, "crash")) {
+		setrlimit(RLIMIT_CORE, &(struct rlimit){ 0, 0 });
+		raise(SIGSEGV);
+	}
+	for (int b = 4; mode && b <= 5; b++) {
+		if (!strcmp(mode, "signals"))
+			raise(SIGUSR1);
+		usleep(800 * 1000);
+		for (int i = 0; i < b; i++)
+			train_step();
+	}
 	return 5;
 }
 
@@ -50,10 +68,13 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	if (argc < 2 || strcmp(argv[1], "child"))
-		return play();
+		return play(argc > 1 && (!strcmp(argv[1], "bursts") ||
+					 !strcmp(argv[1], "signals") ||
+					 !strcmp(argv[1], "crash")) ?
+			    argv[1] : NULL);
 	pid = fork();
 	if (!pid)
-		exit(play());
+		exit(play(NULL));
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return 1;
 	return WEXITSTATUS(status);

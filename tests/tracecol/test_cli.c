@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <glob.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,8 +124,8 @@ START_TEST(cli_writes_the_trace)
 	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX", path[128], pprof[128];
 	const char *run[] = { "trace", "-o", dir, "--pprof", pprof,
 		FAKE_DRIVER, NULL };
-	static const char *const files[] = { "trace.folded", "trace.json",
-		"trace.svg", "summary.txt" };
+	static const char *const files[] = { "trace.folded",
+		"trace.perfetto-trace", "trace.svg", "summary.txt" };
 	char err[8192], *text;
 	size_t len;
 
@@ -142,7 +143,8 @@ START_TEST(cli_writes_the_trace)
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
 		text = tu_read_file(path, &len);
-		ck_assert_msg(strstr(text, "update(float*, int)"),
+		/* the Perfetto trace is binary: its strings among other bytes */
+		ck_assert_msg(memmem(text, len, "update(float*, int)", 19),
 			      "%s lacks the kernel", path);
 		if (i == 0)
 			ck_assert_msg(strstr(text, "play;train_step;"
@@ -152,6 +154,166 @@ START_TEST(cli_writes_the_trace)
 		unlink(path);
 	}
 	rmdir(dir);
+}
+END_TEST
+
+/* --format json: the JSON timeline instead of Perfetto's; a format the
+ * tool does not know is refused. */
+START_TEST(cli_json_timeline)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX", path[128];
+	const char *run[] = { "trace", "-o", dir, "--format", "json",
+		FAKE_DRIVER, NULL };
+	const char *bad[] = { "trace", "--format", "xml", "true", NULL };
+	static const char *const others[] = { "trace.folded", "trace.svg",
+		"summary.txt" };
+	char err[8192], *text;
+	size_t len;
+
+	ck_assert_int_eq(run_egpu(bad, err, sizeof(err)), 2);
+	ck_assert_ptr_nonnull(strstr(err, "--format takes perfetto or json"));
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 5);
+	snprintf(path, sizeof(path), "%s/trace.perfetto-trace", dir);
+	ck_assert_int_ne(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/trace.json", dir);
+	text = tu_read_file(path, &len);
+	ck_assert_msg(strstr(text, "\"traceEvents\""), "json: %s", text);
+	free(text);
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, others[i]);
+		unlink(path);
+	}
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/trace.json", dir);
+	unlink(path);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* Remove the four outputs of a run from @dir (STEM@infix.EXT), each of
+ * which must be there; @err (the run's stderr) says why not. */
+static void take_outputs(const char *dir, const char *infix, const char *err)
+{
+	static const char *const stem_ext[][2] = { { "trace", "folded" },
+		{ "trace", "perfetto-trace" }, { "trace", "svg" },
+		{ "summary", "txt" } };
+	char path[160];
+
+	for (size_t i = 0; i < sizeof(stem_ext) / sizeof(stem_ext[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s%s.%s", dir, stem_ext[i][0],
+			 infix, stem_ext[i][1]);
+		ck_assert_msg(!unlink(path), "%s: %s", path, err);
+	}
+}
+
+/* --delay and --duration: the window between the first and last burst
+ * of launches holds only the middle one (4 launches), written when the
+ * window closes; bad values are refused. */
+START_TEST(cli_window)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX";
+	const char *run[] = { "trace", "-o", dir, "--delay", "0.4",
+		"--duration", "0.8", FAKE_DRIVER, "bursts", NULL };
+	const char *bad[] = { "trace", "--delay", "-1", "true", NULL };
+	const char *late[] = { "trace", "-o", dir, "--delay", "30",
+		FAKE_DRIVER, NULL };
+	char err[8192];
+
+	ck_assert_int_eq(run_egpu(bad, err, sizeof(err)), 2);
+	ck_assert_ptr_nonnull(strstr(err, "--delay takes seconds"));
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 5);
+	ck_assert_msg(strstr(err, "window opened after 0.4 s") &&
+		      strstr(err, "4 launches, 4 kernels (4 matched"),
+		      "stderr: %s", err);
+	take_outputs(dir, "", err);
+	/* the program ends before the window begins: said, nothing written */
+	ck_assert_int_eq(run_egpu(late, err, sizeof(err)), 5);
+	ck_assert_msg(strstr(err, "ended before the window began"),
+		      "stderr: %s", err);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* --signal: SIGUSR1 opens a window and the next closes it, written as
+ * trace.w1.*; it cannot be mixed with --delay. */
+START_TEST(cli_signal_window)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX";
+	const char *run[] = { "trace", "-o", dir, "--signal", FAKE_DRIVER,
+		"signals", NULL };
+	const char *mixed[] = { "trace", "--signal", "--delay", "1", "true",
+		NULL };
+	char err[8192];
+
+	ck_assert_int_eq(run_egpu(mixed, err, sizeof(err)), 2);
+	ck_assert_ptr_nonnull(strstr(err, "no --delay or --duration"));
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 5);
+	ck_assert_msg(strstr(err, "window 1 opened by SIGUSR1") &&
+		      strstr(err, "4 launches, 4 kernels (4 matched"),
+		      "stderr: %s", err);
+	ck_assert_ptr_null(strstr(err, "no trace written"));
+	take_outputs(dir, ".w1", err);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* --last: the flight recorder keeps the last burst only (5 launches). */
+START_TEST(cli_flight_recorder)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX";
+	const char *run[] = { "trace", "-o", dir, "--last", "0.4", FAKE_DRIVER,
+		"bursts", NULL };
+	char err[8192];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 5);
+	ck_assert_msg(strstr(err, "5 launches, 5 kernels (5 matched"),
+		      "stderr: %s", err);
+	take_outputs(dir, "", err);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* --last with --signal: each SIGUSR1 writes what the recorder holds (the
+ * burst before it) and starts it again; the exit writes the last. */
+START_TEST(cli_flight_recorder_on_signal)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX";
+	const char *run[] = { "trace", "-o", dir, "--signal", "--last", "0.4",
+		FAKE_DRIVER, "signals", NULL };
+	char err[8192];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 5);
+	ck_assert_msg(strstr(err, "3 launches, 3 kernels (3 matched") &&
+		      strstr(err, "4 launches, 4 kernels (4 matched") &&
+		      strstr(err, "5 launches, 5 kernels (5 matched"),
+		      "stderr: %s", err);
+	take_outputs(dir, ".w1", err);
+	take_outputs(dir, ".w2", err);
+	take_outputs(dir, ".w3", err);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* A program that dies of SIGSEGV still leaves its trace, and dies of it
+ * (egpu trace: 128 + 11). */
+START_TEST(cli_crash_writes_the_trace)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX";
+	const char *run[] = { "trace", "-o", dir, FAKE_DRIVER, "crash", NULL };
+	char err[8192];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 128 + SIGSEGV);
+	ck_assert_msg(strstr(err, "got signal 11") &&
+		      strstr(err, "3 launches, 3 kernels (3 matched"),
+		      "stderr: %s", err);
+	take_outputs(dir, "", err);
+	ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
@@ -185,6 +347,12 @@ static Suite *suite(void)
 	tcase_add_test(tc, cli_output_not_a_folder);
 	tcase_add_test(tc, cli_runs_the_command);
 	tcase_add_test(tc, cli_writes_the_trace);
+	tcase_add_test(tc, cli_json_timeline);
+	tcase_add_test(tc, cli_window);
+	tcase_add_test(tc, cli_signal_window);
+	tcase_add_test(tc, cli_crash_writes_the_trace);
+	tcase_add_test(tc, cli_flight_recorder);
+	tcase_add_test(tc, cli_flight_recorder_on_signal);
 	tcase_add_test(tc, cli_child_process_files);
 	suite_add_tcase(s, tc);
 	return s;

@@ -23,7 +23,7 @@ struct expectation {
 
 static const char *const objects[] = {
 	"maps", "loops", "calls", "ctx", "ringbuf", "helpers", "probes",
-	"accumulate", "counted",
+	"accumulate", "counted", "stack",
 };
 
 /* The identifier right before the first '(' of @line. */

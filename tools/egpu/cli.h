@@ -34,6 +34,13 @@ int cli_load(struct cli_prog *cp, const char *path, bool elf,
 	     const char *name, enum egpu_helper_abi abi,
 	     const struct egpu_ctx_opts *co);
 void cli_unload(struct cli_prog *cp);
+/*
+ * Without a program named, @cp's object must hold one: picking the first
+ * of several silently is a trap. 0, or 2 with the names on stderr
+ * ("@cmd: @path holds several programs; choose one with --prog NAME@or_else").
+ */
+int cli_one_prog(const struct cli_prog *cp, const char *cmd,
+		 const char *path, const char *or_else);
 
 /* Print "egpu: WHAT: <egpu_errmsg()>" to stderr and return 1. */
 int cli_fail(const char *what);
@@ -63,5 +70,11 @@ int child_find_lib(const char *tool, const char *name, const char *env_var,
  * (128 + signal when killed, 127 when it could not run).
  */
 int child_run(char **cmd, const char *tool, int (*setup)(void *), void *arg);
+/*
+ * Put libegpu's stand-in ptxas first on PATH and the real one in
+ * EGPU_PTXAS_REAL, where both exist (XLA assembles with a ptxas of its
+ * own). 0, also when there is nothing to stand in for; -1 out of memory.
+ */
+int ptxas_standin_env(void);
 
 #endif

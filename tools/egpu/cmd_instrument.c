@@ -22,6 +22,7 @@ struct instrument_args {
 	const char *sm;
 	enum report_level report;
 	bool no_inline;
+	bool allow_none; /* exit 0 even when no kernel was patched */
 	const char **progs; /* --prog NAMEs (argv entries); none: all */
 	int prog_cnt;
 	size_t mem_inline_limit;
@@ -64,6 +65,8 @@ static int parse_args(int argc, char **argv, struct instrument_args *a)
 			a->report = REPORT_SITES;
 		else if (!strcmp(argv[i], "--no-inline"))
 			a->no_inline = true;
+		else if (!strcmp(argv[i], "--allow-none"))
+			a->allow_none = true;
 		else if (!strcmp(argv[i], "--mem-inline-limit") && i + 1 < argc) {
 			if (parse_size(argv[++i], &a->mem_inline_limit))
 				return cli_usage("instrument: --mem-inline-limit takes BYTES (K, M, G suffixes) or 'none', not '%s'",
@@ -134,6 +137,21 @@ static int attach_chosen(egpu_obj *obj, const struct instrument_args *a)
 	return 0;
 }
 
+/*
+ * No kernel patched (every program refused, or no pattern matched) is a
+ * failure a script must see, unless asked for: the output is unchanged
+ * PTX, written all the same.
+ */
+static int nothing_done(const struct egpu_report *r,
+			const struct instrument_args *a)
+{
+	if (r->kernels_patched || a->allow_none)
+		return 0;
+	fprintf(stderr, "egpu: instrument: nothing instrumented: none of the module's %u kernels got a probe (the warnings above say why; --allow-none accepts it)\n",
+		r->kernel_cnt);
+	return 1;
+}
+
 static int instrument(egpu_ctx *ctx, const struct instrument_args *a)
 {
 	EGPU_OPTS(egpu_report, rep);
@@ -162,7 +180,7 @@ static int instrument(egpu_ctx *ctx, const struct instrument_args *a)
 	free(out);
 	if (!rc)
 		print_report(&rep, a->report);
-	return rc;
+	return rc ? rc : nothing_done(&rep, a);
 }
 
 int cmd_instrument(int argc, char **argv)

@@ -93,23 +93,6 @@ static int jit_print(egpu_prog *prog, const struct jit_args *a)
 	return rc;
 }
 
-/*
- * Without --prog or --all, an object must hold one program: translating
- * the first of several silently is a trap.
- */
-static int check_choice(const struct cli_prog *cp, const struct jit_args *a)
-{
-	egpu_prog *second = egpu_obj_next_prog(cp->obj, cp->prog);
-
-	if (a->prog || a->all || !second)
-		return 0;
-	fprintf(stderr, "egpu: jit: %s holds several programs; choose one with --prog NAME or give --all:\n",
-		a->path);
-	for (egpu_prog *p = cp->prog; p; p = egpu_obj_next_prog(cp->obj, p))
-		fprintf(stderr, "  %s\n", egpu_prog_name(p));
-	return 2;
-}
-
 int cmd_jit(int argc, char **argv)
 {
 	/* Translation for inspection: maps at placeholder addresses. */
@@ -124,7 +107,7 @@ int cmd_jit(int argc, char **argv)
 	rc = cli_load(&cp, a.path, false, a.prog, EGPU_HELPERS_GPU, &co);
 	if (rc)
 		return rc;
-	rc = check_choice(&cp, &a);
+	rc = a.prog || a.all ? 0 : cli_one_prog(&cp, "jit", a.path, " or give --all");
 	if (!rc && !a.all)
 		rc = jit_print(cp.prog, &a);
 	/* --all goes on past a program that fails, and fails at the end. */

@@ -56,13 +56,6 @@ static int verify_one(egpu_prog *p, const struct verify_args *a)
 	return err ? 1 : 0;
 }
 
-static void print_log(enum egpu_log_level level, const char *msg, void *user)
-{
-	(void)level;
-	(void)user;
-	puts(msg);
-}
-
 int cmd_verify(int argc, char **argv)
 {
 	struct verify_args a = { 0 };
@@ -72,10 +65,10 @@ int cmd_verify(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc;
-	/* Loading verifies probes already; at debug level the context's log
-	 * shows the failing path of a refused one. */
-	EGPU_OPTS(egpu_ctx_opts, co, .offline = true, .log = print_log,
-		  .log_level = a.verbose ? EGPU_LOG_DEBUG : EGPU_LOG_ERROR);
+	/* Loading verifies probes already, quietly: verify_one() prints the
+	 * account, once, at the verbosity asked for. */
+	EGPU_OPTS(egpu_ctx_opts, co, .offline = true,
+		  .log_level = EGPU_LOG_ERROR);
 
 	rc = cli_load(&cp, a.path, false, a.prog, EGPU_HELPERS_GPU, &co);
 	if (rc)

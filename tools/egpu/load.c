@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Loading the program a subcommand works on. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
@@ -54,6 +55,18 @@ int cli_load(struct cli_prog *cp, const char *path, bool elf,
 		return 0;
 	cli_unload(cp);
 	return 1;
+}
+
+int cli_one_prog(const struct cli_prog *cp, const char *cmd,
+		 const char *path, const char *or_else)
+{
+	if (!egpu_obj_next_prog(cp->obj, cp->prog))
+		return 0;
+	fprintf(stderr, "egpu: %s: %s holds several programs; choose one with --prog NAME%s:\n",
+		cmd, path, or_else);
+	for (egpu_prog *p = cp->prog; p; p = egpu_obj_next_prog(cp->obj, p))
+		fprintf(stderr, "  %s\n", egpu_prog_name(p));
+	return 2;
 }
 
 void cli_unload(struct cli_prog *cp)

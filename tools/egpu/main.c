@@ -16,13 +16,18 @@ static const struct {
 	 * arguments (--help included) are not ours. */
 	bool runs_command;
 } commands[] = {
-	{ "run", cmd_run, "run [--backend cpu|gpu] [--elf] [--prog NAME] [MEMHEX]   program (hex) on stdin, prints r0",
-	  "  --backend B   cpu (default) or gpu\n"
-	  "  --elf         stdin holds an ELF object in hex, not raw instructions\n"
-	  "  --prog NAME   the program to run (default: the first)\n"
-	  "  MEMHEX        memory r1 points at (r2: its length)\n", false },
+	{ "run", cmd_run, "run [--backend cpu|gpu] [--prog NAME] [--params HEX] (FILE.o [MEMHEX] | [--elf] [MEMHEX] < PROG.hex)   run a program once, print r0",
+	  "  FILE.o        the object (GPU helpers: the program runs as one GPU thread,\n"
+	  "                thread/block/SM/warp/lane 0, clocks, maps, rings, printk)\n"
+	  "  --prog NAME   the program to run; needed when FILE.o holds several\n"
+	  "  MEMHEX        a direct-run program's memory: r1 points at it, r2 its length\n"
+	  "  --params HEX  an entry or exit probe's kernel parameter bytes (ctx->params,\n"
+	  "                bpf_egpu_read_param); CPU only\n"
+	  "  --backend B   cpu (default) or gpu (direct-run programs)\n"
+	  "  without FILE.o: the bpf_conformance plugin protocol: the program as hex\n"
+	  "  on stdin (raw instructions, or --elf an ELF object), its helpers\n", false },
 	{ "jit", cmd_jit, "jit [--sm SM] [--stats] [--repeat N] [--kernel] [--ctx-len N] (FILE.o [--prog NAME|--all] | --raw)",
-	  "  --sm SM       PTX target (default sm_90)\n"
+	  "  --sm SM       PTX target (default sm_90; sm_30 to sm_121, a or f suffix)\n"
 	  "  --prog NAME   the program to translate; needed when FILE.o holds several\n"
 	  "  --all         translate every program, each after a '// egpu: prog NAME' line\n"
 	  "  --raw         the program comes as hex instructions on stdin\n"
@@ -36,8 +41,16 @@ static const struct {
 	  "  --ctx-len N   the context's size\n"
 	  "  --prog NAME   only this program (default: all)\n", false },
 	{ "inspect", cmd_inspect, "inspect FILE.o                 list programs and maps", "", false },
-	{ "trace", cmd_trace, "trace [-o DIR] [--pprof FILE] [--] CMD [ARGS...]   run CMD, write its CUDA trace (CPU stacks -> GPU kernels) into DIR",
+	{ "trace", cmd_trace, "trace [-o DIR] [--format perfetto|json] [--delay S] [--duration S | --signal] [--last S] [--pprof FILE] [--] CMD [ARGS...]   run CMD, write its CUDA trace (CPU stacks -> GPU kernels) into DIR",
 	  "  -o DIR        where the trace goes (default egpu-trace)\n"
+	  "  --format F    the timeline: perfetto (trace.perfetto-trace, default)\n"
+	  "                or json (trace.json, for small traces)\n"
+	  "  --delay S     start tracing S seconds after the program's first CUDA call\n"
+	  "  --duration S  stop after S seconds of tracing and write the trace then\n"
+	  "  --signal      each SIGUSR1 to CMD opens a window or closes and writes\n"
+	  "                the open one (files trace.wN.*)\n"
+	  "  --last S      flight recorder: keep only the last S seconds (memory\n"
+	  "                stays that of the window); written at exit or a crash\n"
 	  "  --pprof FILE  also write a gzip'd pprof profile of GPU time by CPU stack\n", true },
 	{ "attach", cmd_attach, "attach [--json] [--interval SEC] [-o FILE] [--metrics [HOST]:PORT [--metrics-spec SPEC]] PROBE.o [--] CMD [ARGS...]   run CMD with PROBE in every kernel it loads; maps at exit",
 	  "  --json          print maps as JSON\n"
@@ -46,7 +59,7 @@ static const struct {
 	  "  --metrics [HOST]:PORT  serve the maps as Prometheus metrics\n"
 	  "  --metrics-spec SPEC    how maps read as metrics (docs/fleet.md)\n"
 	  "  (docs/attach.md)\n", true },
-	{ "instrument", cmd_instrument, "instrument [--sm SM] [-q|-v] [--no-inline] [--mem-inline-limit BYTES|none] [--prog NAME]... FILE.o IN.(ptx|fatbin) [-o OUT.ptx]   splice probes (maps at placeholders)",
+	{ "instrument", cmd_instrument, "instrument [--sm SM] [-q|-v] [--no-inline] [--mem-inline-limit BYTES|none] [--prog NAME]... [--allow-none] FILE.o IN.(ptx|fatbin) [-o OUT.ptx]   splice probes (maps at placeholders)",
 	  "  --sm SM       PTX target of the probes (default sm_90)\n"
 	  "  -o OUT.ptx    where the PTX goes (default stdout); written before the report\n"
 	  "  -q            report only the summary line\n"
@@ -57,7 +70,9 @@ static const struct {
 	  "                probe is called (K, M, G suffixes; default: the module's size,\n"
 	  "                at least 16M)\n"
 	  "  --prog NAME   attach only this program (repeatable; default: every one\n"
-	  "                whose section names an attach point)\n", false },
+	  "                whose section names an attach point)\n"
+	  "  --allow-none  exit 0 when no kernel was patched (every program refused,\n"
+	  "                or no kernel matched); without it that exits 1\n", false },
 };
 
 #define COMMAND_CNT (sizeof(commands) / sizeof(commands[0]))

@@ -23,7 +23,8 @@ from ._clock import Clock
 from ._errors import (Busy, CudaError, Error, Exists, FormatError, Full,
                       IOFailure, InvalidArgument, JitError, NoDevice, NoMemory,
                       NotFound, NotSupported, VerifyError)
-from ._events import RingBuffer
+from ._events import (RingBuffer, SpanInfo, WarpAccess, decode_span,
+                      read_record_file, span_addresses)
 from ._helpers import signature_of
 from ._maps import ANY, EXIST, NOEXIST, Map
 from ._trace import Trace, TraceKernel, TraceStats
@@ -31,7 +32,7 @@ from ._trace import Trace, TraceKernel, TraceStats
 __all__ = [
     "Context", "Object", "Program", "Map", "RingBuffer", "Link", "Report",
     "KernelReport", "KernelInfo", "MemSite", "Verification", "Clock", "Trace", "TraceStats",
-    "TraceKernel",
+    "TraceKernel", "SpanInfo", "WarpAccess", "decode_span", "read_record_file", "span_addresses",
     "gpu_available", "gpu_unavailable_reason", "version",
     "Error", "InvalidArgument", "NoMemory", "IOFailure", "FormatError",
     "VerifyError", "JitError", "NoDevice", "NotFound", "Full", "CudaError",
@@ -551,13 +552,15 @@ class Program:
         link = _c.egpu_attach_kernel(self._handle(), kernel, at, opts)
         return Link(self, link, kernel, at)
 
-    def run(self, memory=b"", backend="cpu"):
+    def run(self, memory=b"", backend="cpu", params=None):
         """Run once with ``memory`` as the program's r1/r2 (a writable
         buffer such as a bytearray sees the program's stores; bytes are
-        copied) on backend "cpu" or "gpu". Returns r0; the execution time
-        in ns is left in ``last_run_ns``."""
+        copied) on backend "cpu" or "gpu". An entry or exit probe runs on
+        the CPU with ``params`` (bytes) as its kernel's parameter bytes
+        (``ctx->params``, ``bpf_egpu_read_param``), no ``memory``. Returns
+        r0; the execution time in ns is left in ``last_run_ns``."""
         r0, ns = _c.prog_run(self._handle(), _choice(backend, _BACKENDS, "backend"),
-                             memory)
+                             memory, params)
         self.last_run_ns = ns
         return r0
 

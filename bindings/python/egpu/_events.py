@@ -11,9 +11,43 @@ then ``rb.poll(timeout_ms)`` calls ``on_record(bytes)`` per record.
 """
 
 import threading
+from collections import namedtuple
 
 from . import _egpu as _c
 from ._errors import InvalidArgument
+
+
+SpanInfo = namedtuple("SpanInfo", "block warp smid")
+SpanInfo.__doc__ = "The warp whose records a span holds (all of them its own)."
+WarpAccess = namedtuple("WarpAccess", "mask site size kind affine stride addrs")
+WarpAccess.__doc__ = """One warp access of a span: ``addrs`` the active
+lanes' addresses in lane order (lanes of ``mask``), ``size`` bytes each,
+``kind`` an EGPU_MEM_* number (egpu.MEM_KINDS), ``site`` the probe
+ctx's; ``affine``: lane i at addrs[0] + (i - lowest) * stride."""
+
+
+def decode_span(record):
+    """A span record of a ring written by bpf_egpu_trace_span (the bytes a
+    RingBuffer callback gets) as (SpanInfo, [WarpAccess, ...]), decoded by
+    the library's egpu_span_next. Raises FormatError on a malformed one."""
+    block, warp, smid, recs = _c.span_decode(record)
+    return SpanInfo(block, warp, smid), [WarpAccess(*r) for r in recs]
+
+
+def span_addresses(record):
+    """Every lane address of a span record as a numpy uint64 array, in
+    record order, then lane order: decoded in C, no Python per record.
+    Raises FormatError on a malformed span."""
+    import numpy
+    return numpy.frombuffer(_c.span_addresses(record), dtype="<u8")
+
+
+def read_record_file(path):
+    """The records of a file a RingBuffer wrote (``path=``), as bytes, in
+    file order (the library's egpu_record_file_read: the header checked,
+    a file cut short refused with FormatError). A span ring's records are
+    spans: decode_span() or span_addresses() each."""
+    return iter(_c.record_file_read(str(path)))
 
 
 def _ms(timeout):
@@ -34,8 +68,9 @@ class RingBuffer:
     ``batch=True``: the callback (and read()) gets many records per call,
     ``callback(list_of_bytes)``, one Python call per batch instead of per
     record. ``path``: records are also streamed to that file (created or
-    truncated; each an 8-byte little-endian header, the payload size, then
-    the payload padded to 8 bytes); without ``batch`` they then go to the
+    truncated; a 16-byte header, then each record an 8-byte little-endian
+    header, the payload size, and the payload padded to 8 bytes;
+    read_record_file() reads it back); without ``batch`` they then go to the
     file only. Drops stay counted either way.
 
     ``threads``: a ring in GPU memory is drained by that many threads at
@@ -55,6 +90,10 @@ class RingBuffer:
         map._obj._rings.append(self)
 
     def _poll(self, timeout_ms, fn):
+        return self._pass(lambda h: _c.ring_poll(h, timeout_ms, fn))
+
+    def _pass(self, run):
+        """run(handle): one consumer pass, never from its own callback."""
         with self._lock:
             if self._h is None:
                 raise InvalidArgument(f"the ring buffer of map '{self.map.name}' is closed")
@@ -63,7 +102,7 @@ class RingBuffer:
                                       "close its own ring buffer")
             self._busy = True
             try:
-                return _c.ring_poll(self._h, timeout_ms, fn)
+                return run(self._h)
             finally:
                 self._busy = False
 
@@ -84,6 +123,14 @@ class RingBuffer:
     def consume(self):
         """poll(0): the records there now, without waiting."""
         return self.poll(0)
+
+    def reclaim(self):
+        """consume(), also taking the spans (bpf_egpu_trace_span) left
+        open by threads that ended without their flush (a trap, no exit
+        probe). Only once no kernel writing the ring runs (after a
+        synchronize). Returns how many records it handled."""
+        fn = self._callback()
+        return self._pass(lambda h: _c.ring_reclaim(h, fn))
 
     def read(self, timeout=0):
         """The records there now as a list of bytes, first waiting up to

@@ -6,6 +6,7 @@
     # ... to here (the block's end stops and joins the trace)
     print(t.summary())
     t.write("model.svg")             # flame graph; .folded, .json too
+    t.write("model.perfetto-trace")  # Perfetto's binary timeline
     for k in t.kernels:
         print(k.name, k.launches, k.gpu_ns, k.hottest_path)
 
@@ -21,9 +22,12 @@ from . import _egpu as _c
 from ._errors import InvalidArgument
 
 _FORMATS = {"folded": _c.EGPU_TRACE_FOLDED, "chrome": _c.EGPU_TRACE_CHROME,
-            "svg": _c.EGPU_TRACE_SVG, "summary": _c.EGPU_TRACE_SUMMARY}
-_BY_SUFFIX = {".folded": "folded", ".json": "chrome", ".svg": "svg",
-              ".txt": "summary", ".gz": "pprof", ".pprof": "pprof"}
+            "json": _c.EGPU_TRACE_CHROME, "svg": _c.EGPU_TRACE_SVG,
+            "summary": _c.EGPU_TRACE_SUMMARY,
+            "perfetto": _c.EGPU_TRACE_PERFETTO}
+_BY_SUFFIX = {".perfetto-trace": "perfetto", ".folded": "folded",
+              ".json": "chrome", ".svg": "svg", ".txt": "summary",
+              ".gz": "pprof", ".pprof": "pprof"}
 
 
 @dataclass(frozen=True)
@@ -108,10 +112,11 @@ class Trace:
         self.close()
 
     def write(self, path, format=None):
-        """Write the stopped trace to ``path`` as ``format``: "folded",
-        "chrome", "svg", "summary" or "pprof" (a gzip'd pprof profile of GPU
-        time by CPU stack); by default from the suffix (.folded, .json,
-        .svg, .txt, .pb.gz or .pprof)."""
+        """Write the stopped trace to ``path`` as ``format``: "perfetto"
+        (Perfetto's binary timeline), "chrome" or "json" (the JSON one),
+        "folded", "svg", "summary" or "pprof" (a gzip'd pprof profile of
+        GPU time by CPU stack); by default from the suffix
+        (.perfetto-trace, .json, .folded, .svg, .txt, .pb.gz or .pprof)."""
         path = os.fspath(path)
         if format is None:
             format = _BY_SUFFIX.get(os.path.splitext(path)[1])

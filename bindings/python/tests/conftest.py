@@ -63,6 +63,27 @@ def mixed_path():
 
 
 @pytest.fixture
+def unbounded_path():
+    """tests/api/unbounded.bpf.o: a loop the verifier cannot bound."""
+    return _data("EGPU_TEST_UNBOUNDED")
+
+
+@pytest.fixture
+def params_path():
+    """tests/api/params.bpf.o: probes of saxpy reading its argument n."""
+    return _data("EGPU_TEST_PARAMS")
+
+
+@pytest.fixture
+def egpu_cli():
+    """The egpu command-line tool of the build (skips without one)."""
+    path = os.environ.get("EGPU_CLI")
+    if not path:
+        pytest.skip("the build has no egpu tool")
+    return path
+
+
+@pytest.fixture
 def kernels_ptx():
     """PTX of tests/kernels.cu (nvcc -arch=sm_90)."""
     with open(_data("EGPU_TEST_PTX")) as f:
@@ -78,6 +99,13 @@ def ctx():
 @pytest.fixture
 def obj(ctx, probes_path):
     return ctx.load(probes_path)
+
+
+@pytest.fixture
+def launches_path():
+    """tests/launch_count.bpf.o: per kernel id, threads that ran the entry
+    probe ("threads") and threads launched ("launched")."""
+    return _data("EGPU_TEST_LAUNCHES")
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@
  * a plain array to be refused as a ring.
  */
 #include <egpu/bpf_helpers.h>
+#include <egpu/ctx.h>
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -71,6 +72,15 @@ int reserve(__u64 *ctx)
 	else
 		bpf_ringbuf_submit(v, 0);
 	return 0;
+}
+
+/* A warp access on the CPU (one lane): ctx = { state, addr }, a load of
+ * 4 bytes at site 9, as a span of one record (bpf_egpu_trace_span). */
+SEC("egpu/run")
+int span_one(__u64 *ctx)
+{
+	return (int)bpf_egpu_trace_span(&events, ctx[0], ctx[1],
+					4 | EGPU_MEM_LOAD << 16 | 9ull << 32);
 }
 
 char LICENSE[] SEC("license") = "GPL";

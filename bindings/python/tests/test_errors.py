@@ -60,4 +60,4 @@ def test_none_handles_are_refused():
     with pytest.raises(egpu.InvalidArgument, match="NULL"):
         _egpu.map_update(None, b"", b"", 0)
     with pytest.raises(egpu.InvalidArgument, match="NULL"):
-        _egpu.prog_run(None, 0, b"")
+        _egpu.prog_run(None, 0, b"", None)

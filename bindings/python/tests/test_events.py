@@ -44,11 +44,18 @@ def test_batches_and_file(ev, tmp_path):
         emit(ev, 3, 8)
         assert [EVENT.unpack(r)[:2] for r in rb.read()] == [(i, 8) for i in range(3)]
     data = path.read_bytes()
-    assert len(data) == 13 * (8 + EVENT.size)
+    assert data[:8] == b"EGPU-REC" and len(data) == 16 + 13 * (8 + EVENT.size)
     for k in range(13):
-        rec = data[k * (8 + EVENT.size):(k + 1) * (8 + EVENT.size)]
+        rec = data[16 + k * (8 + EVENT.size):16 + (k + 1) * (8 + EVENT.size)]
         assert struct.unpack("<Q", rec[:8])[0] == EVENT.size
         assert EVENT.unpack(rec[8:])[:2] == ((k, 7) if k < 10 else (k - 10, 8))
+    # Read back by the library, and refused once cut short.
+    recs = list(egpu.read_record_file(path))
+    assert [EVENT.unpack(r)[:2] for r in recs] == \
+        [(i, 7) for i in range(10)] + [(i, 8) for i in range(3)]
+    path.write_bytes(data[:-4])
+    with pytest.raises(egpu.FormatError, match="cut short"):
+        list(egpu.read_record_file(path))
 
 
 def test_consumer_threads(ev, tmp_path):
@@ -68,9 +75,31 @@ def test_file_only(ev, tmp_path):
         emit(ev, 4, 1)
         assert rb.read() == []  # to the file, not to Python
         assert rb.stats()["records"] == 4
-    assert len(path.read_bytes()) == 4 * (8 + EVENT.size)
+    assert len(path.read_bytes()) == 16 + 4 * (8 + EVENT.size)
     with pytest.raises(egpu.Error):
         egpu.RingBuffer(ev.maps["events"], path=tmp_path / "no" / "dir.bin")
+
+
+def test_span_records_decode(ev):
+    got = []
+    with ev.maps["events"].ring_buffer(got.append) as rb:
+        prog = ev.programs["span_one"]
+        assert prog.run(struct.pack("<QQ", 0, 0x7F0000001230)) == 0
+        assert prog.run(struct.pack("<QQ", 0, 1 << 60)) == 0  # a long record
+        assert rb.consume() == 2
+        assert rb.reclaim() == 0  # nothing left open
+    info, recs = egpu.decode_span(got[0])
+    assert info == egpu.SpanInfo(0, 0, 0)
+    assert recs == [egpu.WarpAccess(1, 9, 4, egpu.MEM_KINDS["load"], 1, 0,
+                                    (0x7F0000001230,))]
+    assert egpu.decode_span(got[1])[1][0].addrs == (1 << 60,)
+    assert egpu.decode_span(got[1])[1][0].affine == 0
+    with pytest.raises(egpu.FormatError, match="20 bytes"):
+        egpu.decode_span(bytes(20))
+    addrs = egpu.span_addresses(got[0])
+    assert addrs.dtype.itemsize == 8 and list(addrs) == [0x7F0000001230]
+    with pytest.raises(egpu.FormatError, match="20 bytes"):
+        egpu.span_addresses(bytes(20))
 
 
 def test_read_and_records(ev):

@@ -95,8 +95,17 @@ def test_context_options_checked(probes_path):
         egpu.Context(log="not callable")
     with pytest.raises(TypeError):
         egpu.Context(log_level="loud")
-    with pytest.raises(egpu.Error, match="gfx90a"):
-        egpu.Context(sm="gfx90a")
+    for sm in ("gfx90a", "sm_1000", "sm_99999999999", "sm_31"):
+        with pytest.raises(egpu.Error, match=f"'{sm}' is not a GPU target|{sm}"):
+            egpu.Context(sm=sm)
     with egpu.Context(sm="sm_80", offline=True, log=lambda lvl, msg: None,
                       log_level=egpu.LOG_DEBUG) as ctx:
         assert "sm_80" in ctx.load(probes_path).programs["bump"].jit_ptx()
+
+
+@pytest.mark.parametrize("sm,header", [("sm_100", ".version 8.6\n.target sm_100\n"),
+                                       ("sm_120", ".version 8.7\n.target sm_120\n"),
+                                       ("sm_100a", ".target sm_100a\n")])
+def test_targets_newer_than_llvm_get_their_header(probes_path, sm, header):
+    with egpu.Context(sm=sm, offline=True) as ctx:
+        assert header in ctx.load(probes_path).programs["bump"].jit_ptx()

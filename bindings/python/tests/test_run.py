@@ -71,3 +71,25 @@ def test_jit_ptx_assembles(obj, tmp_path):
     # -c: the hash map helpers live in the device runtime, linked later
     subprocess.run([os.environ.get("EGPU_PTXAS", "ptxas"), "-arch=sm_90", "-c",
                     "-o", os.devnull, str(path)], check=True)
+
+
+def _saxpy_params(n):
+    """saxpy(float a, const float *x, float *y, int n)'s 28 bytes."""
+    import struct
+    return struct.pack("<fIQQi", 2.0, 0, 0, 0, n)
+
+
+def test_entry_probe_runs_with_params(ctx, params_path):
+    obj = ctx.load(params_path)
+    seen = obj.maps["seen"]
+    assert obj.programs["record_n"].run(params=_saxpy_params(1000)) == 0
+    assert seen[0] == 1000
+    assert obj.programs["direct_n"].run(params=bytearray(_saxpy_params(77))) == 0
+    assert seen[4] == 77
+    # n past the end of a shorter block: -EFAULT through the helper
+    r0 = obj.programs["record_n"].run(params=_saxpy_params(5)[:24])
+    assert ctypes.c_int32(r0).value == -14
+    with pytest.raises(egpu.Error, match="up to byte 28; 24 parameter bytes"):
+        obj.programs["direct_n"].run(params=_saxpy_params(5)[:24])
+    with pytest.raises(egpu.Error, match="either params"):
+        obj.programs["direct_n"].run(b"\0" * 28, params=_saxpy_params(5))

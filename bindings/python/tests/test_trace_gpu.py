@@ -57,6 +57,11 @@ def test_trace_joins_launches_to_kernels(tmp_path):
     t.write(tmp_path / "t.folded")
     t.write(tmp_path / "t.json")
     t.write(tmp_path / "t.svg")
+    t.write(tmp_path / "t.perfetto-trace")
+    t.write(tmp_path / "timeline", format="perfetto")
+    pb = (tmp_path / "t.perfetto-trace").read_bytes()
+    assert pb[0] == 0x0A and b"egpu_trace_scale" in pb
+    assert (tmp_path / "timeline").read_bytes() == pb
     folded = (tmp_path / "t.folded").read_text()
     assert "[GPU_Kernel]egpu_trace_scale " in folded
     events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]

@@ -2,6 +2,10 @@
 """Verification from Python: verdicts at load, verify() with its log and
 statistics, strict loading and attaching, the JIT and context options."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 import egpu
@@ -79,3 +83,37 @@ def test_mem_inline_limit_calls_past_the_bound(mem_path, kernels_ptx):
             assert ("call \t(%egpu_m5)" in out) == (limit == 1)
     assert reports[1].mem_called == len(reports[1].mem_sites) > 0
     assert reports[egpu.MEM_INLINE_UNLIMITED].mem_called == 0
+
+
+# A loop the verifier cannot bound costs it 1 M instructions: at every
+# verbosity, from Python and from the CLI, each process stays under 512 MB.
+_RSS_LIMIT_KB = 512 * 1024
+
+
+@pytest.mark.parametrize("prog", ["spin", "fat_spin"])
+@pytest.mark.parametrize("verbose", [0, 1, 2])
+def test_unbounded_loop_is_cheap_from_python(unbounded_path, prog, verbose):
+    script = (
+        "import egpu, resource, sys\n"
+        "with egpu.Context(offline=True) as c:\n"
+        f"    v = c.load({unbounded_path!r}).programs[{prog!r}].verify(verbose={verbose})\n"
+        "    assert not v.accepted and 'program too complex' in v.message\n"
+        "    assert v.log.count('failing path, ') == 1, v.log[-2000:]\n"
+        "    assert v.log.count('not proven to terminate') == 1\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                         text=True, check=True).stdout
+    assert int(out.split()[-1]) < _RSS_LIMIT_KB
+
+
+@pytest.mark.parametrize("flag", [[], ["-v"], ["-vv"]])
+def test_unbounded_loop_is_cheap_from_the_cli(egpu_cli, unbounded_path, flag):
+    proc = subprocess.Popen([egpu_cli, "verify", *flag, unbounded_path],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = proc.stdout.read().decode()
+    _, status, usage = os.wait4(proc.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 1, out[-2000:]
+    assert usage.ru_maxrss < _RSS_LIMIT_KB
+    # both programs refused, each once, after its path
+    assert out.count("failing path, ") == 2 and out.count("refused: ") == 2
+    assert out.count("(back edge: insn ") == 2

@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Spans (bpf_egpu_trace_span, docs/events.md "Spans") without a GPU: warps
+ * of 32 lanes play lib/device/span_trace.cuh's protocol, with its state and
+ * decisions from lib/maps/span_layout.h, on a real ring, against the real
+ * consumer and the real decoder, under an adversary that picks which warp
+ * calls with which lanes (divergence), lets each store land late and in
+ * any order except across a fence, and runs the consumer between any two
+ * steps. Lanes end early, some warps end without their flush (a trap);
+ * then egpu_ringbuf_reclaim's pass takes their open spans. Each seed
+ * checks: every access of every lane arrives once, with its address, size,
+ * kind and site, in the lane's order, or belongs to a call counted as a
+ * drop; drops counted = calls dropped; the consumer never waits forever.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/bpf.h"
+#include "egpu.h"
+#include "egpu/bpf_maps.h" /* after egpu.h: its map types */
+#include "maps/ring.h"
+#include "maps/span_layout.h"
+#include "ring_model.h"
+#include "test_util.h"
+
+#define WARPS 6
+#define LANES 32
+#define MAX_ACC 48
+#define PENDING_MAX 4096
+
+struct access {
+	uint64_t addr;
+	uint32_t site, size, kind;
+	int state; /* 0 not made, 1 made, 2 dropped, 3 delivered */
+};
+
+/* A store made and not yet landed: at most 16 bytes. */
+struct pending {
+	uint8_t *at;
+	uint8_t bytes[16];
+	uint32_t n;
+};
+
+/* Access states cross threads in the threaded variant: atomics. */
+static void set_state(struct access *x, int v)
+{
+	__atomic_store_n(&x->state, v, __ATOMIC_RELAXED);
+}
+
+static int get_state(const struct access *x)
+{
+	return __atomic_load_n(&x->state, __ATOMIC_RELAXED);
+}
+
+struct world {
+	struct event_ring *r;
+	struct dev_ring v;
+	uint32_t tag;
+	unsigned seed;
+	struct access acc[WARPS][LANES][MAX_ACC];
+	uint32_t n_acc[WARPS][LANES]; /* each lane's accesses */
+	uint32_t next[WARPS][LANES];  /* the next one it makes */
+	uint64_t st[WARPS][LANES];
+	bool traps[WARPS];            /* ends without flushing */
+	struct pending pend[WARPS][PENDING_MAX];
+	uint32_t npend[WARPS];
+	uint64_t calls, dropped_calls, delivered;
+	bool bad;
+	/* Warps on threads of their own, stores landing at once (for TSan):
+	 * a header's release store stands for the fence before it. */
+	bool threaded;
+};
+
+static uint32_t rnd(struct world *w, uint32_t n)
+{
+	return (uint32_t)rand_r(&w->seed) % n;
+}
+
+static void store(struct world *w, uint32_t warp, uint8_t *at,
+		  const void *src, uint32_t n)
+{
+	struct pending *p;
+	uint64_t first;
+
+	if (w->threaded) { /* the first word may be a header: atomic */
+		memcpy(&first, src, 8);
+		memcpy(at + 8, (const uint8_t *)src + 8, n - 8);
+		__atomic_store_n((uint64_t *)at, first,
+				 n == 8 ? __ATOMIC_RELEASE : __ATOMIC_RELAXED);
+		return;
+	}
+	p = &w->pend[warp][w->npend[warp]++];
+
+	ck_assert_uint_le(w->npend[warp], PENDING_MAX);
+	p->at = at;
+	p->n = n;
+	memcpy(p->bytes, src, n);
+}
+
+/* One of @warp's pending stores lands, any of them. */
+static void land_one(struct world *w, uint32_t warp)
+{
+	uint32_t i = rnd(w, w->npend[warp]);
+	struct pending p = w->pend[warp][i];
+
+	w->pend[warp][i] = w->pend[warp][--w->npend[warp]];
+	if (p.n == 8) /* a header: as the GPU's volatile store */
+		__atomic_store_n((uint64_t *)p.at, *(uint64_t *)p.bytes,
+				 __ATOMIC_RELEASE);
+	else
+		memcpy(p.at, p.bytes, p.n);
+}
+
+/* A fence: everything @warp stored before lands before what follows. */
+static void fence(struct world *w, uint32_t warp)
+{
+	while (w->npend[warp])
+		land_one(w, warp);
+}
+
+static uint8_t *slot_at(struct world *w, uint64_t st, uint32_t slot)
+{
+	return (uint8_t *)(uintptr_t)w->v.data +
+	       ((span_st_start(st) * SPAN_SLOT) & w->v.mask) + slot * SPAN_SLOT;
+}
+
+/* span_publish: one fence, one header store. */
+static void publish(struct world *w, uint32_t warp, uint64_t st)
+{
+	uint64_t h = (uint64_t)(RING_COMMIT | RING_SPAN) << 32 |
+		     (span_st_slots(st) * SPAN_SLOT - RING_HDR_SIZE);
+
+	fence(w, warp);
+	store(w, warp, slot_at(w, st, 0), &h, 8);
+}
+
+static void skip(struct world *w, uint32_t warp, uint8_t *at, uint32_t len)
+{
+	uint64_t h = (uint64_t)(RING_COMMIT | RING_DISCARD) << 32 |
+		     (len - RING_HDR_SIZE);
+
+	store(w, warp, at, &h, 8);
+}
+
+/* span_claim, as the device does it. */
+static uint64_t claim(struct world *w, uint32_t warp, uint32_t prev,
+		      uint32_t need)
+{
+	uint32_t most = w->v.max_record / SPAN_SLOT;
+	bool lossless = w->v.flags & RING_LOSSLESS;
+
+	for (int tries = 0; need + 2 <= most && tries < 2; tries++) {
+		/* ring_claim_one keeps the whole want or drops: the model
+		 * asks for it alone (the GPU may keep less, >= the least). */
+		uint32_t want = lossless ? span_claim_least(need, true, tries) :
+				span_next_slots(prev, need + 1);
+		uint64_t pos;
+		uint32_t kept, head, slots;
+		uint8_t *at;
+		uint64_t h[2];
+
+		want = want < most ? want : most;
+		kept = want * SPAN_SLOT;
+		pos = model_reserve_pos(&w->v, 0, kept, 1);
+		if (pos == UINT64_MAX)
+			return 0;
+		head = (uint32_t)(pos & 8);
+		at = (uint8_t *)(uintptr_t)w->v.data + (pos & w->v.mask);
+		slots = (kept - head) / SPAN_SLOT;
+		if ((pos & w->v.mask) + kept > w->v.mask + 1 || slots < need + 1) {
+			skip(w, warp, at, kept);
+			continue;
+		}
+		if (head)
+			skip(w, warp, at, head);
+		if ((kept - head) % SPAN_SLOT)
+			skip(w, warp, at + kept - 8, 8);
+		h[0] = (uint64_t)RING_SPAN << 32 | (slots * SPAN_SLOT - RING_HDR_SIZE);
+		h[1] = (uint64_t)warp << 32; /* struct span_info: block 0, smid 0 */
+		store(w, warp, at + head, h, 16);
+		return span_state(w->tag, (pos + head) / SPAN_SLOT, 1, slots, 1);
+	}
+	__atomic_fetch_add(&((struct ring_ctl *)(uintptr_t)w->v.ctl)->drops, 1,
+			   __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* The group's record: span_rec_of, on the lanes' addresses @a. */
+static uint32_t encode(const uint64_t *a, uint32_t mask, const struct access *l,
+		       uint64_t *words, uint32_t *nbytes)
+{
+	uint32_t lead = (uint32_t)__builtin_ctz(mask), n = 0, width = 0, fmt;
+	uint32_t next = mask & (mask - 1) ? (uint32_t)__builtin_ctz(mask & (mask - 1)) : lead;
+	int64_t stride = next != lead ? (int64_t)(a[next] - a[lead]) / (next - lead) : 0;
+	bool affine = true, fit = span_fields_fit(l->kind, l->size, l->site);
+	uint8_t *p = (uint8_t *)words;
+
+	for (uint32_t m = mask; m; m &= m - 1) {
+		uint32_t i = (uint32_t)__builtin_ctz(m);
+		uint32_t wd = span_delta_width((int64_t)(a[i] - a[lead]));
+
+		affine &= a[i] == a[lead] + (uint64_t)((int64_t)(i - lead) * stride);
+		width = wd > width ? wd : width;
+	}
+	memset(words, 0, 40 * 8);
+	if (fit && affine && span_affine_fits(a[lead], stride)) {
+		words[0] = span_word0(SPAN_AFFINE, 0, l->kind, l->size, l->site, mask);
+		words[1] = span_affine_w1(a[lead], (int32_t)stride);
+		*nbytes = SPAN_SLOT;
+		return 1;
+	}
+	fmt = fit ? SPAN_SCATTERED : SPAN_LONG;
+	words[0] = span_word0(fmt, width, fit ? l->kind : 0, fit ? l->size : 0,
+			      fit ? l->site : 0, mask);
+	words[1] = a[lead];
+	if (!fit)
+		words[2] = l->site | (uint64_t)l->size << 32 | (uint64_t)l->kind << 48;
+	p += SPAN_SLOT * (fit ? 1 : 2);
+	for (uint32_t m = mask; m; m &= m - 1, n++) {
+		int64_t d = (int64_t)(a[__builtin_ctz(m)] - a[lead]);
+
+		memcpy(p + ((size_t)n << width), &d, 1u << width);
+	}
+	*nbytes = span_rec_slots(fmt, n, width) * SPAN_SLOT;
+	return *nbytes / SPAN_SLOT;
+}
+
+/* span_trace for the lanes of @mask of @warp, each at its next access. */
+static void call(struct world *w, uint32_t warp, uint32_t mask)
+{
+	uint32_t lead = (uint32_t)__builtin_ctz(mask), need, nbytes;
+	uint64_t a[LANES] = { 0 }, words[40], lst = w->st[warp][lead];
+	struct access *la = &w->acc[warp][lead][w->next[warp][lead]];
+	bool later = false;
+	uint8_t *at;
+
+	for (uint32_t m = mask; m; m &= m - 1) {
+		uint32_t i = (uint32_t)__builtin_ctz(m);
+		struct access *x = &w->acc[warp][i][w->next[warp][i]];
+
+		/* One instruction: one site, size and kind for the group. */
+		x->site = la->site;
+		x->size = la->size;
+		x->kind = la->kind;
+		a[i] = x->addr;
+		later |= span_floor_after(w->st[warp][i], w->tag,
+					  span_st_start(lst)) > 0;
+	}
+	need = encode(a, mask, la, words, &nbytes);
+	__atomic_fetch_add(&w->calls, 1, __ATOMIC_RELAXED);
+	if (!span_can_take(lst, w->tag, need, later)) {
+		uint64_t st2;
+
+		if (span_st_own(lst))
+			publish(w, warp, lst);
+		st2 = claim(w, warp, span_st_own(lst) ? span_st_slots(lst) : 0, need);
+		if (!st2) {
+			w->st[warp][lead] = lst & ~SPAN_OWN;
+			__atomic_fetch_add(&w->dropped_calls, 1, __ATOMIC_RELAXED);
+			for (uint32_t m = mask; m; m &= m - 1) {
+				uint32_t i = (uint32_t)__builtin_ctz(m);
+
+				set_state(&w->acc[warp][i][w->next[warp][i]++], 2);
+			}
+			return;
+		}
+		lst = st2;
+	}
+	at = slot_at(w, lst, span_st_used(lst));
+	lst += (uint64_t)need << 36;
+	for (uint32_t k = 0; k < nbytes; k += 16)
+		store(w, warp, at + k, (uint8_t *)words + k, 16);
+	for (uint32_t m = mask; m; m &= m - 1) {
+		uint32_t i = (uint32_t)__builtin_ctz(m);
+		uint64_t st = w->st[warp][i];
+
+		set_state(&w->acc[warp][i][w->next[warp][i]++], 1);
+		if (i == lead)
+			continue;
+		if (span_st_own(st) && span_st_tag(st) == w->tag)
+			publish(w, warp, st);
+		w->st[warp][i] = span_state(w->tag, span_st_start(lst), 0,
+					    span_st_slots(st), 0);
+	}
+	if (span_st_used(lst) == span_st_slots(lst) || (w->v.flags & RING_LOSSLESS)) {
+		publish(w, warp, lst);
+		lst &= ~SPAN_OWN;
+	}
+	w->st[warp][lead] = lst;
+}
+
+/* Lane @lane of @warp ends: its exit probe flushes (unless it traps). */
+static void lane_exit(struct world *w, uint32_t warp, uint32_t lane)
+{
+	uint64_t st = w->st[warp][lane];
+
+	if (!w->traps[warp] && span_st_own(st))
+		publish(w, warp, st);
+	w->st[warp][lane] = 0;
+}
+
+static uint32_t live_lanes(struct world *w, uint32_t warp)
+{
+	uint32_t m = 0;
+
+	for (uint32_t i = 0; i < LANES; i++)
+		if (w->next[warp][i] < w->n_acc[warp][i])
+			m |= 1u << i;
+	return m;
+}
+
+/* The consumer's check of one span: each access once, in lane order. */
+static int check_span(void *user, const void *data, size_t size)
+{
+	struct world *w = user;
+	struct egpu_span_iter it;
+	struct egpu_span_info info;
+	struct egpu_warp_rec rec;
+	int got;
+
+	if (egpu_span_begin(&it, data, size, &info) || info.warp >= WARPS) {
+		w->bad = true;
+		return -1;
+	}
+	while ((got = egpu_span_next(&it, &rec)) == 1) {
+		for (uint32_t m = rec.mask; m; m &= m - 1) {
+			uint32_t i = (uint32_t)__builtin_ctz(m), k = 0;
+			struct access *x = w->acc[info.warp][i];
+
+			while (k < MAX_ACC && get_state(&x[k]) >= 2)
+				k++; /* its earlier ones: delivered or dropped */
+			if (k == MAX_ACC || get_state(&x[k]) != 1 ||
+			    x[k].addr != rec.addr[i] || x[k].site != rec.site ||
+			    x[k].size != rec.size || x[k].kind != rec.kind) {
+				w->bad = true;
+				return -1;
+			}
+			set_state(&x[k], 3);
+			w->delivered++;
+		}
+	}
+	if (got < 0)
+		w->bad = true;
+	return got < 0 ? -1 : 0;
+}
+
+/* Lane accesses: affine in a converged warp, some far, some odd sizes. */
+static void plan(struct world *w)
+{
+	for (uint32_t b = 0; b < WARPS; b++) {
+		w->traps[b] = rnd(w, 4) == 0;
+		for (uint32_t i = 0; i < LANES; i++) {
+			w->n_acc[b][i] = rnd(w, 3) ? MAX_ACC : 1 + rnd(w, MAX_ACC);
+			for (uint32_t k = 0; k < MAX_ACC; k++) {
+				struct access *x = &w->acc[b][i][k];
+				uint32_t shape = rnd(w, 16);
+
+				x->addr = 0x700000000000ull + ((uint64_t)k << 20) +
+					  (b * LANES + i) * 4u;
+				if (shape == 0)
+					x->addr += rnd(w, 200);
+				else if (shape == 1)
+					x->addr ^= 1ull << 52;
+				x->size = shape == 2 ? 256 : 4;
+				x->site = shape == 3 ? 1u << 20 : k;
+				x->kind = 1 + k % 3;
+			}
+		}
+	}
+}
+
+/* A world on a ring of @cap bytes, lossless with a wait of @wait_ns if not 0. */
+static struct world *world_new(unsigned seed, uint64_t cap, bool threaded,
+			       uint64_t wait_ns)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	struct map_spec spec = { .name = "span", .type = EGPU_MAP_RINGBUF,
+				 .max_entries = (uint32_t)cap,
+				 .flags = wait_ns ? EGPU_F_RING_LOSSLESS : 0 };
+
+	ck_assert_ptr_nonnull(w);
+	w->seed = seed;
+	w->threaded = threaded;
+	ck_assert_int_eq(ring_new_for_map(&spec, &w->r), 0);
+	if (wait_ns)
+		ck_assert_int_eq(ring_set_wait(w->r, wait_ns), 0);
+	ring_host_view(w->r, &w->v);
+	w->tag = span_ring_tag(0x7000000000ull);
+	plan(w);
+	return w;
+}
+
+/* A call of @warp's live lanes (converged or a subset), then their exits. */
+static void warp_step(struct world *w, uint32_t b, unsigned *seed)
+{
+	uint32_t m = live_lanes(w, b);
+	uint32_t sub = m & ((uint32_t)rand_r(seed) << 1 ^ (uint32_t)rand_r(seed));
+
+	call(w, b, rand_r(seed) % 2 && sub ? sub : m);
+	for (uint32_t i = 0; i < LANES; i++)
+		if ((m >> i & 1) && !(live_lanes(w, b) >> i & 1))
+			lane_exit(w, b, i);
+}
+
+/* The grid ended: what is left consumed, then reclaimed; every check. */
+static void finish(struct world *w, unsigned seed)
+{
+	uint64_t made = 0;
+
+	ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
+	/* Lossless: every call published its span, traps leave none open. */
+	for (uint32_t b = 0; (w->v.flags & RING_LOSSLESS) && b < WARPS; b++)
+		for (uint32_t i = 0; i < LANES; i++)
+			for (uint32_t k = 0; k < w->n_acc[b][i]; k++)
+				ck_assert_int_ge(get_state(&w->acc[b][i][k]), 2);
+	ring_set_reclaim(w->r, true);
+	ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
+	ring_set_reclaim(w->r, false);
+	ck_assert_msg(!w->bad, "seed %u: a record wrong, twice or out of order", seed);
+	for (uint32_t b = 0; b < WARPS; b++)
+		for (uint32_t i = 0; i < LANES; i++)
+			for (uint32_t k = 0; k < w->n_acc[b][i]; k++) {
+				ck_assert_int_ge(get_state(&w->acc[b][i][k]), 2);
+				made++;
+			}
+	if (getenv("SPAN_STATS"))
+		fprintf(stderr, "seed %u: calls %llu dropped %llu delivered %llu of %llu\n",
+			seed, (unsigned long long)w->calls,
+			(unsigned long long)w->dropped_calls,
+			(unsigned long long)w->delivered, (unsigned long long)made);
+	ck_assert_uint_eq(ring_drops(w->r), w->dropped_calls);
+	ck_assert_uint_le(w->delivered, made);
+	ck_assert(!ring_ready(w->r));
+	model_assert_settled(&w->v);
+	ring_free(w->r);
+	free(w);
+}
+
+/* One thread: the adversary picks every step. */
+static void play(unsigned seed, uint64_t cap, uint64_t wait_ns)
+{
+	struct world *w = world_new(seed, cap, false, wait_ns);
+	uint32_t live;
+
+	do {
+		uint32_t b = rnd(w, WARPS), pick = rnd(w, 8);
+
+		live = 0;
+		for (uint32_t k = 0; k < WARPS; k++)
+			live |= live_lanes(w, k) ? 1u << k : 0;
+		if (pick == 0)
+			ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
+		else if (pick < 4 && w->npend[b])
+			land_one(w, b);
+		else if (live_lanes(w, b))
+			warp_step(w, b, &w->seed);
+	} while (live);
+	for (uint32_t b = 0; b < WARPS; b++) /* every store landed */
+		fence(w, b);
+	finish(w, seed);
+}
+
+struct warp_job {
+	struct world *w;
+	uint32_t warp;
+	unsigned seed;
+	int done;
+};
+
+static void *warp_run(void *arg)
+{
+	struct warp_job *j = arg;
+
+	while (live_lanes(j->w, j->warp)) {
+		warp_step(j->w, j->warp, &j->seed);
+		if (rand_r(&j->seed) % 4 == 0)
+			sched_yield();
+	}
+	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* How the consumer of play_threaded keeps up. */
+enum pace { EAGER, SLOW, STOPPED };
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * Each warp on a thread of its own, the consumer on this one: polling
+ * without a pause, with 200 us between passes, or not until every warp
+ * ended. The producers' time in ns.
+ */
+static uint64_t play_threaded(unsigned seed, uint64_t cap, uint64_t wait_ns,
+			      enum pace pace, struct world **keep)
+{
+	struct world *w = world_new(seed, cap, true, wait_ns);
+	struct warp_job j[WARPS];
+	pthread_t t[WARPS];
+	uint64_t t0 = now_ns();
+	int done;
+
+	for (uint32_t b = 0; b < WARPS; b++) {
+		j[b] = (struct warp_job){ .w = w, .warp = b, .seed = seed * 31 + b };
+		ck_assert_int_eq(pthread_create(&t[b], NULL, warp_run, &j[b]), 0);
+	}
+	do {
+		done = 0;
+		for (uint32_t b = 0; b < WARPS; b++)
+			done += __atomic_load_n(&j[b].done, __ATOMIC_ACQUIRE);
+		if (pace != STOPPED)
+			ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
+		if (pace != EAGER)
+			usleep(200);
+	} while (done < WARPS);
+	for (uint32_t b = 0; b < WARPS; b++)
+		pthread_join(t[b], NULL);
+	t0 = now_ns() - t0;
+	if (keep)
+		*keep = w;
+	else
+		finish(w, seed);
+	return t0;
+}
+
+/* A ring that holds everything: nothing dropped, all delivered. */
+START_TEST(every_access_once_in_order)
+{
+	play(1000 + (unsigned)_i, 1u << 20, 0);
+}
+END_TEST
+
+/* Small rings that wrap, skip their end and drop: exact accounting. */
+START_TEST(small_rings_wrap_and_drop)
+{
+	play(2000 + (unsigned)_i, 16384, 0);
+}
+END_TEST
+
+/* Warps on threads against the consumer (the build TSan runs: docs). */
+START_TEST(warps_on_threads_against_the_consumer)
+{
+	play_threaded(3000 + (unsigned)_i, _i % 2 ? 16384 : 1u << 20, 0, EAGER,
+		      NULL);
+}
+END_TEST
+
+/*
+ * Lossless, one thread: a full ring makes a call wait 1 ms (the consumer
+ * cannot run meanwhile), give up, and the calls after it drop at once
+ * until the consumer moves; accounting stays exact, and no span is left
+ * open for the reclaim pass, traps or not.
+ */
+START_TEST(lossless_waits_are_bounded_and_drops_exact)
+{
+	play(4000 + (unsigned)_i, 2048, 1000000);
+}
+END_TEST
+
+/* Lossless, a consumer 64 times smaller than the accesses and slow: nothing lost. */
+START_TEST(lossless_slow_consumer_loses_nothing)
+{
+	struct world *w;
+
+	play_threaded(5000 + (unsigned)_i, 16384, 10000000000ull, SLOW, &w);
+	ck_assert_uint_eq(w->dropped_calls, 0);
+	ck_assert_uint_eq(ring_drops(w->r), 0);
+	finish(w, 5000 + (unsigned)_i);
+}
+END_TEST
+
+/*
+ * Lossless, a consumer that polls only once the warps ended: one bounded
+ * wait (50 ms), not one per call; every call after it dropped and counted.
+ */
+START_TEST(lossless_stopped_consumer_costs_one_wait)
+{
+	struct world *w;
+	uint64_t ns = play_threaded(6000 + (unsigned)_i, 16384, 50000000,
+				    STOPPED, &w);
+
+	ck_assert_uint_gt(w->dropped_calls, 0);
+	ck_assert_uint_ge(ns, 50000000);
+	ck_assert_msg(ns < 2000000000ull, "the warps took %llu ms", (unsigned long long)(ns / 1000000));
+	finish(w, 6000 + (unsigned)_i);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("span");
+	TCase *tc = tcase_create("span");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, every_access_once_in_order, 0, 12);
+	tcase_add_loop_test(tc, small_rings_wrap_and_drop, 0, 12);
+	tcase_add_loop_test(tc, warps_on_threads_against_the_consumer, 0, 6);
+	tcase_add_loop_test(tc, lossless_waits_are_bounded_and_drops_exact, 0, 8);
+	tcase_add_loop_test(tc, lossless_slow_consumer_loses_nothing, 0, 4);
+	tcase_add_loop_test(tc, lossless_stopped_consumer_costs_one_wait, 0, 4);
+	suite_add_tcase(s, tc);
+	return tu_run_suite(s, true);
+}

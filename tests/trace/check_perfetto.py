@@ -1,0 +1,166 @@
+# SPDX-License-Identifier: MIT
+"""Reads a .perfetto-trace the way a reader of Perfetto's format would:
+decoded by protoc (`protoc --decode=egpu.perfetto.Trace` against
+lib/trace/perfetto_trace.proto), then checked packet by packet:
+
+- each sequence starts with a packet that clears its incremental state and
+  sets its clock and track; every later packet of it says it needs that
+  state, and refers only to names and call stacks interned before on it;
+- timestamps never go back on a sequence; begins and ends balance;
+- every flow has both ends (one arrow per operation joined to a call).
+
+Prints the counts (calls, operations, kernels, flows, stacks, bytes per
+call) and, with --calls/--ops/--kernels/--flows, requires them exactly.
+
+usage: check_perfetto.py SCHEMA TRACE [--calls N] [--ops N] [--kernels N]
+       [--flows N] [--max-bytes-per-call B]"""
+
+import argparse
+import os
+import subprocess
+import sys
+
+
+def parse_text(lines):
+    """protoc's text format as nested dicts of lists."""
+    root, stack = {}, []
+    cur = root
+    for raw in lines:
+        line = raw.strip()
+        if not line:
+            continue
+        if line == "}":
+            cur = stack.pop()
+        elif line.endswith("{"):
+            child = {}
+            cur.setdefault(line[:-1].strip(), []).append(child)
+            stack.append(cur)
+            cur = child
+        else:
+            key, _, value = line.partition(": ")
+            if value.startswith('"'):
+                value = bytes(value[1:-1], "utf-8").decode("unicode_escape")
+            cur.setdefault(key, []).append(value)
+    return root
+
+
+def one(d, key, default=None):
+    v = d.get(key)
+    return v[0] if v else default
+
+
+class Seq:
+    def __init__(self):
+        self.ts = None
+        self.names = set()
+        self.stacks = set()
+        self.depth = 0
+
+
+def check(packets):
+    seqs = {}
+    tracks = {}
+    n = dict(calls=0, ops=0, kernels=0, flows_out=0, flows_in=0, stacks=0,
+             fan_out=set(), fan_in=0)
+    for i, p in enumerate(packets):
+        where = "packet %d" % i
+        if "track_descriptor" in p:
+            d = p["track_descriptor"][0]
+            tracks[one(d, "uuid")] = d
+            continue
+        sid = one(p, "trusted_packet_sequence_id")
+        assert sid, where + ": no sequence"
+        flags = int(one(p, "sequence_flags", "0"))
+        if "clock_snapshot" in p:
+            assert flags == 1 and sid not in seqs, where
+            clocks = p["clock_snapshot"][0]["clocks"]
+            inc = [c for c in clocks if one(c, "is_incremental") == "true"]
+            assert len(inc) == 1 and one(inc[0], "clock_id") == "64", where
+            defs = p["trace_packet_defaults"][0]
+            assert one(defs, "timestamp_clock_id") == "64", where
+            s = seqs[sid] = Seq()
+            s.ts = int(one(inc[0], "timestamp"))
+            s.track = one(defs["track_event_defaults"][0], "track_uuid")
+            assert s.track in tracks, where + ": track not described"
+            continue
+        assert sid in seqs and flags == 2, where + ": state not set up"
+        s = seqs[sid]
+        interned = p.get("interned_data", [{}])[0]
+        for e in interned.get("event_names", []):
+            s.names.add(one(e, "iid"))
+        frames = {one(f, "iid") for f in interned.get("frames", [])}
+        fnames = {one(f, "iid") for f in interned.get("function_names", [])}
+        assert frames == fnames, where
+        s.frames = getattr(s, "frames", set()) | frames
+        for c in interned.get("callstacks", []):
+            assert all(f in s.frames for f in c.get("frame_ids", [])), where
+            s.stacks.add(one(c, "iid"))
+            n["stacks"] += 1
+        s.ts += int(one(p, "timestamp"))
+        assert s.ts < 1 << 63, where + ": time went back"
+        e = p["track_event"][0]
+        if one(e, "type") == "TYPE_SLICE_END":
+            s.depth -= 1
+            assert s.depth >= 0, where + ": an end without a begin"
+            continue
+        assert one(e, "type") == "TYPE_SLICE_BEGIN", where
+        assert one(e, "name_iid") in s.names, where + ": name not interned"
+        s.depth += 1
+        thread = "thread" in tracks[s.track]
+        legacy = e.get("legacy_event", [{}])[0]
+        if thread:
+            n["calls"] += 1
+            stack = one(e, "callstack_iid")
+            assert stack is None or stack in s.stacks, where + ": stack"
+            n["flows_out"] += len(e.get("flow_ids_old", []))
+            if one(legacy, "flow_direction") == "FLOW_OUT":
+                n["fan_out"].add(one(legacy, "bind_id"))
+        else:
+            n["ops"] += 1
+            args = [one(a, "name") for a in e.get("debug_annotations", [])]
+            n["kernels"] += "bytes" not in args
+            n["flows_in"] += len(e.get("terminating_flow_ids_old", []))
+            if one(legacy, "flow_direction") == "FLOW_IN":
+                assert one(legacy, "bind_id") in n["fan_out"], where
+                n["fan_in"] += 1
+    for sid, s in seqs.items():
+        assert s.depth == 0, "sequence %s: slices left open" % sid
+    assert n["flows_out"] == n["flows_in"], "a flow without its other end"
+    n["flows"] = n["flows_in"] + n["fan_in"]
+    n["sequences"] = len(seqs)
+    del n["fan_out"], n["fan_in"], n["flows_out"], n["flows_in"]
+    return n
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("schema")
+    ap.add_argument("trace")
+    for k in ("calls", "ops", "kernels", "flows"):
+        ap.add_argument("--" + k, type=int)
+    ap.add_argument("--max-bytes-per-call", type=float)
+    a = ap.parse_args()
+    with open(a.trace, "rb") as f:
+        data = f.read()
+    out = subprocess.run(
+        ["protoc", "--decode=egpu.perfetto.Trace",
+         "-I" + os.path.dirname(os.path.abspath(a.schema)),
+         os.path.abspath(a.schema)],
+        input=data, capture_output=True, check=True)
+    assert not out.stderr, out.stderr.decode()
+    doc = parse_text(out.stdout.decode("utf-8", "replace").splitlines())
+    n = check(doc.get("packet", []))
+    n["bytes"] = len(data)
+    per = len(data) / n["calls"] if n["calls"] else 0
+    print(" ".join("%s=%s" % kv for kv in sorted(n.items())) +
+          " bytes_per_call=%.1f" % per)
+    for k in ("calls", "ops", "kernels", "flows"):
+        want = getattr(a, k)
+        assert want is None or n[k] == want, "%s: %d, want %d" % (
+            k, n[k], want)
+    assert a.max_bytes_per_call is None or per <= a.max_bytes_per_call, per
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
