@@ -11,12 +11,8 @@ build=${1:-build}
 here=$(cd "$(dirname "$0")/.." && pwd)
 suite="$build/tests/memcheck/memcheck_suite"
 src="$here/tests/memcheck/suite/suite.cu"
-sanitizer=${COMPUTE_SANITIZER:-compute-sanitizer}
-command -v "$sanitizer" >/dev/null ||
-	sanitizer=/usr/local/cuda/bin/compute-sanitizer
 [ -x "$suite" ] || { echo "no $suite: build target memcheck_suite_app first" >&2; exit 1; }
-[ -x "$sanitizer" ] || command -v "$sanitizer" >/dev/null ||
-	{ echo "no compute-sanitizer found (set COMPUTE_SANITIZER)" >&2; exit 1; }
+. "$(dirname "$0")/sanitizer.sh"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
