@@ -10,12 +10,8 @@ set -euo pipefail
 build=${1:-build}
 runs=${2:-20}
 bench="$build/tests/bench/bench_mem"
-sanitizer=${COMPUTE_SANITIZER:-compute-sanitizer}
-command -v "$sanitizer" >/dev/null ||
-	sanitizer=/usr/local/cuda/bin/compute-sanitizer
 [ -x "$bench" ] || { echo "no $bench: build target bench_mem first" >&2; exit 1; }
-[ -x "$sanitizer" ] || command -v "$sanitizer" >/dev/null ||
-	{ echo "no compute-sanitizer found (set COMPUTE_SANITIZER)" >&2; exit 1; }
+. "$(dirname "$0")/sanitizer.sh"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

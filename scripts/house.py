@@ -103,19 +103,20 @@ def symbols(objs):
 def file_graph(objs, lib_targets):
     """{(caller file, callee file): [symbols]} between files of lib/. A
     library built on libegpu (lib/attach) links libegpu and itself: its
-    symbols are not libegpu's."""
+    symbols are not libegpu's. Its folder is one unit, whatever targets
+    (object libraries, tests) compile its files."""
     defs, refs = collections.defaultdict(dict), {}
     syms = symbols(objs)
     for obj, (name, target) in objs.items():
         d, r = syms[obj]
-        refs[name] = (r, target)
-        unit = "libegpu" if target in lib_targets else target
+        unit = "libegpu" if target in lib_targets else stage_of(name)
+        refs[name] = (r, unit)
         for s in d:
             defs[unit].setdefault(s, name)
     edges = collections.defaultdict(list)
-    for name, (r, target) in refs.items():
+    for name, (r, unit) in refs.items():
         for s in sorted(r):
-            callee = defs[target].get(s) or defs["libegpu"].get(s)
+            callee = defs[unit].get(s) or defs["libegpu"].get(s)
             if callee and callee != name:
                 edges[(name, callee)].append(s)
     return edges

@@ -47,6 +47,19 @@ bool agent_busy(void)
 	return busy;
 }
 
+bool agent_enter(void)
+{
+	bool was = busy;
+
+	busy = true;
+	return was;
+}
+
+void agent_leave(bool was)
+{
+	busy = was;
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;

@@ -41,6 +41,10 @@ void agent_end(struct attach_load *ld, bool ok, int cuda_err);
 
 /* Whether the calling thread is inside libegpu (its own loads pass). */
 bool agent_busy(void);
+/* Mark the calling thread inside libegpu; returns what agent_leave()
+ * restores (calls nest). */
+bool agent_enter(void);
+void agent_leave(bool was);
 /* The device's target ("sm_90"), once the first load set the agent up. */
 const char *agent_target(void);
 

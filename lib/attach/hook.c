@@ -17,6 +17,7 @@
 #include <cuda.h>
 
 #include "attach/attach.h"
+#include "attach/memcheck_hook.h"
 #include "attach/uprobe.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -58,6 +59,8 @@ static dlsym_fn find_real_dlsym(void)
  * @real_fn is the driver's, kept for the wrapper. */
 static void *wrap(const char *name, void *real_fn)
 {
+	void *probed, *checked;
+
 #define WRAP(fn)                                                              \
 	if (!strcmp(name, #fn)) {                                             \
 		if (real_fn && real_fn != (void *)fn && !real.fn)            \
@@ -66,7 +69,12 @@ static void *wrap(const char *name, void *real_fn)
 	}
 	LOADERS(WRAP)
 #undef WRAP
-	return hook_api_wrap(name, real_fn); /* host probes' (uprobe.h) */
+	/* A function both want is chained: memcheck's wrapper calls the host
+	 * probes' (uprobe.h), which calls the driver's, so the probes see
+	 * the application's call and memcheck's bookkeeping stays unseen. */
+	probed = hook_api_wrap(name, real_fn);
+	checked = memcheck_wrap(name, probed ? probed : real_fn);
+	return checked ? checked : probed;
 }
 
 /* The driver's @name, for programs that bound our export directly. */
@@ -82,6 +90,13 @@ static void *driver_sym(const char *name)
 	fn = real_dlsym(lib, name);
 	wrap(name, fn);
 	return fn;
+}
+
+/* memcheck's exports find the driver's functions through hook.c's lookup,
+ * handed over here so that memcheck_hook.c never calls back into hook.c. */
+__attribute__((constructor)) static void lend_lookup(void)
+{
+	memcheck_driver_lookup(driver_sym);
 }
 
 #define REAL(fn)                                                              \
@@ -112,6 +127,7 @@ static void swap_proc(const char *symbol, void **pfn, int version)
 	/* cuGetProcAddress asked for from a 12.0+ runtime is the _v2 */
 	if (!strcmp(symbol, "cuGetProcAddress") && version >= 12000)
 		symbol = "cuGetProcAddress_v2";
+	symbol = memcheck_proc_name(symbol, version);
 	ours = wrap(symbol, *pfn);
 	if (ours)
 		*pfn = ours;
@@ -147,11 +163,11 @@ EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version,
 }
 
 /*
- * LOAD(call with the image, call with the original arguments): run the
- * agent on @image; load its PTX if it gave one and the driver takes it,
- * else the original.
+ * LOAD(call with the image, call with the original arguments, what to do
+ * once the PTX is loaded): run the agent on @image; load its PTX if it
+ * gave one and the driver takes it, else the original.
  */
-#define LOAD(image, len, via, with_ptx, original)                             \
+#define LOAD(image, len, via, with_ptx, original, on_ok)                      \
 	do {                                                                  \
 		struct attach_load ld = { 0 };                                \
 		CUresult res;                                                 \
@@ -163,8 +179,10 @@ EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version,
                                                                               \
 			res = with_ptx;                                       \
 			agent_end(&ld, res == CUDA_SUCCESS, res);             \
-			if (res == CUDA_SUCCESS)                              \
+			if (res == CUDA_SUCCESS) {                            \
+				on_ok;                                        \
 				return res;                                   \
+			}                                                     \
 		}                                                             \
 		return original;                                              \
 	} while (0)
@@ -187,7 +205,8 @@ static CUresult module_load_data(CUmodule *mod, const void *image)
 	if (!REAL(cuModuleLoadData))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	LOAD(image, 0, "cuModuleLoadData", real.cuModuleLoadData(mod, ptx_image),
-	     real.cuModuleLoadData(mod, image));
+	     real.cuModuleLoadData(mod, image),
+	     memcheck_loaded(ptx_image, *mod, NULL));
 }
 
 EXPORT CUresult cuModuleLoadData(CUmodule *mod, const void *image)
@@ -204,7 +223,8 @@ static CUresult module_load_data_ex(CUmodule *mod, const void *image,
 		return CUDA_ERROR_NOT_INITIALIZED;
 	LOAD(image, 0, "cuModuleLoadDataEx",
 	     real.cuModuleLoadDataEx(mod, ptx_image, n, opts, vals),
-	     real.cuModuleLoadDataEx(mod, image, n, opts, vals));
+	     real.cuModuleLoadDataEx(mod, image, n, opts, vals),
+	     memcheck_loaded(ptx_image, *mod, NULL));
 }
 
 EXPORT CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image,
@@ -222,7 +242,8 @@ EXPORT CUresult cuModuleLoadFatBinary(CUmodule *mod, const void *fatbin)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	LOAD(fatbin, 0, "cuModuleLoadFatBinary",
 	     real.cuModuleLoadData(mod, ptx_image),
-	     real.cuModuleLoadFatBinary(mod, fatbin));
+	     real.cuModuleLoadFatBinary(mod, fatbin),
+	     memcheck_loaded(ptx_image, *mod, NULL));
 }
 
 static CUresult library_load_data(CUlibrary *lib, const void *code,
@@ -236,7 +257,8 @@ static CUresult library_load_data(CUlibrary *lib, const void *code,
 	     real.cuLibraryLoadData(lib, ptx_image, jopts, jvals, nj, lopts,
 				    lvals, nl),
 	     real.cuLibraryLoadData(lib, code, jopts, jvals, nj, lopts, lvals,
-				    nl));
+				    nl),
+	     memcheck_loaded(ptx_image, NULL, *lib));
 }
 
 EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code,

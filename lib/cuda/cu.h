@@ -59,7 +59,11 @@
 	X(cuEventRecord)                                                      \
 	X(cuEventSynchronize)                                                 \
 	X(cuEventElapsedTime)                                                 \
-	X(cuEventDestroy)
+	X(cuEventDestroy)                                                     \
+	X(cuStreamWriteValue32)                                               \
+	X(cuLaunchHostFunc)                                                   \
+	X(cuStreamIsCapturing)                                                \
+	X(cuLibraryGetGlobal)
 
 #define CU_FIELD(name) __typeof__(&name) name;
 struct cu_driver {

@@ -34,10 +34,12 @@ struct {
 } latency SEC(".maps");
 
 /* 0: host calls seen; 1: kernels that found their launch; 2: that did not;
- * 3: modules the runtime loaded (cuLibraryLoadData returning 0) */
+ * 3: modules the runtime loaded (cuLibraryLoadData returning 0);
+ * 4: driver allocations (cuMemAlloc returning 0; under EGPU_MEMCHECK=1
+ * memcheck's wrapper of it too) */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 4);
+	__uint(max_entries, 5);
 	__type(key, __u32);
 	__type(value, __u64);
 } counts SEC(".maps");
@@ -67,6 +69,14 @@ int BPF_KRETPROBE(on_module, long rc)
 {
 	if (rc == 0)
 		count(3);
+	return 0;
+}
+
+SEC("uretprobe/cuMemAlloc")
+int BPF_KRETPROBE(on_alloc, long rc)
+{
+	if (rc == 0)
+		count(4);
 	return 0;
 }
 

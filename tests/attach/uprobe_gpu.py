@@ -4,7 +4,11 @@ grid of launch i is i + 1 blocks) built with the shared and the static
 CUDA runtime, under launchlat.bpf.o: a uprobe on cudaLaunchKernel notes
 each launch's time in a map keyed by its grid, the kernel's entry probe
 reads it back into a latency histogram; a uretprobe on cuLibraryLoadData
-counts the runtime's module loads. Checks that the results stay
+counts the runtime's module loads; one on cuMemAlloc counts the
+driver allocations under cudaMalloc. With EGPU_MEMCHECK=1 in the
+environment (ctest attach_uprobe_memcheck_gpu) memcheck wraps cuMemAlloc
+too: the two are chained (hook.c), so the probe must still see it and
+memcheck must not turn itself off. Checks that the results stay
 correct, that the host probe ran once per launch, that every kernel found
 its launch's timestamp (counts exact), and that the latencies are
 plausible (host and GPU timestamps on one clock). Exit 77 without a GPU.
@@ -62,6 +66,11 @@ def run(app):
     check(tag, "histogram total", sum(hist.values()), LAUNCHES)
     # the runtime loads its fatbin with cuLibraryLoadData (docs/attach.md)
     check(tag, "module loads seen by the uretprobe", counts.get(3, 0) >= 1, True)
+    check(tag, "driver allocations seen by the uretprobe",
+          counts.get(4, 0) >= 1, True)
+    if os.environ.get("EGPU_MEMCHECK") == "1":
+        check(tag, "memcheck stayed on (no 'egpu memcheck:' message)",
+              "egpu memcheck:" in r.stderr, False)
     check(tag, "latencies of a second or more",
           sum(v for k, v in hist.items() if k >= SECOND_BIN), 0)
     # the host's timestamp precedes the launch call; only the clock

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The allocation table's GPU side in the attach agent: the state array,
+ * the cell holding the current index's address (what the probe reads),
+ * the published indexes, and the mc_backend that writes them through the
+ * driver (docs/memcheck.md). Its calls set the agent's busy flag, so the
+ * agent's own allocations pass its hooks untracked.
+ */
+#ifndef EGPU_MEMCHECK_DEV_H
+#define EGPU_MEMCHECK_DEV_H
+
+#include <stdint.h>
+
+#include "attach/memcheck_table.h"
+
+struct mc_dev;
+
+/* In the current context; 0 or an EGPU_* error (message set). */
+int mc_dev_new(uint32_t max_slots, struct mc_dev **out);
+/* The backend for mc_table_new(). */
+struct mc_backend mc_dev_backend(struct mc_dev *d);
+/* Device addresses the probe needs: the index cell and the states. */
+uint64_t mc_dev_cell(const struct mc_dev *d);
+uint64_t mc_dev_states(const struct mc_dev *d);
+/* Every kernel launched so far has finished: old indexes are freed. */
+void mc_dev_reclaim(struct mc_dev *d);
+
+#endif

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The variables a PTX module defines in global or constant memory
+ * (`.global`, `.const` at module scope, `.extern` ones left out): what
+ * egpu memcheck asks the driver the address and size of when the module
+ * is loaded, so that kernels reading their own __device__ and
+ * __constant__ variables are checked against them.
+ */
+#ifndef EGPU_MEMCHECK_GLOBALS_H
+#define EGPU_MEMCHECK_GLOBALS_H
+
+#include <stddef.h>
+
+/* The names into *@names (malloc'd, each and the array; *@n of them). 0,
+ * or an EGPU_* error (PTX that does not parse: message set). */
+int mc_ptx_globals(const char *ptx, size_t len, char ***names, size_t *n);
+void mc_names_free(char **names, size_t n);
+
+#endif

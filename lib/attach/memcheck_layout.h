@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * egpu memcheck's allocation index as the GPU reads it (docs/memcheck.md),
+ * and the lookup itself: one source for the host's tests and the probe.
+ *
+ * An index version is one immutable buffer, replaced whole when the set of
+ * allocations changes (the host publishes a new one and swaps the 8-byte
+ * pointer the probe reads):
+ *
+ *   struct mc_index_hdr
+ *   uint64_t bounds[nseg + 1]       strictly increasing segment bounds
+ *   uint32_t cover[nseg][MC_COVER]  entries covering each segment
+ *   struct mc_entry ent[nent]       allocations, by base
+ *
+ * Whether an entry is live is not in the index but in its slot's state
+ * word (states[slot], a stable array written in stream order), so a
+ * stream-ordered free takes effect when its stream reaches it, without a
+ * new index.
+ */
+#ifndef EGPU_MEMCHECK_LAYOUT_H
+#define EGPU_MEMCHECK_LAYOUT_H
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define MC_FN static __device__ __forceinline__
+#else
+#define MC_FN static inline
+#endif
+
+#define MC_COVER 4           /* entries one segment lists */
+#define MC_NONE 0xffffffffu  /* no entry in this cover position */
+#define MC_WILD 0xfffffffeu  /* more than MC_COVER overlap: not checked */
+
+struct mc_index_hdr {
+	uint32_t nseg; /* segments; 0: an empty table */
+	uint32_t nent; /* entries */
+};
+
+struct mc_entry {
+	uint64_t base;
+	uint64_t end;  /* one past the last byte */
+	uint32_t slot; /* its state word */
+	uint32_t kind; /* enum mc_kind */
+};
+
+MC_FN const uint64_t *mc_bounds(const struct mc_index_hdr *h)
+{
+	return (const uint64_t *)(h + 1);
+}
+
+MC_FN const uint32_t *mc_cover(const struct mc_index_hdr *h)
+{
+	return (const uint32_t *)(mc_bounds(h) + h->nseg + 1);
+}
+
+MC_FN const struct mc_entry *mc_entries(const struct mc_index_hdr *h)
+{
+	return (const struct mc_entry *)(mc_cover(h) + (uint64_t)h->nseg *
+							  MC_COVER);
+}
+
+/* Bytes of an index of @nseg segments and @nent entries. */
+MC_FN uint64_t mc_index_bytes(uint32_t nseg, uint32_t nent)
+{
+	return sizeof(struct mc_index_hdr) + (nseg + 1ull) * 8 +
+	       (uint64_t)nseg * MC_COVER * 4 + (uint64_t)nent *
+	       sizeof(struct mc_entry);
+}
+
+/*
+ * The segment holding @addr: the largest i < nseg with bounds[i] <= addr,
+ * or -1 outside every bound. log2(nseg) loads, no scan.
+ */
+MC_FN int64_t mc_segment(const struct mc_index_hdr *h, uint64_t addr)
+{
+	const uint64_t *b = mc_bounds(h);
+	uint32_t lo = 0, hi = h->nseg;
+
+	if (!h->nseg || addr < b[0] || addr >= b[h->nseg])
+		return -1;
+	while (hi - lo > 1) { /* b[lo] <= addr < b[hi] */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (b[mid] <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Whether [@addr, @addr + @size) lies inside one live allocation: 1 yes
+ * (or not checkable: a segment of too many overlapping entries), 0 no.
+ * @states is the slot array the index's entries name.
+ */
+MC_FN int mc_check(const struct mc_index_hdr *h, const uint32_t *states,
+		   uint64_t addr, uint32_t size)
+{
+	int64_t seg = mc_segment(h, addr);
+	const uint32_t *c;
+	uint64_t last = addr + (size ? size : 1);
+
+	if (seg < 0 || last < addr)
+		return 0;
+	c = mc_cover(h) + (uint64_t)seg * MC_COVER;
+	for (int k = 0; k < MC_COVER && c[k] != MC_NONE; k++) {
+		const struct mc_entry *e;
+
+		if (c[k] == MC_WILD)
+			return 1;
+		e = mc_entries(h) + c[k];
+		if (addr >= e->base && last <= e->end && states[e->slot])
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * What the probe sends to the host ring for a bad access, 56 bytes (the
+ * fields of egpu_mem_ctx, where the thread is, and the bound a shared or
+ * local access was checked against).
+ */
+struct mc_violation {
+	uint64_t addr;
+	uint32_t site;      /* egpu_mem_ctx.site */
+	uint32_t kernel_id; /* egpu_mem_ctx.kernel_id */
+	uint32_t size;      /* bytes accessed */
+	uint16_t kind;      /* EGPU_MEM_* */
+	uint16_t space;     /* EGPU_SPACE_* */
+	uint32_t line;      /* egpu_mem_ctx.line */
+	uint32_t bound;     /* shared: the block's bytes; local: the frame's */
+	uint32_t block[3];
+	uint32_t thread[3];
+};
+
+#endif
