@@ -16,6 +16,11 @@
 
 /* Copies up to this size go through the staging buffer. */
 #define STAGE_BYTES 4096
+/*
+ * Zeroing copies from a page-locked buffer of zeros this big, piece by
+ * piece: see zero_on.
+ */
+#define ZERO_BYTES (256u << 10)
 /* A copy is waited for by spinning this long, then by blocking. */
 #define SPIN_NS 200000
 
@@ -201,6 +206,34 @@ struct queued {
 };
 
 /*
+ * Queue zeroing @n bytes at @addr on channel @io (lock held) as copies
+ * from page-locked zeros, which the copy engine runs. Not a memset: the
+ * driver runs cuMemsetD8Async as a kernel, which needs a free SM, so
+ * behind a grid that fills the GPU (lossless ring producers waiting for
+ * room, docs/events.md) it would wait for that grid to end, and with it
+ * the consumer position queued after it: the producers would wait for
+ * room until their wait ran out.
+ */
+static CUresult zero_on(struct map_io *io, uint64_t addr, size_t n)
+{
+	const struct cu_driver *d = cu();
+	CUresult res = CUDA_SUCCESS;
+
+	if (!io->zeros) {
+		res = d->cuMemAllocHost(&io->zeros, ZERO_BYTES);
+		if (res)
+			return res;
+		memset(io->zeros, 0, ZERO_BYTES);
+	}
+	for (size_t done = 0; done < n && !res; done += ZERO_BYTES) {
+		size_t k = n - done < ZERO_BYTES ? n - done : ZERO_BYTES;
+
+		res = d->cuMemcpyHtoDAsync(addr + done, io->zeros, k, io->stream);
+	}
+	return res;
+}
+
+/*
  * Queue @q on channel @c of @m from any thread, the map's context made
  * current meanwhile; with q->wait, then wait for the channel.
  */
@@ -219,13 +252,13 @@ static int queue_on(struct dev_map *m, uint32_t c, const struct queued *q)
 	if (!err && q->n)
 		res = q->src ? cu()->cuMemcpyHtoDAsync(q->addr, q->src, q->n,
 						       io->stream) :
-			       cu()->cuMemsetD8Async(q->addr, 0, q->n, io->stream);
+			       zero_on(io, q->addr, q->n);
 	if (!err && !res && q->wait && io->stream)
 		res = io_wait(io);
 	if (!err)
 		err = io_check(m, res, !q->n ? "cuStreamSynchronize" :
 				       q->src ? "cuMemcpyHtoDAsync" :
-						"cuMemsetD8Async");
+						"zeroing (cuMemcpyHtoDAsync)");
 	pthread_mutex_unlock(&io->lock);
 	dev_map_leave(m, prev);
 	return err;
