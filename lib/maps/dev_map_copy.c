@@ -203,16 +203,12 @@ struct queued {
 	const void *src; /* NULL: zeroes */
 	size_t n;
 	bool wait;
+	bool by_copy; /* zeroes by the copy engine (zero_on) */
 };
 
 /*
  * Queue zeroing @n bytes at @addr on channel @io (lock held) as copies
- * from page-locked zeros, which the copy engine runs. Not a memset: the
- * driver runs cuMemsetD8Async as a kernel, which needs a free SM, so
- * behind a grid that fills the GPU (lossless ring producers waiting for
- * room, docs/events.md) it would wait for that grid to end, and with it
- * the consumer position queued after it: the producers would wait for
- * room until their wait ran out.
+ * from page-locked zeros (dev_map_clear_async says why).
  */
 static CUresult zero_on(struct map_io *io, uint64_t addr, size_t n)
 {
@@ -252,13 +248,15 @@ static int queue_on(struct dev_map *m, uint32_t c, const struct queued *q)
 	if (!err && q->n)
 		res = q->src ? cu()->cuMemcpyHtoDAsync(q->addr, q->src, q->n,
 						       io->stream) :
-			       zero_on(io, q->addr, q->n);
+			q->by_copy ? zero_on(io, q->addr, q->n) :
+			cu()->cuMemsetD8Async(q->addr, 0, q->n, io->stream);
 	if (!err && !res && q->wait && io->stream)
 		res = io_wait(io);
 	if (!err)
 		err = io_check(m, res, !q->n ? "cuStreamSynchronize" :
 				       q->src ? "cuMemcpyHtoDAsync" :
-						"zeroing (cuMemcpyHtoDAsync)");
+				       q->by_copy ? "zeroing (cuMemcpyHtoDAsync)" :
+						    "cuMemsetD8Async");
 	pthread_mutex_unlock(&io->lock);
 	dev_map_leave(m, prev);
 	return err;
@@ -275,6 +273,13 @@ int dev_map_zero_async(struct dev_map *m, uint32_t chan, uint64_t addr,
 		       size_t n)
 {
 	return queue_on(m, chan, &(struct queued){ .addr = addr, .n = n });
+}
+
+int dev_map_clear_async(struct dev_map *m, uint32_t chan, uint64_t addr,
+			size_t n)
+{
+	return queue_on(m, chan, &(struct queued){ .addr = addr, .n = n,
+						   .by_copy = true });
 }
 
 int dev_map_sync(struct dev_map *m, uint32_t chan)
