@@ -179,6 +179,25 @@ RT_INLINE uint64_t ring_wait_room(const struct ring_shard *s, uint64_t before,
 }
 
 /*
+ * ring_take's slow path: the host's consumer position (after a lossless
+ * ring's wait), kept in cons_seen. Not inlined: the wait loop's registers
+ * would count in every instrumented kernel that claims, full ring or not
+ * (sgemm_tiled under bpf_egpu_trace_warp: 70 registers, past the 64 its
+ * 1024-thread blocks allow; 62 with this call). Named egpu_dev_ as all
+ * the runtime's module-level symbols are (merged into application PTX).
+ */
+static __device__ __noinline__ uint64_t egpu_dev_ring_cons_now(const struct ring_shard *s,
+						  uint64_t before, uint32_t need)
+{
+	uint64_t cons = ring_host_cons(s);
+
+	if (s->wait_ns)
+		cons = ring_wait_room(s, before, need, cons);
+	atomicMax((unsigned long long *)&s->ctr->cons_seen, cons);
+	return cons;
+}
+
+/*
  * The first half of a claim, by its one leader: @total bytes added to
  * reserved, and how many bytes from the position before that fit. The
  * cached consumer position usually answers (loaded before the atomic: see
@@ -193,12 +212,8 @@ RT_INLINE uint64_t ring_take(const struct ring_shard *s, uint32_t total,
 	asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];"
 		     : "=l"(cons) : "l"(&s->ctr->cons_seen) : "memory");
 	before = atomicAdd((unsigned long long *)&s->ctr->reserved, total);
-	if (before + total - cons > cap) {
-		cons = ring_host_cons(s);
-		if (s->wait_ns)
-			cons = ring_wait_room(s, before, need, cons);
-		atomicMax((unsigned long long *)&s->ctr->cons_seen, cons);
-	}
+	if (before + total - cons > cap)
+		cons = egpu_dev_ring_cons_now(s, before, need);
 	return cons + cap > before ? cons + cap - before : 0;
 }
 

@@ -222,6 +222,8 @@ void dev_map_free(struct dev_map *m)
 				d->cuStreamDestroy(m->io[c].stream);
 			if (m->io[c].stage)
 				d->cuMemFreeHost(m->io[c].stage);
+			if (m->io[c].zeros)
+				d->cuMemFreeHost(m->io[c].zeros);
 		}
 		if (m->host)
 			d->cuMemFreeHost(m->host);

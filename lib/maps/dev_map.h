@@ -69,6 +69,15 @@ int dev_map_write_async(struct dev_map *m, uint32_t chan, uint64_t addr,
 			const void *src, size_t n);
 int dev_map_zero_async(struct dev_map *m, uint32_t chan, uint64_t addr,
 		       size_t n);
+/*
+ * dev_map_zero_async by the copy engine (copies from page-locked zeros),
+ * not by a memset, which the driver runs as a kernel: that waits for a
+ * free SM, so behind a grid that fills the GPU it, and everything queued
+ * after it on its channel, waits for the grid to end. For what must reach
+ * the GPU while its kernels run (a ring's consumed bytes).
+ */
+int dev_map_clear_async(struct dev_map *m, uint32_t chan, uint64_t addr,
+			size_t n);
 int dev_map_sync(struct dev_map *m, uint32_t chan);
 
 int dev_map_lookup(struct dev_map *m, const void *key, void *value);

@@ -16,6 +16,11 @@
 
 /* Copies up to this size go through the staging buffer. */
 #define STAGE_BYTES 4096
+/*
+ * Zeroing copies from a page-locked buffer of zeros this big, piece by
+ * piece: see zero_on.
+ */
+#define ZERO_BYTES (256u << 10)
 /* A copy is waited for by spinning this long, then by blocking. */
 #define SPIN_NS 200000
 
@@ -198,7 +203,31 @@ struct queued {
 	const void *src; /* NULL: zeroes */
 	size_t n;
 	bool wait;
+	bool by_copy; /* zeroes by the copy engine (zero_on) */
 };
+
+/*
+ * Queue zeroing @n bytes at @addr on channel @io (lock held) as copies
+ * from page-locked zeros (dev_map_clear_async says why).
+ */
+static CUresult zero_on(struct map_io *io, uint64_t addr, size_t n)
+{
+	const struct cu_driver *d = cu();
+	CUresult res = CUDA_SUCCESS;
+
+	if (!io->zeros) {
+		res = d->cuMemAllocHost(&io->zeros, ZERO_BYTES);
+		if (res)
+			return res;
+		memset(io->zeros, 0, ZERO_BYTES);
+	}
+	for (size_t done = 0; done < n && !res; done += ZERO_BYTES) {
+		size_t k = n - done < ZERO_BYTES ? n - done : ZERO_BYTES;
+
+		res = d->cuMemcpyHtoDAsync(addr + done, io->zeros, k, io->stream);
+	}
+	return res;
+}
 
 /*
  * Queue @q on channel @c of @m from any thread, the map's context made
@@ -219,13 +248,15 @@ static int queue_on(struct dev_map *m, uint32_t c, const struct queued *q)
 	if (!err && q->n)
 		res = q->src ? cu()->cuMemcpyHtoDAsync(q->addr, q->src, q->n,
 						       io->stream) :
-			       cu()->cuMemsetD8Async(q->addr, 0, q->n, io->stream);
+			q->by_copy ? zero_on(io, q->addr, q->n) :
+			cu()->cuMemsetD8Async(q->addr, 0, q->n, io->stream);
 	if (!err && !res && q->wait && io->stream)
 		res = io_wait(io);
 	if (!err)
 		err = io_check(m, res, !q->n ? "cuStreamSynchronize" :
 				       q->src ? "cuMemcpyHtoDAsync" :
-						"cuMemsetD8Async");
+				       q->by_copy ? "zeroing (cuMemcpyHtoDAsync)" :
+						    "cuMemsetD8Async");
 	pthread_mutex_unlock(&io->lock);
 	dev_map_leave(m, prev);
 	return err;
@@ -242,6 +273,13 @@ int dev_map_zero_async(struct dev_map *m, uint32_t chan, uint64_t addr,
 		       size_t n)
 {
 	return queue_on(m, chan, &(struct queued){ .addr = addr, .n = n });
+}
+
+int dev_map_clear_async(struct dev_map *m, uint32_t chan, uint64_t addr,
+			size_t n)
+{
+	return queue_on(m, chan, &(struct queued){ .addr = addr, .n = n,
+						   .by_copy = true });
 }
 
 int dev_map_sync(struct dev_map *m, uint32_t chan)

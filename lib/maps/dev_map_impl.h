@@ -24,6 +24,7 @@ struct map_io {
 	pthread_mutex_t lock;     /* one caller at a time on stream and stage */
 	CUstream stream;          /* non-blocking; made at the first copy */
 	void *stage;              /* page-locked staging buffer */
+	void *zeros;              /* page-locked zeros, at the first zeroing */
 };
 
 struct dev_map {

@@ -534,7 +534,7 @@ static int map_write(void *io, uint32_t chan, uint64_t addr, const void *src,
 
 static int map_zero(void *io, uint32_t chan, uint64_t addr, size_t n)
 {
-	return dev_map_zero_async(io, chan, addr, n) ? EGPU_ECUDA : 0;
+	return dev_map_clear_async(io, chan, addr, n) ? EGPU_ECUDA : 0;
 }
 
 static int map_sync(void *io, uint32_t chan)
