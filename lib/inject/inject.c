@@ -212,6 +212,12 @@ static bool start_trace(void)
 		return false;
 	}
 	fprintf(stderr, MSG "CUPTI set up in %.1f ms\n", now_ms() - t);
+	/* Exit handlers run last-registered first: CUPTI registered its own
+	 * teardown while the trace started, and the trace must stop before
+	 * it (cuptiActivityDisable faults on a torn-down CUPTI). finish()
+	 * runs once whichever registration calls it. */
+	if (atexit(finish))
+		fprintf(stderr, MSG "the trace may not be written at exit: atexit failed\n");
 	return true;
 }
 
