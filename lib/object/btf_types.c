@@ -48,7 +48,7 @@ uint32_t object_btf_find(const struct btf *btf, const char *name)
 
 	if (!btf || !name)
 		return 0;
-	for (const char *tag = "struct \0union \0enum "; *tag; tag += strlen(tag) + 1)
+	for (const char *tag = "struct \0union \0enum \0"; *tag; tag += strlen(tag) + 1)
 		if (!strncmp(name, tag, strlen(tag)))
 			want = name + strlen(tag), tagged = true;
 	for (uint32_t id = 1; id < btf__type_cnt(btf); id++) {

@@ -5,6 +5,7 @@
 
 #include "egpu.h"
 #include "elf_progs.h"
+#include "object/btf_value.h"
 #include "object/object.h"
 
 int elf_progs_load(const char *path, struct elf_progs *out)
@@ -26,6 +27,7 @@ int elf_progs_load(const char *path, struct elf_progs *out)
 	if (f && buf && !object_parse_elf(buf, len, "corpus", &spec)) {
 		*out = (struct elf_progs){ .progs = spec.progs, .prog_cnt = spec.prog_cnt,
 					   .maps = spec.maps, .map_cnt = spec.map_cnt };
+		object_btf_free(spec.btf); /* the verifier needs no types */
 		err = 0;
 	} else {
 		fprintf(stderr, "%s: %s\n", path, f ? egpu_errmsg() : "cannot open");
