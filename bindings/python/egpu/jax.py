@@ -26,13 +26,12 @@ calls) are left alone; ``inst.stats`` counts what the stand-in saw.
 """
 import os
 import shutil
-import threading
 
 from . import _c
-from ._errors import Busy, NotSupported
+from ._errors import NotSupported
+from ._single import Single
 
-_lock = threading.Lock()
-_active = None
+_single = Single("egpu.jax")
 
 
 def _find_real_ptxas(standin_dir):
@@ -108,7 +107,6 @@ class Instrumentation:
     def undo(self):
         """Stop instrumenting; nothing compiled while instrumenting runs
         again. Idempotent."""
-        global _active
         if self._server is None:
             return
         try:
@@ -119,9 +117,7 @@ class Instrumentation:
             self._jax.clear_caches()
             self._jax.config.update("jax_enable_compilation_cache", self._saved_cache)
         finally:
-            with _lock:
-                if _active is self:
-                    _active = None
+            _single.end(self)
 
     def __enter__(self):
         return self
@@ -141,17 +137,4 @@ def instrument(probe):
     manager, or call its undo(). One at a time: a second raises egpu.Busy.
     Raises egpu.NotSupported where JAX is missing or the stand-in ptxas
     cannot be put in XLA's way (saying why)."""
-    global _active
-    inst = Instrumentation(probe)
-    with _lock:
-        if _active is not None:
-            raise Busy("egpu.jax: another instrumentation is active; undo it first")
-        _active = inst
-    try:
-        inst._install()
-    except BaseException:
-        inst.undo()
-        with _lock:
-            _active = None
-        raise
-    return inst
+    return _single.start(Instrumentation(probe))

@@ -44,10 +44,10 @@ import threading
 import uuid
 
 from . import Context
-from ._errors import Busy, NotSupported
+from ._errors import NotSupported
+from ._single import Single
 
-_lock = threading.Lock()
-_active = None
+_single = Single("egpu.triton")
 
 
 def _triton():
@@ -176,7 +176,6 @@ class Instrumentation:
     def undo(self):
         """Stop instrumenting: Triton and inductor as they were, nothing
         compiled while instrumenting runs again. Idempotent."""
-        global _active
         if not self._installed:
             return
         self._installed = False
@@ -190,9 +189,7 @@ class Instrumentation:
             if self._tmp:
                 shutil.rmtree(self._tmp, ignore_errors=True)
                 self._tmp = None
-            with _lock:
-                if _active is self:
-                    _active = None
+            _single.end(self)
 
     def close(self):
         """undo(), then free the contexts made for other devices."""
@@ -284,17 +281,4 @@ def instrument(probe, attach=None, cache_dir=None):
     Returns an Instrumentation; use it as a context manager, or call its
     undo(). One at a time: a second raises egpu.Busy. Raises
     egpu.NotSupported for a Triton older than 3.4 (naming its version)."""
-    global _active
-    inst = Instrumentation(probe, attach, cache_dir)
-    with _lock:
-        if _active is not None:
-            raise Busy("egpu.triton: another instrumentation is active; undo it first")
-        _active = inst
-    try:
-        inst._install()
-    except BaseException:
-        inst.undo()
-        with _lock:
-            _active = None
-        raise
-    return inst
+    return _single.start(Instrumentation(probe, attach, cache_dir))
