@@ -51,10 +51,10 @@ static bool chained(const struct sigaction *prev, int sig, siginfo_t *si,
 		prev->sa_sigaction(sig, si, uc);
 		return true;
 	}
-	if (prev->sa_handler == SIG_DFL)
+	/* SIG_IGN counts as none: an ignored fault would only come again */
+	if (prev->sa_handler == SIG_DFL || prev->sa_handler == SIG_IGN)
 		return false;
-	if (prev->sa_handler != SIG_IGN)
-		prev->sa_handler(sig);
+	prev->sa_handler(sig);
 	return true;
 }
 
