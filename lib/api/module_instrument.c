@@ -10,6 +10,7 @@
 
 #include "api/internal.h"
 #include "core/helpers.h"
+#include "core/target.h"
 #include "cuda/cu.h"
 #include "device/device.h"
 #include "image/image.h"
@@ -72,12 +73,6 @@ static int prog_seen(const struct egpu_ctx *ctx, size_t upto,
 	return 0;
 }
 
-/* sm_90 -> 90 (the context's target is checked at egpu_ctx_new) */
-static unsigned sm_number(const char *sm)
-{
-	return (unsigned)strtoul(sm + 3, NULL, 10);
-}
-
 /*
  * The target the probes are translated for: the context's, or the
  * module's where its PTX targets an older GPU (PyTorch ships compute_75
@@ -89,7 +84,7 @@ static void probe_target(const struct egpu_ctx *ctx, const char *app_ptx,
 {
 	unsigned app = image_ptx_target(app_ptx);
 
-	if (app && app < sm_number(ctx->sm))
+	if (app && app < target_sm(ctx->sm))
 		snprintf(sm, len, "sm_%u", app);
 	else
 		snprintf(sm, len, "%s", ctx->sm);
@@ -112,7 +107,7 @@ static int retarget_old(struct egpu_ctx *ctx, char **text, size_t *len,
 	if (!app || app >= image_ptx_target(device_runtime_ptx))
 		return 0;
 	sb_init(&sb);
-	err = ptx_retarget(*text, *len, sm_number(ctx->sm), &sb);
+	err = ptx_retarget(*text, *len, target_sm(ctx->sm), &sb);
 	if (err) {
 		sb_free(&sb);
 		if (err != EGPU_ENOTSUP)
@@ -122,7 +117,7 @@ static int retarget_old(struct egpu_ctx *ctx, char **text, size_t *len,
 	}
 	log_msg(&ctx->log, EGPU_LOG_INFO,
 		"instrumenting: the module's .target sm_%u raised to sm_%u",
-		app, sm_number(ctx->sm));
+		app, target_sm(ctx->sm));
 	free(*text);
 	*text = sb_detach(&sb, len);
 	return *text ? 0 : err_set(EGPU_ENOMEM, "instrumenting: out of memory");

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "api/internal.h"
+#include "core/target.h"
 #include "cuda/cu.h"
 
 #define PROTO "EGPU-PTXAS 1"
@@ -90,18 +91,6 @@ static void reply_line(int fd, const char *kind, const char *why)
 	io_all(fd, line, (size_t)n + 1, false);
 }
 
-/* "sm_90a" -> 90; 0 for anything else. */
-static unsigned arch_sm(const char *arch)
-{
-	char *end;
-	unsigned long v;
-
-	if (strncmp(arch, "sm_", 3))
-		return 0;
-	v = strtoul(arch + 3, &end, 10);
-	return end == arch + 3 || v > 9999 ? 0 : (unsigned)v;
-}
-
 /* The context's own instrumentation, for the context's GPU only. */
 static int instrument_ctx(void *user, const char *arch, const char *ptx,
 			  size_t len, char **out, size_t *out_len)
@@ -111,7 +100,7 @@ static int instrument_ctx(void *user, const char *arch, const char *ptx,
 	int err;
 
 	*out = NULL;
-	if (arch_sm(arch) != arch_sm(ctx->sm))
+	if (target_sm(arch) != target_sm(ctx->sm))
 		return 0;
 	/* maps live in the context's CUDA context; this thread has none */
 	if (ctx->cu_ctx)

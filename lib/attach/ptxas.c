@@ -9,14 +9,9 @@
 #include <string.h>
 
 #include "attach/attach.h"
+#include "core/target.h"
 
 static egpu_ptxas_server *server;
-
-/* "sm_90a" -> 90 */
-static unsigned sm_of(const char *arch)
-{
-	return strncmp(arch, "sm_", 3) ? 0 : (unsigned)strtoul(arch + 3, NULL, 10);
-}
 
 static int instrument(void *user, const char *arch, const char *ptx,
 		      size_t len, char **out, size_t *out_len)
@@ -28,7 +23,7 @@ static int instrument(void *user, const char *arch, const char *ptx,
 	agent_begin(ptx, len, ATTACH_VIA_PTXAS, &ld);
 	if (!ld.ptx)
 		return 0;
-	if (sm_of(arch) == sm_of(agent_target()))
+	if (target_sm(arch) == target_sm(agent_target()))
 		*out = strdup(ld.ptx);
 	if (*out)
 		*out_len = strlen(*out);
@@ -60,5 +55,6 @@ __attribute__((constructor)) static void serve(void)
 			egpu_errmsg());
 		return;
 	}
-	atexit(stop); /* after the agent's report: it was registered later */
+	/* registered before the agent's report, so it runs after it */
+	atexit(stop);
 }

@@ -66,3 +66,14 @@ int target_parse(const char *who, const char *text, struct gpu_target *t)
 			}
 	return unknown(who, text);
 }
+
+unsigned target_sm(const char *name)
+{
+	unsigned long v;
+	char *end;
+
+	if (!name || strncmp(name, "sm_", 3))
+		return 0;
+	v = strtoul(name + 3, &end, 10);
+	return end == name + 3 || v > 9999 ? 0 : (unsigned)v;
+}

@@ -16,5 +16,8 @@ struct gpu_target {
  * starting "@who: " that lists the targets there are.
  */
 int target_parse(const char *who, const char *text, struct gpu_target *t);
+/* The architecture number of a target name ("sm_90a": 90), unchecked
+ * (names from ptxas command lines and PTX too); 0 for anything else. */
+unsigned target_sm(const char *name);
 
 #endif

@@ -16,6 +16,7 @@
 #include <zstd.h>
 
 #include "core/core.h"
+#include "core/target.h"
 #include "image/image.h"
 
 #define FATBIN_MAGIC 0xBA55ED50u
@@ -222,11 +223,6 @@ void image_describe(const struct image_info *info, char *buf, size_t len)
 		snprintf(buf, len, "nothing");
 }
 
-static unsigned sm_number(const char *sm)
-{
-	return (unsigned)strtoul(sm + 3, NULL, 10);
-}
-
 unsigned image_ptx_target(const char *text)
 {
 	const char *t = strstr(text, ".target");
@@ -235,7 +231,7 @@ unsigned image_ptx_target(const char *text)
 		return 0;
 	t += strlen(".target");
 	t += strspn(t, " \t");
-	return strncmp(t, "sm_", 3) ? 0 : sm_number(t);
+	return target_sm(t);
 }
 
 static int decompress(const struct entry *e, char *out)
@@ -290,7 +286,7 @@ static int no_ptx(const struct image_info *info, const char *sm)
 	image_describe(info, what, sizeof(what));
 	return err_set(EGPU_ENOTSUP, "%s with %s: no PTX for %s to instrument; rebuild with PTX embedded (nvcc -gencode arch=compute_%u,code=compute_%u)",
 		       info->kind == IMAGE_CUBIN ? "a cubin" : "a fatbin",
-		       what, sm, sm_number(sm), sm_number(sm));
+		       what, sm, target_sm(sm), target_sm(sm));
 }
 
 int image_ptx(const void *image, size_t len, const char *sm, char **ptx,
@@ -328,7 +324,7 @@ int image_ptx(const void *image, size_t len, const char *sm, char **ptx,
 		break;
 	}
 	p = unwrap(image, &len);
-	err = fatbin_walk(p, len, sm_number(sm), info, &best);
+	err = fatbin_walk(p, len, target_sm(sm), info, &best);
 	if (err)
 		return err;
 	if (!best.data)
