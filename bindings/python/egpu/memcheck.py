@@ -9,10 +9,12 @@ report.
         print(e["kernel"], e["file"], e["line"], e["where"])
 
 The check runs in the attach agent preloaded into the program started,
-which follows that process's allocations; so the program is a new
-process. Kernels a framework instruments inside this process (egpu.triton)
-are not checked: that needs the allocation table inside libegpu, behind
-its API, which is not built yet.
+which follows that process's allocations and checks every module loaded
+with PTX; so the program is a new process. Kernels a framework
+instruments itself (egpu.triton, egpu.jax) are not checked: that needs
+the allocation table inside libegpu, behind its API, which is not built
+yet; and Triton's cubins (assembled by its own ptxas) load unchecked
+under the agent.
 """
 import json as _json
 import os
