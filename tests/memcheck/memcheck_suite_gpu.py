@@ -14,6 +14,8 @@ import os
 import re
 import subprocess
 import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gpu_present import gpu_present  # noqa: E402
 
 egpu, suite, source, out = sys.argv[1:5]
 TIMEOUT_S = 300
@@ -22,13 +24,6 @@ CONTAINED = ("global_after", "vmm")
 # faults, and what the agent can still report is not required.
 FAULTS = ("vmm",)
 failures = []
-
-
-def gpu_present():
-    try:
-        return subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
-    except OSError:
-        return False
 
 
 def check(what, ok, detail=""):
