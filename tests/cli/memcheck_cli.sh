@@ -78,6 +78,9 @@ mc -o "$tmp/rep.txt" bash -c 'echo own >&2'
 report '{"reports":[{"kernel":"k","file":"a.cu","line":12,"kind":"store","where":"\"errors\":0"}],"errors":2,"sites":1,"sites_not_shown":0,"errors_not_shown":0}'
 mc --json bash -c 'exit 0'
 [[ $rc == 1 && $err == *'"errors":2'* ]] || fail "--json with errors (rc $rc): $err"
+report '{"reports":[], "errors": 99999999999999999999999}'
+mc --json bash -c 'exit 0'
+[[ $rc == 1 ]] || fail "--json, a count past 64 bits (rc $rc): $err"
 report '{"reports":[],"errors":0,"sites":0,"sites_not_shown":0,"errors_not_shown":0}'
 mc --json -o "$tmp/rep.json" bash -c 'exit 0'
 [[ $rc == 0 && -z $err ]] && cmp -s "$tmp/report" "$tmp/rep.json" || fail "--json clean (rc $rc): $err"

@@ -95,7 +95,8 @@ static int parse(int argc, char **argv, struct memcheck_args *a, int *cmd)
 	return 0;
 }
 
-/* A number written with thousands' commas ("1,024"); -1: none at @s. */
+/* A number written with thousands' commas ("1,024"), LLONG_MAX at most;
+ * -1: none at @s. */
 static long long commas_number(const char *s)
 {
 	long long n = 0;
@@ -104,7 +105,7 @@ static long long commas_number(const char *s)
 		return -1;
 	for (; (*s >= '0' && *s <= '9') || *s == ','; s++)
 		if (*s != ',')
-			n = n * 10 + (*s - '0');
+			n = n > (LLONG_MAX - 9) / 10 ? LLONG_MAX : n * 10 + (*s - '0');
 	return n;
 }
 
@@ -137,7 +138,7 @@ static long long report_errors(const char *text, bool json)
 	if (json) {
 		for (const char *p = text; (p = strstr(p, key)); p++)
 			at = p;
-		return at ? commas_number(at + strlen(key)) : -1;
+		return at ? commas_number(at + strlen(key) + strspn(at + strlen(key), " ")) : -1;
 	}
 	for (const char *l = text; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
 		long long v = line_errors(l);
