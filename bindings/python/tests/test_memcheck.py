@@ -28,6 +28,10 @@ def fake(egpu_cli, tmp_path, monkeypatch):
     if not agent:
         pytest.skip("the build has no stand-in agent")
     monkeypatch.setenv("EGPU_ATTACH_LIB", agent)
+    # sanitized, the stand-in goes ahead of the sanitizers' runtimes in
+    # the command's LD_PRELOAD (as in tests/cli)
+    monkeypatch.setenv("ASAN_OPTIONS", os.environ.get("ASAN_OPTIONS", "detect_leaks=0")
+                       + ":verify_asan_link_order=0")
     monkeypatch.setenv("EGPU_FAKE_REPORT", str(tmp_path / "report"))
 
     def write(text):
