@@ -78,6 +78,15 @@ mc -o "$tmp/rep.txt" bash -c 'echo own >&2'
 report '{"reports":[{"kernel":"k","file":"a.cu","line":12,"kind":"store","where":"\"errors\":0"}],"errors":2,"sites":1,"sites_not_shown":0,"errors_not_shown":0}'
 mc --json bash -c 'exit 0'
 [[ $rc == 1 && $err == *'"errors":2'* ]] || fail "--json with errors (rc $rc): $err"
+# a note of the agent's before the report is no summary
+report "egpu memcheck: 3 more sites went wrong; the log kept the first 4096" \
+	'{"reports":[],"errors":5,"sites":3}'
+mc --json bash -c 'exit 0'
+[[ $rc == 1 ]] || fail "--json after a note (rc $rc): $err"
+report "egpu memcheck: 3 more sites went wrong; the log kept the first 4096" \
+	"egpu memcheck: no errors"
+mc bash -c 'exit 0'
+[[ $rc == 0 ]] || fail "text after a note (rc $rc): $err"
 report '{"reports":[], "errors": 99999999999999999999999}'
 mc --json bash -c 'exit 0'
 [[ $rc == 1 ]] || fail "--json, a count past 64 bits (rc $rc): $err"

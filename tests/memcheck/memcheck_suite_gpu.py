@@ -58,8 +58,10 @@ def memcheck(tag, case, *opts):
     print(f"== {tag} (rc {r.returncode})\n{r.stdout}{r.stderr}{text}")
     if "--json" not in opts:
         return r.returncode, text
+    # the report's object is its last line, after any notes
+    last = [l for l in text.splitlines() if l.startswith("{")][-1:]
     try:
-        return r.returncode, json.loads(text) if text else None
+        return r.returncode, json.loads(last[0]) if last else None
     except ValueError as e:
         check(f"{tag}: the report parses as JSON", False, str(e))
         return r.returncode, None

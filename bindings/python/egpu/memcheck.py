@@ -58,8 +58,11 @@ def _parse(text, as_json):
     if not as_json:
         found = _SUMMARY.findall(text)
         return (int(found[-1].replace(",", "") or 0) if found else None), text
+    # the report's object is its last line; notes or a probe's report
+    # (egpu attach's, beside memcheck) may come before it
+    last = [l for l in text.splitlines() if l.startswith("{")][-1:]
     try:
-        report = _json.loads(text)
+        report = _json.loads(last[0] if last else text)
         return int(report["errors"]), report
     except (ValueError, KeyError, TypeError):
         return None, text

@@ -51,6 +51,10 @@ def test_json_report(fake):
     r = egpu.memcheck.run(["bash", "-c", "exit 3"], json=True, cli=fake(JSON))
     assert (r.returncode, r.errors) == (3, 2)
     assert r.report["reports"][0]["line"] == 12 and r.report["sites"] == 1
+    # a note of the agent's before the report's object
+    note = "egpu memcheck: 3 more sites went wrong; the log kept the first 4096\n"
+    r = egpu.memcheck.run(["bash", "-c", "exit 0"], json=True, cli=fake(note + JSON))
+    assert (r.returncode, r.errors, r.report["sites"]) == (1, 2, 1)
 
 
 def test_options_reach_the_agent(fake, tmp_path):
