@@ -165,7 +165,7 @@ static int collect(struct builder *b, const struct trace_data *td,
 		err = op_acc(b, td, op, &sb, &a);
 		if (!err) {
 			a->ns += (int64_t)op_ns(op);
-			a->ops++;
+			a->ops += (int64_t)op_count(op);
 		}
 	}
 	sb_free(&sb);

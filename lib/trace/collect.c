@@ -105,7 +105,8 @@ struct collect *collect_start(const struct collect_opts *opts)
 		return NULL;
 	}
 	c = collect_new(opts);
-	if (c && collect_begin(c)) {
+	if (c && ((opts->stream_path && collect_stream_open(c)) ||
+		  collect_begin(c))) {
 		c->stopped = true;
 		collect_free(c);
 		c = NULL;
@@ -187,7 +188,7 @@ struct trace_data *collect_stop(struct collect *c,
 	c->td.pid = (uint32_t)getpid();
 	c->td.lost = c->lost;
 	count_own_time(c);
-	if (collect_build_calls(c))
+	if (c->stream ? collect_stream_finish(c) : collect_build_calls(c))
 		return NULL;
 	c->td.ops = c->ops;   /* as many as the flight recorder kept */
 	c->td.op_cnt = c->op_n;
@@ -204,9 +205,10 @@ void collect_free(struct collect *c)
 		return;
 	if (!c->stopped)
 		collect_end(c);
+	collect_stream_free(c);
 	for (struct call_chunk *k = c->chunks; k; k = next) {
 		next = k->next;
-		free(k);
+		chunk_free(k);
 	}
 	for (size_t i = 0; i < c->td.stack_cnt; i++)
 		free(c->td.stacks[i].frames);

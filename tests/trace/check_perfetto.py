@@ -4,8 +4,9 @@ decoded by protoc (`protoc --decode=egpu.perfetto.Trace` against
 lib/trace/perfetto_trace.proto), then checked packet by packet:
 
 - each sequence starts with a packet that clears its incremental state and
-  sets its clock and track; every later packet of it says it needs that
-  state, and refers only to names and call stacks interned before on it;
+  sets its clock and track; its later packets (without flags: the writer
+  leaves SEQ_NEEDS_INCREMENTAL_STATE out, its state is never lost) refer
+  only to names and call stacks interned before on it;
 - timestamps never go back on a sequence; begins and ends balance;
 - every flow has both ends (one arrow per operation joined to a call), and
   an id is reused only after its flow ended.
@@ -99,7 +100,7 @@ def check(packets):
             s.track = one(defs["track_event_defaults"][0], "track_uuid")
             assert s.track in tracks, where + ": track not described"
             continue
-        assert sid in seqs and flags == 2, where + ": state not set up"
+        assert sid in seqs and flags == 0, where + ": state not set up"
         s = seqs[sid]
         interned = p.get("interned_data", [{}])[0]
         for e in interned.get("event_names", []):

@@ -9,17 +9,19 @@
  * part some frames below the launch (a model's layer alternates a cuBLAS
  * launch and an elementwise one).
  *
- *     tracecol_bench [LAUNCHES [DEPTH [ROUNDS [PATHS [FILE]]]]]
+ *     tracecol_bench [LAUNCHES [DEPTH [ROUNDS [PATHS [FILE [stream]]]]]]
  *
  * Prints the microseconds per launch of each mode, the difference, the
  * time egpu_trace_stop() took and how many kernels matched their launch;
  * with FILE, writes the last round's Perfetto trace there and prints its
- * bytes per launch.
+ * bytes per launch; with "stream", the trace streams it while it runs
+ * (egpu_trace_opts.stream_path).
  */
 #include <dlfcn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "egpu.h"
@@ -42,6 +44,7 @@ static double now(void)
 
 static int paths = 1;
 static const char *perfetto_file;
+static bool stream;
 
 /* A launch @extra frames further down than the loop. */
 static __attribute__((noinline)) void launch_below(int extra)
@@ -89,7 +92,8 @@ static int round_once(long n, int depth, struct result *r)
 	double t0;
 
 	r->plain = nested(depth, n);
-	t = egpu_trace_start(NULL);
+	t = egpu_trace_start(&(struct egpu_trace_opts){ .sz = sizeof(struct
+		egpu_trace_opts), .stream_path = stream ? perfetto_file : NULL });
 	if (!t) {
 		fprintf(stderr, "egpu_trace_start: %s\n", egpu_errmsg());
 		return -1;
@@ -130,9 +134,11 @@ int main(int argc, char **argv)
 	}
 	paths = argc > 4 ? atoi(argv[4]) : 1;
 	perfetto_file = argc > 5 ? argv[5] : NULL;
-	if (n < 1 || depth < 0 || rounds < 1 || paths < 1) {
-		fprintf(stderr, "usage: %s [LAUNCHES [DEPTH [ROUNDS [PATHS [FILE]]]]]\n",
-			argv[0]);
+	stream = argc > 6 && !strcmp(argv[6], "stream");
+	if (n < 1 || depth < 0 || rounds < 1 || paths < 1 ||
+	    (argc > 6 && !stream)) {
+		fprintf(stderr, "usage: %s [LAUNCHES [DEPTH [ROUNDS [PATHS "
+			"[FILE [stream]]]]]]\n", argv[0]);
 		return 2;
 	}
 	for (int i = 0; i < rounds; i++) {
