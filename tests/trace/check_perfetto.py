@@ -13,9 +13,14 @@ lib/trace/perfetto_trace.proto), then checked packet by packet:
 
 Prints the counts (calls, operations, kernels, flows, stacks, bytes per
 call) and, with --calls/--ops/--kernels/--flows, requires them exactly.
+Several TRACEs are the files of one rotated stream: each is read alone,
+the counts add up, and the flows are matched over all of them (an arrow
+whose call and operation fell in two files has its ends in both);
+--max-file-bytes bounds each file, --files the number of files.
 
-usage: check_perfetto.py SCHEMA TRACE [--calls N] [--ops N] [--kernels N]
-       [--flows N] [--max-bytes-per-call B]"""
+usage: check_perfetto.py SCHEMA TRACE... [--calls N] [--ops N]
+       [--kernels N] [--flows N] [--max-bytes-per-call B]
+       [--max-file-bytes B] [--files N]"""
 
 import argparse
 import os
@@ -73,11 +78,10 @@ def check_flow_ids(events):
             open_ids.remove(fid)
 
 
-def check(packets):
+def check(packets, flow_events):
     seqs = {}
-    flow_events = []
     tracks = {}
-    n = dict(calls=0, ops=0, kernels=0, flows_out=0, flows_in=0, stacks=0,
+    n = dict(calls=0, ops=0, kernels=0, stacks=0,
              fan_out=set(), fan_in=0)
     for i, p in enumerate(packets):
         where = "packet %d" % i
@@ -129,7 +133,6 @@ def check(packets):
             n["calls"] += 1
             stack = one(e, "callstack_iid")
             assert stack is None or stack in s.stacks, where + ": stack"
-            n["flows_out"] += len(e.get("flow_ids_old", []))
             flow_events += [(s.ts, 0, f, where) for f in e.get("flow_ids_old", [])]
             if one(legacy, "flow_direction") == "FLOW_OUT":
                 n["fan_out"].add(one(legacy, "bind_id"))
@@ -138,44 +141,57 @@ def check(packets):
             args = [one(a, "name") for a in e.get("debug_annotations", [])]
             n["kernels"] += "bytes" not in args
             ends = e.get("terminating_flow_ids_old", [])
-            n["flows_in"] += len(ends)
             flow_events += [(s.ts, 1, f, where) for f in ends]
             if one(legacy, "flow_direction") == "FLOW_IN":
                 assert one(legacy, "bind_id") in n["fan_out"], where
                 n["fan_in"] += 1
     for sid, s in seqs.items():
         assert s.depth == 0, "sequence %s: slices left open" % sid
-    assert n["flows_out"] == n["flows_in"], "a flow without its other end"
-    check_flow_ids(flow_events)
-    n["flows"] = n["flows_in"] + n["fan_in"]
+    n["flows"] = n["fan_in"]
     n["sequences"] = len(seqs)
-    del n["fan_out"], n["fan_in"], n["flows_out"], n["flows_in"]
+    del n["fan_out"], n["fan_in"]
     return n
+
+
+def decode(schema, path):
+    with open(path, "rb") as f:
+        data = f.read()
+    out = subprocess.run(
+        ["protoc", "--decode=egpu.perfetto.Trace",
+         "-I" + os.path.dirname(os.path.abspath(schema)),
+         os.path.abspath(schema)],
+        input=data, capture_output=True, check=True)
+    assert not out.stderr, out.stderr.decode()
+    doc = parse_text(out.stdout.decode("utf-8", "replace").splitlines())
+    return doc.get("packet", []), len(data)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("schema")
-    ap.add_argument("trace")
-    for k in ("calls", "ops", "kernels", "flows"):
+    ap.add_argument("trace", nargs="+")
+    for k in ("calls", "ops", "kernels", "flows", "files"):
         ap.add_argument("--" + k, type=int)
     ap.add_argument("--max-bytes-per-call", type=float)
+    ap.add_argument("--max-file-bytes", type=int)
     a = ap.parse_args()
-    with open(a.trace, "rb") as f:
-        data = f.read()
-    out = subprocess.run(
-        ["protoc", "--decode=egpu.perfetto.Trace",
-         "-I" + os.path.dirname(os.path.abspath(a.schema)),
-         os.path.abspath(a.schema)],
-        input=data, capture_output=True, check=True)
-    assert not out.stderr, out.stderr.decode()
-    doc = parse_text(out.stdout.decode("utf-8", "replace").splitlines())
-    n = check(doc.get("packet", []))
-    n["bytes"] = len(data)
-    per = len(data) / n["calls"] if n["calls"] else 0
+    n, flow_events = {}, []
+    for path in a.trace:
+        packets, size = decode(a.schema, path)
+        assert a.max_file_bytes is None or size <= a.max_file_bytes, (
+            "%s: %d bytes" % (path, size))
+        for k, v in check(packets, flow_events).items():
+            n[k] = n.get(k, 0) + v
+        n["bytes"] = n.get("bytes", 0) + size
+    starts = sum(1 for e in flow_events if e[1] == 0)
+    assert starts * 2 == len(flow_events), "a flow without its other end"
+    check_flow_ids(flow_events)
+    n["flows"] += starts
+    n["files"] = len(a.trace)
+    per = n["bytes"] / n["calls"] if n["calls"] else 0
     print(" ".join("%s=%s" % kv for kv in sorted(n.items())) +
           " bytes_per_call=%.1f" % per)
-    for k in ("calls", "ops", "kernels", "flows"):
+    for k in ("calls", "ops", "kernels", "flows", "files"):
         want = getattr(a, k)
         assert want is None or n[k] == want, "%s: %d, want %d" % (
             k, n[k], want)

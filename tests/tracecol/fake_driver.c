@@ -8,11 +8,14 @@
  * with "bursts", it launches 3, 4 and 5 times, 0.8 s apart (a window of
  * `egpu trace --delay --duration` takes the middle burst only); with
  * "signals", it sends itself SIGUSR1 around the middle burst too; with
- * "crash", it dies of SIGSEGV after its launches (no core file).
+ * "crash", it dies of SIGSEGV after its launches (no core file); with
+ * "many", it launches MANY times more, its records flushed every 2048
+ * (as CUPTI's thread hands buffers over), for a timeline of about a MB.
  */
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +23,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define MANY 20000
+#define FLUSH_EVERY 2048
+
 static void (*fake_launch)(const char *kernel, bool split);
+static int (*flush_all)(uint32_t flag);
 
 static __attribute__((noinline)) void train_step(void)
 {
@@ -42,12 +49,20 @@ static int play(const char *mode)
 	fake_launch = cupti ? (void (*)(const char *, bool))dlsym(cupti,
 							     "fake_launch")
 			    : NULL;
-	if (!init || !fake_launch || init() != 1) {
+	flush_all = cupti ? (int (*)(uint32_t))dlsym(cupti,
+						     "cuptiActivityFlushAll")
+			  : NULL;
+	if (!init || !fake_launch || !flush_all || init() != 1) {
 		fprintf(stderr, "fake_driver: %s\n", dlerror());
 		return 1;
 	}
 	for (int i = 0; i < 3; i++)
 		train_step();
+	for (int i = 0; mode && !strcmp(mode, "many") && i < MANY; i++) {
+		train_step();
+		if (i % FLUSH_EVERY == FLUSH_EVERY - 1)
+			flush_all(0);
+	}
 	if (mode && !strcmp(mode, "crash")) {
 		setrlimit(RLIMIT_CORE, &(struct rlimit){ 0, 0 });
 		raise(SIGSEGV);
@@ -70,7 +85,8 @@ int main(int argc, char **argv)
 	if (argc < 2 || strcmp(argv[1], "child"))
 		return play(argc > 1 && (!strcmp(argv[1], "bursts") ||
 					 !strcmp(argv[1], "signals") ||
-					 !strcmp(argv[1], "crash")) ?
+					 !strcmp(argv[1], "crash") ||
+					 !strcmp(argv[1], "many")) ?
 			    argv[1] : NULL);
 	pid = fork();
 	if (!pid)
