@@ -1175,7 +1175,8 @@ enum egpu_trace_format {
 	EGPU_TRACE_SUMMARY = 4,
 	/** Perfetto's protobuf trace (.perfetto-trace): the timeline of
 	 *  EGPU_TRACE_CHROME with names and call stacks interned, about
-	 *  60 bytes a launch (docs/trace-outputs.md). */
+	 *  56 bytes a launch (docs/trace-outputs.md); streamed while
+	 *  tracing with egpu_trace_opts.stream_path. */
 	EGPU_TRACE_PERFETTO = 5,
 };
 

@@ -352,6 +352,8 @@ static int64_t trace_span(const struct trace_data *td)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
 
+	if (td->ops_to)
+		return (int64_t)(td->ops_to - td->ops_from);
 	for (size_t i = 0; i < td->op_cnt; i++) {
 		if (td->ops[i].start < lo)
 			lo = td->ops[i].start;

@@ -140,6 +140,10 @@ int fold_add(struct fold *f, const struct trace_data *td)
 			err = EGPU_ENOMEM;
 	for (size_t i = 0; !err && i < td->op_cnt; i++) {
 		o = td->ops[i];
+		if (!f->to || o.start < f->from)
+			f->from = o.start;
+		if (o.end > f->to)
+			f->to = o.end;
 		o.api = o.api < td->api_cnt ? api_at[o.api] : TRACE_NONE;
 		err = fold_op(f, &o);
 	}

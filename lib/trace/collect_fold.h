@@ -20,6 +20,7 @@ struct fold {
 	struct trace_op *ops;
 	size_t op_n, op_cap;
 	struct fold_slots api_slots, op_slots;
+	uint64_t from, to;    /* the runs' first start and last end */
 };
 
 /* Add the joined calls and operations of @td; 0 or EGPU_ENOMEM. */

@@ -219,6 +219,8 @@ int collect_stream_finish(struct collect *c)
 	c->op_cap = s->fold.op_cap;
 	c->td.apis = s->fold.apis;
 	c->td.api_cnt = s->fold.api_n;
+	c->td.ops_from = s->fold.from;
+	c->td.ops_to = s->fold.to;
 	s->fold = (struct fold){ .api_slots = s->fold.api_slots,
 				 .op_slots = s->fold.op_slots };
 	return builder_name_slow_frame(s->b);

@@ -74,6 +74,9 @@ struct trace_data {
 	struct trace_stack *stacks;
 	size_t stack_cnt;
 	uint64_t lost;         /* activity records CUPTI dropped */
+	/* when ops are totals (a streamed trace): the first start and last
+	 * end of their runs; both 0 otherwise */
+	uint64_t ops_from, ops_to;
 };
 
 /*
