@@ -15,7 +15,6 @@
  * GROWTH_MB of the first half's highest: flat once the stream's lag (the
  * last 2 s of calls) has filled.
  */
-#include <dlfcn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,22 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_fake.h"
 #include "egpu.h"
 
-#define FLUSH_EVERY 2048
 #define DEPTH 20
-
-static void (*fake_launch)(const char *kernel, bool split);
-static int (*flush_all)(uint32_t flag);
-static volatile int sink;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static double rss_mb(void)
 {
@@ -52,40 +39,11 @@ static double rss_mb(void)
 	return (double)resident * (double)sysconf(_SC_PAGESIZE) / 1048576.0;
 }
 
-static __attribute__((noinline)) void launch_at(int extra)
-{
-	if (extra > 0) {
-		launch_at(extra - 1);
-		sink++;   /* not a tail call: each level keeps its frame */
-		return;
-	}
-	fake_launch("_Z5layerPf", true);
-}
-
 /* @n launches from two paths (the second 8 frames deeper). */
 static void launches(long from, long n)
 {
-	for (long i = from; i < from + n; i++) {
-		launch_at(DEPTH + (int)(i % 2) * 8);
-		if (i % FLUSH_EVERY == FLUSH_EVERY - 1)
-			flush_all(0);
-	}
-}
-
-static int load_fake(void)
-{
-	void *fake;
-
-	setenv("EGPU_CUPTI_LIB", FAKE_CUPTI, 0);
-	fake = dlopen(getenv("EGPU_CUPTI_LIB"), RTLD_NOW);
-	if (!fake || !(fake_launch = (__typeof__(fake_launch))dlsym(fake,
-			"fake_launch")) ||
-	    !(flush_all = (__typeof__(flush_all))dlsym(fake,
-			"cuptiActivityFlushAll"))) {
-		fprintf(stderr, "tracecol_stream_mem: %s\n", dlerror());
-		return -1;
-	}
-	return 0;
+	for (long i = from; i < from + n; i++)
+		bench_launch(i, 2, DEPTH);
 }
 
 int main(int argc, char **argv)
@@ -104,14 +62,14 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
-	if (load_fake())
+	if (bench_fake_open("tracecol_stream_mem"))
 		return 1;
 	o.stream_path = argv[3];
 	if (!(t = egpu_trace_start(&o))) {
 		fprintf(stderr, "egpu_trace_start: %s\n", egpu_errmsg());
 		return 1;
 	}
-	t0 = now();
+	t0 = bench_now();
 	printf("0 0.00 %.1f\n", rss_mb());   /* before any launch */
 	for (int s = 0; s < samples; s++) {
 		long from = n / samples * s;
@@ -122,7 +80,7 @@ int main(int argc, char **argv)
 			first = rss > first ? rss : first;
 		else
 			second = rss > second ? rss : second;
-		printf("%ld %.2f %.1f\n", from + n / samples, now() - t0, rss);
+		printf("%ld %.2f %.1f\n", from + n / samples, bench_now() - t0, rss);
 		fflush(stdout);
 	}
 	if (egpu_trace_stop(t) || egpu_trace_stats(t, &st)) {
