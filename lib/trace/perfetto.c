@@ -310,7 +310,7 @@ static int put_tracks(struct timeline *t, const struct slice *s, size_t n)
 	struct pf_track *tr;
 	size_t i = 0, j;
 
-	for (; i < n && !t->st->w.err; i = j) {
+	for (; i < n && !t->st->w.err && !t->st->full; i = j) {
 		for (j = i + 1; j < n && s[j].track == s[i].track; j++)
 			;
 		if (!(tr = track_of(t, &s[i])))
