@@ -17,12 +17,16 @@ Several TRACEs are the files of one rotated stream: each is read alone,
 the counts add up, and the flows are matched over all of them (an arrow
 whose call and operation fell in two files has its ends in both);
 --max-file-bytes bounds each file, --files the number of files.
+--field-bytes prints where the bytes go: per call, by field of the
+packets and of their track events (read off the wire, tags and lengths
+included).
 
 usage: check_perfetto.py SCHEMA TRACE... [--calls N] [--ops N]
        [--kernels N] [--flows N] [--max-bytes-per-call B]
-       [--max-file-bytes B] [--files N]"""
+       [--max-file-bytes B] [--files N] [--field-bytes]"""
 
 import argparse
+import collections
 import os
 import subprocess
 import sys
@@ -153,6 +157,56 @@ def check(packets, flow_events):
     return n
 
 
+# Field numbers of perfetto_trace.proto, for --field-bytes.
+FIELDS = {
+    "trace": {1: "packet"},
+    "packet": {8: "timestamp", 10: "trusted_packet_sequence_id",
+               13: "sequence_flags", 11: "track_event",
+               12: "interned_data", 60: "track_descriptor",
+               6: "clock_snapshot", 59: "trace_packet_defaults"},
+    "track_event": {9: "type", 10: "name_iid", 36: "flow_ids_old",
+                    42: "terminating_flow_ids_old", 56: "callstack_iid",
+                    4: "debug_annotations", 6: "legacy_event"},
+}
+
+
+def varint(b, i):
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7f) << shift
+        shift += 7
+        if c < 0x80:
+            return v, i
+
+
+def field_bytes(b, msg, lo, hi, out):
+    """Bytes by field of the message b[lo:hi] of type @msg, into @out;
+    packets and track events are opened, their tag and length counted
+    apart."""
+    i = lo
+    while i < hi:
+        start = i
+        key, i = varint(b, i)
+        name = FIELDS[msg].get(key >> 3, str(key >> 3))
+        wire = key & 7
+        if wire == 0:
+            _, i = varint(b, i)
+        elif wire == 1:
+            i += 8
+        elif wire == 5:
+            i += 4
+        else:
+            n, j = varint(b, i)
+            i = j + n
+            if name in FIELDS:
+                out[name + " (tag, length)"] += j - start
+                field_bytes(b, name, j, i, out)
+                continue
+        out[msg + "." + name] += i - start
+
+
 def decode(schema, path):
     with open(path, "rb") as f:
         data = f.read()
@@ -174,6 +228,7 @@ def main():
         ap.add_argument("--" + k, type=int)
     ap.add_argument("--max-bytes-per-call", type=float)
     ap.add_argument("--max-file-bytes", type=int)
+    ap.add_argument("--field-bytes", action="store_true")
     a = ap.parse_args()
     n, flow_events = {}, []
     for path in a.trace:
@@ -191,6 +246,14 @@ def main():
     per = n["bytes"] / n["calls"] if n["calls"] else 0
     print(" ".join("%s=%s" % kv for kv in sorted(n.items())) +
           " bytes_per_call=%.1f" % per)
+    if a.field_bytes and n["calls"]:
+        by = collections.Counter()
+        for path in a.trace:
+            with open(path, "rb") as f:
+                data = f.read()
+            field_bytes(data, "trace", 0, len(data), by)
+        for k, v in by.most_common():
+            print("%-50s %6.2f" % (k, v / n["calls"]))
     for k in ("calls", "ops", "kernels", "flows", "files"):
         want = getattr(a, k)
         assert want is None or n[k] == want, "%s: %d, want %d" % (
