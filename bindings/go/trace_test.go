@@ -150,6 +150,12 @@ func TestTraceStream(t *testing.T) {
 	wantErr(t, "a MaxSize under 64 KiB", err, egpu.EINVAL)
 
 	tr := startTrace(t, &egpu.TraceOptions{Stream: stream, MaxSize: 1 << 20, Rotate: 2})
+	busy := filepath.Join(dir, "busy.perfetto-trace")
+	_, err = egpu.StartTrace(&egpu.TraceOptions{Stream: busy})
+	wantErr(t, "a second streamed trace", err, egpu.EBUSY)
+	if _, err := os.Stat(busy); !os.IsNotExist(err) {
+		t.Errorf("a refused start left %s: %v", busy, err)
+	}
 	playProgram()
 	if err := tr.Stop(); err != nil {
 		t.Fatal(err)

@@ -77,6 +77,11 @@ static int collect_begin(struct collect *c)
 		err = subscribe(c, lib);
 	if (err)
 		return err;
+	/* the file once CUPTI is ours: a start refused leaves none */
+	if (c->opts.stream_path && (err = collect_stream_open(c))) {
+		lib->cuptiUnsubscribe(c->sub);
+		return err;
+	}
 	/* backtrace() loads libgcc_s at its first call: not in a callback */
 	backtrace(warm, 1);
 	c->gen = ++generation;
@@ -105,8 +110,7 @@ struct collect *collect_start(const struct collect_opts *opts)
 		return NULL;
 	}
 	c = collect_new(opts);
-	if (c && ((opts->stream_path && collect_stream_open(c)) ||
-		  collect_begin(c))) {
+	if (c && collect_begin(c)) {
 		c->stopped = true;
 		collect_free(c);
 		c = NULL;
