@@ -415,9 +415,11 @@ int pf_stream_put(struct pf_stream *st, const struct trace_data *td,
 	free(t.flow);
 	if (err && !st->w.err)
 		st->w.err = err;
-	return st->w.err ? err_set(st->w.err, "trace: writing the Perfetto "
-				   "trace: %s", st->w.err == EGPU_ENOMEM ?
-				   "out of memory" : egpu_errmsg()) : 0;
+	/* other errors were said where they happened */
+	if (st->w.err == EGPU_ENOMEM)
+		return err_set(EGPU_ENOMEM, "trace: out of memory writing the "
+			       "Perfetto trace");
+	return st->w.err;
 }
 
 bool pf_stream_full(const struct pf_stream *st)
@@ -432,10 +434,9 @@ int pf_stream_close(struct pf_stream *st)
 	if (!st)
 		return 0;
 	err = pf_flush(&st->w);
-	if (st->path && st->w.f && fclose(st->w.f) && !err)
-		err = EGPU_EIO;
-	else if (!st->path && fflush(st->w.f) && !err)
-		err = EGPU_EIO;
+	if (st->path ? st->w.f && fclose(st->w.f) : fflush(st->w.f) != 0)
+		err = err ? err : err_set(EGPU_EIO, "trace: writing the "
+					  "Perfetto trace: %s", strerror(errno));
 	for (size_t i = 0; i < st->track_n; i++)
 		pf_seq_free(&st->tracks[i].seq);
 	free(st->tracks);
@@ -446,8 +447,7 @@ int pf_stream_close(struct pf_stream *st)
 	if (err == EGPU_ENOMEM)
 		return err_set(err, "trace: out of memory writing the "
 			       "Perfetto trace");
-	return err ? err_set(err, "trace: cannot write the Perfetto trace")
-		   : 0;
+	return err;   /* an EIO was said where it happened */
 }
 
 int trace_write_perfetto(const struct trace_data *td, FILE *f)

@@ -9,6 +9,7 @@
  * Event names and frame names are numbered apart (Perfetto's interning
  * tables are separate), so the few event names keep one-byte ids.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,7 +149,8 @@ int pf_flush(struct pf_writer *w)
 	if (w->err)
 		return w->err;
 	if (w->out.len && fwrite(w->out.buf, 1, w->out.len, w->f) != w->out.len)
-		w->err = EGPU_EIO;
+		w->err = err_set(EGPU_EIO, "trace: writing the Perfetto trace: "
+				 "%s", strerror(errno));
 	w->written += w->out.len;
 	w->out.len = 0;
 	return w->err;
