@@ -1130,8 +1130,21 @@ struct egpu_trace_opts {
 	/** flight recorder: keep only the last keep_ns of the trace (memory
 	 *  stays that of the window, about 2 s more); 0: all of it */
 	uint64_t keep_ns;
+	/** stream the Perfetto timeline (EGPU_TRACE_PERFETTO) to this file
+	 *  while tracing: the tracer's memory stays bounded whatever the
+	 *  run's length; the trace then keeps totals only (the other
+	 *  formats but EGPU_TRACE_CHROME, the stats, the kernels). Not with
+	 *  keep_ns. NULL: the trace is held until written. */
+	const char *stream_path;
+	/** with stream_path: each file at most about this many bytes (it
+	 *  ends between two slices; at least 64 KiB); 0: no limit */
+	uint64_t max_size;
+	/** with max_size: keep this many files, rotated (the newest in
+	 *  stream_path, older ones as STEM.1.EXT, STEM.2.EXT, ...); 0 or 1:
+	 *  the timeline stops at max_size, the totals go on */
+	uint32_t max_files;
 };
-#define egpu_trace_opts__last_field keep_ns
+#define egpu_trace_opts__last_field max_files
 
 /**
  * Start tracing the process: launches from now on are recorded. NULL on
@@ -1162,7 +1175,8 @@ enum egpu_trace_format {
 	EGPU_TRACE_SUMMARY = 4,
 	/** Perfetto's protobuf trace (.perfetto-trace): the timeline of
 	 *  EGPU_TRACE_CHROME with names and call stacks interned, about
-	 *  60 bytes a launch (docs/trace-outputs.md). */
+	 *  56 bytes a launch (docs/trace-outputs.md); streamed while
+	 *  tracing with egpu_trace_opts.stream_path. */
 	EGPU_TRACE_PERFETTO = 5,
 };
 
@@ -1197,6 +1211,8 @@ struct egpu_trace_stats {
 	const char *slow_frame;
 	/** calls and operations the flight recorder let go (keep_ns) */
 	uint64_t dropped;
+	/** the streamed timeline stopped at max_size (stream_path) */
+	bool stream_full;
 };
 
 /** Fill @p stats (set its sz first). */

@@ -59,6 +59,17 @@ type TraceOptions struct {
 	// Last makes a flight recorder: the trace keeps only its last Last
 	// (egpu trace --last); 0 keeps all of it.
 	Last time.Duration
+	// Stream names a file the Perfetto timeline is written to while the
+	// trace runs, so its memory stays bounded whatever the run's length;
+	// the trace then keeps totals (every format but TraceChrome). Not
+	// with Last. "": the trace is held until written.
+	Stream string
+	// MaxSize bounds each file of Stream (bytes, at least 64 KiB): the
+	// timeline stops there, or with Rotate rotates keeping Rotate files
+	// (Stream the newest, then STEM.1.EXT, ...; egpu trace --max-size
+	// --rotate). 0: no bound.
+	MaxSize uint64
+	Rotate  uint32
 }
 
 // TraceStats are the totals of a stopped trace.
@@ -79,6 +90,7 @@ type TraceStats struct {
 	StacksSlow   uint64        // of which by backtrace(), a full DWARF unwind
 	StacksReused uint64        // of which finished from the thread's previous stack
 	SlowFrame    string        // the first frame sent to backtrace() (function, else "module+0xoffset"); "" if none
+	StreamFull   bool          // the streamed timeline stopped at MaxSize
 }
 
 // TraceKernel is one kernel (by name) of a stopped trace: its executions,
@@ -124,7 +136,8 @@ func StartTrace(opts *TraceOptions) (*Trace, error) {
 		return nil, newError(EINVAL, "egpu: TraceOptions.Last must not be negative")
 	}
 	h, err := handle(EUNKNOWN, func() capi.Struct_SS_egpu_trace {
-		return capi.Trace_start(uint(opts.MaxFrames), opts.NoCopies, opts.BufferSize, opts.NoPython, uint64(opts.Last))
+		return capi.Trace_start(uint(opts.MaxFrames), opts.NoCopies, opts.BufferSize, opts.NoPython, uint64(opts.Last),
+			opts.Stream, opts.MaxSize, uint(opts.Rotate))
 	})
 	if err != nil {
 		return nil, err
@@ -216,6 +229,7 @@ func (t *Trace) Stats() (TraceStats, error) {
 		StacksSlow:   s.GetStacks_slow(),
 		StacksReused: s.GetStacks_reused(),
 		SlowFrame:    s.GetSlow_frame(),
+		StreamFull:   s.GetStream_full(),
 	}, nil
 }
 

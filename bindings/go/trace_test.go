@@ -136,6 +136,54 @@ func TestTraceLaunches(t *testing.T) {
 	t.Logf("hottest path of forward(float*): %s", ks[0].HottestPath)
 }
 
+// A streamed trace: its timeline written while it ran, the same totals
+// as a held one, and the formats that need its events refused.
+func TestTraceStream(t *testing.T) {
+	tracetest.Open(t)
+	dir := t.TempDir()
+	stream := filepath.Join(dir, "t.perfetto-trace")
+	_, err := egpu.StartTrace(&egpu.TraceOptions{MaxSize: 1 << 20})
+	wantErr(t, "MaxSize without Stream", err, egpu.EINVAL)
+	_, err = egpu.StartTrace(&egpu.TraceOptions{Stream: stream, Last: time.Second})
+	wantErr(t, "Stream with Last", err, egpu.EINVAL)
+	_, err = egpu.StartTrace(&egpu.TraceOptions{Stream: stream, MaxSize: 1000})
+	wantErr(t, "a MaxSize under 64 KiB", err, egpu.EINVAL)
+
+	tr := startTrace(t, &egpu.TraceOptions{Stream: stream, MaxSize: 1 << 20, Rotate: 2})
+	busy := filepath.Join(dir, "busy.perfetto-trace")
+	_, err = egpu.StartTrace(&egpu.TraceOptions{Stream: busy})
+	wantErr(t, "a second streamed trace", err, egpu.EBUSY)
+	if _, err := os.Stat(busy); !os.IsNotExist(err) {
+		t.Errorf("a refused start left %s: %v", busy, err)
+	}
+	playProgram()
+	if err := tr.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := tr.Stats()
+	launches := uint64(tracedGoroutines*launchesEach + backwards + graphs)
+	kernels := uint64(tracedGoroutines*launchesEach + backwards + graphs*graphKernels)
+	if err != nil || st.Launches != launches || st.Kernels != kernels || st.Matched != kernels ||
+		st.Copies != 2 || st.GPUTime != time.Duration(kernels)*fakeKernelTime || st.StreamFull {
+		t.Fatalf("stats %+v, %v: want %d launches, %d kernels all matched", st, err, launches, kernels)
+	}
+	b, err := os.ReadFile(stream)
+	if err != nil || b[0] != 0x0a || !bytes.Contains(b, []byte("forward(float*)")) {
+		t.Fatalf("streamed %s: %v (%d bytes)", stream, err, len(b))
+	}
+	if err := tr.Write(stream); err != nil {
+		t.Fatalf("writing the streamed file again: %v", err)
+	}
+	wantErr(t, "another Perfetto file", tr.Write(filepath.Join(dir, "u.perfetto-trace")), egpu.EINVAL)
+	wantErr(t, "a JSON timeline", tr.Write(filepath.Join(dir, "t.json")), egpu.EINVAL)
+	if err := tr.Write(filepath.Join(dir, "t.folded")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "t.folded")); !bytes.Contains(b, []byte("[GPU_Kernel]layer()")) {
+		t.Errorf("folded totals:\n%s", b)
+	}
+}
+
 // Write picks the format from the suffix; every format holds the kernels.
 func TestTraceWrite(t *testing.T) {
 	tracetest.Open(t)

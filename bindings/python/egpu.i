@@ -148,21 +148,26 @@ static int jit_opts_from(PyObject *d, struct egpu_jit_opts *o)
 static int trace_opts_from(PyObject *d, struct egpu_trace_opts *o)
 {
 	static char *kw[] = { "max_frames", "no_copies", "buffer_size",
-			      "no_python", "keep_ns", NULL };
+			      "no_python", "keep_ns", "stream_path",
+			      "max_size", "max_files", NULL };
 	int no_copies = 0, no_python = 0;
 	Py_ssize_t buffer_size = 0;
-	long long keep_ns = 0;
+	long long keep_ns = 0, max_size = 0;
 
-	if (!OPTS_PARSE(d, "IpnpL", kw, &o->max_frames, &no_copies,
-			&buffer_size, &no_python, &keep_ns))
+	/* stream_path is borrowed from the dict, alive through the call */
+	if (!OPTS_PARSE(d, "IpnpLzLI", kw, &o->max_frames, &no_copies,
+			&buffer_size, &no_python, &keep_ns, &o->stream_path,
+			&max_size, &o->max_files))
 		return -1;
 	o->no_python = no_python;
-	if (buffer_size < 0 || keep_ns < 0) {
+	if (buffer_size < 0 || keep_ns < 0 || max_size < 0) {
 		PyErr_SetString(PyExc_ValueError, buffer_size < 0 ?
 				"buffer_size must not be negative" :
-				"keep_ns must not be negative");
+				keep_ns < 0 ? "keep_ns must not be negative" :
+				"max_size must not be negative");
 		return -1;
 	}
+	o->max_size = (uint64_t)max_size;
 	o->keep_ns = (uint64_t)keep_ns;
 	o->no_copies = no_copies;
 	o->buffer_size = (size_t)buffer_size;
@@ -1223,7 +1228,7 @@ PyObject *trace_stats(egpu_trace *t)
 		return NULL;
 	}
 	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:I,s:K,s:K,s:K,s:K,"
-			     "s:K,s:K,s:s}",
+			     "s:K,s:K,s:s,s:N}",
 		"launches", (unsigned long long)st.launches,
 		"kernels", (unsigned long long)st.kernels,
 		"matched", (unsigned long long)st.matched,
@@ -1236,7 +1241,8 @@ PyObject *trace_stats(egpu_trace *t)
 		"stacks", (unsigned long long)st.stacks,
 		"stacks_slow", (unsigned long long)st.stacks_slow,
 		"stacks_reused", (unsigned long long)st.stacks_reused,
-		"slow_frame", st.slow_frame ? st.slow_frame : "");
+		"slow_frame", st.slow_frame ? st.slow_frame : "",
+		"stream_full", PyBool_FromLong(st.stream_full));
 }
 
 /* The kernels of a stopped trace, most GPU time first, as dicts. */

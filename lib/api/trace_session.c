@@ -16,6 +16,7 @@
 #define DEFAULT_FRAMES 64
 #define DEFAULT_BUFFER (4u << 20)
 #define MIN_BUFFER (64u << 10)
+#define MIN_STREAM_SIZE (64u << 10)
 
 struct egpu_trace {
 	struct collect *col;
@@ -24,7 +25,32 @@ struct egpu_trace {
 	uint64_t matched;
 	struct egpu_trace_kernel *kernels;
 	size_t kernel_cnt;
+	char *stream_path;           /* the timeline streamed there */
 };
+
+/* What streaming asks for makes sense; 0 or EGPU_EINVAL. */
+static int check_stream(const struct collect_opts *co)
+{
+	if (co->stream_path && !*co->stream_path)
+		return err_set(EGPU_EINVAL, "egpu_trace_start: stream_path is "
+			       "empty");
+	if (co->stream_path && co->keep_ns)
+		return err_set(EGPU_EINVAL, "egpu_trace_start: a flight "
+			       "recorder (keep_ns) writes at its end: no "
+			       "stream_path with it");
+	if ((co->max_size || co->max_files) && !co->stream_path)
+		return err_set(EGPU_EINVAL, "egpu_trace_start: max_size and "
+			       "max_files bound a streamed timeline: set "
+			       "stream_path");
+	if (co->max_files && !co->max_size)
+		return err_set(EGPU_EINVAL, "egpu_trace_start: max_files "
+			       "rotates at max_size: set it");
+	if (co->max_size && co->max_size < MIN_STREAM_SIZE)
+		return err_set(EGPU_EINVAL, "egpu_trace_start: max_size %llu: "
+			       "at least %u", (unsigned long long)co->max_size,
+			       MIN_STREAM_SIZE);
+	return 0;
+}
 
 egpu_trace *egpu_trace_start(const struct egpu_trace_opts *opts)
 {
@@ -39,6 +65,9 @@ egpu_trace *egpu_trace_start(const struct egpu_trace_opts *opts)
 		.buffer_size = OPTS_GET(opts, buffer_size, 0),
 		.no_python = OPTS_GET(opts, no_python, false),
 		.keep_ns = OPTS_GET(opts, keep_ns, 0),
+		.stream_path = OPTS_GET(opts, stream_path, NULL),
+		.max_size = OPTS_GET(opts, max_size, 0),
+		.max_files = OPTS_GET(opts, max_files, 0),
 	};
 	if (!co.max_frames)
 		co.max_frames = DEFAULT_FRAMES;
@@ -55,13 +84,18 @@ egpu_trace *egpu_trace_start(const struct egpu_trace_opts *opts)
 			MIN_BUFFER);
 		return NULL;
 	}
+	if (check_stream(&co))
+		return NULL;
 	t = calloc(1, sizeof(*t));
-	if (!t) {
+	if (!t || (co.stream_path &&
+		   !(t->stream_path = strdup(co.stream_path)))) {
+		free(t);
 		err_set(EGPU_ENOMEM, "egpu_trace_start: out of memory");
 		return NULL;
 	}
 	t->col = collect_start(&co);
 	if (!t->col) {
+		free(t->stream_path);
 		free(t);
 		return NULL;
 	}
@@ -80,6 +114,7 @@ static void own_cost(const egpu_trace *t, struct egpu_trace_stats *stats)
 	OPTS_SET(stats, stacks_reused, n->stacks_reused);
 	OPTS_SET(stats, slow_frame, n->slow_frame);
 	OPTS_SET(stats, dropped, n->dropped);
+	OPTS_SET(stats, stream_full, n->stream_full);
 }
 
 int egpu_trace_stop(egpu_trace *t)
@@ -104,6 +139,7 @@ void egpu_trace_free(egpu_trace *t)
 		return;
 	collect_free(t->col);
 	free(t->kernels);
+	free(t->stream_path);
 	free(t);
 }
 
@@ -155,6 +191,16 @@ int egpu_trace_write(const egpu_trace *t, enum egpu_trace_format format,
 			       (int)format);
 	if (!path)
 		return err_set(EGPU_EINVAL, "egpu_trace_write: no path");
+	if (t->stream_path && format == EGPU_TRACE_PERFETTO)
+		return strcmp(path, t->stream_path) ?
+		       err_set(EGPU_EINVAL, "egpu_trace_write: %s: the Perfetto "
+			       "timeline was streamed to %s", path,
+			       t->stream_path) : 0;
+	if (t->stream_path && format == EGPU_TRACE_CHROME)
+		return err_set(EGPU_EINVAL, "egpu_trace_write: %s: a streamed "
+			       "trace keeps totals only, not the events of a "
+			       "JSON timeline (its timeline is %s)", path,
+			       t->stream_path);
 	f = out ? stdout : fopen(path, "wb");
 	if (!f)
 		return err_set(EGPU_EIO, "egpu_trace_write: %s: %s", path,
@@ -184,10 +230,10 @@ int egpu_trace_stats(const egpu_trace *t, struct egpu_trace_stats *stats)
 		uint32_t d = 0;
 
 		if (op->kind != TRACE_KERNEL) {
-			copies++;
+			copies += op_count(op);
 			continue;
 		}
-		kernels++;
+		kernels += op_count(op);
 		gpu_ns += op->end - op->start;
 		while (d < dev_n && dev[d] != op->device)
 			d++;

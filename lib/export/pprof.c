@@ -165,7 +165,7 @@ static int collect(struct builder *b, const struct trace_data *td,
 		err = op_acc(b, td, op, &sb, &a);
 		if (!err) {
 			a->ns += (int64_t)op_ns(op);
-			a->ops++;
+			a->ops += (int64_t)op_count(op);
 		}
 	}
 	sb_free(&sb);
@@ -352,6 +352,8 @@ static int64_t trace_span(const struct trace_data *td)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
 
+	if (td->ops_to)
+		return (int64_t)(td->ops_to - td->ops_from);
 	for (size_t i = 0; i < td->op_cnt; i++) {
 		if (td->ops[i].start < lo)
 			lo = td->ops[i].start;

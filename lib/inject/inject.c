@@ -15,7 +15,11 @@
  * A crash (a fatal signal) writes the trace too (crash.c), unless
  * $EGPU_TRACE_NO_CRASH is set. $EGPU_TRACE_LAST=S keeps only the last S
  * seconds (the flight recorder: written at exit or at a crash, and with
- * $EGPU_TRACE_SIGNAL at each SIGUSR1, which starts it again). `egpu trace -- CMD` sets this up.
+ * $EGPU_TRACE_SIGNAL at each SIGUSR1, which starts it again). Otherwise the
+ * Perfetto timeline is streamed to its file while the program runs;
+ * $EGPU_TRACE_MAX_SIZE (bytes) stops it at that size, or with
+ * $EGPU_TRACE_ROTATE=N rotates it, keeping N files. `egpu trace -- CMD`
+ * sets this up.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -42,6 +46,7 @@ static bool initialized, closed;
 static double start_ms; /* when the trace started */
 static struct window window;
 static unsigned windows_written; /* windows opened by signals */
+static bool streaming; /* the Perfetto timeline goes to its file as traced */
 
 static double now_ms(void)
 {
@@ -71,6 +76,20 @@ static void pick_timeline(void)
 
 	if (format && !strcmp(format, "json"))
 		outputs[0] = (struct output){ EGPU_TRACE_CHROME, "trace", "json" };
+}
+
+/* The folder the files go to, created if needed; NULL with a message. */
+static const char *out_dir(void)
+{
+	const char *dir = getenv("EGPU_TRACE_DIR");
+
+	if (!dir || !*dir)
+		dir = "egpu-trace";
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		fprintf(stderr, MSG "%s: %s\n", dir, strerror(errno));
+		return NULL;
+	}
+	return dir;
 }
 
 /*
@@ -146,14 +165,24 @@ static void write_pprof(void)
 		fprintf(stderr, MSG "wrote %s (%.1f ms)\n", path, now_ms() - t);
 }
 
+/* The streamed timeline, written as the program ran. */
+static void print_streamed(const char *path)
+{
+	struct egpu_trace_stats st = { .sz = sizeof(st) };
+
+	fprintf(stderr, MSG "streamed %s\n", path);
+	if (!egpu_trace_stats(trace, &st) && st.stream_full)
+		fprintf(stderr, MSG "its timeline stopped at --max-size %s "
+			"bytes (the other files cover the whole run)\n",
+			getenv("EGPU_TRACE_MAX_SIZE"));
+}
+
 static void write_trace(void)
 {
-	const char *dir = getenv("EGPU_TRACE_DIR");
+	const char *dir = out_dir();
 	double t = now_ms(), ran = t - start_ms;
 	char path[4096];
 
-	if (!dir || !*dir)
-		dir = "egpu-trace";
 	if (egpu_trace_stop(trace)) {
 		fprintf(stderr, MSG "%s\n", egpu_errmsg());
 		return;
@@ -161,15 +190,16 @@ static void write_trace(void)
 	/* What tracing itself costs at the ends, so users can weigh it. */
 	fprintf(stderr, MSG "traced %.1f ms; stopping and joining took %.1f ms\n",
 		ran, now_ms() - t);
-	if (mkdir(dir, 0777) && errno != EEXIST) {
-		fprintf(stderr, MSG "%s: %s\n", dir, strerror(errno));
+	if (!dir)
 		return;
-	}
 	print_stats();
-	pick_timeline();
 	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
 		out_path(path, sizeof(path), dir, i);
 		t = now_ms();
+		if (!i && streaming) {
+			print_streamed(path);
+			continue;
+		}
 		if (egpu_trace_write(trace, outputs[i].format, path))
 			fprintf(stderr, MSG "%s\n", egpu_errmsg());
 		else
@@ -196,6 +226,26 @@ static void finish(void)
 	pthread_mutex_unlock(&lock);
 }
 
+/* The Perfetto timeline streams to @path unless a flight recorder holds
+ * the trace or the timeline is JSON; false with a message. */
+static bool stream_to(struct egpu_trace_opts *opts, char *path, size_t len)
+{
+	const char *dir, *max = getenv("EGPU_TRACE_MAX_SIZE");
+	const char *rotate = getenv("EGPU_TRACE_ROTATE");
+
+	pick_timeline();
+	streaming = outputs[0].format == EGPU_TRACE_PERFETTO && !opts->keep_ns;
+	if (!streaming)
+		return true;
+	if (!(dir = out_dir()))
+		return false;
+	out_path(path, len, dir, 0);
+	opts->stream_path = path;
+	opts->max_size = max ? strtoull(max, NULL, 10) : 0;
+	opts->max_files = rotate ? (uint32_t)strtoul(rotate, NULL, 10) : 0;
+	return true;
+}
+
 /* Start the trace (the lock held); false with a message. */
 static bool start_trace(void)
 {
@@ -204,8 +254,11 @@ static bool start_trace(void)
 	struct egpu_trace_opts opts = { .sz = sizeof(opts),
 		.no_python = no_python && *no_python && strcmp(no_python, "0"),
 		.keep_ns = (uint64_t)(window.last_s * 1e9) };
+	char path[4096];
 
 	start_ms = t;
+	if (!stream_to(&opts, path, sizeof(path)))
+		return false;
 	trace = egpu_trace_start(&opts);
 	if (!trace) {
 		fprintf(stderr, MSG "not tracing: %s\n", egpu_errmsg());

@@ -77,6 +77,11 @@ static int collect_begin(struct collect *c)
 		err = subscribe(c, lib);
 	if (err)
 		return err;
+	/* the file once CUPTI is ours: a start refused leaves none */
+	if (c->opts.stream_path && (err = collect_stream_open(c))) {
+		lib->cuptiUnsubscribe(c->sub);
+		return err;
+	}
 	/* backtrace() loads libgcc_s at its first call: not in a callback */
 	backtrace(warm, 1);
 	c->gen = ++generation;
@@ -187,7 +192,7 @@ struct trace_data *collect_stop(struct collect *c,
 	c->td.pid = (uint32_t)getpid();
 	c->td.lost = c->lost;
 	count_own_time(c);
-	if (collect_build_calls(c))
+	if (c->stream ? collect_stream_finish(c) : collect_build_calls(c))
 		return NULL;
 	c->td.ops = c->ops;   /* as many as the flight recorder kept */
 	c->td.op_cnt = c->op_n;
@@ -204,9 +209,10 @@ void collect_free(struct collect *c)
 		return;
 	if (!c->stopped)
 		collect_end(c);
+	collect_stream_free(c);
 	for (struct call_chunk *k = c->chunks; k; k = next) {
 		next = k->next;
-		free(k);
+		chunk_free(k);
 	}
 	for (size_t i = 0; i < c->td.stack_cnt; i++)
 		free(c->td.stacks[i].frames);

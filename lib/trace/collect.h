@@ -29,6 +29,11 @@ struct collect_opts {
 	size_t buffer_size;   /* bytes per activity buffer */
 	uint64_t keep_ns;     /* flight recorder: only the last keep_ns of
 				 the trace (collect_keep.c); 0: all of it */
+	const char *stream_path; /* the Perfetto timeline written there
+				    while tracing (collect_stream.c); the
+				    trace data keeps totals only */
+	uint64_t max_size;    /* stream_path: bytes per file, 0: no limit */
+	uint32_t max_files;   /* with max_size: files kept, rotated */
 };
 
 /* What collect_stop() counted besides the trace data. */
@@ -45,6 +50,7 @@ struct collect_counts {
 	const char *slow_frame; /* its name ("" when none), in the trace data */
 	uint64_t dropped;     /* calls and operations the flight recorder let
 				 go, while running and at stop */
+	bool stream_full;     /* the streamed timeline stopped at max_size */
 };
 
 #ifdef EGPU_HAVE_CUPTI

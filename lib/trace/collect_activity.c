@@ -135,6 +135,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream,
 				add_op(sink, &op);
 		if (sink->opts.keep_ns)
 			collect_trim(sink);
+		if (sink->stream)
+			collect_stream_drain(sink, false);
 		if (lib->cuptiActivityGetNumDroppedRecords(ctx, stream,
 							   &dropped) ==
 		    CUPTI_SUCCESS)

@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "collect_impl.h"
@@ -143,15 +144,34 @@ static uint32_t frames_per_call(const struct collect *c)
 	return c->raw_frames + (c->py ? PY_MAX_FRAMES : 0);
 }
 
+/*
+ * Chunks are mapped, not taken from the heap: a trace that lets them go
+ * while running (the stream, the flight recorder) would otherwise leave
+ * the heap fragmented, its freed chunks' pages resident, about twice the
+ * memory of the chunks in use.
+ */
+static size_t chunk_bytes(uint32_t cap)
+{
+	return sizeof(struct call_chunk) + cap * sizeof(void *);
+}
+
+void chunk_free(struct call_chunk *k)
+{
+	munmap(k, chunk_bytes(k->frame_cap));
+}
+
 static struct call_chunk *chunk_new(struct collect *c)
 {
 	uint32_t cap = frames_per_call(c) * 8 > CHUNK_CALLS * 32 ?
 		frames_per_call(c) * 8 : CHUNK_CALLS * 32;
-	struct call_chunk *k = malloc(sizeof(*k) + cap * sizeof(void *));
+	struct call_chunk *k = mmap(NULL, chunk_bytes(cap),
+				    PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (!k)
+	if (k == MAP_FAILED)
 		return NULL;
 	k->call_n = 0;
+	k->done = 0;
 	k->frame_n = 0;
 	k->frame_cap = cap;
 	pthread_mutex_lock(&c->lock);
@@ -190,7 +210,8 @@ static struct raw_call *call_new(struct collect *c, bool stack)
 		atomic_fetch_add_explicit(&c->stacks, 1, memory_order_relaxed);
 	}
 	k->frame_n += call->frame_n;
-	k->call_n++;
+	/* read while running by the stream (collect_stream.c) */
+	__atomic_store_n(&k->call_n, k->call_n + 1, __ATOMIC_RELEASE);
 	return call;
 }
 
@@ -291,6 +312,9 @@ static void call_enter(struct collect *c, CUpti_CallbackDomain domain,
 			call->kind = CALL_ALIAS;
 			call->corr = cb->correlationId;
 			call->outer = top->call->corr;
+			/* complete: the stream may read it */
+			__atomic_store_n(&call->end, top->call->start | 1,
+					 __ATOMIC_RELEASE);
 		}
 		return;
 	}

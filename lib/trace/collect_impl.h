@@ -116,7 +116,9 @@ struct raw_call {
 	uint16_t py_n;        /* Python frame ids after them (PY_ENTRY bits) */
 	bool py_entries;      /* their PY_ENTRY bits are known */
 	uint32_t frame_at;    /* first frame in the chunk's frames[] */
-	uint64_t start, end;
+	uint64_t start;
+	uint64_t end;         /* set last (release): the record is complete;
+				 an alias's is its runtime call's start */
 	const char *name;     /* CUPTI's functionName (a global constant) */
 };
 
@@ -126,7 +128,8 @@ struct raw_call {
 struct call_chunk {
 	struct call_chunk *next;
 	bool sealed;          /* its thread has moved on (under c->lock) */
-	uint32_t call_n;
+	uint32_t call_n;      /* stored with release by its thread */
+	uint32_t done;        /* calls the stream has taken (collect_stream.c) */
 	uint32_t frame_n, frame_cap;
 	struct raw_call calls[CHUNK_CALLS];
 	void *frames[];       /* return addresses, innermost first, then
@@ -165,6 +168,8 @@ struct collect {
 	atomic_uint_fast64_t host_ticks, stack_ticks, python_ticks, stacks;
 	uint64_t tick0, ns0;
 
+	struct stream *stream;        /* streaming the timeline, or NULL */
+
 	struct trace_data td;         /* built by collect_stop() */
 	struct collect_counts counts;
 };
@@ -186,6 +191,8 @@ static inline uint64_t own_ticks(void)
 /* collect_api.c: the callback subscribed to CUPTI, and its switches. */
 void CUPTIAPI collect_callback(void *user, CUpti_CallbackDomain domain,
 			       CUpti_CallbackId cbid, const void *data);
+/* Free a chunk of calls (collect_api.c makes them). */
+void chunk_free(struct call_chunk *k);
 /* Enable the launch (and unless no_copies, copy) callbacks of @c. */
 int collect_enable_calls(struct collect *c);
 /* Stop accepting calls and wait for callbacks under way to return. */
@@ -256,12 +263,37 @@ struct pyframes *py_new(void);
 uint32_t py_capture(struct pyframes *p, uint32_t *out, uint32_t max,
 		    bool *entries);
 /* "function (file:line)" of id @id (PY_ENTRY ignored); NULL if unknown. */
-const char *py_frame_text(const struct pyframes *p, uint32_t id);
+const char *py_frame_text(struct pyframes *p, uint32_t id);
 /* Free @p, giving back its references to code objects while Python runs. */
 void py_free(struct pyframes *p);
 
 /* collect_stack.c: calls and stacks of the trace data from the chunks. */
 int collect_build_calls(struct collect *c);
+/* Names calls' stacks into c->td.stacks (equal stacks once), across
+ * calls to builder_call(); NULL when out of memory. */
+struct builder;
+struct builder *builder_new(struct collect *c);
+/* @call (not an alias) of chunk @k as a trace_api; 0 or EGPU_ENOMEM. */
+int builder_call(struct builder *b, const struct call_chunk *k,
+		 const struct raw_call *call, struct trace_api *api);
+/* Forget where frames were (before their chunks are freed). */
+void builder_forget_frames(struct builder *b);
+/* counts.slow_frame named; 0 or EGPU_ENOMEM. */
+int builder_name_slow_frame(struct builder *b);
+void builder_free(struct builder *b);
+
+/*
+ * collect_stream.c: the timeline streamed while the trace runs
+ * (opts.stream_path). Each drain takes the calls and operations that
+ * began more than a lag before the newest operation, writes them
+ * (perfetto.c) and adds them to totals (collect_fold.c), then frees them.
+ */
+int collect_stream_open(struct collect *c);
+/* With the activity side's lock held (or after it stopped); @final: all. */
+void collect_stream_drain(struct collect *c, bool final);
+/* At stop, after the last drain: the totals become the trace data. */
+int collect_stream_finish(struct collect *c);
+void collect_stream_free(struct collect *c);
 
 /*
  * collect_keep.c, the flight recorder (opts.keep_ns). While running, with

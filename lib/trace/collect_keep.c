@@ -62,7 +62,7 @@ void collect_trim(struct collect *c)
 		}
 		*p = k->next;
 		c->dropped += k->call_n;
-		free(k);
+		chunk_free(k);
 	}
 	pthread_mutex_unlock(&c->lock);
 }

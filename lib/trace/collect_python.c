@@ -513,10 +513,16 @@ uint32_t py_capture(struct pyframes *p, uint32_t *out, uint32_t max,
 	return api_capture(p, out, max, entries);
 }
 
-const char *py_frame_text(const struct pyframes *p, uint32_t id)
+const char *py_frame_text(struct pyframes *p, uint32_t id)
 {
+	const char *text;
+
+	/* named while Python runs when the trace streams: the table grows */
 	id &= ~PY_ENTRY;
-	return id < p->n ? p->frames[id].text : NULL;
+	pthread_mutex_lock(&p->lock);
+	text = id < p->n ? p->frames[id].text : NULL;
+	pthread_mutex_unlock(&p->lock);
+	return text;
 }
 
 void py_free(struct pyframes *p)

@@ -322,25 +322,60 @@ static int64_t call_stack(struct builder *b, const struct call_chunk *k,
 	return stack;
 }
 
-static int add_call(struct builder *b, const struct call_chunk *k,
-		    const struct raw_call *call)
+int builder_call(struct builder *b, const struct call_chunk *k,
+		 const struct raw_call *call, struct trace_api *api)
 {
-	struct trace_api *api = &b->c->td.apis[b->c->td.api_cnt];
 	const char *name = api_name(b, call->name);
 	int64_t stack;
 
 	if (!name || (stack = call_stack(b, k, call, name)) < 0)
-		return err_set(EGPU_ENOMEM, "egpu_trace_stop: out of memory");
+		return err_set(EGPU_ENOMEM, "trace: out of memory naming "
+			       "stacks");
 	*api = (struct trace_api){ call->corr, call->tid, call->start,
 		call->end ? call->end : call->start, name, (uint32_t)stack };
-	b->c->td.api_cnt++;
 	if (call->kind == CALL_LAUNCH || call->kind == CALL_GRAPH)
 		b->c->counts.launches++;
 	return 0;
 }
 
+void builder_forget_frames(struct builder *b)
+{
+	memset(b->built, 0, sizeof(b->built));
+}
+
+struct builder *builder_new(struct collect *c)
+{
+	struct builder *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->c = c;
+	/* native frames, Python's, the API; then as much for splicing */
+	b->frames = calloc(2 * (c->raw_frames + PY_MAX_FRAMES + 1),
+			   sizeof(*b->frames));
+	b->spliced = b->frames + c->raw_frames + PY_MAX_FRAMES + 1;
+	b->sym = sym_new(&c->names);
+	if (!b->frames || !b->sym) {
+		builder_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+void builder_free(struct builder *b)
+{
+	if (!b)
+		return;
+	sym_free(b->sym);
+	ptrmap_free(&b->api_names);
+	ptrmap_free(&b->py_names);
+	free(b->set.slot);
+	free(b->frames);
+	free(b);
+}
+
 /* The frame that sent a stack to backtrace() first, as frames are named. */
-static int name_slow_frame(struct builder *b)
+int builder_name_slow_frame(struct builder *b)
 {
 	struct collect_counts *n = &b->c->counts;
 
@@ -390,41 +425,33 @@ static int by_op_start(const void *a, const void *b)
 
 int collect_build_calls(struct collect *c)
 {
-	struct builder b = { .c = c };
-	struct keep keep;
+	struct builder *b = builder_new(c);
+	struct keep keep = { 0 };
 	size_t n = 0;
 	int err;
 
 	for (struct call_chunk *k = c->chunks; k; k = k->next)
 		n += k->call_n;
 	c->td.apis = calloc(n ? n : 1, sizeof(*c->td.apis));
-	/* native frames, Python's, the API; then as much for splicing */
-	b.frames = calloc(2 * (c->raw_frames + PY_MAX_FRAMES + 1),
-			  sizeof(*b.frames));
-	b.spliced = b.frames + c->raw_frames + PY_MAX_FRAMES + 1;
-	b.sym = sym_new(&c->names);
 	/* the flight recorder's window, on the operations' final ids */
 	err = apply_aliases(c);
 	if (!err)
 		err = collect_keep_ops(c, &keep);
-	if (!err && (!c->td.apis || !b.frames || !b.sym))
+	if (!err && (!c->td.apis || !b))
 		err = err_set(EGPU_ENOMEM, "egpu_trace_stop: out of memory");
 	for (struct call_chunk *k = c->chunks; k && !err; k = k->next)
 		for (uint32_t i = 0; i < k->call_n && !err; i++)
 			if (k->calls[i].kind != CALL_ALIAS &&
 			    collect_keep_call(&keep, &k->calls[i]))
-				err = add_call(&b, k, &k->calls[i]);
+				err = builder_call(b, k, &k->calls[i],
+					&c->td.apis[c->td.api_cnt++]);
 			else if (k->calls[i].kind != CALL_ALIAS)
 				c->dropped++;
 	if (!err)
-		err = name_slow_frame(&b);
+		err = builder_name_slow_frame(b);
 	ptrmap_free(&keep.corrs);
 	if (!err && c->op_n)
 		qsort(c->ops, c->op_n, sizeof(*c->ops), by_op_start);
-	sym_free(b.sym);
-	ptrmap_free(&b.api_names);
-	ptrmap_free(&b.py_names);
-	free(b.set.slot);
-	free(b.frames);
+	builder_free(b);
 	return err;
 }

@@ -60,7 +60,8 @@ size_t trace_join(struct trace_data *td)
 		struct trace_op *op = &td->ops[i];
 
 		op->api = api_find(td, op->corr);
-		kernels += op->api != TRACE_NONE && op->kind == TRACE_KERNEL;
+		if (op->api != TRACE_NONE && op->kind == TRACE_KERNEL)
+			kernels += op_count(op);
 	}
 	return kernels;
 }

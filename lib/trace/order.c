@@ -208,7 +208,7 @@ int path_groups(const struct trace_data *td, enum path_order order,
 		if (!i || memcmp(k[i - 1].r, k[i].r, sizeof(k[i].r)))
 			g[gn++] = (struct path_group){ .op = k[i].op };
 		g[gn - 1].ns += op_ns(&td->ops[k[i].op]);
-		g[gn - 1].ops++;
+		g[gn - 1].ops += op_count(&td->ops[k[i].op]);
 	}
 	free(k);
 	*groups = g;

@@ -9,8 +9,15 @@
  * of its last operation; an id is free again only strictly after that, so
  * that a reader ordering packets by time never sees two flows share it.
  *
+ * A streamed trace is written in parts (collect_stream.c), each with its
+ * calls' operations: the flows still open at a part's end (their
+ * operation runs after the next part's first calls) keep their ids into
+ * the next part. A call that began before the part's @from (it had not
+ * returned when the earlier part was cut) gets no arrow.
+ *
  * A graph launch's fan of arrows uses legacy bind ids, a namespace of
- * their own: they stay the call's index + 1.
+ * their own, numbered from 1 over the whole trace (graph launches are
+ * few).
  */
 #include <stdlib.h>
 
@@ -49,51 +56,84 @@ static uint64_t *flow_close(const struct trace_data *td)
 	return close;
 }
 
-/* Ids for the one-arrow flows of @open[0..n) (sorted by begin) and
- * @end[0..n) (sorted by close), reusing ids whose flow has ended. */
-static void assign(uint64_t *id, const struct at *open, const struct at *end,
-		   size_t n, uint64_t *free_ids)
+/* The open flows as a heap by close time. */
+static void heap_push(struct pf_flows *f, struct pf_open o)
 {
-	size_t k = 0, nfree = 0;
-	uint64_t next = 0;
+	size_t i = f->open_n++;
 
-	for (size_t i = 0; i < n; i++) {
-		for (; k < n && end[k].t < open[i].t; k++)
-			free_ids[nfree++] = id[end[k].idx];
-		id[open[i].idx] = nfree ? free_ids[--nfree] : ++next;
-	}
+	for (; i && f->open[(i - 1) / 2].close > o.close; i = (i - 1) / 2)
+		f->open[i] = f->open[(i - 1) / 2];
+	f->open[i] = o;
 }
 
-uint64_t *pf_flow_ids(const struct trace_data *td)
+static struct pf_open heap_pop(struct pf_flows *f)
+{
+	struct pf_open top = f->open[0], last = f->open[--f->open_n];
+	size_t i = 0, c;
+
+	while ((c = 2 * i + 1) < f->open_n) {
+		if (c + 1 < f->open_n && f->open[c + 1].close < f->open[c].close)
+			c++;
+		if (last.close <= f->open[c].close)
+			break;
+		f->open[i] = f->open[c];
+		i = c;
+	}
+	f->open[i] = last;
+	return top;
+}
+
+/* An id for a flow opening at @t and closing at @close; 0 on ENOMEM. */
+static uint64_t flow_open(struct pf_flows *f, uint64_t t, uint64_t close)
+{
+	uint64_t id;
+
+	while (f->open_n && f->open[0].close < t) {
+		if (!ARRAY_GROW(f->free_ids, f->free_cap, f->free_n, 64))
+			return 0;
+		f->free_ids[f->free_n++] = heap_pop(f).id;
+	}
+	if (!ARRAY_GROW(f->open, f->open_cap, f->open_n, 64))
+		return 0;
+	id = f->free_n ? f->free_ids[--f->free_n] : ++f->next;
+	heap_push(f, (struct pf_open){ close, id });
+	return id;
+}
+
+uint64_t *pf_flow_ids(struct pf_flows *f, const struct trace_data *td,
+		      uint64_t from)
 {
 	uint64_t *close = flow_close(td);
 	uint64_t *id = calloc(td->api_cnt + 1, sizeof(*id));
 	struct at *open = malloc((td->api_cnt + 1) * sizeof(*open));
-	struct at *end = malloc((td->api_cnt + 1) * sizeof(*end));
 	size_t n = 0;
+	bool ok = close && id && open;
 
-	if (!close || !id || !open || !end) {
+	for (size_t i = 0; ok && i < td->api_cnt; i++) {
+		if (!close[i] || td->apis[i].start < from)
+			continue;
+		if (trace_api_graph(td->apis[i].name))
+			id[i] = ++f->graph_next;
+		else
+			open[n++] = (struct at){ td->apis[i].start, i };
+	}
+	if (ok)
+		qsort(open, n, sizeof(*open), at_cmp);
+	for (size_t i = 0; ok && i < n; i++)
+		ok = (id[open[i].idx] = flow_open(f, open[i].t,
+						  close[open[i].idx] - 1));
+	if (!ok) {
 		free(id);
 		id = NULL;
-		goto out;
 	}
-	for (size_t i = 0; i < td->api_cnt; i++) {
-		if (!close[i])
-			continue;
-		if (trace_api_graph(td->apis[i].name)) {
-			id[i] = i + 1;
-			continue;
-		}
-		open[n] = (struct at){ td->apis[i].start, i };
-		end[n++] = (struct at){ close[i] - 1, i };
-	}
-	qsort(open, n, sizeof(*open), at_cmp);
-	qsort(end, n, sizeof(*end), at_cmp);
-	/* @close is no longer needed: its room holds the free ids */
-	assign(id, open, end, n, close);
-out:
 	free(close);
 	free(open);
-	free(end);
 	return id;
+}
+
+void pf_flows_free(struct pf_flows *f)
+{
+	free(f->open);
+	free(f->free_ids);
+	*f = (struct pf_flows){ 0 };
 }

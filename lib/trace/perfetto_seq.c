@@ -6,15 +6,16 @@
  * used there: event names; frames (one per distinct function name, itself
  * an interned string) and callstacks (frame ids, outermost first), which
  * ui.perfetto.dev shows as the slice's stack (TrackEvent.callstack_iid).
+ * Event names and frame names are numbered apart (Perfetto's interning
+ * tables are separate), so the few event names keep one-byte ids.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "perfetto.h"
 
 #define OUT_CHUNK (64u << 10)
-#define NAME_EVENT 1u
-#define NAME_FRAME 2u
 
 static uint64_t str_hash(const char *s)
 {
@@ -68,59 +69,91 @@ static const char *or_unknown(const char *s)
 	return s ? s : "?";
 }
 
-/* Name ids of every frame of every stack. */
-static int intern_stacks(struct pf_writer *w)
+/* Set @id in @b: 1 if it was set, 0 if not, -1 when out of memory. */
+static int bits_set(struct pf_bits *b, size_t id)
 {
-	const struct trace_data *td = w->td;
+	size_t byte = id / 8;
 
-	w->stack_frames = calloc(td->stack_cnt + 1, sizeof(*w->stack_frames));
-	if (!w->stack_frames)
-		return EGPU_ENOMEM;
-	for (size_t s = 0; s < td->stack_cnt; s++) {
-		const struct trace_stack *st = &td->stacks[s];
+	if (byte >= b->cap) {
+		size_t cap = b->cap ? b->cap : 64;
+		uint8_t *nb;
 
-		w->stack_frames[s] = malloc((st->n + 1) * sizeof(uint32_t));
-		if (!w->stack_frames[s])
-			return EGPU_ENOMEM;
-		for (uint32_t i = 0; i < st->n; i++)
-			if (!(w->stack_frames[s][i] = strings_id(&w->names,
-					or_unknown(st->frames[i]))))
-				return EGPU_ENOMEM;
+		while (cap <= byte)
+			cap *= 2;
+		if (!(nb = realloc(b->b, cap)))
+			return -1;
+		memset(nb + b->cap, 0, cap - b->cap);
+		b->b = nb;
+		b->cap = cap;
 	}
+	if (b->b[byte] & (1u << (id % 8)))
+		return 1;
+	b->b[byte] |= (uint8_t)(1u << (id % 8));
 	return 0;
 }
 
-int pf_writer_init(struct pf_writer *w, const struct trace_data *td, FILE *f)
+/* The frame ids of stack @st of the part being written (named once for
+ * the whole stream); NULL when out of memory. */
+static const uint32_t *stack_ids(struct pf_writer *w, uint32_t st)
 {
-	*w = (struct pf_writer){ .td = td, .f = f, .t0 = trace_first_ns(td) };
-	sb_init(&w->out);
-	sb_init(&w->text);
-	for (size_t i = 0; i < td->api_cnt; i++)
-		if (!strings_id(&w->names, or_unknown(td->apis[i].name)))
-			return w->err = EGPU_ENOMEM;
-	for (size_t i = 0; i < td->op_cnt; i++)
-		if (!strings_id(&w->names, or_unknown(td->ops[i].name)))
-			return w->err = EGPU_ENOMEM;
-	return w->err = intern_stacks(w);
+	const struct trace_stack *ts;
+
+	while (w->stacks_named <= st) {
+		uint32_t **ids;
+
+		if (!ARRAY_GROW(w->stack_frames, w->stacks_cap, w->stacks_named,
+				256))
+			return NULL;
+		ts = &w->td->stacks[w->stacks_named];
+		ids = &w->stack_frames[w->stacks_named];
+		if (!(*ids = malloc((ts->n + 1) * sizeof(uint32_t))))
+			return NULL;
+		w->stacks_named++;
+		for (uint32_t i = 0; i < ts->n; i++)
+			if (!((*ids)[i] = strings_id(&w->frames,
+						     or_unknown(ts->frames[i]))))
+				return NULL;
+	}
+	return w->stack_frames[st];
 }
 
-int pf_writer_done(struct pf_writer *w)
+void pf_writer_init(struct pf_writer *w, FILE *f)
 {
-	int err = w->err;
+	*w = (struct pf_writer){ .f = f };
+	sb_init(&w->out);
+	sb_init(&w->text);
+}
 
-	for (size_t s = 0; w->stack_frames && s < w->td->stack_cnt; s++)
+static void strings_free(struct pf_strings *t)
+{
+	free(t->str);
+	free(t->slot);
+}
+
+void pf_writer_free(struct pf_writer *w)
+{
+	for (size_t s = 0; s < w->stacks_named; s++)
 		free(w->stack_frames[s]);
 	free(w->stack_frames);
-	free(w->names.str);
-	free(w->names.slot);
+	strings_free(&w->events);
+	strings_free(&w->frames);
 	free(w->pack);
 	sb_free(&w->text);
-	if (err) {
-		sb_free(&w->out);
-		return err_set(err, "trace: out of memory writing the Perfetto "
-			       "trace");
-	}
-	return out_done(&w->out, w->f, "Perfetto trace");
+	sb_free(&w->out);
+}
+
+int pf_flush(struct pf_writer *w)
+{
+	if (!sb_ok(&w->out) && !w->err)
+		w->err = EGPU_ENOMEM;
+	if (w->err)
+		return w->err;
+	if (w->out.len && fwrite(w->out.buf, 1, w->out.len, w->f) != w->out.len)
+		w->err = err_set(EGPU_EIO, "trace: writing the Perfetto trace: "
+				 "%s", strerror(errno));
+	w->written += w->out.len;
+	w->out.len = 0;
+	return w->err;
 }
 
 static void put_varint(struct strbuf *sb, uint64_t v)
@@ -156,22 +189,26 @@ void pf_emit(struct pf_writer *w, Egpu__Perfetto__TracePacket *p)
 	put_varint(&w->out, len);
 	sb_addn(&w->out, (const char *)w->pack, len);
 	if (w->out.len >= OUT_CHUNK)
-		out_flush(&w->out, w->f);
+		pf_flush(w);
 }
 
-static Egpu__Perfetto__TracePacket seq_packet(struct pf_seq *s, uint32_t flags)
+/* A packet of sequence @s. Only its first packet in a file has flags
+ * (it clears the incremental state): the others leave out
+ * SEQ_NEEDS_INCREMENTAL_STATE, 2 bytes a packet, 8 a launch. A reader
+ * uses that flag only to skip packets of a sequence whose state was lost
+ * (a writer's buffer overrun); in these files every sequence sets its
+ * state up first and no packet is lost. */
+static Egpu__Perfetto__TracePacket seq_packet(struct pf_seq *s)
 {
 	Egpu__Perfetto__TracePacket p = EGPU__PERFETTO__TRACE_PACKET__INIT;
 
 	p.has_trusted_packet_sequence_id = true;
 	p.trusted_packet_sequence_id = s->id;
-	p.has_sequence_flags = true;
-	p.sequence_flags = flags;
 	return p;
 }
 
 int pf_seq_start(struct pf_seq *s, struct pf_writer *w, uint32_t id,
-		 uint64_t uuid)
+		 uint64_t uuid, uint64_t t0)
 {
 	Egpu__Perfetto__TracePacket p;
 	Egpu__Perfetto__TracePacketDefaults defs =
@@ -185,12 +222,11 @@ int pf_seq_start(struct pf_seq *s, struct pf_writer *w, uint32_t id,
 		EGPU__PERFETTO__CLOCK_SNAPSHOT__CLOCK__INIT;
 	Egpu__Perfetto__ClockSnapshot__Clock *clocks[] = { &boot, &inc };
 
-	*s = (struct pf_seq){ .w = w, .id = id, .ts = w->t0 };
-	s->name_sent = calloc(w->names.n + 1, 1);
-	s->stack_sent = calloc(w->td->stack_cnt + 1, 1);
-	if (!s->name_sent || !s->stack_sent)
-		return w->err = EGPU_ENOMEM;
-	p = seq_packet(s, PF_SEQ_CLEARED);
+	pf_seq_free(s);
+	*s = (struct pf_seq){ .w = w, .id = id, .ts = t0 };
+	p = seq_packet(s);
+	p.has_sequence_flags = true;
+	p.sequence_flags = PF_SEQ_CLEARED;
 	tdefs.has_track_uuid = true;
 	tdefs.track_uuid = uuid;
 	defs.has_timestamp_clock_id = true;
@@ -202,7 +238,7 @@ int pf_seq_start(struct pf_seq *s, struct pf_writer *w, uint32_t id,
 	boot.clock_id = PF_CLOCK_BOOTTIME;
 	inc.clock_id = PF_CLOCK_SEQ;
 	boot.has_timestamp = inc.has_timestamp = true;
-	boot.timestamp = inc.timestamp = w->t0;
+	boot.timestamp = inc.timestamp = t0;
 	inc.has_is_incremental = inc.is_incremental = true;
 	snap.n_clocks = ARRAY_SIZE(clocks);
 	snap.clocks = clocks;
@@ -214,14 +250,16 @@ int pf_seq_start(struct pf_seq *s, struct pf_writer *w, uint32_t id,
 
 void pf_seq_free(struct pf_seq *s)
 {
-	free(s->name_sent);
-	free(s->stack_sent);
+	free(s->events.b);
+	free(s->frames.b);
+	free(s->stacks.b);
+	s->events = s->frames = s->stacks = (struct pf_bits){ 0 };
 }
 
 /* A packet of the sequence's track at @ts (a delta from the last). */
 static Egpu__Perfetto__TracePacket event_packet(struct pf_seq *s, uint64_t ts)
 {
-	Egpu__Perfetto__TracePacket p = seq_packet(s, PF_SEQ_NEEDS);
+	Egpu__Perfetto__TracePacket p = seq_packet(s);
 
 	if (ts < s->ts)
 		ts = s->ts;
@@ -241,43 +279,49 @@ struct interning {
 	Egpu__Perfetto__Frame *frame, **frames;
 };
 
-static void intern_name(struct pf_seq *s, struct interning *in, uint32_t id)
+/* Event name @id, unless the sequence has it: 0 or ENOMEM. */
+static int intern_name(struct pf_seq *s, struct interning *in, uint32_t id)
 {
-	if (s->name_sent[id] & NAME_EVENT)
-		return;
-	s->name_sent[id] |= NAME_EVENT;
+	int had = bits_set(&s->events, id);
+
+	if (had)
+		return had < 0 ? EGPU_ENOMEM : 0;
 	in->name = (Egpu__Perfetto__EventName)EGPU__PERFETTO__EVENT_NAME__INIT;
 	in->name.has_iid = true;
 	in->name.iid = id;
 	/* a protobuf string is UTF-8 (kernel names may not be) */
 	s->w->text.len = 0;
-	utf8_put(&s->w->text, s->w->names.str[id - 1]);
+	utf8_put(&s->w->text, s->w->events.str[id - 1]);
 	in->name.name = sb_ok(&s->w->text) ? s->w->text.buf : "?";
 	in->names[0] = &in->name;
 	in->data.n_event_names = 1;
 	in->data.event_names = in->names;
+	return 0;
 }
 
 /* The frames of stack @st not sent yet, and the stack: 0 or ENOMEM. */
 static int intern_stack(struct pf_seq *s, struct interning *in, uint32_t st)
 {
-	const uint32_t *ids = s->w->stack_frames[st];
+	const uint32_t *ids = stack_ids(s->w, st);
 	uint32_t n = s->w->td->stacks[st].n, k = 0;
+	int had, err = 0;
 
 	in->frame_ids = malloc(n * sizeof(*in->frame_ids) + 1);
 	in->fn = malloc(n * sizeof(*in->fn) + 1);
 	in->fns = malloc(n * sizeof(*in->fns) + 1);
 	in->frame = malloc(n * sizeof(*in->frame) + 1);
 	in->frames = malloc(n * sizeof(*in->frames) + 1);
-	if (!in->frame_ids || !in->fn || !in->fns || !in->frame || !in->frames)
+	if (!ids || !in->frame_ids || !in->fn || !in->fns || !in->frame ||
+	    !in->frames)
 		return EGPU_ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
-		const char *text = s->w->names.str[ids[i] - 1];
+		const char *text = s->w->frames.str[ids[i] - 1];
 
 		in->frame_ids[i] = ids[i];
-		if (s->name_sent[ids[i]] & NAME_FRAME)
+		if ((had = bits_set(&s->frames, ids[i]))) {
+			err |= had < 0;
 			continue;
-		s->name_sent[ids[i]] |= NAME_FRAME;
+		}
 		in->fn[k] = (Egpu__Perfetto__InternedString)
 			EGPU__PERFETTO__INTERNED_STRING__INIT;
 		in->fn[k].has_iid = in->fn[k].has_str = true;
@@ -303,8 +347,7 @@ static int intern_stack(struct pf_seq *s, struct interning *in, uint32_t st)
 	in->stacks[0] = &in->stack;
 	in->data.n_callstacks = 1;
 	in->data.callstacks = in->stacks;
-	s->stack_sent[st] = 1;
-	return 0;
+	return err ? EGPU_ENOMEM : 0;
 }
 
 static void interning_free(struct interning *in)
@@ -350,19 +393,20 @@ void pf_seq_begin(struct pf_seq *s, uint64_t ts, const struct pf_begin *b)
 	Egpu__Perfetto__DebugAnnotation bytes =
 		EGPU__PERFETTO__DEBUG_ANNOTATION__INIT, *args[] = { &bytes };
 	struct interning in = { .data = EGPU__PERFETTO__INTERNED_DATA__INIT };
-	uint32_t name = strings_id(&s->w->names, or_unknown(b->name));
+	uint32_t name = strings_id(&s->w->events, or_unknown(b->name));
 	uint64_t flow;
+	int had;
 
-	if (!name) {
+	if (!name || intern_name(s, &in, name)) {
 		s->w->err = EGPU_ENOMEM;
 		return;
 	}
 	e.has_type = e.has_name_iid = true;
 	e.type = EGPU__PERFETTO__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
 	e.name_iid = name;
-	intern_name(s, &in, name);
 	if (b->stack != TRACE_NONE && b->stack < s->w->td->stack_cnt) {
-		if (!s->stack_sent[b->stack] && intern_stack(s, &in, b->stack))
+		had = bits_set(&s->stacks, b->stack);
+		if (had < 0 || (!had && intern_stack(s, &in, b->stack)))
 			s->w->err = EGPU_ENOMEM;
 		e.has_callstack_iid = true;
 		e.callstack_iid = (uint64_t)b->stack + 1;

@@ -50,7 +50,7 @@ static void put_copies(struct strbuf *sb, const struct trace_data *td)
 	for (size_t i = 0; i < td->op_cnt; i++) {
 		if (td->ops[i].kind == TRACE_KERNEL)
 			continue;
-		n++;
+		n += op_count(&td->ops[i]);
 		ns += op_ns(&td->ops[i]);
 		bytes += td->ops[i].bytes;
 	}
@@ -65,9 +65,11 @@ static void put_header(struct strbuf *sb, const struct trace_data *td,
 	uint64_t runs = 0, matched = 0;
 
 	for (size_t i = 0; i < td->op_cnt; i++) {
-		runs += td->ops[i].kind == TRACE_KERNEL;
-		matched += td->ops[i].kind == TRACE_KERNEL &&
-			   td->ops[i].api != TRACE_NONE;
+		if (td->ops[i].kind != TRACE_KERNEL)
+			continue;
+		runs += op_count(&td->ops[i]);
+		if (td->ops[i].api != TRACE_NONE)
+			matched += op_count(&td->ops[i]);
 	}
 	text_put(sb, td->process ? td->process : "trace", false);
 	sb_printf(sb, ": %llu kernel runs of %zu kernels, %.3f ms GPU time, "

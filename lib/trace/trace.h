@@ -52,7 +52,17 @@ struct trace_op {
 	const char *name;  /* demangled kernel name, or "memcpy HtoD", ... */
 	uint64_t bytes;    /* copies and sets; 0 for kernels */
 	uint32_t api;      /* set by trace_join(): index into apis, or TRACE_NONE */
+	/* how many runs this stands for: 0 or 1, one; more in a streamed
+	 * trace's totals (collect_fold.c), where end - start and bytes are
+	 * their sums */
+	uint64_t count;
 };
+
+/* The runs @op stands for (its count, at least 1). */
+static inline uint64_t op_count(const struct trace_op *op)
+{
+	return op->count ? op->count : 1;
+}
 
 struct trace_data {
 	const char *process;   /* short program name for titles */
@@ -64,10 +74,13 @@ struct trace_data {
 	struct trace_stack *stacks;
 	size_t stack_cnt;
 	uint64_t lost;         /* activity records CUPTI dropped */
+	/* when ops are totals (a streamed trace): the first start and last
+	 * end of their runs; both 0 otherwise */
+	uint64_t ops_from, ops_to;
 };
 
 /*
- * Set every op's api by correlation id; returns the kernels matched.
+ * Set every op's api by correlation id; returns the kernel runs matched.
  * Sorts apis by correlation id (in place: it cannot fail).
  */
 size_t trace_join(struct trace_data *td);

@@ -31,16 +31,16 @@ static const struct trace_api apis0[] = {
 
 #define K TRACE_KERNEL
 static const struct trace_op ops0[] = {
-	{ K, 1, 0, 1, 7, 10000, 3109632, "matmul_kernel", 0, 0 },
-	{ K, 2, 1, 2, 9, 20000, 1020000, "matmul_kernel", 0, 0 },
-	{ K, 3, 0, 1, 7, 3200000, 3300400, "matmul_kernel", 0, 0 },
-	{ K, 5, 0, 1, 14, 4000000, 4000700, "rmsnorm_kernel", 0, 0 },
-	{ K, 5, 0, 1, 14, 4001000, 4051000, "matmul_kernel", 0, 0 },
-	{ K, 5, 0, 1, 14, 4052000, 4052499, "softmax_kernel", 0, 0 },
-	{ K, 99, 1, 2, 9, 5000000, 5250000, "matmul_kernel", 0, 0 },
-	{ TRACE_MEMCPY, 6, 0, 1, 7, 6000000, 6012345, "memcpy HtoD", 1 << 20, 0 },
-	{ TRACE_MEMSET, 7, 1, 2, 9, 7000000, 7000800, "memset", 4096, 0 },
-	{ K, 4, 0, 1, 7, 8000000, 8003333, ODD_KERNEL, 0, 0 },
+	{ K, 1, 0, 1, 7, 10000, 3109632, "matmul_kernel", 0, 0, 1 },
+	{ K, 2, 1, 2, 9, 20000, 1020000, "matmul_kernel", 0, 0, 1 },
+	{ K, 3, 0, 1, 7, 3200000, 3300400, "matmul_kernel", 0, 0, 1 },
+	{ K, 5, 0, 1, 14, 4000000, 4000700, "rmsnorm_kernel", 0, 0, 1 },
+	{ K, 5, 0, 1, 14, 4001000, 4051000, "matmul_kernel", 0, 0, 1 },
+	{ K, 5, 0, 1, 14, 4052000, 4052499, "softmax_kernel", 0, 0, 1 },
+	{ K, 99, 1, 2, 9, 5000000, 5250000, "matmul_kernel", 0, 0, 1 },
+	{ TRACE_MEMCPY, 6, 0, 1, 7, 6000000, 6012345, "memcpy HtoD", 1 << 20, 0, 1 },
+	{ TRACE_MEMSET, 7, 1, 2, 9, 7000000, 7000800, "memset", 4096, 0, 1 },
+	{ K, 4, 0, 1, 7, 8000000, 8003333, ODD_KERNEL, 0, 0, 1 },
 };
 #undef K
 

@@ -9,58 +9,32 @@
  * part some frames below the launch (a model's layer alternates a cuBLAS
  * launch and an elementwise one).
  *
- *     tracecol_bench [LAUNCHES [DEPTH [ROUNDS [PATHS [FILE]]]]]
+ *     tracecol_bench [LAUNCHES [DEPTH [ROUNDS [PATHS [FILE [stream]]]]]]
  *
  * Prints the microseconds per launch of each mode, the difference, the
  * time egpu_trace_stop() took and how many kernels matched their launch;
  * with FILE, writes the last round's Perfetto trace there and prints its
- * bytes per launch.
+ * bytes per launch; with "stream", the trace streams it while it runs
+ * (egpu_trace_opts.stream_path).
  */
-#include <dlfcn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
+#include "bench_fake.h"
 #include "egpu.h"
 
-/* the stand-in holds 4096 GPU records; flushed (as CUPTI's thread does)
- * more often than that */
-#define FLUSH_EVERY 2048
-
-static void (*fake_launch)(const char *kernel, bool split);
-static int (*flush_all)(uint32_t flag);
 static volatile int sink;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int paths = 1;
 static const char *perfetto_file;
-
-/* A launch @extra frames further down than the loop. */
-static __attribute__((noinline)) void launch_below(int extra)
-{
-	if (extra > 0) {
-		launch_below(extra - 1);
-		sink++;
-		return;
-	}
-	fake_launch("_Z5layerPf", true);
-}
+static bool stream;
 
 static void launches(long n)
 {
-	for (long i = 0; i < n; i++) {
-		launch_below((int)(i % paths) * 8);
-		if (i % FLUSH_EVERY == FLUSH_EVERY - 1)
-			flush_all(0);
-	}
+	for (long i = 0; i < n; i++)
+		bench_launch(i, paths, 0);
 }
 
 /* Seconds for @n launches made @depth frames below this one. */
@@ -73,9 +47,9 @@ static __attribute__((noinline)) double nested(int depth, long n)
 		sink++;     /* not a tail call: each level keeps its frame */
 		return dt;
 	}
-	t0 = now();
+	t0 = bench_now();
 	launches(n);
-	return now() - t0;
+	return bench_now() - t0;
 }
 
 struct result {
@@ -89,19 +63,20 @@ static int round_once(long n, int depth, struct result *r)
 	double t0;
 
 	r->plain = nested(depth, n);
-	t = egpu_trace_start(NULL);
+	t = egpu_trace_start(&(struct egpu_trace_opts){ .sz = sizeof(struct
+		egpu_trace_opts), .stream_path = stream ? perfetto_file : NULL });
 	if (!t) {
 		fprintf(stderr, "egpu_trace_start: %s\n", egpu_errmsg());
 		return -1;
 	}
 	r->traced = nested(depth, n);
-	t0 = now();
+	t0 = bench_now();
 	if (egpu_trace_stop(t)) {
 		fprintf(stderr, "egpu_trace_stop: %s\n", egpu_errmsg());
 		egpu_trace_free(t);
 		return -1;
 	}
-	r->stop = now() - t0;
+	r->stop = bench_now() - t0;
 	if (perfetto_file &&
 	    egpu_trace_write(t, EGPU_TRACE_PERFETTO, perfetto_file))
 		fprintf(stderr, "egpu_trace_write: %s\n", egpu_errmsg());
@@ -117,22 +92,16 @@ int main(int argc, char **argv)
 	int depth = argc > 2 ? atoi(argv[2]) : 100;
 	int rounds = argc > 3 ? atoi(argv[3]) : 3;
 	struct result best = { 1e9, 1e9, 1e9, { 0 } }, r;
-	void *fake;
 
-	setenv("EGPU_CUPTI_LIB", FAKE_CUPTI, 0);
-	fake = dlopen(getenv("EGPU_CUPTI_LIB"), RTLD_NOW);
-	if (!fake || !(fake_launch = (__typeof__(fake_launch))dlsym(fake,
-			"fake_launch")) ||
-	    !(flush_all = (__typeof__(flush_all))dlsym(fake,
-			"cuptiActivityFlushAll"))) {
-		fprintf(stderr, "tracecol_bench: %s\n", dlerror());
+	if (bench_fake_open("tracecol_bench"))
 		return 1;
-	}
 	paths = argc > 4 ? atoi(argv[4]) : 1;
 	perfetto_file = argc > 5 ? argv[5] : NULL;
-	if (n < 1 || depth < 0 || rounds < 1 || paths < 1) {
-		fprintf(stderr, "usage: %s [LAUNCHES [DEPTH [ROUNDS [PATHS [FILE]]]]]\n",
-			argv[0]);
+	stream = argc > 6 && !strcmp(argv[6], "stream");
+	if (n < 1 || depth < 0 || rounds < 1 || paths < 1 ||
+	    (argc > 6 && !stream)) {
+		fprintf(stderr, "usage: %s [LAUNCHES [DEPTH [ROUNDS [PATHS "
+			"[FILE [stream]]]]]]\n", argv[0]);
 		return 2;
 	}
 	for (int i = 0; i < rounds; i++) {

@@ -33,6 +33,8 @@ static union record {
 	CUpti_ActivityMemset4 memset;
 } pending[MAX_PENDING];
 static size_t pending_n;
+/* when the stream's last kernel ends: kernels of a stream run one by one */
+static uint64_t stream_busy;
 
 /* Set by a test: another tool holds CUPTI. */
 EXPORT bool fake_other_subscriber;
@@ -250,8 +252,10 @@ static void queue(union record r, uint32_t corr)
 		if (!activity_on)
 			return;
 		r.kernel.correlationId = corr;
-		r.kernel.start = t + 1000;
-		r.kernel.end = t + 3000;
+		pthread_mutex_lock(&lock);
+		r.kernel.start = t + 1000 > stream_busy ? t + 1000 : stream_busy;
+		r.kernel.end = stream_busy = r.kernel.start + 2000;
+		pthread_mutex_unlock(&lock);
 		r.kernel.streamId = 7;
 		break;
 	case CUPTI_ACTIVITY_KIND_MEMCPY:

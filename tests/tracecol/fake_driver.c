@@ -8,19 +8,32 @@
  * with "bursts", it launches 3, 4 and 5 times, 0.8 s apart (a window of
  * `egpu trace --delay --duration` takes the middle burst only); with
  * "signals", it sends itself SIGUSR1 around the middle burst too; with
- * "crash", it dies of SIGSEGV after its launches (no core file).
+ * "crash", it dies of SIGSEGV after its launches (no core file); with
+ * "many", it launches MANY times more, its records flushed every 2048
+ * (as CUPTI's thread hands buffers over), for a timeline of about a MB;
+ * with "paced", PACED bursts of PACED_EACH launches 1 s apart, flushed
+ * after each, and exits with 6 instead of 5 if the streamed timeline
+ * ($EGPU_TRACE_DIR/trace.perfetto-trace) was still empty before exit.
  */
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define MANY 20000
+#define FLUSH_EVERY 2048
+#define PACED 4
+#define PACED_EACH 1500
+
 static void (*fake_launch)(const char *kernel, bool split);
+static int (*flush_all)(uint32_t flag);
 
 static __attribute__((noinline)) void train_step(void)
 {
@@ -28,7 +41,26 @@ static __attribute__((noinline)) void train_step(void)
 	__asm__ volatile("");
 }
 
-/* @mode: NULL, "bursts", "signals" or "crash" */
+/* Bursts a second apart; whether the timeline had bytes before exit. */
+static bool paced(void)
+{
+	const char *dir = getenv("EGPU_TRACE_DIR");
+	char path[4096];
+	struct stat st;
+
+	for (int b = 0; b < PACED; b++) {
+		if (b)
+			sleep(1);
+		for (int i = 0; i < PACED_EACH; i++)
+			train_step();
+		flush_all(0);
+	}
+	snprintf(path, sizeof(path), "%s/trace.perfetto-trace",
+		 dir ? dir : "egpu-trace");
+	return !stat(path, &st) && st.st_size > 0;
+}
+
+/* @mode: NULL, "bursts", "signals", "crash", "many" or "paced" */
 static int play(const char *mode)
 {
 	const char *inject = getenv("CUDA_INJECTION64_PATH");
@@ -42,12 +74,22 @@ static int play(const char *mode)
 	fake_launch = cupti ? (void (*)(const char *, bool))dlsym(cupti,
 							     "fake_launch")
 			    : NULL;
-	if (!init || !fake_launch || init() != 1) {
+	flush_all = cupti ? (int (*)(uint32_t))dlsym(cupti,
+						     "cuptiActivityFlushAll")
+			  : NULL;
+	if (!init || !fake_launch || !flush_all || init() != 1) {
 		fprintf(stderr, "fake_driver: %s\n", dlerror());
 		return 1;
 	}
 	for (int i = 0; i < 3; i++)
 		train_step();
+	for (int i = 0; mode && !strcmp(mode, "many") && i < MANY; i++) {
+		train_step();
+		if (i % FLUSH_EVERY == FLUSH_EVERY - 1)
+			flush_all(0);
+	}
+	if (mode && !strcmp(mode, "paced") && !paced())
+		return 6;
 	if (mode && !strcmp(mode, "crash")) {
 		setrlimit(RLIMIT_CORE, &(struct rlimit){ 0, 0 });
 		raise(SIGSEGV);
@@ -70,7 +112,9 @@ int main(int argc, char **argv)
 	if (argc < 2 || strcmp(argv[1], "child"))
 		return play(argc > 1 && (!strcmp(argv[1], "bursts") ||
 					 !strcmp(argv[1], "signals") ||
-					 !strcmp(argv[1], "crash")) ?
+					 !strcmp(argv[1], "crash") ||
+					 !strcmp(argv[1], "many") ||
+					 !strcmp(argv[1], "paced")) ?
 			    argv[1] : NULL);
 	pid = fork();
 	if (!pid)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -354,6 +355,94 @@ START_TEST(cli_child_process_files)
 }
 END_TEST
 
+/* --max-size and --rotate: what they take, what they go with. */
+START_TEST(cli_max_size_errors)
+{
+	const char *const bad[][8] = {
+		{ "trace", "--max-size", "1K", "true", NULL },
+		{ "trace", "--max-size", "12X", "true", NULL },
+		{ "trace", "--max-size", "-5M", "true", NULL },
+		{ "trace", "--max-size", "1M", "--rotate", "1", "true", NULL },
+		{ "trace", "--rotate", "3", "true", NULL },
+		{ "trace", "--max-size", "1M", "--last", "2", "true", NULL },
+		{ "trace", "--max-size", "1M", "--format", "json", "true", NULL },
+	};
+	static const char *const why[] = { "--max-size takes bytes",
+		"--max-size takes bytes", "--max-size takes bytes",
+		"--rotate takes the files to keep", "rotates at --max-size",
+		"no --max-size with it", "not --format json" };
+	char err[4096];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(run_egpu(bad[i], err, sizeof(err)), 2);
+		ck_assert_msg(strstr(err, why[i]), "%zu: %s", i, err);
+	}
+}
+END_TEST
+
+/* The size of @dir/@name, -1 when it is not there. */
+static long file_size(const char *dir, const char *name)
+{
+	char path[256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return stat(path, &st) ? -1 : (long)st.st_size;
+}
+
+/* --max-size alone: the timeline stops under it, said on stderr; the
+ * totals (the summary) still count every launch. */
+START_TEST(cli_max_size_stops)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX";
+	const char *run[] = { "trace", "-o", dir, "--max-size", "64K",
+		FAKE_DRIVER, "many", NULL };
+	char err[8192];
+	long size;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 5);
+	size = file_size(dir, "trace.perfetto-trace");
+	ck_assert_msg(size > 60000 && size <= 65536, "%ld bytes: %s", size,
+		      err);
+	ck_assert_msg(strstr(err, "stopped at --max-size 65536") &&
+		      strstr(err, "20012 launches, 20012 kernels (20012 matched"),
+		      "stderr: %s", err);
+	ck_assert_int_eq(file_size(dir, "trace.1.perfetto-trace"), -1);
+	take_outputs(dir, "", err);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* --rotate 3: the newest file and the two before it, each under the
+ * size; the older ones are gone. */
+START_TEST(cli_rotate_keeps_n_files)
+{
+	char dir[] = "/tmp/egpu_tracecol_dirXXXXXX";
+	const char *run[] = { "trace", "-o", dir, "--max-size", "64K",
+		"--rotate", "3", FAKE_DRIVER, "many", NULL };
+	static const char *const kept[] = { "trace.1.perfetto-trace",
+		"trace.2.perfetto-trace" };
+	char err[8192], path[256];
+	long size;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(run_egpu(run, err, sizeof(err)), 5);
+	for (size_t i = 0; i < 2; i++) {
+		size = file_size(dir, kept[i]);
+		ck_assert_msg(size > 60000 && size <= 65536, "%s: %ld: %s",
+			      kept[i], size, err);
+		snprintf(path, sizeof(path), "%s/%s", dir, kept[i]);
+		unlink(path);
+	}
+	ck_assert_int_eq(file_size(dir, "trace.3.perfetto-trace"), -1);
+	size = file_size(dir, "trace.perfetto-trace");
+	ck_assert_msg(size > 0 && size <= 65536, "%ld: %s", size, err);
+	take_outputs(dir, "", err);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("tracecol_cli");
@@ -370,6 +459,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, cli_flight_recorder);
 	tcase_add_test(tc, cli_flight_recorder_on_signal);
 	tcase_add_test(tc, cli_child_process_files);
+	tcase_add_test(tc, cli_max_size_errors);
+	tcase_add_test(tc, cli_max_size_stops);
+	tcase_add_test(tc, cli_rotate_keeps_n_files);
 	suite_add_tcase(s, tc);
 	return s;
 }

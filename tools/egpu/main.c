@@ -41,7 +41,7 @@ static const struct {
 	  "  --ctx-len N   the context's size\n"
 	  "  --prog NAME   only this program (default: all)\n", false },
 	{ "inspect", cmd_inspect, "inspect FILE.o                 list programs and maps", "", false },
-	{ "trace", cmd_trace, "trace [-o DIR] [--format perfetto|json] [--delay S] [--duration S | --signal] [--last S] [--pprof FILE] [--] CMD [ARGS...]   run CMD, write its CUDA trace (CPU stacks -> GPU kernels) into DIR",
+	{ "trace", cmd_trace, "trace [-o DIR] [--format perfetto|json] [--delay S] [--duration S | --signal] [--last S] [--max-size SIZE [--rotate N]] [--pprof FILE] [--] CMD [ARGS...]   run CMD, write its CUDA trace (CPU stacks -> GPU kernels) into DIR",
 	  "  -o DIR        where the trace goes (default egpu-trace)\n"
 	  "  --format F    the timeline: perfetto (trace.perfetto-trace, default)\n"
 	  "                or json (trace.json, for small traces)\n"

@@ -48,6 +48,7 @@ class TraceStats:
     stacks_slow: int = 0    # of which by backtrace() (a full DWARF unwind)
     stacks_reused: int = 0  # of which finished from a previous stack
     slow_frame: str = ""    # the first frame that sent one to backtrace()
+    stream_full: bool = False  # the streamed timeline stopped at max_size
 
 
 @dataclass(frozen=True)
@@ -68,20 +69,27 @@ class Trace:
     ``buffer_size``: bytes per CUPTI activity buffer (0: default);
     ``python``: Python frames in place of the interpreter's (CPython
     3.10-3.13); ``last``: a flight recorder, keeping only the last
-    ``last`` seconds of the trace (0: all of it; ``egpu trace --last``)."""
+    ``last`` seconds of the trace (0: all of it; ``egpu trace --last``).
+    ``stream``: a path the Perfetto timeline is written to while the
+    trace runs, so its memory stays bounded whatever the run's length (the
+    trace then keeps totals: every format but "chrome"/"json"; not with
+    ``last``); ``max_size``: bytes per file of it (at least 64 KiB), where
+    it stops, or with ``rotate=N`` rotates keeping N files (``stream`` the
+    newest, then STEM.1.EXT, ...; ``egpu trace --max-size --rotate``)."""
 
     _h = None  # also for __del__ when __init__ never ran
     _stopped = False
 
     def __init__(self, max_frames=0, copies=True, buffer_size=0, python=True,
-                 last=0.0):
+                 last=0.0, stream=None, max_size=0, rotate=0):
         if not last >= 0:  # also NaN
             raise ValueError("last must be a number of seconds, not negative")
-        self._h = _c.egpu_trace_start(dict(max_frames=max_frames,
-                                           no_copies=not copies,
-                                           buffer_size=buffer_size,
-                                           no_python=not python,
-                                           keep_ns=round(last * 1e9)))
+        self._h = _c.egpu_trace_start(dict(
+            max_frames=max_frames, no_copies=not copies,
+            buffer_size=buffer_size, no_python=not python,
+            keep_ns=round(last * 1e9),
+            stream_path=None if stream is None else os.fspath(stream),
+            max_size=max_size, max_files=rotate))
 
     def _live(self):
         if self._h is None:

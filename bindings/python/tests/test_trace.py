@@ -44,3 +44,19 @@ def test_records_are_plain_data():
     s = egpu.TraceStats(launches=3, kernels=3, matched=3, copies=0, lost=0,
                         gpu_ns=3000, devices=1)
     assert s.matched == s.kernels
+
+
+def test_stream_options_are_checked(tmp_path):
+    path = tmp_path / "t.perfetto-trace"
+    with pytest.raises(ValueError):
+        egpu.Trace(stream=path, max_size=-1)
+    # checked before a trace starts, with or without a GPU
+    for bad in (dict(max_size=1 << 20),            # nothing streamed
+                dict(stream=path, last=1.0),       # a flight recorder
+                dict(stream=path, max_size=1000),  # under 64 KiB
+                dict(stream=path, rotate=3),       # rotates at no size
+                dict(stream="")):
+        with pytest.raises(egpu.InvalidArgument) as e:
+            egpu.Trace(**bad)
+        assert "egpu_trace_start" in str(e.value), bad
+    assert not path.exists()
