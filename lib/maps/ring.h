@@ -185,11 +185,14 @@ typedef int (*ring_take_batch_fn)(void *user, const uint64_t *words,
  * Where one part of a pass delivers, on its thread: @fn(@user, record)
  * for each record, or, if set, @take_batch(@user, ...) once for the
  * records of a warp's batch (instead of gathering each into a buffer of
- * the ring's for @fn); then @flush(@user) if set (a batch handed over,
- * on the same thread); @records and @bytes (payload) grow by what was
- * handed over, even by a pass that stopped.
+ * the ring's for @fn); or, if @chunk is set (then instead of both), the
+ * published records of each window whole, as the ring holds them, by
+ * one @chunk(@user, bytes, size); then @flush(@user) if set (a batch
+ * handed over, on the same thread); @records and @bytes (payload) grow
+ * by what was handed over, even by a pass that stopped.
  */
 struct ring_part {
+	egpu_chunk_fn chunk;
 	egpu_sample_fn fn;
 	void *user;
 	ring_take_batch_fn take_batch;

@@ -92,6 +92,7 @@ struct event_ring {
 
 /* What a consumer pass delivers to, and how far it got. */
 struct delivery {
+	egpu_chunk_fn chunk; /* or NULL: records one by one (fn, take_batch) */
 	egpu_sample_fn fn;
 	ring_take_batch_fn take_batch; /* or NULL: fn for each of a batch's */
 	void *user;

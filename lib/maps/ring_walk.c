@@ -20,11 +20,11 @@ struct ring_hdr ring_hdr_load(const uint8_t *rec)
 				  .flags = (uint32_t)(word >> 32) };
 }
 
-/* @n records of @len bytes handed over, the callback having said @ret. */
-static bool delivered(struct delivery *d, uint32_t n, uint32_t len, int ret)
+/* @n records of @bytes payload handed over, the callback having said @ret. */
+static bool delivered(struct delivery *d, uint32_t n, uint64_t bytes, int ret)
 {
 	if (d->bytes)
-		*d->bytes += (uint64_t)n * len;
+		*d->bytes += bytes;
 	d->n += (int)n;
 	d->ret = ret;
 	if (ret < 0 && d->stop)
@@ -91,7 +91,7 @@ static bool deliver_batch(const uint8_t *payload, struct delivery *d,
 		uint32_t from = *sub;
 
 		*sub = b.count;
-		delivered(d, b.count - from, b.len,
+		delivered(d, b.count - from, (uint64_t)(b.count - from) * b.len,
 			  d->take_batch(d->user, words, b.count, b.len, from));
 		return true;
 	}
@@ -133,23 +133,79 @@ static bool ring_reclaims(const struct event_ring *r, struct ring_hdr h)
 	return r->reclaim && (h.flags & RING_SPAN) && h.len;
 }
 
+/*
+ * Whether the record at @pos of @w can be taken, its header into *@h: 0,
+ * or WALK_WAIT (not published), WALK_SHORT (not all in the window) or an
+ * EGPU_E* code (an impossible header).
+ */
+static int take_header(const struct event_ring *r, const struct ring_window *w,
+		       uint64_t pos, struct ring_hdr *h)
+{
+	int err;
+
+	if (w->bytes_end - pos < RING_HDR_SIZE)
+		return WALK_SHORT;
+	*h = ring_hdr_load(w->base + (pos - w->from));
+	if (!(h->flags & RING_COMMIT) && !ring_reclaims(r, *h))
+		return WALK_WAIT;
+	if ((err = ring_check_len(r, pos, *h)))
+		return err;
+	return w->bytes_end - pos < ring_record_size(h->len) ? WALK_SHORT : 0;
+}
+
+/*
+ * The published records of @w from *@pos on handed to @d->chunk whole, by
+ * one call with the bytes where they lie: per record only its header is
+ * read (and a batch's count, for the records counted), nothing copied.
+ */
+static int walk_chunk(const struct event_ring *r, const struct ring_window *w,
+		      struct delivery *d, uint64_t *pos)
+{
+	uint64_t start = *pos, bytes = 0;
+	uint32_t n = 0;
+	int end = WALK_END;
+
+	while (*pos < w->starts_end && !end) {
+		const uint8_t *payload = w->base + (*pos - w->from) + RING_HDR_SIZE;
+		struct ring_hdr h;
+		struct ring_batch b;
+
+		if ((end = take_header(r, w, *pos, &h)))
+			break;
+		if ((h.flags & RING_BATCH) &&
+		    (end = ring_check_batch(r, *pos, h, payload)))
+			break; /* the records before it are handed over */
+		if (h.flags & RING_BATCH) {
+			memcpy(&b, payload, sizeof(b));
+			n += b.count;
+			bytes += (uint64_t)b.count * b.len;
+		} else if (!(h.flags & RING_DISCARD)) {
+			n++;
+			bytes += h.len;
+		}
+		*pos += ring_record_size(h.len);
+		if ((uint32_t)d->n + n >= INT32_MAX - RING_BATCH_MAX)
+			end = WALK_STOP; /* the count is full */
+	}
+	if (*pos != start &&
+	    !delivered(d, n, bytes, d->chunk(d->user, w->base + (start - w->from),
+					     *pos - start)) && end >= 0)
+		return WALK_STOP;
+	return end;
+}
+
 int ring_walk(const struct event_ring *r, const struct ring_window *w,
 	      struct delivery *d, uint64_t *pos, uint32_t *sub)
 {
+	if (d && d->chunk)
+		return stopped(d) ? WALK_STOP : walk_chunk(r, w, d, pos);
 	while (*pos < w->starts_end) {
 		const uint8_t *rec = w->base + (*pos - w->from);
 		struct ring_hdr h;
 		int err;
 
-		if (w->bytes_end - *pos < RING_HDR_SIZE)
-			return WALK_SHORT;
-		h = ring_hdr_load(rec);
-		if (!(h.flags & RING_COMMIT) && !ring_reclaims(r, h))
-			return WALK_WAIT;
-		if ((err = ring_check_len(r, *pos, h)))
+		if ((err = take_header(r, w, *pos, &h)))
 			return err;
-		if (w->bytes_end - *pos < ring_record_size(h.len))
-			return WALK_SHORT;
 		/*
 		 * Without @d only headers are looked at: in a first copy of a
 		 * ring in GPU memory a published header may come with a body
