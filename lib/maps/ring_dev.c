@@ -389,12 +389,13 @@ static int dev_window(struct event_ring *r, uint32_t i, uint64_t prod,
 	struct ring_window w = { .base = mirror, .from = from,
 				 .starts_end = from + min_u64(cap - off, n),
 				 .bytes_end = from + n };
+	struct ring_count c = { 0 };
 	int seen, got, err;
 
 	err = dev_read(r, chan, mirror, data_addr(r, i, from), n);
 	if (err)
 		return err;
-	seen = ring_walk(r, &w, NULL, &end, NULL);
+	seen = ring_walk_headers(r, &w, &end, d->chunk ? &c : NULL);
 	if (seen < 0 || end == from)
 		return seen;
 	/* Published before this copy started: whole in it. */
@@ -402,7 +403,13 @@ static int dev_window(struct event_ring *r, uint32_t i, uint64_t prod,
 	if (err)
 		return err;
 	w.bytes_end = end;
-	got = ring_walk(r, &w, d, &cur->cons, &cur->sub);
+	if (d->chunk && !ring_pass_stopped(d)) {
+		/* Counted in the first walk: handed over without another. */
+		cur->cons = end;
+		got = ring_hand_chunk(d, mirror, end - from, &c) ? seen : WALK_STOP;
+	} else {
+		got = ring_walk(r, &w, d, &cur->cons, &cur->sub);
+	}
 	if (cur->cons != cur->released && (err = shard_release(r, chan, i)))
 		return err;
 	return got < 0 ? got : got == WALK_STOP ? WALK_STOP : seen;

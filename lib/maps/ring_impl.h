@@ -129,11 +129,36 @@ struct ring_hdr ring_hdr_load(const uint8_t *rec);
 /*
  * Hand the published records of @w from *@pos on to @d, advancing *@pos
  * past each one handed over whole (*@sub: records of the batch at *@pos
- * already handed over); with @d NULL only find where they end. Returns
- * an enum walk_end, or EGPU_EFORMAT for an impossible header.
+ * already handed over); to a chunk taker (@d->chunk), all of them in one
+ * call. Returns an enum walk_end, or EGPU_EFORMAT for an impossible
+ * header.
  */
 int ring_walk(const struct event_ring *r, const struct ring_window *w,
 	      struct delivery *d, uint64_t *pos, uint32_t *sub);
+
+/* Whether another part of @d's pass was told to stop. */
+bool ring_pass_stopped(const struct delivery *d);
+
+/* Ring records (a warp's batch is one; discards none) and payload bytes. */
+struct ring_count {
+	uint64_t records;
+	uint64_t bytes;
+};
+/*
+ * Only find where the published records of @w from *@pos on end,
+ * advancing *@pos there, reading nothing but their headers (in a first
+ * copy of a ring in GPU memory a published header may come with a body
+ * read before it landed, ring_dev.c; a batch's count included), counted
+ * into *@c if given. ring_walk()'s results.
+ */
+int ring_walk_headers(const struct event_ring *r, const struct ring_window *w,
+		      uint64_t *pos, struct ring_count *c);
+/*
+ * Hand @size bytes of whole records at @data, counted as @c says, to
+ * @d->chunk: whether the pass goes on.
+ */
+bool ring_hand_chunk(struct delivery *d, const uint8_t *data, uint64_t size,
+		     const struct ring_count *c);
 
 /*
  * ring_dev.c. With r->lock held: allocate the GPU memory, mirror and copy

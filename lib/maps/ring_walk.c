@@ -37,8 +37,7 @@ static bool deliver(struct delivery *d, const void *data, uint32_t len)
 	return delivered(d, 1, len, d->fn(d->user, data, len));
 }
 
-/* Whether another part of the pass was told to stop. */
-static bool stopped(const struct delivery *d)
+bool ring_pass_stopped(const struct delivery *d)
 {
 	return d->stop && __atomic_load_n(d->stop, __ATOMIC_RELAXED);
 }
@@ -153,43 +152,45 @@ static int take_header(const struct event_ring *r, const struct ring_window *w,
 	return w->bytes_end - pos < ring_record_size(h->len) ? WALK_SHORT : 0;
 }
 
-/*
- * The published records of @w from *@pos on handed to @d->chunk whole, by
- * one call with the bytes where they lie: per record only its header is
- * read (and a batch's count, for the records counted), nothing copied.
- */
+int ring_walk_headers(const struct event_ring *r, const struct ring_window *w,
+		      uint64_t *pos, struct ring_count *c)
+{
+	int end = WALK_END;
+	struct ring_hdr h;
+
+	while (*pos < w->starts_end && !(end = take_header(r, w, *pos, &h))) {
+		if (c && !(h.flags & RING_DISCARD)) {
+			c->records++;
+			c->bytes += h.len;
+		}
+		*pos += ring_record_size(h.len);
+		if (c && c->records >= INT32_MAX / 2)
+			return WALK_STOP; /* a pass's count is an int */
+	}
+	return end;
+}
+
+bool ring_hand_chunk(struct delivery *d, const uint8_t *data, uint64_t size,
+		     const struct ring_count *c)
+{
+	if (!size)
+		return true;
+	if ((uint64_t)d->n + c->records >= INT32_MAX)
+		d->n = INT32_MAX - (int)c->records; /* saturates */
+	return delivered(d, (uint32_t)c->records, c->bytes,
+			 d->chunk(d->user, data, size));
+}
+
+/* Chunk delivery of a window read in place (host records). */
 static int walk_chunk(const struct event_ring *r, const struct ring_window *w,
 		      struct delivery *d, uint64_t *pos)
 {
-	uint64_t start = *pos, bytes = 0;
-	uint32_t n = 0;
-	int end = WALK_END;
+	struct ring_count c = { 0 };
+	uint64_t start = *pos;
+	int end = ring_walk_headers(r, w, pos, &c);
 
-	while (*pos < w->starts_end && !end) {
-		const uint8_t *payload = w->base + (*pos - w->from) + RING_HDR_SIZE;
-		struct ring_hdr h;
-		struct ring_batch b;
-
-		if ((end = take_header(r, w, *pos, &h)))
-			break;
-		if ((h.flags & RING_BATCH) &&
-		    (end = ring_check_batch(r, *pos, h, payload)))
-			break; /* the records before it are handed over */
-		if (h.flags & RING_BATCH) {
-			memcpy(&b, payload, sizeof(b));
-			n += b.count;
-			bytes += (uint64_t)b.count * b.len;
-		} else if (!(h.flags & RING_DISCARD)) {
-			n++;
-			bytes += h.len;
-		}
-		*pos += ring_record_size(h.len);
-		if ((uint32_t)d->n + n >= INT32_MAX - RING_BATCH_MAX)
-			end = WALK_STOP; /* the count is full */
-	}
-	if (*pos != start &&
-	    !delivered(d, n, bytes, d->chunk(d->user, w->base + (start - w->from),
-					     *pos - start)) && end >= 0)
+	if (!ring_hand_chunk(d, w->base + (start - w->from), *pos - start, &c) &&
+	    end >= 0)
 		return WALK_STOP;
 	return end;
 }
@@ -197,8 +198,8 @@ static int walk_chunk(const struct event_ring *r, const struct ring_window *w,
 int ring_walk(const struct event_ring *r, const struct ring_window *w,
 	      struct delivery *d, uint64_t *pos, uint32_t *sub)
 {
-	if (d && d->chunk)
-		return stopped(d) ? WALK_STOP : walk_chunk(r, w, d, pos);
+	if (d->chunk)
+		return ring_pass_stopped(d) ? WALK_STOP : walk_chunk(r, w, d, pos);
 	while (*pos < w->starts_end) {
 		const uint8_t *rec = w->base + (*pos - w->from);
 		struct ring_hdr h;
@@ -206,16 +207,7 @@ int ring_walk(const struct event_ring *r, const struct ring_window *w,
 
 		if ((err = take_header(r, w, *pos, &h)))
 			return err;
-		/*
-		 * Without @d only headers are looked at: in a first copy of a
-		 * ring in GPU memory a published header may come with a body
-		 * read before it landed (ring_dev.c), a batch's count included.
-		 */
-		if (!d) {
-			*pos += ring_record_size(h.len);
-			continue;
-		}
-		if (stopped(d))
+		if (ring_pass_stopped(d))
 			return WALK_STOP;
 		if ((h.flags & RING_BATCH) &&
 		    (err = ring_check_batch(r, *pos, h, rec + RING_HDR_SIZE)))

@@ -1111,6 +1111,32 @@ static int take_weak(void *user, const void *data, size_t size)
 	return 0;
 }
 
+/* A chunk (ring_part.chunk): each record, a batch's one by one, checked. */
+static int take_weak_chunk(void *user, const void *data, size_t size)
+{
+	struct egpu_chunk_iter it = { data, (const uint8_t *)data + size };
+	struct egpu_chunk_rec rec;
+	uint64_t one[RING_RECORD_MAX / 8];
+	int more;
+
+	while ((more = egpu_chunk_next(&it, &rec)) == 1) {
+		const struct ring_batch *b = rec.data;
+
+		ck_assert(rec.flags & RING_COMMIT);
+		if (!(rec.flags & RING_BATCH)) {
+			take_weak(user, rec.data, rec.size);
+			continue;
+		}
+		for (uint32_t i = 0; i < b->count; i++) {
+			for (uint32_t k = 0; k < (b->len + 7) / 8; k++)
+				one[k] = b->words[(size_t)k * b->count + i];
+			take_weak(user, one, b->len);
+		}
+	}
+	ck_assert_int_eq(more, 0);
+	return 0;
+}
+
 /*
  * Seeds of the adversary, each a different interleaving: every record
  * kept arrives once, whole, in its producer's order; per shard, records
@@ -1119,7 +1145,7 @@ static int take_weak(void *user, const void *data, size_t size)
  * between channels from one pass to the next.
  */
 static void weak_run_threads(uint64_t seed, uint64_t cap, size_t mirror_len,
-			     uint32_t sms, uint32_t threads)
+			     uint32_t sms, uint32_t threads, bool chunks)
 {
 	static struct weak w;
 	struct sim s;
@@ -1130,7 +1156,9 @@ static void weak_run_threads(uint64_t seed, uint64_t cap, size_t mirror_len,
 	sim_new_sms(&s, cap, mirror_len, sms);
 	/* A producer's records reach one thread: no two touch one next[]. */
 	for (uint32_t k = 0; k < threads; k++)
-		parts[k] = (struct ring_part){ .fn = take_weak, .user = next };
+		parts[k] = chunks ?
+			(struct ring_part){ .chunk = take_weak_chunk, .user = next } :
+			(struct ring_part){ .fn = take_weak, .user = next };
 	ck_assert_int_eq(ring_make_readers(s.r, threads), 0);
 	if (threads > 1)
 		ck_assert_int_eq(ring_pool_new(threads, &pool), 0);
@@ -1171,7 +1199,7 @@ static void weak_run_threads(uint64_t seed, uint64_t cap, size_t mirror_len,
 static void weak_run(uint64_t seed, uint64_t cap, size_t mirror_len,
 		     uint32_t sms)
 {
-	weak_run_threads(seed, cap, mirror_len, sms, 1);
+	weak_run_threads(seed, cap, mirror_len, sms, 1, false);
 }
 
 /* Small shards that fill up and wrap many times, windows inside laps. */
@@ -1203,9 +1231,24 @@ START_TEST(weak_visibility_consumer_threads)
 {
 	for (uint64_t seed = 200; seed < 204; seed++) {
 		weak_run_threads(seed, 4 * 64 * 1024, RING_RECORD_MAX, 4,
-				 2 + seed % 2);
+				 2 + seed % 2, false);
 		weak_run_threads(seed, 1 << 20, (1 << 20) / 4 + RING_RECORD_MAX,
-				 6, 3);
+				 6, 3, false);
+	}
+}
+END_TEST
+
+/*
+ * The adversary against chunk delivery (whole windows handed over as
+ * the second copy holds them, no walk of their own), on 1 and 3 threads.
+ */
+START_TEST(weak_visibility_chunks)
+{
+	for (uint64_t seed = 300; seed < 304; seed++) {
+		weak_run_threads(seed, 4 * 64 * 1024, RING_RECORD_MAX, 4, 1,
+				 true);
+		weak_run_threads(seed, 1 << 20, (1 << 20) / 4 + RING_RECORD_MAX,
+				 6, 3, true);
 	}
 }
 END_TEST
@@ -1536,6 +1579,7 @@ int main(void)
 	tcase_add_test(tc, weak_visibility_many_seeds_small_shards);
 	tcase_add_test(tc, weak_visibility_shard_per_sm);
 	tcase_add_test(tc, weak_visibility_consumer_threads);
+	tcase_add_test(tc, weak_visibility_chunks);
 	tcase_add_test(tc, consumer_threads_against_producers);
 	tcase_add_test(tc, consumer_threads_stop_and_fail);
 	tcase_add_test(tc, consumer_threads_stream_a_file);
