@@ -395,7 +395,7 @@ static int dev_window(struct event_ring *r, uint32_t i, uint64_t prod,
 	err = dev_read(r, chan, mirror, data_addr(r, i, from), n);
 	if (err)
 		return err;
-	seen = ring_walk_headers(r, &w, &end, d->chunk ? &c : NULL);
+	seen = ring_walk_headers(r, &w, &end, d->chunk ? &c : NULL, false);
 	if (seen < 0 || end == from)
 		return seen;
 	/* Published before this copy started: whole in it. */
@@ -404,7 +404,17 @@ static int dev_window(struct event_ring *r, uint32_t i, uint64_t prod,
 		return err;
 	w.bytes_end = end;
 	if (d->chunk && !ring_pass_stopped(d)) {
-		/* Counted in the first walk: handed over without another. */
+		/*
+		 * Counted in the first walk, handed over without another;
+		 * only warps' batches are counted again, from their bodies.
+		 */
+		uint64_t at = from;
+
+		if (c.batches) {
+			c = (struct ring_count){ 0 };
+			if ((got = ring_walk_headers(r, &w, &at, &c, true)) < 0)
+				return got;
+		}
 		cur->cons = end;
 		got = ring_hand_chunk(d, mirror, end - from, &c) ? seen : WALK_STOP;
 	} else {

@@ -139,20 +139,22 @@ int ring_walk(const struct event_ring *r, const struct ring_window *w,
 /* Whether another part of @d's pass was told to stop. */
 bool ring_pass_stopped(const struct delivery *d);
 
-/* Ring records (a warp's batch is one; discards none) and payload bytes. */
+/* Records (discards none), their payload bytes, and warps' batches. */
 struct ring_count {
 	uint64_t records;
 	uint64_t bytes;
+	uint64_t batches;
 };
 /*
  * Only find where the published records of @w from *@pos on end,
- * advancing *@pos there, reading nothing but their headers (in a first
- * copy of a ring in GPU memory a published header may come with a body
- * read before it landed, ring_dev.c; a batch's count included), counted
- * into *@c if given. ring_walk()'s results.
+ * advancing *@pos there, counted into *@c if given. Without @bodies
+ * nothing but their headers is read (in a first copy of a ring in GPU
+ * memory a published header may come with a body read before it landed,
+ * ring_dev.c; a batch's count included), so a batch counts as one record
+ * of its length. ring_walk()'s results.
  */
 int ring_walk_headers(const struct event_ring *r, const struct ring_window *w,
-		      uint64_t *pos, struct ring_count *c);
+		      uint64_t *pos, struct ring_count *c, bool bodies);
 /*
  * Hand @size bytes of whole records at @data, counted as @c says, to
  * @d->chunk: whether the pass goes on.

@@ -153,15 +153,24 @@ static int take_header(const struct event_ring *r, const struct ring_window *w,
 }
 
 int ring_walk_headers(const struct event_ring *r, const struct ring_window *w,
-		      uint64_t *pos, struct ring_count *c)
+		      uint64_t *pos, struct ring_count *c, bool bodies)
 {
 	int end = WALK_END;
 	struct ring_hdr h;
 
 	while (*pos < w->starts_end && !(end = take_header(r, w, *pos, &h))) {
+		const uint8_t *payload = w->base + (*pos - w->from) + RING_HDR_SIZE;
+		struct ring_batch b = { .count = 1, .len = h.len };
+
+		if (c && (h.flags & RING_BATCH) && bodies) {
+			if ((end = ring_check_batch(r, *pos, h, payload)))
+				return end;
+			memcpy(&b, payload, sizeof(b));
+		}
 		if (c && !(h.flags & RING_DISCARD)) {
-			c->records++;
-			c->bytes += h.len;
+			c->batches += !!(h.flags & RING_BATCH);
+			c->records += b.count;
+			c->bytes += (uint64_t)b.count * b.len;
 		}
 		*pos += ring_record_size(h.len);
 		if (c && c->records >= INT32_MAX / 2)
@@ -187,7 +196,7 @@ static int walk_chunk(const struct event_ring *r, const struct ring_window *w,
 {
 	struct ring_count c = { 0 };
 	uint64_t start = *pos;
-	int end = ring_walk_headers(r, w, pos, &c);
+	int end = ring_walk_headers(r, w, pos, &c, true);
 
 	if (!ring_hand_chunk(d, w->base + (start - w->from), *pos - start, &c) &&
 	    end >= 0)

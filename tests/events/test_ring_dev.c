@@ -1152,6 +1152,8 @@ static void weak_run_threads(uint64_t seed, uint64_t cap, size_t mirror_len,
 	uint64_t next[2 * WEAK_PRODUCERS] = { 0 }, drops = 0;
 	struct ring_part parts[RING_READERS_MAX];
 	struct ring_pool *pool = NULL;
+	uint64_t counted = 0, got_all = 0; /* what passes said, what came */
+	int n_last;
 
 	sim_new_sms(&s, cap, mirror_len, sms);
 	/* A producer's records reach one thread: no two touch one next[]. */
@@ -1166,17 +1168,20 @@ static void weak_run_threads(uint64_t seed, uint64_t cap, size_t mirror_len,
 	s.weak = &w;
 	s.between = weak_between;
 	for (uint32_t pass = 0; !weak_done(&w); pass++) {
+		int n;
+
 		for (int i = 0; i < 64; i++)
 			weak_step(&s);
-		ck_assert_msg(ring_consume_parts(s.r, parts,
-						 threads - pass % threads,
-						 pool) >= 0,
-			      "%s", egpu_errmsg());
+		n = ring_consume_parts(s.r, parts, threads - pass % threads, pool);
+		ck_assert_msg(n >= 0, "%s", egpu_errmsg());
+		counted += (uint64_t)n;
 	}
 	while (w.n)
 		land_one(&w);
 	s.between = NULL;
-	ck_assert_int_ge(ring_consume_parts(s.r, parts, threads, pool), 0);
+	n_last = ring_consume_parts(s.r, parts, threads, pool);
+	ck_assert_int_ge(n_last, 0);
+	counted += (uint64_t)n_last;
 	ring_pool_free(pool);
 	for (uint32_t i = 0; i < ring_dev_shards(s.r); i++) {
 		uint64_t sent = 0, got = 0, d = *(uint64_t *)ptr(ring_shard_drops(&s.view, i));
@@ -1189,8 +1194,11 @@ static void weak_run_threads(uint64_t seed, uint64_t cap, size_t mirror_len,
 		ck_assert_uint_eq(got + d, sent);
 		drops += d;
 	}
-	for (uint32_t k = 0; k < WEAK_PRODUCERS; k++)
+	for (uint32_t k = 0; k < WEAK_PRODUCERS; k++) {
 		ck_assert_uint_eq(next[WEAK_PRODUCERS + k], w.kept[k]);
+		got_all += w.kept[k];
+	}
+	ck_assert_uint_eq(counted, got_all); /* a batch's records each count */
 	ck_assert_uint_eq(ring_drops(s.r), drops);
 	model_assert_settled(&s.view);
 	sim_free(&s);
