@@ -362,6 +362,57 @@ START_TEST(malformed_chunks_refused)
 }
 END_TEST
 
+/* Every lane access of data/spans.rec, checked against data/spans.txt. */
+static int check_fixture_span(void *user, const void *data, size_t size)
+{
+	FILE *want = user;
+	struct egpu_span_iter it;
+	struct egpu_span_info info;
+	struct egpu_warp_rec rec;
+	int got = egpu_span_begin(&it, data, size, &info);
+
+	while (!got && (got = egpu_span_next(&it, &rec)) == 1) {
+		for (uint32_t m = rec.mask; m; m &= m - 1) {
+			unsigned long long v[8];
+			uint32_t lane = (uint32_t)__builtin_ctz(m);
+
+			ck_assert_int_eq(fscanf(want, "%llu %llu %llu %llu %llu %llu %llu %llu",
+						&v[0], &v[1], &v[2], &v[3], &v[4],
+						&v[5], &v[6], &v[7]), 8);
+			ck_assert_uint_eq(rec.addr[lane], v[0]);
+			ck_assert_uint_eq(rec.site, v[1]);
+			ck_assert_uint_eq(rec.size, v[2]);
+			ck_assert_uint_eq(rec.kind, v[3]);
+			ck_assert_uint_eq(lane, v[4]);
+			ck_assert_uint_eq(info.block, v[5]);
+			ck_assert_uint_eq(info.warp, v[6]);
+			ck_assert_uint_eq(info.smid, v[7]);
+		}
+		got = 0;
+	}
+	ck_assert_int_eq(got, 0);
+	return 0;
+}
+
+/*
+ * The span file the Python and Go decoders are checked against too
+ * (data/make_spans.py): every form of record, a discard between spans.
+ */
+START_TEST(span_fixture_decodes_as_recorded)
+{
+	FILE *want = fopen(EGPU_TEST_DATA "/data/spans.txt", "r");
+	char line[128];
+	unsigned long long extra;
+
+	ck_assert_ptr_nonnull(want);
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), want)); /* the legend */
+	ck_assert_int_eq(egpu_record_file_read(EGPU_TEST_DATA "/data/spans.rec",
+					       check_fixture_span, want), 2);
+	ck_assert_int_eq(fscanf(want, "%llu", &extra), EOF); /* every line seen */
+	fclose(want);
+}
+END_TEST
+
 /* The record of one lane's 8-byte store at 0x7f0000001230, site 77. */
 static void assert_one_lane_store(const struct egpu_warp_access *rec)
 {
@@ -977,6 +1028,7 @@ int main(void)
 	tcase_add_test(tc, batch_and_file_delivery);
 	tcase_add_test(tc, chunk_delivery_and_raw_file);
 	tcase_add_test(tc, malformed_chunks_refused);
+	tcase_add_test(tc, span_fixture_decodes_as_recorded);
 	tcase_add_test(tc, batch_opts_errors);
 	tcase_add_test(tc, consumer_threads_on_one_shard);
 	tcase_add_test(tc, cpu_warp_record);

@@ -290,3 +290,25 @@ def test_decode_spans_agrees_with_the_c_decoder(ev, tmp_path):
         [a for s in egpu.read_record_file(path) for a in egpu.span_addresses(s)]
     with pytest.raises(egpu.FormatError):
         egpu.decode_spans(chunk[:-8])
+
+
+FIXTURE = __import__("pathlib").Path(__file__).resolve().parents[3] / "tests/events/data"
+
+
+def fixture_accesses():
+    """tests/events/data/spans.txt: what the C decoder gives for spans.rec."""
+    lines = (FIXTURE / "spans.txt").read_text().splitlines()
+    return [tuple(int(x) for x in line.split()) for line in lines if not line.startswith("#")]
+
+
+def test_shared_span_file_decodes_as_in_c():
+    np = pytest.importorskip("numpy")
+    want = fixture_accesses()
+    path = FIXTURE / "spans.rec"
+    acc = egpu.decode_spans(egpu.record_file_body(path))
+    got = list(zip(*(acc[f].tolist() for f in
+                     ("addr", "site", "size", "kind", "lane", "block", "warp", "smid"))))
+    assert got == want
+    # read_record_file (egpu_record_file_read) skips the discard.
+    addrs = np.concatenate([egpu.span_addresses(s) for s in egpu.read_record_file(path)])
+    assert addrs.tolist() == [w[0] for w in want]
