@@ -97,6 +97,14 @@ struct ring_copier {
 		     size_t n);
 	int (*zero)(void *io, uint32_t chan, uint64_t addr, size_t n);
 	int (*sync)(void *io, uint32_t chan);
+	/*
+	 * Optional: read only queued (@dst page-locked), done by the
+	 * channel's next sync, so that a pass's copies of many shards wait
+	 * once (ring_dev.c's rounds). Without it reads are complete on
+	 * return.
+	 */
+	int (*read_async)(void *io, uint32_t chan, void *dst, uint64_t addr,
+			  size_t n);
 	void *io;
 	/*
 	 * Optional: memory copies may land in, for the mirror of a consumer

@@ -14,9 +14,11 @@
  * records, a lossless ring's of 32 bytes and full 4 KiB ones) are taken
  * by a callback per span, decoded per span (egpu_span_next), as chunks
  * (egpu_ringbuf_opts.chunk_fn) or into a file from chunks. Not a test:
- * `ring_threads_bench [MAX_THREADS [LATENCY_US]]` prints a Markdown table
- * (docs/events.md, "Consumer threads"); LATENCY_US, spun per copy waited
- * for, stands for what a GPU copy costs besides its bytes.
+ * `ring_threads_bench [MAX_THREADS [LATENCY_US [BATCHED]]]` prints a
+ * Markdown table (docs/events.md, "Consumer threads"); LATENCY_US, spun
+ * per wait for copies, stands for what a GPU copy costs besides its
+ * bytes; BATCHED 0 makes every copy wait on its own (no read_async, as
+ * before rounds), else a round's copies wait once.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -75,6 +77,10 @@ static uint64_t copy_ns;
  * calling thread: `ring_threads_bench MAX LATENCY_US`.
  */
 static uint64_t latency_ns;
+/* Whether copies are queued and waited for once a round (as on a GPU). */
+static bool batched = true;
+/* A mirror as ring_dev_alloc makes one for these shards: 16 MiB. */
+#define MIRROR_BYTES (16u << 20)
 
 static void spin_ns(uint64_t ns)
 {
@@ -118,9 +124,21 @@ static int copy_zero(void *io, uint32_t chan, uint64_t addr, size_t n)
 	return 0;
 }
 
+/* Queued: its latency is paid once, at the next sync (batched copies). */
+static int copy_read_async(void *io, uint32_t chan, void *dst, uint64_t addr,
+			   size_t n)
+{
+	return copy_write(io, chan, (uint64_t)(uintptr_t)dst,
+			  (const void *)(uintptr_t)addr, n);
+}
+
 static int copy_sync(void *io, uint32_t chan)
 {
+	uint64_t t0 = now_ns();
+
 	(void)io, (void)chan;
+	spin_ns(latency_ns);
+	__atomic_fetch_add(&copy_ns, now_ns() - t0, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -254,6 +272,7 @@ static double drain(const struct config *cf, uint32_t threads,
 				     .flags = EGPU_F_RING_DEVICE };
 	struct ring_copier c = { .read = copy_read, .write = copy_write,
 				 .zero = copy_zero, .sync = copy_sync,
+				 .read_async = batched ? copy_read_async : NULL,
 				 .alloc = copy_alloc,
 				 .free = copy_free };
 	uint64_t sums[RING_READERS_MAX] = { 0 };
@@ -272,10 +291,10 @@ static double drain(const struct config *cf, uint32_t threads,
 	if (ring_new_for_map(&spec, &r) || (ring_dev_fit_shards(r, SHARDS), 0))
 		return -1;
 	store = calloc(1, ring_dev_store_len(r));
-	mirror = malloc(1u << 20);
+	mirror = malloc(MIRROR_BYTES);
 	lines = malloc(ring_dev_lines_len(r));
 	if (!store || !mirror || !lines ||
-	    ring_dev_start(r, (uintptr_t)store, mirror, 1u << 20, lines, &view) ||
+	    ring_dev_start(r, (uintptr_t)store, mirror, MIRROR_BYTES, lines, &view) ||
 	    ring_make_readers(r, threads) ||
 	    (threads > 1 && ring_pool_new(threads, &pool)) ||
 	    (cf->how == FILE_CHUNKS &&
@@ -327,6 +346,7 @@ int main(int argc, char **argv)
 	uint32_t max = argc > 1 ? (uint32_t)atoi(argv[1]) : 2;
 
 	latency_ns = argc > 2 ? (uint64_t)(atof(argv[2]) * 1000) : 0;
+	batched = argc <= 3 || atoi(argv[3]);
 
 	printf("| record | made | delivery | threads | records/s | payload GB/s | records/s, copies excluded |\n"
 	       "|---|---|---|---|---|---|---|\n");

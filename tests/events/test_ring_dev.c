@@ -56,7 +56,8 @@ struct sim {
 	pthread_mutex_t lock;
 	struct queued {
 		uint64_t addr;
-		const uint64_t *src; /* NULL: a fill with zeros */
+		void *dst;           /* a copy out (read_async) */
+		const uint64_t *src; /* NULL (and no dst): a fill with zeros */
 		uint64_t value;      /* *src when queued */
 		size_t n;
 	} queue[RING_READERS_MAX][QUEUE_MAX];
@@ -181,6 +182,10 @@ static void sim_run_queue(struct sim *s, uint32_t chan)
 
 		if (s->between) /* producers go on between two of them */
 			s->between(s);
+		if (q->dst) { /* checked when queued: cannot fail now */
+			ck_assert_int_eq(sim_read_locked(s, q->dst, q->addr, q->n), 0);
+			continue;
+		}
 		if (!q->src) {
 			memset(ptr(q->addr), 0, q->n);
 			continue;
@@ -206,14 +211,17 @@ static int sim_read(void *io, uint32_t chan, void *dst, uint64_t addr,
 	return err;
 }
 
-/* Queue @q on @chan; a full queue runs first (a stream may run early). */
+/*
+ * Queue @q on @chan; a full queue runs first (a stream may run early).
+ * Copies in fail while s->fail_writes, copies out never here.
+ */
 static int sim_queue(struct sim *s, uint32_t chan, struct queued q)
 {
 	int err = 0;
 
 	ck_assert_uint_lt(chan, RING_READERS_MAX);
 	pthread_mutex_lock(&s->lock);
-	if (s->fail_writes) {
+	if (s->fail_writes && !q.dst) {
 		err = err_set(EGPU_ECUDA, "sim: copy failed");
 	} else {
 		if (s->queued[chan] == QUEUE_MAX)
@@ -234,6 +242,22 @@ static int sim_write(void *io, uint32_t chan, uint64_t addr, const void *src,
 	ck_assert(inside(src, n, s->lines, s->lines_len));
 	return sim_queue(s, chan, (struct queued){ .addr = addr, .src = src,
 						   .value = *(const uint64_t *)src,
+						   .n = n });
+}
+
+/*
+ * A copy out queued: it runs, pieces in any order, when the channel next
+ * runs its queue (a sync, or a read), after what was queued before it.
+ */
+static int sim_read_async(void *io, uint32_t chan, void *dst, uint64_t addr,
+			  size_t n)
+{
+	struct sim *s = io;
+
+	if (s->fail || in_failing_shard(s, addr))
+		return err_set(EGPU_ECUDA, "sim: copy failed");
+	ck_assert(page_locked(s, dst, n));
+	return sim_queue(s, chan, (struct queued){ .addr = addr, .dst = dst,
 						   .n = n });
 }
 
@@ -314,6 +338,7 @@ static void sim_new_sms(struct sim *s, uint64_t cap, size_t mirror_len,
 {
 	struct ring_copier c = { .read = sim_read, .write = sim_write,
 				 .zero = sim_zero, .sync = sim_sync, .io = s,
+				 .read_async = sim_read_async,
 				 .alloc = sim_alloc,
 				 .free = sim_release };
 	uint32_t shards;
