@@ -738,7 +738,8 @@ typedef int (*egpu_batch_fn)(void *user, const struct egpu_record *recs,
  * payload padded to 8 bytes. They are the bytes the ring holds (in place
  * for a ring in host memory, the page-locked copy of a ring in GPU
  * memory): a span ring's chunk is its spans back to back. Walk them with
- * egpu_chunk_next(), or with a dtype over the bytes (Python: egpu.span).
+ * egpu_chunk_next(), or with a dtype over the bytes (Python:
+ * egpu.decode_spans()).
  * Returning < 0 stops consumption after this chunk (its records were
  * consumed); poll/consume return that value.
  */
