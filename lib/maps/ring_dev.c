@@ -590,12 +590,13 @@ int ring_dev_consume(struct event_ring *r, uint32_t k, uint32_t parts,
 	for (uint32_t j = 0, first = *next; j < mine && !err; j++) {
 		uint32_t i = k + (first / parts + j) % mine * parts;
 
-		if (dev->cur[i].cons != shard_prod(dev, i))
+		if (dev->cur[i].cons != shard_prod(dev, i)) {
 			wins[n] = (struct window){
 				.i = i, .prod = shard_prod(dev, i),
-				.slot = d->rd->mirror + (size_t)n * slot_len },
+				.slot = d->rd->mirror + (size_t)n * slot_len };
 			n++;
-		if (n < per && j + 1 < mine)
+		}
+		if (!n || (n < per && j + 1 < mine))
 			continue;
 		err = rounds(r, k, d, wins, n, slot_len, next);
 		n = 0;
