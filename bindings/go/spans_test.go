@@ -4,11 +4,13 @@ package egpu_test
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
 	"os"
 	"testing"
+	"time"
 
 	"libegpu.dev/egpu"
 )
@@ -75,5 +77,49 @@ func TestDecodeSharedSpanFile(t *testing.T) {
 	}
 	if err := egpu.ChunkRecords(chunk[:len(chunk)-8], func(egpu.ChunkRecord) error { return nil }); !errors.Is(err, egpu.EFORMAT) {
 		t.Fatalf("cut short: %v", err)
+	}
+}
+
+// Spans the CPU back end makes (one lane each), received as chunks and
+// decoded in place.
+func TestRingBufferChunksOfSpans(t *testing.T) {
+	_, obj := loadEvents(t)
+	rb, err := mustMap(t, obj, "events").RingBufferChunks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rb.Close()
+	p, err := obj.Program("span_one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []uint64{0x7f0000001230, 0x7f0000001238, 1 << 60}
+	for _, addr := range want {
+		mem := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, 0), addr)
+		if _, err := p.Run(mem, egpu.CPU); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []uint64
+	for len(got) < len(want) {
+		var chunk []byte
+		select {
+		case chunk = <-rb.Records():
+		case <-time.After(time.Second):
+			t.Fatalf("%d of %d accesses after a second", len(got), len(want))
+		}
+		err := egpu.ChunkRecords(chunk, func(rec egpu.ChunkRecord) error {
+			_, accs, err := egpu.DecodeSpan(rec.Data)
+			for _, a := range accs {
+				got = append(got, a.Addrs...)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("addresses %x, want %x", got, want)
 	}
 }
