@@ -732,11 +732,59 @@ typedef int (*egpu_batch_fn)(void *user, const struct egpu_record *recs,
 			     size_t n);
 
 /**
- * How egpu_ringbuf_add_opts() delivers a map's records. Either or both of
- * @p batch_fn and @p path; with neither, the sample callback as usual.
- * Records are gathered into a buffer of @p batch_bytes, handed over when
- * it is full and at the end of every poll/consume, so each call sees
- * whole records only; drops stay counted by egpu_ringbuf_drops().
+ * Records handed over whole (egpu_ringbuf_opts.chunk_fn): @p size bytes
+ * at @p data, 8-aligned, valid during the call only, hold whole records
+ * in the ring's own format, in ring order: each an ::egpu_rec_hdr and its
+ * payload padded to 8 bytes. They are the bytes the ring holds (in place
+ * for a ring in host memory, the page-locked copy of a ring in GPU
+ * memory): a span ring's chunk is its spans back to back. Walk them with
+ * egpu_chunk_next(), or with a dtype over the bytes (Python:
+ * egpu.decode_spans()).
+ * Returning < 0 stops consumption after this chunk (its records were
+ * consumed); poll/consume return that value.
+ */
+typedef int (*egpu_chunk_fn)(void *user, const void *data, size_t size);
+
+/** A record's header in a chunk or a record file: 8 bytes, little-endian. */
+struct egpu_rec_hdr {
+	uint32_t len;   /**< payload bytes */
+	uint32_t flags; /**< EGPU_REC_* */
+};
+#define EGPU_REC_COMMIT 1u  /**< published (a reclaimed span lacks it) */
+#define EGPU_REC_DISCARD 2u /**< padding: skip it (egpu_chunk_next() does) */
+/**
+ * A warp's batch of records of one size: the payload is u32 count, u32
+ * len, then word k of record i at u64 index k * count + i.
+ */
+#define EGPU_REC_BATCH 4u
+#define EGPU_REC_SPAN 16u   /**< a span (egpu_span_begin()) */
+
+/** A cursor over the records of a chunk: {data, data + size}. */
+struct egpu_chunk_iter {
+	const uint8_t *at, *end;
+};
+/** One record of a chunk (egpu_chunk_next()). */
+struct egpu_chunk_rec {
+	const void *data; /**< payload, 8-aligned, in the chunk */
+	uint32_t size;    /**< payload bytes */
+	uint32_t flags;   /**< EGPU_REC_*: BATCH records are not unpacked */
+};
+/**
+ * The chunk's next record, discards skipped: 1, 0 at the end, or
+ * EGPU_EFORMAT for a header that runs past the chunk.
+ */
+EGPU_API int egpu_chunk_next(struct egpu_chunk_iter *it,
+			     struct egpu_chunk_rec *rec);
+
+/**
+ * How egpu_ringbuf_add_opts() delivers a map's records: @p batch_fn,
+ * @p chunk_fn and/or @p path (not both callbacks); with none, the sample
+ * callback as usual. For @p batch_fn records are gathered into a buffer
+ * of @p batch_bytes, handed over when it is full and at the end of every
+ * poll/consume, so each call sees whole records only; @p chunk_fn gets
+ * the records as the ring holds them, without gathering; a file is
+ * written in @p batch_bytes pieces. Drops stay counted by
+ * egpu_ringbuf_drops().
  */
 struct egpu_ringbuf_opts {
 	size_t sz;              /**< sizeof(struct egpu_ringbuf_opts) */
@@ -744,10 +792,11 @@ struct egpu_ringbuf_opts {
 	/**
 	 * Stream records to this file (created or truncated, closed by
 	 * egpu_ringbuf_free()) as they arrive: a struct
-	 * egpu_record_file_header, then each record an 8-byte little-endian
-	 * header (u32 payload bytes, u32 0) and the payload padded to 8
-	 * bytes (the ring's own record format; egpu_record_file_read()
-	 * reads it back). A failed write is EGPU_EIO.
+	 * egpu_record_file_header, then the records in the ring's own
+	 * format, each an ::egpu_rec_hdr and the payload padded to 8 bytes,
+	 * written as the ring holds them (whole chunks, see @p chunk_fn;
+	 * with @p batch_fn, as gathered: flags 0). egpu_record_file_read()
+	 * reads it back. A failed write is EGPU_EIO.
 	 */
 	const char *path;
 	size_t batch_bytes;     /**< gather buffer; 0: 1 MiB */
@@ -764,8 +813,15 @@ struct egpu_ringbuf_opts {
 	 * when every thread finished. A host ring is one shard: one thread.
 	 */
 	uint32_t threads;
+	/**
+	 * Records handed over whole, many at a time, in the ring's own
+	 * format (::egpu_chunk_fn): no call, copy or decoding per record.
+	 * Excludes @p batch_fn; with @p path, the file gets each chunk
+	 * raw before @p chunk_fn does.
+	 */
+	egpu_chunk_fn chunk_fn;
 };
-#define egpu_ringbuf_opts__last_field threads
+#define egpu_ringbuf_opts__last_field chunk_fn
 
 /**
  * egpu_ringbuf_add() with batch or file delivery (@p opts may be NULL:
@@ -858,22 +914,24 @@ EGPU_API int egpu_span_next(struct egpu_span_iter *it, struct egpu_warp_rec *rec
 
 /**
  * A record file (egpu_ringbuf_opts.path) starts with this header, then
- * the records in the ring's own format: each an 8-byte little-endian
- * header (u32 payload bytes, u32 0) and the payload padded to 8 bytes.
- * A span ring's file holds its spans raw, one per record.
+ * the records in the ring's own format: each an ::egpu_rec_hdr and the
+ * payload padded to 8 bytes; EGPU_REC_DISCARD records are padding,
+ * EGPU_REC_BATCH ones a warp's batch (version 1: flags always 0). A span
+ * ring's file holds its spans raw, one per record.
  */
 struct egpu_record_file_header {
 	char magic[8];     /**< EGPU_RECORD_FILE_MAGIC, not NUL-terminated */
-	uint32_t version;  /**< EGPU_RECORD_FILE_VERSION */
+	uint32_t version;  /**< EGPU_RECORD_FILE_VERSION (1 is read too) */
 	uint32_t hdr_size; /**< bytes of this header: records start there */
 };
 #define EGPU_RECORD_FILE_MAGIC "EGPU-REC"
-#define EGPU_RECORD_FILE_VERSION 1u
+#define EGPU_RECORD_FILE_VERSION 2u
 
 /**
  * Hand every record of record file @p path to @p fn (as a ring callback:
  * the payload, valid during the call; a span ring's are spans for
- * egpu_span_begin()), in file order, the file mapped, not copied.
+ * egpu_span_begin(); a batch's records one by one, discards skipped), in
+ * file order, the file mapped, not copied.
  * Returns the records handed over, fn's result when < 0 (it stops), or
  * EGPU_EIO / EGPU_EFORMAT (not a record file, a record cut short) naming
  * the file and the offset.

@@ -9,9 +9,12 @@
 # span decoded, "B/access" ring bytes per lane access; "trace (spans,
 # lossless)" the same into a 16 MiB lossless ring the warps wait on:
 # "dropped" must read 0.00%, "drain GB/s" is what was delivered into host
-# memory while the kernels ran),
+# memory while the kernels ran; "trace (spans, lossless, chunks)" the same
+# drained as chunks on 8 consumer threads),
 # event rings (ringbuf_bench: rings in host memory, and a ring in GPU memory
-# consumed per record, in batches, on 4 threads, to a file) and host lookups
+# consumed per record, in batches, on 4 threads, to a file, as chunks; the
+# "GPU, 64 MiB, lossless" rows are "16 B per thread, lossless, delivered":
+# 0 dropped, "delivered" GB/s) and host lookups
 # (lookup_bench), and the probe cost on a torch.compile'd transformer
 # (transformer_bench.py; skipped with a message without PyTorch/Triton).
 #

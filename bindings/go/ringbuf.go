@@ -35,20 +35,34 @@ type RingBuffer struct {
 	drops   atomic.Uint64
 	err     error // why the goroutine stopped; read once done is closed
 	closing sync.Once
+	chunks  bool // Records sends chunks (RingBufferChunks)
 }
 
 // RingBuffer starts consuming ring map @m; a map has one consumer at a
 // time (EINVAL for a second, and for a map that is not a ring).
-func (m *Map) RingBuffer() (*RingBuffer, error) {
+func (m *Map) RingBuffer() (*RingBuffer, error) { return m.newRing(false) }
+
+// RingBufferChunks is RingBuffer, but Records sends chunks: each the
+// bytes of many whole records as the ring held them (an 8-byte header
+// {size, flags} and the payload padded to 8; egpu.h's
+// egpu_ringbuf_opts.chunk_fn), with no work per record on the way. Walk
+// one with ChunkRecords; a span ring's records go to DecodeSpan.
+func (m *Map) RingBufferChunks() (*RingBuffer, error) { return m.newRing(true) }
+
+func (m *Map) newRing(chunks bool) (*RingBuffer, error) {
 	defer m.obj.ctx.lock()()
 	if err := m.obj.live(); err != nil {
 		return nil, err
 	}
-	h, err := handle(EINVAL, func() capi.Struct_SS_go_ring { return capi.Ring_new(m.h) })
+	asChunks := 0
+	if chunks {
+		asChunks = 1
+	}
+	h, err := handle(EINVAL, func() capi.Struct_SS_go_ring { return capi.Ring_new(m.h, asChunks) })
 	if err != nil {
 		return nil, err
 	}
-	rb := &RingBuffer{m: m, h: h, records: make(chan []byte, 256),
+	rb := &RingBuffer{m: m, h: h, chunks: chunks, records: make(chan []byte, 256),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	m.obj.rings = append(m.obj.rings, rb)
 	go rb.run()
@@ -123,6 +137,9 @@ func (rb *RingBuffer) poll() ([][]byte, error) {
 	}
 	buf := make([]byte, capi.Ring_pending(rb.h))
 	capi.Ring_take(rb.h, buf)
+	if rb.chunks {
+		return [][]byte{buf}, nil // the pass's chunks, whole records
+	}
 	batch := make([][]byte, 0, n)
 	for len(buf) >= 4 {
 		size := int(binary.LittleEndian.Uint32(buf))

@@ -909,6 +909,24 @@ static int ring_batch_to_python(void *user, const struct egpu_record *recs,
 	return ret;
 }
 
+/* Chunk delivery: one call of the callable with the chunk's bytes. */
+static int ring_chunk_to_python(void *user, const void *data, size_t size)
+{
+	struct py_ring *r = user;
+	PyGILState_STATE gil = gil_take();
+	PyObject *res = PyObject_CallFunction(r->fn, "y#", (const char *)data,
+					      (Py_ssize_t)size);
+	int ret = 0;
+
+	if (!res) {
+		ring_keep_exception(r);
+		ret = -1;
+	}
+	Py_XDECREF(res);
+	PyGILState_Release(gil);
+	return ret;
+}
+
 static int ring_wait(void *handle, int timeout_ms)
 {
 	return egpu_ringbuf_poll(handle, timeout_ms);
@@ -976,15 +994,18 @@ static PyObject *span_rec_tuple(const struct egpu_warp_rec *rec)
 
 %inline %{
 /*
- * A consumer of ring map @map; free it with ring_free(). @batch: the
- * callable gets lists of records; @path (or NULL): records also go to
+ * A consumer of ring map @map; free it with ring_free(). @batch 1: the
+ * callable gets lists of records, 2: chunks (bytes of whole records in
+ * the ring's format); @path (or NULL): records also go to
  * that file; @threads consumer threads (egpu_ringbuf_opts).
  */
 struct py_ring *ring_new(egpu_map *map, int batch, const char *path,
 			 unsigned int threads)
 {
 	struct py_ring *r = calloc(1, sizeof(*r));
-	EGPU_OPTS(egpu_ringbuf_opts, o, .batch_fn = batch ? ring_batch_to_python : NULL,
+	EGPU_OPTS(egpu_ringbuf_opts, o,
+		  .batch_fn = batch == 1 ? ring_batch_to_python : NULL,
+		  .chunk_fn = batch == 2 ? ring_chunk_to_python : NULL,
 		  .path = path, .threads = threads);
 
 	if (!r) {
@@ -1096,6 +1117,61 @@ PyObject *span_addresses(const void *span, size_t len)
 	while (a && egpu_span_next(&it, &rec) == 1)
 		for (uint32_t m = rec.mask; m; m &= m - 1)
 			*a++ = rec.addr[__builtin_ctz(m)];
+	return out;
+}
+
+/*
+ * Where the span records of chunk @data (whole ring records: a chunk, a
+ * record file's body) are, for a vectorised decode: little-endian u64
+ * pairs, each record's byte offset and its span's header's. Only the
+ * walk from record to record is done here, each record's fields are read
+ * by numpy (egpu/_spans.py).
+ */
+PyObject *span_index(const void *span, size_t len)
+{
+	const void *data = span;
+	struct egpu_chunk_iter it = { data, (const uint8_t *)data + len };
+	struct egpu_chunk_rec c;
+	size_t n = 0, cap = 1024;
+	uint64_t *v = malloc(cap * 16);
+	PyObject *out = NULL;
+	int more = 0;
+
+	while (v && (more = egpu_chunk_next(&it, &c)) == 1) {
+		struct egpu_span_iter si;
+		struct egpu_warp_rec rec;
+		uint64_t hdr = (uint64_t)((const uint8_t *)c.data - (const uint8_t *)data) - 8;
+		int got;
+
+		/* A span ring holds spans only (the CPU back end's lack the flag). */
+		if (c.flags & EGPU_REC_BATCH)
+			continue;
+		got = egpu_span_begin(&si, c.data, c.size, NULL);
+		while (!got && (got = egpu_span_next(&si, &rec)) == 1) {
+			uint64_t *nv = n == cap ? realloc(v, (cap *= 2) * 16) : v;
+
+			if (!nv) {
+				free(v);
+				v = NULL;
+				break;
+			}
+			v = nv;
+			v[2 * n] = (uint64_t)(si.at - rec.bytes - (const uint8_t *)data);
+			v[2 * n++ + 1] = hdr;
+			got = 0;
+		}
+		if (got < 0)
+			more = got;
+		if (more < 0)
+			break;
+	}
+	if (!v)
+		return PyErr_NoMemory();
+	if (more < 0)
+		raise_last(more);
+	else
+		out = PyBytes_FromStringAndSize((const char *)v, (Py_ssize_t)(n * 16));
+	free(v);
 	return out;
 }
 

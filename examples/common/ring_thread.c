@@ -17,8 +17,15 @@ static void *consume(void *arg)
 void ring_thread_start(struct ring_thread *rt, egpu_map *map, egpu_sample_fn fn,
 		       void *user)
 {
+	ring_thread_start_opts(rt, map, fn, user, NULL);
+}
+
+void ring_thread_start_opts(struct ring_thread *rt, egpu_map *map,
+			    egpu_sample_fn fn, void *user,
+			    const struct egpu_ringbuf_opts *opts)
+{
 	EGPU_CHECK(map);
-	rt->rb = egpu_ringbuf_new(map, fn, user);
+	rt->rb = egpu_ringbuf_new_opts(map, fn, user, opts);
 	EGPU_CHECK(rt->rb);
 	rt->stop = false;
 	if (pthread_create(&rt->thread, NULL, consume, rt)) {

@@ -20,6 +20,10 @@ struct ring_thread {
 /* Start consuming @map's records with @fn(@user, ...); aborts on failure. */
 void ring_thread_start(struct ring_thread *rt, egpu_map *map, egpu_sample_fn fn,
 		       void *user);
+/* The same, delivering as @opts says (chunks, batches, consumer threads). */
+void ring_thread_start_opts(struct ring_thread *rt, egpu_map *map,
+			    egpu_sample_fn fn, void *user,
+			    const struct egpu_ringbuf_opts *opts);
 /*
  * After the kernels are done (synchronised): consume what is left, stop the
  * thread, free the consumer. Returns the records the GPU dropped.

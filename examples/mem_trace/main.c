@@ -354,6 +354,7 @@ static int on_span(void *user, const void *data, size_t size)
 			a.addr[a.lanes++] = rec.addr[__builtin_ctz(m)];
 		t->records++;
 		account(t, &a);
+		got = 0; /* on to the next record (1 would end the loop) */
 	}
 	if (got < 0)
 		t->bad++;

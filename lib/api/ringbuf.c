@@ -49,14 +49,16 @@ static int rb_pool_fit(egpu_ringbuf *rb, uint32_t threads)
 	return 0;
 }
 
-/* Entry @e's parts: @fn(@user), or the batch's lanes. */
-static int rb_entry_parts(struct rb_entry *e, egpu_sample_fn fn, void *user)
+/* Entry @e's parts: the batch's lanes, or @chunk(@user), or @fn(@user). */
+static int rb_entry_parts(struct rb_entry *e, egpu_sample_fn fn,
+			  egpu_chunk_fn chunk, void *user)
 {
 	e->parts = calloc(e->threads, sizeof(*e->parts));
 	if (!e->parts)
 		return err_set(EGPU_ENOMEM, "egpu_ringbuf_add: out of memory");
 	for (uint32_t k = 0; k < e->threads; k++)
 		e->parts[k] = e->batch ? rb_batch_part(e->batch, k) :
+			chunk ? (struct ring_part){ .chunk = chunk, .user = user } :
 			(struct ring_part){ .fn = fn, .user = user };
 	return 0;
 }
@@ -71,6 +73,7 @@ int egpu_ringbuf_add_opts(egpu_ringbuf *rb, egpu_map *map, egpu_sample_fn fn,
 			  void *user, const struct egpu_ringbuf_opts *opts)
 {
 	bool gathers = OPTS_GET(opts, batch_fn, NULL) || OPTS_GET(opts, path, NULL);
+	egpu_chunk_fn chunk = OPTS_GET(opts, chunk_fn, NULL);
 	uint32_t threads = OPTS_GET(opts, threads, 0);
 	struct rb_entry e = { .map = map, .threads = threads ? threads : 1 };
 	struct rb_entry *v;
@@ -79,9 +82,13 @@ int egpu_ringbuf_add_opts(egpu_ringbuf *rb, egpu_map *map, egpu_sample_fn fn,
 	err = OPTS_VALID(opts, egpu_ringbuf_opts, "egpu_ringbuf_add_opts");
 	if (err)
 		return err;
-	if (!rb || !map || (!fn && !gathers))
+	if (!rb || !map || (!fn && !gathers && !chunk))
 		return err_set(EGPU_EINVAL,
-			       "egpu_ringbuf_add: NULL argument (a ring buffer, a map and a callback, batch callback or path are needed)");
+			       "egpu_ringbuf_add: NULL argument (a ring buffer, a map and a callback, batch callback, chunk callback or path are needed)");
+	if (chunk && OPTS_GET(opts, batch_fn, NULL))
+		return err_set(EGPU_EINVAL,
+			       "egpu_ringbuf_add: map '%s' given both a batch and a chunk callback (one of them)",
+			       map->spec->name);
 	if (!map->ring)
 		return err_set(EGPU_EINVAL,
 			       "map '%s' (type %u) is not a ring buffer (RINGBUF, PERF_EVENT_ARRAY or GPU_RINGBUF)",
@@ -98,7 +105,7 @@ int egpu_ringbuf_add_opts(egpu_ringbuf *rb, egpu_map *map, egpu_sample_fn fn,
 	if (!err && gathers)
 		err = rb_batch_new(opts, user, e.threads, &e.batch);
 	if (!err)
-		err = rb_entry_parts(&e, fn, user);
+		err = rb_entry_parts(&e, fn, chunk, user);
 	if (!err && !(err = ring_claim(map->ring)) &&
 	    (err = ring_make_readers(map->ring, e.threads)))
 		ring_release(map->ring);

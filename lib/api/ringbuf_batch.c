@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Batch and file delivery (ringbuf_batch.h). The ring hands records over
- * one by one, each valid during its call only (it may point into a copy
- * or a gather buffer the next record reuses), so records are copied into
- * one buffer in the ring's own record format (8-byte header, payload
- * padded to 8): a batch callback gets pointers into it, a file gets its
- * bytes in one write per flush. Each consumer thread gathers into its own
- * lane; flushes to the file take a lock, so a flush's records stay
- * together and each lane's (each shard's) stay in order.
+ * Batch and file delivery (ringbuf_batch.h). For a batch callback the
+ * ring hands records over one by one, each valid during its call only (it
+ * may point into a copy or a gather buffer the next record reuses), so
+ * records are copied into one buffer in the ring's own record format
+ * (8-byte header, payload padded to 8): the callback gets pointers into
+ * it, a file gets its bytes in one write per flush. Without a batch
+ * callback the ring hands over chunks, whole windows of records as it
+ * holds them (ring_part.chunk): the file gets them raw, appended to the
+ * buffer with one copy each (or written at once when larger), and a
+ * chunk callback gets them where they lie. Each consumer thread gathers
+ * into its own lane; flushes to the file take a lock, so a flush's
+ * records stay together and each lane's (each shard's) stay in order.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,7 +42,8 @@ struct rb_lane {
 };
 
 struct rb_batch {
-	egpu_batch_fn fn;
+	egpu_batch_fn fn;    /* NULL: chunks, not records, are taken */
+	egpu_chunk_fn chunk; /* chunks, after the file got them */
 	void *user;
 	int fd;              /* -1: no file */
 	const char *path;
@@ -100,6 +105,7 @@ int rb_batch_new(const struct egpu_ringbuf_opts *o, void *user,
 	if (cap < BATCH_BYTES_MIN)
 		cap = cap ? BATCH_BYTES_MIN : DEFAULT_BATCH_BYTES;
 	*b = (struct rb_batch){ .fn = OPTS_GET(o, batch_fn, NULL),
+				.chunk = OPTS_GET(o, chunk_fn, NULL),
 				.user = user, .fd = -1,
 				.cap = (cap + 7) & ~(size_t)7,
 				.path = OPTS_GET(o, path, NULL) };
@@ -123,6 +129,10 @@ int rb_batch_new(const struct egpu_ringbuf_opts *o, void *user,
 
 struct ring_part rb_batch_part(struct rb_batch *b, uint32_t k)
 {
+	if (!b->fn)
+		return (struct ring_part){ .chunk = rb_batch_take_chunk,
+					   .user = &b->lane[k],
+					   .flush = rb_batch_flush };
 	return (struct ring_part){ .fn = rb_batch_take,
 				   .take_batch = rb_batch_take_batch,
 				   .user = &b->lane[k], .flush = rb_batch_flush };
@@ -142,6 +152,17 @@ void rb_batch_free(struct rb_batch *b)
 	free(b);
 }
 
+/* One write of @n bytes, whole in the file (lanes write at once). */
+static int write_locked(struct rb_batch *b, const void *p, size_t n)
+{
+	int err;
+
+	pthread_mutex_lock(&b->file_lock);
+	err = write_bytes(b, p, n);
+	pthread_mutex_unlock(&b->file_lock);
+	return err;
+}
+
 int rb_batch_flush(void *lane)
 {
 	struct rb_lane *l = lane;
@@ -150,11 +171,8 @@ int rb_batch_flush(void *lane)
 
 	if (!l->used)
 		return 0;
-	if (b->fd >= 0) {
-		pthread_mutex_lock(&b->file_lock);
-		err = write_bytes(b, l->buf, l->used);
-		pthread_mutex_unlock(&b->file_lock);
-	}
+	if (b->fd >= 0)
+		err = write_locked(b, l->buf, l->used);
 	if (!err && b->fn)
 		err = b->fn(b->user, l->recs, l->n);
 	l->used = l->n = 0;
@@ -210,5 +228,24 @@ int rb_batch_take_batch(void *lane, const uint64_t *words, uint32_t count,
 			out[-1] &= last;
 	}
 	l->used = (size_t)((uint8_t *)out - l->buf);
+	return err;
+}
+
+int rb_batch_take_chunk(void *lane, const void *data, size_t size)
+{
+	struct rb_lane *l = lane;
+	struct rb_batch *b = l->b;
+	int err = 0;
+
+	if (b->fd >= 0 && b->cap - l->used < size)
+		err = rb_batch_flush(l);
+	if (!err && b->fd >= 0 && size > b->cap) {
+		err = write_locked(b, data, size);
+	} else if (!err && b->fd >= 0) {
+		memcpy(l->buf + l->used, data, size);
+		l->used += size;
+	}
+	if (!err && b->chunk)
+		err = b->chunk(b->user, data, size);
 	return err;
 }

@@ -67,6 +67,9 @@ int dev_map_read(struct dev_map *m, uint32_t chan, void *dst, uint64_t addr,
 		 size_t n);
 int dev_map_write_async(struct dev_map *m, uint32_t chan, uint64_t addr,
 			const void *src, size_t n);
+/* dev_map_read() only queued, into page-locked @dst. */
+int dev_map_read_async(struct dev_map *m, uint32_t chan, void *dst,
+		       uint64_t addr, size_t n);
 int dev_map_zero_async(struct dev_map *m, uint32_t chan, uint64_t addr,
 		       size_t n);
 /*

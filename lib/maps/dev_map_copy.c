@@ -200,7 +200,8 @@ int dev_map_read(struct dev_map *m, uint32_t chan, void *dst, uint64_t addr,
 /* What to queue on a channel's stream, and what the driver call was. */
 struct queued {
 	uint64_t addr;
-	const void *src; /* NULL: zeroes */
+	void *dst;       /* a copy out into page-locked memory */
+	const void *src; /* NULL (and no dst): zeroes */
 	size_t n;
 	bool wait;
 	bool by_copy; /* zeroes by the copy engine (zero_on) */
@@ -246,14 +247,17 @@ static int queue_on(struct dev_map *m, uint32_t c, const struct queued *q)
 	/* A wait on a channel that never copied has nothing to wait for. */
 	err = q->n || io->stream ? io_open(m, io) : 0;
 	if (!err && q->n)
-		res = q->src ? cu()->cuMemcpyHtoDAsync(q->addr, q->src, q->n,
+		res = q->dst ? cu()->cuMemcpyDtoHAsync(q->dst, q->addr, q->n,
 						       io->stream) :
+			q->src ? cu()->cuMemcpyHtoDAsync(q->addr, q->src, q->n,
+							 io->stream) :
 			q->by_copy ? zero_on(io, q->addr, q->n) :
 			cu()->cuMemsetD8Async(q->addr, 0, q->n, io->stream);
 	if (!err && !res && q->wait && io->stream)
 		res = io_wait(io);
 	if (!err)
 		err = io_check(m, res, !q->n ? "cuStreamSynchronize" :
+				       q->dst ? "cuMemcpyDtoHAsync" :
 				       q->src ? "cuMemcpyHtoDAsync" :
 				       q->by_copy ? "zeroing (cuMemcpyHtoDAsync)" :
 						    "cuMemsetD8Async");
@@ -266,6 +270,15 @@ int dev_map_write_async(struct dev_map *m, uint32_t chan, uint64_t addr,
 			const void *src, size_t n)
 {
 	return queue_on(m, chan, &(struct queued){ .addr = addr, .src = src,
+						   .n = n });
+}
+
+int dev_map_read_async(struct dev_map *m, uint32_t chan, void *dst,
+		       uint64_t addr, size_t n)
+{
+	if (m->host) /* a map in host memory is read in place, at once */
+		return dev_map_read(m, chan, dst, addr, n);
+	return queue_on(m, chan, &(struct queued){ .addr = addr, .dst = dst,
 						   .n = n });
 }
 

@@ -97,6 +97,14 @@ struct ring_copier {
 		     size_t n);
 	int (*zero)(void *io, uint32_t chan, uint64_t addr, size_t n);
 	int (*sync)(void *io, uint32_t chan);
+	/*
+	 * Optional: read only queued (@dst page-locked), done by the
+	 * channel's next sync, so that a pass's copies of many shards wait
+	 * once (ring_dev.c's rounds). Without it reads are complete on
+	 * return.
+	 */
+	int (*read_async)(void *io, uint32_t chan, void *dst, uint64_t addr,
+			  size_t n);
 	void *io;
 	/*
 	 * Optional: memory copies may land in, for the mirror of a consumer
@@ -185,11 +193,14 @@ typedef int (*ring_take_batch_fn)(void *user, const uint64_t *words,
  * Where one part of a pass delivers, on its thread: @fn(@user, record)
  * for each record, or, if set, @take_batch(@user, ...) once for the
  * records of a warp's batch (instead of gathering each into a buffer of
- * the ring's for @fn); then @flush(@user) if set (a batch handed over,
- * on the same thread); @records and @bytes (payload) grow by what was
- * handed over, even by a pass that stopped.
+ * the ring's for @fn); or, if @chunk is set (then instead of both), the
+ * published records of each window whole, as the ring holds them, by
+ * one @chunk(@user, bytes, size); then @flush(@user) if set (a batch
+ * handed over, on the same thread); @records and @bytes (payload) grow
+ * by what was handed over, even by a pass that stopped.
  */
 struct ring_part {
+	egpu_chunk_fn chunk;
 	egpu_sample_fn fn;
 	void *user;
 	ring_take_batch_fn take_batch;

@@ -193,7 +193,7 @@ int ring_consume_parts(struct event_ring *r, struct ring_part *parts,
 	for (uint32_t k = 0; k < n; k++)
 		runs[k] = (struct part_run){
 			.pass = &pass,
-			.d = { .fn = parts[k].fn,
+			.d = { .chunk = parts[k].chunk, .fn = parts[k].fn,
 			       .take_batch = parts[k].take_batch,
 			       .user = parts[k].user,
 			       .bytes = &parts[k].bytes, .rd = &r->readers[k],

@@ -19,7 +19,9 @@
  * position from its own memory. The zeroing and the write are only queued
  * on the thread's stream, in that order (the stream runs them so): the
  * thread's next copy out, or its wait at the end of its part of the pass,
- * finds them done, so a pass costs two waited copies per window.
+ * finds them done. A round does this for as many shards as the mirror
+ * has slots at once: all first copies queued, one wait, all second copies
+ * queued, one wait; so a pass waits twice per round, not per shard.
  *
  * Why twice: a copy engine reads a range in no promised order, so one copy
  * may read a record's payload before its producer wrote it and its header
@@ -45,7 +47,10 @@
 #include "maps/dev_map.h"
 #include "maps/ring_impl.h"
 
-/* A mirror this big holds a window of records; smaller shards fit whole. */
+/*
+ * A mirror this big holds a window of records of each shard a round
+ * copies (ring_dev_consume); smaller rings fit whole.
+ */
 #define MIRROR_MAX_BYTES (16u << 20)
 /* 64-bit words per line of the host copy of the shard lines. */
 #define LINE_WORDS (RING_LINE / 8)
@@ -177,7 +182,7 @@ int ring_dev_alloc(struct event_ring *r)
 	if (!err) {
 		len = ring_dev_store_len(r);
 		/* A multiple of 8 (records are), so the lines after it are. */
-		mirror_len = min_u64(shard_stride(r), MIRROR_MAX_BYTES);
+		mirror_len = min_u64(r->shards * shard_stride(r), MIRROR_MAX_BYTES);
 		err = cu_check(d->cuMemAlloc(&store, len), "cuMemAlloc");
 	}
 	/* Zero: every header reads unpublished until a producer writes it. */
@@ -294,17 +299,28 @@ bool ring_dev_reading(const struct event_ring *r)
 	return dev && r->cons >= dev->start;
 }
 
-/* A copy out on channel @chan (a reader's index), complete on return. */
-static int dev_read(const struct event_ring *r, uint32_t chan, void *dst,
-		    uint64_t addr, size_t n)
+/*
+ * A copy out on channel @chan (a reader's index): complete on return, or,
+ * with @queue and a copier that can, only queued (done by the channel's
+ * next sync).
+ */
+static int dev_copy_out(const struct event_ring *r, uint32_t chan, void *dst,
+			uint64_t addr, size_t n, bool queue)
 {
 	const struct ring_copier *c = &r->dev->copier;
-	int err = c->read(c->io, chan, dst, addr, n);
+	int err = queue && c->read_async ? c->read_async(c->io, chan, dst, addr, n) :
+		  c->read(c->io, chan, dst, addr, n);
 
 	if (err)
 		err_prefix("ring '%s': copying %zu bytes out of GPU memory",
 			   r->name, n);
 	return err;
+}
+
+static int dev_read(const struct event_ring *r, uint32_t chan, void *dst,
+		    uint64_t addr, size_t n)
+{
+	return dev_copy_out(r, chan, dst, addr, n, false);
 }
 
 /*
@@ -370,60 +386,154 @@ static int shard_release(struct event_ring *r, uint32_t chan, uint32_t i)
 }
 
 /*
- * One window of shard @i from its consumer position, @prod being its
- * producers' position: the records published there handed to @d
- * (ring_walk's result for the copy looked at first, or WALK_STOP), or a
- * negative EGPU_E* code.
+ * One shard's part of a round: its window of records, [from, from + n)
+ * copied into its slot of the mirror, and what came of it.
  */
-static int dev_window(struct event_ring *r, uint32_t i, uint64_t prod,
-		      struct delivery *d)
-{
-	struct ring_dev *dev = r->dev;
-	struct shard_cursor *cur = &dev->cur[i];
-	uint32_t chan = (uint32_t)(d->rd - r->readers);
-	uint8_t *mirror = d->rd->mirror;
-	uint64_t cap = dev->view.mask + 1, from = cur->cons, end = from;
-	uint64_t off = from & dev->view.mask;
-	uint64_t n = min_u64(min_u64(prod - from, dev->mirror_len),
-			     cap + r->max_record - off);
-	struct ring_window w = { .base = mirror, .from = from,
-				 .starts_end = from + min_u64(cap - off, n),
-				 .bytes_end = from + n };
-	int seen, got, err;
+struct window {
+	uint32_t i;         /* the shard */
+	uint64_t prod;      /* its producers' position */
+	uint8_t *slot;      /* its place in the reader's mirror */
+	struct ring_window w;
+	uint64_t end;       /* where the published records end */
+	struct ring_count c; /* theirs, for a chunk taker */
+	int seen;           /* the first walk's end */
+	bool done;          /* nothing more for it in this pass */
+};
 
-	err = dev_read(r, chan, mirror, data_addr(r, i, from), n);
+/* Wait for channel @chan's copies (a no-op for a copier without queued reads). */
+static int dev_wait(const struct event_ring *r, uint32_t chan)
+{
+	const struct ring_copier *c = &r->dev->copier;
+	int err = c->read_async ? c->sync(c->io, chan) : 0;
+
 	if (err)
-		return err;
-	seen = ring_walk(r, &w, NULL, &end, NULL);
-	if (seen < 0 || end == from)
-		return seen;
-	/* Published before this copy started: whole in it. */
-	err = dev_read(r, chan, mirror, data_addr(r, i, from), end - from);
-	if (err)
-		return err;
-	w.bytes_end = end;
-	got = ring_walk(r, &w, d, &cur->cons, &cur->sub);
-	if (cur->cons != cur->released && (err = shard_release(r, chan, i)))
-		return err;
-	return got < 0 ? got : got == WALK_STOP ? WALK_STOP : seen;
+		err_prefix("ring '%s': waiting for copies out of GPU memory", r->name);
+	return err;
 }
 
-/* Shard @i's published records up to @prod: a walk_end or an EGPU_E* code. */
-static int shard_consume(struct event_ring *r, uint32_t i, uint64_t prod,
-			 struct delivery *d)
+/* The first copy of @win's window from its shard's consumer position. */
+static int window_start(struct event_ring *r, uint32_t chan, size_t slot_len,
+			struct window *win)
 {
-	struct shard_cursor *cur = &r->dev->cur[i];
+	struct ring_dev *dev = r->dev;
+	uint64_t cap = dev->view.mask + 1, from = dev->cur[win->i].cons;
+	uint64_t off = from & dev->view.mask;
+	uint64_t n = min_u64(min_u64(win->prod - from, slot_len),
+			     cap + r->max_record - off);
 
-	while (cur->cons < prod) {
-		uint64_t from = cur->cons;
-		int end = dev_window(r, i, prod, d);
+	win->w = (struct ring_window){ .base = win->slot, .from = from,
+				       .starts_end = from + min_u64(cap - off, n),
+				       .bytes_end = from + n };
+	win->end = from;
+	win->c = (struct ring_count){ 0 };
+	return dev_copy_out(r, chan, win->slot, data_addr(r, win->i, from), n,
+			    true);
+}
 
-		/* Go on past a window's end or a record it cut short. */
-		if (end < 0 || end == WALK_WAIT || end == WALK_STOP ||
-		    cur->cons == from)
-			return end;
+/*
+ * After the first copies: where @win's published records end, and, if
+ * any, the second copy of them. Published before that copy started:
+ * whole in it.
+ */
+static int window_second(struct event_ring *r, uint32_t chan,
+			 struct delivery *d, struct window *win)
+{
+	win->seen = ring_walk_headers(r, &win->w, &win->end,
+				      d->chunk ? &win->c : NULL, false);
+	if (win->seen < 0)
+		return win->seen;
+	if (win->end == win->w.from) {
+		win->done = true;
+		return 0;
 	}
-	return WALK_END;
+	win->w.bytes_end = win->end;
+	return dev_copy_out(r, chan, win->slot, data_addr(r, win->i, win->w.from),
+			    win->end - win->w.from, true);
+}
+
+/*
+ * After the second copies: @win's records handed to @d, their bytes given
+ * back (queued). ring_walk's result, WALK_STOP, or an EGPU_E* code.
+ */
+static int window_deliver(struct event_ring *r, uint32_t chan,
+			  struct delivery *d, struct window *win)
+{
+	struct shard_cursor *cur = &r->dev->cur[win->i];
+	uint64_t from = win->w.from;
+	int got;
+
+	if (d->chunk && !ring_pass_stopped(d)) {
+		/*
+		 * Counted in the first walk, handed over without another;
+		 * only warps' batches are counted again, from their bodies.
+		 */
+		uint64_t at = from;
+
+		if (win->c.batches) {
+			win->c = (struct ring_count){ 0 };
+			got = ring_walk_headers(r, &win->w, &at, &win->c, true);
+			if (got < 0)
+				return got;
+		}
+		cur->cons = win->end;
+		got = ring_hand_chunk(d, win->slot, win->end - from, &win->c) ?
+		      win->seen : WALK_STOP;
+	} else {
+		got = ring_walk(r, &win->w, d, &cur->cons, &cur->sub);
+	}
+	if (cur->cons != cur->released) {
+		int err = shard_release(r, chan, win->i);
+
+		if (err)
+			return err;
+	}
+	/* Go on past a window's end or a record it cut short. */
+	win->done = got != WALK_END && got != WALK_SHORT;
+	win->done |= cur->cons == from || cur->cons >= win->prod;
+	return got < 0 ? got : got == WALK_STOP ? WALK_STOP : win->seen;
+}
+
+/*
+ * Rounds over @n windows at once until each is done: every first copy
+ * queued, one wait, every second copy queued, one wait, then delivery.
+ * So a round waits twice whatever the number of shards, instead of
+ * twice per shard. WALK_STOP with *@stopped the shard that stopped, or
+ * an EGPU_E* code; else 0.
+ */
+static int rounds(struct event_ring *r, uint32_t chan, struct delivery *d,
+		  struct window *wins, uint32_t n, size_t slot_len,
+		  uint32_t *stopped)
+{
+	bool more = true;
+	int err = 0;
+
+	while (more && !err) {
+		more = false;
+		for (uint32_t j = 0; j < n && !err; j++)
+			if (!wins[j].done)
+				err = window_start(r, chan, slot_len, &wins[j]);
+		if (!err)
+			err = dev_wait(r, chan);
+		for (uint32_t j = 0; j < n && !err; j++)
+			if (!wins[j].done)
+				err = window_second(r, chan, d, &wins[j]);
+		if (!err)
+			err = dev_wait(r, chan);
+		for (uint32_t j = 0; j < n && !err; j++) {
+			int got;
+
+			if (wins[j].done)
+				continue;
+			got = window_deliver(r, chan, d, &wins[j]);
+			if (got == WALK_STOP) {
+				*stopped = wins[j].i;
+				return WALK_STOP;
+			}
+			err = got < 0 ? got : 0;
+			more |= !wins[j].done;
+		}
+	}
+	return err;
 }
 
 int ring_dev_begin(struct event_ring *r, uint32_t parts)
@@ -436,8 +546,27 @@ int ring_dev_begin(struct event_ring *r, uint32_t parts)
 }
 
 /*
- * Part @k of a pass: its shards, on channel @k. Its releases are done when
- * it returns, so the next pass may give its shards to other channels.
+ * The windows a round may copy at once: as many slots of the mirror as
+ * hold a shard's records each (at least the largest record), for the
+ * part's @mine shards.
+ */
+static uint32_t round_slots(const struct event_ring *r, uint32_t mine,
+			    size_t *slot_len)
+{
+	size_t len = r->dev->mirror_len / (mine ? mine : 1) & ~(size_t)7;
+
+	if (len > shard_stride(r))
+		len = shard_stride(r);
+	if (len < r->max_record)
+		len = r->max_record;
+	*slot_len = len;
+	return (uint32_t)(r->dev->mirror_len / len);
+}
+
+/*
+ * Part @k of a pass: its shards, on channel @k, as many at once as the
+ * mirror has slots (rounds()). Its releases are done when it returns, so
+ * the next pass may give its shards to other channels.
  */
 int ring_dev_consume(struct event_ring *r, uint32_t k, uint32_t parts,
 		     struct delivery *d)
@@ -445,24 +574,36 @@ int ring_dev_consume(struct event_ring *r, uint32_t k, uint32_t parts,
 	struct ring_dev *dev = r->dev;
 	const struct ring_copier *c = &dev->copier;
 	uint32_t mine = (r->shards - k + parts - 1) / parts; /* shards k + j * parts */
-	uint32_t *next = &d->rd->next;
+	uint32_t *next = &d->rd->next, per, n = 0;
+	struct window *wins;
+	size_t slot_len;
 	int err = 0, synced;
 
+	per = round_slots(r, mine, &slot_len);
+	wins = calloc(per, sizeof(*wins));
+	if (!wins)
+		return err_set(EGPU_ENOMEM, "ring '%s': out of memory", r->name);
 	for (uint32_t i = k; i < r->shards && !err; i += parts)
 		if (dev->cur[i].cons != dev->cur[i].released)
 			err = shard_release(r, k, i);
 	/* From where the last pass stopped: it may be inside a batch. */
-	for (uint32_t j = 0; j < mine && !err; j++) {
-		uint32_t i = k + (*next / parts + j) % mine * parts;
-		int end = shard_consume(r, i, shard_prod(dev, i), d);
+	for (uint32_t j = 0, first = *next; j < mine && !err; j++) {
+		uint32_t i = k + (first / parts + j) % mine * parts;
 
-		if (end < 0)
-			err = end;
-		else if (end == WALK_STOP) {
-			*next = i;
-			break;
+		if (dev->cur[i].cons != shard_prod(dev, i)) {
+			wins[n] = (struct window){
+				.i = i, .prod = shard_prod(dev, i),
+				.slot = d->rd->mirror + (size_t)n * slot_len };
+			n++;
 		}
+		if (!n || (n < per && j + 1 < mine))
+			continue;
+		err = rounds(r, k, d, wins, n, slot_len, next);
+		n = 0;
 	}
+	if (err == WALK_STOP) /* *next: the shard it stopped in */
+		err = 0;
+	free(wins);
 	synced = c->sync(c->io, k);
 	if (synced && !err) {
 		err_prefix("ring '%s': giving consumed bytes back in GPU memory",
@@ -526,6 +667,12 @@ static int map_read(void *io, uint32_t chan, void *dst, uint64_t addr,
 	return dev_map_read(io, chan, dst, addr, n) ? EGPU_ECUDA : 0;
 }
 
+static int map_read_async(void *io, uint32_t chan, void *dst, uint64_t addr,
+			  size_t n)
+{
+	return dev_map_read_async(io, chan, dst, addr, n) ? EGPU_ECUDA : 0;
+}
+
 static int map_write(void *io, uint32_t chan, uint64_t addr, const void *src,
 		     size_t n)
 {
@@ -549,7 +696,7 @@ void ring_bind_map(struct event_ring *r, struct dev_map *m)
 {
 	const struct ring_copier c = { .read = map_read, .write = map_write,
 				       .zero = map_zero, .sync = map_sync,
-				       .io = m };
+				       .read_async = map_read_async, .io = m };
 
 	ring_bind_copier(r, &c, dev_map_data(m));
 }

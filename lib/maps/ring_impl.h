@@ -92,6 +92,7 @@ struct event_ring {
 
 /* What a consumer pass delivers to, and how far it got. */
 struct delivery {
+	egpu_chunk_fn chunk; /* or NULL: records one by one (fn, take_batch) */
 	egpu_sample_fn fn;
 	ring_take_batch_fn take_batch; /* or NULL: fn for each of a batch's */
 	void *user;
@@ -128,11 +129,38 @@ struct ring_hdr ring_hdr_load(const uint8_t *rec);
 /*
  * Hand the published records of @w from *@pos on to @d, advancing *@pos
  * past each one handed over whole (*@sub: records of the batch at *@pos
- * already handed over); with @d NULL only find where they end. Returns
- * an enum walk_end, or EGPU_EFORMAT for an impossible header.
+ * already handed over); to a chunk taker (@d->chunk), all of them in one
+ * call. Returns an enum walk_end, or EGPU_EFORMAT for an impossible
+ * header.
  */
 int ring_walk(const struct event_ring *r, const struct ring_window *w,
 	      struct delivery *d, uint64_t *pos, uint32_t *sub);
+
+/* Whether another part of @d's pass was told to stop. */
+bool ring_pass_stopped(const struct delivery *d);
+
+/* Records (discards none), their payload bytes, and warps' batches. */
+struct ring_count {
+	uint64_t records;
+	uint64_t bytes;
+	uint64_t batches;
+};
+/*
+ * Only find where the published records of @w from *@pos on end,
+ * advancing *@pos there, counted into *@c if given. Without @bodies
+ * nothing but their headers is read (in a first copy of a ring in GPU
+ * memory a published header may come with a body read before it landed,
+ * ring_dev.c; a batch's count included), so a batch counts as one record
+ * of its length. ring_walk()'s results.
+ */
+int ring_walk_headers(const struct event_ring *r, const struct ring_window *w,
+		      uint64_t *pos, struct ring_count *c, bool bodies);
+/*
+ * Hand @size bytes of whole records at @data, counted as @c says, to
+ * @d->chunk: whether the pass goes on.
+ */
+bool ring_hand_chunk(struct delivery *d, const uint8_t *data, uint64_t size,
+		     const struct ring_count *c);
 
 /*
  * ring_dev.c. With r->lock held: allocate the GPU memory, mirror and copy

@@ -20,11 +20,11 @@ struct ring_hdr ring_hdr_load(const uint8_t *rec)
 				  .flags = (uint32_t)(word >> 32) };
 }
 
-/* @n records of @len bytes handed over, the callback having said @ret. */
-static bool delivered(struct delivery *d, uint32_t n, uint32_t len, int ret)
+/* @n records of @bytes payload handed over, the callback having said @ret. */
+static bool delivered(struct delivery *d, uint32_t n, uint64_t bytes, int ret)
 {
 	if (d->bytes)
-		*d->bytes += (uint64_t)n * len;
+		*d->bytes += bytes;
 	d->n += (int)n;
 	d->ret = ret;
 	if (ret < 0 && d->stop)
@@ -37,8 +37,7 @@ static bool deliver(struct delivery *d, const void *data, uint32_t len)
 	return delivered(d, 1, len, d->fn(d->user, data, len));
 }
 
-/* Whether another part of the pass was told to stop. */
-static bool stopped(const struct delivery *d)
+bool ring_pass_stopped(const struct delivery *d)
 {
 	return d->stop && __atomic_load_n(d->stop, __ATOMIC_RELAXED);
 }
@@ -91,7 +90,7 @@ static bool deliver_batch(const uint8_t *payload, struct delivery *d,
 		uint32_t from = *sub;
 
 		*sub = b.count;
-		delivered(d, b.count - from, b.len,
+		delivered(d, b.count - from, (uint64_t)(b.count - from) * b.len,
 			  d->take_batch(d->user, words, b.count, b.len, from));
 		return true;
 	}
@@ -133,33 +132,91 @@ static bool ring_reclaims(const struct event_ring *r, struct ring_hdr h)
 	return r->reclaim && (h.flags & RING_SPAN) && h.len;
 }
 
+/*
+ * Whether the record at @pos of @w can be taken, its header into *@h: 0,
+ * or WALK_WAIT (not published), WALK_SHORT (not all in the window) or an
+ * EGPU_E* code (an impossible header).
+ */
+static int take_header(const struct event_ring *r, const struct ring_window *w,
+		       uint64_t pos, struct ring_hdr *h)
+{
+	int err;
+
+	if (w->bytes_end - pos < RING_HDR_SIZE)
+		return WALK_SHORT;
+	*h = ring_hdr_load(w->base + (pos - w->from));
+	if (!(h->flags & RING_COMMIT) && !ring_reclaims(r, *h))
+		return WALK_WAIT;
+	if ((err = ring_check_len(r, pos, *h)))
+		return err;
+	return w->bytes_end - pos < ring_record_size(h->len) ? WALK_SHORT : 0;
+}
+
+int ring_walk_headers(const struct event_ring *r, const struct ring_window *w,
+		      uint64_t *pos, struct ring_count *c, bool bodies)
+{
+	int end = WALK_END;
+	struct ring_hdr h;
+
+	while (*pos < w->starts_end && !(end = take_header(r, w, *pos, &h))) {
+		const uint8_t *payload = w->base + (*pos - w->from) + RING_HDR_SIZE;
+		struct ring_batch b = { .count = 1, .len = h.len };
+
+		if (c && (h.flags & RING_BATCH) && bodies) {
+			if ((end = ring_check_batch(r, *pos, h, payload)))
+				return end;
+			memcpy(&b, payload, sizeof(b));
+		}
+		if (c && !(h.flags & RING_DISCARD)) {
+			c->batches += !!(h.flags & RING_BATCH);
+			c->records += b.count;
+			c->bytes += (uint64_t)b.count * b.len;
+		}
+		*pos += ring_record_size(h.len);
+		if (c && c->records >= INT32_MAX / 2)
+			return WALK_STOP; /* a pass's count is an int */
+	}
+	return end;
+}
+
+bool ring_hand_chunk(struct delivery *d, const uint8_t *data, uint64_t size,
+		     const struct ring_count *c)
+{
+	if (!size)
+		return true;
+	if ((uint64_t)d->n + c->records >= INT32_MAX)
+		d->n = INT32_MAX - (int)c->records; /* saturates */
+	return delivered(d, (uint32_t)c->records, c->bytes,
+			 d->chunk(d->user, data, size));
+}
+
+/* Chunk delivery of a window read in place (host records). */
+static int walk_chunk(const struct event_ring *r, const struct ring_window *w,
+		      struct delivery *d, uint64_t *pos)
+{
+	struct ring_count c = { 0 };
+	uint64_t start = *pos;
+	int end = ring_walk_headers(r, w, pos, &c, true);
+
+	if (!ring_hand_chunk(d, w->base + (start - w->from), *pos - start, &c) &&
+	    end >= 0)
+		return WALK_STOP;
+	return end;
+}
+
 int ring_walk(const struct event_ring *r, const struct ring_window *w,
 	      struct delivery *d, uint64_t *pos, uint32_t *sub)
 {
+	if (d->chunk)
+		return ring_pass_stopped(d) ? WALK_STOP : walk_chunk(r, w, d, pos);
 	while (*pos < w->starts_end) {
 		const uint8_t *rec = w->base + (*pos - w->from);
 		struct ring_hdr h;
 		int err;
 
-		if (w->bytes_end - *pos < RING_HDR_SIZE)
-			return WALK_SHORT;
-		h = ring_hdr_load(rec);
-		if (!(h.flags & RING_COMMIT) && !ring_reclaims(r, h))
-			return WALK_WAIT;
-		if ((err = ring_check_len(r, *pos, h)))
+		if ((err = take_header(r, w, *pos, &h)))
 			return err;
-		if (w->bytes_end - *pos < ring_record_size(h.len))
-			return WALK_SHORT;
-		/*
-		 * Without @d only headers are looked at: in a first copy of a
-		 * ring in GPU memory a published header may come with a body
-		 * read before it landed (ring_dev.c), a batch's count included.
-		 */
-		if (!d) {
-			*pos += ring_record_size(h.len);
-			continue;
-		}
-		if (stopped(d))
+		if (ring_pass_stopped(d))
 			return WALK_STOP;
 		if ((h.flags & RING_BATCH) &&
 		    (err = ring_check_batch(r, *pos, h, rec + RING_HDR_SIZE)))

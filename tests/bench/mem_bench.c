@@ -16,7 +16,9 @@
  * trace on spans (bpf_egpu_trace_span: compact records, one publish per
  * span; mem_trace_span.bpf.c), whose consumer decodes every span
  * (egpu_span_next) and counts the lane accesses, for the bytes a lane
- * access costs (B/access: ring bytes over lane accesses). CUDA events, L2
+ * access costs (B/access: ring bytes over lane accesses); the lossless
+ * span trace also with chunks on 8 consumer threads (chunk_fn), the host
+ * side at its pace. CUDA events, L2
  * flushed, runs interleaved, medians. For the traces also DRAIN_RUNS more
  * launches, each into an empty ring with no consumer running, then drained
  * on this thread: the kernel's ratio when its whole trace fits, and the
@@ -54,7 +56,12 @@ struct mode {
 	 * a consumer (time_drain); its GB/s are those delivered while the
 	 * kernels ran. */
 	bool lossless;
+	/* Chunks (egpu_ringbuf_opts.chunk_fn) on CHUNK_THREADS consumer
+	 * threads, each span of a chunk decoded as on_span does. */
+	bool chunks;
 };
+
+#define CHUNK_THREADS 8
 
 /* What the consumer thread saw; the main thread reads it meanwhile. */
 struct stream {
@@ -96,11 +103,33 @@ static int on_span(void *user, const void *data, size_t size)
 	while (got >= 0 && (got = egpu_span_next(&it, &rec)) == 1) {
 		s->lanes += (uint64_t)__builtin_popcount(rec.mask);
 		n++;
+		got = 0; /* on to the next record (1 would end the loop) */
 	}
 	s->bad |= got < 0;
 	__atomic_store_n(&s->records, s->records + n, __ATOMIC_RELAXED);
 	s->bytes += size + 8;
 	return 0;
+}
+
+/*
+ * A chunk of spans, on CHUNK_THREADS threads at once: each span decoded
+ * as on_span does, the counts added once per chunk.
+ */
+static int on_span_chunk(void *user, const void *data, size_t size)
+{
+	struct stream *s = user, mine = { 0 };
+	struct egpu_chunk_iter it = { data, (const uint8_t *)data + size };
+	struct egpu_chunk_rec rec;
+	int more;
+
+	while ((more = egpu_chunk_next(&it, &rec)) == 1)
+		on_span(&mine, rec.data, rec.size);
+	__atomic_fetch_add(&s->records, mine.records, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->bytes, mine.bytes, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->lanes, mine.lanes, __ATOMIC_RELAXED);
+	if (mine.bad || more < 0)
+		__atomic_store_n(&s->bad, true, __ATOMIC_RELAXED);
+	return more;
 }
 
 static uint64_t delivered(struct stream *s)
@@ -260,7 +289,11 @@ static void bench_mode(const struct mode *m, const char *ptx, size_t len,
 		uint32_t zero = 0;
 
 		if (m->ring) {
-			ring_thread_start(&rt, map, fn, &s);
+			EGPU_OPTS(egpu_ringbuf_opts, o, .chunk_fn = on_span_chunk,
+				  .threads = CHUNK_THREADS);
+
+			ring_thread_start_opts(&rt, map, m->chunks ? NULL : fn, &s,
+					       m->chunks ? &o : NULL);
 			drops = egpu_ringbuf_drops(rt.rb);
 		}
 		if (cursor)
@@ -304,16 +337,17 @@ int main(int argc, char **argv)
 	int runs = argc > 1 + plain ? atoi(argv[1 + plain]) : DEFAULT_RUNS;
 	const char *only = !plain && argc > 2 ? argv[2] : NULL;
 	const struct mode modes[] = {
-		{ "count", BENCH_DIR "/mem_count.bpf.o", 1.3, false, false, false },
-		{ "count (SM array)", BENCH_DIR "/mem_count_sm.bpf.o", 1.15, false, false, false },
-		{ "trace (per-SM buffers, experiment)", BENCH_DIR "/mem_trace_sm.bpf.o", 3.0, false, false, false },
-		{ "trace", BENCH_DIR "/mem_trace.bpf.o", 2.0, true, false, false },
-		{ "trace (device ring, one shard)", BENCH_DIR "/mem_trace_one_shard.bpf.o", 2.0, true, false, false },
-		{ "trace (device ring)", BENCH_DIR "/mem_trace_dev.bpf.o", 2.0, true, false, false },
-		{ "trace (warp records, per-SM shards)", BENCH_DIR "/mem_trace_warp.bpf.o", 3.0, true, false, false },
-		{ "trace (warp records, batched)", BENCH_DIR "/mem_trace_batch.bpf.o", 3.0, true, false, false },
-		{ "trace (spans)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false },
-		{ "trace (spans, lossless)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true },
+		{ "count", BENCH_DIR "/mem_count.bpf.o", 1.3, false, false, false, false },
+		{ "count (SM array)", BENCH_DIR "/mem_count_sm.bpf.o", 1.15, false, false, false, false },
+		{ "trace (per-SM buffers, experiment)", BENCH_DIR "/mem_trace_sm.bpf.o", 3.0, false, false, false, false },
+		{ "trace", BENCH_DIR "/mem_trace.bpf.o", 2.0, true, false, false, false },
+		{ "trace (device ring, one shard)", BENCH_DIR "/mem_trace_one_shard.bpf.o", 2.0, true, false, false, false },
+		{ "trace (device ring)", BENCH_DIR "/mem_trace_dev.bpf.o", 2.0, true, false, false, false },
+		{ "trace (warp records, per-SM shards)", BENCH_DIR "/mem_trace_warp.bpf.o", 3.0, true, false, false, false },
+		{ "trace (warp records, batched)", BENCH_DIR "/mem_trace_batch.bpf.o", 3.0, true, false, false, false },
+		{ "trace (spans)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false, false },
+		{ "trace (spans, lossless)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, false },
+		{ "trace (spans, lossless, chunks)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, true },
 	};
 	const struct workload *w;
 	size_t nw, len;

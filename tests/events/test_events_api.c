@@ -244,6 +244,175 @@ START_TEST(batch_and_file_delivery)
 }
 END_TEST
 
+static int on_pair(void *user, const void *data, size_t size)
+{
+	uint64_t *got = user;
+	const uint64_t *v = data;
+
+	ck_assert_uint_eq(size, 16);
+	ck_assert_uint_eq(v[1], ~(v[0] - 100));
+	got[++got[0]] = v[0];
+	return 0;
+}
+
+/* What chunk callbacks saw: the chunks' records, walked by egpu_chunk_next. */
+struct chunks {
+	uint32_t calls;
+	uint32_t discards; /* skipped by egpu_chunk_next, seen in the bytes */
+	uint64_t got[8];   /* the resv records' first words */
+	uint32_t n;
+	int ret;
+};
+
+static int on_chunk(void *user, const void *data, size_t size)
+{
+	struct chunks *c = user;
+	struct egpu_chunk_iter it = { data, (const uint8_t *)data + size };
+	struct egpu_chunk_rec rec;
+	int more;
+
+	c->calls++;
+	ck_assert_uint_eq((uintptr_t)data % 8, 0);
+	for (size_t off = 0; off < size;) {
+		struct egpu_rec_hdr h;
+
+		memcpy(&h, (const uint8_t *)data + off, sizeof(h));
+		ck_assert(h.flags & EGPU_REC_COMMIT);
+		c->discards += !!(h.flags & EGPU_REC_DISCARD);
+		off += (sizeof(h) + h.len + 7) & ~(size_t)7;
+	}
+	while ((more = egpu_chunk_next(&it, &rec)) == 1) {
+		ck_assert_uint_eq(rec.size, 16);
+		ck_assert_int_eq(on_pair((uint64_t[4]){ 0 }, rec.data, rec.size), 0);
+		ck_assert_uint_lt(c->n, 8);
+		c->got[c->n++] = *(const uint64_t *)rec.data;
+	}
+	ck_assert_int_eq(more, 0);
+	return c->ret;
+}
+
+/*
+ * Chunk delivery: the pass's records in one call, as the ring holds them
+ * (a discarded record among them, which egpu_chunk_next skips); with a
+ * file, the same bytes raw in it, which egpu_record_file_read reads back.
+ */
+START_TEST(chunk_delivery_and_raw_file)
+{
+	char path[] = "/tmp/egpu_chunk_XXXXXX";
+	int fd = mkstemp(path);
+	struct chunks c = { 0 };
+	uint64_t back[8] = { 0 };
+	EGPU_OPTS(egpu_ringbuf_opts, o, .chunk_fn = on_chunk, .path = path);
+	EGPU_OPTS(egpu_ringbuf_stats, st);
+	egpu_ringbuf *rb = egpu_ringbuf_new_opts(map("rb"), NULL, &c, &o);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_msg(rb, "%s", egpu_errmsg());
+	ck_assert_uint_eq(run_cpu("resv", 0, 0), 2);
+	ck_assert_uint_eq(run_cpu("resv", 0, 0), 2);
+	ck_assert_int_eq(egpu_ringbuf_consume(rb), 4);
+	ck_assert_uint_eq(c.calls, 1);
+	ck_assert_uint_eq(c.discards, 2);
+	ck_assert_uint_eq(c.n, 4);
+	ck_assert_uint_eq(c.got[0], 100);
+	ck_assert_uint_eq(c.got[1], 102);
+	ck_assert_uint_eq(c.got[3], 102);
+	ck_assert_int_eq(egpu_ringbuf_stats(rb, &st), 0);
+	ck_assert_uint_eq(st.records, 4);
+	ck_assert_uint_eq(st.bytes, 4 * 16);
+	/* A chunk callback's stop: its records were consumed. */
+	c.ret = -5;
+	ck_assert_uint_eq(run_cpu("resv", 0, 0), 2);
+	ck_assert_int_eq(egpu_ringbuf_consume(rb), -5);
+	ck_assert_int_eq(egpu_ringbuf_consume(rb), 0);
+	egpu_ringbuf_free(rb);
+	/* The file: header, then 9 records of 24 bytes, discards included. */
+	ck_assert_int_eq(lseek(fd, 0, SEEK_END),
+			 sizeof(struct egpu_record_file_header) + 9 * 24);
+	ck_assert_int_eq(egpu_record_file_read(path, on_pair, back), 6);
+	ck_assert_uint_eq(back[0], 6);
+	ck_assert_uint_eq(back[6], 102);
+	/* Not both callbacks. */
+	o.batch_fn = on_batch;
+	ck_assert_ptr_null(egpu_ringbuf_new_opts(map("rb"), NULL, &c, &o));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "both a batch and a chunk"));
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+/* Chunks cut short are refused, where the record is. */
+START_TEST(malformed_chunks_refused)
+{
+	uint64_t words[3] = { 16 | (uint64_t)EGPU_REC_COMMIT << 32, 1, 2 };
+	struct egpu_chunk_iter it = { (const uint8_t *)words,
+				      (const uint8_t *)words + 20 };
+	struct egpu_chunk_rec rec;
+
+	ck_assert_int_eq(egpu_chunk_next(&it, &rec), EGPU_EFORMAT);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "16 bytes"));
+	it.end = (const uint8_t *)words + 24;
+	ck_assert_int_eq(egpu_chunk_next(&it, &rec), 1);
+	ck_assert_uint_eq(rec.size, 16);
+	ck_assert_int_eq(egpu_chunk_next(&it, &rec), 0);
+	it = (struct egpu_chunk_iter){ (const uint8_t *)words,
+				       (const uint8_t *)words + 4 };
+	ck_assert_int_eq(egpu_chunk_next(&it, &rec), EGPU_EFORMAT);
+	ck_assert_int_eq(egpu_chunk_next(NULL, &rec), EGPU_EINVAL);
+}
+END_TEST
+
+/* Every lane access of data/spans.rec, checked against data/spans.txt. */
+static int check_fixture_span(void *user, const void *data, size_t size)
+{
+	FILE *want = user;
+	struct egpu_span_iter it;
+	struct egpu_span_info info;
+	struct egpu_warp_rec rec;
+	int got = egpu_span_begin(&it, data, size, &info);
+
+	while (!got && (got = egpu_span_next(&it, &rec)) == 1) {
+		for (uint32_t m = rec.mask; m; m &= m - 1) {
+			unsigned long long v[8];
+			uint32_t lane = (uint32_t)__builtin_ctz(m);
+
+			ck_assert_int_eq(fscanf(want, "%llu %llu %llu %llu %llu %llu %llu %llu",
+						&v[0], &v[1], &v[2], &v[3], &v[4],
+						&v[5], &v[6], &v[7]), 8);
+			ck_assert_uint_eq(rec.addr[lane], v[0]);
+			ck_assert_uint_eq(rec.site, v[1]);
+			ck_assert_uint_eq(rec.size, v[2]);
+			ck_assert_uint_eq(rec.kind, v[3]);
+			ck_assert_uint_eq(lane, v[4]);
+			ck_assert_uint_eq(info.block, v[5]);
+			ck_assert_uint_eq(info.warp, v[6]);
+			ck_assert_uint_eq(info.smid, v[7]);
+		}
+		got = 0;
+	}
+	ck_assert_int_eq(got, 0);
+	return 0;
+}
+
+/*
+ * The span file the Python and Go decoders are checked against too
+ * (data/make_spans.py): every form of record, a discard between spans.
+ */
+START_TEST(span_fixture_decodes_as_recorded)
+{
+	FILE *want = fopen(EGPU_TEST_DATA "/data/spans.txt", "r");
+	char line[128];
+	unsigned long long extra;
+
+	ck_assert_ptr_nonnull(want);
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), want)); /* the legend */
+	ck_assert_int_eq(egpu_record_file_read(EGPU_TEST_DATA "/data/spans.rec",
+					       check_fixture_span, want), 2);
+	ck_assert_int_eq(fscanf(want, "%llu", &extra), EOF); /* every line seen */
+	fclose(want);
+}
+END_TEST
+
 /* The record of one lane's 8-byte store at 0x7f0000001230, site 77. */
 static void assert_one_lane_store(const struct egpu_warp_access *rec)
 {
@@ -460,17 +629,6 @@ START_TEST(cpu_output_into_a_device_ring)
 	egpu_ringbuf_free(rb);
 }
 END_TEST
-
-static int on_pair(void *user, const void *data, size_t size)
-{
-	uint64_t *got = user;
-	const uint64_t *v = data;
-
-	ck_assert_uint_eq(size, 16);
-	ck_assert_uint_eq(v[1], ~(v[0] - 100));
-	got[++got[0]] = v[0];
-	return 0;
-}
 
 START_TEST(cpu_reserve_submit_discard)
 {
@@ -868,6 +1026,9 @@ int main(void)
 	tcase_add_test(tc, ring_api_errors);
 	tcase_add_test(tc, cpu_output_reaches_the_consumer);
 	tcase_add_test(tc, batch_and_file_delivery);
+	tcase_add_test(tc, chunk_delivery_and_raw_file);
+	tcase_add_test(tc, malformed_chunks_refused);
+	tcase_add_test(tc, span_fixture_decodes_as_recorded);
 	tcase_add_test(tc, batch_opts_errors);
 	tcase_add_test(tc, consumer_threads_on_one_shard);
 	tcase_add_test(tc, cpu_warp_record);

@@ -56,7 +56,8 @@ struct sim {
 	pthread_mutex_t lock;
 	struct queued {
 		uint64_t addr;
-		const uint64_t *src; /* NULL: a fill with zeros */
+		void *dst;           /* a copy out (read_async) */
+		const uint64_t *src; /* NULL (and no dst): a fill with zeros */
 		uint64_t value;      /* *src when queued */
 		size_t n;
 	} queue[RING_READERS_MAX][QUEUE_MAX];
@@ -181,6 +182,10 @@ static void sim_run_queue(struct sim *s, uint32_t chan)
 
 		if (s->between) /* producers go on between two of them */
 			s->between(s);
+		if (q->dst) { /* checked when queued: cannot fail now */
+			ck_assert_int_eq(sim_read_locked(s, q->dst, q->addr, q->n), 0);
+			continue;
+		}
 		if (!q->src) {
 			memset(ptr(q->addr), 0, q->n);
 			continue;
@@ -206,14 +211,17 @@ static int sim_read(void *io, uint32_t chan, void *dst, uint64_t addr,
 	return err;
 }
 
-/* Queue @q on @chan; a full queue runs first (a stream may run early). */
+/*
+ * Queue @q on @chan; a full queue runs first (a stream may run early).
+ * Copies in fail while s->fail_writes, copies out never here.
+ */
 static int sim_queue(struct sim *s, uint32_t chan, struct queued q)
 {
 	int err = 0;
 
 	ck_assert_uint_lt(chan, RING_READERS_MAX);
 	pthread_mutex_lock(&s->lock);
-	if (s->fail_writes) {
+	if (s->fail_writes && !q.dst) {
 		err = err_set(EGPU_ECUDA, "sim: copy failed");
 	} else {
 		if (s->queued[chan] == QUEUE_MAX)
@@ -234,6 +242,22 @@ static int sim_write(void *io, uint32_t chan, uint64_t addr, const void *src,
 	ck_assert(inside(src, n, s->lines, s->lines_len));
 	return sim_queue(s, chan, (struct queued){ .addr = addr, .src = src,
 						   .value = *(const uint64_t *)src,
+						   .n = n });
+}
+
+/*
+ * A copy out queued: it runs, pieces in any order, when the channel next
+ * runs its queue (a sync, or a read), after what was queued before it.
+ */
+static int sim_read_async(void *io, uint32_t chan, void *dst, uint64_t addr,
+			  size_t n)
+{
+	struct sim *s = io;
+
+	if (s->fail || in_failing_shard(s, addr))
+		return err_set(EGPU_ECUDA, "sim: copy failed");
+	ck_assert(page_locked(s, dst, n));
+	return sim_queue(s, chan, (struct queued){ .addr = addr, .dst = dst,
 						   .n = n });
 }
 
@@ -314,6 +338,7 @@ static void sim_new_sms(struct sim *s, uint64_t cap, size_t mirror_len,
 {
 	struct ring_copier c = { .read = sim_read, .write = sim_write,
 				 .zero = sim_zero, .sync = sim_sync, .io = s,
+				 .read_async = sim_read_async,
 				 .alloc = sim_alloc,
 				 .free = sim_release };
 	uint32_t shards;
@@ -1111,6 +1136,32 @@ static int take_weak(void *user, const void *data, size_t size)
 	return 0;
 }
 
+/* A chunk (ring_part.chunk): each record, a batch's one by one, checked. */
+static int take_weak_chunk(void *user, const void *data, size_t size)
+{
+	struct egpu_chunk_iter it = { data, (const uint8_t *)data + size };
+	struct egpu_chunk_rec rec;
+	uint64_t one[RING_RECORD_MAX / 8];
+	int more;
+
+	while ((more = egpu_chunk_next(&it, &rec)) == 1) {
+		const struct ring_batch *b = rec.data;
+
+		ck_assert(rec.flags & RING_COMMIT);
+		if (!(rec.flags & RING_BATCH)) {
+			take_weak(user, rec.data, rec.size);
+			continue;
+		}
+		for (uint32_t i = 0; i < b->count; i++) {
+			for (uint32_t k = 0; k < (b->len + 7) / 8; k++)
+				one[k] = b->words[(size_t)k * b->count + i];
+			take_weak(user, one, b->len);
+		}
+	}
+	ck_assert_int_eq(more, 0);
+	return 0;
+}
+
 /*
  * Seeds of the adversary, each a different interleaving: every record
  * kept arrives once, whole, in its producer's order; per shard, records
@@ -1119,18 +1170,22 @@ static int take_weak(void *user, const void *data, size_t size)
  * between channels from one pass to the next.
  */
 static void weak_run_threads(uint64_t seed, uint64_t cap, size_t mirror_len,
-			     uint32_t sms, uint32_t threads)
+			     uint32_t sms, uint32_t threads, bool chunks)
 {
 	static struct weak w;
 	struct sim s;
 	uint64_t next[2 * WEAK_PRODUCERS] = { 0 }, drops = 0;
 	struct ring_part parts[RING_READERS_MAX];
 	struct ring_pool *pool = NULL;
+	uint64_t counted = 0, got_all = 0; /* what passes said, what came */
+	int n_last;
 
 	sim_new_sms(&s, cap, mirror_len, sms);
 	/* A producer's records reach one thread: no two touch one next[]. */
 	for (uint32_t k = 0; k < threads; k++)
-		parts[k] = (struct ring_part){ .fn = take_weak, .user = next };
+		parts[k] = chunks ?
+			(struct ring_part){ .chunk = take_weak_chunk, .user = next } :
+			(struct ring_part){ .fn = take_weak, .user = next };
 	ck_assert_int_eq(ring_make_readers(s.r, threads), 0);
 	if (threads > 1)
 		ck_assert_int_eq(ring_pool_new(threads, &pool), 0);
@@ -1138,17 +1193,20 @@ static void weak_run_threads(uint64_t seed, uint64_t cap, size_t mirror_len,
 	s.weak = &w;
 	s.between = weak_between;
 	for (uint32_t pass = 0; !weak_done(&w); pass++) {
+		int n;
+
 		for (int i = 0; i < 64; i++)
 			weak_step(&s);
-		ck_assert_msg(ring_consume_parts(s.r, parts,
-						 threads - pass % threads,
-						 pool) >= 0,
-			      "%s", egpu_errmsg());
+		n = ring_consume_parts(s.r, parts, threads - pass % threads, pool);
+		ck_assert_msg(n >= 0, "%s", egpu_errmsg());
+		counted += (uint64_t)n;
 	}
 	while (w.n)
 		land_one(&w);
 	s.between = NULL;
-	ck_assert_int_ge(ring_consume_parts(s.r, parts, threads, pool), 0);
+	n_last = ring_consume_parts(s.r, parts, threads, pool);
+	ck_assert_int_ge(n_last, 0);
+	counted += (uint64_t)n_last;
 	ring_pool_free(pool);
 	for (uint32_t i = 0; i < ring_dev_shards(s.r); i++) {
 		uint64_t sent = 0, got = 0, d = *(uint64_t *)ptr(ring_shard_drops(&s.view, i));
@@ -1161,8 +1219,11 @@ static void weak_run_threads(uint64_t seed, uint64_t cap, size_t mirror_len,
 		ck_assert_uint_eq(got + d, sent);
 		drops += d;
 	}
-	for (uint32_t k = 0; k < WEAK_PRODUCERS; k++)
+	for (uint32_t k = 0; k < WEAK_PRODUCERS; k++) {
 		ck_assert_uint_eq(next[WEAK_PRODUCERS + k], w.kept[k]);
+		got_all += w.kept[k];
+	}
+	ck_assert_uint_eq(counted, got_all); /* a batch's records each count */
 	ck_assert_uint_eq(ring_drops(s.r), drops);
 	model_assert_settled(&s.view);
 	sim_free(&s);
@@ -1171,7 +1232,7 @@ static void weak_run_threads(uint64_t seed, uint64_t cap, size_t mirror_len,
 static void weak_run(uint64_t seed, uint64_t cap, size_t mirror_len,
 		     uint32_t sms)
 {
-	weak_run_threads(seed, cap, mirror_len, sms, 1);
+	weak_run_threads(seed, cap, mirror_len, sms, 1, false);
 }
 
 /* Small shards that fill up and wrap many times, windows inside laps. */
@@ -1203,9 +1264,24 @@ START_TEST(weak_visibility_consumer_threads)
 {
 	for (uint64_t seed = 200; seed < 204; seed++) {
 		weak_run_threads(seed, 4 * 64 * 1024, RING_RECORD_MAX, 4,
-				 2 + seed % 2);
+				 2 + seed % 2, false);
 		weak_run_threads(seed, 1 << 20, (1 << 20) / 4 + RING_RECORD_MAX,
-				 6, 3);
+				 6, 3, false);
+	}
+}
+END_TEST
+
+/*
+ * The adversary against chunk delivery (whole windows handed over as
+ * the second copy holds them, no walk of their own), on 1 and 3 threads.
+ */
+START_TEST(weak_visibility_chunks)
+{
+	for (uint64_t seed = 300; seed < 304; seed++) {
+		weak_run_threads(seed, 4 * 64 * 1024, RING_RECORD_MAX, 4, 1,
+				 true);
+		weak_run_threads(seed, 1 << 20, (1 << 20) / 4 + RING_RECORD_MAX,
+				 6, 3, true);
 	}
 }
 END_TEST
@@ -1536,6 +1612,7 @@ int main(void)
 	tcase_add_test(tc, weak_visibility_many_seeds_small_shards);
 	tcase_add_test(tc, weak_visibility_shard_per_sm);
 	tcase_add_test(tc, weak_visibility_consumer_threads);
+	tcase_add_test(tc, weak_visibility_chunks);
 	tcase_add_test(tc, consumer_threads_against_producers);
 	tcase_add_test(tc, consumer_threads_stop_and_fail);
 	tcase_add_test(tc, consumer_threads_stream_a_file);

@@ -25,6 +25,8 @@ from ._errors import (Busy, CudaError, Error, Exists, FormatError, Full,
                       NotFound, NotSupported, VerifyError)
 from ._events import (RingBuffer, SpanInfo, WarpAccess, decode_span,
                       read_record_file, span_addresses)
+from ._spans import (ACCESS, AFFINE_RECORD, SPAN_HEADER, decode_spans,
+                     record_file_body, span_slots)
 from ._helpers import signature_of
 from ._maps import ANY, EXIST, NOEXIST, Map
 from ._trace import Trace, TraceKernel, TraceStats
@@ -33,6 +35,7 @@ __all__ = [
     "Context", "Object", "Program", "Map", "RingBuffer", "Link", "Report",
     "KernelReport", "KernelInfo", "MemSite", "Verification", "Clock", "Trace", "TraceStats",
     "TraceKernel", "SpanInfo", "WarpAccess", "decode_span", "read_record_file", "span_addresses",
+    "decode_spans", "record_file_body", "span_slots", "ACCESS", "AFFINE_RECORD", "SPAN_HEADER",
     "gpu_available", "gpu_unavailable_reason", "version",
     "Error", "InvalidArgument", "NoMemory", "IOFailure", "FormatError",
     "VerifyError", "JitError", "NoDevice", "NotFound", "Full", "CudaError",

@@ -73,19 +73,29 @@ class RingBuffer:
     read_record_file() reads it back); without ``batch`` they then go to the
     file only. Drops stay counted either way.
 
+    ``chunks=True``: the callback (and read()) gets chunks, the bytes of
+    many whole records at once as the ring holds them (each an 8-byte
+    header, len and EGPU_REC_* flags, then the payload padded to 8):
+    one Python call and one copy per chunk, none per record. A span
+    ring's chunk goes to decode_spans() whole (numpy).
+
     ``threads``: a ring in GPU memory is drained by that many threads at
     once, by shards (egpu_ringbuf_opts.threads); the callback is then
     called from those threads, one at a time (the GIL), a shard's records
     in order. Worth it mostly with ``path`` alone, where no Python runs."""
 
-    def __init__(self, map, callback=None, batch=False, path=None, threads=0):
+    def __init__(self, map, callback=None, batch=False, path=None, threads=0,
+                 chunks=False):
+        if batch and chunks:
+            raise InvalidArgument("a ring buffer delivers batches or chunks, not both")
         self.map = map
         self.callback = callback
         self.batch = bool(batch)
+        self.chunks = bool(chunks)
         self.path = path
         self._lock = threading.RLock()  # serialises polls and close()
         self._busy = False
-        self._h = _c.ring_new(map._handle(), self.batch,
+        self._h = _c.ring_new(map._handle(), 2 if chunks else int(self.batch),
                               None if path is None else str(path), int(threads))
         map._obj._rings.append(self)
 

@@ -273,13 +273,14 @@ class Map(MutableMapping):
                                   "bytes are not kernel ids (4 or 8 bytes)")
         return kernel_id.to_bytes(self.key_size, "little")
 
-    def ring_buffer(self, callback=None, batch=False, path=None, threads=0):
+    def ring_buffer(self, callback=None, batch=False, path=None, threads=0,
+                    chunks=False):
         """A RingBuffer consuming this ring map (RINGBUF, PERF_EVENT_ARRAY,
         GPU_RINGBUF); ``callback(bytes)`` for poll() (a list of bytes with
-        ``batch``), records also streamed to ``path``, drained by
-        ``threads`` consumer threads. Other maps raise
-        egpu.InvalidArgument."""
-        return RingBuffer(self, callback, batch, path, threads)
+        ``batch``, a chunk of whole records with ``chunks``), records also
+        streamed to ``path``, drained by ``threads`` consumer threads.
+        Other maps raise egpu.InvalidArgument."""
+        return RingBuffer(self, callback, batch, path, threads, chunks)
 
     def __repr__(self):
         return (f"<egpu.Map {self.name!r} type {self.type} key {self.key_size}B "

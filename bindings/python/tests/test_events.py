@@ -217,3 +217,98 @@ def test_print_without_gpu_lines(ctx):
     with pytest.raises(TypeError):
         ctx.on_print(42)
     ctx.on_print(None)
+
+
+SPAN_FLAGS = 1 | 16  # EGPU_REC_COMMIT | EGPU_REC_SPAN
+
+
+def span_chunk():
+    """One span record, as a chunk holds it, of a warp of 32 lanes: an
+    affine record (stride 4), a scattered one with 2-byte deltas, one
+    with 8-byte deltas, and a long one (site 1 << 20)."""
+    def w0(fmt, width, kind, size, site, mask):
+        return fmt | width << 2 | kind << 4 | size << 7 | site << 13 | mask << 32
+    full = 0xFFFFFFFF
+    body = struct.pack("<QQ", w0(1, 0, 1, 4, 9, full), 0x7F0000001000 | 4 << 48)
+    body += struct.pack("<QQ", w0(2, 1, 2, 8, 10, 0x0000FFFF), 0x7F0000002000)
+    body += struct.pack("<16h", *[(-1) ** i * 8 * i for i in range(16)])
+    body += struct.pack("<QQ", w0(2, 3, 1, 4, 11, 0x3), 0x1000)
+    body += struct.pack("<2q", 0, 1 << 40)
+    body += struct.pack("<QQ", w0(3, 0, 0, 0, 0, 0x80000000), 0x2000)
+    body += struct.pack("<IHB9x", 1 << 20, 256, 2) + struct.pack("<b15x", -16)
+    payload = struct.pack("<IHH", 5, 3, 7) + body
+    return struct.pack("<II", len(payload), SPAN_FLAGS) + payload, payload
+
+
+def test_chunks_hand_records_over_whole(ev, tmp_path):
+    path = tmp_path / "chunks.bin"
+    with ev.maps["events"].ring_buffer(chunks=True, path=path) as rb:
+        prog = ev.programs["span_one"]
+        for addr in (0x7F0000001230, 0x7F0000001238, 1 << 60):
+            assert prog.run(struct.pack("<QQ", 0, addr)) == 0
+        chunks = rb.read()
+        assert rb.stats()["records"] == 3
+    assert len(chunks) == 1  # one pass, one chunk: three spans back to back
+    chunk, spans, off = chunks[0], [], 0
+    while off < len(chunk):
+        size, flags = struct.unpack_from("<II", chunk, off)
+        assert flags & 1  # EGPU_REC_COMMIT (the CPU's spans lack EGPU_REC_SPAN)
+        spans.append(chunk[off + 8:off + 8 + size])
+        off += 8 + (size + 7) // 8 * 8
+    assert [egpu.decode_span(s)[1][0].addrs for s in spans] == \
+        [(0x7F0000001230,), (0x7F0000001238,), (1 << 60,)]
+    # The file holds the chunk raw; the C reader gives the spans back.
+    assert path.read_bytes()[16:] == chunk
+    assert list(egpu.read_record_file(path)) == spans
+    with pytest.raises(egpu.InvalidArgument, match="not both"):
+        ev.maps["events"].ring_buffer(batch=True, chunks=True)
+
+
+def test_decode_spans_agrees_with_the_c_decoder(ev, tmp_path):
+    np = pytest.importorskip("numpy")
+    chunk, payload = span_chunk()
+    want = egpu.span_addresses(payload)  # egpu_span_next, in C
+    acc = egpu.decode_spans(chunk)
+    assert acc.dtype == np.dtype(egpu.ACCESS) and len(acc) == 32 + 16 + 2 + 1
+    assert list(acc["addr"]) == list(want)
+    recs = egpu.decode_span(payload)[1]
+    lanes = [lane for r in recs for lane in range(32) if r.mask >> lane & 1]
+    assert list(acc["lane"]) == lanes
+    assert list(acc["site"]) == [r.site for r in recs for _ in r.addrs]
+    assert list(acc["size"]) == [r.size for r in recs for _ in r.addrs]
+    assert list(acc["kind"]) == [r.kind for r in recs for _ in r.addrs]
+    assert set(acc["block"]) == {5} and set(acc["warp"]) == {3} and set(acc["smid"]) == {7}
+    slots = egpu.span_slots(payload)
+    assert slots["mask"][0] == 0xFFFFFFFF and int(slots["w1"][0]) >> 48 == 4
+    # A file of CPU-made spans, mapped: the same addresses as in C.
+    path = tmp_path / "spans.bin"
+    with ev.maps["events"].ring_buffer(path=path):
+        for addr in (0x7F0000001230, 1 << 60):
+            ev.programs["span_one"].run(struct.pack("<QQ", 0, addr))
+    body = egpu.record_file_body(path)
+    assert list(egpu.decode_spans(body)["addr"]) == \
+        [a for s in egpu.read_record_file(path) for a in egpu.span_addresses(s)]
+    with pytest.raises(egpu.FormatError):
+        egpu.decode_spans(chunk[:-8])
+
+
+FIXTURE = __import__("pathlib").Path(__file__).resolve().parents[3] / "tests/events/data"
+
+
+def fixture_accesses():
+    """tests/events/data/spans.txt: what the C decoder gives for spans.rec."""
+    lines = (FIXTURE / "spans.txt").read_text().splitlines()
+    return [tuple(int(x) for x in line.split()) for line in lines if not line.startswith("#")]
+
+
+def test_shared_span_file_decodes_as_in_c():
+    np = pytest.importorskip("numpy")
+    want = fixture_accesses()
+    path = FIXTURE / "spans.rec"
+    acc = egpu.decode_spans(egpu.record_file_body(path))
+    got = list(zip(*(acc[f].tolist() for f in
+                     ("addr", "site", "size", "kind", "lane", "block", "warp", "smid"))))
+    assert got == want
+    # read_record_file (egpu_record_file_read) skips the discard.
+    addrs = np.concatenate([egpu.span_addresses(s) for s in egpu.read_record_file(path)])
+    assert addrs.tolist() == [w[0] for w in want]
