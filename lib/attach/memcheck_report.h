@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "attach/memcheck_layout.h"
+#include "core/memcheck_layout.h"
 
 /* What the host knows of a site. */
 struct mc_site {

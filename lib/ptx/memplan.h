@@ -89,6 +89,47 @@ bool mem_item_needs_ctx(const struct mem_plan *p, uint32_t item);
  * thread-local registers they use (calls_local()). */
 int mem_item_local(const struct mem_plan *p, uint32_t item,
 		   struct func_locals *l);
+/* egpu memcheck's check at a site (memcheck_site.c). */
+
+/* The device runtime's lookup the check calls (lib/device/memcheck.cu). */
+#define MC_CHECK_FUNC "egpu_dev_mc_global"
+
+/* A kernel's frame: its __local_depot (token) and bytes; ok: local
+ * accesses can be checked against it (a kernel whose only .local is the
+ * depot; never a .func, which may be handed its caller's frame). */
+struct mc_frame {
+	uint32_t depot;
+	uint32_t size;
+	bool ok;
+};
+
+void mc_frame_find(const struct ptx_module *m, const struct ptx_func *f,
+		   struct mc_frame *fr);
+/* Whether an access @op gets a check in a function of frame @fr. */
+bool mc_site_checked(const struct mem_op *op, const struct mc_frame *fr);
+
+struct mc_site_code {
+	const struct ptx_module *m;
+	const struct mem_site *s;
+	const char *prefix;
+	uint32_t site;   /* index in the module: names its labels */
+	uint32_t number; /* egpu_mem_ctx.site */
+	const struct mc_frame *frame;
+	bool contain;
+};
+
+/* The check, inside the site's scope, %P_m0 holding the address; with
+ * containment it sets %P_mcb on a bad access. */
+void mc_emit_check(struct strbuf *sb, const struct mc_site_code *c);
+/* Containment: a scope declaring %P_mcb (false), opened before the
+ * site's code; after it, the branch over the instruction; after the
+ * instruction, its destinations zeroed and the scope closed. */
+void mc_emit_open(struct strbuf *sb, const char *prefix);
+void mc_emit_skip(struct strbuf *sb, const char *prefix, uint32_t site);
+void mc_emit_after(struct strbuf *sb, const struct ptx_module *m,
+		   const struct mem_site *s, const char *prefix,
+		   uint32_t site);
+
 /* The instruction texts probes read (module-scope strings), at @off. */
 int mem_emit_texts(const struct mem_plan *p, const struct ptx_module *m,
 		   const char *prefix, uint32_t off, struct edits *e);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attach/memcheck_layout.h"
+#include "core/memcheck_layout.h"
 #include "attach/memcheck_table.h"
 #include "core/core.h"
 #include "sim_gpu.h"

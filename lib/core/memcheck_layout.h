@@ -118,9 +118,9 @@ MC_FN int mc_check(const struct mc_index_hdr *h, const uint32_t *states,
 }
 
 /*
- * What the probe sends to the host ring for a bad access, 56 bytes (the
- * fields of egpu_mem_ctx, where the thread is, and the bound a shared or
- * local access was checked against).
+ * What the check sends the host for a bad access, 56 bytes (the fields
+ * of egpu_mem_ctx, where the thread is, and for a shared or local access
+ * its offset in the window, in addr, and the window's size, in bound).
  */
 struct mc_violation {
 	uint64_t addr;
@@ -133,6 +133,27 @@ struct mc_violation {
 	uint32_t bound;     /* shared: the block's bytes; local: the frame's */
 	uint32_t block[3];
 	uint32_t thread[3];
+};
+
+/*
+ * Where the check's reports go (lib/device/memcheck.cu): the first bad
+ * access of each site becomes one record of the log, in mapped host
+ * memory, which the host reads without a CUDA call; every bad access is
+ * counted per site in GPU memory (the count also says "first").
+ */
+struct mc_log_rec {
+	struct mc_violation v;
+	uint32_t ready; /* written last, after a system fence: 1 */
+	uint32_t pad;
+};
+
+/* GPU memory: the log's next free record, then the per-site counts. */
+struct mc_counts {
+	uint32_t next;      /* records taken (may pass log_cap: dropped) */
+	uint32_t log_cap;   /* records the log holds */
+	uint32_t max_sites; /* counts[]; a site past it counts in the last */
+	uint32_t pad;
+	uint32_t counts[];
 };
 
 #endif

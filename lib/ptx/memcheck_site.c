@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * egpu memcheck's check at one memory site (docs/memcheck.md), emitted
+ * by memsite.c where a request asks for it, after the site's generic
+ * address is in %P_m0:
+ * - global: the device runtime's egpu_dev_mc_global (lib/device/
+ *   memcheck.cu: the allocation table's lookup, memcheck_layout.h) says
+ *   whether [addr, addr + size) is inside one live allocation;
+ * - shared: the access must end inside the block's shared memory, whose
+ *   end is the dynamic part's start (egpu_dev_mc_smem, an extern .shared
+ *   array, placed after every static one) plus %dynamic_smem_size;
+ * - local (kernels only: a .func may be handed its caller's frame): the
+ *   access must lie inside the kernel's __local_depot, the frame nvcc
+ *   gives every local array;
+ * - generic: isspacep picks which of those applies; other windows pass.
+ * A bad shared or local access is sent by egpu_dev_mc_window, a bad
+ * global one by the lookup itself. With containment the verdict lives in
+ * %P_mcb, declared in a scope that also holds the instruction: a bad
+ * access skips it, and a load or atomic then zeroes its destinations.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "egpu/ctx.h"
+#include "ptx/memplan.h"
+
+void mc_frame_find(const struct ptx_module *m, const struct ptx_func *f,
+		   struct mc_frame *fr)
+{
+	uint32_t locals = 0;
+
+	*fr = (struct mc_frame){ 0 };
+	if (!f->entry)
+		return;
+	for (uint32_t i = 0; i < f->nstmts; i++) {
+		const struct ptx_stmt *st = &f->stmts[i];
+		uint32_t t = st->op + 1;
+
+		if (st->kind != ST_DECL || !tok_is(m, st->op, ".local"))
+			continue;
+		locals++;
+		while (t < st->last && m->toks[t].kind != TOK_IDENT)
+			t++;
+		if (t + 3 < st->last && tok_is(m, t + 1, "[") &&
+		    m->toks[t + 2].kind == TOK_INT && tok_is(m, t + 3, "]") &&
+		    m->toks[t].len > 13 &&
+		    !strncmp(tok_text(m, t), "__local_depot", 13)) {
+			fr->depot = t;
+			fr->size = (uint32_t)strtoul(tok_text(m, t + 2), NULL, 0);
+		}
+	}
+	/* Other named .local variables: a frame of a form we do not know. */
+	fr->ok = fr->depot && locals == 1;
+}
+
+/* %P_mc2 = the access's size; %P_mc0, %P_mc1, %P_mcw0: what a report
+ * carries (egpu_mem_ctx's words: site << 32 | kernel, size | kind << 32 |
+ * space << 48, the line). */
+static void put_args(struct strbuf *sb, const struct mc_site_code *c)
+{
+	const struct mem_op *op = &c->s->op;
+	const char *p = c->prefix;
+	uint64_t what = (uint64_t)op->kind << 32 | (uint64_t)op->space << 48;
+
+	sb_printf(sb, "\t.reg .b64 \t%%%s_mc<6>;\n\t.reg .b32 \t%%%s_mcw<2>;\n"
+		  "\t.reg .pred \t%%%s_mcq;\n", p, p, p);
+	if (op->size_reg >= 0)
+		sb_printf(sb, "\tcvt.u64.u32 \t%%%s_mc2, %.*s;\n", p,
+			  (int)c->m->toks[op->size_reg].len,
+			  tok_text(c->m, (uint32_t)op->size_reg));
+	else
+		sb_printf(sb, "\tmov.u64 \t%%%s_mc2, %u;\n", p, op->size);
+	sb_printf(sb, "\tmov.u64 \t%%%s_mc0, %llu;\n", p,
+		  (unsigned long long)((uint64_t)c->number << 32 | c->s->kernel_id));
+	sb_printf(sb, "\tor.b64 \t%%%s_mc1, %%%s_mc2, %llu;\n", p, p,
+		  (unsigned long long)what);
+	sb_printf(sb, "\tmov.u32 \t%%%s_mcw0, %u;\n", p, c->s->line);
+}
+
+/* With containment: %P_mcb |= %P_mcq. */
+static void contain_or(struct strbuf *sb, const struct mc_site_code *c)
+{
+	if (c->contain)
+		sb_printf(sb, "\tor.pred \t%%%s_mcb, %%%s_mcb, %%%s_mcq;\n",
+			  c->prefix, c->prefix, c->prefix);
+}
+
+static void report_window(struct strbuf *sb, const struct mc_site_code *c)
+{
+	sb_printf(sb, "\t@%%%s_mcq call \tegpu_dev_mc_window, (%%%s_mc3, %%%s_mc0, %%%s_mc1, %%%s_mcw0, %%%s_mcw1);\n",
+		  c->prefix, c->prefix, c->prefix, c->prefix, c->prefix,
+		  c->prefix);
+}
+
+static void check_global(struct strbuf *sb, const struct mc_site_code *c)
+{
+	const char *p = c->prefix;
+
+	sb_printf(sb, "\tcall \t(%%%s_mcw1), egpu_dev_mc_global, (%%%s_m0, %%%s_mc0, %%%s_mc1, %%%s_mcw0);\n",
+		  p, p, p, p, p);
+	sb_printf(sb, "\tsetp.eq.u32 \t%%%s_mcq, %%%s_mcw1, 0;\n", p, p);
+	contain_or(sb, c);
+}
+
+/* The window runs to the dynamic part's end; its start, for the report,
+ * is that end less %total_smem_size. */
+static void check_shared(struct strbuf *sb, const struct mc_site_code *c)
+{
+	const char *p = c->prefix;
+
+	sb_printf(sb, "\tcvta.to.shared.u64 \t%%%s_mc3, %%%s_m0;\n"
+		  "\tmov.u64 \t%%%s_mc4, egpu_dev_mc_smem;\n"
+		  "\tmov.u32 \t%%%s_mcw1, %%dynamic_smem_size;\n"
+		  "\tcvt.u64.u32 \t%%%s_mc5, %%%s_mcw1;\n"
+		  "\tadd.u64 \t%%%s_mc4, %%%s_mc4, %%%s_mc5;\n"
+		  "\tadd.u64 \t%%%s_mc5, %%%s_mc3, %%%s_mc2;\n"
+		  "\tsetp.gt.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mc4;\n",
+		  p, p, p, p, p, p, p, p, p, p, p, p, p, p, p);
+	contain_or(sb, c);
+	sb_printf(sb, "\t@!%%%s_mcq bra \t$%s_mcs_%u;\n"
+		  "\tmov.u32 \t%%%s_mcw1, %%total_smem_size;\n"
+		  "\tcvt.u64.u32 \t%%%s_mc5, %%%s_mcw1;\n"
+		  "\tsub.u64 \t%%%s_mc4, %%%s_mc4, %%%s_mc5;\n"
+		  "\tsub.u64 \t%%%s_mc3, %%%s_mc3, %%%s_mc4;\n",
+		  p, p, c->site, p, p, p, p, p, p, p, p, p);
+	report_window(sb, c);
+	sb_printf(sb, "$%s_mcs_%u:\n", p, c->site);
+}
+
+/* The offset in the depot, unsigned: below its start wraps past it. */
+static void check_local(struct strbuf *sb, const struct mc_site_code *c)
+{
+	const struct ptx_module *m = c->m;
+	const char *p = c->prefix;
+	uint32_t size = c->s->op.size, depot = c->frame->size;
+
+	sb_printf(sb, "\tcvta.to.local.u64 \t%%%s_mc3, %%%s_m0;\n"
+		  "\tmov.u64 \t%%%s_mc4, %.*s;\n"
+		  "\tsub.u64 \t%%%s_mc3, %%%s_mc3, %%%s_mc4;\n",
+		  p, p, p, (int)m->toks[c->frame->depot].len,
+		  tok_text(m, c->frame->depot), p, p, p);
+	if (size <= depot)
+		sb_printf(sb, "\tsetp.gt.u64 \t%%%s_mcq, %%%s_mc3, %u;\n", p, p,
+			  depot - size);
+	else
+		sb_printf(sb, "\tsetp.ge.u64 \t%%%s_mcq, %%%s_mc3, 0;\n", p, p);
+	sb_printf(sb, "\tmov.u32 \t%%%s_mcw1, %u;\n", p, depot);
+	report_window(sb, c);
+	contain_or(sb, c);
+}
+
+/* Local accesses are checked where the frame is known and the size is. */
+static bool local_checked(const struct mc_site_code *c)
+{
+	return c->frame->ok && c->s->op.size_reg < 0;
+}
+
+/* A generic address: the window isspacep finds it in decides. */
+static void check_generic(struct strbuf *sb, const struct mc_site_code *c)
+{
+	const char *p = c->prefix;
+	uint32_t n = c->site;
+
+	sb_printf(sb, "\tisspacep.global \t%%%s_mcq, %%%s_m0;\n"
+		  "\t@!%%%s_mcq bra \t$%s_mcg_%u;\n", p, p, p, p, n);
+	check_global(sb, c);
+	sb_printf(sb, "\tbra \t$%s_mce_%u;\n$%s_mcg_%u:\n"
+		  "\tisspacep.shared \t%%%s_mcq, %%%s_m0;\n"
+		  "\t@!%%%s_mcq bra \t$%s_mch_%u;\n", p, n, p, n, p, p, p, p, n);
+	check_shared(sb, c);
+	sb_printf(sb, "\tbra \t$%s_mce_%u;\n$%s_mch_%u:\n", p, n, p, n);
+	if (local_checked(c)) {
+		sb_printf(sb, "\tisspacep.local \t%%%s_mcq, %%%s_m0;\n"
+			  "\t@!%%%s_mcq bra \t$%s_mce_%u;\n", p, p, p, p, n);
+		check_local(sb, c);
+	}
+	sb_printf(sb, "$%s_mce_%u:\n", p, n);
+}
+
+bool mc_site_checked(const struct mem_op *op, const struct mc_frame *fr)
+{
+	switch (op->space) {
+	case EGPU_SPACE_GLOBAL:
+	case EGPU_SPACE_GENERIC:
+		return true;
+	case EGPU_SPACE_SHARED: /* another block's (::cluster): not ours */
+		return !op->cluster;
+	case EGPU_SPACE_LOCAL:
+		return fr->ok && op->size_reg < 0;
+	default:
+		return false;
+	}
+}
+
+void mc_emit_check(struct strbuf *sb, const struct mc_site_code *c)
+{
+	if (!mc_site_checked(&c->s->op, c->frame))
+		return;
+	sb_adds(sb, "\t// egpu memcheck\n");
+	put_args(sb, c);
+	switch (c->s->op.space) {
+	case EGPU_SPACE_GLOBAL:
+		check_global(sb, c);
+		break;
+	case EGPU_SPACE_SHARED:
+		check_shared(sb, c);
+		break;
+	case EGPU_SPACE_LOCAL:
+		check_local(sb, c);
+		break;
+	default:
+		check_generic(sb, c);
+	}
+}
+
+void mc_emit_open(struct strbuf *sb, const char *prefix)
+{
+	sb_printf(sb, "\t{\n\t.reg .pred \t%%%s_mcb;\n\tsetp.ne.u32 \t%%%s_mcb, 0, 0;\n",
+		  prefix, prefix);
+}
+
+void mc_emit_skip(struct strbuf *sb, const char *prefix, uint32_t site)
+{
+	sb_printf(sb, "\t@%%%s_mcb bra \t$%s_mcx_%u;\n", prefix, prefix, site);
+}
+
+/* Destinations of a load or atomic: the registers before its address. */
+static void zero_dests(struct strbuf *sb, const struct ptx_module *m,
+		       const struct ptx_func *f, const struct ptx_stmt *st,
+		       const char *prefix)
+{
+	for (uint32_t t = st->op + 1; t < st->last && !tok_is(m, t, "["); t++) {
+		int bits;
+
+		if (m->toks[t].kind != TOK_IDENT || tok_text(m, t)[0] != '%')
+			continue;
+		bits = reg_bits(m, f, t);
+		if (bits == 16 || bits == 32 || bits == 64)
+			sb_printf(sb, "\t@%%%s_mcb mov.b%d \t%.*s, 0;\n", prefix,
+				  bits, (int)m->toks[t].len, tok_text(m, t));
+	}
+}
+
+void mc_emit_after(struct strbuf *sb, const struct ptx_module *m,
+		   const struct mem_site *s, const char *prefix,
+		   uint32_t site)
+{
+	const struct ptx_func *f = m->items[s->item].func;
+
+	sb_printf(sb, "\n$%s_mcx_%u:\n", prefix, site);
+	if (s->op.kind == EGPU_MEM_LOAD || s->op.kind == EGPU_MEM_ATOMIC)
+		zero_dests(sb, m, f, &f->stmts[s->stmt], prefix);
+	sb_adds(sb, "\t}");
+}
