@@ -73,6 +73,16 @@ static struct mc_table *the_table(void)
 	return table;
 }
 
+bool memcheck_on(void)
+{
+	return enabled();
+}
+
+struct mc_table *memcheck_start(void)
+{
+	return enabled() ? the_table() : NULL;
+}
+
 struct mc_dev *memcheck_dev(void)
 {
 	return __atomic_load_n(&state, __ATOMIC_ACQUIRE) > 0 ? dev : NULL;
