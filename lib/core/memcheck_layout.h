@@ -91,12 +91,14 @@ MC_FN int64_t mc_segment(const struct mc_index_hdr *h, uint64_t addr)
 }
 
 /*
- * Whether [@addr, @addr + @size) lies inside one live allocation: 1 yes
- * (or not checkable: a segment of too many overlapping entries), 0 no.
- * @states is the slot array the index's entries name.
+ * Whether [@addr, @addr + @size) lies inside one live allocation: 1 yes,
+ * with [*lo, *hi) that allocation (a checker may pass later accesses
+ * inside it without a lookup), or the access itself where its segment
+ * lists too many overlapping entries to check; 0 no. @states is the slot
+ * array the index's entries name.
  */
-MC_FN int mc_check(const struct mc_index_hdr *h, const uint32_t *states,
-		   uint64_t addr, uint32_t size)
+MC_FN int mc_find(const struct mc_index_hdr *h, const uint32_t *states,
+		  uint64_t addr, uint32_t size, uint64_t *lo, uint64_t *hi)
 {
 	int64_t seg = mc_segment(h, addr);
 	const uint32_t *c;
@@ -108,13 +110,28 @@ MC_FN int mc_check(const struct mc_index_hdr *h, const uint32_t *states,
 	for (int k = 0; k < MC_COVER && c[k] != MC_NONE; k++) {
 		const struct mc_entry *e;
 
-		if (c[k] == MC_WILD)
+		if (c[k] == MC_WILD) {
+			*lo = addr;
+			*hi = last;
 			return 1;
+		}
 		e = mc_entries(h) + c[k];
-		if (addr >= e->base && last <= e->end && states[e->slot])
+		if (addr >= e->base && last <= e->end && states[e->slot]) {
+			*lo = e->base;
+			*hi = e->end;
 			return 1;
+		}
 	}
 	return 0;
+}
+
+/* mc_find() without the range. */
+MC_FN int mc_check(const struct mc_index_hdr *h, const uint32_t *states,
+		   uint64_t addr, uint32_t size)
+{
+	uint64_t lo, hi;
+
+	return mc_find(h, states, addr, size, &lo, &hi);
 }
 
 /*

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * egpu memcheck's device side (docs/memcheck.md): what the check at each
- * memory site calls (lib/ptx/memcheck_site.c). egpu_dev_mc_global looks
+ * memory site calls (lib/ptx/memcheck_site.c). egpu_dev_mc_find looks
  * an address up in the allocation table (mc_check, the one source in
  * core/memcheck_layout.h); a bad access of any space is counted for its
  * site and, the first time, written to the log the host reads. Nothing
@@ -57,22 +57,31 @@ static __device__ void mc_send(uint64_t addr, uint64_t who, uint64_t what,
 	*(volatile uint32_t *)&r->ready = 1;
 }
 
-/* 1: [addr, addr + size) is inside one live allocation (or no table is
- * published yet); 0: it is not, and it was sent. */
-MC_API uint32_t egpu_dev_mc_global(uint64_t addr, uint64_t who, uint64_t what,
-				   uint32_t line)
+/* Where an access may go without another lookup: [lo, hi). */
+struct mc_range {
+	uint64_t lo, hi;
+};
+
+/*
+ * The live allocation holding [addr, addr + size) (mc_find), or, when no
+ * table is published yet, that access alone; {0, 0}: none, and the access
+ * was sent.
+ */
+MC_API struct mc_range egpu_dev_mc_find(uint64_t addr, uint64_t who,
+					uint64_t what, uint32_t line)
 {
 	/* A plain load: caches are coherent at kernel boundaries, and an
 	 * index published while the kernel runs may be missed (safe: the
 	 * index a kernel read stays until every kernel has finished). */
 	const struct mc_index_hdr *h =
 		*(const struct mc_index_hdr *const *)(uintptr_t)egpu_dev_mc_cell;
+	struct mc_range r = { addr, addr + (uint32_t)what };
 
-	if (!h || mc_check(h, (const uint32_t *)(uintptr_t)egpu_dev_mc_states,
-			   addr, (uint32_t)what))
-		return 1;
+	if (!h || mc_find(h, (const uint32_t *)(uintptr_t)egpu_dev_mc_states,
+			  addr, (uint32_t)what, &r.lo, &r.hi))
+		return r;
 	mc_send(addr, who, what, line, 0);
-	return 0;
+	return (struct mc_range){ 0, 0 };
 }
 
 /* A shared or local access outside its window: @off its offset there,

@@ -3,12 +3,15 @@
  * egpu memcheck's check at one memory site (docs/memcheck.md), emitted
  * by memsite.c where a request asks for it, after the site's generic
  * address is in %P_m0:
- * - global: the device runtime's egpu_dev_mc_global (lib/device/
- *   memcheck.cu: the allocation table's lookup, memcheck_layout.h) says
- *   whether [addr, addr + size) is inside one live allocation;
+ * - global: the device runtime's egpu_dev_mc_find (lib/device/
+ *   memcheck.cu: the allocation table's lookup, memcheck_layout.h) gives
+ *   the live allocation holding [addr, addr + size), or none; a site in
+ *   a loop keeps it in two registers and looks up again only when an
+ *   access leaves it;
  * - shared: the access must end inside the block's shared memory, whose
- *   end is the dynamic part's start (egpu_dev_mc_smem, an extern .shared
- *   array, placed after every static one) plus %dynamic_smem_size;
+ *   end (computed once at the function's entry) is the dynamic part's
+ *   start (egpu_dev_mc_smem, an extern .shared array, placed after every
+ *   static one) plus %dynamic_smem_size;
  * - local (kernels only: a .func may be handed its caller's frame): the
  *   access must lie inside the kernel's __local_depot, the frame nvcc
  *   gives every local array;
@@ -18,21 +21,20 @@
  * %P_mcb, declared in a scope that also holds the instruction: a bad
  * access skips it, and a load or atomic then zeroes its destinations.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "egpu/ctx.h"
 #include "ptx/memplan.h"
 
-void mc_frame_find(const struct ptx_module *m, const struct ptx_func *f,
-		   struct mc_frame *fr)
+/* The kernel's frame: its only .local, nvcc's __local_depot. */
+static void find_frame(const struct ptx_module *m, const struct ptx_func *f,
+		       struct mc_func *fn)
 {
 	uint32_t locals = 0;
 
-	*fr = (struct mc_frame){ 0 };
-	if (!f->entry)
-		return;
-	for (uint32_t i = 0; i < f->nstmts; i++) {
+	for (uint32_t i = 0; f->entry && i < f->nstmts; i++) {
 		const struct ptx_stmt *st = &f->stmts[i];
 		uint32_t t = st->op + 1;
 
@@ -45,12 +47,78 @@ void mc_frame_find(const struct ptx_module *m, const struct ptx_func *f,
 		    m->toks[t + 2].kind == TOK_INT && tok_is(m, t + 3, "]") &&
 		    m->toks[t].len > 13 &&
 		    !strncmp(tok_text(m, t), "__local_depot", 13)) {
-			fr->depot = t;
-			fr->size = (uint32_t)strtoul(tok_text(m, t + 2), NULL, 0);
+			fn->depot = t;
+			fn->depot_size = (uint32_t)strtoul(tok_text(m, t + 2),
+							   NULL, 0);
 		}
 	}
 	/* Other named .local variables: a frame of a form we do not know. */
-	fr->ok = fr->depot && locals == 1;
+	fn->frame_ok = fn->depot && locals == 1;
+}
+
+/* The label statement @t names, or -1. */
+static int64_t label_at(const struct ptx_module *m, const struct ptx_func *f,
+			const uint32_t *labels, size_t n, uint32_t t)
+{
+	for (size_t i = 0; i < n; i++)
+		if (tok_same(m, f->stmts[labels[i]].first, t))
+			return labels[i];
+	return -1;
+}
+
+/* Statements a backward branch (to a label at or before them, from
+ * after them) runs again: a loop's body. */
+static int find_loops(const struct ptx_module *m, const struct ptx_func *f,
+		      struct mc_func *fn)
+{
+	uint32_t *labels = calloc(f->nstmts + 1, sizeof(*labels));
+	int32_t *delta = calloc(f->nstmts + 1, sizeof(*delta));
+	size_t n = 0;
+	int32_t depth = 0;
+
+	fn->in_loop = calloc(f->nstmts + 1, 1);
+	if (!labels || !delta || !fn->in_loop) {
+		free(labels);
+		free(delta);
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	}
+	for (uint32_t i = 0; i < f->nstmts; i++)
+		if (f->stmts[i].kind == ST_LABEL)
+			labels[n++] = i;
+	for (uint32_t j = 0; j < f->nstmts; j++) {
+		const struct ptx_stmt *st = &f->stmts[j];
+		int64_t i;
+
+		if (st->kind != ST_INSN || !tok_is(m, st->op, "bra") ||
+		    st->last < 2)
+			continue;
+		i = label_at(m, f, labels, n, st->last - 2); /* bra L ; */
+		if (i >= 0 && i <= j) {
+			delta[i]++;
+			delta[j + 1]--;
+		}
+	}
+	for (uint32_t i = 0; i < f->nstmts; i++) {
+		depth += delta[i];
+		fn->in_loop[i] = depth > 0;
+	}
+	free(labels);
+	free(delta);
+	return 0;
+}
+
+int mc_func_make(const struct ptx_module *m, const struct ptx_func *f,
+		 struct mc_func *fn)
+{
+	*fn = (struct mc_func){ 0 };
+	find_frame(m, f, fn);
+	return find_loops(m, f, fn);
+}
+
+void mc_func_free(struct mc_func *fn)
+{
+	free(fn->in_loop);
+	fn->in_loop = NULL;
 }
 
 /* %P_mc2 = the access's size; %P_mc0, %P_mc1, %P_mcw0: what a report
@@ -92,35 +160,65 @@ static void report_window(struct strbuf *sb, const struct mc_site_code *c)
 		  c->prefix);
 }
 
+/* The lookup: [%P_mc3, %P_mc4) or, with a cache, its registers, the
+ * allocation passed ({0, 0}: none, the access sent). */
+static void call_find(struct strbuf *sb, const struct mc_site_code *c)
+{
+	const char *p = c->prefix;
+	char lo[40], hi[40];
+
+	if (c->cache >= 0) {
+		snprintf(lo, sizeof(lo), "%%%s_mcl%d", p, c->cache);
+		snprintf(hi, sizeof(hi), "%%%s_mch%d", p, c->cache);
+	} else {
+		snprintf(lo, sizeof(lo), "%%%s_mc3", p);
+		snprintf(hi, sizeof(hi), "%%%s_mc4", p);
+	}
+	sb_printf(sb, "\t{\n\t.param .align 8 .b8 \t%%%s_mcr[16];\n"
+		  "\tcall \t(%%%s_mcr), %s, (%%%s_m0, %%%s_mc0, %%%s_mc1, %%%s_mcw0);\n"
+		  "\tld.param.b64 \t%s, [%%%s_mcr];\n"
+		  "\tld.param.b64 \t%s, [%%%s_mcr+8];\n\t}\n"
+		  "\tsetp.eq.u64 \t%%%s_mcq, %s, 0;\n",
+		  p, p, MC_CHECK_FUNC, p, p, p, p, lo, p, hi, p, p, hi);
+}
+
+/* With a cache: the lookup only when the access leaves the allocation
+ * the site passed last. */
 static void check_global(struct strbuf *sb, const struct mc_site_code *c)
 {
 	const char *p = c->prefix;
+	int k = c->cache;
 
-	sb_printf(sb, "\tcall \t(%%%s_mcw1), egpu_dev_mc_global, (%%%s_m0, %%%s_mc0, %%%s_mc1, %%%s_mcw0);\n",
-		  p, p, p, p, p);
-	sb_printf(sb, "\tsetp.eq.u32 \t%%%s_mcq, %%%s_mcw1, 0;\n", p, p);
+	if (k < 0) {
+		call_find(sb, c);
+		contain_or(sb, c);
+		return;
+	}
+	sb_printf(sb, "\tadd.u64 \t%%%s_mc5, %%%s_m0, %%%s_mc2;\n"
+		  "\tsetp.lt.u64 \t%%%s_mcq, %%%s_m0, %%%s_mcl%d;\n"
+		  "\tsetp.gt.or.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mch%d, %%%s_mcq;\n"
+		  "\t@!%%%s_mcq bra \t$%s_mcok_%u;\n",
+		  p, p, p, p, p, p, k, p, p, p, k, p, p, p, c->site);
+	call_find(sb, c);
+	sb_printf(sb, "$%s_mcok_%u:\n", p, c->site);
 	contain_or(sb, c);
 }
 
-/* The window runs to the dynamic part's end; its start, for the report,
- * is that end less %total_smem_size. */
+/* The window ends at %P_mcse (mc_emit_entry); its start, for the
+ * report, is that end less %total_smem_size. */
 static void check_shared(struct strbuf *sb, const struct mc_site_code *c)
 {
 	const char *p = c->prefix;
 
 	sb_printf(sb, "\tcvta.to.shared.u64 \t%%%s_mc3, %%%s_m0;\n"
-		  "\tmov.u64 \t%%%s_mc4, egpu_dev_mc_smem;\n"
-		  "\tmov.u32 \t%%%s_mcw1, %%dynamic_smem_size;\n"
-		  "\tcvt.u64.u32 \t%%%s_mc5, %%%s_mcw1;\n"
-		  "\tadd.u64 \t%%%s_mc4, %%%s_mc4, %%%s_mc5;\n"
 		  "\tadd.u64 \t%%%s_mc5, %%%s_mc3, %%%s_mc2;\n"
-		  "\tsetp.gt.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mc4;\n",
-		  p, p, p, p, p, p, p, p, p, p, p, p, p, p, p);
+		  "\tsetp.gt.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mcse;\n",
+		  p, p, p, p, p, p, p, p);
 	contain_or(sb, c);
 	sb_printf(sb, "\t@!%%%s_mcq bra \t$%s_mcs_%u;\n"
 		  "\tmov.u32 \t%%%s_mcw1, %%total_smem_size;\n"
 		  "\tcvt.u64.u32 \t%%%s_mc5, %%%s_mcw1;\n"
-		  "\tsub.u64 \t%%%s_mc4, %%%s_mc4, %%%s_mc5;\n"
+		  "\tsub.u64 \t%%%s_mc4, %%%s_mcse, %%%s_mc5;\n"
 		  "\tsub.u64 \t%%%s_mc3, %%%s_mc3, %%%s_mc4;\n",
 		  p, p, c->site, p, p, p, p, p, p, p, p, p);
 	report_window(sb, c);
@@ -132,13 +230,13 @@ static void check_local(struct strbuf *sb, const struct mc_site_code *c)
 {
 	const struct ptx_module *m = c->m;
 	const char *p = c->prefix;
-	uint32_t size = c->s->op.size, depot = c->frame->size;
+	uint32_t size = c->s->op.size, depot = c->fn->depot_size;
 
 	sb_printf(sb, "\tcvta.to.local.u64 \t%%%s_mc3, %%%s_m0;\n"
 		  "\tmov.u64 \t%%%s_mc4, %.*s;\n"
 		  "\tsub.u64 \t%%%s_mc3, %%%s_mc3, %%%s_mc4;\n",
-		  p, p, p, (int)m->toks[c->frame->depot].len,
-		  tok_text(m, c->frame->depot), p, p, p);
+		  p, p, p, (int)m->toks[c->fn->depot].len,
+		  tok_text(m, c->fn->depot), p, p, p);
 	if (size <= depot)
 		sb_printf(sb, "\tsetp.gt.u64 \t%%%s_mcq, %%%s_mc3, %u;\n", p, p,
 			  depot - size);
@@ -152,7 +250,7 @@ static void check_local(struct strbuf *sb, const struct mc_site_code *c)
 /* Local accesses are checked where the frame is known and the size is. */
 static bool local_checked(const struct mc_site_code *c)
 {
-	return c->frame->ok && c->s->op.size_reg < 0;
+	return c->fn->frame_ok && c->s->op.size_reg < 0;
 }
 
 /* A generic address: the window isspacep finds it in decides. */
@@ -177,7 +275,7 @@ static void check_generic(struct strbuf *sb, const struct mc_site_code *c)
 	sb_printf(sb, "$%s_mce_%u:\n", p, n);
 }
 
-bool mc_site_checked(const struct mem_op *op, const struct mc_frame *fr)
+bool mc_site_checked(const struct mem_op *op, const struct mc_func *fn)
 {
 	switch (op->space) {
 	case EGPU_SPACE_GLOBAL:
@@ -186,15 +284,53 @@ bool mc_site_checked(const struct mem_op *op, const struct mc_frame *fr)
 	case EGPU_SPACE_SHARED: /* another block's (::cluster): not ours */
 		return !op->cluster;
 	case EGPU_SPACE_LOCAL:
-		return fr->ok && op->size_reg < 0;
+		return fn->frame_ok && op->size_reg < 0;
 	default:
 		return false;
 	}
 }
 
+int mc_site_plan(struct mc_func *fn, const struct mem_site *s)
+{
+	uint8_t space = s->op.space;
+
+	if (!mc_site_checked(&s->op, fn))
+		return -1;
+	fn->shared |= space == EGPU_SPACE_SHARED || space == EGPU_SPACE_GENERIC;
+	if ((space != EGPU_SPACE_GLOBAL && space != EGPU_SPACE_GENERIC) ||
+	    !fn->in_loop[s->stmt] || fn->ncached >= MC_CACHED_MAX)
+		return -1;
+	return (int)fn->ncached++;
+}
+
+void mc_emit_entry(struct strbuf *sb, const char *prefix,
+		   const struct mc_func *fn)
+{
+	const char *p = prefix;
+
+	if (!fn->ncached && !fn->shared)
+		return;
+	sb_adds(sb, "// begin egpu memcheck\n");
+	if (fn->ncached)
+		sb_printf(sb, "\t.reg .b64 \t%%%s_mcl<%u>, %%%s_mch<%u>;\n", p,
+			  fn->ncached, p, fn->ncached);
+	for (uint32_t i = 0; i < fn->ncached; i++)
+		sb_printf(sb, "\tmov.b64 \t%%%s_mcl%u, 0;\n\tmov.b64 \t%%%s_mch%u, 0;\n",
+			  p, i, p, i);
+	if (fn->shared)
+		sb_printf(sb, "\t.reg .b64 \t%%%s_mcse;\n\t{\n"
+			  "\t.reg .b32 \t%%%s_mcsw;\n\t.reg .b64 \t%%%s_mcsx;\n"
+			  "\tmov.u64 \t%%%s_mcse, egpu_dev_mc_smem;\n"
+			  "\tmov.u32 \t%%%s_mcsw, %%dynamic_smem_size;\n"
+			  "\tcvt.u64.u32 \t%%%s_mcsx, %%%s_mcsw;\n"
+			  "\tadd.u64 \t%%%s_mcse, %%%s_mcse, %%%s_mcsx;\n\t}\n",
+			  p, p, p, p, p, p, p, p, p, p);
+	sb_adds(sb, "\t// end egpu memcheck\n\t");
+}
+
 void mc_emit_check(struct strbuf *sb, const struct mc_site_code *c)
 {
-	if (!mc_site_checked(&c->s->op, c->frame))
+	if (!mc_site_checked(&c->s->op, c->fn))
 		return;
 	sb_adds(sb, "\t// egpu memcheck\n");
 	put_args(sb, c);

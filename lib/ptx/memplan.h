@@ -92,21 +92,32 @@ int mem_item_local(const struct mem_plan *p, uint32_t item,
 /* egpu memcheck's check at a site (memcheck_site.c). */
 
 /* The device runtime's lookup the check calls (lib/device/memcheck.cu). */
-#define MC_CHECK_FUNC "egpu_dev_mc_global"
+#define MC_CHECK_FUNC "egpu_dev_mc_find"
+/* Global sites per function that remember the allocation they passed. */
+#define MC_CACHED_MAX 16
 
-/* A kernel's frame: its __local_depot (token) and bytes; ok: local
- * accesses can be checked against it (a kernel whose only .local is the
- * depot; never a .func, which may be handed its caller's frame). */
-struct mc_frame {
+/* What the check needs of one function. */
+struct mc_func {
+	/* Its frame, for local accesses: the kernel's __local_depot (token)
+	 * and bytes; frame_ok: checked (a kernel whose only .local is the
+	 * depot; never a .func, which may be handed its caller's frame). */
 	uint32_t depot;
-	uint32_t size;
-	bool ok;
+	uint32_t depot_size;
+	bool frame_ok;
+	bool shared;       /* a site checks shared memory: its end at entry */
+	uint32_t ncached;  /* sites given a range cache */
+	uint8_t *in_loop;  /* per statement: a backward branch runs it again */
 };
 
-void mc_frame_find(const struct ptx_module *m, const struct ptx_func *f,
-		   struct mc_frame *fr);
-/* Whether an access @op gets a check in a function of frame @fr. */
-bool mc_site_checked(const struct mem_op *op, const struct mc_frame *fr);
+/* 0 or EGPU_ENOMEM; mc_func_free() even on error. */
+int mc_func_make(const struct ptx_module *m, const struct ptx_func *f,
+		 struct mc_func *fn);
+void mc_func_free(struct mc_func *fn);
+/* Whether access @op gets a check in function @fn. */
+bool mc_site_checked(const struct mem_op *op, const struct mc_func *fn);
+/* Site @s's range cache (a global or generic access in a loop, while
+ * there are slots), or -1; notes what its function's entry must set. */
+int mc_site_plan(struct mc_func *fn, const struct mem_site *s);
 
 struct mc_site_code {
 	const struct ptx_module *m;
@@ -114,10 +125,15 @@ struct mc_site_code {
 	const char *prefix;
 	uint32_t site;   /* index in the module: names its labels */
 	uint32_t number; /* egpu_mem_ctx.site */
-	const struct mc_frame *frame;
+	const struct mc_func *fn;
+	int cache;       /* mc_site_plan() */
 	bool contain;
 };
 
+/* At the function's entry: the range caches (empty) and the end of
+ * shared memory, in function-wide registers. */
+void mc_emit_entry(struct strbuf *sb, const char *prefix,
+		   const struct mc_func *fn);
 /* The check, inside the site's scope, %P_m0 holding the address; with
  * containment it sets %P_mcb on a bad access. */
 void mc_emit_check(struct strbuf *sb, const struct mc_site_code *c);

@@ -16,6 +16,7 @@
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/mem_ctx.h"
@@ -42,7 +43,8 @@ struct site_code {
 	uint32_t site;   /* index in the module: names its labels */
 	uint32_t number; /* egpu_mem_ctx.site: site_base + index */
 	const struct mem_names *nm;
-	const struct mc_frame *frame; /* the function's, for memcheck */
+	const struct mc_func *fn; /* the function's, for memcheck */
+	int cache;                /* memcheck's range cache, or -1 */
 };
 
 static const char *cvta_space(const struct mem_op *op)
@@ -264,7 +266,7 @@ static bool contained(const struct site_code *c)
 {
 	const struct mem_req *q = memcheck_of(c->p, c->s);
 
-	return q && q->r->contain && mc_site_checked(&c->s->op, c->frame);
+	return q && q->r->contain && mc_site_checked(&c->s->op, c->fn);
 }
 
 static void emit_call(struct strbuf *sb, const struct site_code *c, size_t i)
@@ -275,7 +277,7 @@ static void emit_call(struct strbuf *sb, const struct site_code *c, size_t i)
 	if (mem_plan_call(c->p, c->s, i)->r->memcheck) {
 		struct mc_site_code mc = { .m = c->m, .s = c->s, .prefix = p,
 					   .site = c->site, .number = c->number,
-					   .frame = c->frame,
+					   .fn = c->fn, .cache = c->cache,
 					   .contain = contained(c) };
 
 		mc_emit_check(sb, &mc);
@@ -360,29 +362,59 @@ static const struct mem_site *item_sites(const struct mem_plan *p,
 	return s;
 }
 
+/* memcheck's range caches of the sites [@lo, @hi) of a function, into
+ * @cache, and its entry's code (mc_emit_entry). */
+static int plan_memcheck(const struct mem_plan *p, const struct ptx_module *m,
+			 const struct mem_site *s, size_t lo, size_t hi,
+			 struct mc_func *fn, int *cache, const char *prefix,
+			 struct edits *e)
+{
+	const struct ptx_func *f = m->items[s[lo].item].func;
+	struct strbuf *sb;
+
+	for (size_t i = lo; i < hi; i++)
+		cache[i - lo] = memcheck_of(p, &s[i]) ? mc_site_plan(fn, &s[i]) : -1;
+	if (!fn->ncached && !fn->shared)
+		return 0;
+	sb = edit_at(e, m->toks[func_entry_stmt(m, f)->first].off, 0);
+	if (!sb)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
+	mc_emit_entry(sb, prefix, fn);
+	return 0;
+}
+
 int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
 		  uint32_t item, const struct mem_names *names,
 		  struct edits *e)
 {
 	size_t lo, hi;
 	const struct mem_site *s = item_sites(p, item, &lo, &hi);
-	struct mc_frame frame;
-	int err = 0;
+	struct mc_func fn;
+	int *cache = calloc(hi - lo + 1, sizeof(*cache));
+	int err = mc_func_make(m, m->items[item].func, &fn);
 
-	mc_frame_find(m, m->items[item].func, &frame);
+	if (!err && !cache)
+		err = err_set(EGPU_ENOMEM, "PTX: out of memory");
+	if (!err && hi > lo)
+		err = plan_memcheck(p, m, s, lo, hi, &fn, cache, names->prefix, e);
 	for (size_t i = lo; i < hi && !err; i++) {
 		const struct ptx_stmt *st = &m->items[item].func->stmts[s[i].stmt];
 		struct site_code c = { .m = m, .p = p, .s = &s[i],
 				       .site = (uint32_t)i,
 				       .number = mem_plan_site_base(p) + (uint32_t)i,
-				       .nm = names, .frame = &frame };
+				       .nm = names, .fn = &fn,
+				       .cache = cache[i - lo] };
 		struct strbuf *sb = edit_at(e, m->toks[st->first].off, 0);
 
 		if (!sb)
-			return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
-		emit_site(sb, &c);
-		err = emit_after(e, &c);
+			err = err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
+		else
+			emit_site(sb, &c);
+		if (!err)
+			err = emit_after(e, &c);
 	}
+	free(cache);
+	mc_func_free(&fn);
 	return err;
 }
 

@@ -87,6 +87,19 @@ static const char kernels[] = HEAD
 	"\tst.param.b64 [a], %rd2;\n"
 	"\tcall.uni (b), f, (a);\n"
 	"\tld.param.b32 %r5, [b];\n\t}\n"
+	"\tret;\n}\n"
+	".visible .entry loop(.param .u64 l_p)\n{\n"
+	"\t.reg .pred %p<2>;\n\t.reg .b32 %r<3>;\n\t.reg .f32 %f<2>;\n"
+	"\t.reg .b64 %rd<3>;\n"
+	"\tld.param.u64 %rd1, [l_p];\n"
+	"\tmov.u32 %r1, 0;\n"
+	"$L_top:\n"
+	"\tld.global.f32 %f1, [%rd1];\n"
+	"\tadd.s64 %rd1, %rd1, 4;\n"
+	"\tadd.s32 %r1, %r1, 1;\n"
+	"\tsetp.lt.u32 %p1, %r1, 100;\n"
+	"\t@%p1 bra $L_top;\n"
+	"\tst.global.f32 [%rd1], %f1;\n"
 	"\tret;\n}\n";
 
 /* The instrumented text of kernel k, from "// begin egpu mem probes"
@@ -111,12 +124,14 @@ START_TEST(sites_by_space)
 	/* every access but ld.param and ld.const: the predicated load, the
 	 * vector, the generic, shared, local, the store, the atomic; and
 	 * the .func's local load (a site, unchecked); not the call's */
-	ck_assert_uint_eq(rep.mem_site_cnt, 8);
-	ck_assert_int_eq(tu_count(out, "), egpu_dev_mc_global, ("), 5);
+	ck_assert_uint_eq(rep.mem_site_cnt, 8 + 2);
+	ck_assert_int_eq(tu_count(out, "), egpu_dev_mc_find, ("), 5 + 2);
+	/* shared memory's end, once at the entry of k (not f, not loop) */
+	ck_assert_int_eq(tu_count(out, "%dynamic_smem_size"), 1);
 	/* the predicated load: skipped, check included, when %p1 is false */
 	s = site_before(out, "@%p1 ld.global.f32 %f1");
 	ck_assert_ptr_nonnull(strstr(s, "@!%p1 bra"));
-	ck_assert_ptr_nonnull(strstr(s, "egpu_dev_mc_global"));
+	ck_assert_ptr_nonnull(strstr(s, "egpu_dev_mc_find"));
 	free(s);
 	/* the vector: 16 bytes, load (1) << 32, global (1) << 48 */
 	s = site_before(out, "ld.global.v4.f32");
@@ -131,9 +146,8 @@ START_TEST(sites_by_space)
 	ck_assert_ptr_nonnull(strstr(s, "__local_depot0"));
 	free(s);
 	s = site_before(out, "st.shared.u32");
-	ck_assert_ptr_nonnull(strstr(s, "%dynamic_smem_size"));
-	ck_assert_ptr_nonnull(strstr(s, "egpu_dev_mc_smem"));
-	ck_assert_ptr_null(strstr(s, "egpu_dev_mc_global"));
+	ck_assert_ptr_nonnull(strstr(s, "%egpu_mcse"));
+	ck_assert_ptr_null(strstr(s, "egpu_dev_mc_find"));
 	free(s);
 	/* 4 bytes at 28 of a 32-byte depot: bad past offset 28 */
 	s = site_before(out, "st.local.u32 [%rd2+28]");
@@ -143,6 +157,16 @@ START_TEST(sites_by_space)
 	s = site_before(out, "ld.local.u32 %r1, [%rd1]");
 	ck_assert_ptr_null(strstr(s, "egpu memcheck"));
 	free(s);
+	/* in the loop, the load looks up only when it leaves the
+	 * allocation it passed last; the store after it always does */
+	s = site_before(out, "ld.global.f32 %f1, [%rd1];\n\tadd.s64");
+	ck_assert_msg(strstr(s, "setp.gt.or.u64 \t%egpu_mcq, %egpu_mc5, %egpu_mch0, %egpu_mcq;"),
+		      "%s", s);
+	free(s);
+	s = site_before(out, "st.global.f32 [%rd1], %f1;\n\tret;");
+	ck_assert_ptr_null(strstr(s, "%egpu_mch"));
+	free(s);
+	ck_assert_ptr_nonnull(strstr(out, "\tmov.b64 \t%egpu_mch0, 0;\n"));
 	ck_assert_ptr_null(strstr(out, "$egpu_mcx_")); /* no containment */
 	assemble(out, "written kernels");
 	free(out);
