@@ -121,6 +121,68 @@ void mc_func_free(struct mc_func *fn)
 	fn->in_loop = NULL;
 }
 
+/* Whether @t appears in statement @st outside its [ ] addresses (so
+ * the statement may write it). */
+static bool names_outside_address(const struct ptx_module *m,
+				  const struct ptx_stmt *st, uint32_t t)
+{
+	int depth = 0;
+
+	for (uint32_t u = st->first; u < st->last; u++) {
+		depth += tok_is(m, u, "[") - tok_is(m, u, "]");
+		if (!depth && tok_same(m, u, t))
+			return true;
+	}
+	return false;
+}
+
+/* Whether the statements [@from, @to) of @f let a site at @to use the
+ * value base register @base had at @from: straight code not writing it. */
+static bool straight(const struct ptx_module *m, const struct ptx_func *f,
+		     uint32_t from, uint32_t to, uint32_t base)
+{
+	static const char *const jumps[] = { "bra", "brx", "call", "ret",
+					     "exit", "trap" };
+
+	for (uint32_t i = from; i < to; i++) {
+		const struct ptx_stmt *st = &f->stmts[i];
+
+		if (st->kind == ST_LABEL || st->kind == ST_OPEN ||
+		    st->kind == ST_CLOSE)
+			return false;
+		if (st->kind != ST_INSN)
+			continue;
+		for (size_t k = 0; k < ARRAY_SIZE(jumps); k++)
+			if (tok_is(m, st->op, jumps[k]))
+				return false;
+		if (names_outside_address(m, st, base))
+			return false;
+	}
+	return true;
+}
+
+void mc_plan_groups(const struct ptx_module *m, const struct mem_site *s,
+		    size_t n, const bool *want, int *group)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct ptx_func *f = m->items[s[i].item].func;
+
+		group[i] = -1;
+		if (!want[i] || f->stmts[s[i].stmt].pred >= 0)
+			continue;
+		/* the latest site before it on the same base, if it may join */
+		for (size_t j = i; j-- > 0;) {
+			if (group[j] < 0 || !tok_same(m, s[j].op.base, s[i].op.base))
+				continue;
+			if (straight(m, f, s[j].stmt, s[i].stmt, s[i].op.base))
+				group[i] = group[j];
+			break;
+		}
+		if (group[i] < 0)
+			group[i] = (int)i;
+	}
+}
+
 /* %P_mc2 = the access's size; %P_mc0, %P_mc1, %P_mcw0: what a report
  * carries (egpu_mem_ctx's words: site << 32 | kernel, size | kind << 32 |
  * space << 48, the line). */
@@ -222,6 +284,59 @@ static void check_shared(struct strbuf *sb, const struct mc_site_code *c)
 		  "\tsub.u64 \t%%%s_mc3, %%%s_mc3, %%%s_mc4;\n",
 		  p, p, c->site, p, p, p, p, p, p, p, p, p);
 	report_window(sb, c);
+	sb_printf(sb, "$%s_mcs_%u:\n", p, c->site);
+}
+
+/* Member @k of the head's group: its words, and its end in %P_mc5 (its
+ * shared address less the head's is a constant). */
+static void member_args(struct strbuf *sb, const struct mc_site_code *c,
+			const struct mem_site *k, uint32_t number)
+{
+	const char *p = c->prefix;
+	uint64_t what = (uint64_t)k->op.kind << 32 |
+			(uint64_t)k->op.space << 48 | k->op.size;
+
+	sb_printf(sb, "\tmov.u64 \t%%%s_mc0, %llu;\n\tmov.u64 \t%%%s_mc1, %llu;\n"
+		  "\tmov.u32 \t%%%s_mcw0, %u;\n"
+		  "\tadd.s64 \t%%%s_mc4, %%%s_mc3, %lld;\n"
+		  "\tadd.u64 \t%%%s_mc5, %%%s_mc4, %u;\n",
+		  p, (unsigned long long)((uint64_t)number << 32 | k->kernel_id),
+		  p, (unsigned long long)what, p, k->line, p, p,
+		  (long long)(k->op.off - c->s->op.off), p, p, k->op.size);
+}
+
+/* A group's head: one test of the farthest end of its members; past
+ * the end, each member is checked here and sent with its own words. */
+static void check_shared_group(struct strbuf *sb,
+			       const struct mc_site_code *c)
+{
+	const char *p = c->prefix;
+	size_t head = (size_t)(c->s - c->all);
+	int64_t far = 0;
+
+	for (size_t i = head; i < c->nall; i++)
+		if (c->group[i] == (int)head &&
+		    c->all[i].op.off + c->all[i].op.size - c->s->op.off > far)
+			far = c->all[i].op.off + c->all[i].op.size - c->s->op.off;
+	sb_printf(sb, "\tcvta.to.shared.u64 \t%%%s_mc3, %%%s_m0;\n"
+		  "\tadd.s64 \t%%%s_mc5, %%%s_mc3, %lld;\n"
+		  "\tsetp.gt.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mcse;\n"
+		  "\t@!%%%s_mcq bra \t$%s_mcs_%u;\n"
+		  "\tmov.u32 \t%%%s_mcw1, %%total_smem_size;\n"
+		  "\tcvt.u64.u32 \t%%%s_mc2, %%%s_mcw1;\n"
+		  "\tsub.u64 \t%%%s_mc2, %%%s_mcse, %%%s_mc2;\n",
+		  p, p, p, p, (long long)far, p, p, p, p, p, c->site, p, p, p,
+		  p, p, p);
+	for (size_t i = head; i < c->nall; i++) {
+		if (c->group[i] != (int)head)
+			continue;
+		member_args(sb, c, &c->all[i],
+			    c->number + (uint32_t)(i - head));
+		sb_printf(sb, "\tsetp.gt.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mcse;\n"
+			  "\tsub.u64 \t%%%s_mc4, %%%s_mc4, %%%s_mc2;\n"
+			  "\t@%%%s_mcq call \tegpu_dev_mc_window, (%%%s_mc4, %%%s_mc0, %%%s_mc1, %%%s_mcw0, %%%s_mcw1);\n",
+			  p, p, p, p, p, p, p, p, p, p, p, p);
+	}
 	sb_printf(sb, "$%s_mcs_%u:\n", p, c->site);
 }
 
@@ -332,6 +447,9 @@ void mc_emit_check(struct strbuf *sb, const struct mc_site_code *c)
 {
 	if (!mc_site_checked(&c->s->op, c->fn))
 		return;
+	if (c->group && c->group[c->s - c->all] >= 0 &&
+	    c->group[c->s - c->all] != c->s - c->all)
+		return; /* checked at its group's head */
 	sb_adds(sb, "\t// egpu memcheck\n");
 	put_args(sb, c);
 	switch (c->s->op.space) {
@@ -339,7 +457,10 @@ void mc_emit_check(struct strbuf *sb, const struct mc_site_code *c)
 		check_global(sb, c);
 		break;
 	case EGPU_SPACE_SHARED:
-		check_shared(sb, c);
+		if (c->group && c->group[c->s - c->all] >= 0)
+			check_shared_group(sb, c);
+		else
+			check_shared(sb, c);
 		break;
 	case EGPU_SPACE_LOCAL:
 		check_local(sb, c);

@@ -119,9 +119,23 @@ bool mc_site_checked(const struct mem_op *op, const struct mc_func *fn);
  * there are slots), or -1; notes what its function's entry must set. */
 int mc_site_plan(struct mc_func *fn, const struct mem_site *s);
 
+/*
+ * Groups of the shared sites [0, @n) of @s in one function, for which
+ * @want is true: sites in one straight stretch of code (no label, branch,
+ * call or scope between) addressing off one base register that nothing
+ * between writes, unguarded, are checked together at the first, the
+ * group's head. *@group: the head's index for each site, -1 alone.
+ */
+void mc_plan_groups(const struct ptx_module *m, const struct mem_site *s,
+		    size_t n, const bool *want, int *group);
+
 struct mc_site_code {
 	const struct ptx_module *m;
 	const struct mem_site *s;
+	/* the function's sites and groups (mc_plan_groups); s is one */
+	const struct mem_site *all;
+	const int *group;
+	size_t nall;
 	const char *prefix;
 	uint32_t site;   /* index in the module: names its labels */
 	uint32_t number; /* egpu_mem_ctx.site */

@@ -45,6 +45,9 @@ struct site_code {
 	const struct mem_names *nm;
 	const struct mc_func *fn; /* the function's, for memcheck */
 	int cache;                /* memcheck's range cache, or -1 */
+	const struct mem_site *all; /* the function's sites ... */
+	const int *group;         /* ... and memcheck's groups of them */
+	size_t nall;
 };
 
 static const char *cvta_space(const struct mem_op *op)
@@ -278,6 +281,8 @@ static void emit_call(struct strbuf *sb, const struct site_code *c, size_t i)
 		struct mc_site_code mc = { .m = c->m, .s = c->s, .prefix = p,
 					   .site = c->site, .number = c->number,
 					   .fn = c->fn, .cache = c->cache,
+					   .all = c->all, .group = c->group,
+					   .nall = c->nall,
 					   .contain = contained(c) };
 
 		mc_emit_check(sb, &mc);
@@ -362,18 +367,38 @@ static const struct mem_site *item_sites(const struct mem_plan *p,
 	return s;
 }
 
-/* memcheck's range caches of the sites [@lo, @hi) of a function, into
- * @cache, and its entry's code (mc_emit_entry). */
+/* Whether memcheck may check site @s with others of its group: a
+ * shared access off a base, uncontained. */
+static bool groupable(const struct mem_plan *p, const struct mem_site *s,
+		      const struct mc_func *fn)
+{
+	const struct mem_req *q = memcheck_of(p, s);
+
+	return q && !q->r->contain && s->op.space == EGPU_SPACE_SHARED &&
+	       mc_site_checked(&s->op, fn) && s->op.size_reg < 0 &&
+	       s->op.base_is != BASE_IMM;
+}
+
+/* memcheck's plan for the sites [@lo, @hi) of a function: range caches
+ * and groups (@cache, @group, by site - @lo), and its entry's code
+ * (mc_emit_entry). */
 static int plan_memcheck(const struct mem_plan *p, const struct ptx_module *m,
 			 const struct mem_site *s, size_t lo, size_t hi,
-			 struct mc_func *fn, int *cache, const char *prefix,
-			 struct edits *e)
+			 struct mc_func *fn, int *cache, int *group,
+			 const char *prefix, struct edits *e)
 {
 	const struct ptx_func *f = m->items[s[lo].item].func;
+	bool *want = calloc(hi - lo + 1, sizeof(*want));
 	struct strbuf *sb;
 
-	for (size_t i = lo; i < hi; i++)
+	if (!want)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	for (size_t i = lo; i < hi; i++) {
 		cache[i - lo] = memcheck_of(p, &s[i]) ? mc_site_plan(fn, &s[i]) : -1;
+		want[i - lo] = groupable(p, &s[i], fn);
+	}
+	mc_plan_groups(m, s + lo, hi - lo, want, group);
+	free(want);
 	if (!fn->ncached && !fn->shared)
 		return 0;
 	sb = edit_at(e, m->toks[func_entry_stmt(m, f)->first].off, 0);
@@ -390,20 +415,23 @@ int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
 	size_t lo, hi;
 	const struct mem_site *s = item_sites(p, item, &lo, &hi);
 	struct mc_func fn;
-	int *cache = calloc(hi - lo + 1, sizeof(*cache));
+	int *cache = calloc(2 * (hi - lo) + 1, sizeof(*cache));
+	int *group = cache + (hi - lo);
 	int err = mc_func_make(m, m->items[item].func, &fn);
 
 	if (!err && !cache)
 		err = err_set(EGPU_ENOMEM, "PTX: out of memory");
 	if (!err && hi > lo)
-		err = plan_memcheck(p, m, s, lo, hi, &fn, cache, names->prefix, e);
+		err = plan_memcheck(p, m, s, lo, hi, &fn, cache, group,
+				    names->prefix, e);
 	for (size_t i = lo; i < hi && !err; i++) {
 		const struct ptx_stmt *st = &m->items[item].func->stmts[s[i].stmt];
 		struct site_code c = { .m = m, .p = p, .s = &s[i],
 				       .site = (uint32_t)i,
 				       .number = mem_plan_site_base(p) + (uint32_t)i,
 				       .nm = names, .fn = &fn,
-				       .cache = cache[i - lo] };
+				       .cache = cache[i - lo], .all = s + lo,
+				       .group = group, .nall = hi - lo };
 		struct strbuf *sb = edit_at(e, m->toks[st->first].off, 0);
 
 		if (!sb)

@@ -100,6 +100,16 @@ static const char kernels[] = HEAD
 	"\tsetp.lt.u32 %p1, %r1, 100;\n"
 	"\t@%p1 bra $L_top;\n"
 	"\tst.global.f32 [%rd1], %f1;\n"
+	"\tret;\n}\n"
+	".visible .entry grp()\n{\n"
+	"\t.reg .b32 %r<3>;\n\t.reg .f32 %f<5>;\n"
+	"\tmov.u32 %r1, dyn;\n"
+	"\tld.shared.f32 %f1, [%r1];\n"
+	"\tld.shared.f32 %f2, [%r1+12];\n"
+	"\tadd.f32 %f3, %f1, %f2;\n"
+	"\tld.shared.f32 %f4, [%r1+4];\n"
+	"\tadd.u32 %r1, %r1, 64;\n"
+	"\tld.shared.f32 %f1, [%r1];\n"
 	"\tret;\n}\n";
 
 /* The instrumented text of kernel k, from "// begin egpu mem probes"
@@ -124,10 +134,10 @@ START_TEST(sites_by_space)
 	/* every access but ld.param and ld.const: the predicated load, the
 	 * vector, the generic, shared, local, the store, the atomic; and
 	 * the .func's local load (a site, unchecked); not the call's */
-	ck_assert_uint_eq(rep.mem_site_cnt, 8 + 2);
+	ck_assert_uint_eq(rep.mem_site_cnt, 8 + 2 + 4);
 	ck_assert_int_eq(tu_count(out, "), egpu_dev_mc_find, ("), 5 + 2);
-	/* shared memory's end, once at the entry of k (not f, not loop) */
-	ck_assert_int_eq(tu_count(out, "%dynamic_smem_size"), 1);
+	/* shared memory's end, once at the entry of k and grp */
+	ck_assert_int_eq(tu_count(out, "%dynamic_smem_size"), 2);
 	/* the predicated load: skipped, check included, when %p1 is false */
 	s = site_before(out, "@%p1 ld.global.f32 %f1");
 	ck_assert_ptr_nonnull(strstr(s, "@!%p1 bra"));
@@ -167,6 +177,22 @@ START_TEST(sites_by_space)
 	ck_assert_ptr_null(strstr(s, "%egpu_mch"));
 	free(s);
 	ck_assert_ptr_nonnull(strstr(out, "\tmov.b64 \t%egpu_mch0, 0;\n"));
+	/* grp: the three loads off %r1 checked at the first, up to 16
+	 * bytes past it, each sent as itself; after %r1 changes, alone */
+	s = site_before(out, "ld.shared.f32 %f1, [%r1];");
+	ck_assert_msg(strstr(s, "add.s64 \t%egpu_mc5, %egpu_mc3, 16;"), "%s", s);
+	ck_assert_int_eq(tu_count(s, "egpu_dev_mc_window"), 3);
+	ck_assert_ptr_nonnull(strstr(s, "add.s64 \t%egpu_mc4, %egpu_mc3, 12;"));
+	free(s);
+	s = site_before(out, "ld.shared.f32 %f2, [%r1+12]");
+	ck_assert_ptr_null(strstr(s, "egpu memcheck"));
+	free(s);
+	s = site_before(out, "ld.shared.f32 %f4, [%r1+4]");
+	ck_assert_ptr_null(strstr(s, "egpu memcheck"));
+	free(s);
+	s = site_before(out, "ld.shared.f32 %f1, [%r1];\n\tret;");
+	ck_assert_msg(strstr(s, "add.s64 \t%egpu_mc5, %egpu_mc3, 4;"), "%s", s);
+	free(s);
 	ck_assert_ptr_null(strstr(out, "$egpu_mcx_")); /* no containment */
 	assemble(out, "written kernels");
 	free(out);
