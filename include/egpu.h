@@ -644,8 +644,11 @@ struct egpu_memcheck_opts {
 	/** Skip a bad access: a load or atomic gives 0, a store is
 	 *  dropped (egpu memcheck --contain) */
 	bool contain;
+	/** struct mc_hint[MC_HINTS], zeroed: the allocation each site's
+	 *  lookup found last */
+	uint64_t hints;
 };
-#define egpu_memcheck_opts__last_field contain
+#define egpu_memcheck_opts__last_field hints
 
 /**
  * Check every global, shared, local and generic access of every kernel

@@ -16,7 +16,7 @@
 #include "egpu/ctx.h"
 
 struct memcheck_state {
-	bool contain;
+	struct ptx_memcheck req;
 	char module[640]; /* the buffers' definitions, PTX */
 };
 
@@ -28,13 +28,18 @@ int egpu_memcheck_enable(egpu_ctx *ctx, const struct egpu_memcheck_opts *opts)
 		return err_set(EGPU_EINVAL, "egpu_memcheck_enable: NULL argument");
 	if (OPTS_VALID(opts, egpu_memcheck_opts, "egpu_memcheck_enable"))
 		return EGPU_EINVAL;
-	if (!opts->index_cell || !opts->states || !opts->counts || !opts->log)
+	if (!opts->index_cell || !opts->states || !opts->counts || !opts->log ||
+	    !OPTS_GET(opts, hints, 0))
 		return err_set(EGPU_EINVAL,
-			       "egpu_memcheck_enable: the index cell, states, counts and log must all be given");
+			       "egpu_memcheck_enable: the index cell, states, counts, log and hints must all be given");
 	mc = ctx->memcheck ? ctx->memcheck : calloc(1, sizeof(*mc));
 	if (!mc)
 		return err_set(EGPU_ENOMEM, "egpu_memcheck_enable: out of memory");
-	mc->contain = OPTS_GET(opts, contain, false);
+	mc->req = (struct ptx_memcheck){
+		.contain = OPTS_GET(opts, contain, false),
+		.cell = opts->index_cell, .states = opts->states,
+		.hints = opts->hints,
+	};
 	/* The dynamic shared memory's start (every extern .shared array has
 	 * it), which is where the static part ends. */
 	snprintf(mc->module, sizeof(mc->module),
@@ -43,11 +48,13 @@ int egpu_memcheck_enable(egpu_ctx *ctx, const struct egpu_memcheck_opts *opts)
 		 ".visible .global .align 8 .u64 egpu_dev_mc_states = %llu;\n"
 		 ".visible .global .align 8 .u64 egpu_dev_mc_counts = %llu;\n"
 		 ".visible .global .align 8 .u64 egpu_dev_mc_log = %llu;\n"
+		 ".visible .global .align 8 .u64 egpu_dev_mc_hints = %llu;\n"
 		 ".extern .shared .align 1 .b8 egpu_dev_mc_smem[];\n",
 		 (unsigned long long)opts->index_cell,
 		 (unsigned long long)opts->states,
 		 (unsigned long long)opts->counts,
-		 (unsigned long long)opts->log);
+		 (unsigned long long)opts->log,
+		 (unsigned long long)opts->hints);
 	ctx->memcheck = mc;
 	return 0;
 }
@@ -58,8 +65,8 @@ void memcheck_request(const struct egpu_ctx *ctx, struct ptx_attach *reqs,
 	if (!ctx->memcheck)
 		return;
 	reqs[(*nreq)++] = (struct ptx_attach){
-		.kernel = "*", .point = EGPU_ATTACH_MEM, .memcheck = true,
-		.contain = ctx->memcheck->contain, .label = "memcheck",
+		.kernel = "*", .point = EGPU_ATTACH_MEM,
+		.memcheck = &ctx->memcheck->req, .label = "memcheck",
 		.mem_spaces = 1u << EGPU_SPACE_GENERIC | 1u << EGPU_SPACE_GLOBAL |
 			      1u << EGPU_SPACE_SHARED | 1u << EGPU_SPACE_LOCAL,
 	};

@@ -96,6 +96,7 @@ int memcheck_agent_start(egpu_ctx *ctx)
 	o.states = mc_dev_states(dev);
 	o.counts = mc_dev_counts(dev);
 	o.log = mc_dev_log(dev);
+	o.hints = mc_dev_hints(dev);
 	report = mc_report_new(&ro);
 	if (!report)
 		return -1;

@@ -28,6 +28,7 @@ struct mc_dev {
 	CUdeviceptr counts;      /* struct mc_counts */
 	struct mc_log_rec *log;  /* host memory, MC_LOG_CAP records */
 	CUdeviceptr log_dev;     /* its address for the GPU */
+	CUdeviceptr hints;       /* struct mc_hint[MC_HINTS] */
 	pthread_mutex_t lock; /* old */
 	CUdeviceptr *old;     /* indexes published before cur */
 	size_t nold, old_cap;
@@ -129,6 +130,12 @@ static int make_outputs(struct mc_dev *d)
 	if (!err)
 		err = cu_zero(d->counts, bytes);
 	if (!err)
+		err = cu_check(cu()->cuMemAlloc(&d->hints, MC_HINTS *
+						sizeof(struct mc_hint)),
+			       "memcheck: the lookup hints");
+	if (!err)
+		err = cu_zero(d->hints, MC_HINTS * sizeof(struct mc_hint));
+	if (!err)
 		err = cu_check(put(d, d->counts, &head, sizeof(head)),
 			       "memcheck: the site counts");
 	if (!err && posix_memalign((void **)&d->log,
@@ -211,6 +218,11 @@ uint64_t mc_dev_counts(const struct mc_dev *d)
 uint64_t mc_dev_log(const struct mc_dev *d)
 {
 	return d->log_dev;
+}
+
+uint64_t mc_dev_hints(const struct mc_dev *d)
+{
+	return d->hints;
 }
 
 const struct mc_log_rec *mc_dev_log_host(const struct mc_dev *d)

@@ -26,10 +26,11 @@ struct mc_backend mc_dev_backend(struct mc_dev *d);
 /* Device addresses the probe needs: the index cell and the states. */
 uint64_t mc_dev_cell(const struct mc_dev *d);
 uint64_t mc_dev_states(const struct mc_dev *d);
-/* The check's outputs: the counts and the log (device addresses), and
- * the log as the host reads it, MC_LOG_CAP records. */
+/* The check's buffers: the counts, the log and the lookup hints (device
+ * addresses), and the log as the host reads it, MC_LOG_CAP records. */
 uint64_t mc_dev_counts(const struct mc_dev *d);
 uint64_t mc_dev_log(const struct mc_dev *d);
+uint64_t mc_dev_hints(const struct mc_dev *d);
 const struct mc_log_rec *mc_dev_log_host(const struct mc_dev *d);
 /* Bad accesses counted at @site; records the log was asked for (past
  * MC_LOG_CAP: dropped). 0 or a CUDA error. */

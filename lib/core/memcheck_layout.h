@@ -92,13 +92,13 @@ MC_FN int64_t mc_segment(const struct mc_index_hdr *h, uint64_t addr)
 
 /*
  * Whether [@addr, @addr + @size) lies inside one live allocation: 1 yes,
- * with [*lo, *hi) that allocation (a checker may pass later accesses
- * inside it without a lookup), or the access itself where its segment
- * lists too many overlapping entries to check; 0 no. @states is the slot
- * array the index's entries name.
+ * *@ent that allocation's entry (a checker may pass later accesses
+ * inside it without a search), or NULL where the segment lists too many
+ * overlapping entries to check; 0 no. @states is the slot array the
+ * index's entries name.
  */
 MC_FN int mc_find(const struct mc_index_hdr *h, const uint32_t *states,
-		  uint64_t addr, uint32_t size, uint64_t *lo, uint64_t *hi)
+		  uint64_t addr, uint32_t size, const struct mc_entry **ent)
 {
 	int64_t seg = mc_segment(h, addr);
 	const uint32_t *c;
@@ -111,28 +111,40 @@ MC_FN int mc_find(const struct mc_index_hdr *h, const uint32_t *states,
 		const struct mc_entry *e;
 
 		if (c[k] == MC_WILD) {
-			*lo = addr;
-			*hi = last;
+			*ent = 0;
 			return 1;
 		}
 		e = mc_entries(h) + c[k];
 		if (addr >= e->base && last <= e->end && states[e->slot]) {
-			*lo = e->base;
-			*hi = e->end;
+			*ent = e;
 			return 1;
 		}
 	}
 	return 0;
 }
 
-/* mc_find() without the range. */
+/* mc_find() without the entry. */
 MC_FN int mc_check(const struct mc_index_hdr *h, const uint32_t *states,
 		   uint64_t addr, uint32_t size)
 {
-	uint64_t lo, hi;
+	const struct mc_entry *e;
 
-	return mc_find(h, states, addr, size, &lo, &hi);
+	return mc_find(h, states, addr, size, &e);
 }
+
+/*
+ * The lookup's hints, one per site (modulo MC_HINTS): the index and the
+ * entry its last lookup found. A site whose hint names the current index
+ * and an entry that holds the access, live, needs no search; any other
+ * case searches (a hint is only ever a live allocation's entry of the
+ * index it names, so one read torn or stale costs a search, never a
+ * wrong verdict).
+ */
+#define MC_HINTS 65536u
+struct mc_hint {
+	uint64_t ix;    /* the index's address */
+	uint64_t entry; /* the entry's address in it */
+};
 
 /*
  * What the check sends the host for a bad access, 56 bytes (the fields

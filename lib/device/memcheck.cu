@@ -20,6 +20,7 @@ extern "C" __device__ uint64_t egpu_dev_mc_cell;   /* the index's address */
 extern "C" __device__ uint64_t egpu_dev_mc_states; /* uint32_t[slots] */
 extern "C" __device__ uint64_t egpu_dev_mc_counts; /* struct mc_counts */
 extern "C" __device__ uint64_t egpu_dev_mc_log;    /* struct mc_log_rec[] */
+extern "C" __device__ uint64_t egpu_dev_mc_hints;  /* struct mc_hint[] */
 
 #define MC_API extern "C" __device__ __noinline__
 
@@ -63,9 +64,10 @@ struct mc_range {
 };
 
 /*
- * The live allocation holding [addr, addr + size) (mc_find), or, when no
- * table is published yet, that access alone; {0, 0}: none, and the access
- * was sent.
+ * The live allocation holding [addr, addr + size) (mc_find), noted in the
+ * site's hint, or, when no table is published yet or the access lies
+ * where too many allocations overlap, that access alone; {0, 0}: none,
+ * and the access was sent. The site tried its hint before calling.
  */
 MC_API struct mc_range egpu_dev_mc_find(uint64_t addr, uint64_t who,
 					uint64_t what, uint32_t line)
@@ -76,10 +78,22 @@ MC_API struct mc_range egpu_dev_mc_find(uint64_t addr, uint64_t who,
 	const struct mc_index_hdr *h =
 		*(const struct mc_index_hdr *const *)(uintptr_t)egpu_dev_mc_cell;
 	struct mc_range r = { addr, addr + (uint32_t)what };
+	const struct mc_entry *e = NULL;
+	ulonglong2 *hint;
 
-	if (!h || mc_find(h, (const uint32_t *)(uintptr_t)egpu_dev_mc_states,
-			  addr, (uint32_t)what, &r.lo, &r.hi))
+	if (!h)
 		return r;
+	if (mc_find(h, (const uint32_t *)(uintptr_t)egpu_dev_mc_states, addr,
+		    (uint32_t)what, &e)) {
+		if (!e)
+			return r;
+		/* one 16-byte store: a hint read whole names one entry */
+		hint = (ulonglong2 *)(uintptr_t)egpu_dev_mc_hints +
+		       (uint32_t)(who >> 32) % MC_HINTS;
+		*hint = make_ulonglong2((uint64_t)(uintptr_t)h,
+					(uint64_t)(uintptr_t)e);
+		return (struct mc_range){ e->base, e->end };
+	}
 	mc_send(addr, who, what, line, 0);
 	return (struct mc_range){ 0, 0 };
 }

@@ -5,9 +5,10 @@
  * address is in %P_m0:
  * - global: the device runtime's egpu_dev_mc_find (lib/device/
  *   memcheck.cu: the allocation table's lookup, memcheck_layout.h) gives
- *   the live allocation holding [addr, addr + size), or none; a site in
- *   a loop keeps it in two registers and looks up again only when an
- *   access leaves it;
+ *   the live allocation holding [addr, addr + size), or none, after the
+ *   site's hint (the entry its last search found: core/memcheck_layout.h)
+ *   failed to answer; a site in a loop also keeps the allocation in two
+ *   registers and tries again only when an access leaves it;
  * - shared: the access must end inside the block's shared memory, whose
  *   end (computed once at the function's entry) is the dynamic part's
  *   start (egpu_dev_mc_smem, an extern .shared array, placed after every
@@ -21,10 +22,12 @@
  * %P_mcb, declared in a scope that also holds the instruction: a bad
  * access skips it, and a load or atomic then zeroes its destinations.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/memcheck_layout.h"
 #include "egpu/ctx.h"
 #include "ptx/memplan.h"
 
@@ -222,20 +225,28 @@ static void report_window(struct strbuf *sb, const struct mc_site_code *c)
 		  c->prefix);
 }
 
-/* The lookup: [%P_mc3, %P_mc4) or, with a cache, its registers, the
- * allocation passed ({0, 0}: none, the access sent). */
+/* Where the allocation passed goes: the site's cache registers, or
+ * %P_mc3 and %P_mc4. */
+static void range_regs(const struct mc_site_code *c, char *lo, char *hi,
+		       size_t n)
+{
+	if (c->cache >= 0) {
+		snprintf(lo, n, "%%%s_mcl%d", c->prefix, c->cache);
+		snprintf(hi, n, "%%%s_mch%d", c->prefix, c->cache);
+	} else {
+		snprintf(lo, n, "%%%s_mc3", c->prefix);
+		snprintf(hi, n, "%%%s_mc4", c->prefix);
+	}
+}
+
+/* The search: the allocation passed ({0, 0}: none, the access sent),
+ * %P_mcq set when none. */
 static void call_find(struct strbuf *sb, const struct mc_site_code *c)
 {
 	const char *p = c->prefix;
 	char lo[40], hi[40];
 
-	if (c->cache >= 0) {
-		snprintf(lo, sizeof(lo), "%%%s_mcl%d", p, c->cache);
-		snprintf(hi, sizeof(hi), "%%%s_mch%d", p, c->cache);
-	} else {
-		snprintf(lo, sizeof(lo), "%%%s_mc3", p);
-		snprintf(hi, sizeof(hi), "%%%s_mc4", p);
-	}
+	range_regs(c, lo, hi, sizeof(lo));
 	sb_printf(sb, "\t{\n\t.param .align 8 .b8 \t%%%s_mcr[16];\n"
 		  "\tcall \t(%%%s_mcr), %s, (%%%s_m0, %%%s_mc0, %%%s_mc1, %%%s_mcw0);\n"
 		  "\tld.param.b64 \t%s, [%%%s_mcr];\n"
@@ -244,7 +255,53 @@ static void call_find(struct strbuf *sb, const struct mc_site_code *c)
 		  p, p, MC_CHECK_FUNC, p, p, p, p, lo, p, hi, p, p, hi);
 }
 
-/* With a cache: the lookup only when the access leaves the allocation
+/*
+ * The site's hint (core/memcheck_layout.h): the entry its last search
+ * found, which answers without a search when it belongs to the current
+ * index and holds the access, live; else the search.
+ */
+static void hint_or_find(struct strbuf *sb, const struct mc_site_code *c)
+{
+	const char *p = c->prefix;
+	uint64_t hint = c->mc->hints +
+			(uint64_t)(c->number % MC_HINTS) * sizeof(struct mc_hint);
+	char lo[40], hi[40];
+
+	range_regs(c, lo, hi, sizeof(lo));
+	/* (ptxas takes immediate addresses for .local only) */
+	sb_printf(sb, "\tmov.u64 \t%%%s_mc3, %llu;\n"
+		  "\tld.global.u64 \t%%%s_mc3, [%%%s_mc3];\n"
+		  "\tmov.u64 \t%%%s_mc5, %llu;\n"
+		  "\tld.global.v2.u64 \t{%%%s_mc4, %%%s_mc5}, [%%%s_mc5];\n"
+		  "\tsetp.ne.u64 \t%%%s_mcq, %%%s_mc4, %%%s_mc3;\n"
+		  "\tsetp.eq.or.u64 \t%%%s_mcq, %%%s_mc3, 0, %%%s_mcq;\n"
+		  "\t@%%%s_mcq bra \t$%s_mcf_%u;\n",
+		  p, (unsigned long long)c->mc->cell, p, p, p,
+		  (unsigned long long)hint, p, p, p, p, p, p, p, p, p, p, p,
+		  c->site);
+	sb_printf(sb, "\tld.global.v2.u64 \t{%%%s_mc3, %%%s_mc4}, [%%%s_mc5];\n"
+		  "\tld.global.u32 \t%%%s_mcw1, [%%%s_mc5+%zu];\n"
+		  "\tmul.wide.u32 \t%%%s_mc5, %%%s_mcw1, 4;\n"
+		  "\tadd.u64 \t%%%s_mc5, %%%s_mc5, %llu;\n"
+		  "\tld.global.u32 \t%%%s_mcw1, [%%%s_mc5];\n"
+		  "\tadd.u64 \t%%%s_mc5, %%%s_m0, %%%s_mc2;\n"
+		  "\tsetp.lt.u64 \t%%%s_mcq, %%%s_m0, %%%s_mc3;\n"
+		  "\tsetp.gt.or.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mc4, %%%s_mcq;\n"
+		  "\tsetp.eq.or.u32 \t%%%s_mcq, %%%s_mcw1, 0, %%%s_mcq;\n"
+		  "\t@%%%s_mcq bra \t$%s_mcf_%u;\n",
+		  p, p, p, p, p, offsetof(struct mc_entry, slot), p, p, p, p,
+		  (unsigned long long)c->mc->states, p, p, p, p, p, p, p, p,
+		  p, p, p, p, p, p, p, p, p, c->site);
+	if (c->cache >= 0)
+		sb_printf(sb, "\tmov.b64 \t%s, %%%s_mc3;\n\tmov.b64 \t%s, %%%s_mc4;\n",
+			  lo, p, hi, p);
+	sb_printf(sb, "\tbra \t$%s_mcd_%u;\n$%s_mcf_%u:\n", p, c->site, p,
+		  c->site);
+	call_find(sb, c);
+	sb_printf(sb, "$%s_mcd_%u:\n", p, c->site);
+}
+
+/* With a cache: nothing more while the access stays in the allocation
  * the site passed last. */
 static void check_global(struct strbuf *sb, const struct mc_site_code *c)
 {
@@ -252,7 +309,7 @@ static void check_global(struct strbuf *sb, const struct mc_site_code *c)
 	int k = c->cache;
 
 	if (k < 0) {
-		call_find(sb, c);
+		hint_or_find(sb, c);
 		contain_or(sb, c);
 		return;
 	}
@@ -261,7 +318,7 @@ static void check_global(struct strbuf *sb, const struct mc_site_code *c)
 		  "\tsetp.gt.or.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mch%d, %%%s_mcq;\n"
 		  "\t@!%%%s_mcq bra \t$%s_mcok_%u;\n",
 		  p, p, p, p, p, p, k, p, p, p, k, p, p, p, c->site);
-	call_find(sb, c);
+	hint_or_find(sb, c);
 	sb_printf(sb, "$%s_mcok_%u:\n", p, c->site);
 	contain_or(sb, c);
 }

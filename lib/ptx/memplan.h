@@ -139,6 +139,7 @@ struct mc_site_code {
 	const char *prefix;
 	uint32_t site;   /* index in the module: names its labels */
 	uint32_t number; /* egpu_mem_ctx.site */
+	const struct ptx_memcheck *mc;
 	const struct mc_func *fn;
 	int cache;       /* mc_site_plan() */
 	bool contain;

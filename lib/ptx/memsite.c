@@ -269,7 +269,8 @@ static bool contained(const struct site_code *c)
 {
 	const struct mem_req *q = memcheck_of(c->p, c->s);
 
-	return q && q->r->contain && mc_site_checked(&c->s->op, c->fn);
+	return q && q->r->memcheck->contain &&
+	       mc_site_checked(&c->s->op, c->fn);
 }
 
 static void emit_call(struct strbuf *sb, const struct site_code *c, size_t i)
@@ -280,6 +281,7 @@ static void emit_call(struct strbuf *sb, const struct site_code *c, size_t i)
 	if (mem_plan_call(c->p, c->s, i)->r->memcheck) {
 		struct mc_site_code mc = { .m = c->m, .s = c->s, .prefix = p,
 					   .site = c->site, .number = c->number,
+					   .mc = mem_plan_call(c->p, c->s, i)->r->memcheck,
 					   .fn = c->fn, .cache = c->cache,
 					   .all = c->all, .group = c->group,
 					   .nall = c->nall,
@@ -374,7 +376,8 @@ static bool groupable(const struct mem_plan *p, const struct mem_site *s,
 {
 	const struct mem_req *q = memcheck_of(p, s);
 
-	return q && !q->r->contain && s->op.space == EGPU_SPACE_SHARED &&
+	return q && !q->r->memcheck->contain &&
+	       s->op.space == EGPU_SPACE_SHARED &&
 	       mc_site_checked(&s->op, fn) && s->op.size_reg < 0 &&
 	       s->op.base_is != BASE_IMM;
 }

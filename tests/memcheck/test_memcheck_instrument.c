@@ -24,7 +24,8 @@ static egpu_ctx *mc_ctx(bool contain)
 	EGPU_OPTS(egpu_ctx_opts, co, .offline = true, .sm = "sm_90");
 	EGPU_OPTS(egpu_memcheck_opts, mo, .index_cell = 0x7f0000001000ull,
 		  .states = 0x7f0000002000ull, .counts = 0x7f0000003000ull,
-		  .log = 0x7f0000004000ull, .contain = contain);
+		  .log = 0x7f0000004000ull, .hints = 0x7f0000005000ull,
+		  .contain = contain);
 	egpu_ctx *ctx = egpu_ctx_new(&co);
 
 	ck_assert_ptr_nonnull(ctx);
@@ -237,7 +238,7 @@ START_TEST(bad_opts)
 	egpu_ctx *ctx = egpu_ctx_new(&co);
 
 	ck_assert_int_eq(egpu_memcheck_enable(ctx, &mo), EGPU_EINVAL);
-	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "counts and log"));
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "counts, log and hints"));
 	ck_assert_int_eq(egpu_memcheck_enable(ctx, NULL), EGPU_EINVAL);
 	egpu_ctx_free(ctx);
 }
