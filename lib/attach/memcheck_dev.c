@@ -105,14 +105,26 @@ static int quiesce(void *user)
 	return res;
 }
 
+/* Hints name indexes: one naming a freed index could name its successor
+ * at the same address, with an entry past its end. So none survives. */
+static CUresult forget_hints(struct mc_dev *d)
+{
+	CUresult res = cu()->cuMemsetD8Async(d->hints, 0, MC_HINTS *
+					     sizeof(struct mc_hint), d->s);
+
+	return res ? res : cu()->cuStreamSynchronize(d->s);
+}
+
 void mc_dev_reclaim(struct mc_dev *d)
 {
 	bool was = agent_enter();
 
 	pthread_mutex_lock(&d->lock);
-	for (size_t i = 0; i < d->nold; i++)
-		cu()->cuMemFree(d->old[i]);
-	d->nold = 0;
+	if (d->nold && !forget_hints(d)) {
+		for (size_t i = 0; i < d->nold; i++)
+			cu()->cuMemFree(d->old[i]);
+		d->nold = 0;
+	}
 	pthread_mutex_unlock(&d->lock);
 	agent_leave(was);
 }
