@@ -359,6 +359,21 @@ void agent_end(struct attach_load *ld, bool ok, int cuda_err)
 			cuda_err);
 }
 
+/* At exit with EGPU_MEMCHECK, when finish() was never registered (the
+ * program loaded no module, or the setup failed): the report all the
+ * same. */
+static void finish_idle(void)
+{
+	FILE *f;
+
+	if (setup_done && !setup_failed)
+		return;
+	f = report_file();
+	memcheck_agent_finish(f, env.json);
+	if (f != stderr)
+		fclose(f);
+}
+
 __attribute__((constructor)) static void read_env(void)
 {
 	const char *v;
@@ -383,4 +398,6 @@ __attribute__((constructor)) static void read_env(void)
 	env.trace = getenv("EGPU_ATTACH_TRACE");
 	if (!env.probe && !memcheck_on())
 		fprintf(stderr, ATTACH_MSG "EGPU_ATTACH is not set: no probes\n");
+	if (memcheck_on())
+		atexit(finish_idle);
 }

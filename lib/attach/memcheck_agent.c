@@ -35,6 +35,7 @@ static struct site_name *names; /* by site number */
 static size_t nnames;
 static uint32_t drained;        /* log records taken */
 static bool add_failed;
+static bool start_failed;
 
 static bool site_of(void *user, uint32_t site, struct mc_site *out)
 {
@@ -89,6 +90,7 @@ int memcheck_agent_start(egpu_ctx *ctx)
 	EGPU_OPTS(egpu_memcheck_opts, o,
 		  .contain = env_flag("EGPU_MEMCHECK_CONTAIN"));
 
+	start_failed = true;
 	if (!memcheck_start())
 		return err_set(EGPU_ENODEV, "memcheck: no allocation table (above)");
 	dev = memcheck_dev();
@@ -105,6 +107,7 @@ int memcheck_agent_start(egpu_ctx *ctx)
 		report = NULL;
 		return -1;
 	}
+	start_failed = false;
 	return 0;
 }
 
@@ -185,13 +188,33 @@ static void read_counts(FILE *f)
 			next - MC_LOG_CAP, MC_LOG_CAP);
 }
 
+/* No check ran: none could start (said on stderr then), or the program
+ * loaded no module, and an empty report is the truth. */
+static void finish_unchecked(FILE *f, bool json)
+{
+	struct mc_report *r;
+	char *text;
+
+	if (start_failed) {
+		fprintf(f, MC_MSG "nothing was checked: the check could not start\n");
+		return;
+	}
+	r = mc_report_new(NULL);
+	text = r ? mc_report_text(r, json) : NULL;
+	fputs(text ? text : MC_MSG "no memory for the report\n", f);
+	free(text);
+	mc_report_free(r);
+}
+
 void memcheck_agent_finish(FILE *f, bool json)
 {
 	bool was;
 	char *text;
 
-	if (!report)
+	if (!report) {
+		finish_unchecked(f, json);
 		return;
+	}
 	was = agent_enter();
 	cu()->cuCtxSynchronize(); /* kernels still running report first */
 	agent_leave(was);

@@ -19,7 +19,8 @@ int memcheck_agent_start(egpu_ctx *ctx);
 void memcheck_agent_sites(const struct egpu_report *rep);
 /* Take the bad accesses the GPU has logged so far into the report. */
 void memcheck_agent_poll(void);
-/* At exit: the last of them, each site's count, the report on @f. */
+/* At exit: the last of them, each site's count, the report on @f (with
+ * no check started, an empty report or why there is none). */
 void memcheck_agent_finish(FILE *f, bool json);
 
 #endif
