@@ -361,12 +361,12 @@ void agent_end(struct attach_load *ld, bool ok, int cuda_err)
 
 /* At exit with EGPU_MEMCHECK, when finish() was never registered (the
  * program loaded no module, or the setup failed): the report all the
- * same. */
+ * same, if this process used the GPU at all. */
 static void finish_idle(void)
 {
 	FILE *f;
 
-	if (setup_done && !setup_failed)
+	if ((setup_done && !setup_failed) || !memcheck_agent_has_report())
 		return;
 	f = report_file();
 	memcheck_agent_finish(f, env.json);

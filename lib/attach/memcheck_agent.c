@@ -188,8 +188,13 @@ static void read_counts(FILE *f)
 			next - MC_LOG_CAP, MC_LOG_CAP);
 }
 
+bool memcheck_agent_has_report(void)
+{
+	return report || start_failed || memcheck_table();
+}
+
 /* No check ran: none could start (said on stderr then), or the program
- * loaded no module, and an empty report is the truth. */
+ * allocated but loaded no module, and an empty report is the truth. */
 static void finish_unchecked(FILE *f, bool json)
 {
 	struct mc_report *r;
@@ -212,7 +217,8 @@ void memcheck_agent_finish(FILE *f, bool json)
 	char *text;
 
 	if (!report) {
-		finish_unchecked(f, json);
+		if (memcheck_agent_has_report())
+			finish_unchecked(f, json);
 		return;
 	}
 	was = agent_enter();
