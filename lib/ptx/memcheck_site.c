@@ -279,7 +279,9 @@ static void hint_or_find(struct strbuf *sb, const struct mc_site_code *c)
 		  p, (unsigned long long)c->mc->cell, p, p, p,
 		  (unsigned long long)hint, p, p, p, p, p, p, p, p, p, p, p,
 		  c->site);
-	sb_printf(sb, "\tld.global.v2.u64 \t{%%%s_mc3, %%%s_mc4}, [%%%s_mc5];\n"
+	/* entries are 8-byte aligned (24 bytes each): no vector load */
+	sb_printf(sb, "\tld.global.u64 \t%%%s_mc3, [%%%s_mc5];\n"
+		  "\tld.global.u64 \t%%%s_mc4, [%%%s_mc5+%zu];\n"
 		  "\tld.global.u32 \t%%%s_mcw1, [%%%s_mc5+%zu];\n"
 		  "\tmul.wide.u32 \t%%%s_mc5, %%%s_mcw1, 4;\n"
 		  "\tadd.u64 \t%%%s_mc5, %%%s_mc5, %llu;\n"
@@ -289,7 +291,8 @@ static void hint_or_find(struct strbuf *sb, const struct mc_site_code *c)
 		  "\tsetp.gt.or.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mc4, %%%s_mcq;\n"
 		  "\tsetp.eq.or.u32 \t%%%s_mcq, %%%s_mcw1, 0, %%%s_mcq;\n"
 		  "\t@%%%s_mcq bra \t$%s_mcf_%u;\n",
-		  p, p, p, p, p, offsetof(struct mc_entry, slot), p, p, p, p,
+		  p, p, p, p, offsetof(struct mc_entry, end), p, p,
+		  offsetof(struct mc_entry, slot), p, p, p, p,
 		  (unsigned long long)c->mc->states, p, p, p, p, p, p, p, p,
 		  p, p, p, p, p, p, p, p, p, c->site);
 	if (c->cache >= 0)
