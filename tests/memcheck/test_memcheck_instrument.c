@@ -6,10 +6,11 @@
  * access dispatched by isspacep, shared against the dynamic part's end,
  * local against the kernel's depot and not in a .func, const and param
  * accesses unchecked), containment (a bad load zeroes its destinations,
- * a bad store is skipped), the check together with a probe, and the
- * suite and the benchmark's kernels (nvcc -lineinfo) accepted by ptxas
- * for sm_90, with their registers written down (ptxas -v) beside the
- * uninstrumented ones.
+ * a bad store is skipped), a loop's global load keeping its range, a
+ * group of shared loads checked at its head, the check after a memory
+ * probe at one site, and the suite and the benchmark's kernels (nvcc
+ * -lineinfo) accepted by ptxas for sm_90 and saved for ptxas -v
+ * (docs/memcheck.md has the numbers).
  */
 #include <check.h>
 #include <stdio.h>
@@ -18,6 +19,8 @@
 
 #include "egpu.h"
 #include "test_util.h"
+
+#define MEM_OBJ PTX_BPF_DIR "/mem.bpf.o"
 
 static egpu_ctx *mc_ctx(bool contain)
 {
@@ -231,6 +234,29 @@ START_TEST(contain)
 }
 END_TEST
 
+/* A memory probe and the check at the same sites: the probe first. */
+START_TEST(beside_a_probe)
+{
+	egpu_ctx *ctx = mc_ctx(false);
+	egpu_obj *obj = egpu_load(ctx, MEM_OBJ, NULL);
+	struct egpu_report rep;
+	char *out, *s;
+
+	ck_assert_msg(obj, "%s: %s", MEM_OBJ, egpu_errmsg());
+	ck_assert_ptr_nonnull(egpu_attach_kernel(egpu_obj_prog(obj, "mem_count"),
+						 "k", EGPU_ATTACH_MEM, NULL));
+	out = instrument(ctx, kernels, &rep);
+	s = site_before(out, "ld.global.v4.f32");
+	ck_assert_ptr_nonnull(strstr(s, "// inlined "));
+	ck_assert_ptr_nonnull(strstr(s, "// egpu memcheck"));
+	ck_assert(strstr(s, "// inlined ") < strstr(s, "// egpu memcheck"));
+	free(s);
+	assemble(out, "kernels with a probe");
+	free(out);
+	egpu_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(bad_opts)
 {
 	EGPU_OPTS(egpu_ctx_opts, co, .offline = true);
@@ -309,6 +335,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, sites_by_space);
 	tcase_add_test(tc, contain);
+	tcase_add_test(tc, beside_a_probe);
 	tcase_add_test(tc, bad_opts);
 	tcase_add_test(tc, suite_kernels);
 	tcase_add_test(tc, bench_kernels);
