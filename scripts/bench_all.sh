@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every benchmark table of docs/benchmarks.md in one run on one GPU, named:
-# probe overhead (bench_overhead), memory probes next to compute-sanitizer
-# memcheck on the same binary (bench_memcheck.sh, which runs bench_mem; its
+# probe overhead (bench_overhead), memory probes and `egpu memcheck` next to
+# compute-sanitizer memcheck on the same binary (bench_memcheck.sh: device
+# time of vecadd 16M and SGEMM 2048^3 under each checker over the plain
+# kernels'; it runs bench_mem, whose
 # "trace (spans)" rows are the complete trace on spans: "empty ring" the
 # trace kept in GPU memory, "ratio" streamed while a thread drains, every
 # span decoded, "B/access" ring bytes per lane access; "trace (spans,
@@ -27,7 +29,7 @@ echo
 echo "## Probe overhead (bench_overhead $runs)"
 "$bench/bench_overhead" "$runs"
 echo
-echo "## Memory probes and compute-sanitizer memcheck (bench_memcheck.sh)"
+echo "## Memory probes, egpu memcheck and compute-sanitizer memcheck (bench_memcheck.sh)"
 bash "$here/bench_memcheck.sh" "$build" "$runs"
 echo
 echo "## Event rings (ringbuf_bench 5)"

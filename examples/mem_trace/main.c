@@ -346,7 +346,7 @@ static int on_span(void *user, const void *data, size_t size)
 	struct egpu_warp_rec rec;
 	int got = egpu_span_begin(&it, data, size, NULL);
 
-	while (!got && (got = egpu_span_next(&it, &rec)) == 1) {
+	while (got >= 0 && (got = egpu_span_next(&it, &rec)) == 1) {
 		struct access a = { .site = rec.site, .size = rec.size,
 				    .kind = rec.kind };
 

@@ -360,8 +360,7 @@ void agent_end(struct attach_load *ld, bool ok, int cuda_err)
 }
 
 /* At exit with EGPU_MEMCHECK, when finish() was never registered (the
- * program loaded no module, or the setup failed): the report all the
- * same, if this process used the GPU at all. */
+ * setup failed): the report, or why there is none. */
 static void finish_idle(void)
 {
 	FILE *f;

@@ -190,25 +190,7 @@ static void read_counts(FILE *f)
 
 bool memcheck_agent_has_report(void)
 {
-	return report || start_failed || memcheck_table();
-}
-
-/* No check ran: none could start (said on stderr then), or the program
- * allocated but loaded no module, and an empty report is the truth. */
-static void finish_unchecked(FILE *f, bool json)
-{
-	struct mc_report *r;
-	char *text;
-
-	if (start_failed) {
-		fprintf(f, MC_MSG "nothing was checked: the check could not start\n");
-		return;
-	}
-	r = mc_report_new(NULL);
-	text = r ? mc_report_text(r, json) : NULL;
-	fputs(text ? text : MC_MSG "no memory for the report\n", f);
-	free(text);
-	mc_report_free(r);
+	return report || start_failed;
 }
 
 void memcheck_agent_finish(FILE *f, bool json)
@@ -216,9 +198,9 @@ void memcheck_agent_finish(FILE *f, bool json)
 	bool was;
 	char *text;
 
-	if (!report) {
-		if (memcheck_agent_has_report())
-			finish_unchecked(f, json);
+	if (!report) { /* no count: nothing was checked (said why then) */
+		if (start_failed)
+			fprintf(f, MC_MSG "nothing was checked: the check could not start\n");
 		return;
 	}
 	was = agent_enter();

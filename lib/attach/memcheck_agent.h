@@ -19,13 +19,12 @@ int memcheck_agent_start(egpu_ctx *ctx);
 void memcheck_agent_sites(const struct egpu_report *rep);
 /* Take the bad accesses the GPU has logged so far into the report. */
 void memcheck_agent_poll(void);
-/* Whether this process has a report to give: it checked, failed to
- * start the check, or allocated GPU memory (a process that never used
- * CUDA, e.g. a shell running the program, must not overwrite the
- * program's report). */
+/* Whether this process has a report to give: it checked, or failed to
+ * start the check (one that loaded no module, e.g. a shell running the
+ * program, must not overwrite the program's report). */
 bool memcheck_agent_has_report(void);
-/* At exit: the last of them, each site's count, the report on @f (with
- * no check started, an empty report or why there is none). */
+/* At exit: the last of them, each site's count, the report on @f (or,
+ * the check not started, why there is none). */
 void memcheck_agent_finish(FILE *f, bool json);
 
 #endif

@@ -170,8 +170,8 @@ RT_INLINE uint64_t span_place(struct dev_ring *r, const struct dev_ring *v,
 
 		if (mine)
 			span_publish(v, shard, *st);
-		st2 = span_claim(r, v, shard, tag,
-				 mine ? span_st_slots(*st) : 0, need);
+		st2 = span_claim(r, v, shard, tag, span_prev_slots(*st, tag),
+				 need);
 		if (!st2) {
 			*st &= ~SPAN_OWN;
 			return 0;

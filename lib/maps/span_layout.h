@@ -208,6 +208,16 @@ RING_INLINE int span_can_take(uint64_t st, uint32_t tag, uint32_t need,
 	       span_st_used(st) + need <= span_st_slots(st);
 }
 
+/*
+ * The slots of the last span a lane of state @st had in ring @tag, owned
+ * still or published when it filled, so that a busy warp's spans keep
+ * doubling; 0 for a fresh state or another ring's.
+ */
+RING_INLINE uint32_t span_prev_slots(uint64_t st, uint32_t tag)
+{
+	return st && span_st_tag(st) == tag ? span_st_slots(st) : 0;
+}
+
 /* Slots of the span a lane claims after one of @prev slots, for @need. */
 RING_INLINE uint32_t span_next_slots(uint32_t prev, uint32_t need)
 {

@@ -3,8 +3,9 @@
  * The linked block, in an order that declares everything before its use
  * whatever the order of the modules: kept declarations, prototypes of the
  * application functions it calls and of every linked function, variables
- * and pragmas, function definitions, aliases. Items are copied as they are, but for renamed module-local
- * symbols and the .loc lines whose .file table is dropped.
+ * and pragmas, function definitions, aliases. Items are copied as they
+ * are, but for renamed module-local symbols, the .loc lines whose .file
+ * table is dropped, and linked functions made internal.
  */
 #include <string.h>
 
@@ -42,12 +43,29 @@ static void emit_item(struct strbuf *sb, const struct link_module *lm,
 	sb_adds(sb, "\n");
 }
 
-/* The header up to the body, as a declaration. */
-static void emit_prototype(struct strbuf *sb, const struct link_module *lm,
-			   const struct ptx_item *it)
+/*
+ * Where a linked function's text starts: past its .visible or .weak.
+ * Only the module's own code calls linked functions, and ptxas compiles
+ * an internal function for its callers, within a probed kernel's register
+ * bound (instrument.c) even when the module is compiled relocatable
+ * (ptxas -c, cuLink*); a visible one gets registers of its own there, and
+ * a bounded kernel calling one that uses more is refused.
+ */
+static uint32_t linked_func_start(const struct ptx_module *m,
+				  const struct ptx_item *it)
 {
-	copy_span(sb, lm, lm->m->toks[it->first].off,
-		  tok_end(lm->m, it->func->body - 1), it->first);
+	bool global = tok_is(m, it->first, ".visible") ||
+		      tok_is(m, it->first, ".weak");
+
+	return it->first + (global && !it->func->entry);
+}
+
+/* The header from token @from up to the body, as a declaration. */
+static void emit_prototype(struct strbuf *sb, const struct link_module *lm,
+			   const struct ptx_item *it, uint32_t from)
+{
+	copy_span(sb, lm, lm->m->toks[from].off,
+		  tok_end(lm->m, it->func->body - 1), from);
 	sb_adds(sb, ";\n");
 }
 
@@ -56,7 +74,7 @@ static void emit_function(struct strbuf *sb, const struct link_module *lm,
 {
 	const struct ptx_module *m = lm->m;
 	const struct ptx_func *f = it->func;
-	uint32_t pos = m->toks[it->first].off, t = it->first, i;
+	uint32_t t = linked_func_start(m, it), pos = m->toks[t].off, i;
 
 	for (i = 0; i < f->nstmts; i++) {
 		const struct ptx_stmt *st = &f->stmts[i];
@@ -98,7 +116,8 @@ static void emit_pass(const struct linker *l, struct strbuf *sb,
 			if (lm->act[j] != EMIT)
 				continue;
 			if (pass == P_PROTO && p == P_FUNC && !it->func->entry) {
-				emit_prototype(sb, lm, it);
+				emit_prototype(sb, lm, it,
+					       linked_func_start(lm->m, it));
 			} else if (pass == P_FUNC && p == P_FUNC) {
 				emit_function(sb, lm, it);
 				(*funcs)++;
@@ -115,7 +134,8 @@ static void emit_app_prototypes(const struct linker *l, struct strbuf *sb)
 	size_t i;
 
 	for (i = 0; i < l->app_protos.n; i++)
-		emit_prototype(sb, &app, l->app_protos.v[i].it);
+		emit_prototype(sb, &app, l->app_protos.v[i].it,
+			       l->app_protos.v[i].it->first);
 }
 
 void link_emit(const struct linker *l, struct strbuf *block, size_t *funcs)

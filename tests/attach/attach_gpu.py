@@ -22,6 +22,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gpu_present import gpu_present  # noqa: E402
 
 egpu, apps, counter, threadhist, bench, out, events_probe, evapps = sys.argv[1:9]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -29,13 +31,6 @@ ADD_THREADS, ADD_LAUNCHES = 1 << 20, 3
 WORK_THREADS, WORK_LAUNCHES = 80 * 128, 2
 EV_GRID, EV_LAUNCHES = 8, 2  # evapp.cu
 failures = []
-
-
-def gpu_present():
-    try:
-        return subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
-    except OSError:
-        return False
 
 
 def attach(tag, probe, cmd, extra=(), want_rc=0):

@@ -19,18 +19,13 @@ import json
 import os
 import subprocess
 import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gpu_present import gpu_present  # noqa: E402
 
 egpu, probe, out, *apps = sys.argv[1:]
 LAUNCHES = 50
 SECOND_BIN = 31  # bins k >= 31 hold latencies of 2^30 ns (1.07 s) and more
 failures = []
-
-
-def gpu_present():
-    try:
-        return subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
-    except OSError:
-        return False
 
 
 def check(tag, what, got, want):

@@ -93,7 +93,7 @@ static int on_span(void *user, const void *data, size_t size)
 	uint64_t n = 0;
 	int got = egpu_span_begin(&it, data, size, NULL);
 
-	while (!got && (got = egpu_span_next(&it, &rec)) == 1) {
+	while (got >= 0 && (got = egpu_span_next(&it, &rec)) == 1) {
 		s->lanes += (uint64_t)__builtin_popcount(rec.mask);
 		n++;
 	}

@@ -259,7 +259,7 @@ static void call(struct world *w, uint32_t warp, uint32_t mask)
 
 		if (span_st_own(lst))
 			publish(w, warp, lst);
-		st2 = claim(w, warp, span_st_own(lst) ? span_st_slots(lst) : 0, need);
+		st2 = claim(w, warp, span_prev_slots(lst, w->tag), need);
 		if (!st2) {
 			w->st[warp][lead] = lst & ~SPAN_OWN;
 			__atomic_fetch_add(&w->dropped_calls, 1, __ATOMIC_RELAXED);

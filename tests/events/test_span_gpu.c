@@ -162,7 +162,7 @@ static double now_s(void)
 }
 
 /* How a traced kernel is launched. */
-enum launch { LEGACY_STREAM, GRAPH };
+enum launch { LEGACY_STREAM, NONBLOCKING_STREAM, GRAPH };
 
 typedef CUresult (*begin_capture_fn)(CUstream, CUstreamCaptureMode);
 typedef CUresult (*end_capture_fn)(CUstream, CUgraph *);
@@ -201,6 +201,18 @@ static void launch_in_graph(CUfunction f, uint32_t blocks, void **args)
 	CK_CU(d->cuStreamSynchronize(s));
 	((graph_exec_destroy_fn)driver_sym("cuGraphExecDestroy"))(ge);
 	((graph_destroy_fn)driver_sym("cuGraphDestroy"))(g);
+	CK_CU(d->cuStreamDestroy(s));
+}
+
+/* @f launched on a stream of its own that does not wait for stream 0. */
+static void launch_nonblocking(CUfunction f, uint32_t blocks, void **args)
+{
+	const struct cu_driver *d = cu();
+	CUstream s;
+
+	CK_CU(d->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CK_CU(d->cuLaunchKernel(f, blocks, 1, 1, BLOCK, 1, 1, 0, s, args, NULL));
+	CK_CU(d->cuStreamSynchronize(s));
 	CK_CU(d->cuStreamDestroy(s));
 }
 
@@ -253,6 +265,8 @@ static uint64_t span_run(const char *const *progs, size_t nprogs,
 	t0 = now_s();
 	if (how == GRAPH) {
 		launch_in_graph(f, threads / BLOCK, args);
+	} else if (how == NONBLOCKING_STREAM) {
+		launch_nonblocking(f, threads / BLOCK, args);
 	} else {
 		CK_CU(d->cuLaunchKernel(f, threads / BLOCK, 1, 1, BLOCK, 1, 1,
 					0, NULL, args, NULL));
@@ -427,6 +441,14 @@ START_TEST(lossless_every_address_cuda_graph)
 }
 END_TEST
 
+START_TEST(lossless_every_address_nonblocking_stream)
+{
+	const char *const progs[] = { "ll_mem", "ll_exit" };
+
+	gather_exact(progs, 2, "slossless", NONBLOCKING_STREAM);
+}
+END_TEST
+
 START_TEST(lossless_divergent_lanes)
 {
 	const char *const progs[] = { "ll_mem", "ll_exit" };
@@ -515,6 +537,7 @@ int main(void)
 	tcase_add_test(tc, exact_when_dropping);
 	tcase_add_test(tc, lossless_every_address_legacy_stream);
 	tcase_add_test(tc, lossless_every_address_cuda_graph);
+	tcase_add_test(tc, lossless_every_address_nonblocking_stream);
 	tcase_add_test(tc, lossless_divergent_lanes);
 	tcase_add_test(tc, lossless_stopped_consumer_bounded);
 	suite_add_tcase(s, tc);

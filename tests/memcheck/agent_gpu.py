@@ -18,13 +18,11 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gpu_present import gpu_present  # noqa: E402
+
 agent, suite, source, probe, out = sys.argv[1:]
 failures = []
-
-
-def gpu_present():
-    """A GPU's device node and the suite starting (it needs the driver)."""
-    return os.path.exists("/dev/nvidia0") and bool(cases())
 
 
 def bug_lines():

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Running a command with one of libegpu's libraries injected (egpu trace,
- * egpu attach): finding the library, and the fork/exec/wait that passes ^C
- * to the command and returns its exit status.
+ * egpu attach, egpu memcheck): finding the library, preloading it, and the
+ * fork/exec/wait that passes ^C to the command and returns its exit status.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -49,6 +49,22 @@ int child_find_lib(const char *tool, const char *name, const char *env_var,
 	fprintf(stderr, "egpu %s: %s not found next to %s or in %s/"
 		EGPU_LIBDIR_FROM_BIN "; set %s\n", tool, name, dir, dir, env_var);
 	return -1;
+}
+
+int child_find_agent(const char *tool, char *out, size_t len)
+{
+	return child_find_lib(tool, "libegpu_attach.so", "EGPU_ATTACH_LIB", out,
+			      len);
+}
+
+int child_preload(const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char preload[2 * PATH_MAX];
+
+	snprintf(preload, sizeof(preload), "%s%s%s", lib,
+		 old && *old ? ":" : "", old ? old : "");
+	return setenv("LD_PRELOAD", preload, 1);
 }
 
 int child_run(char **cmd, const char *tool, int (*setup)(void *), void *arg)

@@ -16,6 +16,7 @@ int cmd_instrument(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
+int cmd_memcheck(int argc, char **argv);
 
 /* A program chosen from an object, with what owns it. */
 struct cli_prog {
@@ -46,6 +47,9 @@ int cli_one_prog(const struct cli_prog *cp, const char *cmd,
 int cli_fail(const char *what);
 /* Print a usage error to stderr and return 2. */
 int cli_usage(const char *fmt, ...);
+/* The value of option argv[*i] (argv[*i + 1], *i advanced), or NULL when
+ * it is missing or empty (the caller prints the usage). */
+const char *cli_value(int argc, char **argv, int *i);
 
 /*
  * Decode hex digits, whitespace allowed anywhere between bytes, into a
@@ -64,6 +68,11 @@ uint8_t *read_path(const char *path, size_t *len);
  */
 int child_find_lib(const char *tool, const char *name, const char *env_var,
 		   char *out, size_t len);
+/* child_find_lib of the attach agent, libegpu_attach.so ($EGPU_ATTACH_LIB),
+ * which egpu attach and egpu memcheck preload. */
+int child_find_agent(const char *tool, char *out, size_t len);
+/* In the child: put @lib first in LD_PRELOAD, before what was there. */
+int child_preload(const char *lib);
 /*
  * Run @cmd in a child that first calls @setup(@arg) (to set its
  * environment; non-zero: fail), passing it ^C; returns its exit status

@@ -15,7 +15,6 @@
 
 #include "cli.h"
 
-#define ATTACH_NAME "libegpu_attach.so"
 #define USAGE "usage: egpu attach [--json] [--interval SEC] [-o FILE] [--metrics [HOST]:PORT [--metrics-spec SPEC]]\n" \
 	"         [--events-out FILE|-] [--events-raw FILE] [--event-type MAP=TYPE]...\n" \
 	"         [--set MAP[KEY]=VALUE]... [--set-file FILE.json] [--uprobe PROG=FUNCTION]...\n" \
@@ -42,12 +41,8 @@ struct attach_args {
 static int set_attach_env(void *arg)
 {
 	const struct attach_args *a = arg;
-	const char *old = getenv("LD_PRELOAD");
-	char preload[2 * PATH_MAX];
 
-	snprintf(preload, sizeof(preload), "%s%s%s", a->lib,
-		 old && *old ? ":" : "", old ? old : "");
-	return setenv("LD_PRELOAD", preload, 1) ||
+	return child_preload(a->lib) ||
 	       setenv("EGPU_ATTACH", a->probe, 1) ||
 	       (a->out && setenv("EGPU_ATTACH_OUT", a->out, 1)) ||
 	       (a->json && setenv("EGPU_ATTACH_JSON", "1", 1)) ||
@@ -78,12 +73,6 @@ static bool append(char **list, const char *item, char sep)
 	strcpy(l + n, item);
 	*list = l;
 	return true;
-}
-
-/* The value of option argv[*i], or NULL (usage printed by the caller). */
-static const char *value(int argc, char **argv, int *i)
-{
-	return ++*i < argc && *argv[*i] ? argv[*i] : NULL;
 }
 
 /* Append @spec (PROG=FUNCTION) to a->uprobes; -1 if malformed. */
@@ -133,36 +122,36 @@ static int parse(int argc, char **argv, struct attach_args *a, int *cmd)
 		} else if (!strcmp(o, "--json")) {
 			a->json = true;
 		} else if (!strcmp(o, "-o")) {
-			if (!(a->out = value(argc, argv, &i)))
+			if (!(a->out = cli_value(argc, argv, &i)))
 				return cli_usage("attach: -o needs a file\n" USAGE);
 		} else if (!strcmp(o, "--interval")) {
-			a->interval = value(argc, argv, &i);
+			a->interval = cli_value(argc, argv, &i);
 			if (!a->interval || atof(a->interval) <= 0)
 				return cli_usage("attach: --interval needs seconds > 0\n" USAGE);
 		} else if (!strcmp(o, "--trace")) {
-			if (!(a->trace = value(argc, argv, &i)))
+			if (!(a->trace = cli_value(argc, argv, &i)))
 				return cli_usage("attach: --trace needs a file\n" USAGE);
 		} else if (!strcmp(o, "--metrics")) {
-			if (!(a->metrics = value(argc, argv, &i)))
+			if (!(a->metrics = cli_value(argc, argv, &i)))
 				return cli_usage("attach: --metrics needs [HOST]:PORT\n" USAGE);
 		} else if (!strcmp(o, "--uprobe")) {
-			if (add_uprobe(a, value(argc, argv, &i)))
+			if (add_uprobe(a, cli_value(argc, argv, &i)))
 				return cli_usage("attach: --uprobe needs PROG=FUNCTION\n" USAGE);
 		} else if (!strcmp(o, "--metrics-spec")) {
-			if (!(a->metrics_spec = value(argc, argv, &i)))
+			if (!(a->metrics_spec = cli_value(argc, argv, &i)))
 				return cli_usage("attach: --metrics-spec needs MAP=KIND[/KEY],...\n" USAGE);
 		} else if (!strcmp(o, "--events-out")) {
-			if (!(a->events_out = value(argc, argv, &i)))
+			if (!(a->events_out = cli_value(argc, argv, &i)))
 				return cli_usage("attach: --events-out needs a file (- for stdout)\n" USAGE);
 		} else if (!strcmp(o, "--events-raw")) {
-			if (!(a->events_raw = value(argc, argv, &i)))
+			if (!(a->events_raw = cli_value(argc, argv, &i)))
 				return cli_usage("attach: --events-raw needs a file\n" USAGE);
 		} else if (!strcmp(o, "--set-file")) {
-			if (!(a->set_file = value(argc, argv, &i)))
+			if (!(a->set_file = cli_value(argc, argv, &i)))
 				return cli_usage("attach: --set-file needs a JSON file\n" USAGE);
 		} else if (!strcmp(o, "--event-type") || !strcmp(o, "--set")) {
 			bool set = o[2] == 's';
-			const char *v = value(argc, argv, &i);
+			const char *v = cli_value(argc, argv, &i);
 
 			if (!v || (!set && (!strchr(v, '=') || strchr(v, ','))) ||
 			    (set && (!strchr(v, '[') || strchr(v, '\n'))))
@@ -265,8 +254,7 @@ int cmd_attach(int argc, char **argv)
 	if (rc < 0)
 		rc = 0; /* --help */
 	else if (!rc && !(rc = check_probe(&a)))
-		rc = child_find_lib("attach", ATTACH_NAME, "EGPU_ATTACH_LIB", a.lib,
-				    sizeof(a.lib)) ? 1 :
+		rc = child_find_agent("attach", a.lib, sizeof(a.lib)) ? 1 :
 		     child_run(argv + cmd, "attach", set_attach_env, &a);
 	free(a.sets);
 	free(a.event_types);

@@ -59,6 +59,15 @@ static const struct {
 	  "  --metrics [HOST]:PORT  serve the maps as Prometheus metrics\n"
 	  "  --metrics-spec SPEC    how maps read as metrics (docs/fleet.md)\n"
 	  "  (docs/attach.md)\n", true },
+	{ "memcheck", cmd_memcheck, "memcheck [--json] [--contain] [--max-reports N] [-o FILE] [--] CMD [ARGS...]   run CMD with every memory access of its kernels checked; exit 1 on errors",
+	  "  --json             write the report as JSON\n"
+	  "  --contain          a bad load gives 0 and a bad store is dropped, so CMD\n"
+	  "                     runs on to find more\n"
+	  "  --max-reports N    print at most N sites (default 20), count the rest\n"
+	  "  -o FILE            write the report to FILE instead of stderr\n"
+	  "  exit status: CMD's when it failed, else 1 when errors were found, 0 when\n"
+	  "  none, 125 when nothing could be checked (no agent, no report)\n"
+	  "  (docs/memcheck.md)\n", true },
 	{ "instrument", cmd_instrument, "instrument [--sm SM] [-q|-v] [--no-inline] [--mem-inline-limit BYTES|none] [--prog NAME]... [--allow-none] FILE.o IN.(ptx|fatbin) [-o OUT.ptx]   splice probes (maps at placeholders)",
 	  "  --sm SM       PTX target of the probes (default sm_90)\n"
 	  "  -o OUT.ptx    where the PTX goes (default stdout); written before the report\n"
@@ -93,6 +102,11 @@ int cli_usage(const char *fmt, ...)
 	va_end(ap);
 	fputs("\n", stderr);
 	return 2;
+}
+
+const char *cli_value(int argc, char **argv, int *i)
+{
+	return ++*i < argc && *argv[*i] ? argv[*i] : NULL;
 }
 
 static int usage(FILE *f)

@@ -3,8 +3,10 @@
  * egpu memcheck's suite: small CUDA programs, each one case, chosen by
  * name (`memcheck_suite CASE`; no argument lists them with the tag of
  * their bug, "-" for a correct case). A buggy case makes one kind of bad
- * access, on the line marked BUG:TAG, which scripts/memcheck_suite.sh
- * expects a checker to name; a correct case must be reported clean.
+ * access, on the line marked "BUG:TAG KIND SPACE", which
+ * scripts/memcheck_suite.sh and memcheck_suite_gpu.py expect a checker
+ * to name (the GPU test also the access's kind and space, in the words of
+ * egpu memcheck's report); a correct case must be reported clean.
  * Built with -lineinfo for sm_90, PTX embedded. The bugs are small (one
  * element, inside the allocator's padding or pool), so without a checker
  * they run to the end; the VMM one reads an unmapped page and faults.
@@ -33,13 +35,13 @@ __global__ void copy(const float *in, float *out, int n, int shift)
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 
 	if (i < n)
-		out[i] = in[i + shift]; // BUG:copy (shift != 0)
+		out[i] = in[i + shift]; // BUG:copy load global (shift != 0)
 }
 
 __global__ void store_one(float *p, int at)
 {
 	if (blockIdx.x == 0 && threadIdx.x == 0)
-		p[at] = 1.0f; // BUG:store (at out of range)
+		p[at] = 1.0f; // BUG:store store global (at out of range)
 }
 
 __device__ float table[64];
@@ -47,7 +49,7 @@ __device__ float table[64];
 __global__ void read_table(float *out, int at)
 {
 	if (threadIdx.x == 0)
-		out[0] = table[at]; // BUG:table (at == 64)
+		out[0] = table[at]; // BUG:table load global (at == 64)
 }
 
 __global__ void shared_write(float *out, int at)
@@ -57,7 +59,7 @@ __global__ void shared_write(float *out, int at)
 	s[threadIdx.x] = threadIdx.x;
 	__syncthreads();
 	if (threadIdx.x == 0)
-		s[at] = 0; // BUG:shared (at == blockDim.x)
+		s[at] = 0; // BUG:shared store shared (at == blockDim.x)
 	__syncthreads();
 	out[threadIdx.x] = s[threadIdx.x];
 }
@@ -68,7 +70,7 @@ __global__ void local_array(float *out, int at)
 
 	for (int i = 0; i < 8; i++)
 		a[i] = i * out[i];
-	out[threadIdx.x] = a[at]; // BUG:local (at == 8)
+	out[threadIdx.x] = a[at]; // BUG:local load local (at == 8)
 }
 
 /* Correct: loads past the end are formed, guarded and never made. */
