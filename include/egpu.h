@@ -623,6 +623,44 @@ EGPU_API int egpu_module_load(egpu_ctx *ctx, CUmodule *mod, const void *image,
 			      size_t len);
 
 /* ======================================================================
+ * egpu memcheck: a memory-safety check at every access (docs/memcheck.md)
+ */
+
+/**
+ * The buffers the check reads and writes, all device addresses in the
+ * context's CUDA context, kept by the caller (the attach agent's
+ * allocation table and report, lib/attach/memcheck_*.c; layouts in
+ * lib/core/memcheck_layout.h).
+ */
+struct egpu_memcheck_opts {
+	size_t sz;           /**< sizeof(struct egpu_memcheck_opts) */
+	/** 8 bytes holding the address of the published allocation index
+	 *  (0: none yet, and global accesses pass) */
+	uint64_t index_cell;
+	uint64_t states;     /**< the allocations' state words */
+	uint64_t counts;     /**< struct mc_counts: bad accesses per site */
+	uint64_t log;        /**< struct mc_log_rec[]: each site's first,
+				  in device-mapped host memory */
+	/** Skip a bad access: a load or atomic gives 0, a store is
+	 *  dropped (egpu memcheck --contain) */
+	bool contain;
+	/** struct mc_hint[MC_HINTS], zeroed: the allocation each site's
+	 *  lookup found last */
+	uint64_t hints;
+};
+#define egpu_memcheck_opts__last_field hints
+
+/**
+ * Check every global, shared, local and generic access of every kernel
+ * that egpu_instrument_ptx() or egpu_module_load() instruments from now
+ * on, after the probes attached there (if any). Returns 0, or EGPU_EINVAL
+ * for a missing buffer; a second call replaces the first's buffers for
+ * later modules.
+ */
+EGPU_API int egpu_memcheck_enable(egpu_ctx *ctx,
+				  const struct egpu_memcheck_opts *opts);
+
+/* ======================================================================
  * Compilers with a ptxas of their own (XLA; docs/frameworks.md, JAX)
  *
  * XLA turns its PTX into a cubin with ptxas before the driver sees it. A

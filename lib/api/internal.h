@@ -35,6 +35,7 @@ struct egpu_ctx {
 	struct call_state *calls;  /* their GPU calls (call_ring.c), lazily */
 	struct kernel_table *ktab; /* kernel ids and site numbers (kernels.c) */
 	struct jit_cached *jit_cache; /* probe translations (jit_cache.c) */
+	struct memcheck_state *memcheck; /* egpu_memcheck_enable(), or NULL */
 };
 
 struct egpu_link {
@@ -123,6 +124,20 @@ int prog_gpu_ptx(struct egpu_prog *prog, const char *func, const char *sm,
  */
 int runtime_modules(struct egpu_ctx *ctx, unsigned needs,
 		    struct ptx_text out[RUNTIME_MODULES_MAX], size_t *nout);
+/* Modules memcheck_modules() may add. */
+#define MEMCHECK_MODULES_MAX 2
+/*
+ * egpu memcheck (memcheck.c): when enabled, the request checking every
+ * access (appended to @reqs at *nreq) and the modules it needs (the
+ * device runtime's check, the definitions of its buffers) into @out;
+ * *nout says how many.
+ */
+void memcheck_request(const struct egpu_ctx *ctx, struct ptx_attach *reqs,
+		      size_t *nreq);
+void memcheck_modules(const struct egpu_ctx *ctx,
+		      struct ptx_text out[MEMCHECK_MODULES_MAX], size_t *nout);
+void memcheck_free(struct egpu_ctx *ctx);
+
 /*
  * A loadable module running @prog once: its PTX with the one-thread
  * `FUNC_kernel` wrapper and, where it calls it, the device runtime.

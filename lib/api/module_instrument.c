@@ -131,8 +131,9 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps,
 
 	for (struct egpu_link *l = ctx->links; l; l = l->next)
 		n++;
-	ps->reqs = calloc(n + 1, sizeof(*ps->reqs));
-	ps->mods = calloc(n + RUNTIME_MODULES_MAX, sizeof(*ps->mods));
+	ps->reqs = calloc(n + 1, sizeof(*ps->reqs)); /* + memcheck's */
+	ps->mods = calloc(n + RUNTIME_MODULES_MAX + MEMCHECK_MODULES_MAX,
+			  sizeof(*ps->mods));
 	ps->names = calloc(n + 1, sizeof(*ps->names));
 	if (!ps->reqs || !ps->mods || !ps->names)
 		return err_set(EGPU_ENOMEM, "instrumenting: out of memory");
@@ -156,6 +157,8 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps,
 						   .label = l->prog->spec->name,
 						   .strict_match = l->strict };
 	}
+	if (!err) /* after the probes: they see an access before the check */
+		memcheck_request(ctx, ps->reqs, &ps->nreq);
 	return err;
 }
 
@@ -279,6 +282,10 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 		err = runtime_modules(ctx, ps.needs, &ps.mods[ps.nprog],
 				      &ps.nruntime);
 	if (!err) {
+		size_t nmc;
+
+		memcheck_modules(ctx, &ps.mods[ps.nprog + ps.nruntime], &nmc);
+		ps.nruntime += nmc;
 		ptx_report_free(&ctx->last);
 		err = ptx_instrument_num(text, len, ps.reqs, ps.nreq, ps.mods,
 					 ps.nprog + ps.nruntime, &kn.num, &sb,

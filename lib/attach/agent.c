@@ -15,13 +15,14 @@
 #include <unistd.h>
 
 #include "attach/attach.h"
+#include "attach/memcheck_agent.h"
+#include "attach/memcheck_hook.h"
 #include "attach/uprobe.h"
 #include "core/core.h"
 #include "cuda/cu.h"
 #include "image/image.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static __thread bool busy;
 static struct attach_env env;
 static egpu_ctx *ctx;
 static egpu_obj *obj;
@@ -41,24 +42,6 @@ struct cached {
 };
 static struct cached *cache;
 static size_t ncache, cache_cap;
-
-bool agent_busy(void)
-{
-	return busy;
-}
-
-bool agent_enter(void)
-{
-	bool was = busy;
-
-	busy = true;
-	return was;
-}
-
-void agent_leave(bool was)
-{
-	busy = was;
-}
 
 static double now_ms(void)
 {
@@ -83,14 +66,15 @@ static void *poll_loop(void *arg)
 	double next = env.interval > 0 ? now_ms() + env.interval * 1e3 : 0;
 
 	(void)arg;
-	busy = true;
+	agent_enter();
 	while (!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE)) {
 		/* not while a load moves maps or adds kernels (whose names
 		 * print lines carry) */
 		pthread_mutex_lock(&lock);
 		events_poll();
 		egpu_print_poll(ctx, 0);
-		if (next && now_ms() >= next) {
+		memcheck_agent_poll();
+		if (next && now_ms() >= next && obj) {
 			report_print(stderr, obj, &st, env.json, false);
 			next += env.interval * 1e3;
 		}
@@ -106,7 +90,7 @@ static void finish(void)
 
 	if (!ctx)
 		return;
-	busy = true;
+	agent_enter();
 	if (poller_running) {
 		__atomic_store_n(&stopping, true, __ATOMIC_RELEASE);
 		pthread_join(poller, NULL);
@@ -119,7 +103,9 @@ static void finish(void)
 	egpu_metrics_free(metrics);
 	metrics = NULL;
 	f = report_file();
-	report_print(f, obj, &st, env.json, true);
+	if (obj)
+		report_print(f, obj, &st, env.json, true);
+	memcheck_agent_finish(f, env.json);
 	if (f != stderr)
 		fclose(f);
 	pthread_mutex_unlock(&lock);
@@ -147,16 +133,12 @@ static void serve_metrics(void)
 			env.metrics, egpu_errmsg());
 }
 
-static int setup(void)
+/* The probe of EGPU_ATTACH, its maps seeded and its programs attached. */
+static int setup_probe(void)
 {
-	EGPU_OPTS(egpu_ctx_opts, co, .sm = target);
-	CUcontext cur;
 	int n;
 
-	if (cu_ctx_current(&cur) || cu_device_sm(target, sizeof(target)))
-		return -1;
-	ctx = egpu_ctx_new(&co);
-	obj = ctx ? egpu_load(ctx, env.probe, NULL) : NULL;
+	obj = egpu_load(ctx, env.probe, NULL);
 	if (!obj)
 		return -1;
 	/* maps seeded before any instrumented kernel; rings consumed from
@@ -173,6 +155,28 @@ static int setup(void)
 	if (env.metrics)
 		serve_metrics();
 	if (env.trace && trace_file_start(obj, env.trace))
+		return -1;
+	return 0;
+}
+
+/* The context, then memcheck (EGPU_MEMCHECK) and the probe, either or
+ * both; a memcheck that cannot start leaves the probe running. */
+static int setup(void)
+{
+	EGPU_OPTS(egpu_ctx_opts, co, .sm = target);
+	CUcontext cur;
+
+	if (cu_ctx_current(&cur) || cu_device_sm(target, sizeof(target)))
+		return -1;
+	ctx = egpu_ctx_new(&co);
+	if (!ctx)
+		return -1;
+	if (memcheck_on() && memcheck_agent_start(ctx)) {
+		if (!env.probe)
+			return -1;
+		fprintf(stderr, ATTACH_MSG "memcheck is off: %s\n", egpu_errmsg());
+	}
+	if (env.probe && setup_probe())
 		return -1;
 	atexit(finish);
 	poller_running = !pthread_create(&poller, NULL, poll_loop, NULL);
@@ -277,6 +281,7 @@ static char *instrument(const void *image, size_t len, const char *via)
 		return NULL;
 	}
 	note_kernels(&rep);
+	memcheck_agent_sites(&rep);
 	if (metrics && egpu_metrics_add_kernels(metrics, &rep))
 		fprintf(stderr, ATTACH_MSG "%s: kernel names for metrics: %s\n",
 			via, egpu_errmsg());
@@ -298,17 +303,17 @@ static void setup_once(void)
 
 egpu_obj *agent_obj(void)
 {
-	bool was_busy = busy;
+	bool was_busy;
 	egpu_obj *o;
 
 	if (!env.probe)
 		return NULL;
-	busy = true;
+	was_busy = agent_enter();
 	pthread_mutex_lock(&lock);
 	setup_once();
 	o = setup_failed ? NULL : obj;
 	pthread_mutex_unlock(&lock);
-	busy = was_busy;
+	agent_leave(was_busy);
 	return o;
 }
 
@@ -316,9 +321,9 @@ void agent_begin(const void *image, size_t len, const char *via,
 		 struct attach_load *ld)
 {
 	memset(ld, 0, sizeof(*ld));
-	if (!env.probe || !image)
+	if ((!env.probe && !memcheck_on()) || !image)
 		return;
-	busy = true;
+	agent_enter();
 	pthread_mutex_lock(&lock);
 	st.modules++;
 	st.ptxas_compiles += !strcmp(via, ATTACH_VIA_PTXAS);
@@ -329,7 +334,7 @@ void agent_begin(const void *image, size_t len, const char *via,
 		fprintf(stderr, ATTACH_MSG "%s: %s\n", via,
 			ld->ptx ? "instrumented" : "loaded as it is");
 	pthread_mutex_unlock(&lock);
-	busy = false;
+	agent_leave(false);
 	ld->t_load_ms = now_ms();
 }
 
@@ -354,6 +359,20 @@ void agent_end(struct attach_load *ld, bool ok, int cuda_err)
 			cuda_err);
 }
 
+/* At exit with EGPU_MEMCHECK, when finish() was never registered (the
+ * setup failed): the report, or why there is none. */
+static void finish_idle(void)
+{
+	FILE *f;
+
+	if ((setup_done && !setup_failed) || !memcheck_agent_has_report())
+		return;
+	f = report_file();
+	memcheck_agent_finish(f, env.json);
+	if (f != stderr)
+		fclose(f);
+}
+
 __attribute__((constructor)) static void read_env(void)
 {
 	const char *v;
@@ -376,6 +395,8 @@ __attribute__((constructor)) static void read_env(void)
 	env.set = getenv("EGPU_ATTACH_SET");
 	env.set_file = getenv("EGPU_ATTACH_SET_FILE");
 	env.trace = getenv("EGPU_ATTACH_TRACE");
-	if (!env.probe)
+	if (!env.probe && !memcheck_on())
 		fprintf(stderr, ATTACH_MSG "EGPU_ATTACH is not set: no probes\n");
+	if (memcheck_on())
+		atexit(finish_idle);
 }

@@ -5,20 +5,30 @@
  * legacy stream, which would wait for an application stream that may be
  * blocked in the table's host function. Stream-ordered state writes are
  * cuStreamWriteValue32 on the application's stream (captured into graphs
- * like any other work).
+ * like any other work). The check's reports (memcheck_layout.h) go to
+ * per-site counts in GPU memory and a log in host memory the GPU writes
+ * through a mapping: malloc'd and registered, so that it stays readable
+ * at exit even when the application has torn its context down.
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "attach/attach.h"
 #include "attach/memcheck_dev.h"
 #include "core/core.h"
+#include "core/memcheck_layout.h"
 #include "cuda/cu.h"
 
 struct mc_dev {
 	CUstream s;
 	CUdeviceptr cell, states, cur;
 	uint32_t max_slots;
+	CUdeviceptr counts;      /* struct mc_counts */
+	struct mc_log_rec *log;  /* host memory, MC_LOG_CAP records */
+	CUdeviceptr log_dev;     /* its address for the GPU */
+	CUdeviceptr hints;       /* struct mc_hint[MC_HINTS] */
 	pthread_mutex_t lock; /* old */
 	CUdeviceptr *old;     /* indexes published before cur */
 	size_t nold, old_cap;
@@ -95,16 +105,65 @@ static int quiesce(void *user)
 	return res;
 }
 
+/* Hints name indexes: one naming a freed index could name its successor
+ * at the same address, with an entry past its end. So none survives. */
+static CUresult forget_hints(struct mc_dev *d)
+{
+	CUresult res = cu()->cuMemsetD8Async(d->hints, 0, MC_HINTS *
+					     sizeof(struct mc_hint), d->s);
+
+	return res ? res : cu()->cuStreamSynchronize(d->s);
+}
+
 void mc_dev_reclaim(struct mc_dev *d)
 {
 	bool was = agent_enter();
 
 	pthread_mutex_lock(&d->lock);
-	for (size_t i = 0; i < d->nold; i++)
-		cu()->cuMemFree(d->old[i]);
-	d->nold = 0;
+	if (d->nold && !forget_hints(d)) {
+		for (size_t i = 0; i < d->nold; i++)
+			cu()->cuMemFree(d->old[i]);
+		d->nold = 0;
+	}
 	pthread_mutex_unlock(&d->lock);
 	agent_leave(was);
+}
+
+/* The check's counts and log (memcheck_layout.h). */
+static int make_outputs(struct mc_dev *d)
+{
+	struct mc_counts head = { .log_cap = MC_LOG_CAP,
+				  .max_sites = MC_MAX_SITES };
+	size_t log_bytes = MC_LOG_CAP * sizeof(*d->log);
+	size_t bytes = sizeof(head) + MC_MAX_SITES * sizeof(uint32_t);
+	int err = cu_check(cu()->cuMemAlloc(&d->counts, bytes),
+			   "memcheck: the site counts");
+
+	if (!err)
+		err = cu_zero(d->counts, bytes);
+	if (!err)
+		err = cu_check(cu()->cuMemAlloc(&d->hints, MC_HINTS *
+						sizeof(struct mc_hint)),
+			       "memcheck: the lookup hints");
+	if (!err)
+		err = cu_zero(d->hints, MC_HINTS * sizeof(struct mc_hint));
+	if (!err)
+		err = cu_check(put(d, d->counts, &head, sizeof(head)),
+			       "memcheck: the site counts");
+	if (!err && posix_memalign((void **)&d->log,
+				   (size_t)sysconf(_SC_PAGESIZE), log_bytes))
+		err = err_set(EGPU_ENOMEM, "memcheck: no memory for the log");
+	if (err)
+		return err;
+	memset(d->log, 0, log_bytes);
+	err = cu_check(cu()->cuMemHostRegister(d->log, log_bytes,
+					       CU_MEMHOSTREGISTER_DEVICEMAP),
+		       "memcheck: the log");
+	if (!err)
+		err = cu_check(cu()->cuMemHostGetDevicePointer(&d->log_dev,
+							       d->log, 0),
+			       "memcheck: the log's device address");
+	return err;
 }
 
 int mc_dev_new(uint32_t max_slots, struct mc_dev **out)
@@ -130,9 +189,13 @@ int mc_dev_new(uint32_t max_slots, struct mc_dev **out)
 		err = cu_zero(d->states, (size_t)max_slots * sizeof(uint32_t));
 	if (!err)
 		err = cu_zero(d->cell, sizeof(CUdeviceptr));
+	if (!err)
+		err = make_outputs(d);
 	agent_leave(was);
 	if (err) {
-		free(d); /* the driver's objects stay: the context may be dying */
+		/* the driver's objects stay: the context may be dying; the
+		 * log stays registered with them */
+		free(d);
 		return err;
 	}
 	pthread_mutex_init(&d->lock, NULL);
@@ -157,4 +220,51 @@ uint64_t mc_dev_cell(const struct mc_dev *d)
 uint64_t mc_dev_states(const struct mc_dev *d)
 {
 	return d->states;
+}
+
+uint64_t mc_dev_counts(const struct mc_dev *d)
+{
+	return d->counts;
+}
+
+uint64_t mc_dev_log(const struct mc_dev *d)
+{
+	return d->log_dev;
+}
+
+uint64_t mc_dev_hints(const struct mc_dev *d)
+{
+	return d->hints;
+}
+
+const struct mc_log_rec *mc_dev_log_host(const struct mc_dev *d)
+{
+	return d->log;
+}
+
+int mc_dev_site_count(struct mc_dev *d, uint32_t site, uint32_t *count)
+{
+	uint32_t k = site < MC_MAX_SITES ? site : MC_MAX_SITES - 1;
+	bool was = agent_enter();
+	CUresult res = cu()->cuMemcpyDtoHAsync(count, d->counts +
+					       offsetof(struct mc_counts, counts) +
+					       (CUdeviceptr)k * sizeof(*count),
+					       sizeof(*count), d->s);
+
+	if (!res)
+		res = cu()->cuStreamSynchronize(d->s);
+	agent_leave(was);
+	return res;
+}
+
+int mc_dev_taken(struct mc_dev *d, uint32_t *next)
+{
+	bool was = agent_enter();
+	CUresult res = cu()->cuMemcpyDtoHAsync(next, d->counts, sizeof(*next),
+					       d->s);
+
+	if (!res)
+		res = cu()->cuStreamSynchronize(d->s);
+	agent_leave(was);
+	return res;
 }

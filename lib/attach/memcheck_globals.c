@@ -35,8 +35,14 @@ int mc_ptx_globals(const char *ptx, size_t len, char ***names, size_t *n)
 	for (uint32_t i = 0; !err && i < m->nitems; i++) {
 		const struct ptx_item *it = &m->items[i];
 
+		/* egpu_dev_*: the device runtime's own (lib/device/device.h),
+		 * which the application's kernels never reach; left out, so
+		 * that one placed after an array of the application is not
+		 * taken for its continuation */
 		if (it->kind != IT_VAR || it->linkage == LINK_EXTERN ||
-		    !in_memory(m, it))
+		    !in_memory(m, it) || (m->toks[it->name].len > 9 &&
+					  !strncmp(tok_text(m, it->name),
+						   "egpu_dev_", 9)))
 			continue;
 		if (!ARRAY_GROW(v, cap, cnt, 8) ||
 		    !(v[cnt] = strndup(tok_text(m, it->name),

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The variables a PTX module defines in global or constant memory
- * (`.global`, `.const` at module scope, `.extern` ones left out): what
+ * (`.global`, `.const` at module scope; `.extern` ones and the device
+ * runtime's own, `egpu_dev_*`, left out): what
  * egpu memcheck asks the driver the address and size of when the module
  * is loaded, so that kernels reading their own __device__ and
  * __constant__ variables are checked against them.

@@ -33,6 +33,8 @@
 #define MC_MSG "egpu memcheck: "
 #define MAX_SLOTS (1u << 20)
 #define MAX_ERRORS 10 /* table errors printed */
+#define PADDING 256   /* default EGPU_MEMCHECK_PADDING */
+#define MAX_PADDING (1u << 30)
 
 static pthread_mutex_t make_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mc_table *table;
@@ -73,6 +75,16 @@ static struct mc_table *the_table(void)
 	return table;
 }
 
+bool memcheck_on(void)
+{
+	return enabled();
+}
+
+struct mc_table *memcheck_start(void)
+{
+	return enabled() ? the_table() : NULL;
+}
+
 struct mc_dev *memcheck_dev(void)
 {
 	return __atomic_load_n(&state, __ATOMIC_ACQUIRE) > 0 ? dev : NULL;
@@ -81,6 +93,29 @@ struct mc_dev *memcheck_dev(void)
 struct mc_table *memcheck_table(void)
 {
 	return __atomic_load_n(&state, __ATOMIC_ACQUIRE) > 0 ? table : NULL;
+}
+
+/*
+ * Bytes to ask the driver for, for an allocation of @n the table records:
+ * with EGPU_MEMCHECK_PADDING bytes (default 256) more, unrecorded, so
+ * that the next allocation never starts right at its end and an access
+ * just past it (or just before the next) lands where none is live.
+ */
+static size_t padded(size_t n)
+{
+	static size_t pad = SIZE_MAX;
+	const char *v;
+	size_t want;
+
+	if (!enabled() || agent_busy())
+		return n;
+	if (__atomic_load_n(&pad, __ATOMIC_RELAXED) == SIZE_MAX) {
+		v = getenv("EGPU_MEMCHECK_PADDING");
+		want = v && *v ? strtoull(v, NULL, 10) : PADDING;
+		__atomic_store_n(&pad, want <= MAX_PADDING ? want : PADDING,
+				 __ATOMIC_RELAXED);
+	}
+	return n > SIZE_MAX - pad ? n : n + pad;
 }
 
 /* Whether a successful call should change the table. */
@@ -132,7 +167,7 @@ static void free_now(uint64_t p)
 
 BODY(cuMemAlloc) CUdeviceptr *p, size_t n)
 {
-	CUresult res = real(p, n);
+	CUresult res = real(p, padded(n));
 
 	(void)ptsz;
 	if (tracking(res))
@@ -153,7 +188,7 @@ BODY(cuMemAllocPitch) CUdeviceptr *p, size_t *pitch, size_t w, size_t h,
 
 BODY(cuMemAllocManaged) CUdeviceptr *p, size_t n, unsigned flags)
 {
-	CUresult res = real(p, n, flags);
+	CUresult res = real(p, padded(n), flags);
 
 	(void)ptsz;
 	if (tracking(res))
@@ -225,7 +260,7 @@ static void note_async(CUresult res, CUdeviceptr p, size_t n,
 
 BODY(cuMemAllocAsync) CUdeviceptr *p, size_t n, CUstream s)
 {
-	CUresult res = real(p, n, s);
+	CUresult res = real(p, padded(n), s);
 
 	note_async(res, *p, n, MC_KIND_ASYNC, s, ptsz);
 	return res;
@@ -234,7 +269,7 @@ BODY(cuMemAllocAsync) CUdeviceptr *p, size_t n, CUstream s)
 BODY(cuMemAllocFromPoolAsync) CUdeviceptr *p, size_t n, CUmemoryPool pool,
 				CUstream s)
 {
-	CUresult res = real(p, n, pool, s);
+	CUresult res = real(p, padded(n), pool, s);
 
 	note_async(res, *p, n, MC_KIND_POOL, s, ptsz);
 	return res;

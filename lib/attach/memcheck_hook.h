@@ -6,6 +6,8 @@
 #ifndef EGPU_MEMCHECK_HOOK_H
 #define EGPU_MEMCHECK_HOOK_H
 
+#include <stdbool.h>
+
 #include <cuda.h>
 
 struct mc_dev;
@@ -30,6 +32,11 @@ const char *memcheck_proc_name(const char *symbol, int version);
  * .const variables join the table (nothing with EGPU_MEMCHECK unset).
  */
 void memcheck_loaded(const char *ptx, CUmodule mod, CUlibrary lib);
+/* Whether EGPU_MEMCHECK asks for memcheck (and it has not failed). */
+bool memcheck_on(void);
+/* The table, made now in the current context if not yet; NULL: off
+ * (unset, or it could not be made: said once on stderr). */
+struct mc_table *memcheck_start(void);
 /* The table and its GPU side, NULL until the first allocation seen. */
 struct mc_table *memcheck_table(void);
 struct mc_dev *memcheck_dev(void);

@@ -135,6 +135,16 @@ int mc_report_add(struct mc_report *r, const struct mc_violation *v)
 	return 0;
 }
 
+void mc_report_set_count(struct mc_report *r, uint32_t site, uint64_t count)
+{
+	struct site_entry *e = find(r, site);
+
+	if (!e || count < e->count)
+		return;
+	r->total += count - e->count;
+	e->count = count;
+}
+
 uint64_t mc_report_total(const struct mc_report *r)
 {
 	return r->total;
@@ -143,6 +153,11 @@ uint64_t mc_report_total(const struct mc_report *r)
 size_t mc_report_sites(const struct mc_report *r)
 {
 	return r->nsites;
+}
+
+uint32_t mc_report_site_at(const struct mc_report *r, size_t i)
+{
+	return r->sites[i].first.site;
 }
 
 /* The site's kernel and line, numbered when the host does not know it. */

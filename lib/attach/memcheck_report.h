@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "attach/memcheck_layout.h"
+#include "core/memcheck_layout.h"
 
 /* What the host knows of a site. */
 struct mc_site {
@@ -40,9 +40,15 @@ struct mc_report *mc_report_new(const struct mc_report_opts *opts);
 void mc_report_free(struct mc_report *r);
 /* Count @v; 0 or EGPU_ENOMEM (then counted, not kept). */
 int mc_report_add(struct mc_report *r, const struct mc_violation *v);
+/* Site @site made @count bad accesses in all (the check sends only the
+ * first of each site and counts the rest); a site not seen, or a count
+ * below what was added, changes nothing. */
+void mc_report_set_count(struct mc_report *r, uint32_t site, uint64_t count);
 /* Bad accesses seen, and the sites they came from. */
 uint64_t mc_report_total(const struct mc_report *r);
 size_t mc_report_sites(const struct mc_report *r);
+/* The number of the @i-th site seen (@i below mc_report_sites()). */
+uint32_t mc_report_site_at(const struct mc_report *r, size_t i);
 /* The report, malloc'd (NULL: out of memory); sites in order of their
  * first access. */
 char *mc_report_text(const struct mc_report *r, bool json);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attach/memcheck_layout.h"
+#include "core/memcheck_layout.h"
 #include "attach/memcheck_table.h"
 #include "attach/memcheck_table_impl.h"
 #include "core/core.h"

@@ -11,5 +11,9 @@
 
 extern const char device_runtime_ptx[];      /* NUL-terminated */
 extern const unsigned device_runtime_ptx_len; /* bytes, without the NUL */
+/* egpu memcheck's check (memcheck.cu): egpu_dev_mc_find and
+ * egpu_dev_mc_window over the variables egpu_dev_mc_* it declares. */
+extern const char device_memcheck_ptx[];
+extern const unsigned device_memcheck_ptx_len;
 
 #endif

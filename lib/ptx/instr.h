@@ -166,6 +166,11 @@ struct func_locals {
 int calls_local(const struct probe_call *calls, size_t n,
 		struct func_locals *l);
 
+/* The first statement of @f's body after its declarations (and .loc):
+ * where code run once at its entry goes. */
+const struct ptx_stmt *func_entry_stmt(const struct ptx_module *m,
+				       const struct ptx_func *f);
+
 /* Declare @l at the top of @f's body (before any probe). */
 int declare_locals(const struct ptx_module *m, const struct ptx_func *f,
 		   const struct func_locals *l, struct edits *e);

@@ -53,7 +53,7 @@ static int check_args(const char *app_ptx, const struct ptx_attach *reqs,
 	if (!app_ptx || (nreq && !reqs) || (nmod && !modules))
 		return err_set(EGPU_EINVAL, "ptx_instrument: missing input");
 	for (i = 0; i < nreq; i++) {
-		if (!reqs[i].kernel || !reqs[i].func)
+		if (!reqs[i].kernel || (!reqs[i].func && !reqs[i].memcheck))
 			return err_set(EGPU_EINVAL,
 				       "attach request %zu: no kernel or function",
 				       i);
@@ -350,18 +350,46 @@ static int add_mem(struct session *s, const struct ptx_attach *r,
 	return call->body ? copy_bytes(call->body, &q->copy_bytes) : 0;
 }
 
-static int plan_request(struct session *s, const struct ptx_attach *r,
-			size_t i)
+/* egpu memcheck's request: no probe, the device runtime's check. */
+static int add_memcheck(struct session *s, const struct ptx_attach *r)
 {
-	struct probe_call call;
-	bool need_ctx = false;
-	size_t hits = 0;
+	const struct ptx_module *owner;
+	struct mem_req *q = &s->mem[s->nmem++];
+
+	if (r->point != EGPU_ATTACH_MEM)
+		return err_set(EGPU_EINVAL, "memcheck: the check goes at memory sites, not attach point %d",
+			       r->point);
+	if (!link_find_func(s->mods, s->nmod, MC_CHECK_FUNC, &owner))
+		return err_set(EGPU_ENOENT,
+			       "memcheck: no linked module defines %s (lib/device/memcheck.cu)",
+			       MC_CHECK_FUNC);
+	*q = (struct mem_req){ .r = r, .call = { .func = MC_CHECK_FUNC },
+			       .kernels = calloc(s->nkernels + 1, 1) };
+	return q->kernels ? 0 : err_set(EGPU_ENOMEM, "PTX: out of memory");
+}
+
+/* A probe's request: its function checked and prepared. */
+static int plan_probe(struct session *s, const struct ptx_attach *r,
+		      size_t i, struct probe_call *call, bool *need_ctx)
+{
 	int err = check_probe(s, r);
 
 	if (!err)
-		err = prepare_probe(s, r, &s->bodies[i], &call, &need_ctx);
+		err = prepare_probe(s, r, &s->bodies[i], call, need_ctx);
 	if (!err && r->point == EGPU_ATTACH_MEM)
-		err = add_mem(s, r, &call, need_ctx);
+		err = add_mem(s, r, call, *need_ctx);
+	return err;
+}
+
+static int plan_request(struct session *s, const struct ptx_attach *r,
+			size_t i)
+{
+	struct probe_call call = { 0 };
+	bool need_ctx = false;
+	size_t hits = 0;
+	int err = r->memcheck ? add_memcheck(s, r) :
+				plan_probe(s, r, i, &call, &need_ctx);
+
 	for (size_t k = 0; k < s->nkernels && !err; k++) {
 		bool fits;
 

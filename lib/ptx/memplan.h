@@ -89,6 +89,78 @@ bool mem_item_needs_ctx(const struct mem_plan *p, uint32_t item);
  * thread-local registers they use (calls_local()). */
 int mem_item_local(const struct mem_plan *p, uint32_t item,
 		   struct func_locals *l);
+/* egpu memcheck's check at a site (memcheck_site.c). */
+
+/* The device runtime's lookup the check calls (lib/device/memcheck.cu). */
+#define MC_CHECK_FUNC "egpu_dev_mc_find"
+/* Global sites per function that remember the allocation they passed. */
+#define MC_CACHED_MAX 16
+
+/* What the check needs of one function. */
+struct mc_func {
+	/* Its frame, for local accesses: the kernel's __local_depot (token)
+	 * and bytes; frame_ok: checked (a kernel whose only .local is the
+	 * depot; never a .func, which may be handed its caller's frame). */
+	uint32_t depot;
+	uint32_t depot_size;
+	bool frame_ok;
+	bool shared;       /* a site checks shared memory: its end at entry */
+	uint32_t ncached;  /* sites given a range cache */
+	uint8_t *in_loop;  /* per statement: a backward branch runs it again */
+};
+
+/* 0 or EGPU_ENOMEM; mc_func_free() even on error. */
+int mc_func_make(const struct ptx_module *m, const struct ptx_func *f,
+		 struct mc_func *fn);
+void mc_func_free(struct mc_func *fn);
+/* Whether access @op gets a check in function @fn. */
+bool mc_site_checked(const struct mem_op *op, const struct mc_func *fn);
+/* Site @s's range cache (a global or generic access in a loop, while
+ * there are slots), or -1; notes what its function's entry must set. */
+int mc_site_plan(struct mc_func *fn, const struct mem_site *s);
+
+/*
+ * Groups of the shared sites [0, @n) of @s in one function, for which
+ * @want is true: sites in one straight stretch of code (no label, branch,
+ * call or scope between) addressing off one base register that nothing
+ * between writes, unguarded, are checked together at the first, the
+ * group's head. *@group: the head's index for each site, -1 alone.
+ */
+void mc_plan_groups(const struct ptx_module *m, const struct mem_site *s,
+		    size_t n, const bool *want, int *group);
+
+struct mc_site_code {
+	const struct ptx_module *m;
+	const struct mem_site *s;
+	/* the function's sites and groups (mc_plan_groups); s is one */
+	const struct mem_site *all;
+	const int *group;
+	size_t nall;
+	const char *prefix;
+	uint32_t site;   /* index in the module: names its labels */
+	uint32_t number; /* egpu_mem_ctx.site */
+	const struct ptx_memcheck *mc;
+	const struct mc_func *fn;
+	int cache;       /* mc_site_plan() */
+	bool contain;
+};
+
+/* At the function's entry: the range caches (empty) and the end of
+ * shared memory, in function-wide registers. */
+void mc_emit_entry(struct strbuf *sb, const char *prefix,
+		   const struct mc_func *fn);
+/* The check, inside the site's scope, %P_m0 holding the address; with
+ * containment it sets %P_mcb on a bad access. */
+void mc_emit_check(struct strbuf *sb, const struct mc_site_code *c);
+/* Containment: a scope declaring %P_mcb (false), opened before the
+ * site's code; after it, the branch over the instruction; after the
+ * instruction, its destinations zeroed and the scope closed. */
+void mc_emit_open(struct strbuf *sb, const char *prefix);
+void mc_emit_skip(struct strbuf *sb, const char *prefix, uint32_t site);
+void mc_emit_after(struct strbuf *sb, const struct ptx_module *m,
+		   const struct mem_site *s, const char *prefix,
+		   uint32_t site);
+
 /* The instruction texts probes read (module-scope strings), at @off. */
 int mem_emit_texts(const struct mem_plan *p, const struct ptx_module *m,
 		   const char *prefix, uint32_t off, struct edits *e);

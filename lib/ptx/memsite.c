@@ -16,6 +16,7 @@
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/mem_ctx.h"
@@ -42,6 +43,11 @@ struct site_code {
 	uint32_t site;   /* index in the module: names its labels */
 	uint32_t number; /* egpu_mem_ctx.site: site_base + index */
 	const struct mem_names *nm;
+	const struct mc_func *fn; /* the function's, for memcheck */
+	int cache;                /* memcheck's range cache, or -1 */
+	const struct mem_site *all; /* the function's sites ... */
+	const int *group;         /* ... and memcheck's groups of them */
+	size_t nall;
 };
 
 static const char *cvta_space(const struct mem_op *op)
@@ -248,6 +254,48 @@ static void put_bits(struct strbuf *sb, const struct site_code *c)
 		  bits, p, p);
 }
 
+/* The site's memcheck request, or NULL. */
+static const struct mem_req *memcheck_of(const struct mem_plan *p,
+					 const struct mem_site *s)
+{
+	for (size_t i = 0; i < s->ncalls; i++)
+		if (mem_plan_call(p, s, i)->r->memcheck)
+			return mem_plan_call(p, s, i);
+	return NULL;
+}
+
+/* Whether the site's access is skipped when its check fails. */
+static bool contained(const struct site_code *c)
+{
+	const struct mem_req *q = memcheck_of(c->p, c->s);
+
+	return q && q->r->memcheck->contain &&
+	       mc_site_checked(&c->s->op, c->fn);
+}
+
+static void emit_call(struct strbuf *sb, const struct site_code *c, size_t i)
+{
+	const struct probe_call *call = mem_plan_probe(c->p, c->s, i);
+	const char *p = c->nm->prefix;
+
+	if (mem_plan_call(c->p, c->s, i)->r->memcheck) {
+		struct mc_site_code mc = { .m = c->m, .s = c->s, .prefix = p,
+					   .site = c->site, .number = c->number,
+					   .mc = mem_plan_call(c->p, c->s, i)->r->memcheck,
+					   .fn = c->fn, .cache = c->cache,
+					   .all = c->all, .group = c->group,
+					   .nall = c->nall,
+					   .contain = contained(c) };
+
+		mc_emit_check(sb, &mc);
+	} else if (call->body) {
+		inline_call(sb, c, call, i);
+	} else {
+		sb_printf(sb, "\tcall \t(%%%s_m5), %s, (%%%s_m1, %%%s_m4);\n",
+			  p, call->func, p, p);
+	}
+}
+
 static void emit_site(struct strbuf *sb, const struct site_code *c)
 {
 	const struct ptx_module *m = c->m;
@@ -256,6 +304,8 @@ static void emit_site(struct strbuf *sb, const struct site_code *c)
 	const char *p = c->nm->prefix;
 
 	sb_adds(sb, "// begin egpu mem probes\n");
+	if (contained(c))
+		mc_emit_open(sb, p);
 	if (st->pred >= 0)
 		sb_printf(sb, "\t@%s%.*s bra \t$%s_mskip_%u;\n",
 			  st->pred_neg ? "" : "!", (int)m->toks[st->pred].len,
@@ -271,19 +321,30 @@ static void emit_site(struct strbuf *sb, const struct site_code *c)
 	else
 		sb_printf(sb, "\tmov.u64 \t%%%s_m1, 0;\n\tmov.u64 \t%%%s_m4, 0;\n",
 			  p, p);
-	for (size_t i = 0; i < c->s->ncalls; i++) {
-		const struct probe_call *call = mem_plan_probe(c->p, c->s, i);
-
-		if (call->body)
-			inline_call(sb, c, call, i);
-		else
-			sb_printf(sb, "\tcall \t(%%%s_m5), %s, (%%%s_m1, %%%s_m4);\n",
-				  p, call->func, p, p);
-	}
+	for (size_t i = 0; i < c->s->ncalls; i++)
+		emit_call(sb, c, i);
 	sb_adds(sb, "\t}\n");
 	if (st->pred >= 0)
 		sb_printf(sb, "$%s_mskip_%u:\n", p, c->site);
+	if (contained(c))
+		mc_emit_skip(sb, p, c->site);
 	sb_adds(sb, "\t// end egpu mem probes\n\t");
+}
+
+/* Containment's end, after the instruction. */
+static int emit_after(struct edits *e, const struct site_code *c)
+{
+	const struct ptx_stmt *st =
+		&c->m->items[c->s->item].func->stmts[c->s->stmt];
+	struct strbuf *sb;
+
+	if (!contained(c))
+		return 0;
+	sb = edit_at(e, tok_end(c->m, st->last - 1), 0);
+	if (!sb)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
+	mc_emit_after(sb, c->m, c->s, c->nm->prefix, c->site);
+	return 0;
 }
 
 /* The sites of function @item: [*lo, *hi). */
@@ -308,26 +369,84 @@ static const struct mem_site *item_sites(const struct mem_plan *p,
 	return s;
 }
 
+/* Whether memcheck may check site @s with others of its group: a
+ * shared access off a base, uncontained. */
+static bool groupable(const struct mem_plan *p, const struct mem_site *s,
+		      const struct mc_func *fn)
+{
+	const struct mem_req *q = memcheck_of(p, s);
+
+	return q && !q->r->memcheck->contain &&
+	       s->op.space == EGPU_SPACE_SHARED &&
+	       mc_site_checked(&s->op, fn) && s->op.size_reg < 0 &&
+	       s->op.base_is != BASE_IMM;
+}
+
+/* memcheck's plan for the sites [@lo, @hi) of a function: range caches
+ * and groups (@cache, @group, by site - @lo), and its entry's code
+ * (mc_emit_entry). */
+static int plan_memcheck(const struct mem_plan *p, const struct ptx_module *m,
+			 const struct mem_site *s, size_t lo, size_t hi,
+			 struct mc_func *fn, int *cache, int *group,
+			 const char *prefix, struct edits *e)
+{
+	const struct ptx_func *f = m->items[s[lo].item].func;
+	bool *want = calloc(hi - lo + 1, sizeof(*want));
+	struct strbuf *sb;
+
+	if (!want)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	for (size_t i = lo; i < hi; i++) {
+		cache[i - lo] = memcheck_of(p, &s[i]) ? mc_site_plan(fn, &s[i]) : -1;
+		want[i - lo] = groupable(p, &s[i], fn);
+	}
+	mc_plan_groups(m, s + lo, hi - lo, want, group);
+	free(want);
+	if (!fn->ncached && !fn->shared)
+		return 0;
+	sb = edit_at(e, m->toks[func_entry_stmt(m, f)->first].off, 0);
+	if (!sb)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
+	mc_emit_entry(sb, prefix, fn);
+	return 0;
+}
+
 int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
 		  uint32_t item, const struct mem_names *names,
 		  struct edits *e)
 {
 	size_t lo, hi;
 	const struct mem_site *s = item_sites(p, item, &lo, &hi);
+	struct mc_func fn;
+	int *cache = calloc(2 * (hi - lo) + 1, sizeof(*cache));
+	int *group = cache + (hi - lo);
+	int err = mc_func_make(m, m->items[item].func, &fn);
 
-	for (size_t i = lo; i < hi; i++) {
+	if (!err && !cache)
+		err = err_set(EGPU_ENOMEM, "PTX: out of memory");
+	if (!err && hi > lo)
+		err = plan_memcheck(p, m, s, lo, hi, &fn, cache, group,
+				    names->prefix, e);
+	for (size_t i = lo; i < hi && !err; i++) {
 		const struct ptx_stmt *st = &m->items[item].func->stmts[s[i].stmt];
 		struct site_code c = { .m = m, .p = p, .s = &s[i],
 				       .site = (uint32_t)i,
 				       .number = mem_plan_site_base(p) + (uint32_t)i,
-				       .nm = names };
+				       .nm = names, .fn = &fn,
+				       .cache = cache[i - lo], .all = s + lo,
+				       .group = group, .nall = hi - lo };
 		struct strbuf *sb = edit_at(e, m->toks[st->first].off, 0);
 
 		if (!sb)
-			return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
-		emit_site(sb, &c);
+			err = err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
+		else
+			emit_site(sb, &c);
+		if (!err)
+			err = emit_after(e, &c);
 	}
-	return 0;
+	free(cache);
+	mc_func_free(&fn);
+	return err;
 }
 
 bool mem_item_needs_ctx(const struct mem_plan *p, uint32_t item)

@@ -74,6 +74,24 @@ struct ptx_attach {
 	 * error (EGPU_EINVAL).
 	 */
 	uint32_t params_reach;
+	/*
+	 * EGPU_ATTACH_MEM: not a probe but egpu memcheck's check of each
+	 * global, shared, local and generic access (docs/memcheck.md),
+	 * calling the device runtime's egpu_dev_mc_* (lib/device/
+	 * memcheck.cu), which a linked module must define; @func is not
+	 * used. Put it after the probes: they see the access first.
+	 */
+	const struct ptx_memcheck *memcheck;
+};
+
+/* egpu memcheck's check (ptx_attach.memcheck). */
+struct ptx_memcheck {
+	bool contain;    /* a bad access is skipped, a load then giving 0 */
+	/* device addresses the check reads inline: the index cell, the
+	 * state words, the lookup hints (core/memcheck_layout.h) */
+	uint64_t cell;
+	uint64_t states;
+	uint64_t hints;
 };
 
 /* A PTX module to link into the application's: JIT output, runtime. */

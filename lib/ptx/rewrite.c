@@ -22,8 +22,8 @@ static bool is_exit(const struct ptx_module *m, const struct ptx_stmt *st)
 	return is_op(m, st, "ret") || is_op(m, st, "exit");
 }
 
-static const struct ptx_stmt *entry_stmt(const struct ptx_module *m,
-					 const struct ptx_func *f)
+const struct ptx_stmt *func_entry_stmt(const struct ptx_module *m,
+				       const struct ptx_func *f)
 {
 	uint32_t i;
 
@@ -162,7 +162,7 @@ int calls_local(const struct probe_call *calls, size_t n,
 int declare_locals(const struct ptx_module *m, const struct ptx_func *f,
 		   const struct func_locals *l, struct edits *e)
 {
-	const struct ptx_stmt *at = entry_stmt(m, f);
+	const struct ptx_stmt *at = func_entry_stmt(m, f);
 	struct strbuf *sb;
 
 	if (!l->depot && !l->mctx && !l->ntl)
@@ -205,7 +205,7 @@ int rewrite_kernel(const struct ptx_module *m, struct kernel_plan *plan,
 		s.calls = plan->entry;
 		s.ncalls = plan->nentry;
 		s.need_ctx = plan->entry_ctx;
-		err = insert_site(e, &s, entry_stmt(m, it->func));
+		err = insert_site(e, &s, func_entry_stmt(m, it->func));
 		plan->entry_points = 1;
 	}
 	if (!err && plan->nexit)

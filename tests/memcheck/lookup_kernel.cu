@@ -5,7 +5,7 @@
  * the same source the CPU tests run). One thread per query; -1 when no
  * index is published yet.
  */
-#include "attach/memcheck_layout.h"
+#include "core/memcheck_layout.h"
 
 extern "C" __global__ void mc_lookup(const unsigned long long *cell,
 				     const uint32_t *states,

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attach/memcheck_layout.h"
+#include "core/memcheck_layout.h"
 #include "sim_gpu.h"
 
 static int publish(void *user, const void *ix, size_t bytes)

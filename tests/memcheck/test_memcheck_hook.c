@@ -114,7 +114,8 @@ START_TEST(proc_names)
 END_TEST
 
 /* The variables a module defines in global and constant memory; extern
- * declarations, shared variables and functions are not. */
+ * declarations, shared variables, functions and the device runtime's
+ * own variables (memcheck's buffers) are not. */
 START_TEST(module_variables)
 {
 	static const char ptx[] =
@@ -122,6 +123,7 @@ START_TEST(module_variables)
 		".extern .global .align 4 .b8 elsewhere[16];\n"
 		".visible .global .align 4 .b8 table[400];\n"
 		".global .align 8 .u64 counter;\n"
+		".visible .global .align 8 .u64 egpu_dev_mc_cell = 4096;\n"
 		".visible .const .align 4 .f32 coef[16] = {0f3F800000};\n"
 		".shared .align 4 .b8 tile[1024];\n"
 		".visible .entry k(.param .u64 k_param_0)\n{\n\tret;\n}\n";

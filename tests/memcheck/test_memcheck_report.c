@@ -101,6 +101,26 @@ START_TEST(dedup_and_text)
 }
 END_TEST
 
+/* The GPU sends each site's first access and counts the rest. */
+START_TEST(counts_from_the_gpu)
+{
+	struct mc_report *r = mc_report_new(NULL);
+	struct mc_violation a = bad(7, EGPU_SPACE_GLOBAL, 0x1000);
+	struct mc_violation b = bad(9, EGPU_SPACE_GLOBAL, 0x2000);
+
+	ck_assert_int_eq(mc_report_add(r, &a), 0);
+	ck_assert_int_eq(mc_report_add(r, &b), 0);
+	ck_assert_uint_eq(mc_report_site_at(r, 0), 7);
+	ck_assert_uint_eq(mc_report_site_at(r, 1), 9);
+	mc_report_set_count(r, 9, 500);
+	mc_report_set_count(r, 7, 0);  /* below what was seen: kept */
+	mc_report_set_count(r, 8, 99); /* a site never seen: nothing */
+	ck_assert_uint_eq(mc_report_total(r), 501);
+	ck_assert_uint_eq(mc_report_sites(r), 2);
+	mc_report_free(r);
+}
+END_TEST
+
 START_TEST(windows_and_unknown_sites)
 {
 	EGPU_OPTS(mc_report_opts, o, .site = site_info);
@@ -180,6 +200,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("report");
 
 	tcase_add_test(tc, dedup_and_text);
+	tcase_add_test(tc, counts_from_the_gpu);
 	tcase_add_test(tc, windows_and_unknown_sites);
 	tcase_add_test(tc, at_most_n_shown);
 	tcase_add_test(tc, bad_opts);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attach/memcheck_layout.h"
+#include "core/memcheck_layout.h"
 #include "attach/memcheck_table.h"
 #include "core/core.h"
 #include "sim_gpu.h"
@@ -247,8 +247,14 @@ START_TEST(growth_matches_reference)
 		uint64_t addr = A - 64 + rand_r(&seed) % (N * 8192ull + 128);
 		uint32_t size = 1u << (rand_r(&seed) % 5);
 
+		const struct mc_entry *e = NULL;
+
 		ck_assert_int_eq(sim_check(&g, addr, size),
 				 ref_check(r, N, addr, size));
+		/* the entry a check may remember holds the access */
+		if (mc_find(g.index, g.states, addr, size, &e))
+			ck_assert(e && e->base <= addr && addr + size <= e->end &&
+				  g.states[e->slot]);
 	}
 	free(r);
 }

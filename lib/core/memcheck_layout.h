@@ -91,12 +91,14 @@ MC_FN int64_t mc_segment(const struct mc_index_hdr *h, uint64_t addr)
 }
 
 /*
- * Whether [@addr, @addr + @size) lies inside one live allocation: 1 yes
- * (or not checkable: a segment of too many overlapping entries), 0 no.
- * @states is the slot array the index's entries name.
+ * Whether [@addr, @addr + @size) lies inside one live allocation: 1 yes,
+ * *@ent that allocation's entry (a checker may pass later accesses
+ * inside it without a search), or NULL where the segment lists too many
+ * overlapping entries to check; 0 no. @states is the slot array the
+ * index's entries name.
  */
-MC_FN int mc_check(const struct mc_index_hdr *h, const uint32_t *states,
-		   uint64_t addr, uint32_t size)
+MC_FN int mc_find(const struct mc_index_hdr *h, const uint32_t *states,
+		  uint64_t addr, uint32_t size, const struct mc_entry **ent)
 {
 	int64_t seg = mc_segment(h, addr);
 	const uint32_t *c;
@@ -108,19 +110,46 @@ MC_FN int mc_check(const struct mc_index_hdr *h, const uint32_t *states,
 	for (int k = 0; k < MC_COVER && c[k] != MC_NONE; k++) {
 		const struct mc_entry *e;
 
-		if (c[k] == MC_WILD)
+		if (c[k] == MC_WILD) {
+			*ent = 0;
 			return 1;
+		}
 		e = mc_entries(h) + c[k];
-		if (addr >= e->base && last <= e->end && states[e->slot])
+		if (addr >= e->base && last <= e->end && states[e->slot]) {
+			*ent = e;
 			return 1;
+		}
 	}
 	return 0;
 }
 
+/* mc_find() without the entry. */
+MC_FN int mc_check(const struct mc_index_hdr *h, const uint32_t *states,
+		   uint64_t addr, uint32_t size)
+{
+	const struct mc_entry *e;
+
+	return mc_find(h, states, addr, size, &e);
+}
+
 /*
- * What the probe sends to the host ring for a bad access, 56 bytes (the
- * fields of egpu_mem_ctx, where the thread is, and the bound a shared or
- * local access was checked against).
+ * The lookup's hints, one per site (modulo MC_HINTS): the index and the
+ * entry its last lookup found. A site whose hint names the current index
+ * and an entry that holds the access, live, needs no search; any other
+ * case searches (a hint is only ever a live allocation's entry of the
+ * index it names, so one read torn or stale costs a search, never a
+ * wrong verdict).
+ */
+#define MC_HINTS 65536u
+struct mc_hint {
+	uint64_t ix;    /* the index's address */
+	uint64_t entry; /* the entry's address in it */
+};
+
+/*
+ * What the check sends the host for a bad access, 56 bytes (the fields
+ * of egpu_mem_ctx, where the thread is, and for a shared or local access
+ * its offset in the window, in addr, and the window's size, in bound).
  */
 struct mc_violation {
 	uint64_t addr;
@@ -133,6 +162,27 @@ struct mc_violation {
 	uint32_t bound;     /* shared: the block's bytes; local: the frame's */
 	uint32_t block[3];
 	uint32_t thread[3];
+};
+
+/*
+ * Where the check's reports go (lib/device/memcheck.cu): the first bad
+ * access of each site becomes one record of the log, in mapped host
+ * memory, which the host reads without a CUDA call; every bad access is
+ * counted per site in GPU memory (the count also says "first").
+ */
+struct mc_log_rec {
+	struct mc_violation v;
+	uint32_t ready; /* written last, after a system fence: 1 */
+	uint32_t pad;
+};
+
+/* GPU memory: the log's next free record, then the per-site counts. */
+struct mc_counts {
+	uint32_t next;      /* records taken (may pass log_cap: dropped) */
+	uint32_t log_cap;   /* records the log holds */
+	uint32_t max_sites; /* counts[]; a site past it counts in the last */
+	uint32_t pad;
+	uint32_t counts[];
 };
 
 #endif

@@ -1,0 +1,571 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * egpu memcheck's check at one memory site (docs/memcheck.md), emitted
+ * by memsite.c where a request asks for it, after the site's generic
+ * address is in %P_m0:
+ * - global: the device runtime's egpu_dev_mc_find (lib/device/
+ *   memcheck.cu: the allocation table's lookup, memcheck_layout.h) gives
+ *   the live allocation holding [addr, addr + size), or none, after the
+ *   site's hint (the entry its last search found: core/memcheck_layout.h)
+ *   failed to answer; a site in a loop also keeps the allocation in two
+ *   registers and tries again only when an access leaves it;
+ * - shared: the access must end inside the block's shared memory, whose
+ *   end (computed once at the function's entry) is the dynamic part's
+ *   start (egpu_dev_mc_smem, an extern .shared array, placed after every
+ *   static one) plus %dynamic_smem_size;
+ * - local (kernels only: a .func may be handed its caller's frame): the
+ *   access must lie inside the kernel's __local_depot, the frame nvcc
+ *   gives every local array;
+ * - generic: isspacep picks which of those applies; other windows pass.
+ * A bad shared or local access is sent by egpu_dev_mc_window, a bad
+ * global one by the lookup itself. With containment the verdict lives in
+ * %P_mcb, declared in a scope that also holds the instruction: a bad
+ * access skips it, and a load or atomic then zeroes its destinations.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/memcheck_layout.h"
+#include "egpu/ctx.h"
+#include "ptx/memplan.h"
+
+/* The kernel's frame: its only .local, nvcc's __local_depot. */
+static void find_frame(const struct ptx_module *m, const struct ptx_func *f,
+		       struct mc_func *fn)
+{
+	uint32_t locals = 0;
+
+	for (uint32_t i = 0; f->entry && i < f->nstmts; i++) {
+		const struct ptx_stmt *st = &f->stmts[i];
+		uint32_t t = st->op + 1;
+
+		if (st->kind != ST_DECL || !tok_is(m, st->op, ".local"))
+			continue;
+		locals++;
+		while (t < st->last && m->toks[t].kind != TOK_IDENT)
+			t++;
+		if (t + 3 < st->last && tok_is(m, t + 1, "[") &&
+		    m->toks[t + 2].kind == TOK_INT && tok_is(m, t + 3, "]") &&
+		    m->toks[t].len > 13 &&
+		    !strncmp(tok_text(m, t), "__local_depot", 13)) {
+			fn->depot = t;
+			fn->depot_size = (uint32_t)strtoul(tok_text(m, t + 2),
+							   NULL, 0);
+		}
+	}
+	/* Other named .local variables: a frame of a form we do not know. */
+	fn->frame_ok = fn->depot && locals == 1;
+}
+
+/* The label statement @t names, or -1. */
+static int64_t label_at(const struct ptx_module *m, const struct ptx_func *f,
+			const uint32_t *labels, size_t n, uint32_t t)
+{
+	for (size_t i = 0; i < n; i++)
+		if (tok_same(m, f->stmts[labels[i]].first, t))
+			return labels[i];
+	return -1;
+}
+
+/* Statements a backward branch (to a label at or before them, from
+ * after them) runs again: a loop's body. */
+static int find_loops(const struct ptx_module *m, const struct ptx_func *f,
+		      struct mc_func *fn)
+{
+	uint32_t *labels = calloc(f->nstmts + 1, sizeof(*labels));
+	int32_t *delta = calloc(f->nstmts + 1, sizeof(*delta));
+	size_t n = 0;
+	int32_t depth = 0;
+
+	fn->in_loop = calloc(f->nstmts + 1, 1);
+	if (!labels || !delta || !fn->in_loop) {
+		free(labels);
+		free(delta);
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	}
+	for (uint32_t i = 0; i < f->nstmts; i++)
+		if (f->stmts[i].kind == ST_LABEL)
+			labels[n++] = i;
+	for (uint32_t j = 0; j < f->nstmts; j++) {
+		const struct ptx_stmt *st = &f->stmts[j];
+		int64_t i;
+
+		if (st->kind != ST_INSN || !tok_is(m, st->op, "bra") ||
+		    st->last < 2)
+			continue;
+		i = label_at(m, f, labels, n, st->last - 2); /* bra L ; */
+		if (i >= 0 && i <= j) {
+			delta[i]++;
+			delta[j + 1]--;
+		}
+	}
+	for (uint32_t i = 0; i < f->nstmts; i++) {
+		depth += delta[i];
+		fn->in_loop[i] = depth > 0;
+	}
+	free(labels);
+	free(delta);
+	return 0;
+}
+
+int mc_func_make(const struct ptx_module *m, const struct ptx_func *f,
+		 struct mc_func *fn)
+{
+	*fn = (struct mc_func){ 0 };
+	find_frame(m, f, fn);
+	return find_loops(m, f, fn);
+}
+
+void mc_func_free(struct mc_func *fn)
+{
+	free(fn->in_loop);
+	fn->in_loop = NULL;
+}
+
+/* Whether @t appears in statement @st outside its [ ] addresses (so
+ * the statement may write it). */
+static bool names_outside_address(const struct ptx_module *m,
+				  const struct ptx_stmt *st, uint32_t t)
+{
+	int depth = 0;
+
+	for (uint32_t u = st->first; u < st->last; u++) {
+		depth += tok_is(m, u, "[") - tok_is(m, u, "]");
+		if (!depth && tok_same(m, u, t))
+			return true;
+	}
+	return false;
+}
+
+/* Whether the statements [@from, @to) of @f let a site at @to use the
+ * value base register @base had at @from: straight code not writing it. */
+static bool straight(const struct ptx_module *m, const struct ptx_func *f,
+		     uint32_t from, uint32_t to, uint32_t base)
+{
+	static const char *const jumps[] = { "bra", "brx", "call", "ret",
+					     "exit", "trap" };
+
+	for (uint32_t i = from; i < to; i++) {
+		const struct ptx_stmt *st = &f->stmts[i];
+
+		if (st->kind == ST_LABEL || st->kind == ST_OPEN ||
+		    st->kind == ST_CLOSE)
+			return false;
+		if (st->kind != ST_INSN)
+			continue;
+		for (size_t k = 0; k < ARRAY_SIZE(jumps); k++)
+			if (tok_is(m, st->op, jumps[k]))
+				return false;
+		if (names_outside_address(m, st, base))
+			return false;
+	}
+	return true;
+}
+
+void mc_plan_groups(const struct ptx_module *m, const struct mem_site *s,
+		    size_t n, const bool *want, int *group)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct ptx_func *f = m->items[s[i].item].func;
+
+		group[i] = -1;
+		if (!want[i] || f->stmts[s[i].stmt].pred >= 0)
+			continue;
+		/* the latest site before it on the same base, if it may join */
+		for (size_t j = i; j-- > 0;) {
+			if (group[j] < 0 || !tok_same(m, s[j].op.base, s[i].op.base))
+				continue;
+			if (straight(m, f, s[j].stmt, s[i].stmt, s[i].op.base))
+				group[i] = group[j];
+			break;
+		}
+		if (group[i] < 0)
+			group[i] = (int)i;
+	}
+}
+
+/* %P_mc2 = the access's size; %P_mc0, %P_mc1, %P_mcw0: what a report
+ * carries (egpu_mem_ctx's words: site << 32 | kernel, size | kind << 32 |
+ * space << 48, the line). */
+static void put_args(struct strbuf *sb, const struct mc_site_code *c)
+{
+	const struct mem_op *op = &c->s->op;
+	const char *p = c->prefix;
+	uint64_t what = (uint64_t)op->kind << 32 | (uint64_t)op->space << 48;
+
+	sb_printf(sb, "\t.reg .b64 \t%%%s_mc<6>;\n\t.reg .b32 \t%%%s_mcw<2>;\n"
+		  "\t.reg .pred \t%%%s_mcq;\n", p, p, p);
+	if (op->size_reg >= 0)
+		sb_printf(sb, "\tcvt.u64.u32 \t%%%s_mc2, %.*s;\n", p,
+			  (int)c->m->toks[op->size_reg].len,
+			  tok_text(c->m, (uint32_t)op->size_reg));
+	else
+		sb_printf(sb, "\tmov.u64 \t%%%s_mc2, %u;\n", p, op->size);
+	sb_printf(sb, "\tmov.u64 \t%%%s_mc0, %llu;\n", p,
+		  (unsigned long long)((uint64_t)c->number << 32 | c->s->kernel_id));
+	sb_printf(sb, "\tor.b64 \t%%%s_mc1, %%%s_mc2, %llu;\n", p, p,
+		  (unsigned long long)what);
+	sb_printf(sb, "\tmov.u32 \t%%%s_mcw0, %u;\n", p, c->s->line);
+}
+
+/* With containment: %P_mcb |= %P_mcq. */
+static void contain_or(struct strbuf *sb, const struct mc_site_code *c)
+{
+	if (c->contain)
+		sb_printf(sb, "\tor.pred \t%%%s_mcb, %%%s_mcb, %%%s_mcq;\n",
+			  c->prefix, c->prefix, c->prefix);
+}
+
+static void report_window(struct strbuf *sb, const struct mc_site_code *c)
+{
+	sb_printf(sb, "\t@%%%s_mcq call \tegpu_dev_mc_window, (%%%s_mc3, %%%s_mc0, %%%s_mc1, %%%s_mcw0, %%%s_mcw1);\n",
+		  c->prefix, c->prefix, c->prefix, c->prefix, c->prefix,
+		  c->prefix);
+}
+
+/* Where the allocation passed goes: the site's cache registers, or
+ * %P_mc3 and %P_mc4. */
+static void range_regs(const struct mc_site_code *c, char *lo, char *hi,
+		       size_t n)
+{
+	if (c->cache >= 0) {
+		snprintf(lo, n, "%%%s_mcl%d", c->prefix, c->cache);
+		snprintf(hi, n, "%%%s_mch%d", c->prefix, c->cache);
+	} else {
+		snprintf(lo, n, "%%%s_mc3", c->prefix);
+		snprintf(hi, n, "%%%s_mc4", c->prefix);
+	}
+}
+
+/* The search: the allocation passed ({0, 0}: none, the access sent),
+ * %P_mcq set when none. */
+static void call_find(struct strbuf *sb, const struct mc_site_code *c)
+{
+	const char *p = c->prefix;
+	char lo[40], hi[40];
+
+	range_regs(c, lo, hi, sizeof(lo));
+	sb_printf(sb, "\t{\n\t.param .align 8 .b8 \t%%%s_mcr[16];\n"
+		  "\tcall \t(%%%s_mcr), %s, (%%%s_m0, %%%s_mc0, %%%s_mc1, %%%s_mcw0);\n"
+		  "\tld.param.b64 \t%s, [%%%s_mcr];\n"
+		  "\tld.param.b64 \t%s, [%%%s_mcr+8];\n\t}\n"
+		  "\tsetp.eq.u64 \t%%%s_mcq, %s, 0;\n",
+		  p, p, MC_CHECK_FUNC, p, p, p, p, lo, p, hi, p, p, hi);
+}
+
+/*
+ * The site's hint (core/memcheck_layout.h): the entry its last search
+ * found, which answers without a search when it belongs to the current
+ * index and holds the access, live; else the search.
+ */
+static void hint_or_find(struct strbuf *sb, const struct mc_site_code *c)
+{
+	const char *p = c->prefix;
+	uint64_t hint = c->mc->hints +
+			(uint64_t)(c->number % MC_HINTS) * sizeof(struct mc_hint);
+	char lo[40], hi[40];
+
+	range_regs(c, lo, hi, sizeof(lo));
+	/* (ptxas takes immediate addresses for .local only) */
+	sb_printf(sb, "\tmov.u64 \t%%%s_mc3, %llu;\n"
+		  "\tld.global.u64 \t%%%s_mc3, [%%%s_mc3];\n"
+		  "\tmov.u64 \t%%%s_mc5, %llu;\n"
+		  "\tld.global.v2.u64 \t{%%%s_mc4, %%%s_mc5}, [%%%s_mc5];\n"
+		  "\tsetp.ne.u64 \t%%%s_mcq, %%%s_mc4, %%%s_mc3;\n"
+		  "\tsetp.eq.or.u64 \t%%%s_mcq, %%%s_mc3, 0, %%%s_mcq;\n"
+		  "\t@%%%s_mcq bra \t$%s_mcf_%u;\n",
+		  p, (unsigned long long)c->mc->cell, p, p, p,
+		  (unsigned long long)hint, p, p, p, p, p, p, p, p, p, p, p,
+		  c->site);
+	/* entries are 8-byte aligned (24 bytes each): no vector load */
+	sb_printf(sb, "\tld.global.u64 \t%%%s_mc3, [%%%s_mc5];\n"
+		  "\tld.global.u64 \t%%%s_mc4, [%%%s_mc5+%zu];\n"
+		  "\tld.global.u32 \t%%%s_mcw1, [%%%s_mc5+%zu];\n"
+		  "\tmul.wide.u32 \t%%%s_mc5, %%%s_mcw1, 4;\n"
+		  "\tadd.u64 \t%%%s_mc5, %%%s_mc5, %llu;\n"
+		  "\tld.global.u32 \t%%%s_mcw1, [%%%s_mc5];\n"
+		  "\tadd.u64 \t%%%s_mc5, %%%s_m0, %%%s_mc2;\n"
+		  "\tsetp.lt.u64 \t%%%s_mcq, %%%s_m0, %%%s_mc3;\n"
+		  "\tsetp.gt.or.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mc4, %%%s_mcq;\n"
+		  "\tsetp.eq.or.u32 \t%%%s_mcq, %%%s_mcw1, 0, %%%s_mcq;\n"
+		  "\t@%%%s_mcq bra \t$%s_mcf_%u;\n",
+		  p, p, p, p, offsetof(struct mc_entry, end), p, p,
+		  offsetof(struct mc_entry, slot), p, p, p, p,
+		  (unsigned long long)c->mc->states, p, p, p, p, p, p, p, p,
+		  p, p, p, p, p, p, p, p, p, c->site);
+	if (c->cache >= 0)
+		sb_printf(sb, "\tmov.b64 \t%s, %%%s_mc3;\n\tmov.b64 \t%s, %%%s_mc4;\n",
+			  lo, p, hi, p);
+	sb_printf(sb, "\tbra \t$%s_mcd_%u;\n$%s_mcf_%u:\n", p, c->site, p,
+		  c->site);
+	call_find(sb, c);
+	sb_printf(sb, "$%s_mcd_%u:\n", p, c->site);
+}
+
+/* With a cache: nothing more while the access stays in the allocation
+ * the site passed last. */
+static void check_global(struct strbuf *sb, const struct mc_site_code *c)
+{
+	const char *p = c->prefix;
+	int k = c->cache;
+
+	if (k < 0) {
+		hint_or_find(sb, c);
+		contain_or(sb, c);
+		return;
+	}
+	sb_printf(sb, "\tadd.u64 \t%%%s_mc5, %%%s_m0, %%%s_mc2;\n"
+		  "\tsetp.lt.u64 \t%%%s_mcq, %%%s_m0, %%%s_mcl%d;\n"
+		  "\tsetp.gt.or.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mch%d, %%%s_mcq;\n"
+		  "\t@!%%%s_mcq bra \t$%s_mcok_%u;\n",
+		  p, p, p, p, p, p, k, p, p, p, k, p, p, p, c->site);
+	hint_or_find(sb, c);
+	sb_printf(sb, "$%s_mcok_%u:\n", p, c->site);
+	contain_or(sb, c);
+}
+
+/* The window ends at %P_mcse (mc_emit_entry); its start, for the
+ * report, is that end less %total_smem_size. */
+static void check_shared(struct strbuf *sb, const struct mc_site_code *c)
+{
+	const char *p = c->prefix;
+
+	sb_printf(sb, "\tcvta.to.shared.u64 \t%%%s_mc3, %%%s_m0;\n"
+		  "\tadd.u64 \t%%%s_mc5, %%%s_mc3, %%%s_mc2;\n"
+		  "\tsetp.gt.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mcse;\n",
+		  p, p, p, p, p, p, p, p);
+	contain_or(sb, c);
+	sb_printf(sb, "\t@!%%%s_mcq bra \t$%s_mcs_%u;\n"
+		  "\tmov.u32 \t%%%s_mcw1, %%total_smem_size;\n"
+		  "\tcvt.u64.u32 \t%%%s_mc5, %%%s_mcw1;\n"
+		  "\tsub.u64 \t%%%s_mc4, %%%s_mcse, %%%s_mc5;\n"
+		  "\tsub.u64 \t%%%s_mc3, %%%s_mc3, %%%s_mc4;\n",
+		  p, p, c->site, p, p, p, p, p, p, p, p, p);
+	report_window(sb, c);
+	sb_printf(sb, "$%s_mcs_%u:\n", p, c->site);
+}
+
+/* Member @k of the head's group: its words, and its end in %P_mc5 (its
+ * shared address less the head's is a constant). */
+static void member_args(struct strbuf *sb, const struct mc_site_code *c,
+			const struct mem_site *k, uint32_t number)
+{
+	const char *p = c->prefix;
+	uint64_t what = (uint64_t)k->op.kind << 32 |
+			(uint64_t)k->op.space << 48 | k->op.size;
+
+	sb_printf(sb, "\tmov.u64 \t%%%s_mc0, %llu;\n\tmov.u64 \t%%%s_mc1, %llu;\n"
+		  "\tmov.u32 \t%%%s_mcw0, %u;\n"
+		  "\tadd.s64 \t%%%s_mc4, %%%s_mc3, %lld;\n"
+		  "\tadd.u64 \t%%%s_mc5, %%%s_mc4, %u;\n",
+		  p, (unsigned long long)((uint64_t)number << 32 | k->kernel_id),
+		  p, (unsigned long long)what, p, k->line, p, p,
+		  (long long)(k->op.off - c->s->op.off), p, p, k->op.size);
+}
+
+/* A group's head: one test of the farthest end of its members; past
+ * the end, each member is checked here and sent with its own words. */
+static void check_shared_group(struct strbuf *sb,
+			       const struct mc_site_code *c)
+{
+	const char *p = c->prefix;
+	size_t head = (size_t)(c->s - c->all);
+	int64_t far = 0;
+
+	for (size_t i = head; i < c->nall; i++)
+		if (c->group[i] == (int)head &&
+		    c->all[i].op.off + c->all[i].op.size - c->s->op.off > far)
+			far = c->all[i].op.off + c->all[i].op.size - c->s->op.off;
+	sb_printf(sb, "\tcvta.to.shared.u64 \t%%%s_mc3, %%%s_m0;\n"
+		  "\tadd.s64 \t%%%s_mc5, %%%s_mc3, %lld;\n"
+		  "\tsetp.gt.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mcse;\n"
+		  "\t@!%%%s_mcq bra \t$%s_mcs_%u;\n"
+		  "\tmov.u32 \t%%%s_mcw1, %%total_smem_size;\n"
+		  "\tcvt.u64.u32 \t%%%s_mc2, %%%s_mcw1;\n"
+		  "\tsub.u64 \t%%%s_mc2, %%%s_mcse, %%%s_mc2;\n",
+		  p, p, p, p, (long long)far, p, p, p, p, p, c->site, p, p, p,
+		  p, p, p);
+	for (size_t i = head; i < c->nall; i++) {
+		if (c->group[i] != (int)head)
+			continue;
+		member_args(sb, c, &c->all[i],
+			    c->number + (uint32_t)(i - head));
+		sb_printf(sb, "\tsetp.gt.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mcse;\n"
+			  "\tsub.u64 \t%%%s_mc4, %%%s_mc4, %%%s_mc2;\n"
+			  "\t@%%%s_mcq call \tegpu_dev_mc_window, (%%%s_mc4, %%%s_mc0, %%%s_mc1, %%%s_mcw0, %%%s_mcw1);\n",
+			  p, p, p, p, p, p, p, p, p, p, p, p);
+	}
+	sb_printf(sb, "$%s_mcs_%u:\n", p, c->site);
+}
+
+/* The offset in the depot, unsigned: below its start wraps past it. */
+static void check_local(struct strbuf *sb, const struct mc_site_code *c)
+{
+	const struct ptx_module *m = c->m;
+	const char *p = c->prefix;
+	uint32_t size = c->s->op.size, depot = c->fn->depot_size;
+
+	sb_printf(sb, "\tcvta.to.local.u64 \t%%%s_mc3, %%%s_m0;\n"
+		  "\tmov.u64 \t%%%s_mc4, %.*s;\n"
+		  "\tsub.u64 \t%%%s_mc3, %%%s_mc3, %%%s_mc4;\n",
+		  p, p, p, (int)m->toks[c->fn->depot].len,
+		  tok_text(m, c->fn->depot), p, p, p);
+	if (size <= depot)
+		sb_printf(sb, "\tsetp.gt.u64 \t%%%s_mcq, %%%s_mc3, %u;\n", p, p,
+			  depot - size);
+	else
+		sb_printf(sb, "\tsetp.ge.u64 \t%%%s_mcq, %%%s_mc3, 0;\n", p, p);
+	sb_printf(sb, "\tmov.u32 \t%%%s_mcw1, %u;\n", p, depot);
+	report_window(sb, c);
+	contain_or(sb, c);
+}
+
+/* Local accesses are checked where the frame is known and the size is. */
+static bool local_checked(const struct mc_site_code *c)
+{
+	return c->fn->frame_ok && c->s->op.size_reg < 0;
+}
+
+/* A generic address: the window isspacep finds it in decides. */
+static void check_generic(struct strbuf *sb, const struct mc_site_code *c)
+{
+	const char *p = c->prefix;
+	uint32_t n = c->site;
+
+	sb_printf(sb, "\tisspacep.global \t%%%s_mcq, %%%s_m0;\n"
+		  "\t@!%%%s_mcq bra \t$%s_mcg_%u;\n", p, p, p, p, n);
+	check_global(sb, c);
+	sb_printf(sb, "\tbra \t$%s_mce_%u;\n$%s_mcg_%u:\n"
+		  "\tisspacep.shared \t%%%s_mcq, %%%s_m0;\n"
+		  "\t@!%%%s_mcq bra \t$%s_mch_%u;\n", p, n, p, n, p, p, p, p, n);
+	check_shared(sb, c);
+	sb_printf(sb, "\tbra \t$%s_mce_%u;\n$%s_mch_%u:\n", p, n, p, n);
+	if (local_checked(c)) {
+		sb_printf(sb, "\tisspacep.local \t%%%s_mcq, %%%s_m0;\n"
+			  "\t@!%%%s_mcq bra \t$%s_mce_%u;\n", p, p, p, p, n);
+		check_local(sb, c);
+	}
+	sb_printf(sb, "$%s_mce_%u:\n", p, n);
+}
+
+bool mc_site_checked(const struct mem_op *op, const struct mc_func *fn)
+{
+	switch (op->space) {
+	case EGPU_SPACE_GLOBAL:
+	case EGPU_SPACE_GENERIC:
+		return true;
+	case EGPU_SPACE_SHARED: /* another block's (::cluster): not ours */
+		return !op->cluster;
+	case EGPU_SPACE_LOCAL:
+		return fn->frame_ok && op->size_reg < 0;
+	default:
+		return false;
+	}
+}
+
+int mc_site_plan(struct mc_func *fn, const struct mem_site *s)
+{
+	uint8_t space = s->op.space;
+
+	if (!mc_site_checked(&s->op, fn))
+		return -1;
+	fn->shared |= space == EGPU_SPACE_SHARED || space == EGPU_SPACE_GENERIC;
+	if ((space != EGPU_SPACE_GLOBAL && space != EGPU_SPACE_GENERIC) ||
+	    !fn->in_loop[s->stmt] || fn->ncached >= MC_CACHED_MAX)
+		return -1;
+	return (int)fn->ncached++;
+}
+
+void mc_emit_entry(struct strbuf *sb, const char *prefix,
+		   const struct mc_func *fn)
+{
+	const char *p = prefix;
+
+	if (!fn->ncached && !fn->shared)
+		return;
+	sb_adds(sb, "// begin egpu memcheck\n");
+	if (fn->ncached)
+		sb_printf(sb, "\t.reg .b64 \t%%%s_mcl<%u>, %%%s_mch<%u>;\n", p,
+			  fn->ncached, p, fn->ncached);
+	for (uint32_t i = 0; i < fn->ncached; i++)
+		sb_printf(sb, "\tmov.b64 \t%%%s_mcl%u, 0;\n\tmov.b64 \t%%%s_mch%u, 0;\n",
+			  p, i, p, i);
+	if (fn->shared)
+		sb_printf(sb, "\t.reg .b64 \t%%%s_mcse;\n\t{\n"
+			  "\t.reg .b32 \t%%%s_mcsw;\n\t.reg .b64 \t%%%s_mcsx;\n"
+			  "\tmov.u64 \t%%%s_mcse, egpu_dev_mc_smem;\n"
+			  "\tmov.u32 \t%%%s_mcsw, %%dynamic_smem_size;\n"
+			  "\tcvt.u64.u32 \t%%%s_mcsx, %%%s_mcsw;\n"
+			  "\tadd.u64 \t%%%s_mcse, %%%s_mcse, %%%s_mcsx;\n\t}\n",
+			  p, p, p, p, p, p, p, p, p, p);
+	sb_adds(sb, "\t// end egpu memcheck\n\t");
+}
+
+void mc_emit_check(struct strbuf *sb, const struct mc_site_code *c)
+{
+	if (!mc_site_checked(&c->s->op, c->fn))
+		return;
+	if (c->group && c->group[c->s - c->all] >= 0 &&
+	    c->group[c->s - c->all] != c->s - c->all)
+		return; /* checked at its group's head */
+	sb_adds(sb, "\t// egpu memcheck\n");
+	put_args(sb, c);
+	switch (c->s->op.space) {
+	case EGPU_SPACE_GLOBAL:
+		check_global(sb, c);
+		break;
+	case EGPU_SPACE_SHARED:
+		if (c->group && c->group[c->s - c->all] >= 0)
+			check_shared_group(sb, c);
+		else
+			check_shared(sb, c);
+		break;
+	case EGPU_SPACE_LOCAL:
+		check_local(sb, c);
+		break;
+	default:
+		check_generic(sb, c);
+	}
+}
+
+void mc_emit_open(struct strbuf *sb, const char *prefix)
+{
+	sb_printf(sb, "\t{\n\t.reg .pred \t%%%s_mcb;\n\tsetp.ne.u32 \t%%%s_mcb, 0, 0;\n",
+		  prefix, prefix);
+}
+
+void mc_emit_skip(struct strbuf *sb, const char *prefix, uint32_t site)
+{
+	sb_printf(sb, "\t@%%%s_mcb bra \t$%s_mcx_%u;\n", prefix, prefix, site);
+}
+
+/* Destinations of a load or atomic: the registers before its address. */
+static void zero_dests(struct strbuf *sb, const struct ptx_module *m,
+		       const struct ptx_func *f, const struct ptx_stmt *st,
+		       const char *prefix)
+{
+	for (uint32_t t = st->op + 1; t < st->last && !tok_is(m, t, "["); t++) {
+		int bits;
+
+		if (m->toks[t].kind != TOK_IDENT || tok_text(m, t)[0] != '%')
+			continue;
+		bits = reg_bits(m, f, t);
+		if (bits == 16 || bits == 32 || bits == 64)
+			sb_printf(sb, "\t@%%%s_mcb mov.b%d \t%.*s, 0;\n", prefix,
+				  bits, (int)m->toks[t].len, tok_text(m, t));
+	}
+}
+
+void mc_emit_after(struct strbuf *sb, const struct ptx_module *m,
+		   const struct mem_site *s, const char *prefix,
+		   uint32_t site)
+{
+	const struct ptx_func *f = m->items[s->item].func;
+
+	sb_printf(sb, "\n$%s_mcx_%u:\n", prefix, site);
+	if (s->op.kind == EGPU_MEM_LOAD || s->op.kind == EGPU_MEM_ATOMIC)
+		zero_dests(sb, m, f, &f->stmts[s->stmt], prefix);
+	sb_adds(sb, "\t}");
+}
