@@ -105,7 +105,9 @@ static void finish(void)
 	f = report_file();
 	if (obj)
 		report_print(f, obj, &st, env.json, true);
-	memcheck_agent_finish(f, env.json);
+	/* One document a file: beside a probe's report, memcheck's goes to
+	 * stderr. */
+	memcheck_agent_finish(obj ? stderr : f, env.json);
 	if (f != stderr)
 		fclose(f);
 	pthread_mutex_unlock(&lock);

@@ -34,6 +34,34 @@ struct mc_dev {
 	size_t nold, old_cap;
 };
 
+/*
+ * The table's own driver calls run with the agent's busy flag set and in
+ * relaxed capture mode: a cudaMallocAsync captured into a graph publishes
+ * an index (an allocation and a copy waited for on the private stream),
+ * which the default global mode refuses while any stream of the process
+ * captures (CUDA error 900), failing the application's capture with it.
+ */
+struct own {
+	bool was;
+	CUstreamCaptureMode mode;
+};
+
+static struct own own_enter(void)
+{
+	struct own o = { agent_enter(), CU_STREAM_CAPTURE_MODE_RELAXED };
+
+	if (cu())
+		cu()->cuThreadExchangeStreamCaptureMode(&o.mode);
+	return o;
+}
+
+static void own_leave(struct own o)
+{
+	if (cu())
+		cu()->cuThreadExchangeStreamCaptureMode(&o.mode);
+	agent_leave(o.was);
+}
+
 /* Write @n bytes of @src at @dst now, on the private stream. */
 static CUresult put(struct mc_dev *d, CUdeviceptr dst, const void *src,
 		    size_t n)
@@ -46,7 +74,7 @@ static CUresult put(struct mc_dev *d, CUdeviceptr dst, const void *src,
 static int publish(void *user, const void *ix, size_t bytes)
 {
 	struct mc_dev *d = user;
-	bool was = agent_enter();
+	struct own o = own_enter();
 	CUdeviceptr buf = 0;
 	CUresult res = cu()->cuMemAlloc(&buf, bytes);
 
@@ -68,7 +96,7 @@ static int publish(void *user, const void *ix, size_t bytes)
 		d->cur = buf;
 	}
 	pthread_mutex_unlock(&d->lock);
-	agent_leave(was);
+	own_leave(o);
 	return res;
 }
 
@@ -76,30 +104,30 @@ static int set_state(void *user, uint32_t slot, uint32_t v, void *stream)
 {
 	struct mc_dev *d = user;
 	CUdeviceptr at = d->states + (CUdeviceptr)slot * sizeof(v);
-	bool was = agent_enter();
+	struct own o = own_enter();
 	CUresult res = stream ? cu()->cuStreamWriteValue32(stream, at, v, 0)
 			      : put(d, at, &v, sizeof(v));
 
-	agent_leave(was);
+	own_leave(o);
 	return res;
 }
 
 static int host_fn(void *user, void *stream, void (*fn)(void *), void *arg)
 {
-	bool was = agent_enter();
+	struct own o = own_enter();
 	CUresult res = cu()->cuLaunchHostFunc(stream, fn, arg);
 
 	(void)user;
-	agent_leave(was);
+	own_leave(o);
 	return res;
 }
 
 static int quiesce(void *user)
 {
-	bool was = agent_enter();
+	struct own o = own_enter();
 	CUresult res = cu()->cuCtxSynchronize();
 
-	agent_leave(was);
+	own_leave(o);
 	if (!res)
 		mc_dev_reclaim(user);
 	return res;
@@ -117,7 +145,7 @@ static CUresult forget_hints(struct mc_dev *d)
 
 void mc_dev_reclaim(struct mc_dev *d)
 {
-	bool was = agent_enter();
+	struct own o = own_enter();
 
 	pthread_mutex_lock(&d->lock);
 	if (d->nold && !forget_hints(d)) {
@@ -126,7 +154,7 @@ void mc_dev_reclaim(struct mc_dev *d)
 		d->nold = 0;
 	}
 	pthread_mutex_unlock(&d->lock);
-	agent_leave(was);
+	own_leave(o);
 }
 
 /* The check's counts and log (memcheck_layout.h). */
@@ -169,7 +197,7 @@ static int make_outputs(struct mc_dev *d)
 int mc_dev_new(uint32_t max_slots, struct mc_dev **out)
 {
 	struct mc_dev *d = calloc(1, sizeof(*d));
-	bool was = agent_enter();
+	struct own o = own_enter();
 	int err = d ? 0 : err_set(EGPU_ENOMEM, "memcheck: no memory");
 
 	if (!err && !cu())
@@ -191,7 +219,7 @@ int mc_dev_new(uint32_t max_slots, struct mc_dev **out)
 		err = cu_zero(d->cell, sizeof(CUdeviceptr));
 	if (!err)
 		err = make_outputs(d);
-	agent_leave(was);
+	own_leave(o);
 	if (err) {
 		/* the driver's objects stay: the context may be dying; the
 		 * log stays registered with them */
@@ -245,7 +273,7 @@ const struct mc_log_rec *mc_dev_log_host(const struct mc_dev *d)
 int mc_dev_site_count(struct mc_dev *d, uint32_t site, uint32_t *count)
 {
 	uint32_t k = site < MC_MAX_SITES ? site : MC_MAX_SITES - 1;
-	bool was = agent_enter();
+	struct own o = own_enter();
 	CUresult res = cu()->cuMemcpyDtoHAsync(count, d->counts +
 					       offsetof(struct mc_counts, counts) +
 					       (CUdeviceptr)k * sizeof(*count),
@@ -253,18 +281,18 @@ int mc_dev_site_count(struct mc_dev *d, uint32_t site, uint32_t *count)
 
 	if (!res)
 		res = cu()->cuStreamSynchronize(d->s);
-	agent_leave(was);
+	own_leave(o);
 	return res;
 }
 
 int mc_dev_taken(struct mc_dev *d, uint32_t *next)
 {
-	bool was = agent_enter();
+	struct own o = own_enter();
 	CUresult res = cu()->cuMemcpyDtoHAsync(next, d->counts, sizeof(*next),
 					       d->s);
 
 	if (!res)
 		res = cu()->cuStreamSynchronize(d->s);
-	agent_leave(was);
+	own_leave(o);
 	return res;
 }

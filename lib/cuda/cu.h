@@ -63,6 +63,7 @@
 	X(cuStreamWriteValue32)                                               \
 	X(cuLaunchHostFunc)                                                   \
 	X(cuStreamIsCapturing)                                                \
+	X(cuThreadExchangeStreamCaptureMode)                                  \
 	X(cuLibraryGetGlobal)
 
 #define CU_FIELD(name) __typeof__(&name) name;

@@ -92,7 +92,7 @@ static void setup(void)
 
 	d = cu();
 	ck_assert_ptr_nonnull(d);
-	ck_assert_int_eq(cu_ctx_current(&ctx), 0);
+	ck_assert_msg(cu_ctx_current(&ctx) == 0, "%s", egpu_errmsg());
 	ck_assert_int_eq(cu_module_load_ptx(ptx, &mod), 0);
 	free(ptx);
 	CU_OK(d->cuModuleGetFunction(&lookup, mod, "mc_lookup"));
