@@ -528,35 +528,6 @@ static int declare_func_locals(struct session *s, uint32_t item,
 	return declare_locals(m, m->items[item].func, &l, &s->edits);
 }
 
-/*
- * Registers a probed kernel without launch bounds may use. Without a
- * bound ptxas may give it up to 255, and probe code can push a kernel the
- * application launches with 1,024 threads past the 64 K registers of a
- * block (sm_50 on), so that its launch fails. 1,024 x 64 fills them
- * exactly: every launch the original allowed still fits; a probe needing
- * more spills. Kernels with .maxntid, .reqntid or .maxnreg keep theirs:
- * ptxas fits the probe within them.
- */
-#define PROBED_KERNEL_MAX_REGS 64
-
-/* The bound above for kernel @item if it runs probes (kernel @k's plan). */
-static int bound_registers(struct session *s, uint32_t item, size_t k,
-			   const struct kernel_plan *plan)
-{
-	const struct ptx_func *f = s->app->items[item].func;
-	struct strbuf *sb;
-
-	if (f->launch_bounds || (!plan->nentry && !plan->nexit &&
-				 !mem_plan_points(s->mem_plan, k)))
-		return 0;
-	sb = edit_at(&s->edits, s->app->toks[f->body].off, 0);
-	if (!sb)
-		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
-	sb_printf(sb, "// begin egpu register bound\n.maxnreg %u\n"
-		  "// end egpu register bound\n\t", PROBED_KERNEL_MAX_REGS);
-	return 0;
-}
-
 /* A kernel's entry and exit probes, then every function's memory probes. */
 static int rewrite_function(struct session *s, uint32_t item,
 			    struct kernel_plan *plan)
@@ -586,12 +557,9 @@ static int rewrite_functions(struct session *s)
 
 		if (m->items[i].kind != IT_FUNC || !m->items[i].func->defined)
 			continue;
-		if (m->items[i].func->entry) {
-			plan = &s->kernels[k].plan;
-			err = bound_registers(s, i, k++, plan);
-		}
-		if (!err)
-			err = rewrite_function(s, i, plan);
+		if (m->items[i].func->entry)
+			plan = &s->kernels[k++].plan;
+		err = rewrite_function(s, i, plan);
 		if (err)
 			err_prefix("%s", m->name);
 	}

@@ -46,10 +46,10 @@ static void emit_item(struct strbuf *sb, const struct link_module *lm,
 /*
  * Where a linked function's text starts: past its .visible or .weak.
  * Only the module's own code calls linked functions, and ptxas compiles
- * an internal function for its callers, within a probed kernel's register
- * bound (instrument.c) even when the module is compiled relocatable
- * (ptxas -c, cuLink*); a visible one gets registers of its own there, and
- * a bounded kernel calling one that uses more is refused.
+ * an internal function for its callers, within a kernel's launch bounds
+ * even when the module is compiled relocatable (ptxas -c, cuLink*); a
+ * visible one gets registers of its own there, and a bounded kernel
+ * calling one that uses more is refused.
  */
 static uint32_t linked_func_start(const struct ptx_module *m,
 				  const struct ptx_item *it)

@@ -78,7 +78,6 @@ struct ptx_func {
 	uint32_t param_bytes;    /* end of the last parameter */
 	bool params_known;       /* every parameter's size is known */
 	uint32_t body;           /* token of the body's '{' */
-	bool launch_bounds;      /* .maxnreg, .maxntid or .reqntid given */
 	struct ptx_stmt *stmts;  /* body statements, the final '}' included */
 	uint32_t nstmts;
 };

@@ -175,15 +175,12 @@ static int skip_parens(struct parser *p)
 }
 
 /* .maxntid 256, 1, 1  .minnctapersm 2  .noreturn  .pragma "x";  ... */
-static int parse_attributes(struct parser *p, struct ptx_func *f)
+static int parse_attributes(struct parser *p)
 {
 	int err = 0;
 
 	while (!err && at_kind(p, TOK_DIR)) {
 		bool pragma = at(p, ".pragma");
-
-		if (at(p, ".maxnreg") || at(p, ".maxntid") || at(p, ".reqntid"))
-			f->launch_bounds = true;
 
 		p->pos++;
 		while (!err) {
@@ -335,7 +332,7 @@ int parse_func(struct parser *p, struct ptx_item *it)
 	else
 		layout_params(f);
 	if (!err)
-		err = parse_attributes(p, f);
+		err = parse_attributes(p);
 	if (err || accept(p, ";"))
 		return err;
 	if (!at(p, "{"))

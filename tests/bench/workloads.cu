@@ -13,8 +13,10 @@ extern "C" __global__ void vecadd(const float *a, const float *b, float *c,
 #define TILE 32
 
 // C = A * B, all n x n, row-major; blockDim = (TILE, TILE).
-extern "C" __global__ void sgemm_tiled(const float *A, const float *B,
-				       float *C, int n)
+// Launch bounds: heavy probes (trace spans) would otherwise take it past
+// the 64 registers a 1,024-thread block allows (docs/ptx.md).
+extern "C" __global__ void __launch_bounds__(TILE * TILE)
+sgemm_tiled(const float *A, const float *B, float *C, int n)
 {
 	__shared__ float As[TILE][TILE];
 	__shared__ float Bs[TILE][TILE];

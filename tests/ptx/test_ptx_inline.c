@@ -388,7 +388,7 @@ START_TEST(copies_follow_link_renames)
 	body = kernel_text(out, "k");
 	ck_assert_ptr_nonnull(strstr(body, "\tcall sub_egpu1, ();\n"
 				     "\tmov.u64 %egpu_0_x0_0_rd1, counter_egpu1;\n"));
-	ck_assert_ptr_nonnull(strstr(body, "\n\t{\n\tcall.uni sub, ();\n"));
+	ck_assert_ptr_nonnull(strstr(body, "\n{\n\tcall.uni sub, ();\n"));
 	assemble(out, len, "inline_renames");
 	free(body);
 	free(out);

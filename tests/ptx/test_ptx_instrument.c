@@ -560,38 +560,6 @@ START_TEST(early_exit_and_barriers)
 }
 END_TEST
 
-static const char bounds_ptx[] =
-	".version 7.8\n.target sm_90\n.address_size 64\n\n"
-	".visible .entry free_k()\n{\n\tret;\n}\n"
-	".visible .entry tid_k() .maxntid 128, 1, 1\n{\n\tret;\n}\n"
-	".visible .entry reg_k() .maxnreg 200\n{\n\tret;\n}\n";
-
-/*
- * A probed kernel without launch bounds gets .maxnreg 64 (a probe must not
- * make a 1,024-thread launch fail); kernels with bounds keep their own.
- */
-START_TEST(register_bound)
-{
-	char *probe = probe_module("7.8", "sm_90", "p");
-	struct ptx_text mod = { "p", probe, strlen(probe) };
-	struct ptx_attach req = { "*", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, false, 0, 0, NULL };
-	struct ptx_report rep;
-	size_t len;
-	int err;
-	char *out = instrument(bounds_ptx, strlen(bounds_ptx), &req, 1, &mod, 1,
-			       &rep, &len, &err);
-
-	ck_assert_msg(out, "%s", egpu_errmsg());
-	ck_assert_uint_eq(count(out, ".maxnreg 64\n"), 1);
-	ck_assert_ptr_nonnull(strstr(out, ".entry free_k()\n// begin egpu register bound\n.maxnreg 64\n"));
-	ck_assert_ptr_nonnull(strstr(out, ".entry tid_k() .maxntid 128, 1, 1\n{\n"));
-	ck_assert_ptr_nonnull(strstr(out, ".entry reg_k() .maxnreg 200\n{\n"));
-	free(out);
-	free(probe);
-	ptx_report_free(&rep);
-}
-END_TEST
-
 START_TEST(falling_off_the_end)
 {
 	char *probe = probe_module("7.8", "sm_90", "p");
@@ -613,9 +581,7 @@ START_TEST(falling_off_the_end)
 	ck_assert_ptr_nonnull(strstr(out, "\tmov.u32 %r1, 1;\n// begin egpu exit probes\n"));
 	ck_assert_ptr_nonnull(strstr(out, "// end egpu exit probes\n\tret;\n$L__tmp1:\n$L__func_end0:\n}\n"));
 	/* Entry then exit at the same place in the empty kernel. */
-	empty = strstr(out, ".entry empty()\n// begin egpu register bound\n"
-			    ".maxnreg 64\n// end egpu register bound\n\t{\n"
-			    "// begin egpu entry probes\n");
+	empty = strstr(out, ".entry empty()\n{\n// begin egpu entry probes\n");
 	ck_assert_ptr_nonnull(empty);
 	ck_assert_ptr_nonnull(strstr(empty, "// end egpu entry probes\n\t// begin egpu exit probes\n"));
 	ck_assert_ptr_nonnull(strstr(empty, "// end egpu exit probes\n\t}\n"));
@@ -665,7 +631,6 @@ int main(void)
 	tcase_add_test(tc, identity_without_requests);
 	tcase_add_test(tc, sm_70_needed_for_params);
 	tcase_add_test(tc, falling_off_the_end);
-	tcase_add_test(tc, register_bound);
 	tcase_add_test(tc, early_exit_and_barriers);
 	tcase_add_test(tc, names_avoid_application_names);
 	suite_add_tcase(s, tc);
