@@ -150,7 +150,7 @@ static uint32_t frames_per_call(const struct collect *c)
  * the heap fragmented, its freed chunks' pages resident, about twice the
  * memory of the chunks in use.
  */
-static size_t chunk_bytes(uint32_t cap)
+size_t chunk_bytes(uint32_t cap)
 {
 	return sizeof(struct call_chunk) + cap * sizeof(void *);
 }

@@ -192,6 +192,8 @@ static inline uint64_t own_ticks(void)
 void CUPTIAPI collect_callback(void *user, CUpti_CallbackDomain domain,
 			       CUpti_CallbackId cbid, const void *data);
 /* Free a chunk of calls (collect_api.c makes them). */
+/* Bytes of a mapped chunk of @cap frames; chunk_free() unmaps one. */
+size_t chunk_bytes(uint32_t cap);
 void chunk_free(struct call_chunk *k);
 /* Enable the launch (and unless no_copies, copy) callbacks of @c. */
 int collect_enable_calls(struct collect *c);

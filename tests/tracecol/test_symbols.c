@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -125,8 +126,10 @@ static struct collect *collect_new_test(uint32_t max_frames)
 	c->raw_frames = max_frames + 32;
 	c->stopped = true;
 	pthread_mutex_init(&c->lock, NULL);
-	c->chunks = calloc(1, sizeof(*c->chunks) + 1024 * sizeof(void *));
-	ck_assert_ptr_nonnull(c->chunks);
+	/* mapped, as collect_free() unmaps it */
+	c->chunks = mmap(NULL, chunk_bytes(1024), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(c->chunks, MAP_FAILED);
 	c->chunks->frame_cap = 1024;
 	return c;
 }
