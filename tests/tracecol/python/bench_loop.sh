@@ -7,7 +7,7 @@
 #   bench_loop.sh EGPU_CLI OUTDIR [ROUNDS]
 set -u
 cli=$1 out=$2 rounds=${3:-3}
-here=$(dirname "$0")
+here=$(cd "$(dirname "$0")" && pwd) # absolute: the loop runs in OUTDIR
 mkdir -p "$out"
 cd "$out" || exit 1
 for r in $(seq "$rounds"); do
