@@ -35,8 +35,6 @@ static void teardown(void)
 	egpu_ctx_free(ctx);
 }
 
-#define CK_CU(e) ck_assert_msg(cu_check((e), #e) == 0, "%s", egpu_errmsg())
-
 static void run_saxpy(CUmodule mod, float *y)
 {
 	const struct cu_driver *d = cu();

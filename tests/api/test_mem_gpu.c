@@ -23,8 +23,6 @@
 #define GRID 8
 #define N (GRID * BLOCK)
 
-#define CK_CU(e) ck_assert_msg(cu_check((e), #e) == 0, "%s", egpu_errmsg())
-
 /* The kernel's buffers on the device. */
 struct bufs {
 	CUdeviceptr a, b, out, flag;

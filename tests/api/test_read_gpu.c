@@ -19,8 +19,6 @@
 #define GRID 4
 #define N (GRID * BLOCK)
 
-#define CK_CU(e) ck_assert_msg(cu_check((e), #e) == 0, "%s", egpu_errmsg())
-
 static egpu_ctx *ctx;
 static egpu_obj *obj;
 

@@ -21,8 +21,6 @@
 #define REF_SMS 1024
 #define BUCKETS 32
 
-#define CK_CU(e) ck_assert_msg(cu_check((e), #e) == 0, "%s", egpu_errmsg())
-
 static void run_saxpy(CUmodule mod)
 {
 	const struct cu_driver *d = cu();

@@ -25,8 +25,6 @@
  * at up to 100 ppm), on top of a calibration's error bound. */
 #define DRIFT_SLACK_NS 2000
 
-#define CK_CU(e) ck_assert_msg(cu_check((e), #e) == 0, "%s", egpu_errmsg())
-
 static egpu_ctx *ctx;
 static egpu_obj *obj;
 static CUmodule mod;

@@ -12,6 +12,10 @@
  * 77, which ctest reports as skipped (never as passed).
  */
 void tu_require_gpu(void);
+
+/* A CUDA driver call that must succeed, its error named (where the test
+ * includes cuda/cu.h and egpu.h). */
+#define CK_CU(e) ck_assert_msg(cu_check((e), #e) == 0, "%s", egpu_errmsg())
 /* Whether ptxas (EGPU_PTXAS) can be run here. */
 bool tu_have_ptxas(void);
 /*

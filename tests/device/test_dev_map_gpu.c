@@ -39,8 +39,6 @@ struct dim {
 static const struct cu_driver *d;
 static CUmodule kernels, abi;
 
-#define CU_OK(call) ck_assert_msg(cu_check((call), #call) == 0, "%s", egpu_errmsg())
-
 /* Setup outside a test: report and stop. */
 static void setup_fail(const char *what, const char *detail)
 {
@@ -89,10 +87,10 @@ static void launch(CUmodule mod, const char *name, struct dim grid,
 {
 	CUfunction fn;
 
-	CU_OK(d->cuModuleGetFunction(&fn, mod, name));
-	CU_OK(d->cuLaunchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y,
+	CK_CU(d->cuModuleGetFunction(&fn, mod, name));
+	CK_CU(d->cuLaunchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y,
 				block.z, 0, NULL, args, NULL));
-	CU_OK(d->cuCtxSynchronize());
+	CK_CU(d->cuCtxSynchronize());
 }
 
 static void launch_1d(const char *name, unsigned blocks, unsigned threads,
@@ -106,8 +104,8 @@ static CUdeviceptr dev_zalloc(size_t n)
 {
 	CUdeviceptr p;
 
-	CU_OK(d->cuMemAlloc(&p, n));
-	CU_OK(d->cuMemsetD8(p, 0, n));
+	CK_CU(d->cuMemAlloc(&p, n));
+	CK_CU(d->cuMemsetD8(p, 0, n));
 	return p;
 }
 
@@ -116,7 +114,7 @@ static void *dev_read(CUdeviceptr p, size_t n)
 	void *buf = malloc(n);
 
 	ck_assert_ptr_nonnull(buf);
-	CU_OK(d->cuMemcpyDtoH(buf, p, n));
+	CK_CU(d->cuMemcpyDtoH(buf, p, n));
 	return buf;
 }
 
@@ -138,7 +136,7 @@ static struct dev_map_desc map_desc(struct dev_map *m)
 {
 	struct dev_map_desc desc;
 
-	CU_OK(d->cuMemcpyDtoH(&desc, dev_map_handle(m), sizeof(desc)));
+	CK_CU(d->cuMemcpyDtoH(&desc, dev_map_handle(m), sizeof(desc)));
 	return desc;
 }
 
@@ -194,8 +192,8 @@ static void insert_1m(struct dev_map *m, uint64_t flags,
 	launch_1d("hash_insert", GRID_1M, 256, args);
 	printf("1M threads updating %d keys (flags %llu): %.2f ms\n", NKEYS,
 	       (unsigned long long)flags, (now_ns() - t0) / 1e6);
-	CU_OK(d->cuMemcpyDtoH(res, dres, RES_CNT * sizeof(*res)));
-	CU_OK(d->cuMemcpyDtoH(ok_per_key, dok, NKEYS * sizeof(*ok_per_key)));
+	CK_CU(d->cuMemcpyDtoH(res, dres, RES_CNT * sizeof(*res)));
+	CK_CU(d->cuMemcpyDtoH(ok_per_key, dok, NKEYS * sizeof(*ok_per_key)));
 	d->cuMemFree(dres);
 	d->cuMemFree(dok);
 }
@@ -269,7 +267,7 @@ START_TEST(churn_leaves_an_empty_reusable_map)
 	uint8_t seen[NKEYS];
 
 	launch_1d("hash_churn", GRID_1M, 256, args);
-	CU_OK(d->cuMemcpyDtoH(res, dres, sizeof(res)));
+	CK_CU(d->cuMemcpyDtoH(res, dres, sizeof(res)));
 	d->cuMemFree(dres);
 	printf("churn: %llu inserted+deleted, %llu refused as full\n",
 	       res[RES_OK], res[RES_E2BIG]);
@@ -346,7 +344,7 @@ static void abi_run(struct dev_map *m, uint32_t key, uint64_t value,
 	void *args[] = { &handle, &din, &dout };
 	int64_t *got;
 
-	CU_OK(d->cuMemcpyHtoD(din, in, sizeof(in)));
+	CK_CU(d->cuMemcpyHtoD(din, in, sizeof(in)));
 	launch(abi, "abi_map_ops", (struct dim){ 1, 1, 1 },
 	       (struct dim){ 1, 1, 1 }, args);
 	got = dev_read(dout, 4 * 8);
@@ -466,7 +464,7 @@ static uint64_t *device_lookup(struct dev_map *m, const void *keys,
 	uint64_t handle = dev_map_handle(m), *out;
 	void *args[] = { &handle, &dkeys, &key_size, &n, &dout };
 
-	CU_OK(d->cuMemcpyHtoD(dkeys, keys, (size_t)n * key_size));
+	CK_CU(d->cuMemcpyHtoD(dkeys, keys, (size_t)n * key_size));
 	launch_1d("lookup_many", (n + 127) / 128, 128, args);
 	out = dev_read(dout, (size_t)n * 8);
 	d->cuMemFree(dkeys);
@@ -638,7 +636,7 @@ START_TEST(host_channels_run_in_order)
 	uint64_t *src = NULL, got;
 
 	ck_assert_int_eq(dev_map_new(&spec, 0, &m), 0);
-	CU_OK(d->cuMemAllocHost((void **)&src, DEV_MAP_CHANNELS * 8));
+	CK_CU(d->cuMemAllocHost((void **)&src, DEV_MAP_CHANNELS * 8));
 	for (uint32_t i = 0; i < 3; i++) {
 		uint32_t c = chans[i];
 		uint64_t a = dev_map_value_base(m) + 16ull * c, b = a + 8;
@@ -731,7 +729,7 @@ static double print_copy_latency(void)
 		for (int i = 0; i < SAMPLES; i++) {
 			uint64_t t0 = now_ns();
 
-			CU_OK(d->cuMemcpyDtoH(buf, p, sizes[s]));
+			CK_CU(d->cuMemcpyDtoH(buf, p, sizes[s]));
 			ns[i] = now_ns() - t0;
 		}
 		qsort(ns, SAMPLES, sizeof(ns[0]), cmp_u64);

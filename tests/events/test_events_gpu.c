@@ -44,8 +44,6 @@ static void teardown(void)
 	egpu_ctx_free(ctx);
 }
 
-#define CK_CU(e) ck_assert_msg(cu_check((e), #e) == 0, "%s", egpu_errmsg())
-
 static char *read_all(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");

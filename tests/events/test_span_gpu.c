@@ -43,8 +43,6 @@ static void teardown(void)
 	egpu_ctx_free(ctx);
 }
 
-#define CK_CU(e) ck_assert_msg(cu_check((e), #e) == 0, "%s", egpu_errmsg())
-
 /* What the decoded records said, against the kernel's accesses. */
 struct span_check {
 	const char *kernel;

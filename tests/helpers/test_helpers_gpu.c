@@ -19,7 +19,6 @@
 #define OBJ EGPU_TEST_BUILD "/gpu_helpers.bpf.o"
 #define PTX EGPU_TEST_BUILD "/kernels.ptx"
 #define BLOCK 256
-#define CK_CU(e) ck_assert_msg(cu_check((e), #e) == 0, "%s", egpu_errmsg())
 
 static egpu_ctx *ctx;
 static CUmodule mod;

@@ -21,7 +21,6 @@
 #include "cuda/cu.h"
 #include "test_util.h"
 
-#define CU_OK(call) ck_assert_msg(cu_check((call), #call) == 0, "%s", egpu_errmsg())
 #define MAXQ 8
 
 static const struct cu_driver *d;
@@ -42,21 +41,21 @@ static void enqueue(struct run *r, CUstream s, const uint64_t *addrs,
 	void *args[] = { &cell, &states, &r->addrs, &r->sizes, &r->out, &n };
 
 	r->n = n;
-	CU_OK(d->cuMemAlloc(&r->addrs, MAXQ * 8));
-	CU_OK(d->cuMemAlloc(&r->sizes, MAXQ * 4));
-	CU_OK(d->cuMemAlloc(&r->out, MAXQ * 4));
-	CU_OK(d->cuMemcpyHtoDAsync(r->addrs, addrs, n * 8u, s));
-	CU_OK(d->cuMemcpyHtoDAsync(r->sizes, sizes, n * 4u, s));
-	CU_OK(d->cuLaunchKernel(lookup, 1, 1, 1, MAXQ, 1, 1, 0, s, args, NULL));
+	CK_CU(d->cuMemAlloc(&r->addrs, MAXQ * 8));
+	CK_CU(d->cuMemAlloc(&r->sizes, MAXQ * 4));
+	CK_CU(d->cuMemAlloc(&r->out, MAXQ * 4));
+	CK_CU(d->cuMemcpyHtoDAsync(r->addrs, addrs, n * 8u, s));
+	CK_CU(d->cuMemcpyHtoDAsync(r->sizes, sizes, n * 4u, s));
+	CK_CU(d->cuLaunchKernel(lookup, 1, 1, 1, MAXQ, 1, 1, 0, s, args, NULL));
 }
 
 /* The answers of @r (after its stream finished), then its buffers go. */
 static void answers(struct run *r, int *out)
 {
-	CU_OK(d->cuMemcpyDtoH(out, r->out, r->n * 4u));
-	CU_OK(d->cuMemFree(r->addrs));
-	CU_OK(d->cuMemFree(r->sizes));
-	CU_OK(d->cuMemFree(r->out));
+	CK_CU(d->cuMemcpyDtoH(out, r->out, r->n * 4u));
+	CK_CU(d->cuMemFree(r->addrs));
+	CK_CU(d->cuMemFree(r->sizes));
+	CK_CU(d->cuMemFree(r->out));
 }
 
 /* A driver function libegpu's table (cu.h) does not carry. */
@@ -76,7 +75,7 @@ static void check_now(const uint64_t *addrs, const uint32_t *sizes, int n,
 	int got[MAXQ];
 
 	enqueue(&r, NULL, addrs, sizes, n);
-	CU_OK(d->cuCtxSynchronize());
+	CK_CU(d->cuCtxSynchronize());
 	answers(&r, got);
 	for (int i = 0; i < n; i++)
 		ck_assert_msg(got[i] == want[i], "query %d: got %d, want %d", i,
@@ -95,7 +94,7 @@ static void setup(void)
 	ck_assert_msg(cu_ctx_current(&ctx) == 0, "%s", egpu_errmsg());
 	ck_assert_int_eq(cu_module_load_ptx(ptx, &mod), 0);
 	free(ptx);
-	CU_OK(d->cuModuleGetFunction(&lookup, mod, "mc_lookup"));
+	CK_CU(d->cuModuleGetFunction(&lookup, mod, "mc_lookup"));
 	ck_assert_int_eq(mc_dev_new(1024, &dev), 0);
 	be = mc_dev_backend(dev);
 	t = mc_table_new(&be);
@@ -109,12 +108,12 @@ START_TEST(sync_alloc_free)
 	uint32_t sz[4] = { 4, 4, 4, 4 };
 
 	setup();
-	CU_OK(d->cuMemAlloc(&a, 4 << 20));
+	CK_CU(d->cuMemAlloc(&a, 4 << 20));
 	q[0] = a, q[1] = a + (4 << 20) - 4, q[2] = a + (4 << 20), q[3] = a - 4;
 	ck_assert_int_eq(mc_table_alloc(t, a, 4 << 20, MC_KIND_ALLOC), 0);
 	check_now(q, sz, 4, (int[]){ 1, 1, 0, 0 });
 	ck_assert_int_eq(mc_table_free_at(t, a, NULL, false), 0);
-	CU_OK(d->cuMemFree(a));
+	CK_CU(d->cuMemFree(a));
 	check_now(q, sz, 1, (int[]){ 0 });
 }
 END_TEST
@@ -133,15 +132,15 @@ START_TEST(stream_ordered_free)
 	setup();
 	*(void **)&alloc_async = drv("cuMemAllocAsync");
 	*(void **)&free_async = drv("cuMemFreeAsync");
-	CU_OK(d->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-	CU_OK(alloc_async(&p, 1024, s));
+	CK_CU(d->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CK_CU(alloc_async(&p, 1024, s));
 	ck_assert_int_eq(mc_table_alloc_async(t, p, 1024, MC_KIND_ASYNC, s, false), 0);
 	q[0] = p + 1020, q[1] = p + 1024;
 	enqueue(&before, s, q, sz, 2);
 	ck_assert_int_eq(mc_table_free_at(t, p, s, false), 0);
-	CU_OK(free_async(p, s));
+	CK_CU(free_async(p, s));
 	enqueue(&after, s, q, sz, 2);
-	CU_OK(d->cuStreamSynchronize(s));
+	CK_CU(d->cuStreamSynchronize(s));
 	answers(&before, got);
 	ck_assert_int_eq(got[0], 1);
 	ck_assert_int_eq(got[1], 0);
@@ -149,7 +148,7 @@ START_TEST(stream_ordered_free)
 	ck_assert_int_eq(got[0], 0);
 	ck_assert_int_eq(got[1], 0);
 	ck_assert_uint_eq(mc_table_count(t), 0); /* the host function ran */
-	CU_OK(d->cuStreamDestroy(s));
+	CK_CU(d->cuStreamDestroy(s));
 }
 END_TEST
 
@@ -166,25 +165,25 @@ START_TEST(vmm_maps)
 	uint32_t sz[3] = { 8, 4, 4 };
 
 	setup();
-	CU_OK(d->cuMemGetAllocationGranularity(&g, &prop,
+	CK_CU(d->cuMemGetAllocationGranularity(&g, &prop,
 					       CU_MEM_ALLOC_GRANULARITY_MINIMUM));
-	CU_OK(d->cuMemAddressReserve(&va, 2 * g, 0, 0, 0));
+	CK_CU(d->cuMemAddressReserve(&va, 2 * g, 0, 0, 0));
 	for (int i = 0; i < 2; i++) {
-		CU_OK(d->cuMemCreate(&h[i], g, &prop, 0));
-		CU_OK(d->cuMemMap(va + i * g, g, 0, h[i], 0));
-		CU_OK(d->cuMemSetAccess(va + i * g, g, &acc, 1));
+		CK_CU(d->cuMemCreate(&h[i], g, &prop, 0));
+		CK_CU(d->cuMemMap(va + i * g, g, 0, h[i], 0));
+		CK_CU(d->cuMemSetAccess(va + i * g, g, &acc, 1));
 		ck_assert_int_eq(mc_table_map(t, va + i * g, g), 0);
 	}
 	q[0] = va + g - 4, q[1] = va, q[2] = va + g;
 	check_now(q, sz, 3, (int[]){ 1, 1, 1 }); /* across the two maps */
 	ck_assert_int_eq(mc_table_unmap(t, va, g), 0);
-	CU_OK(d->cuMemUnmap(va, g));
+	CK_CU(d->cuMemUnmap(va, g));
 	check_now(q, sz, 3, (int[]){ 0, 0, 1 });
 	ck_assert_int_eq(mc_table_unmap(t, va + g, g), 0);
-	CU_OK(d->cuMemUnmap(va + g, g));
+	CK_CU(d->cuMemUnmap(va + g, g));
 	for (int i = 0; i < 2; i++)
-		CU_OK(d->cuMemRelease(h[i]));
-	CU_OK(((CUresult(*)(CUdeviceptr, size_t))drv("cuMemAddressFree"))(va, 2 * g));
+		CK_CU(d->cuMemRelease(h[i]));
+	CK_CU(((CUresult(*)(CUdeviceptr, size_t))drv("cuMemAddressFree"))(va, 2 * g));
 	check_now(q, sz, 3, (int[]){ 0, 0, 0 });
 }
 END_TEST

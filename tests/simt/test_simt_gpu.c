@@ -17,8 +17,6 @@
 #define SIMT_OBJ EGPU_TEST_BUILD "/simt_exit.bpf.o"
 #define SIMT_PTX EGPU_TEST_BUILD "/kernels.ptx"
 
-#define CK_CU(e) ck_assert_msg(cu_check((e), #e) == 0, "%s", egpu_errmsg())
-
 static struct simt_lane lanes[SIMT_THREADS];
 static uint64_t counters[2];
 static struct simt_atomics atomics;
