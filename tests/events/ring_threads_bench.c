@@ -187,10 +187,9 @@ static int decode_span(void *user, const void *data, size_t size)
 	uint64_t s = 0;
 	int got = egpu_span_begin(&it, data, size, NULL);
 
-	while (!got && (got = egpu_span_next(&it, &rec)) == 1) {
+	while (got >= 0 && (got = egpu_span_next(&it, &rec)) == 1) {
 		for (uint32_t m = rec.mask; m; m &= m - 1)
 			s += rec.addr[__builtin_ctz(m)];
-		got = 0; /* on to the next record */
 	}
 	*(uint64_t *)user += s;
 	return got < 0 ? got : 0;

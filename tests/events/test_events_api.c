@@ -371,7 +371,7 @@ static int check_fixture_span(void *user, const void *data, size_t size)
 	struct egpu_warp_rec rec;
 	int got = egpu_span_begin(&it, data, size, &info);
 
-	while (!got && (got = egpu_span_next(&it, &rec)) == 1) {
+	while (got >= 0 && (got = egpu_span_next(&it, &rec)) == 1) {
 		for (uint32_t m = rec.mask; m; m &= m - 1) {
 			unsigned long long v[8];
 			uint32_t lane = (uint32_t)__builtin_ctz(m);
@@ -388,7 +388,6 @@ static int check_fixture_span(void *user, const void *data, size_t size)
 			ck_assert_uint_eq(info.warp, v[6]);
 			ck_assert_uint_eq(info.smid, v[7]);
 		}
-		got = 0;
 	}
 	ck_assert_int_eq(got, 0);
 	return 0;
