@@ -276,12 +276,15 @@ static bool contained(const struct site_code *c)
 static void emit_call(struct strbuf *sb, const struct site_code *c, size_t i)
 {
 	const struct probe_call *call = mem_plan_probe(c->p, c->s, i);
+	const struct mem_req *q = mem_plan_call(c->p, c->s, i);
 	const char *p = c->nm->prefix;
 
-	if (mem_plan_call(c->p, c->s, i)->r->memcheck) {
+	if (q->r->memcheck) {
 		struct mc_site_code mc = { .m = c->m, .s = c->s, .prefix = p,
 					   .site = c->site, .number = c->number,
-					   .mc = mem_plan_call(c->p, c->s, i)->r->memcheck,
+					   .mc = q->r->memcheck,
+					   .mc_find = q->mc_find,
+					   .mc_window = q->mc_window,
 					   .fn = c->fn, .cache = c->cache,
 					   .all = c->all, .group = c->group,
 					   .nall = c->nall,

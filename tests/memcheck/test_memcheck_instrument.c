@@ -116,6 +116,21 @@ static const char kernels[] = HEAD
 	"\tld.shared.f32 %f1, [%r1];\n"
 	"\tret;\n}\n";
 
+/* Whether a line of @s starts (after a tab) with @head and ends with
+ * @tail. */
+static bool has_line(const char *s, const char *head, const char *tail)
+{
+	for (const char *l = s; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *e = strchr(l, '\n');
+		size_t n = e ? (size_t)(e - l) : strlen(l), t = strlen(tail);
+
+		if (*l == '\t' && !strncmp(l + 1, head, strlen(head)) &&
+		    n >= t && !strncmp(l + n - t, tail, t))
+			return true;
+	}
+	return false;
+}
+
 /* The instrumented text of kernel k, from "// begin egpu mem probes"
  * before @insn to @insn itself. */
 static char *site_before(const char *out, const char *insn)
@@ -139,7 +154,10 @@ START_TEST(sites_by_space)
 	 * vector, the generic, shared, local, the store, the atomic; and
 	 * the .func's local load (a site, unchecked); not the call's */
 	ck_assert_uint_eq(rep.mem_site_cnt, 8 + 2 + 4);
-	ck_assert_int_eq(tu_count(out, "), egpu_dev_mc_find, ("), 5 + 2);
+	/* the lookup copied into each global or generic site, never called */
+	ck_assert_int_eq(tu_count(out, "// copied egpu_dev_mc_find"), 5 + 2);
+	ck_assert_ptr_null(strstr(out, "egpu_dev_mc_find,"));
+	ck_assert_ptr_null(strstr(out, "egpu_dev_mc_window,"));
 	/* shared memory's end, once at the entry of k and grp */
 	ck_assert_int_eq(tu_count(out, "%dynamic_smem_size"), 2);
 	/* the predicated load: skipped, check included, when %p1 is false */
@@ -147,10 +165,16 @@ START_TEST(sites_by_space)
 	ck_assert_ptr_nonnull(strstr(s, "@!%p1 bra"));
 	ck_assert_ptr_nonnull(strstr(s, "egpu_dev_mc_find"));
 	free(s);
-	/* the vector: 16 bytes, load (1) << 32, global (1) << 48 */
+	/* the vector: 16 bytes; the copy's ctx folded: the address from
+	 * the site's register, 16 bytes, a load (1) of global memory (1),
+	 * its answer in %egpu_mcr */
 	s = site_before(out, "ld.global.v4.f32");
-	ck_assert_msg(strstr(s, "or.b64 \t%egpu_mc1, %egpu_mc2, 281479271677952;"), "%s", s);
 	ck_assert_ptr_nonnull(strstr(s, "mov.u64 \t%egpu_mc2, 16;"));
+	ck_assert_msg(has_line(s, "mov.b64 \t%egpu_mck2f_", ", %egpu_m0;"), "%s", s);
+	ck_assert(has_line(s, "mov.b32 \t%egpu_mck2f_", ", 16;"));
+	ck_assert(has_line(s, "mov.b16 \t%egpu_mck2f_", ", 1;"));
+	ck_assert(has_line(s, "mov.b64 \t%egpu_mcr, ", ";"));
+	ck_assert_ptr_nonnull(strstr(s, "setp.eq.u64 \t%egpu_mcq, %egpu_mcr, 0;"));
 	free(s);
 	/* generic: each window by isspacep; the kernel's depot for local */
 	s = site_before(out, "ld.f32 %f1, [%rd1+4]");
@@ -182,10 +206,12 @@ START_TEST(sites_by_space)
 	free(s);
 	ck_assert_ptr_nonnull(strstr(out, "\tmov.b64 \t%egpu_mch0, 0;\n"));
 	/* grp: the three loads off %r1 checked at the first, up to 16
-	 * bytes past it, each sent as itself; after %r1 changes, alone */
+	 * bytes past it, the first member past the end sent as itself by
+	 * one copy; after %r1 changes, alone */
 	s = site_before(out, "ld.shared.f32 %f1, [%r1];");
 	ck_assert_msg(strstr(s, "add.s64 \t%egpu_mc5, %egpu_mc3, 16;"), "%s", s);
-	ck_assert_int_eq(tu_count(s, "egpu_dev_mc_window"), 3);
+	ck_assert_int_eq(tu_count(s, "// copied egpu_dev_mc_window"), 1);
+	ck_assert_int_eq(tu_count(s, "@%egpu_mcq mov.u32 \t%egpu_mcw0, "), 3);
 	ck_assert_ptr_nonnull(strstr(s, "add.s64 \t%egpu_mc4, %egpu_mc3, 12;"));
 	free(s);
 	s = site_before(out, "ld.shared.f32 %f2, [%r1+12]");
