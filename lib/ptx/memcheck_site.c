@@ -164,6 +164,32 @@ static bool straight(const struct ptx_module *m, const struct ptx_func *f,
 	return true;
 }
 
+/* The member after head @h of its group, among the sites before @end;
+ * @end if none. */
+static size_t second_member(const int *group, size_t h, size_t end)
+{
+	size_t k = h + 1;
+
+	while (k < end && group[k] != (int)h)
+		k++;
+	return k;
+}
+
+/* Whether site @i may join the group of @j, the latest site before it
+ * on its base: the head's words but the site, and the group's step in
+ * offset and site number (check_shared_group's loop). */
+static bool may_join(const struct mem_site *s, const int *group, size_t j,
+		     size_t i)
+{
+	size_t h = (size_t)group[j], k = second_member(group, h, i);
+
+	if (s[h].op.kind != s[i].op.kind || s[h].op.size != s[i].op.size ||
+	    s[h].line != s[i].line)
+		return false;
+	return k == i || (s[i].op.off - s[j].op.off == s[k].op.off - s[h].op.off &&
+			  i - j == k - h);
+}
+
 void mc_plan_groups(const struct ptx_module *m, const struct mem_site *s,
 		    size_t n, const bool *want, int *group)
 {
@@ -173,17 +199,12 @@ void mc_plan_groups(const struct ptx_module *m, const struct mem_site *s,
 		group[i] = -1;
 		if (!want[i] || f->stmts[s[i].stmt].pred >= 0)
 			continue;
-		/* the latest site before it on the same base, if it may join:
-		 * its words the head's but the site (check_shared_group) */
+		/* the latest site before it on the same base, if it may join */
 		for (size_t j = i; j-- > 0;) {
-			const struct mem_site *h;
-
 			if (group[j] < 0 || !tok_same(m, s[j].op.base, s[i].op.base))
 				continue;
-			h = &s[group[j]];
 			if (straight(m, f, s[j].stmt, s[i].stmt, s[i].op.base) &&
-			    h->op.kind == s[i].op.kind &&
-			    h->op.size == s[i].op.size && h->line == s[i].line)
+			    may_join(s, group, j, i))
 				group[i] = group[j];
 			break;
 		}
@@ -423,52 +444,56 @@ static void check_shared(struct strbuf *sb, const struct mc_site_code *c)
 
 /*
  * A group's head: one test of the farthest end of its members. Past the
- * end, the first member past it (in program order) is reported by a copy
- * shared by the group, with its own site number (its other words are the
- * head's: mc_plan_groups). One a pass: reporting every member would take
- * a loop, which ptxas gives registers as if it were hot.
+ * end, a loop over the members (offsets and site numbers in steps:
+ * mc_plan_groups) sends each one past the end as itself, its other words
+ * the head's, from one copy: a loop with no more in it than the copy
+ * keeps ptxas within the kernel's registers.
  */
 static void check_shared_group(struct strbuf *sb,
 			       const struct mc_site_code *c)
 {
 	const char *p = c->prefix;
-	size_t head = (size_t)(c->s - c->all);
-	uint32_t n = c->site;
+	size_t head = (size_t)(c->s - c->all), last = head;
+	size_t k = second_member(c->group, head, c->nall);
+	int64_t step = k < c->nall ? c->all[k].op.off - c->s->op.off : 0;
+	uint32_t n = c->site, nstep = k < c->nall ? (uint32_t)(k - head) : 1;
 	int64_t far = 0;
 	char addr[32], site[32], bound[32];
 	struct mc_regs r = { .addr = addr, .site = site, .bound = bound };
 
 	for (size_t i = head; i < c->nall; i++)
-		if (c->group[i] == (int)head &&
-		    c->all[i].op.off + c->all[i].op.size - c->s->op.off > far)
-			far = c->all[i].op.off + c->all[i].op.size - c->s->op.off;
+		if (c->group[i] == (int)head) {
+			last = i;
+			if (c->all[i].op.off + c->all[i].op.size - c->s->op.off > far)
+				far = c->all[i].op.off + c->all[i].op.size -
+				      c->s->op.off;
+		}
 	sb_printf(sb, "\tcvta.to.shared.u64 \t%%%s_mc3, %%%s_m0;\n"
 		  "\tadd.s64 \t%%%s_mc5, %%%s_mc3, %lld;\n"
 		  "\tsetp.gt.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mcse;\n"
 		  "\t@!%%%s_mcq bra \t$%s_mcs_%u;\n",
 		  p, p, p, p, (long long)far, p, p, p, p, p, n);
-	shared_offset(sb, p); /* the head's offset, the window's bytes */
-	for (size_t i = head; i < c->nall; i++) {
-		const struct mem_site *k = &c->all[i];
-
-		if (c->group[i] != (int)head)
-			continue;
-		sb_printf(sb, "\tadd.s64 \t%%%s_mc4, %%%s_mc3, %lld;\n"
-			  "\tcvt.u64.u32 \t%%%s_mc5, %%%s_mcw1;\n"
-			  "\tsub.u64 \t%%%s_mc5, %%%s_mc5, %%%s_mc4;\n"
-			  "\tsetp.lt.s64 \t%%%s_mcq, %%%s_mc5, %u;\n"
-			  "\t@%%%s_mcq mov.u32 \t%%%s_mcw0, %u;\n"
-			  "\t@%%%s_mcq bra \t$%s_mcr_%u;\n",
-			  p, p, (long long)(k->op.off - c->s->op.off), p, p, p,
-			  p, p, p, p, k->op.size, p, p,
-			  c->number + (uint32_t)(i - head), p, p, n);
-	}
-	sb_printf(sb, "\tbra \t$%s_mcs_%u;\n$%s_mcr_%u:\n", p, n, p, n);
+	/* %P_mc4, %P_mcw0: the member's offset in the window, its site */
+	shared_offset(sb, p);
+	sb_printf(sb, "\tmov.b64 \t%%%s_mc4, %%%s_mc3;\n\tmov.u32 \t%%%s_mcw0, %u;\n"
+		  "$%s_mcn_%u:\n"
+		  "\tcvt.u64.u32 \t%%%s_mc5, %%%s_mcw1;\n"
+		  "\tsub.u64 \t%%%s_mc5, %%%s_mc5, %%%s_mc4;\n"
+		  "\tsetp.lt.s64 \t%%%s_mcq, %%%s_mc5, %u;\n"
+		  "\t@!%%%s_mcq bra \t$%s_mcm_%u;\n",
+		  p, p, p, c->number, p, n, p, p, p, p, p, p, p,
+		  c->s->op.size, p, p, n);
 	snprintf(addr, sizeof(addr), "%%%s_mc4", p);
 	snprintf(site, sizeof(site), "%%%s_mcw0", p);
 	snprintf(bound, sizeof(bound), "%%%s_mcw1", p);
 	copy_mc(sb, c, c->mc_window, c->s, c->number, 0, 'g', &r);
-	sb_printf(sb, "$%s_mcs_%u:\n", p, n);
+	sb_printf(sb, "$%s_mcm_%u:\n"
+		  "\tadd.s64 \t%%%s_mc4, %%%s_mc4, %lld;\n"
+		  "\tadd.u32 \t%%%s_mcw0, %%%s_mcw0, %u;\n"
+		  "\tsetp.le.u32 \t%%%s_mcq, %%%s_mcw0, %u;\n"
+		  "\t@%%%s_mcq bra \t$%s_mcn_%u;\n$%s_mcs_%u:\n",
+		  p, n, p, p, (long long)step, p, p, nstep, p, p,
+		  c->number + (uint32_t)(last - head), p, p, n, p, n);
 }
 
 /* The offset in the depot, unsigned: below its start wraps past it. */

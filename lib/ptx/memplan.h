@@ -130,7 +130,8 @@ int mc_site_plan(struct mc_func *fn, const struct mem_site *s);
  * Groups of the shared sites [0, @n) of @s in one function, for which
  * @want is true: sites in one straight stretch of code (no label, branch,
  * call or scope between) addressing off one base register that nothing
- * between writes, unguarded, of the head's kind, size and line, are
+ * between writes, unguarded, of the head's kind, size and line, their
+ * offsets and indices in steps (the first two members set them), are
  * checked together at the first, the group's head. *@group: the head's
  * index for each site, -1 alone.
  */
