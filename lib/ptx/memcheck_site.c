@@ -213,6 +213,18 @@ void mc_plan_groups(const struct ptx_module *m, const struct mem_site *s,
 	}
 }
 
+/*
+ * The index cell read once, at the entry (%P_mcix), where no site keeps
+ * a range: in a loop's body, where the caches are, a register live
+ * throughout would cost more than the load on a miss. The index a kernel
+ * starts with stays valid to its end (docs/memcheck.md); one published
+ * later only sends the hint tests to the search, which reads the cell.
+ */
+static bool cell_at_entry(const struct mc_func *fn)
+{
+	return fn->global && !fn->ncached;
+}
+
 /* %P_mc2 = the access's size. */
 static void put_args(struct strbuf *sb, const struct mc_site_code *c)
 {
@@ -319,7 +331,8 @@ static void range_regs(const struct mc_site_code *c, char *lo, char *hi,
 
 /* The search, copied: %P_mcq set when it found the access bad; a cache
  * takes the entry it found ({0, 0} without one: the next access
- * searches again). */
+ * searches again; caching the access itself there, as calls did, cost
+ * sgemm_tiled spills for what only helps before a table exists). */
 static void copy_find(struct strbuf *sb, const struct mc_site_code *c)
 {
 	const char *p = c->prefix;
@@ -356,15 +369,18 @@ static void hint_or_find(struct strbuf *sb, const struct mc_site_code *c)
 
 	range_regs(c, lo, hi, sizeof(lo));
 	/* (ptxas takes immediate addresses for .local only) */
-	sb_printf(sb, "\tmov.u64 \t%%%s_mc3, %llu;\n"
-		  "\tld.global.u64 \t%%%s_mc3, [%%%s_mc3];\n"
-		  "\tmov.u64 \t%%%s_mc5, %llu;\n"
+	if (cell_at_entry(c->fn))
+		sb_printf(sb, "\tmov.b64 \t%%%s_mc3, %%%s_mcix;\n", p, p);
+	else
+		sb_printf(sb, "\tmov.u64 \t%%%s_mc3, %llu;\n"
+			  "\tld.global.u64 \t%%%s_mc3, [%%%s_mc3];\n", p,
+			  (unsigned long long)c->mc->cell, p, p);
+	sb_printf(sb, "\tmov.u64 \t%%%s_mc5, %llu;\n"
 		  "\tld.global.v2.u64 \t{%%%s_mc4, %%%s_mc5}, [%%%s_mc5];\n"
 		  "\tsetp.ne.u64 \t%%%s_mcq, %%%s_mc4, %%%s_mc3;\n"
 		  "\tsetp.eq.or.u64 \t%%%s_mcq, %%%s_mc3, 0, %%%s_mcq;\n"
 		  "\t@%%%s_mcq bra \t$%s_mcf_%u;\n",
-		  p, (unsigned long long)c->mc->cell, p, p, p,
-		  (unsigned long long)hint, p, p, p, p, p, p, p, p, p, p, p,
+		  p, (unsigned long long)hint, p, p, p, p, p, p, p, p, p, p, p,
 		  c->site);
 	/* entries are 8-byte aligned (24 bytes each): no vector load */
 	sb_printf(sb, "\tld.global.u64 \t%%%s_mc3, [%%%s_mc5];\n"
@@ -567,10 +583,16 @@ int mc_site_plan(struct mc_func *fn, const struct mem_site *s)
 	if (!mc_site_checked(&s->op, fn))
 		return -1;
 	fn->shared |= space == EGPU_SPACE_SHARED || space == EGPU_SPACE_GENERIC;
+	fn->global |= space == EGPU_SPACE_GLOBAL || space == EGPU_SPACE_GENERIC;
 	if ((space != EGPU_SPACE_GLOBAL && space != EGPU_SPACE_GENERIC) ||
 	    !fn->in_loop[s->stmt] || fn->ncached >= MC_CACHED_MAX)
 		return -1;
 	return (int)fn->ncached++;
+}
+
+bool mc_func_has_entry(const struct mc_func *fn)
+{
+	return fn->ncached || fn->shared || cell_at_entry(fn);
 }
 
 void mc_emit_entry(struct strbuf *sb, const char *prefix,
@@ -578,7 +600,7 @@ void mc_emit_entry(struct strbuf *sb, const char *prefix,
 {
 	const char *p = prefix;
 
-	if (!fn->ncached && !fn->shared)
+	if (!mc_func_has_entry(fn))
 		return;
 	sb_adds(sb, "// begin egpu memcheck\n");
 	if (fn->ncached)
@@ -595,6 +617,10 @@ void mc_emit_entry(struct strbuf *sb, const char *prefix,
 			  "\tcvt.u64.u32 \t%%%s_mcsx, %%%s_mcsw;\n"
 			  "\tadd.u64 \t%%%s_mcse, %%%s_mcse, %%%s_mcsx;\n\t}\n",
 			  p, p, p, p, p, p, p, p, p, p);
+	if (cell_at_entry(fn))
+		sb_printf(sb, "\t.reg .b64 \t%%%s_mcix;\n\tmov.u64 \t%%%s_mcix, %llu;\n"
+			  "\tld.global.u64 \t%%%s_mcix, [%%%s_mcix];\n", p, p,
+			  (unsigned long long)fn->cell, p, p);
 	sb_adds(sb, "\t// end egpu memcheck\n\t");
 }
 

@@ -112,6 +112,8 @@ struct mc_func {
 	uint32_t depot_size;
 	bool frame_ok;
 	bool shared;       /* a site checks shared memory: its end at entry */
+	bool global;       /* a site checks global memory */
+	uint64_t cell;     /* ptx_memcheck.cell */
 	uint32_t ncached;  /* sites given a range cache */
 	uint8_t *in_loop;  /* per statement: a backward branch runs it again */
 };
@@ -156,8 +158,11 @@ struct mc_site_code {
 	bool contain;
 };
 
-/* At the function's entry: the range caches (empty) and the end of
- * shared memory, in function-wide registers. */
+/* Whether @fn's entry has code of memcheck's (mc_emit_entry). */
+bool mc_func_has_entry(const struct mc_func *fn);
+/* At the function's entry: the range caches (empty), the end of shared
+ * memory and, in a function without caches, the index the kernel
+ * checks against, in function-wide registers. */
 void mc_emit_entry(struct strbuf *sb, const char *prefix,
 		   const struct mc_func *fn);
 /* The check, inside the site's scope, %P_m0 holding the address; with

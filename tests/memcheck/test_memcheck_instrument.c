@@ -175,7 +175,10 @@ START_TEST(sites_by_space)
 	ck_assert(has_line(s, "mov.b16 \t%egpu_mck2f_", ", 1;"));
 	ck_assert(has_line(s, "mov.b64 \t%egpu_mcr, ", ";"));
 	ck_assert_ptr_nonnull(strstr(s, "setp.eq.u64 \t%egpu_mcq, %egpu_mcr, 0;"));
+	/* k keeps no range: its hint tests use the index read at entry */
+	ck_assert_ptr_nonnull(strstr(s, "mov.b64 \t%egpu_mc3, %egpu_mcix;"));
 	free(s);
+	ck_assert_int_eq(tu_count(out, "ld.global.u64 \t%egpu_mcix, [%egpu_mcix];"), 1);
 	/* generic: each window by isspacep; the kernel's depot for local */
 	s = site_before(out, "ld.f32 %f1, [%rd1+4]");
 	ck_assert_ptr_nonnull(strstr(s, "isspacep.global"));
@@ -203,6 +206,8 @@ START_TEST(sites_by_space)
 	free(s);
 	s = site_before(out, "st.global.f32 [%rd1], %f1;\n\tret;");
 	ck_assert_ptr_null(strstr(s, "%egpu_mch"));
+	/* loop keeps ranges: the cell is read where the hint is */
+	ck_assert_ptr_nonnull(strstr(s, "ld.global.u64 \t%egpu_mc3, [%egpu_mc3];"));
 	free(s);
 	ck_assert_ptr_nonnull(strstr(out, "\tmov.b64 \t%egpu_mch0, 0;\n"));
 	/* grp: the loads at 0 and 12 off %r1 checked at the first, up to
