@@ -3,12 +3,13 @@
  * egpu memcheck's check at one memory site (docs/memcheck.md), emitted
  * by memsite.c where a request asks for it, after the site's generic
  * address is in %P_m0:
- * - global: the device runtime's egpu_dev_mc_find (lib/device/
- *   memcheck.cu: the allocation table's lookup, memcheck_layout.h) gives
- *   the live allocation holding [addr, addr + size), or none, after the
- *   site's hint (the entry its last search found: core/memcheck_layout.h)
- *   failed to answer; a site in a loop also keeps the allocation in two
- *   registers and tries again only when an access leaves it;
+ * - global: the site's hint (the entry its last search found: core/
+ *   memcheck_layout.h) answers when it names the current index and holds
+ *   the access, live; else the search, egpu_dev_mc_find (lib/device/
+ *   memcheck.cu: the allocation table's lookup), finds the live
+ *   allocation holding [addr, addr + size), or sends the access; a site
+ *   in a loop also keeps the allocation in two registers and tries again
+ *   only when an access leaves it;
  * - shared: the access must end inside the block's shared memory, whose
  *   end (computed once at the function's entry) is the dynamic part's
  *   start (egpu_dev_mc_smem, an extern .shared array, placed after every
@@ -17,10 +18,13 @@
  *   access must lie inside the kernel's __local_depot, the frame nvcc
  *   gives every local array;
  * - generic: isspacep picks which of those applies; other windows pass.
- * A bad shared or local access is sent by egpu_dev_mc_window, a bad
- * global one by the lookup itself. With containment the verdict lives in
- * %P_mcb, declared in a scope that also holds the instruction: a bad
- * access skips it, and a load or atomic then zeroes its destinations.
+ * A bad shared or local access is sent by egpu_dev_mc_window. Both
+ * device functions are copied into the site (never called: a call makes
+ * ptxas keep every live value across it), their ctx (struct
+ * mc_site_ctx) folded into the site's words and registers. With
+ * containment the verdict lives in %P_mcb, declared in a scope that also
+ * holds the instruction: a bad access skips it, and a load or atomic
+ * then zeroes its destinations.
  */
 #include <stddef.h>
 #include <stdio.h>

@@ -193,6 +193,10 @@ START_TEST(sites_by_space)
 	/* 4 bytes at 28 of a 32-byte depot: bad past offset 28 */
 	s = site_before(out, "st.local.u32 [%rd2+28]");
 	ck_assert_msg(strstr(s, "setp.gt.u64 \t%egpu_mcq, %egpu_mc3, 28;"), "%s", s);
+	/* the report's copy: its offset from %egpu_mc3 (a load nvcc makes
+	 * at -8 from a pointer into the ctx), the frame's 32 bytes */
+	ck_assert_msg(has_line(s, "mov.b64 \t%egpu_mck5l_", ", %egpu_mc3;"), "%s", s);
+	ck_assert(has_line(s, "mov.b32 \t%egpu_mck5l_", ", 32;"));
 	free(s);
 	/* the .func's local load is not checked (its caller's frame) */
 	s = site_before(out, "ld.local.u32 %r1, [%rd1]");
