@@ -628,6 +628,15 @@ void mc_emit_entry(struct strbuf *sb, const char *prefix,
 	sb_adds(sb, "\t// end egpu memcheck\n\t");
 }
 
+/* Whether the site heads a group with members besides itself. */
+static bool grouped(const struct mc_site_code *c)
+{
+	size_t i = (size_t)(c->s - c->all);
+
+	return c->group && c->group[i] == (int)i &&
+	       second_member(c->group, i, c->nall) < c->nall;
+}
+
 void mc_emit_check(struct strbuf *sb, const struct mc_site_code *c)
 {
 	if (!mc_site_checked(&c->s->op, c->fn))
@@ -642,7 +651,7 @@ void mc_emit_check(struct strbuf *sb, const struct mc_site_code *c)
 		check_global(sb, c);
 		break;
 	case EGPU_SPACE_SHARED:
-		if (c->group && c->group[c->s - c->all] >= 0)
+		if (grouped(c))
 			check_shared_group(sb, c);
 		else
 			check_shared(sb, c);
