@@ -134,16 +134,19 @@ MC_FN int mc_check(const struct mc_index_hdr *h, const uint32_t *states,
 
 /*
  * The lookup's hints, one per site (modulo MC_HINTS): the index and the
- * entry its last lookup found. A site whose hint names the current index
- * and an entry that holds the access, live, needs no search; any other
- * case searches (a hint is only ever a live allocation's entry of the
- * index it names, so one read torn or stale costs a search, never a
- * wrong verdict).
+ * entry its last lookup found, named by its offset in the index and its
+ * slot, so that the site loads the entry and the slot's state at once
+ * (two dependent loads after the hint's, not three). A site whose hint
+ * names the current index and an entry that holds the access, live,
+ * needs no search; any other case searches (a hint is only ever a live
+ * allocation's entry of the index it names, written in one 16-byte
+ * store, so one read stale costs a search, never a wrong verdict).
  */
 #define MC_HINTS 65536u
 struct mc_hint {
-	uint64_t ix;    /* the index's address */
-	uint64_t entry; /* the entry's address in it */
+	uint64_t ix;      /* the index's address */
+	uint32_t offset;  /* the entry's, from the index's */
+	uint32_t slot;    /* the entry's slot (its state word) */
 };
 
 /*

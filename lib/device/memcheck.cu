@@ -88,7 +88,8 @@ MC_API uint64_t egpu_dev_mc_find(const struct mc_site_ctx *c, uint64_t len)
 		hint = (ulonglong2 *)(uintptr_t)egpu_dev_mc_hints +
 		       c->site % MC_HINTS;
 		*hint = make_ulonglong2((uint64_t)(uintptr_t)h,
-					(uint64_t)(uintptr_t)e);
+					(uint64_t)e->slot << 32 |
+					(uint32_t)((uintptr_t)e - (uintptr_t)h));
 		return (uint64_t)(uintptr_t)e;
 	}
 	mc_send(c);

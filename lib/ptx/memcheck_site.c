@@ -386,22 +386,26 @@ static void hint_or_find(struct strbuf *sb, const struct mc_site_code *c)
 		  "\t@%%%s_mcq bra \t$%s_mcf_%u;\n",
 		  p, (unsigned long long)hint, p, p, p, p, p, p, p, p, p, p, p,
 		  c->site);
-	/* entries are 8-byte aligned (24 bytes each): no vector load */
-	sb_printf(sb, "\tld.global.u64 \t%%%s_mc3, [%%%s_mc5];\n"
-		  "\tld.global.u64 \t%%%s_mc4, [%%%s_mc5+%zu];\n"
-		  "\tld.global.u32 \t%%%s_mcw1, [%%%s_mc5+%zu];\n"
-		  "\tmul.wide.u32 \t%%%s_mc5, %%%s_mcw1, 4;\n"
+	/* the entry (at the index + the hint's offset) and the state of the
+	 * hint's slot, loaded together; entries are 8-byte aligned (24
+	 * bytes each): no vector load */
+	sb_printf(sb, "\tand.b64 \t%%%s_mc4, %%%s_mc5, 4294967295;\n"
+		  "\tadd.u64 \t%%%s_mc4, %%%s_mc4, %%%s_mc3;\n"
+		  "\tshr.u64 \t%%%s_mc5, %%%s_mc5, 32;\n"
+		  "\tshl.b64 \t%%%s_mc5, %%%s_mc5, 2;\n"
 		  "\tadd.u64 \t%%%s_mc5, %%%s_mc5, %llu;\n"
 		  "\tld.global.u32 \t%%%s_mcw1, [%%%s_mc5];\n"
+		  "\tld.global.u64 \t%%%s_mc3, [%%%s_mc4];\n"
+		  "\tld.global.u64 \t%%%s_mc4, [%%%s_mc4+%zu];\n"
 		  "\tadd.u64 \t%%%s_mc5, %%%s_m0, %%%s_mc2;\n"
 		  "\tsetp.lt.u64 \t%%%s_mcq, %%%s_m0, %%%s_mc3;\n"
 		  "\tsetp.gt.or.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mc4, %%%s_mcq;\n"
 		  "\tsetp.eq.or.u32 \t%%%s_mcq, %%%s_mcw1, 0, %%%s_mcq;\n"
 		  "\t@%%%s_mcq bra \t$%s_mcf_%u;\n",
-		  p, p, p, p, offsetof(struct mc_entry, end), p, p,
-		  offsetof(struct mc_entry, slot), p, p, p, p,
-		  (unsigned long long)c->mc->states, p, p, p, p, p, p, p, p,
-		  p, p, p, p, p, p, p, p, p, c->site);
+		  p, p, p, p, p, p, p, p, p, p, p,
+		  (unsigned long long)c->mc->states, p, p, p, p, p, p,
+		  offsetof(struct mc_entry, end), p, p, p, p, p, p, p, p, p,
+		  p, p, p, p, p, p, c->site);
 	if (c->cache >= 0)
 		sb_printf(sb, "\tmov.b64 \t%s, %%%s_mc3;\n\tmov.b64 \t%s, %%%s_mc4;\n",
 			  lo, p, hi, p);
