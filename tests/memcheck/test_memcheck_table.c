@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "core/memcheck_layout.h"
-#include "attach/memcheck_table.h"
+#include "memcheck/memcheck_table.h"
 #include "core/core.h"
 #include "sim_gpu.h"
 #include "test_util.h"
