@@ -85,19 +85,39 @@ egpu_memcheck *egpu_memcheck_new(const struct egpu_memcheck_new_opts *opts)
 	return mc;
 }
 
+/* Make the checker's CUDA context current, *@prev the caller's, which
+ * leave_ctx() restores. */
+static int enter_ctx(const struct egpu_memcheck *mc, CUcontext *prev)
+{
+	int err = cu_check(cu()->cuCtxGetCurrent(prev),
+			   "memcheck: the current CUDA context");
+
+	return err ? err : cu_ctx_set_current(mc->cu_ctx);
+}
+
+static void leave_ctx(CUcontext prev)
+{
+	if (prev)
+		cu_ctx_set_current(prev);
+}
+
 void egpu_memcheck_free(egpu_memcheck *mc)
 {
+	CUcontext prev = NULL;
+
 	if (!mc)
 		return;
 	if (mc->ctx)
 		memcheck_free(mc->ctx); /* sets mc->ctx to NULL */
 	/* Stream-ordered frees' host functions name the table, and kernels
-	 * may still read the buffers. */
-	if (mc->dev && !cu_ctx_set_current(mc->cu_ctx))
+	 * may still read the buffers. A context gone took them with it. */
+	if (mc->dev && !enter_ctx(mc, &prev)) {
 		cu()->cuCtxSynchronize();
+		mc_dev_free(mc->dev);
+		leave_ctx(prev);
+	}
 	mc_report_free(mc->report);
 	mc_table_free(mc->table);
-	mc_dev_free(mc->dev);
 	mc_names_clear(&mc->names);
 	free(mc);
 }
@@ -133,79 +153,114 @@ int egpu_memcheck_attach(egpu_ctx *ctx, egpu_memcheck *mc)
 	return err;
 }
 
-static int check_kind(const egpu_memcheck *mc, enum egpu_memcheck_kind kind,
-		      const char *fn)
+/* A change to the table, made with the checker's CUDA context current
+ * (the backend allocates indexes and writes state words there). */
+struct change {
+	enum { ADD, FREE, MAP, UNMAP } op;
+	uint64_t base, size;
+	enum egpu_memcheck_kind kind;
+	bool ordered;  /* in @stream's order */
+	void *stream;
+};
+
+static int apply(egpu_memcheck *mc, const struct change *c)
+{
+	CUcontext prev = NULL;
+	void *s = c->stream ? c->stream : CU_STREAM_LEGACY;
+	int err = enter_ctx(mc, &prev);
+
+	if (err)
+		return err;
+	if (c->op == ADD && c->ordered)
+		err = mc_table_alloc_async(mc->table, c->base, c->size,
+					   (enum mc_kind)c->kind, s,
+					   mc_dev_capturing(mc->dev, c->stream));
+	else if (c->op == ADD)
+		err = mc_table_alloc(mc->table, c->base, c->size,
+				     (enum mc_kind)c->kind);
+	else if (c->op == FREE)
+		err = mc_table_free_at(mc->table, c->base, c->ordered ? s : NULL,
+				       c->ordered &&
+				       mc_dev_capturing(mc->dev, c->stream));
+	else if (c->op == MAP)
+		err = mc_table_map(mc->table, c->base, c->size);
+	else
+		err = mc_table_unmap(mc->table, c->base, c->size);
+	leave_ctx(prev);
+	return err;
+}
+
+static int track(egpu_memcheck *mc, struct change c, const char *fn)
 {
 	if (!mc)
 		return err_set(EGPU_EINVAL, "%s: NULL checker", fn);
-	if ((unsigned)kind >= EGPU_MEMCHECK_KIND_COUNT)
+	if ((unsigned)c.kind >= EGPU_MEMCHECK_KIND_COUNT)
 		return err_set(EGPU_EINVAL, "%s: no allocation kind %d", fn,
-			       (int)kind);
-	return 0;
+			       (int)c.kind);
+	if (c.kind == EGPU_MEMCHECK_VMM && c.ordered)
+		return err_set(EGPU_EINVAL, "%s: cuMemMap is not stream-ordered; use egpu_memcheck_track", fn);
+	if (c.kind == EGPU_MEMCHECK_VMM)
+		c.op = MAP;
+	return apply(mc, &c);
 }
 
 int egpu_memcheck_track(egpu_memcheck *mc, uint64_t base, uint64_t size,
 			enum egpu_memcheck_kind kind)
 {
-	int err = check_kind(mc, kind, "egpu_memcheck_track");
-
-	if (err)
-		return err;
-	if (kind == EGPU_MEMCHECK_VMM)
-		return mc_table_map(mc->table, base, size);
-	return mc_table_alloc(mc->table, base, size, (enum mc_kind)kind);
-}
-
-int egpu_memcheck_untrack(egpu_memcheck *mc, uint64_t base)
-{
-	if (!mc)
-		return err_set(EGPU_EINVAL, "egpu_memcheck_untrack: NULL checker");
-	return mc_table_free_at(mc->table, base, NULL, false);
-}
-
-int egpu_memcheck_untrack_range(egpu_memcheck *mc, uint64_t base,
-				uint64_t size)
-{
-	if (!mc)
-		return err_set(EGPU_EINVAL, "egpu_memcheck_untrack_range: NULL checker");
-	return mc_table_unmap(mc->table, base, size);
+	return track(mc, (struct change){ ADD, base, size, kind, false, NULL },
+		     "egpu_memcheck_track");
 }
 
 int egpu_memcheck_track_async(egpu_memcheck *mc, uint64_t base, uint64_t size,
 			      enum egpu_memcheck_kind kind, void *stream)
 {
-	int err = check_kind(mc, kind, "egpu_memcheck_track_async");
+	return track(mc, (struct change){ ADD, base, size, kind, true, stream },
+		     "egpu_memcheck_track_async");
+}
 
-	if (err)
-		return err;
-	if (kind == EGPU_MEMCHECK_VMM)
-		return err_set(EGPU_EINVAL, "egpu_memcheck_track_async: cuMemMap is not stream-ordered; use egpu_memcheck_track");
-	return mc_table_alloc_async(mc->table, base, size, (enum mc_kind)kind,
-				    stream ? stream : CU_STREAM_LEGACY,
-				    mc_dev_capturing(mc->dev, stream));
+static int untrack(egpu_memcheck *mc, struct change c, const char *fn)
+{
+	if (!mc)
+		return err_set(EGPU_EINVAL, "%s: NULL checker", fn);
+	return apply(mc, &c);
+}
+
+int egpu_memcheck_untrack(egpu_memcheck *mc, uint64_t base)
+{
+	return untrack(mc, (struct change){ .op = FREE, .base = base },
+		       "egpu_memcheck_untrack");
 }
 
 int egpu_memcheck_untrack_async(egpu_memcheck *mc, uint64_t base, void *stream)
 {
-	if (!mc)
-		return err_set(EGPU_EINVAL, "egpu_memcheck_untrack_async: NULL checker");
-	return mc_table_free_at(mc->table, base,
-				stream ? stream : CU_STREAM_LEGACY,
-				mc_dev_capturing(mc->dev, stream));
+	return untrack(mc, (struct change){ .op = FREE, .base = base,
+					    .ordered = true, .stream = stream },
+		       "egpu_memcheck_untrack_async");
+}
+
+int egpu_memcheck_untrack_range(egpu_memcheck *mc, uint64_t base,
+				uint64_t size)
+{
+	return untrack(mc, (struct change){ .op = UNMAP, .base = base,
+					    .size = size },
+		       "egpu_memcheck_untrack_range");
 }
 
 int egpu_memcheck_poll(egpu_memcheck *mc)
 {
+	CUcontext prev = NULL;
 	uint32_t lost;
 	int err;
 
 	if (!mc)
 		return err_set(EGPU_EINVAL, "egpu_memcheck_poll: NULL checker");
 	err = mc_collect_log(mc->dev, mc->report, &mc->drained);
-	if (!err && cu_ctx_set_current(mc->cu_ctx))
-		err = egpu_errcode();
 	if (!err)
+		err = enter_ctx(mc, &prev);
+	if (!err) {
 		err = mc_collect_counts(mc->dev, mc->report, &lost);
+		leave_ctx(prev);
+	}
 	if (err > 0) /* a CUDA error */
 		err = err_set(EGPU_ECUDA, "egpu_memcheck_poll: reading the sites' counts: CUDA error %d",
 			      err);

@@ -19,19 +19,6 @@
 #define KERNELS_CU EGPU_TEST_DATA "/api_kernels.cu"
 #define KERNELS_PTX EGPU_TEST_BUILD "/api_kernels.ptx"
 
-/* The line of api_kernels.cu holding @marker. */
-static uint32_t marked_line(const char *marker)
-{
-	char *src = tu_read_file(KERNELS_CU, NULL), *at = strstr(src, marker);
-	uint32_t line = 1;
-
-	ck_assert_ptr_nonnull(at);
-	for (char *p = src; p < at; p++)
-		line += *p == '\n';
-	free(src);
-	return line;
-}
-
 START_TEST(null_arguments)
 {
 	struct egpu_memcheck_report r = { .sz = sizeof(r) };
@@ -134,7 +121,7 @@ START_TEST(sites_named_for_the_checker)
 	ck_assert_str_eq(name.kernel, "fill_past");
 	ck_assert_ptr_nonnull(name.file);
 	ck_assert_ptr_nonnull(strstr(name.file, "api_kernels.cu"));
-	ck_assert_uint_eq(name.line, marked_line("// BUG:past"));
+	ck_assert_uint_eq(name.line, tu_marked_line(KERNELS_CU, "// BUG:past"));
 	ck_assert(!mc_names_site(&names, rep.site_base + rep.mem_site_cnt, &name));
 	/* enabled for another (no checker): this one is let go */
 	ck_assert_int_eq(egpu_memcheck_enable(ctx, &mo), 0);

@@ -32,18 +32,6 @@ struct rig {
 	CUdeviceptr buf; /* N + BLOCK elements: the store past N lands here */
 };
 
-static uint32_t marked_line(const char *marker)
-{
-	char *src = tu_read_file(KERNELS_CU, NULL), *at = strstr(src, marker);
-	uint32_t line = 1;
-
-	ck_assert_ptr_nonnull(at);
-	for (char *p = src; p < at; p++)
-		line += *p == '\n';
-	free(src);
-	return line;
-}
-
 static void setup(struct rig *r, bool contain)
 {
 	EGPU_OPTS(egpu_memcheck_new_opts, o, .contain = contain);
@@ -103,7 +91,7 @@ START_TEST(bad_store_reported_on_its_line)
 	ck_assert_str_eq(rep.kernel, "fill_past");
 	ck_assert_ptr_nonnull(rep.file);
 	ck_assert_ptr_nonnull(strstr(rep.file, "api_kernels.cu"));
-	ck_assert_uint_eq(rep.line, marked_line("// BUG:past"));
+	ck_assert_uint_eq(rep.line, tu_marked_line(KERNELS_CU, "// BUG:past"));
 	ck_assert_uint_eq(rep.kind, EGPU_MEM_STORE);
 	ck_assert_uint_eq(rep.space, EGPU_SPACE_GLOBAL);
 	ck_assert_uint_eq(rep.size, 4);
