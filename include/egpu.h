@@ -772,6 +772,15 @@ EGPU_API int egpu_memcheck_track_async(egpu_memcheck *mc, uint64_t base,
 EGPU_API int egpu_memcheck_untrack_async(egpu_memcheck *mc, uint64_t base,
 					 void *stream);
 /**
+ * The module-scope variables (`.global`, `.const`) that @p ptx, a
+ * module's PTX as instrumented, defines, at their addresses in the loaded
+ * module holding @p function (a CUfunction: a framework loading its own
+ * binaries knows its kernels, e.g. Triton's launch metadata), live until
+ * the checker is freed; each variable once however often asked.
+ */
+EGPU_API int egpu_memcheck_track_globals(egpu_memcheck *mc, uint64_t function,
+					 const char *ptx, size_t len);
+/**
  * Take what the GPU reported so far (kernels still running may add
  * more: synchronise first for all). Returns the number of sites with
  * bad accesses (0: none), or a negative EGPU_* error.

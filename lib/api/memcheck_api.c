@@ -14,6 +14,7 @@
 #include "cuda/cu.h"
 #include "memcheck/memcheck_collect.h"
 #include "memcheck/memcheck_dev.h"
+#include "memcheck/memcheck_globals.h"
 #include "memcheck/memcheck_names.h"
 #include "memcheck/memcheck_report.h"
 #include "memcheck/memcheck_table.h"
@@ -244,6 +245,36 @@ int egpu_memcheck_untrack_range(egpu_memcheck *mc, uint64_t base,
 	return untrack(mc, (struct change){ .op = UNMAP, .base = base,
 					    .size = size },
 		       "egpu_memcheck_untrack_range");
+}
+
+static int module_global(void *user, const char *name, uint64_t *addr,
+			 size_t *size)
+{
+	CUdeviceptr p = 0;
+	CUresult res = cu()->cuModuleGetGlobal(&p, size, user, name);
+
+	*addr = p;
+	return res;
+}
+
+int egpu_memcheck_track_globals(egpu_memcheck *mc, uint64_t function,
+				const char *ptx, size_t len)
+{
+	CUcontext prev = NULL;
+	CUmodule mod = NULL;
+	int err;
+
+	if (!mc || !function || !ptx)
+		return err_set(EGPU_EINVAL, "egpu_memcheck_track_globals: NULL argument");
+	err = enter_ctx(mc, &prev);
+	if (err)
+		return err;
+	err = cu_check(cu()->cuFuncGetModule(&mod, (CUfunction)(uintptr_t)function),
+		       "egpu_memcheck_track_globals: the function's module");
+	if (!err)
+		err = mc_table_globals(mc->table, ptx, len, module_global, mod);
+	leave_ctx(prev);
+	return err;
 }
 
 int egpu_memcheck_poll(egpu_memcheck *mc)

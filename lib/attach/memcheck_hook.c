@@ -21,7 +21,7 @@
 
 #include "attach/attach.h"
 #include "memcheck/memcheck_dev.h"
-#include "attach/memcheck_globals.h"
+#include "memcheck/memcheck_globals.h"
 #include "attach/memcheck_hook.h"
 #include "memcheck/memcheck_table.h"
 #include "core/core.h"
@@ -312,26 +312,33 @@ static void note_global(CUresult res, CUdeviceptr *p, size_t *n)
 		note(mc_table_alloc(table, *p, *n, MC_KIND_GLOBAL));
 }
 
+/* A loaded module or library, for mc_table_globals(). */
+struct loaded {
+	CUmodule mod;
+	CUlibrary lib;
+};
+
+static int loaded_global(void *user, const char *name, uint64_t *addr,
+			 size_t *size)
+{
+	const struct loaded *l = user;
+	CUdeviceptr p = 0;
+	CUresult res = l->mod ? cu()->cuModuleGetGlobal(&p, size, l->mod, name)
+			      : cu()->cuLibraryGetGlobal(&p, size, l->lib, name);
+
+	*addr = p;
+	return res;
+}
+
 void memcheck_loaded(const char *ptx, CUmodule mod, CUlibrary lib)
 {
-	char **names = NULL;
-	size_t n = 0;
+	struct loaded l = { mod, lib };
 	bool was;
 
 	if (!enabled() || !the_table())
 		return;
 	was = agent_enter();
-	note(mc_ptx_globals(ptx, strlen(ptx), &names, &n));
-	for (size_t i = 0; i < n; i++) {
-		CUdeviceptr p = 0;
-		size_t bytes = 0;
-		CUresult res = mod ? cu()->cuModuleGetGlobal(&p, &bytes, mod, names[i])
-				   : cu()->cuLibraryGetGlobal(&p, &bytes, lib, names[i]);
-
-		if (!res && bytes)
-			note(mc_table_alloc(table, p, bytes, MC_KIND_GLOBAL));
-	}
-	mc_names_free(names, n);
+	note(mc_table_globals(table, ptx, strlen(ptx), loaded_global, &l));
 	agent_leave(was);
 }
 

@@ -36,6 +36,7 @@ START_TEST(null_arguments)
 	ck_assert_int_eq(egpu_memcheck_untrack_range(NULL, 0x1000, 16),
 			 EGPU_EINVAL);
 	ck_assert_int_eq(egpu_memcheck_attach(NULL, NULL), EGPU_EINVAL);
+	ck_assert_int_eq(egpu_memcheck_track_globals(NULL, 1, "", 0), EGPU_EINVAL);
 	ck_assert_int_eq(egpu_memcheck_poll(NULL), EGPU_EINVAL);
 	ck_assert_int_eq(egpu_memcheck_report_at(NULL, 0, &r), EGPU_EINVAL);
 	ck_assert_int_eq(egpu_memcheck_text(NULL, false, &text, NULL),

@@ -242,6 +242,7 @@ class Checker:
         self._mc = None
         self._inst = None
         self._segments = None
+        self._functions = set()  # kernels whose module's variables are in
         self.reports = []
         self.errors = 0
         self.text = ""
@@ -309,10 +310,24 @@ class Checker:
     def _on_launch(self, metadata):
         if metadata is not None:
             self.launches += 1
+            self._module_variables(metadata)
         if self._segments is None:
             self._segments = self._torch_segments()  # torch started since
         if self._segments is not None:
             self._segments.sync()
+
+    def _module_variables(self, metadata):
+        """The first launch of a kernel's module: its .global and .const
+        variables (libdevice's tables, e.g. for sin and cos) join the
+        table; Triton loads the module itself, so its kernel handle is
+        how the checker finds their addresses."""
+        md = metadata if isinstance(metadata, dict) else metadata.get()
+        function = md.get("function")
+        if not function or function in self._functions:
+            return
+        self._functions.add(function)
+        for ptx in self._inst.ptx.get(md.get("name"), ()):
+            _c.egpu_memcheck_track_globals(self._live(), function, ptx)
 
     def stop(self):
         """Stop checking: no instrumented kernel runs afterwards; waits

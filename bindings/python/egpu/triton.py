@@ -41,7 +41,9 @@ and only on the device current at instrument().
 ``on_launch(metadata)`` is called before every launch of a Triton kernel
 (Triton's ``knobs.runtime.launch_enter_hook``; inductor's launcher calls
 it too, its static launcher being off meanwhile): egpu.memcheck.Checker
-learns there of the memory PyTorch allocated since the last launch.
+learns there of the memory PyTorch allocated since the last launch, and of
+the variables of the kernel's module (``Instrumentation.ptx``: the
+instrumented PTX of each kernel name, kept while on_launch is given).
 
 Needs Triton 3.4 or newer (the hook's cache-key protocol); tested with 3.6.
 """
@@ -151,6 +153,7 @@ class Instrumentation:
         self._own = []             # contexts made here, closed by close()
         self.objects = {}          # device -> Object
         self.kernels = []          # (device, KernelReport) per kernel compiled
+        self.ptx = {}              # with on_launch: kernel name -> [its modules' PTX]
         self.instrument_ms = []    # libegpu's time per module instrumented
         self._probe = probe
         self._key = f"egpu-{uuid.uuid4().hex}"
@@ -297,6 +300,9 @@ class Instrumentation:
             ctx = target if isinstance(target, Context) else target._ctx
             out, report = ctx.instrument(ptx)
             self.kernels.extend((device, k) for k in report.kernels)
+            if self._on_launch is not None:
+                for k in report.kernels:
+                    self.ptx.setdefault(k.name, []).append(out)
             self.instrument_ms.append(report.instrument_ms)
         return out
 

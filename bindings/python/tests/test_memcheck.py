@@ -191,3 +191,32 @@ def test_checker_without_gpu_leaves_nothing_behind(monkeypatch):
     egpu.triton.instrument(egpu.Context(offline=True)).undo()  # not Busy
     mc.stop()  # nothing to stop
     assert (mc.errors, mc.reports, mc.kernels) == (0, [], 0)
+
+
+class Lazy:
+    """Triton's LazyDict: the launch's metadata made on get()."""
+
+    def __init__(self, data):
+        self._data = data
+
+    def get(self):
+        return self._data
+
+
+def test_module_variables_once_per_kernel(monkeypatch):
+    """A kernel's first launch hands its module's PTX (each compilation
+    of its name) to the checker with its handle; later launches don't."""
+    import types
+    import egpu.memcheck as m
+    calls = []
+    monkeypatch.setattr(m._c, "egpu_memcheck_track_globals",
+                        lambda mc, fn, ptx: calls.append((mc, fn, ptx)))
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    chk = m.Checker()
+    chk._mc = "mc"
+    chk._inst = types.SimpleNamespace(ptx={"k": ["ptx1", "ptx2"]})
+    chk._on_launch(Lazy({"name": "k", "function": 7}))
+    chk._on_launch(Lazy({"name": "k", "function": 7}))
+    chk._on_launch({"name": "unknown", "function": 8})
+    assert calls == [("mc", 7, "ptx1"), ("mc", 7, "ptx2")]
+    assert chk.launches == 3

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 """egpu.memcheck.Checker on a GPU (docs/memcheck.md, "In-process"): a
 small torch.compile'd model trained a few steps under it must give no
-report while its Triton kernels are checked, and a Triton kernel whose
-load lacks its mask must be reported on that line. Each prints one
+report while its Triton kernels are checked, so must a kernel reading
+libdevice's tables (module variables Triton loads itself), and a Triton
+kernel whose load lacks its mask must be reported on that line. Each prints one
 summary line to the real stderr (ctest -V shows it)."""
 import ctypes
 import sys
@@ -16,6 +17,7 @@ pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
+from triton.language.extra import libdevice  # noqa: E402
 import egpu.memcheck  # noqa: E402  (after the skips: needs Triton)
 
 
@@ -54,6 +56,27 @@ def test_compiled_model_is_clean():
 
 
 @triton.jit
+def precise_sin(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y + offs, libdevice.sin(tl.load(x + offs, mask=mask)), mask=mask)
+
+
+def test_module_variables_are_tracked():
+    """libdevice's sin reduces large arguments with a table in the
+    module's global memory, which Triton loads: not a bad access."""
+    x = torch.linspace(-1e6, 1e6, 5000, device="cuda")
+    y = torch.empty_like(x)
+    with egpu.memcheck.Checker(raise_errors=False) as mc:
+        precise_sin[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        torch.cuda.synchronize()
+    say(f"libdevice sin: {mc.kernels} kernels, {mc.errors} errors")
+    assert mc.errors == 0, mc.text
+    assert mc.kernels > 0 and mc.launches == 1
+    assert torch.allclose(y, torch.sin(x), atol=1e-3)
+
+
+@triton.jit
 def copy_nomask(x, y, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     v = tl.load(x + offs)  # BUG:nomask
@@ -82,7 +105,7 @@ def test_missing_mask_is_reported():
     ptr = ctypes.c_uint64()
     # 1 MiB, of which the first n floats are the tensor: the load past
     # them reads memory that exists (no fault) but is not the tensor's
-    assert cuda.cuMemAlloc_v2(ctypes.byref(ptr), 1 << 20) == 0
+    assert cuda.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(1 << 20)) == 0
     try:
         assert cuda.cuMemsetD8_v2(ptr, ctypes.c_ubyte(0), ctypes.c_size_t(1 << 20)) == 0
         x = torch.as_tensor(Raw(ptr.value, n), device="cuda")

@@ -130,6 +130,7 @@ def test_bare_context_and_launch_hook(monkeypatch, kernels_ptx):
         knobs.runtime.add_stages_inspection_hook(None, stages, None, None, 90)
         assert stages["ptx"]("llir", {}) == kernels_ptx  # nothing to splice
         assert [k.name for _, k in inst.kernels] == ["add_one", "_Z5scalePffi"]
+        assert inst.ptx == {"add_one": [kernels_ptx], "_Z5scalePffi": [kernels_ptx]}
         with pytest.raises(egpu.NotSupported, match="no maps"):
             inst.by_kernel("counts")
         sys.modules["triton"].runtime.driver.active.get_current_device = lambda: 1
