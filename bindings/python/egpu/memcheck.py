@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 
 from . import Context, _MEM_KIND_NAMES, _SPACE_NAMES
@@ -243,6 +244,7 @@ class Checker:
         self._inst = None
         self._segments = None
         self._functions = set()  # kernels whose module's variables are in
+        self._lock = threading.Lock()
         self.reports = []
         self.errors = 0
         self.text = ""
@@ -278,7 +280,7 @@ class Checker:
         if self._mc is not None:
             raise Error("egpu.memcheck.Checker: already started")
         if self._probe is None:
-            self._own_ctx = self._ctx = Context()
+            self._own_ctx = self._ctx = Context(sm=self._torch_sm())
         else:
             self._ctx = self._probe._ctx
         try:
@@ -294,6 +296,15 @@ class Checker:
             raise
         return self
 
+    @staticmethod
+    def _torch_sm():
+        """The current device's target when PyTorch knows it (None: the
+        library's default)."""
+        torch = sys.modules.get("torch")
+        if torch is None or not torch.cuda.is_initialized():
+            return None
+        return "sm_%d%d" % torch.cuda.get_device_capability()
+
     def _torch_segments(self):
         if "torch" not in sys.modules:
             return None
@@ -308,13 +319,14 @@ class Checker:
                            "another")
 
     def _on_launch(self, metadata):
-        if metadata is not None:
-            self.launches += 1
-            self._module_variables(metadata)
-        if self._segments is None:
-            self._segments = self._torch_segments()  # torch started since
-        if self._segments is not None:
-            self._segments.sync()
+        with self._lock:  # launches from several threads
+            if metadata is not None:
+                self.launches += 1
+                self._module_variables(metadata)
+            if self._segments is None:
+                self._segments = self._torch_segments()  # torch started since
+            if self._segments is not None:
+                self._segments.sync()
 
     def _module_variables(self, metadata):
         """The first launch of a kernel's module: its .global and .const
