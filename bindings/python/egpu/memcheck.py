@@ -289,7 +289,8 @@ class Checker:
             self._segments = self._torch_segments()
             self._on_launch(None)
             self._inst = egpu.triton.instrument(
-                self._probe or self._ctx, attach=self._other_device,
+                self._ctx if self._probe is None else self._probe,
+                attach=self._other_device,
                 on_launch=self._on_launch)
         except BaseException:
             self._free()
