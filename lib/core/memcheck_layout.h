@@ -147,19 +147,41 @@ struct mc_hint {
 };
 
 /*
- * What the check sends the host for a bad access, 56 bytes (the fields
- * of egpu_mem_ctx, where the thread is, and for a shared or local access
- * its offset in the window, in addr, and the window's size, in bound).
+ * A site's words about one access, 32 bytes: the fields of egpu_mem_ctx,
+ * and for a shared or local access its offset in the window, in addr,
+ * and the window's size, in bound. The head of both structs below.
  */
-struct mc_violation {
-	uint64_t addr;
-	uint32_t site;      /* egpu_mem_ctx.site */
-	uint32_t kernel_id; /* egpu_mem_ctx.kernel_id */
-	uint32_t size;      /* bytes accessed */
-	uint16_t kind;      /* EGPU_MEM_* */
-	uint16_t space;     /* EGPU_SPACE_* */
-	uint32_t line;      /* egpu_mem_ctx.line */
+#define MC_ACCESS_WORDS                                                    \
+	uint64_t addr;                                                     \
+	uint32_t site;      /* egpu_mem_ctx.site */                        \
+	uint32_t kernel_id; /* egpu_mem_ctx.kernel_id */                   \
+	uint32_t size;      /* bytes accessed */                           \
+	uint16_t kind;      /* EGPU_MEM_* */                               \
+	uint16_t space;     /* EGPU_SPACE_* */                             \
+	uint32_t line;      /* egpu_mem_ctx.line */                        \
 	uint32_t bound;     /* shared: the block's bytes; local: the frame's */
+
+/*
+ * What the check hands the device runtime at a site (lib/device/
+ * memcheck.cu), whose functions are copied into the site with the loads
+ * of it folded (ptx/inline_ctx.c, ctx_layout_mc): constants of the site,
+ * but the address, the site (a group of shared accesses reports its
+ * members from one copy), a size in a register and the window's bytes.
+ */
+struct mc_site_ctx {
+	MC_ACCESS_WORDS
+};
+
+/* What egpu_dev_mc_find answers: the live entry holding the access (its
+ * address), or one of these. */
+#define MC_FOUND_BAD 0  /* outside every live allocation: sent */
+#define MC_FOUND_OK 1   /* passed without an entry: no table, or too many
+			 * overlapping entries to check */
+
+/* What the check sends the host for a bad access, 56 bytes: the site's
+ * words and where the thread is. */
+struct mc_violation {
+	MC_ACCESS_WORDS
 	uint32_t block[3];
 	uint32_t thread[3];
 };
