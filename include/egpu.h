@@ -740,7 +740,8 @@ EGPU_API void egpu_memcheck_free(egpu_memcheck *mc);
  * Check every access of what @p ctx instruments from now on (as
  * egpu_memcheck_enable(), with the checker's buffers), and name the
  * sites of those instrumentations in its reports. One context per
- * checker (EGPU_EBUSY for another); both in the same CUDA context
+ * checker for its life (EGPU_EBUSY for another, even once the first is
+ * freed: site numbers are a context's); both in the same CUDA context
  * (EGPU_EINVAL).
  */
 EGPU_API int egpu_memcheck_attach(egpu_ctx *ctx, egpu_memcheck *mc);

@@ -28,6 +28,7 @@ struct egpu_memcheck {
 	struct mc_report *report;
 	struct mc_names names;    /* the sites of the attached context */
 	egpu_ctx *ctx;            /* attached to; NULL when none (any more) */
+	bool attached;            /* ever: its sites' names are that context's */
 	uint32_t drained;         /* log records taken */
 	bool contain;
 };
@@ -132,8 +133,8 @@ int egpu_memcheck_attach(egpu_ctx *ctx, egpu_memcheck *mc)
 
 	if (!ctx || !mc)
 		return err_set(EGPU_EINVAL, "egpu_memcheck_attach: NULL argument");
-	if (mc->ctx && mc->ctx != ctx)
-		return err_set(EGPU_EBUSY, "egpu_memcheck_attach: the checker is attached to another context (its sites are numbered there)");
+	if (mc->attached && mc->ctx != ctx)
+		return err_set(EGPU_EBUSY, "egpu_memcheck_attach: the checker serves another context, now or before (its sites are numbered there)");
 	err = cu_ctx_current(&cur);
 	if (!err && cur != mc->cu_ctx)
 		err = err_set(EGPU_EINVAL, "egpu_memcheck_attach: the checker lives in another CUDA context; make that one current");
@@ -149,8 +150,10 @@ int egpu_memcheck_attach(egpu_ctx *ctx, egpu_memcheck *mc)
 	o.hints = mc_dev_hints(mc->dev);
 	user = (struct memcheck_user){ .names = &mc->names, .ctx = &mc->ctx };
 	err = memcheck_enable_for(ctx, &o, &user);
-	if (!err)
+	if (!err) {
 		mc->ctx = ctx;
+		mc->attached = true;
+	}
 	return err;
 }
 

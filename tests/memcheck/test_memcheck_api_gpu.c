@@ -8,7 +8,8 @@
  *     site with the right line, kind, space, thread and words, counted for
  *     its one bad thread;
  *   - once untracked, fill's every store is a use after free;
- *   - contained, fill_past leaves the element past the end untouched.
+ *   - contained, fill_past leaves the element past the end untouched;
+ *   - a second context cannot take the checker.
  * Exits 77 (skipped) without a GPU.
  */
 #include <check.h>
@@ -122,8 +123,12 @@ START_TEST(contained_store_dropped)
 {
 	struct rig r;
 	float past = -1.0f;
+	egpu_ctx *other;
 
 	setup(&r, true);
+	other = egpu_ctx_new(NULL);
+	ck_assert_int_eq(egpu_memcheck_attach(other, r.mc), EGPU_EBUSY);
+	egpu_ctx_free(other);
 	launch(&r, r.fill_past);
 	ck_assert_int_eq(egpu_memcheck_poll(r.mc), 1);
 	CK_CU(cu()->cuMemcpyDtoH(&past, r.buf + N * sizeof(float), sizeof(past)));
