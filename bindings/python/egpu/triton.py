@@ -40,7 +40,7 @@ and only on the device current at instrument().
 
 ``on_launch(metadata)`` is called before every launch of a Triton kernel
 (Triton's ``knobs.runtime.launch_enter_hook``; inductor's launcher calls
-it too, its static launcher being off meanwhile): egpu.memcheck.Checker
+it too, its static launcher off meanwhile): egpu.memcheck.Checker
 learns there of the memory PyTorch allocated since the last launch, and of
 the variables of the kernel's module (``Instrumentation.ptx``: the
 instrumented PTX of each kernel name, kept while on_launch is given).
@@ -82,8 +82,9 @@ def _triton():
 
 def _inductor_settings(launch_hook=False):
     """(module, attribute, value while instrumenting) for torch, if
-    imported; ``launch_hook``: inductor's launches must call Triton's
-    launch hook, which its static launcher does not."""
+    imported; ``launch_hook``: inductor's launches must all go through
+    Triton's launcher, which calls the launch hook, so its static
+    launcher is off."""
     if "torch" not in sys.modules:
         return []
     try:
