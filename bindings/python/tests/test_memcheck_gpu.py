@@ -121,12 +121,13 @@ def test_missing_mask_is_reported():
         torch.cuda.synchronize()
         cuda.cuMemFree_v2(ptr)
     say(f"missing mask: {mc.text.strip()}")
-    assert caught.value.reports == mc.reports and len(mc.reports) == 1
-    r = mc.reports[0]
-    assert r["kernel"] == "copy_nomask"
-    assert r["file"].endswith("test_memcheck_gpu.py") and r["line"] == bug_line()
-    assert (r["kind"], r["space"]) == ("load", "global")
-    assert "past the end of a 4,000-byte cudaMalloc allocation" in r["where"]
-    assert n * 4 <= r["address"] - ptr.value < 1024 * 4
-    assert 0 < r["count"] <= 24 and mc.errors == r["count"]
+    # one site, or one per load instruction Triton split the load into
+    assert caught.value.reports == mc.reports and mc.reports
+    for r in mc.reports:
+        assert r["kernel"] == "copy_nomask"
+        assert r["file"].endswith("test_memcheck_gpu.py") and r["line"] == bug_line()
+        assert (r["kind"], r["space"]) == ("load", "global")
+        assert "past the end of a 4,000-byte cudaMalloc allocation" in r["where"]
+        assert n * 4 <= r["address"] - ptr.value < 1024 * 4
+    assert 0 < mc.errors == sum(r["count"] for r in mc.reports) <= 24
     assert "egpu memcheck:" in str(caught.value)
