@@ -303,7 +303,8 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 }
 /* Calls whose only result is their out-parameters return just those. */
 %typemap(out) int egpu_prog_jit_ptx, int egpu_instrument_ptx, int egpu_module_load,
-	      int egpu_clock_sync, int egpu_clock_get, int egpu_metrics_render {
+	      int egpu_clock_sync, int egpu_clock_get, int egpu_metrics_render,
+	      int egpu_memcheck_text {
 	if ($1 < 0) {
 		raise_last($1);
 		SWIG_fail;
