@@ -82,6 +82,19 @@ struct ptx_attach {
 	 * used. Put it after the probes: they see the access first.
 	 */
 	const struct ptx_memcheck *memcheck;
+	/*
+	 * EGPU_ATTACH_MEM: not a probe but the splicer's trace mode: every
+	 * selected access a compact record in a span of @trace's ring
+	 * (docs/events.md, "The splicer's trace mode"), the common case
+	 * inline, the rest calling the device runtime's egpu_dev_trace_*,
+	 * which a linked module must define; @func is not used.
+	 */
+	const struct ptx_trace *trace;
+};
+
+/* The splicer's trace mode (ptx_attach.trace). */
+struct ptx_trace {
+	uint64_t ring; /* the ring map's handle, as the runtime's helpers take it */
 };
 
 /* egpu memcheck's check (ptx_attach.memcheck). */
