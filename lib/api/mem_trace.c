@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "egpu/bpf_maps.h"
 #include "egpu/ctx.h"
+#include "maps/span_layout.h"
 
 struct mem_trace_state {
 	struct ptx_trace req;
@@ -69,6 +71,10 @@ int mem_trace_request(struct egpu_ctx *ctx, struct ptx_attach *reqs,
 		err_prefix("egpu_mem_trace_enable's ring");
 		return err;
 	}
+	/* Moved to the GPU now: in GPU memory when the map asked for it. */
+	t->req.sys_fence = !(t->ring->spec->flags & EGPU_F_RING_DEVICE);
+	t->req.span_flags = RING_COMMIT | RING_SPAN;
+	t->req.hdr_size = RING_HDR_SIZE;
 	reqs[(*nreq)++] = (struct ptx_attach){
 		.kernel = t->kernel, .point = EGPU_ATTACH_MEM,
 		.trace = &t->req, .label = "mem trace",

@@ -89,19 +89,23 @@ SPAN_FN uint64_t span_affine_w1(uint64_t base, int32_t stride)
  * go (per-thread order, docs/events.md).
  */
 #define SPAN_START_BITS 36u
+#define SPAN_USED_SHIFT 36u
+#define SPAN_SLOTS_SHIFT 45u
+#define SPAN_SLOTS_BITS 9u
 #define SPAN_OWN (1ull << 54)
 
 SPAN_FN uint64_t span_state(uint32_t tag, uint64_t start, uint32_t used,
 			    uint32_t slots, int own)
 {
 	return (start & ((1ull << SPAN_START_BITS) - 1)) |
-	       (uint64_t)used << 36 | (uint64_t)slots << 45 |
+	       (uint64_t)used << SPAN_USED_SHIFT |
+	       (uint64_t)slots << SPAN_SLOTS_SHIFT |
 	       (own ? SPAN_OWN : 0) | (uint64_t)(tag & 0x1ff) << 55;
 }
 
 SPAN_FN uint64_t span_st_start(uint64_t s) { return s & ((1ull << SPAN_START_BITS) - 1); }
-SPAN_FN uint32_t span_st_used(uint64_t s) { return (uint32_t)(s >> 36 & 0x1ff); }
-SPAN_FN uint32_t span_st_slots(uint64_t s) { return (uint32_t)(s >> 45 & 0x1ff); }
+SPAN_FN uint32_t span_st_used(uint64_t s) { return (uint32_t)(s >> SPAN_USED_SHIFT & 0x1ff); }
+SPAN_FN uint32_t span_st_slots(uint64_t s) { return (uint32_t)(s >> SPAN_SLOTS_SHIFT & 0x1ff); }
 SPAN_FN int span_st_own(uint64_t s) { return (s & SPAN_OWN) != 0; }
 SPAN_FN uint32_t span_st_tag(uint64_t s) { return (uint32_t)(s >> 55); }
 
@@ -112,6 +116,6 @@ SPAN_FN uint32_t span_ring_tag(uint64_t addr)
 }
 
 /* The state's slots used, one more: what a record of one slot adds. */
-#define SPAN_USED_ONE (1ull << 36)
+#define SPAN_USED_ONE (1ull << SPAN_USED_SHIFT)
 
 #endif

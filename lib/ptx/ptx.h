@@ -95,6 +95,12 @@ struct ptx_attach {
 /* The splicer's trace mode (ptx_attach.trace). */
 struct ptx_trace {
 	uint64_t ring; /* the ring map's handle, as the runtime's helpers take it */
+	/* What publishing a span inline takes: a system-scope fence (a ring
+	 * in host memory) or a GPU-scope one, then the header, {len, flags}
+	 * with len the span's bytes less @hdr_size (maps/span_layout.h). */
+	bool sys_fence;
+	uint32_t span_flags;
+	uint32_t hdr_size;
 };
 
 /* egpu memcheck's check (ptx_attach.memcheck). */

@@ -15,8 +15,8 @@
  * - every lane's address is the leader's + (lane - leader) * stride, for
  *   the 16-bit stride the next lane's offset gives, and the leader's
  *   address fits 48 bits (an affine record);
- * - the leader owns a span with room for this record and one more (the
- *   record that fills a span is the runtime's: it publishes it);
+ * - the leader owns a span (one with no room left is published at once:
+ *   the record that fills it publishes it here, a fence and the header);
  * - no other lane owns a span, and each one's state starts where the
  *   leader's span does (its floor: per-thread order needs no other vote).
  * The site's kind, size and number are the record's first word, a
@@ -151,8 +151,8 @@ static void vote_affine(struct strbuf *sb, const char *p)
 }
 
 /*
- * %~tp0 |= this lane's reason for the runtime: the leader's span has no
- * room for two records or its address needs more than 48 bits; another
+ * %~tp0 |= this lane's reason for the runtime: the leader owns no span
+ * (one with no room is published) or its address needs more than 48 bits; another
  * lane owns a span or has a floor elsewhere. Then the group's vote.
  */
 static void vote_slow(struct strbuf *sb, const char *p)
@@ -160,7 +160,7 @@ static void vote_slow(struct strbuf *sb, const char *p)
 	put(sb, p, "\tmov.b64 \t{%%~tw7, %%~tw8}, %%~tst;\n"
 	    "\tshfl.sync.idx.b32 \t%%~tw9, %%~tw7, %%~tw1, 31, %%~tw0;\n"
 	    "\tsetp.eq.u32 \t%%~tp1, %%~tw2, %%~tw1;\n"
-	    "\tsetp.lt.u32 \t%%~tp2, %%~tleft, 2;\n"
+	    "\tsetp.eq.u32 \t%%~tp2, %%~tleft, 0;\n"
 	    "\tsetp.gt.or.u32 \t%%~tp2, %%~tw4, %u, %%~tp2;\n"
 	    "\tsetp.ne.u32 \t%%~tp3, %%~tleft, 0;\n"
 	    "\tsetp.ne.or.u32 \t%%~tp3, %%~tw7, %%~tw9, %%~tp3;\n"
@@ -191,6 +191,32 @@ static void store_record(struct strbuf *sb, const struct tr_site_code *c)
 	    w0, SPAN_SLOT, (unsigned long long)SPAN_USED_ONE);
 }
 
+/*
+ * The leader's span full: published as span_publish does (a fence, then
+ * the header at its start, %~tcur less its slots), and no longer owned.
+ */
+static void publish_full(struct strbuf *sb, const struct tr_site_code *c)
+{
+	const struct ptx_trace *tr = c->tr;
+
+	put(sb, c->prefix, "\tsetp.eq.and.u32 \t%%~tp2, %%~tleft, 0, %%~tp1;\n"
+	    "\t@!%%~tp2 bra \t$~tdone_%u;\n"
+	    "\tfence.acq_rel.%s;\n"
+	    "\tmov.b64 \t{%%~tw7, %%~tw8}, %%~tst;\n"
+	    "\tbfe.u32 \t%%~tw7, %%~tw8, %u, %u;\n"
+	    "\tshl.b32 \t%%~tw7, %%~tw7, 4;\n"
+	    "\tcvt.u64.u32 \t%%~tx0, %%~tw7;\n"
+	    "\tsub.s64 \t%%~tx0, %%~tcur, %%~tx0;\n"
+	    "\tsub.u32 \t%%~tw7, %%~tw7, %u;\n"
+	    "\tmov.u32 \t%%~tw8, %u;\n"
+	    "\tmov.b64 \t%%~tx1, {%%~tw7, %%~tw8};\n"
+	    "\tst.volatile.global.u64 \t[%%~tx0], %%~tx1;\n"
+	    "\tand.b64 \t%%~tst, %%~tst, %llu;\n",
+	    c->site, tr->sys_fence ? "sys" : "gpu", SPAN_SLOTS_SHIFT - 32,
+	    SPAN_SLOTS_BITS, tr->hdr_size, tr->span_flags,
+	    (unsigned long long)~SPAN_OWN);
+}
+
 void tr_emit_site(struct strbuf *sb, const struct tr_site_code *c)
 {
 	const char *p = c->prefix;
@@ -206,6 +232,7 @@ void tr_emit_site(struct strbuf *sb, const struct tr_site_code *c)
 	vote_slow(sb, p);
 	put(sb, p, "\t@%%~tp0 bra \t$~tslow_%u;\n", c->site);
 	store_record(sb, c);
+	publish_full(sb, c);
 	put(sb, p, "\tbra \t$~tdone_%u;\n$~tslow_%u:\n", c->site, c->site);
 	call_site(sb, c);
 	put(sb, p, "$~tdone_%u:\n\t}\n", c->site);
