@@ -45,35 +45,13 @@ static void teardown(void)
 
 static char *instrument(const char *ptx, struct egpu_report *rep)
 {
-	char *out = NULL;
-	size_t len;
-
-	rep->sz = sizeof(*rep);
-	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, strlen(ptx), &out, &len, rep),
-		      "%s", egpu_errmsg());
-	return out;
-}
-
-static void assemble(const char *ptx, const char *what)
-{
-	char log[4096] = "";
-
-	if (!tu_have_ptxas())
-		return;
-	ck_assert_msg(tu_ptxas(ptx, strlen(ptx), "sm_90", true, log, sizeof(log)),
-		      "%s: ptxas: %s", what, log);
+	return tu_instrument(ctx, ptx, rep);
 }
 
 /* The code before @insn, from the "// egpu trace" before it. */
 static char *site_before(const char *out, const char *insn)
 {
-	const char *at = strstr(out, insn), *b = NULL;
-
-	ck_assert_msg(at, "no '%s' in the output", insn);
-	for (const char *p = out; (p = strstr(p, "// egpu trace\n")) && p < at; p++)
-		b = p;
-	ck_assert_ptr_nonnull(b);
-	return strndup(b, (size_t)(at - b));
+	return tu_text_before(out, "// egpu trace\n", insn);
 }
 
 #define HEAD ".version 8.0\n.target sm_90\n.address_size 64\n\n"
@@ -157,7 +135,7 @@ START_TEST(written_kernels)
 			       "// end egpu trace call\n\t{\n\t.param .b64 a;", 39),
 		      "%s", call);
 	ck_assert_ptr_nonnull(strstr(call, "mov.u32 \t%egpu_tleft, 0;"));
-	assemble(out, "written kernels");
+	tu_assemble_sm90(out, "written kernels");
 	free(out);
 }
 END_TEST
@@ -177,24 +155,10 @@ START_TEST(no_flush_before_calls_without_traced_funcs)
 	ck_assert_int_eq(tu_count(out, "// egpu trace\n"), 1);
 	ck_assert_ptr_null(strstr(out, "// begin egpu trace call"));
 	ck_assert_ptr_null(strstr(out, "egpu_dev_trace_alone, ("));
-	assemble(out, "stores of k");
+	tu_assemble_sm90(out, "stores of k");
 	free(out);
 }
 END_TEST
-
-/* @out saved as EGPU_TEST_BUILD/@name.trace.ptx (for ptxas -v by hand:
- * docs/events.md). */
-static void save(const char *out, const char *name)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s.trace.ptx", EGPU_TEST_BUILD, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(out, f);
-	fclose(f);
-}
 
 /* Every kernel of @name's PTX traced, each exit flushing, ptxas happy. */
 static void whole_module(const char *name)
@@ -213,8 +177,10 @@ static void whole_module(const char *name)
 	printf("%s: %u kernels, %u traced sites, PTX %d -> %d lines\n", path,
 	       rep.kernel_cnt, rep.mem_site_cnt, tu_count(ptx, "\n"),
 	       tu_count(out, "\n"));
-	assemble(out, path);
-	save(out, name);
+	tu_assemble_sm90(out, path);
+	/* for ptxas -v by hand: docs/events.md */
+	snprintf(path, sizeof(path), "%s/%s.trace.ptx", EGPU_TEST_BUILD, name);
+	tu_save(out, path);
 	free(out);
 	free(ptx);
 }

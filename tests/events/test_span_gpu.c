@@ -521,52 +521,35 @@ START_TEST(trap_leaves_no_hole)
 }
 END_TEST
 
-/* The splicer's trace mode: the same kernels, the same checks. */
-START_TEST(trace_mode_every_address_legacy_stream)
-{
-	gather_exact(NULL, 0, "strace", LEGACY_STREAM);
-}
-END_TEST
+/*
+ * The splicer's trace mode: the same kernels, the same checks, kept in
+ * GPU memory and lossless (drained while running).
+ */
+static const struct {
+	const char *kernel, *ring;
+	enum launch how;
+} trace_cases[] = {
+	{ "gather", "strace", LEGACY_STREAM },
+	{ "gather", "strace", GRAPH },
+	{ "diverge", "strace", LEGACY_STREAM },
+	{ "gather", "slossless", LEGACY_STREAM },
+	{ "gather", "slossless", NONBLOCKING_STREAM },
+	{ "gather", "slossless", GRAPH },
+	{ "diverge", "slossless", LEGACY_STREAM },
+};
 
-START_TEST(trace_mode_every_address_cuda_graph)
+START_TEST(trace_mode_every_address_once_in_order)
 {
-	gather_exact(NULL, 0, "strace", GRAPH);
-}
-END_TEST
-
-START_TEST(trace_mode_divergent_lanes)
-{
-	diverge_exact(NULL, 0, "strace");
+	if (!strcmp(trace_cases[_i].kernel, "diverge"))
+		diverge_exact(NULL, 0, trace_cases[_i].ring);
+	else
+		gather_exact(NULL, 0, trace_cases[_i].ring, trace_cases[_i].how);
 }
 END_TEST
 
 START_TEST(trace_mode_exact_when_dropping)
 {
 	gather_dropping(NULL, 0);
-}
-END_TEST
-
-START_TEST(trace_mode_lossless_legacy_stream)
-{
-	gather_exact(NULL, 0, "slossless", LEGACY_STREAM);
-}
-END_TEST
-
-START_TEST(trace_mode_lossless_nonblocking_stream)
-{
-	gather_exact(NULL, 0, "slossless", NONBLOCKING_STREAM);
-}
-END_TEST
-
-START_TEST(trace_mode_lossless_cuda_graph)
-{
-	gather_exact(NULL, 0, "slossless", GRAPH);
-}
-END_TEST
-
-START_TEST(trace_mode_lossless_divergent_lanes)
-{
-	diverge_exact(NULL, 0, "slossless");
 }
 END_TEST
 
@@ -594,16 +577,25 @@ START_TEST(lossless_trap_leaves_no_hole)
 }
 END_TEST
 
+/* A case of @s with the fixture and @timeout_s. */
+static TCase *add_case(Suite *s, const char *name, int timeout_s)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, timeout_s);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
 int main(void)
 {
 	Suite *s;
-	TCase *tc, *trap;
+	TCase *tc;
 
 	tu_require_gpu();
 	s = suite_create("span_gpu");
-	tc = tcase_create("span");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 300);
+	tc = add_case(s, "span", 300);
 	tcase_add_test(tc, every_address_once_in_order_legacy_stream);
 	tcase_add_test(tc, every_address_once_in_order_cuda_graph);
 	tcase_add_test(tc, spans_never_flushed_are_reclaimed);
@@ -614,34 +606,15 @@ int main(void)
 	tcase_add_test(tc, lossless_every_address_nonblocking_stream);
 	tcase_add_test(tc, lossless_divergent_lanes);
 	tcase_add_test(tc, lossless_stopped_consumer_bounded);
-	suite_add_tcase(s, tc);
-	trap = tcase_create("trap");
-	tcase_add_checked_fixture(trap, setup, teardown);
-	tcase_set_timeout(trap, 120);
-	tcase_add_test(trap, trap_leaves_no_hole);
-	suite_add_tcase(s, trap);
-	tc = tcase_create("trace");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, trace_mode_every_address_legacy_stream);
-	tcase_add_test(tc, trace_mode_every_address_cuda_graph);
-	tcase_add_test(tc, trace_mode_divergent_lanes);
+	tcase_add_test(add_case(s, "trap", 120), trap_leaves_no_hole);
+	tc = add_case(s, "trace", 300);
+	tcase_add_loop_test(tc, trace_mode_every_address_once_in_order, 0,
+			    (int)(sizeof(trace_cases) / sizeof(trace_cases[0])));
 	tcase_add_test(tc, trace_mode_exact_when_dropping);
-	tcase_add_test(tc, trace_mode_lossless_legacy_stream);
-	tcase_add_test(tc, trace_mode_lossless_nonblocking_stream);
-	tcase_add_test(tc, trace_mode_lossless_cuda_graph);
-	tcase_add_test(tc, trace_mode_lossless_divergent_lanes);
-	suite_add_tcase(s, tc);
-	trap = tcase_create("trap_trace");
-	tcase_add_checked_fixture(trap, setup, teardown);
-	tcase_set_timeout(trap, 120);
-	tcase_add_test(trap, trace_mode_trap_leaves_no_hole);
-	suite_add_tcase(s, trap);
-	trap = tcase_create("trap_lossless");
-	tcase_add_checked_fixture(trap, setup, teardown);
-	tcase_set_timeout(trap, 120);
-	tcase_add_test(trap, lossless_trap_leaves_no_hole);
-	suite_add_tcase(s, trap);
+	tcase_add_test(add_case(s, "trap_trace", 120),
+		       trace_mode_trap_leaves_no_hole);
+	tcase_add_test(add_case(s, "trap_lossless", 120),
+		       lossless_trap_leaves_no_hole);
 	/* A CUDA context does not survive fork(): run the tests in-process. */
 	return tu_run_suite(s, false);
 }
