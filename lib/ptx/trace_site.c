@@ -17,8 +17,9 @@
  *   address fits 48 bits (an affine record);
  * - the leader owns a span (one with no room left is published at once:
  *   the record that fills it publishes it here, a fence and the header);
- * - no other lane owns a span, and each one's state starts where the
- *   leader's span does (its floor: per-thread order needs no other vote).
+ * - each other lane's state starts where the leader's span does (its
+ *   floor: per-thread order needs no other vote; nor does it own a span,
+ *   since two lanes never own one).
  * The site's kind, size and number are the record's first word, a
  * constant here. Anything else calls egpu_dev_trace_site (device/
  * runtime.cu: bpf_egpu_trace_span's code, span_trace.cuh), which returns
@@ -152,8 +153,10 @@ static void vote_affine(struct strbuf *sb, const char *p)
 
 /*
  * %~tp0 |= this lane's reason for the runtime: the leader owns no span
- * (one with no room is published) or its address needs more than 48 bits; another
- * lane owns a span or has a floor elsewhere. Then the group's vote.
+ * (one with no room is published) or its address needs more than 48
+ * bits; another lane's state starts elsewhere than the leader's span
+ * (its floor; one that starts there owns no span: two lanes never own
+ * one). Then the group's vote.
  */
 static void vote_slow(struct strbuf *sb, const char *p)
 {
@@ -162,8 +165,7 @@ static void vote_slow(struct strbuf *sb, const char *p)
 	    "\tsetp.eq.u32 \t%%~tp1, %%~tw2, %%~tw1;\n"
 	    "\tsetp.eq.u32 \t%%~tp2, %%~tleft, 0;\n"
 	    "\tsetp.gt.or.u32 \t%%~tp2, %%~tw4, %u, %%~tp2;\n"
-	    "\tsetp.ne.u32 \t%%~tp3, %%~tleft, 0;\n"
-	    "\tsetp.ne.or.u32 \t%%~tp3, %%~tw7, %%~tw9, %%~tp3;\n"
+	    "\tsetp.ne.u32 \t%%~tp3, %%~tw7, %%~tw9;\n"
 	    "\t@%%~tp1 mov.pred \t%%~tp3, %%~tp2;\n"
 	    "\tor.pred \t%%~tp0, %%~tp0, %%~tp3;\n"
 	    "\tvote.sync.any.pred \t%%~tp0, %%~tp0, %%~tw0;\n",
