@@ -287,7 +287,7 @@ static int flush_at_exit(const struct ptx_module *m, const struct ptx_stmt *st,
 
 /*
  * Where a flush before the call at statement @j goes: before the call
- * sequence's { when only its .param declarations and stores come between
+ * sequence's { when only its declarations and .param stores come between
  * (nothing there may trace), else before the call itself.
  */
 static const struct ptx_stmt *call_start(const struct ptx_module *m,
@@ -298,7 +298,7 @@ static const struct ptx_stmt *call_start(const struct ptx_module *m,
 
 		if (st->kind == ST_OPEN)
 			return st;
-		if (st->kind == ST_DECL && tok_is(m, st->op, ".param"))
+		if (st->kind == ST_DECL) /* .param, nvcc's temp_param_reg */
 			continue;
 		if (st->kind == ST_INSN && st->pred < 0 &&
 		    tok_is(m, st->op, "st") && tok_is(m, st->op + 1, ".param"))

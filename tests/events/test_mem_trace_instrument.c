@@ -72,7 +72,7 @@ static const char kernels[] = HEAD
 	"\t@%p1 ret;\n"
 	"\tst.shared.u32 [%r1], %r1;\n"
 	"\tcp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], %r1;\n"
-	"\t{\n\t.param .b64 a;\n\t.param .b32 b;\n"
+	"\t{\n\t.reg .b32 temp_param_reg;\n\t.param .b64 a;\n\t.param .b32 b;\n"
 	"\tst.param.b64 [a], %rd1;\n"
 	"\tcall.uni (b), f, (a);\n"
 	"\tld.param.b32 %r5, [b];\n\t}\n"
@@ -132,7 +132,7 @@ START_TEST(written_kernels)
 	/* f traces: the call's span flushed and let go before its sequence */
 	ck_assert_ptr_nonnull(call);
 	ck_assert_msg(!strncmp(strstr(call, "// end egpu trace call"),
-			       "// end egpu trace call\n\t{\n\t.param .b64 a;", 39),
+			       "// end egpu trace call\n\t{\n\t.reg .b32 temp_param_reg;", 49),
 		      "%s", call);
 	ck_assert_ptr_nonnull(strstr(call, "mov.u32 \t%egpu_tleft, 0;"));
 	tu_assemble_sm90(out, "written kernels");
