@@ -675,8 +675,13 @@ struct egpu_mem_trace_opts {
 	uint32_t mem_spaces;
 	/** (1u << EGPU_MEM_*) of the accesses recorded; 0: all */
 	uint32_t mem_kinds;
+	/** At most this many registers per thread in each traced kernel
+	 *  that sets no limit of its own (PTX .maxnreg), so that the
+	 *  runtime's call, which sets the count, costs no occupancy; the
+	 *  rest is spilled. 0: as ptxas sees fit */
+	uint32_t max_registers;
 };
-#define egpu_mem_trace_opts__last_field mem_kinds
+#define egpu_mem_trace_opts__last_field max_registers
 
 /**
  * Record the accesses @opts selects of every kernel that

@@ -54,6 +54,7 @@ int egpu_mem_trace_enable(egpu_ctx *ctx, egpu_map *ring,
 				      1u << EGPU_SPACE_GLOBAL,
 		.mem_kinds = OPTS_GET(opts, mem_kinds, 0),
 	};
+	t->req.max_registers = OPTS_GET(opts, max_registers, 0);
 	ctx->mem_trace = t;
 	return 0;
 }

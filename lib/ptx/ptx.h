@@ -101,6 +101,8 @@ struct ptx_trace {
 	bool sys_fence;
 	uint32_t span_flags;
 	uint32_t hdr_size;
+	/* .maxnreg for each traced kernel that sets none; 0: ptxas decides */
+	uint32_t max_registers;
 };
 
 /* egpu memcheck's check (ptx_attach.memcheck). */

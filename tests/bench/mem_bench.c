@@ -62,8 +62,10 @@ struct mode {
 	 * threads, each span of a chunk decoded as on_span does. */
 	bool chunks;
 	/* The splicer's trace mode into the object's ring "events", its
-	 * programs left unattached. */
+	 * programs left unattached; its kernels at most @max_registers
+	 * registers (0: no cap). */
 	bool site;
+	uint32_t max_registers;
 };
 
 #define CHUNK_THREADS 8
@@ -176,8 +178,10 @@ static egpu_obj *load_probe(egpu_ctx *ctx, const struct mode *m)
 
 	EGPU_CHECK(obj);
 	if (m->site) { /* global accesses: the default */
+		EGPU_OPTS(egpu_mem_trace_opts, to, .max_registers = m->max_registers);
+
 		EGPU_CHECK(!egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "events"),
-						  NULL));
+						  &to));
 		return obj;
 	}
 	while ((prog = egpu_obj_next_prog(obj, prog))) {
@@ -347,20 +351,21 @@ int main(int argc, char **argv)
 	int runs = argc > 1 + plain ? atoi(argv[1 + plain]) : DEFAULT_RUNS;
 	const char *only = !plain && argc > 2 ? argv[2] : NULL;
 	const struct mode modes[] = {
-		{ "count", BENCH_DIR "/mem_count.bpf.o", 1.3, false, false, false, false, false },
-		{ "count (SM array)", BENCH_DIR "/mem_count_sm.bpf.o", 1.15, false, false, false, false, false },
-		{ "trace (per-SM buffers, experiment)", BENCH_DIR "/mem_trace_sm.bpf.o", 3.0, false, false, false, false, false },
-		{ "trace", BENCH_DIR "/mem_trace.bpf.o", 2.0, true, false, false, false, false },
-		{ "trace (device ring, one shard)", BENCH_DIR "/mem_trace_one_shard.bpf.o", 2.0, true, false, false, false, false },
-		{ "trace (device ring)", BENCH_DIR "/mem_trace_dev.bpf.o", 2.0, true, false, false, false, false },
-		{ "trace (warp records, per-SM shards)", BENCH_DIR "/mem_trace_warp.bpf.o", 3.0, true, false, false, false, false },
-		{ "trace (warp records, batched)", BENCH_DIR "/mem_trace_batch.bpf.o", 3.0, true, false, false, false, false },
-		{ "trace (spans)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false, false, false },
-		{ "trace (spans, lossless)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, false, false },
-		{ "trace (spans, lossless, chunks)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, true, false },
-		{ "trace (spans, trace mode)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false, false, true },
-		{ "trace (spans, trace mode, lossless)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, false, true },
-		{ "trace (spans, trace mode, lossless, chunks)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, true, true },
+		{ "count", BENCH_DIR "/mem_count.bpf.o", 1.3, false, false, false, false, false, 0 },
+		{ "count (SM array)", BENCH_DIR "/mem_count_sm.bpf.o", 1.15, false, false, false, false, false, 0 },
+		{ "trace (per-SM buffers, experiment)", BENCH_DIR "/mem_trace_sm.bpf.o", 3.0, false, false, false, false, false, 0 },
+		{ "trace", BENCH_DIR "/mem_trace.bpf.o", 2.0, true, false, false, false, false, 0 },
+		{ "trace (device ring, one shard)", BENCH_DIR "/mem_trace_one_shard.bpf.o", 2.0, true, false, false, false, false, 0 },
+		{ "trace (device ring)", BENCH_DIR "/mem_trace_dev.bpf.o", 2.0, true, false, false, false, false, 0 },
+		{ "trace (warp records, per-SM shards)", BENCH_DIR "/mem_trace_warp.bpf.o", 3.0, true, false, false, false, false, 0 },
+		{ "trace (warp records, batched)", BENCH_DIR "/mem_trace_batch.bpf.o", 3.0, true, false, false, false, false, 0 },
+		{ "trace (spans)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false, false, false, 0 },
+		{ "trace (spans, lossless)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, false, false, 0 },
+		{ "trace (spans, lossless, chunks)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, true, false, 0 },
+		{ "trace (spans, trace mode)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false, false, true, 0 },
+		{ "trace (spans, trace mode, 40 registers)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false, false, true, 40 },
+		{ "trace (spans, trace mode, lossless)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, false, true, 0 },
+		{ "trace (spans, trace mode, lossless, chunks)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, true, true, 0 },
 	};
 	const struct workload *w;
 	size_t nw, len;

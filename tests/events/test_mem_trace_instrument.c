@@ -6,7 +6,8 @@
  * runtime's call for the rest, the lanes' span registers set once at the
  * kernel's entry and flushed before every exit (a guarded exit under its
  * own guard), a .func's site a span of its own with the kernel's span
- * flushed before the call, a bulk copy's site through the runtime only;
+ * flushed before the call, a bulk copy's site through the runtime only,
+ * a register cap on the kernels that set none;
  * the events and benchmark kernels accepted by ptxas for sm_90 and saved
  * as *.trace.ptx for ptxas -v (docs/events.md has the numbers); bad
  * arguments refused.
@@ -160,6 +161,29 @@ START_TEST(no_flush_before_calls_without_traced_funcs)
 }
 END_TEST
 
+/* max_registers: .maxnreg on each traced kernel without a limit. */
+START_TEST(register_cap)
+{
+	static const char two[] = HEAD
+		".visible .entry a(.param .u64 a_p)\n{\n\t.reg .b64 %rd<3>;\n"
+		"\tld.param.u64 %rd1, [a_p];\n\tst.global.u32 [%rd1], 1;\n\tret;\n}\n"
+		".visible .entry b(.param .u64 b_p)\n.maxnreg 64\n{\n\t.reg .b64 %rd<3>;\n"
+		"\tld.param.u64 %rd1, [b_p];\n\tst.global.u32 [%rd1], 1;\n\tret;\n}\n";
+	EGPU_OPTS(egpu_mem_trace_opts, o, .max_registers = 40);
+	struct egpu_report rep;
+	char *out;
+
+	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "strace"),
+					       &o), 0);
+	out = instrument(two, &rep);
+	ck_assert_int_eq(tu_count(out, ".maxnreg"), 2);
+	ck_assert_ptr_nonnull(strstr(out, "a(.param .u64 a_p)\n.maxnreg 40 // egpu trace\n{"));
+	ck_assert_ptr_nonnull(strstr(out, ".maxnreg 64\n{"));
+	tu_assemble_sm90(out, "capped kernels");
+	free(out);
+}
+END_TEST
+
 /* Every kernel of @name's PTX traced, each exit flushing, ptxas happy. */
 static void whole_module(const char *name)
 {
@@ -232,6 +256,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, written_kernels);
 	tcase_add_test(tc, no_flush_before_calls_without_traced_funcs);
+	tcase_add_test(tc, register_cap);
 	tcase_add_test(tc, events_kernels);
 	tcase_add_test(tc, bench_kernels);
 	tcase_add_test(tc, bad_arguments);
