@@ -58,6 +58,16 @@ SPAN_FN uint32_t span_w0_size(uint64_t w) { return (uint32_t)(w >> 7 & 63); }
 SPAN_FN uint32_t span_w0_site(uint64_t w) { return (uint32_t)(w >> 13 & 0x7ffff); }
 SPAN_FN uint32_t span_w0_mask(uint64_t w) { return (uint32_t)(w >> 32); }
 
+/*
+ * An access as the span helpers take it (bpf_egpu_trace_access_span in
+ * <egpu/bpf_helpers.h> packs it from the probe's ctx): its bytes, kind
+ * and site.
+ */
+SPAN_FN uint64_t span_access_info(uint32_t size, uint32_t kind, uint32_t site)
+{
+	return (uint64_t)size | (uint64_t)kind << 16 | (uint64_t)site << 32;
+}
+
 /* Whether kind, size and site fit the first word (else SPAN_LONG). */
 SPAN_FN int span_fields_fit(uint32_t kind, uint32_t size, uint32_t site)
 {

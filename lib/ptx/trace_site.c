@@ -66,14 +66,6 @@ static void put(struct strbuf *sb, const char *p, const char *fmt, ...)
 	}
 }
 
-/* The record's info word, as bpf_egpu_trace_access_span packs it. */
-static uint64_t site_info(const struct tr_site_code *c)
-{
-	const struct mem_op *op = &c->s->op;
-
-	return op->size | (uint64_t)op->kind << 16 | (uint64_t)c->number << 32;
-}
-
 /* Whether the site's record may be stored inline: the kernel's registers,
  * a size known here, fields that fit the first word. */
 static bool inline_ok(const struct tr_site_code *c)
@@ -91,16 +83,15 @@ static void put_info(struct strbuf *sb, const struct tr_site_code *c)
 	const char *p = c->prefix;
 
 	if (op->size_reg < 0) {
-		put(sb, p, "\tmov.u64 \t%%~ta1, %llu;\n",
-		    (unsigned long long)site_info(c));
+		put(sb, p, "\tmov.u64 \t%%~ta1, %llu;\n", (unsigned long long)
+		    span_access_info(op->size, op->kind, c->number));
 		return;
 	}
 	put(sb, p, "\tcvt.u64.u32 \t%%~ta1, %.*s;\n"
 	    "\tor.b64 \t%%~ta1, %%~ta1, %llu;\n",
 	    (int)c->m->toks[op->size_reg].len,
 	    tok_text(c->m, (uint32_t)op->size_reg),
-	    (unsigned long long)((uint64_t)op->kind << 16 |
-				 (uint64_t)c->number << 32));
+	    (unsigned long long)span_access_info(0, op->kind, c->number));
 }
 
 /* The runtime's call: the site's record, the registers after it. */
