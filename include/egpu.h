@@ -628,9 +628,9 @@ EGPU_API int egpu_module_load(egpu_ctx *ctx, CUmodule *mod, const void *image,
 
 /**
  * The buffers the check reads and writes, all device addresses in the
- * context's CUDA context, kept by the caller (the attach agent's
- * allocation table and report, lib/attach/memcheck_*.c; layouts in
- * lib/core/memcheck_layout.h).
+ * context's CUDA context, kept by the caller (the attach agent's, or an
+ * egpu_memcheck's: lib/memcheck; layouts in lib/core/memcheck_layout.h).
+ * Most callers want egpu_memcheck_new() and egpu_memcheck_attach().
  */
 struct egpu_memcheck_opts {
 	size_t sz;           /**< sizeof(struct egpu_memcheck_opts) */
@@ -659,6 +659,150 @@ struct egpu_memcheck_opts {
  */
 EGPU_API int egpu_memcheck_enable(egpu_ctx *ctx,
 				  const struct egpu_memcheck_opts *opts);
+
+/*
+ * The checker in-process (docs/memcheck.md, "In-process"): a framework
+ * that instruments its own kernels (egpu_instrument_ptx(),
+ * egpu_module_load(): Triton, JAX) checks them against the allocations it
+ * tells the checker of, and reads the reports itself. The checker owns
+ * the check's buffers in the CUDA context current when it is made.
+ */
+
+/** Opaque in-process checker: allocation table, buffers and reports. */
+typedef struct egpu_memcheck egpu_memcheck;
+
+/** Options for egpu_memcheck_new(). */
+struct egpu_memcheck_new_opts {
+	size_t sz; /**< sizeof(struct egpu_memcheck_new_opts) */
+	/** Skip a bad access: a load or atomic gives 0, a store is
+	 *  dropped, so the program runs on */
+	bool contain;
+	/** Sites egpu_memcheck_text() prints, the rest counted; 0: 20 */
+	uint32_t max_reports;
+	/** Allocations tracked at once; 0: 65,536 */
+	uint32_t max_allocs;
+};
+#define egpu_memcheck_new_opts__last_field max_allocs
+
+/** What an allocation is, for the report's words ("a 4,096-byte
+ *  cudaMalloc allocation"). */
+enum egpu_memcheck_kind {
+	EGPU_MEMCHECK_ALLOC,      /**< cudaMalloc, cuMemAlloc */
+	EGPU_MEMCHECK_PITCH,      /**< cudaMallocPitch */
+	EGPU_MEMCHECK_MANAGED,    /**< cudaMallocManaged */
+	EGPU_MEMCHECK_HOST,       /**< cudaHostAlloc, mapped */
+	EGPU_MEMCHECK_REGISTERED, /**< cudaHostRegister, mapped */
+	EGPU_MEMCHECK_ASYNC,      /**< cudaMallocAsync */
+	EGPU_MEMCHECK_POOL,       /**< cudaMallocFromPoolAsync */
+	EGPU_MEMCHECK_VMM,        /**< cuMemMap'd virtual memory */
+	EGPU_MEMCHECK_GLOBAL,     /**< a module's __device__ variable */
+	EGPU_MEMCHECK_KIND_COUNT
+};
+
+/** One site's bad accesses, egpu_memcheck_report_at(). */
+struct egpu_memcheck_report {
+	size_t sz;          /**< sizeof(struct egpu_memcheck_report) */
+	/** The kernel, demangled ("site N" when unnamed); valid until
+	 *  egpu_memcheck_free() */
+	const char *kernel;
+	/** Source file from .loc; NULL: line is the PTX's */
+	const char *file;
+	uint32_t line;
+	uint32_t site;      /**< egpu_mem_site.site */
+	uint16_t kind;      /**< EGPU_MEM_* */
+	uint16_t space;     /**< EGPU_SPACE_* */
+	uint32_t size;      /**< bytes accessed */
+	/** The first bad access's address; shared and local: its offset
+	 *  in the block's shared memory or the thread's frame */
+	uint64_t addr;
+	uint32_t block[3];
+	uint32_t thread[3];
+	/** Where it lay: "4 bytes past the end of a 4,096-byte cudaMalloc
+	 *  allocation"; valid until egpu_memcheck_free() */
+	const char *where;
+	uint64_t count;     /**< bad accesses at this site */
+};
+
+/**
+ * A checker in the current CUDA context (made current as
+ * egpu_module_load() does when none is). NULL on failure
+ * (egpu_errmsg(): no GPU, out of memory, bad options).
+ */
+EGPU_API egpu_memcheck *
+egpu_memcheck_new(const struct egpu_memcheck_new_opts *opts);
+/**
+ * Free the checker: waits for the context's work first. Kernels
+ * instrumented against it must not run afterwards; the context it was
+ * attached to instruments without the check from then on.
+ */
+EGPU_API void egpu_memcheck_free(egpu_memcheck *mc);
+/**
+ * Check every access of what @p ctx instruments from now on (as
+ * egpu_memcheck_enable(), with the checker's buffers), and name the
+ * sites of those instrumentations in its reports. One context per
+ * checker for its life (EGPU_EBUSY for another, even once the first is
+ * freed: site numbers are a context's); both in the same CUDA context
+ * (EGPU_EINVAL).
+ */
+EGPU_API int egpu_memcheck_attach(egpu_ctx *ctx, egpu_memcheck *mc);
+/**
+ * [@p base, @p base + @p size) is live from now on, for kernels launched
+ * after the call. EGPU_MEMCHECK_VMM ranges merge with the mapped ranges
+ * they touch (an access may span two maps). EGPU_EINVAL for an empty or
+ * wrapping range or a bad kind, EGPU_ENOMEM past max_allocs.
+ */
+EGPU_API int egpu_memcheck_track(egpu_memcheck *mc, uint64_t base,
+				 uint64_t size, enum egpu_memcheck_kind kind);
+/**
+ * The allocation tracked at @p base is dead from now on (a later access
+ * is a use after free). EGPU_ENOENT: none is tracked there.
+ */
+EGPU_API int egpu_memcheck_untrack(egpu_memcheck *mc, uint64_t base);
+/** Whatever EGPU_MEMCHECK_VMM range lies in [@p base, @p base + @p size)
+ *  is dead from now on (cuMemUnmap); the parts outside stay. */
+EGPU_API int egpu_memcheck_untrack_range(egpu_memcheck *mc, uint64_t base,
+					 uint64_t size);
+/**
+ * Stream-ordered: live (dead) when @p stream (a CUstream) reaches this
+ * point, as cudaMallocAsync (cudaFreeAsync) on it.
+ */
+EGPU_API int egpu_memcheck_track_async(egpu_memcheck *mc, uint64_t base,
+				       uint64_t size,
+				       enum egpu_memcheck_kind kind,
+				       void *stream);
+EGPU_API int egpu_memcheck_untrack_async(egpu_memcheck *mc, uint64_t base,
+					 void *stream);
+/**
+ * The module-scope variables (`.global`, `.const`) that @p ptx, a
+ * module's PTX as instrumented, defines, at their addresses in the loaded
+ * module holding @p function (a CUfunction: a framework loading its own
+ * binaries knows its kernels, e.g. Triton's launch metadata), live until
+ * the checker is freed; each variable once however often asked.
+ */
+EGPU_API int egpu_memcheck_track_globals(egpu_memcheck *mc, uint64_t function,
+					 const char *ptx, size_t len);
+/**
+ * Take what the GPU reported so far (kernels still running may add
+ * more: synchronise first for all). Returns the number of sites with
+ * bad accesses (0: none), or a negative EGPU_* error.
+ */
+EGPU_API int egpu_memcheck_poll(egpu_memcheck *mc);
+/**
+ * The @p i -th site with bad accesses (below egpu_memcheck_poll()'s
+ * count), in the order they first went wrong. Set out->sz first.
+ * EGPU_ENOENT past the last.
+ */
+EGPU_API int egpu_memcheck_report_at(egpu_memcheck *mc, uint32_t i,
+				     struct egpu_memcheck_report *out);
+/** Bad accesses counted so far (as of the last poll). */
+EGPU_API uint64_t egpu_memcheck_errors(const egpu_memcheck *mc);
+/**
+ * The report as `egpu memcheck` prints it (@p json: one JSON object),
+ * malloc'd into *@p text (free() it): at most max_reports sites, the last
+ * line the error count.
+ */
+EGPU_API int egpu_memcheck_text(egpu_memcheck *mc, bool json, char **text,
+				size_t *len);
 
 /* ======================================================================
  * The splicer's trace mode: every memory access a compact record in a

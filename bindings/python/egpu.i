@@ -116,6 +116,17 @@ static int ctx_opts_from(PyObject *d, struct egpu_ctx_opts *o)
 	return 0;
 }
 
+static int memcheck_opts_from(PyObject *d, struct egpu_memcheck_new_opts *o)
+{
+	static char *kw[] = { "contain", "max_reports", "max_allocs", NULL };
+	int contain = 0;
+
+	if (!OPTS_PARSE(d, "pII", kw, &contain, &o->max_reports, &o->max_allocs))
+		return -1;
+	o->contain = contain;
+	return 0;
+}
+
 static int load_opts_from(PyObject *d, struct egpu_load_opts *o)
 {
 	static char *kw[] = { "name", "helpers", "strict", NULL };
@@ -393,6 +404,7 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %opts_typemap(egpu_jit_opts, jit_opts_from)
 %opts_typemap(egpu_trace_opts, trace_opts_from)
 %opts_typemap(egpu_attach_opts, attach_opts_from)
+%opts_typemap(egpu_memcheck_new_opts, memcheck_opts_from)
 
 /*
  * A NULL handle raises with @code. The C API reports no code for NULL
@@ -420,6 +432,7 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %raise_if_null(egpu_load_insns, 0)
 %raise_if_null(egpu_trace_start, 0)
 %raise_if_null(ptxas_server_start, 0)
+%raise_if_null(egpu_memcheck_new, 0)
 
 /* Replaced by the size-checked functions below. */
 %ignore egpu_map_lookup;
@@ -481,6 +494,11 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %ignore egpu_ptxas_server_stats;
 %ignore egpu_ptxas_stats;
 %ignore egpu_map_lookup_kernel;
+/* Reports cross as a list of dicts: memcheck_reports() below. */
+%ignore egpu_memcheck_new_opts;
+%ignore egpu_memcheck_report;
+%ignore egpu_memcheck_report_at;
+%ignore egpu_memcheck_poll;
 /* <egpu/ctx.h> gives its constants (EGPU_MEM_*, EGPU_SPACE_*); the ctx
  * structs are for probes, not for the host. */
 %ignore egpu_kernel_ctx;
@@ -1273,6 +1291,42 @@ static PyObject *text(const char *s)
 egpu_ptxas_server *ptxas_server_start(egpu_ctx *ctx)
 {
 	return egpu_ptxas_server_start(ctx, NULL);
+}
+
+/* What the checker reported so far, after a poll: a list of dicts
+ * (egpu_memcheck_report's fields; kind and space as numbers). */
+PyObject *memcheck_reports(egpu_memcheck *mc)
+{
+	int n = egpu_memcheck_poll(mc);
+	PyObject *list;
+
+	if (n < 0) {
+		raise_last(n);
+		return NULL;
+	}
+	list = PyList_New(0);
+	for (int i = 0; list && i < n; i++) {
+		EGPU_OPTS(egpu_memcheck_report, r);
+		PyObject *d;
+
+		if (egpu_memcheck_report_at(mc, (uint32_t)i, &r)) {
+			raise_last(egpu_errcode());
+			Py_CLEAR(list);
+			break;
+		}
+		d = Py_BuildValue("{s:z,s:z,s:I,s:I,s:I,s:I,s:I,s:K,s:(III),s:(III),s:s,s:K}",
+			"kernel", r.kernel, "file", r.file, "line", r.line,
+			"site", r.site, "kind", (unsigned)r.kind,
+			"space", (unsigned)r.space, "size", r.size,
+			"address", (unsigned long long)r.addr,
+			"block", r.block[0], r.block[1], r.block[2],
+			"thread", r.thread[0], r.thread[1], r.thread[2],
+			"where", r.where, "count", (unsigned long long)r.count);
+		if (!d || PyList_Append(list, d))
+			Py_CLEAR(list);
+		Py_XDECREF(d);
+	}
+	return list;
 }
 
 /* What a ptxas server did, as a dict. */

@@ -138,6 +138,18 @@ void memcheck_request(const struct egpu_ctx *ctx, struct ptx_attach *reqs,
 void memcheck_modules(const struct egpu_ctx *ctx,
 		      struct ptx_text out[MEMCHECK_MODULES_MAX], size_t *nout);
 void memcheck_free(struct egpu_ctx *ctx);
+struct mc_names;
+/* An egpu_memcheck enabling the check in a context: the names of the
+ * sites instrumented go to @names, and *@ctx is set to NULL when the
+ * context stops checking for it (freed, or enabled for another). */
+struct memcheck_user {
+	struct mc_names *names;
+	struct egpu_ctx **ctx;
+};
+int memcheck_enable_for(egpu_ctx *ctx, const struct egpu_memcheck_opts *opts,
+			const struct memcheck_user *user);
+/* The sites of an instrumentation, named for the checker enabled. */
+void memcheck_sites(const struct egpu_ctx *ctx, const struct egpu_report *rep);
 
 /*
  * The splicer's trace mode (mem_trace.c): when enabled, the request

@@ -5,7 +5,9 @@
  * splicer check each global, shared, local and generic access
  * (ptx/memcheck_site.c), and links in the device runtime's check
  * (device/memcheck.cu) with a module defining the addresses of the
- * caller's buffers, which the check reads as variables.
+ * caller's buffers, which the check reads as variables. An
+ * egpu_memcheck (memcheck_api.c) enabled this way also gets the names of
+ * the sites instrumented.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,13 +16,24 @@
 #include "api/internal.h"
 #include "device/device.h"
 #include "egpu/ctx.h"
+#include "memcheck/memcheck_names.h"
 
 struct memcheck_state {
 	struct ptx_memcheck req;
 	char module[640]; /* the buffers' definitions, PTX */
+	struct memcheck_user user; /* an egpu_memcheck's, or none */
 };
 
-int egpu_memcheck_enable(egpu_ctx *ctx, const struct egpu_memcheck_opts *opts)
+/* The checker enabled before loses the context. */
+static void forget_user(struct memcheck_state *mc)
+{
+	if (mc->user.ctx)
+		*mc->user.ctx = NULL;
+	mc->user = (struct memcheck_user){ 0 };
+}
+
+int memcheck_enable_for(egpu_ctx *ctx, const struct egpu_memcheck_opts *opts,
+			const struct memcheck_user *user)
 {
 	struct memcheck_state *mc;
 
@@ -35,6 +48,9 @@ int egpu_memcheck_enable(egpu_ctx *ctx, const struct egpu_memcheck_opts *opts)
 	mc = ctx->memcheck ? ctx->memcheck : calloc(1, sizeof(*mc));
 	if (!mc)
 		return err_set(EGPU_ENOMEM, "egpu_memcheck_enable: out of memory");
+	forget_user(mc);
+	if (user)
+		mc->user = *user;
 	mc->req = (struct ptx_memcheck){
 		.contain = OPTS_GET(opts, contain, false),
 		.cell = opts->index_cell, .states = opts->states,
@@ -57,6 +73,21 @@ int egpu_memcheck_enable(egpu_ctx *ctx, const struct egpu_memcheck_opts *opts)
 		 (unsigned long long)opts->hints);
 	ctx->memcheck = mc;
 	return 0;
+}
+
+int egpu_memcheck_enable(egpu_ctx *ctx, const struct egpu_memcheck_opts *opts)
+{
+	return memcheck_enable_for(ctx, opts, NULL);
+}
+
+void memcheck_sites(const struct egpu_ctx *ctx, const struct egpu_report *rep)
+{
+	struct mc_names *names = ctx->memcheck ? ctx->memcheck->user.names
+					       : NULL;
+
+	if (names && mc_names_add(names, rep))
+		log_msg(&ctx->log, EGPU_LOG_WARN,
+			"%s; its reports give the site's number", egpu_errmsg());
 }
 
 void memcheck_request(const struct egpu_ctx *ctx, struct ptx_attach *reqs,
@@ -89,6 +120,8 @@ void memcheck_modules(const struct egpu_ctx *ctx,
 
 void memcheck_free(struct egpu_ctx *ctx)
 {
+	if (ctx->memcheck)
+		forget_user(ctx->memcheck);
 	free(ctx->memcheck);
 	ctx->memcheck = NULL;
 }

@@ -237,6 +237,7 @@ static int fill_report(struct egpu_ctx *ctx, struct egpu_report *rep,
 	}
 	if (fill_mem_sites(ctx, &r))
 		return EGPU_ENOMEM;
+	memcheck_sites(ctx, &r);
 	r.warning_cnt = (uint32_t)pr->nwarnings;
 	r.warnings = (const char *const *)pr->warnings;
 	for (size_t i = 0; i < pr->nwarnings; i++)

@@ -14,38 +14,22 @@
 
 #include "attach/attach.h"
 #include "attach/memcheck_agent.h"
-#include "attach/memcheck_dev.h"
+#include "memcheck/memcheck_collect.h"
+#include "memcheck/memcheck_dev.h"
 #include "attach/memcheck_hook.h"
-#include "attach/memcheck_report.h"
+#include "memcheck/memcheck_names.h"
+#include "memcheck/memcheck_report.h"
 #include "core/core.h"
 #include "cuda/cu.h"
 
 #define MC_MSG "egpu memcheck: "
 
-/* What the report says of a site. */
-struct site_name {
-	char *kernel;
-	char *file; /* NULL: line is the PTX's */
-	uint32_t line;
-};
-
 static struct mc_dev *dev;
 static struct mc_report *report;
-static struct site_name *names; /* by site number */
-static size_t nnames;
+static struct mc_names names;   /* by site number */
 static uint32_t drained;        /* log records taken */
 static bool add_failed;
 static bool start_failed;
-
-static bool site_of(void *user, uint32_t site, struct mc_site *out)
-{
-	(void)user;
-	if (site >= nnames || !names[site].kernel)
-		return false;
-	*out = (struct mc_site){ names[site].kernel, names[site].file,
-				 names[site].line };
-	return true;
-}
 
 static void where(void *user, const struct mc_violation *v, char *buf,
 		  size_t n)
@@ -86,7 +70,8 @@ static uint32_t env_max(void)
 int memcheck_agent_start(egpu_ctx *ctx)
 {
 	struct mc_report_opts ro = { .sz = sizeof(ro), .max_shown = env_max(),
-				     .site = site_of, .where = where };
+				     .site = mc_names_site, .where = where,
+				     .user = &names };
 	EGPU_OPTS(egpu_memcheck_opts, o,
 		  .contain = env_flag("EGPU_MEMCHECK_CONTAIN"));
 
@@ -111,62 +96,18 @@ int memcheck_agent_start(egpu_ctx *ctx)
 	return 0;
 }
 
-/* The kernel a site reports: its kernel's demangled name, or for a .func
- * several kernels reach, the .func's. */
-static const char *kernel_of(const struct egpu_report *rep,
-			     const struct egpu_mem_site *s)
-{
-	for (uint32_t k = 0; k < rep->kernel_cnt; k++)
-		if (rep->kernels[k].kernel_id == s->kernel_id)
-			return rep->kernels[k].demangled;
-	return s->function;
-}
-
-static bool name_site(const struct egpu_report *rep,
-		      const struct egpu_mem_site *s)
-{
-	struct site_name *n;
-
-	if (s->site >= nnames) {
-		size_t cap = s->site + 1 > 2 * nnames ? s->site + 1 : 2 * nnames;
-
-		n = realloc(names, cap * sizeof(*n));
-		if (!n)
-			return false;
-		memset(n + nnames, 0, (cap - nnames) * sizeof(*n));
-		names = n;
-		nnames = cap;
-	}
-	n = &names[s->site];
-	if (n->kernel)
-		return true; /* the same module again */
-	n->kernel = strdup(kernel_of(rep, s));
-	n->file = s->file && s->line ? strdup(s->file) : NULL;
-	n->line = s->file && s->line ? s->line : s->ptx_line;
-	return n->kernel && (n->file || !(s->file && s->line));
-}
-
 void memcheck_agent_sites(const struct egpu_report *rep)
 {
-	for (uint32_t i = 0; report && i < rep->mem_site_cnt; i++)
-		if (!name_site(rep, &rep->mem_sites[i])) {
-			fprintf(stderr, MC_MSG "no memory to name site %u; it is reported by number\n",
-				rep->mem_sites[i].site);
-			return;
-		}
+	if (report && mc_names_add(&names, rep))
+		fprintf(stderr, MC_MSG "%s; it is reported by number\n",
+			egpu_errmsg());
 }
 
 void memcheck_agent_poll(void)
 {
-	const struct mc_log_rec *log = report ? mc_dev_log_host(dev) : NULL;
-
-	while (log && drained < MC_LOG_CAP &&
-	       __atomic_load_n(&log[drained].ready, __ATOMIC_ACQUIRE)) {
-		if (mc_report_add(report, &log[drained].v) && !add_failed) {
-			add_failed = true;
-			fprintf(stderr, MC_MSG "%s\n", egpu_errmsg());
-		}
-		drained++;
+	if (report && mc_collect_log(dev, report, &drained) && !add_failed) {
+		add_failed = true;
+		fprintf(stderr, MC_MSG "%s\n", egpu_errmsg());
 	}
 }
 
@@ -174,18 +115,11 @@ void memcheck_agent_poll(void)
  * (the context is gone) the report counts what the log held. */
 static void read_counts(FILE *f)
 {
-	uint32_t next = 0, count;
+	uint32_t lost = 0;
 
-	for (size_t i = 0; i < mc_report_sites(report); i++) {
-		uint32_t site = mc_report_site_at(report, i);
-
-		if (mc_dev_site_count(dev, site, &count))
-			return;
-		mc_report_set_count(report, site, count);
-	}
-	if (!mc_dev_taken(dev, &next) && next > MC_LOG_CAP)
+	if (!mc_collect_counts(dev, report, &lost) && lost)
 		fprintf(f, MC_MSG "%u more sites went wrong; the log kept the first %u\n",
-			next - MC_LOG_CAP, MC_LOG_CAP);
+			lost, MC_LOG_CAP);
 }
 
 bool memcheck_agent_has_report(void)

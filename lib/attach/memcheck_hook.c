@@ -20,10 +20,10 @@
 #include <cuda.h>
 
 #include "attach/attach.h"
-#include "attach/memcheck_dev.h"
-#include "attach/memcheck_globals.h"
+#include "memcheck/memcheck_dev.h"
+#include "memcheck/memcheck_globals.h"
 #include "attach/memcheck_hook.h"
-#include "attach/memcheck_table.h"
+#include "memcheck/memcheck_table.h"
 #include "core/core.h"
 #include "cuda/cu.h"
 
@@ -57,13 +57,14 @@ static bool enabled(void)
 /* The table, made in the current context at the first tracked call. */
 static struct mc_table *the_table(void)
 {
+	static const struct mc_guard busy = { agent_enter, agent_leave };
 	struct mc_backend be;
 
 	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) > 0)
 		return table;
 	pthread_mutex_lock(&make_lock);
 	if (!state) {
-		if (!mc_dev_new(MAX_SLOTS, &dev)) {
+		if (!mc_dev_new(MAX_SLOTS, &busy, &dev)) {
 			be = mc_dev_backend(dev);
 			table = mc_table_new(&be);
 		}
@@ -143,17 +144,6 @@ static void *stream_of(CUstream s, bool ptsz)
 	if (s)
 		return s;
 	return ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
-}
-
-static bool capturing(CUstream s)
-{
-	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-	bool was = agent_enter();
-
-	if (cu()->cuStreamIsCapturing(s, &st))
-		st = CU_STREAM_CAPTURE_STATUS_NONE;
-	agent_leave(was);
-	return st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 static void free_now(uint64_t p)
@@ -255,7 +245,7 @@ static void note_async(CUresult res, CUdeviceptr p, size_t n,
 {
 	if (tracking(res))
 		note(mc_table_alloc_async(table, p, n, kind, stream_of(s, ptsz),
-					  capturing(s)));
+					  mc_dev_capturing(dev, s)));
 }
 
 BODY(cuMemAllocAsync) CUdeviceptr *p, size_t n, CUstream s)
@@ -279,7 +269,7 @@ BODY(cuMemFreeAsync) CUdeviceptr p, CUstream s)
 {
 	if (enabled() && !agent_busy() && the_table())
 		note(mc_table_free_at(table, p, stream_of(s, ptsz),
-				      capturing(s)));
+				      mc_dev_capturing(dev, s)));
 	return real(p, s);
 }
 
@@ -322,26 +312,33 @@ static void note_global(CUresult res, CUdeviceptr *p, size_t *n)
 		note(mc_table_alloc(table, *p, *n, MC_KIND_GLOBAL));
 }
 
+/* A loaded module or library, for mc_table_globals(). */
+struct loaded {
+	CUmodule mod;
+	CUlibrary lib;
+};
+
+static int loaded_global(void *user, const char *name, uint64_t *addr,
+			 size_t *size)
+{
+	const struct loaded *l = user;
+	CUdeviceptr p = 0;
+	CUresult res = l->mod ? cu()->cuModuleGetGlobal(&p, size, l->mod, name)
+			      : cu()->cuLibraryGetGlobal(&p, size, l->lib, name);
+
+	*addr = p;
+	return res;
+}
+
 void memcheck_loaded(const char *ptx, CUmodule mod, CUlibrary lib)
 {
-	char **names = NULL;
-	size_t n = 0;
+	struct loaded l = { mod, lib };
 	bool was;
 
 	if (!enabled() || !the_table())
 		return;
 	was = agent_enter();
-	note(mc_ptx_globals(ptx, strlen(ptx), &names, &n));
-	for (size_t i = 0; i < n; i++) {
-		CUdeviceptr p = 0;
-		size_t bytes = 0;
-		CUresult res = mod ? cu()->cuModuleGetGlobal(&p, &bytes, mod, names[i])
-				   : cu()->cuLibraryGetGlobal(&p, &bytes, lib, names[i]);
-
-		if (!res && bytes)
-			note(mc_table_alloc(table, p, bytes, MC_KIND_GLOBAL));
-	}
-	mc_names_free(names, n);
+	note(mc_table_globals(table, ptx, strlen(ptx), loaded_global, &l));
 	agent_leave(was);
 }
 

@@ -134,32 +134,57 @@ MC_FN int mc_check(const struct mc_index_hdr *h, const uint32_t *states,
 
 /*
  * The lookup's hints, one per site (modulo MC_HINTS): the index and the
- * entry its last lookup found. A site whose hint names the current index
- * and an entry that holds the access, live, needs no search; any other
- * case searches (a hint is only ever a live allocation's entry of the
- * index it names, so one read torn or stale costs a search, never a
- * wrong verdict).
+ * entry its last lookup found, named by its offset in the index and its
+ * slot, so that the site loads the entry and the slot's state at once
+ * (two dependent loads after the hint's, not three). A site whose hint
+ * names the current index and an entry that holds the access, live,
+ * needs no search; any other case searches (a hint is only ever a live
+ * allocation's entry of the index it names, written in one 16-byte
+ * store, so one read stale costs a search, never a wrong verdict).
  */
 #define MC_HINTS 65536u
 struct mc_hint {
-	uint64_t ix;    /* the index's address */
-	uint64_t entry; /* the entry's address in it */
+	uint64_t ix;      /* the index's address */
+	uint32_t offset;  /* the entry's, from the index's */
+	uint32_t slot;    /* the entry's slot (its state word) */
 };
 
 /*
- * What the check sends the host for a bad access, 56 bytes (the fields
- * of egpu_mem_ctx, where the thread is, and for a shared or local access
- * its offset in the window, in addr, and the window's size, in bound).
+ * A site's words about one access, 32 bytes: the fields of egpu_mem_ctx,
+ * and for a shared or local access its offset in the window, in addr,
+ * and the window's size, in bound. The head of both structs below.
  */
-struct mc_violation {
-	uint64_t addr;
-	uint32_t site;      /* egpu_mem_ctx.site */
-	uint32_t kernel_id; /* egpu_mem_ctx.kernel_id */
-	uint32_t size;      /* bytes accessed */
-	uint16_t kind;      /* EGPU_MEM_* */
-	uint16_t space;     /* EGPU_SPACE_* */
-	uint32_t line;      /* egpu_mem_ctx.line */
+#define MC_ACCESS_WORDS                                                    \
+	uint64_t addr;                                                     \
+	uint32_t site;      /* egpu_mem_ctx.site */                        \
+	uint32_t kernel_id; /* egpu_mem_ctx.kernel_id */                   \
+	uint32_t size;      /* bytes accessed */                           \
+	uint16_t kind;      /* EGPU_MEM_* */                               \
+	uint16_t space;     /* EGPU_SPACE_* */                             \
+	uint32_t line;      /* egpu_mem_ctx.line */                        \
 	uint32_t bound;     /* shared: the block's bytes; local: the frame's */
+
+/*
+ * What the check hands the device runtime at a site (lib/device/
+ * memcheck.cu), whose functions are copied into the site with the loads
+ * of it folded (ptx/inline_ctx.c, ctx_layout_mc): constants of the site,
+ * but the address, the site (a group of shared accesses reports its
+ * members from one copy), a size in a register and the window's bytes.
+ */
+struct mc_site_ctx {
+	MC_ACCESS_WORDS
+};
+
+/* What egpu_dev_mc_find answers: the live entry holding the access (its
+ * address), or one of these. */
+#define MC_FOUND_BAD 0  /* outside every live allocation: sent */
+#define MC_FOUND_OK 1   /* passed without an entry: no table, or too many
+			 * overlapping entries to check */
+
+/* What the check sends the host for a bad access, 56 bytes: the site's
+ * words and where the thread is. */
+struct mc_violation {
+	MC_ACCESS_WORDS
 	uint32_t block[3];
 	uint32_t thread[3];
 };

@@ -11,8 +11,9 @@
  *   the kernel's depot, declared once for all its copies;
  * - `ld.param.b64 %rd1, [FUNC_param_0]` becomes `mov.b64 %rd1, ARG`, ARG
  *   being the site's register holding ctx (param 1: ctx_len);
- * - stores to the return value are dropped (it is ignored), and `ret`
- *   becomes a branch, under the same guard, to a label ending the copy;
+ * - stores to the return value are dropped (it is ignored), or, where
+ *   the site asks for it, moves into its register; `ret` becomes a
+ *   branch, under the same guard, to a label ending the copy;
  * - `.uni` goes from call and guarded bra: at an exit the threads of a
  *   warp may have diverged;
  * - .loc lines go (their .file table is not linked); module symbols the
@@ -278,6 +279,20 @@ static bool retval_store(const struct inline_func *fn,
 	return tok_is(m, t, "[") && param_of(fn, t + 1) == 2;
 }
 
+/* st.param.b64 [RET(+0)?], X; (also .u64, .s64): the whole result. */
+static bool whole_retval(const struct inline_func *fn,
+			 const struct ptx_stmt *st)
+{
+	const struct ptx_module *m = fn->m;
+	uint32_t t = st->op, end;
+
+	return st->pred < 0 &&
+	       (tok_is(m, t + 2, ".b64") || tok_is(m, t + 2, ".u64") ||
+		tok_is(m, t + 2, ".s64")) &&
+	       whole_param(m, t + 3, &end) && tok_is(m, end, ",") &&
+	       end + 3 == st->last;
+}
+
 static bool uses_params(const struct inline_func *fn, const struct ptx_stmt *st)
 {
 	for (uint32_t t = st->first; t < st->last; t++)
@@ -306,7 +321,8 @@ static void classify_insn(struct scan *sc, uint32_t i)
 	} else if ((arg = param_load(fn, st)) >= 0) {
 		fn->stmt[i] = arg ? S_ARG1 : S_ARG0;
 	} else if (retval_store(fn, st)) {
-		fn->stmt[i] = S_DROP;
+		fn->stmt[i] = whole_retval(fn, st) ? S_RETVAL : S_DROP;
+		fn->ret_whole &= fn->stmt[i] == S_RETVAL;
 	} else {
 		sc->why = "it uses a parameter other than by ld.param";
 	}
@@ -349,7 +365,8 @@ int inline_prepare(const struct ptx_module *m, const struct ptx_item *it,
 			*why = "it is not a defined function of two parameters and one result";
 		return 0;
 	}
-	*fn = (struct inline_func){ .m = m, .f = f, .rn = rn, .layout = layout };
+	*fn = (struct inline_func){ .m = m, .f = f, .rn = rn, .layout = layout,
+				    .ret_whole = true };
 	fn->stmt = calloc(f->nstmts, 1);
 	fn->width = calloc(f->nstmts, 1);
 	fn->off = calloc(f->nstmts, 1);
@@ -386,6 +403,11 @@ void inline_local(const struct inline_func *fn, uint32_t *size,
 bool inline_folds_ctx(const struct inline_func *fn)
 {
 	return fn->folds_ctx;
+}
+
+bool inline_gives_result(const struct inline_func *fn)
+{
+	return fn->ret_whole;
 }
 
 void inline_free(struct inline_func *fn)
@@ -436,6 +458,13 @@ static void put_stmt(struct strbuf *sb, const struct inline_func *fn,
 	case S_CTX_PTR:
 		if (!at->image)
 			put_toks(sb, fn, st->first, st->last, at);
+		break;
+	case S_RETVAL:
+		if (at->ret) {
+			sb_printf(sb, "mov.b64 \t%s, ", at->ret);
+			put_tok(sb, fn, st->last - 2, at);
+			sb_adds(sb, ";");
+		}
 		break;
 	case S_RET:
 		if (st->pred >= 0) {

@@ -14,6 +14,7 @@ enum stmt_act {
 	S_RET,  /* ret: a branch to the end of the copy */
 	S_CTX,  /* ld from ctx at a constant offset: a constant, or copied */
 	S_CTX_PTR, /* ctx plus a constant for S_CTX loads: copied, or dropped */
+	S_RETVAL, /* st.param.b64 [RET], X: a move into the site's register */
 };
 
 /* What a copy writes for each token of a copied statement. */
@@ -33,6 +34,7 @@ struct inline_func {
 	uint32_t local_size; /* bytes */
 	uint32_t local_align;
 	bool folds_ctx;      /* every use of ctx is an S_CTX load */
+	bool ret_whole;      /* every store of the result is S_RETVAL */
 	uint64_t *tl;        /* thread-local words its body names, each once */
 	size_t ntl;
 };

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "core/mem_ctx.h"
+#include "core/memcheck_layout.h"
 #include "egpu/ctx.h"
 #include "ptx/inline.h"
 
@@ -35,6 +36,15 @@ const struct ctx_layout ctx_layout_mem = {
 		 { .off = offsetof(struct mem_site_ctx, value_bits), .size = 8,
 		   .low = true },
 		 { .off = offsetof(struct mem_site_ctx, value_at), .size = 8 } },
+};
+
+/* egpu memcheck's (core/memcheck_layout.h). */
+const struct ctx_layout ctx_layout_mc = {
+	.size = sizeof(struct mc_site_ctx), .ndyn = 4,
+	.dyn = { { .off = offsetof(struct mc_site_ctx, addr), .size = 8 },
+		 { .off = offsetof(struct mc_site_ctx, site), .size = 4 },
+		 { .off = offsetof(struct mc_site_ctx, size), .size = 4 },
+		 { .off = offsetof(struct mc_site_ctx, bound), .size = 4 } },
 };
 
 /* ld.TYPE %dst, [%ctx(+OFF)?] with OFF and the type's size. */
@@ -75,6 +85,7 @@ static bool ctx_load(const struct scan *sc, const struct ptx_stmt *st,
 	const struct ctx_layout *lay = sc->fn->layout;
 	uint32_t t = st->op, e = st->op + 6;
 	const struct own_name *dst;
+	int64_t off;
 	int d;
 
 	if (st->kind != ST_INSN || !tok_is(m, t, "ld") ||
@@ -88,14 +99,20 @@ static bool ctx_load(const struct scan *sc, const struct ptx_stmt *st,
 	/* Only .u and .s define what fills a wider register. */
 	if (tok_text(m, t + 1)[1] == 'b' && ld->width != ld->size)
 		return false;
-	ld->off = base;
-	if (tok_is(m, e, "+") && m->toks[e + 1].kind == TOK_INT) {
-		ld->off += (uint32_t)strtoul(tok_text(m, e + 1), NULL, 0);
+	off = base;
+	/* [PTR+N], or [PTR+-N] where PTR points past the field (LLVM) */
+	if (tok_is(m, e, "+") && tok_is(m, e + 1, "-") &&
+	    m->toks[e + 2].kind == TOK_INT) {
+		off -= strtoll(tok_text(m, e + 2), NULL, 0);
+		e += 3;
+	} else if (tok_is(m, e, "+") && m->toks[e + 1].kind == TOK_INT) {
+		off += strtoll(tok_text(m, e + 1), NULL, 0);
 		e += 2;
 	}
 	if (!tok_is(m, e, "]") || !tok_is(m, e + 1, ";") || e + 2 != st->last ||
-	    ld->off >= lay->size || ld->size > lay->size - ld->off)
+	    off < 0 || off >= lay->size || ld->size > lay->size - off)
 		return false;
+	ld->off = (uint32_t)off;
 	/* Run-time fields are known only as a whole, or by a low part the
 	 * width of its register (a cvt truncates). */
 	d = dyn_field(lay, ld->off, ld->size);

@@ -247,6 +247,7 @@ struct ctx_layout {
 
 extern const struct ctx_layout ctx_layout_kernel; /* struct egpu_kernel_ctx */
 extern const struct ctx_layout ctx_layout_mem;    /* struct egpu_mem_ctx */
+extern const struct ctx_layout ctx_layout_mc;     /* struct mc_site_ctx */
 
 /*
  * Prepare @m's function @it (a probe: two parameters, one return value)
@@ -271,6 +272,9 @@ bool func_uses_thread_local(const struct ptx_module *m,
  * copies can replace by the values: such a probe needs no ctx built.
  */
 bool inline_folds_ctx(const struct inline_func *fn);
+/* Whether @fn sets its result only by whole 64-bit stores, which a copy
+ * may move into a register of the site (inline_site.ret). */
+bool inline_gives_result(const struct inline_func *fn);
 /* Whether a folded @fn loads ctx bytes [@off, @off + @size). */
 bool inline_reads_ctx(const struct inline_func *fn, uint32_t off,
 		      uint32_t size);
@@ -299,6 +303,7 @@ struct inline_site {
 	const struct ctx_layout *layout;
 	const uint8_t *image;
 	const struct ctx_dyn *dyn;
+	const char *ret;   /* a .b64 register for the result, or NULL */
 };
 
 /* The body of @fn as copy @at, ending with the label $NAME. */

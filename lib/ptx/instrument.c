@@ -32,6 +32,7 @@ struct session {
 	struct kernel *kernels;
 	size_t nkernels;
 	struct inline_func **bodies; /* per request, NULL where called */
+	struct inline_func *mc_find, *mc_window; /* memcheck's copies */
 	size_t nreq;
 	struct mem_req *mem;         /* EGPU_ATTACH_MEM requests */
 	size_t nmem;
@@ -351,20 +352,62 @@ static int add_mem(struct session *s, const struct ptx_attach *r,
 	return call->body ? copy_bytes(call->body, &q->copy_bytes) : 0;
 }
 
-/* egpu memcheck's request: no probe, the device runtime's check. */
-static int add_memcheck(struct session *s, const struct ptx_attach *r)
+/*
+ * Device runtime function @name prepared for copying into memcheck's
+ * sites, its ctx folded (struct mc_site_ctx) and its result in a register.
+ */
+static int prepare_mc(struct session *s, const char *name,
+		      struct inline_func **body)
 {
 	const struct ptx_module *owner;
+	const struct ptx_item *it;
+	const char *why = NULL;
+	uint32_t size, align;
+	int err;
+
+	if (*body)
+		return 0; /* a second memcheck request: the same copies */
+	it = link_find_func(s->mods, s->nmod, name, &owner);
+	if (!it)
+		return err_set(EGPU_ENOENT,
+			       "memcheck: no linked module defines %s (lib/device/memcheck.cu)",
+			       name);
+	err = inline_prepare(owner, it, &s->link.renames[owner_index(s, owner)],
+			     &ctx_layout_mc, body, &why);
+	if (err)
+		return err;
+	if (*body)
+		inline_local(*body, &size, &align);
+	if (!*body || !inline_folds_ctx(*body) ||
+	    !inline_gives_result(*body) || size) {
+		inline_free(*body);
+		*body = NULL;
+		return err_set(EGPU_EINVAL,
+			       "memcheck: %s cannot be copied into the sites: %s",
+			       name, why ? why :
+			       "it reads its ctx other than by loads of whole fields, sets its result in parts, or has a stack");
+	}
+	return 0;
+}
+
+/* egpu memcheck's request: no probe, the device runtime's check copied
+ * into each site. */
+static int add_memcheck(struct session *s, const struct ptx_attach *r)
+{
 	struct mem_req *q = &s->mem[s->nmem++];
+	int err;
 
 	if (r->point != EGPU_ATTACH_MEM)
 		return err_set(EGPU_EINVAL, "memcheck: the check goes at memory sites, not attach point %d",
 			       r->point);
-	if (!link_find_func(s->mods, s->nmod, MC_CHECK_FUNC, &owner))
-		return err_set(EGPU_ENOENT,
-			       "memcheck: no linked module defines %s (lib/device/memcheck.cu)",
-			       MC_CHECK_FUNC);
-	*q = (struct mem_req){ .r = r, .call = { .func = MC_CHECK_FUNC },
+	err = prepare_mc(s, MC_FIND_FUNC, &s->mc_find);
+	if (!err)
+		err = prepare_mc(s, MC_WINDOW_FUNC, &s->mc_window);
+	if (err)
+		return err;
+	*q = (struct mem_req){ .r = r, .call = { .func = MC_FIND_FUNC },
+			       .mc_find = s->mc_find,
+			       .mc_window = s->mc_window,
 			       .kernels = calloc(s->nkernels + 1, 1) };
 	return q->kernels ? 0 : err_set(EGPU_ENOMEM, "PTX: out of memory");
 }
@@ -773,6 +816,8 @@ static void session_free(struct session *s)
 	free(s->kernels);
 	for (i = 0; s->bodies && i < s->nreq; i++)
 		inline_free(s->bodies[i]);
+	inline_free(s->mc_find);
+	inline_free(s->mc_window);
 	free(s->bodies);
 	for (i = 0; i < s->nmem; i++)
 		free(s->mem[i].kernels);

@@ -3,12 +3,13 @@
  * egpu memcheck's check at one memory site (docs/memcheck.md), emitted
  * by memsite.c where a request asks for it, after the site's generic
  * address is in %P_m0:
- * - global: the device runtime's egpu_dev_mc_find (lib/device/
- *   memcheck.cu: the allocation table's lookup, memcheck_layout.h) gives
- *   the live allocation holding [addr, addr + size), or none, after the
- *   site's hint (the entry its last search found: core/memcheck_layout.h)
- *   failed to answer; a site in a loop also keeps the allocation in two
- *   registers and tries again only when an access leaves it;
+ * - global: the site's hint (the entry its last search found: core/
+ *   memcheck_layout.h) answers when it names the current index and holds
+ *   the access, live; else the search, egpu_dev_mc_find (lib/device/
+ *   memcheck.cu: the allocation table's lookup), finds the live
+ *   allocation holding [addr, addr + size), or sends the access; a site
+ *   in a loop also keeps the allocation in two registers and tries again
+ *   only when an access leaves it;
  * - shared: the access must end inside the block's shared memory, whose
  *   end (computed once at the function's entry) is the dynamic part's
  *   start (egpu_dev_mc_smem, an extern .shared array, placed after every
@@ -17,10 +18,13 @@
  *   access must lie inside the kernel's __local_depot, the frame nvcc
  *   gives every local array;
  * - generic: isspacep picks which of those applies; other windows pass.
- * A bad shared or local access is sent by egpu_dev_mc_window, a bad
- * global one by the lookup itself. With containment the verdict lives in
- * %P_mcb, declared in a scope that also holds the instruction: a bad
- * access skips it, and a load or atomic then zeroes its destinations.
+ * A bad shared or local access is sent by egpu_dev_mc_window. Both
+ * device functions are copied into the site (never called: a call makes
+ * ptxas keep every live value across it), their ctx (struct
+ * mc_site_ctx) folded into the site's words and registers. With
+ * containment the verdict lives in %P_mcb, declared in a scope that also
+ * holds the instruction: a bad access skips it, and a load or atomic
+ * then zeroes its destinations.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -164,6 +168,32 @@ static bool straight(const struct ptx_module *m, const struct ptx_func *f,
 	return true;
 }
 
+/* The member after head @h of its group, among the sites before @end;
+ * @end if none. */
+static size_t second_member(const int *group, size_t h, size_t end)
+{
+	size_t k = h + 1;
+
+	while (k < end && group[k] != (int)h)
+		k++;
+	return k;
+}
+
+/* Whether site @i may join the group of @j, the latest site before it
+ * on its base: the head's words but the site, and the group's step in
+ * offset and site number (check_shared_group's loop). */
+static bool may_join(const struct mem_site *s, const int *group, size_t j,
+		     size_t i)
+{
+	size_t h = (size_t)group[j], k = second_member(group, h, i);
+
+	if (s[h].op.kind != s[i].op.kind || s[h].op.size != s[i].op.size ||
+	    s[h].line != s[i].line)
+		return false;
+	return k == i || (s[i].op.off - s[j].op.off == s[k].op.off - s[h].op.off &&
+			  i - j == k - h);
+}
+
 void mc_plan_groups(const struct ptx_module *m, const struct mem_site *s,
 		    size_t n, const bool *want, int *group)
 {
@@ -177,7 +207,8 @@ void mc_plan_groups(const struct ptx_module *m, const struct mem_site *s,
 		for (size_t j = i; j-- > 0;) {
 			if (group[j] < 0 || !tok_same(m, s[j].op.base, s[i].op.base))
 				continue;
-			if (straight(m, f, s[j].stmt, s[i].stmt, s[i].op.base))
+			if (straight(m, f, s[j].stmt, s[i].stmt, s[i].op.base) &&
+			    may_join(s, group, j, i))
 				group[i] = group[j];
 			break;
 		}
@@ -186,28 +217,33 @@ void mc_plan_groups(const struct ptx_module *m, const struct mem_site *s,
 	}
 }
 
-/* %P_mc2 = the access's size; %P_mc0, %P_mc1, %P_mcw0: what a report
- * carries (egpu_mem_ctx's words: site << 32 | kernel, size | kind << 32 |
- * space << 48, the line). */
+/*
+ * The index cell read once, at the entry (%P_mcix), where no site keeps
+ * a range: in a loop's body, where the caches are, a register live
+ * throughout would cost more than the load on a miss. The index a kernel
+ * starts with stays valid to its end (docs/memcheck.md); one published
+ * later only sends the hint tests to the search, which reads the cell.
+ */
+static bool cell_at_entry(const struct mc_func *fn)
+{
+	return fn->global && !fn->ncached;
+}
+
+/* %P_mc2 = the access's size. */
 static void put_args(struct strbuf *sb, const struct mc_site_code *c)
 {
 	const struct mem_op *op = &c->s->op;
 	const char *p = c->prefix;
-	uint64_t what = (uint64_t)op->kind << 32 | (uint64_t)op->space << 48;
 
-	sb_printf(sb, "\t.reg .b64 \t%%%s_mc<6>;\n\t.reg .b32 \t%%%s_mcw<2>;\n"
-		  "\t.reg .pred \t%%%s_mcq;\n", p, p, p);
+	sb_printf(sb, "\t.reg .b64 \t%%%s_mc<6>, %%%s_mcr;\n"
+		  "\t.reg .b32 \t%%%s_mcw<2>;\n\t.reg .pred \t%%%s_mcq;\n",
+		  p, p, p, p);
 	if (op->size_reg >= 0)
 		sb_printf(sb, "\tcvt.u64.u32 \t%%%s_mc2, %.*s;\n", p,
 			  (int)c->m->toks[op->size_reg].len,
 			  tok_text(c->m, (uint32_t)op->size_reg));
 	else
 		sb_printf(sb, "\tmov.u64 \t%%%s_mc2, %u;\n", p, op->size);
-	sb_printf(sb, "\tmov.u64 \t%%%s_mc0, %llu;\n", p,
-		  (unsigned long long)((uint64_t)c->number << 32 | c->s->kernel_id));
-	sb_printf(sb, "\tor.b64 \t%%%s_mc1, %%%s_mc2, %llu;\n", p, p,
-		  (unsigned long long)what);
-	sb_printf(sb, "\tmov.u32 \t%%%s_mcw0, %u;\n", p, c->s->line);
 }
 
 /* With containment: %P_mcb |= %P_mcq. */
@@ -218,11 +254,69 @@ static void contain_or(struct strbuf *sb, const struct mc_site_code *c)
 			  c->prefix, c->prefix, c->prefix);
 }
 
-static void report_window(struct strbuf *sb, const struct mc_site_code *c)
+/* Where a copy's run-time ctx fields are (ctx_layout_mc's order):
+ * registers, or NULL for the image's constant. */
+struct mc_regs {
+	const char *addr;  /* .b64 */
+	const char *site;  /* .b32 */
+	const char *bound; /* .b32 */
+	const char *ret;   /* .b64, or NULL */
+};
+
+/*
+ * A copy of the device runtime's @fn for site @k of the module (number
+ * @number): its ctx folded into the site's words (struct mc_site_ctx)
+ * and the registers @r; the copy's names end in @tag.
+ */
+static void copy_mc(struct strbuf *sb, const struct mc_site_code *c,
+		    const struct inline_func *fn, const struct mem_site *k,
+		    uint32_t number, uint32_t bound, char tag,
+		    const struct mc_regs *r)
 {
-	sb_printf(sb, "\t@%%%s_mcq call \tegpu_dev_mc_window, (%%%s_mc3, %%%s_mc0, %%%s_mc1, %%%s_mcw0, %%%s_mcw1);\n",
-		  c->prefix, c->prefix, c->prefix, c->prefix, c->prefix,
-		  c->prefix);
+	const struct ptx_module *m = c->m;
+	const struct mem_op *op = &k->op;
+	uint8_t img[sizeof(struct mc_site_ctx)] = { 0 };
+	char name[48];
+	struct ctx_dyn dyn[4] = {
+		{ .name = r->addr, .len = -1, .bits = 64 },
+		{ .name = r->site, .len = -1, .bits = 32 },
+		{ .bits = 32 },
+		{ .name = r->bound, .len = -1, .bits = 32 },
+	};
+	struct inline_site at = { .name = name, .layout = &ctx_layout_mc,
+				  .image = img, .dyn = dyn, .ret = r->ret };
+
+	put_le(img + offsetof(struct mc_site_ctx, site), number, 4);
+	put_le(img + offsetof(struct mc_site_ctx, kernel_id), k->kernel_id, 4);
+	put_le(img + offsetof(struct mc_site_ctx, size), op->size, 4);
+	put_le(img + offsetof(struct mc_site_ctx, kind), op->kind, 2);
+	put_le(img + offsetof(struct mc_site_ctx, space), op->space, 2);
+	put_le(img + offsetof(struct mc_site_ctx, line), k->line, 4);
+	put_le(img + offsetof(struct mc_site_ctx, bound), bound, 4);
+	if (op->size_reg >= 0) {
+		dyn[2].name = tok_text(m, (uint32_t)op->size_reg);
+		dyn[2].len = (int)m->toks[op->size_reg].len;
+	}
+	snprintf(name, sizeof(name), "%s_mck%u%c", c->prefix, c->site, tag);
+	sb_printf(sb, "\t// copied %s\n", tag == 'f' ? MC_FIND_FUNC :
+						       MC_WINDOW_FUNC);
+	emit_inlined(sb, fn, &at);
+}
+
+/* The report of a shared or local access outside its window, under
+ * %P_mcq: %P_mc3 its offset there, the window's bytes in @bound_reg or,
+ * if NULL, @bound. */
+static void report_window(struct strbuf *sb, const struct mc_site_code *c,
+			  char tag, const char *bound_reg, uint32_t bound)
+{
+	const char *p = c->prefix;
+	char addr[32];
+	struct mc_regs r = { .addr = addr, .bound = bound_reg };
+
+	snprintf(addr, sizeof(addr), "%%%s_mc3", p);
+	sb_printf(sb, "\t@!%%%s_mcq bra \t$%s_mcs%c_%u;\n", p, p, tag, c->site);
+	copy_mc(sb, c, c->mc_window, c->s, c->number, bound, tag, &r);
+	sb_printf(sb, "$%s_mcs%c_%u:\n", p, tag, c->site);
 }
 
 /* Where the allocation passed goes: the site's cache registers, or
@@ -239,20 +333,30 @@ static void range_regs(const struct mc_site_code *c, char *lo, char *hi,
 	}
 }
 
-/* The search: the allocation passed ({0, 0}: none, the access sent),
- * %P_mcq set when none. */
-static void call_find(struct strbuf *sb, const struct mc_site_code *c)
+/* The search, copied: %P_mcq set when it found the access bad; a cache
+ * takes the entry it found ({0, 0} without one: the next access
+ * searches again; caching the access itself there, as calls did, cost
+ * sgemm_tiled spills for what only helps before a table exists). */
+static void copy_find(struct strbuf *sb, const struct mc_site_code *c)
 {
 	const char *p = c->prefix;
-	char lo[40], hi[40];
+	char addr[32], ret[32], lo[40], hi[40];
+	struct mc_regs r = { .addr = addr, .ret = ret };
 
-	range_regs(c, lo, hi, sizeof(lo));
-	sb_printf(sb, "\t{\n\t.param .align 8 .b8 \t%%%s_mcr[16];\n"
-		  "\tcall \t(%%%s_mcr), %s, (%%%s_m0, %%%s_mc0, %%%s_mc1, %%%s_mcw0);\n"
-		  "\tld.param.b64 \t%s, [%%%s_mcr];\n"
-		  "\tld.param.b64 \t%s, [%%%s_mcr+8];\n\t}\n"
-		  "\tsetp.eq.u64 \t%%%s_mcq, %s, 0;\n",
-		  p, p, MC_CHECK_FUNC, p, p, p, p, lo, p, hi, p, p, hi);
+	snprintf(addr, sizeof(addr), "%%%s_m0", p);
+	snprintf(ret, sizeof(ret), "%%%s_mcr", p);
+	copy_mc(sb, c, c->mc_find, c->s, c->number, 0, 'f', &r);
+	if (c->cache >= 0) {
+		range_regs(c, lo, hi, sizeof(lo));
+		sb_printf(sb, "\tmov.b64 \t%s, 0;\n\tmov.b64 \t%s, 0;\n"
+			  "\tsetp.gt.u64 \t%%%s_mcq, %s, %d;\n"
+			  "\t@%%%s_mcq ld.global.u64 \t%s, [%s];\n"
+			  "\t@%%%s_mcq ld.global.u64 \t%s, [%s+%zu];\n",
+			  lo, hi, p, ret, MC_FOUND_OK, p, lo, ret, p, hi, ret,
+			  offsetof(struct mc_entry, end));
+	}
+	sb_printf(sb, "\tsetp.eq.u64 \t%%%s_mcq, %s, %d;\n", p, ret,
+		  MC_FOUND_BAD);
 }
 
 /*
@@ -269,38 +373,45 @@ static void hint_or_find(struct strbuf *sb, const struct mc_site_code *c)
 
 	range_regs(c, lo, hi, sizeof(lo));
 	/* (ptxas takes immediate addresses for .local only) */
-	sb_printf(sb, "\tmov.u64 \t%%%s_mc3, %llu;\n"
-		  "\tld.global.u64 \t%%%s_mc3, [%%%s_mc3];\n"
-		  "\tmov.u64 \t%%%s_mc5, %llu;\n"
+	if (cell_at_entry(c->fn))
+		sb_printf(sb, "\tmov.b64 \t%%%s_mc3, %%%s_mcix;\n", p, p);
+	else
+		sb_printf(sb, "\tmov.u64 \t%%%s_mc3, %llu;\n"
+			  "\tld.global.u64 \t%%%s_mc3, [%%%s_mc3];\n", p,
+			  (unsigned long long)c->mc->cell, p, p);
+	sb_printf(sb, "\tmov.u64 \t%%%s_mc5, %llu;\n"
 		  "\tld.global.v2.u64 \t{%%%s_mc4, %%%s_mc5}, [%%%s_mc5];\n"
 		  "\tsetp.ne.u64 \t%%%s_mcq, %%%s_mc4, %%%s_mc3;\n"
 		  "\tsetp.eq.or.u64 \t%%%s_mcq, %%%s_mc3, 0, %%%s_mcq;\n"
 		  "\t@%%%s_mcq bra \t$%s_mcf_%u;\n",
-		  p, (unsigned long long)c->mc->cell, p, p, p,
-		  (unsigned long long)hint, p, p, p, p, p, p, p, p, p, p, p,
+		  p, (unsigned long long)hint, p, p, p, p, p, p, p, p, p, p, p,
 		  c->site);
-	/* entries are 8-byte aligned (24 bytes each): no vector load */
-	sb_printf(sb, "\tld.global.u64 \t%%%s_mc3, [%%%s_mc5];\n"
-		  "\tld.global.u64 \t%%%s_mc4, [%%%s_mc5+%zu];\n"
-		  "\tld.global.u32 \t%%%s_mcw1, [%%%s_mc5+%zu];\n"
-		  "\tmul.wide.u32 \t%%%s_mc5, %%%s_mcw1, 4;\n"
+	/* the entry (at the index + the hint's offset) and the state of the
+	 * hint's slot, loaded together; entries are 8-byte aligned (24
+	 * bytes each): no vector load */
+	sb_printf(sb, "\tand.b64 \t%%%s_mc4, %%%s_mc5, 4294967295;\n"
+		  "\tadd.u64 \t%%%s_mc4, %%%s_mc4, %%%s_mc3;\n"
+		  "\tshr.u64 \t%%%s_mc5, %%%s_mc5, 32;\n"
+		  "\tshl.b64 \t%%%s_mc5, %%%s_mc5, 2;\n"
 		  "\tadd.u64 \t%%%s_mc5, %%%s_mc5, %llu;\n"
 		  "\tld.global.u32 \t%%%s_mcw1, [%%%s_mc5];\n"
+		  "\tld.global.u64 \t%%%s_mc3, [%%%s_mc4];\n"
+		  "\tld.global.u64 \t%%%s_mc4, [%%%s_mc4+%zu];\n"
 		  "\tadd.u64 \t%%%s_mc5, %%%s_m0, %%%s_mc2;\n"
 		  "\tsetp.lt.u64 \t%%%s_mcq, %%%s_m0, %%%s_mc3;\n"
 		  "\tsetp.gt.or.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mc4, %%%s_mcq;\n"
 		  "\tsetp.eq.or.u32 \t%%%s_mcq, %%%s_mcw1, 0, %%%s_mcq;\n"
 		  "\t@%%%s_mcq bra \t$%s_mcf_%u;\n",
-		  p, p, p, p, offsetof(struct mc_entry, end), p, p,
-		  offsetof(struct mc_entry, slot), p, p, p, p,
-		  (unsigned long long)c->mc->states, p, p, p, p, p, p, p, p,
-		  p, p, p, p, p, p, p, p, p, c->site);
+		  p, p, p, p, p, p, p, p, p, p, p,
+		  (unsigned long long)c->mc->states, p, p, p, p, p, p,
+		  offsetof(struct mc_entry, end), p, p, p, p, p, p, p, p, p,
+		  p, p, p, p, p, p, c->site);
 	if (c->cache >= 0)
 		sb_printf(sb, "\tmov.b64 \t%s, %%%s_mc3;\n\tmov.b64 \t%s, %%%s_mc4;\n",
 			  lo, p, hi, p);
 	sb_printf(sb, "\tbra \t$%s_mcd_%u;\n$%s_mcf_%u:\n", p, c->site, p,
 		  c->site);
-	call_find(sb, c);
+	copy_find(sb, c);
 	sb_printf(sb, "$%s_mcd_%u:\n", p, c->site);
 }
 
@@ -326,78 +437,87 @@ static void check_global(struct strbuf *sb, const struct mc_site_code *c)
 	contain_or(sb, c);
 }
 
-/* The window ends at %P_mcse (mc_emit_entry); its start, for the
- * report, is that end less %total_smem_size. */
+/* %P_mc3 = the window offset of shared address %P_mc3, %P_mcw1 the
+ * window's bytes: the window ends at %P_mcse (mc_emit_entry) and is
+ * %total_smem_size long. */
+static void shared_offset(struct strbuf *sb, const char *p)
+{
+	sb_printf(sb, "\tmov.u32 \t%%%s_mcw1, %%total_smem_size;\n"
+		  "\tcvt.u64.u32 \t%%%s_mc5, %%%s_mcw1;\n"
+		  "\tsub.u64 \t%%%s_mc4, %%%s_mcse, %%%s_mc5;\n"
+		  "\tsub.u64 \t%%%s_mc3, %%%s_mc3, %%%s_mc4;\n",
+		  p, p, p, p, p, p, p, p, p);
+}
+
 static void check_shared(struct strbuf *sb, const struct mc_site_code *c)
 {
 	const char *p = c->prefix;
+	char bound[32];
 
 	sb_printf(sb, "\tcvta.to.shared.u64 \t%%%s_mc3, %%%s_m0;\n"
 		  "\tadd.u64 \t%%%s_mc5, %%%s_mc3, %%%s_mc2;\n"
 		  "\tsetp.gt.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mcse;\n",
 		  p, p, p, p, p, p, p, p);
 	contain_or(sb, c);
-	sb_printf(sb, "\t@!%%%s_mcq bra \t$%s_mcs_%u;\n"
-		  "\tmov.u32 \t%%%s_mcw1, %%total_smem_size;\n"
-		  "\tcvt.u64.u32 \t%%%s_mc5, %%%s_mcw1;\n"
-		  "\tsub.u64 \t%%%s_mc4, %%%s_mcse, %%%s_mc5;\n"
-		  "\tsub.u64 \t%%%s_mc3, %%%s_mc3, %%%s_mc4;\n",
-		  p, p, c->site, p, p, p, p, p, p, p, p, p);
-	report_window(sb, c);
+	sb_printf(sb, "\t@!%%%s_mcq bra \t$%s_mcs_%u;\n", p, p, c->site);
+	shared_offset(sb, p);
+	snprintf(bound, sizeof(bound), "%%%s_mcw1", p);
+	report_window(sb, c, 's', bound, 0);
 	sb_printf(sb, "$%s_mcs_%u:\n", p, c->site);
 }
 
-/* Member @k of the head's group: its words, and its end in %P_mc5 (its
- * shared address less the head's is a constant). */
-static void member_args(struct strbuf *sb, const struct mc_site_code *c,
-			const struct mem_site *k, uint32_t number)
-{
-	const char *p = c->prefix;
-	uint64_t what = (uint64_t)k->op.kind << 32 |
-			(uint64_t)k->op.space << 48 | k->op.size;
-
-	sb_printf(sb, "\tmov.u64 \t%%%s_mc0, %llu;\n\tmov.u64 \t%%%s_mc1, %llu;\n"
-		  "\tmov.u32 \t%%%s_mcw0, %u;\n"
-		  "\tadd.s64 \t%%%s_mc4, %%%s_mc3, %lld;\n"
-		  "\tadd.u64 \t%%%s_mc5, %%%s_mc4, %u;\n",
-		  p, (unsigned long long)((uint64_t)number << 32 | k->kernel_id),
-		  p, (unsigned long long)what, p, k->line, p, p,
-		  (long long)(k->op.off - c->s->op.off), p, p, k->op.size);
-}
-
-/* A group's head: one test of the farthest end of its members; past
- * the end, each member is checked here and sent with its own words. */
+/*
+ * A group's head: one test of the farthest end of its members. Past the
+ * end, a loop over the members (offsets and site numbers in steps:
+ * mc_plan_groups) sends each one past the end as itself, its other words
+ * the head's, from one copy: a loop with no more in it than the copy
+ * keeps ptxas within the kernel's registers.
+ */
 static void check_shared_group(struct strbuf *sb,
 			       const struct mc_site_code *c)
 {
 	const char *p = c->prefix;
-	size_t head = (size_t)(c->s - c->all);
+	size_t head = (size_t)(c->s - c->all), last = head;
+	size_t k = second_member(c->group, head, c->nall);
+	int64_t step = k < c->nall ? c->all[k].op.off - c->s->op.off : 0;
+	uint32_t n = c->site, nstep = k < c->nall ? (uint32_t)(k - head) : 1;
 	int64_t far = 0;
+	char addr[32], site[32], bound[32];
+	struct mc_regs r = { .addr = addr, .site = site, .bound = bound };
 
 	for (size_t i = head; i < c->nall; i++)
-		if (c->group[i] == (int)head &&
-		    c->all[i].op.off + c->all[i].op.size - c->s->op.off > far)
-			far = c->all[i].op.off + c->all[i].op.size - c->s->op.off;
+		if (c->group[i] == (int)head) {
+			last = i;
+			if (c->all[i].op.off + c->all[i].op.size - c->s->op.off > far)
+				far = c->all[i].op.off + c->all[i].op.size -
+				      c->s->op.off;
+		}
 	sb_printf(sb, "\tcvta.to.shared.u64 \t%%%s_mc3, %%%s_m0;\n"
 		  "\tadd.s64 \t%%%s_mc5, %%%s_mc3, %lld;\n"
 		  "\tsetp.gt.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mcse;\n"
-		  "\t@!%%%s_mcq bra \t$%s_mcs_%u;\n"
-		  "\tmov.u32 \t%%%s_mcw1, %%total_smem_size;\n"
-		  "\tcvt.u64.u32 \t%%%s_mc2, %%%s_mcw1;\n"
-		  "\tsub.u64 \t%%%s_mc2, %%%s_mcse, %%%s_mc2;\n",
-		  p, p, p, p, (long long)far, p, p, p, p, p, c->site, p, p, p,
-		  p, p, p);
-	for (size_t i = head; i < c->nall; i++) {
-		if (c->group[i] != (int)head)
-			continue;
-		member_args(sb, c, &c->all[i],
-			    c->number + (uint32_t)(i - head));
-		sb_printf(sb, "\tsetp.gt.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mcse;\n"
-			  "\tsub.u64 \t%%%s_mc4, %%%s_mc4, %%%s_mc2;\n"
-			  "\t@%%%s_mcq call \tegpu_dev_mc_window, (%%%s_mc4, %%%s_mc0, %%%s_mc1, %%%s_mcw0, %%%s_mcw1);\n",
-			  p, p, p, p, p, p, p, p, p, p, p, p);
-	}
-	sb_printf(sb, "$%s_mcs_%u:\n", p, c->site);
+		  "\t@!%%%s_mcq bra \t$%s_mcs_%u;\n",
+		  p, p, p, p, (long long)far, p, p, p, p, p, n);
+	/* %P_mc4, %P_mcw0: the member's offset in the window, its site */
+	shared_offset(sb, p);
+	sb_printf(sb, "\tmov.b64 \t%%%s_mc4, %%%s_mc3;\n\tmov.u32 \t%%%s_mcw0, %u;\n"
+		  "$%s_mcn_%u:\n"
+		  "\tcvt.u64.u32 \t%%%s_mc5, %%%s_mcw1;\n"
+		  "\tsub.u64 \t%%%s_mc5, %%%s_mc5, %%%s_mc4;\n"
+		  "\tsetp.lt.s64 \t%%%s_mcq, %%%s_mc5, %u;\n"
+		  "\t@!%%%s_mcq bra \t$%s_mcm_%u;\n",
+		  p, p, p, c->number, p, n, p, p, p, p, p, p, p,
+		  c->s->op.size, p, p, n);
+	snprintf(addr, sizeof(addr), "%%%s_mc4", p);
+	snprintf(site, sizeof(site), "%%%s_mcw0", p);
+	snprintf(bound, sizeof(bound), "%%%s_mcw1", p);
+	copy_mc(sb, c, c->mc_window, c->s, c->number, 0, 'g', &r);
+	sb_printf(sb, "$%s_mcm_%u:\n"
+		  "\tadd.s64 \t%%%s_mc4, %%%s_mc4, %lld;\n"
+		  "\tadd.u32 \t%%%s_mcw0, %%%s_mcw0, %u;\n"
+		  "\tsetp.le.u32 \t%%%s_mcq, %%%s_mcw0, %u;\n"
+		  "\t@%%%s_mcq bra \t$%s_mcn_%u;\n$%s_mcs_%u:\n",
+		  p, n, p, p, (long long)step, p, p, nstep, p, p,
+		  c->number + (uint32_t)(last - head), p, p, n, p, n);
 }
 
 /* The offset in the depot, unsigned: below its start wraps past it. */
@@ -417,8 +537,7 @@ static void check_local(struct strbuf *sb, const struct mc_site_code *c)
 			  depot - size);
 	else
 		sb_printf(sb, "\tsetp.ge.u64 \t%%%s_mcq, %%%s_mc3, 0;\n", p, p);
-	sb_printf(sb, "\tmov.u32 \t%%%s_mcw1, %u;\n", p, depot);
-	report_window(sb, c);
+	report_window(sb, c, 'l', NULL, depot);
 	contain_or(sb, c);
 }
 
@@ -472,10 +591,16 @@ int mc_site_plan(struct mc_func *fn, const struct mem_site *s)
 	if (!mc_site_checked(&s->op, fn))
 		return -1;
 	fn->shared |= space == EGPU_SPACE_SHARED || space == EGPU_SPACE_GENERIC;
+	fn->global |= space == EGPU_SPACE_GLOBAL || space == EGPU_SPACE_GENERIC;
 	if ((space != EGPU_SPACE_GLOBAL && space != EGPU_SPACE_GENERIC) ||
 	    !fn->in_loop[s->stmt] || fn->ncached >= MC_CACHED_MAX)
 		return -1;
 	return (int)fn->ncached++;
+}
+
+bool mc_func_has_entry(const struct mc_func *fn)
+{
+	return fn->ncached || fn->shared || cell_at_entry(fn);
 }
 
 void mc_emit_entry(struct strbuf *sb, const char *prefix,
@@ -483,7 +608,7 @@ void mc_emit_entry(struct strbuf *sb, const char *prefix,
 {
 	const char *p = prefix;
 
-	if (!fn->ncached && !fn->shared)
+	if (!mc_func_has_entry(fn))
 		return;
 	sb_adds(sb, "// begin egpu memcheck\n");
 	if (fn->ncached)
@@ -500,7 +625,20 @@ void mc_emit_entry(struct strbuf *sb, const char *prefix,
 			  "\tcvt.u64.u32 \t%%%s_mcsx, %%%s_mcsw;\n"
 			  "\tadd.u64 \t%%%s_mcse, %%%s_mcse, %%%s_mcsx;\n\t}\n",
 			  p, p, p, p, p, p, p, p, p, p);
+	if (cell_at_entry(fn))
+		sb_printf(sb, "\t.reg .b64 \t%%%s_mcix;\n\tmov.u64 \t%%%s_mcix, %llu;\n"
+			  "\tld.global.u64 \t%%%s_mcix, [%%%s_mcix];\n", p, p,
+			  (unsigned long long)fn->cell, p, p);
 	sb_adds(sb, "\t// end egpu memcheck\n\t");
+}
+
+/* Whether the site heads a group with members besides itself. */
+static bool grouped(const struct mc_site_code *c)
+{
+	size_t i = (size_t)(c->s - c->all);
+
+	return c->group && c->group[i] == (int)i &&
+	       second_member(c->group, i, c->nall) < c->nall;
 }
 
 void mc_emit_check(struct strbuf *sb, const struct mc_site_code *c)
@@ -517,7 +655,7 @@ void mc_emit_check(struct strbuf *sb, const struct mc_site_code *c)
 		check_global(sb, c);
 		break;
 	case EGPU_SPACE_SHARED:
-		if (c->group && c->group[c->s - c->all] >= 0)
+		if (grouped(c))
 			check_shared_group(sb, c);
 		else
 			check_shared(sb, c);

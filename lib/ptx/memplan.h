@@ -21,6 +21,10 @@ struct mem_req {
 	size_t limit;
 	struct probe_call called;
 	bool called_ctx;
+	/* egpu memcheck's request: the device runtime's functions its
+	 * sites copy (memcheck_site.c) */
+	const struct inline_func *mc_find;
+	const struct inline_func *mc_window;
 };
 
 /* One memory instruction given probes. */
@@ -91,8 +95,11 @@ int mem_item_local(const struct mem_plan *p, uint32_t item,
 		   struct func_locals *l);
 /* egpu memcheck's check at a site (memcheck_site.c). */
 
-/* The device runtime's lookup the check calls (lib/device/memcheck.cu). */
-#define MC_CHECK_FUNC "egpu_dev_mc_find"
+/* The device runtime's functions the check copies (lib/device/
+ * memcheck.cu): the lookup, and the report of a bad shared or local
+ * access. */
+#define MC_FIND_FUNC "egpu_dev_mc_find"
+#define MC_WINDOW_FUNC "egpu_dev_mc_window"
 /* Global sites per function that remember the allocation they passed. */
 #define MC_CACHED_MAX 16
 
@@ -105,6 +112,8 @@ struct mc_func {
 	uint32_t depot_size;
 	bool frame_ok;
 	bool shared;       /* a site checks shared memory: its end at entry */
+	bool global;       /* a site checks global memory */
+	uint64_t cell;     /* ptx_memcheck.cell */
 	uint32_t ncached;  /* sites given a range cache */
 	uint8_t *in_loop;  /* per statement: a backward branch runs it again */
 };
@@ -123,8 +132,10 @@ int mc_site_plan(struct mc_func *fn, const struct mem_site *s);
  * Groups of the shared sites [0, @n) of @s in one function, for which
  * @want is true: sites in one straight stretch of code (no label, branch,
  * call or scope between) addressing off one base register that nothing
- * between writes, unguarded, are checked together at the first, the
- * group's head. *@group: the head's index for each site, -1 alone.
+ * between writes, unguarded, of the head's kind, size and line, their
+ * offsets and indices in steps (the first two members set them), are
+ * checked together at the first, the group's head. *@group: the head's
+ * index for each site, -1 alone.
  */
 void mc_plan_groups(const struct ptx_module *m, const struct mem_site *s,
 		    size_t n, const bool *want, int *group);
@@ -140,13 +151,18 @@ struct mc_site_code {
 	uint32_t site;   /* index in the module: names its labels */
 	uint32_t number; /* egpu_mem_ctx.site */
 	const struct ptx_memcheck *mc;
+	const struct inline_func *mc_find;   /* mem_req's */
+	const struct inline_func *mc_window;
 	const struct mc_func *fn;
 	int cache;       /* mc_site_plan() */
 	bool contain;
 };
 
-/* At the function's entry: the range caches (empty) and the end of
- * shared memory, in function-wide registers. */
+/* Whether @fn's entry has code of memcheck's (mc_emit_entry). */
+bool mc_func_has_entry(const struct mc_func *fn);
+/* At the function's entry: the range caches (empty), the end of shared
+ * memory and, in a function without caches, the index the kernel
+ * checks against, in function-wide registers. */
 void mc_emit_entry(struct strbuf *sb, const char *prefix,
 		   const struct mc_func *fn);
 /* The check, inside the site's scope, %P_m0 holding the address; with

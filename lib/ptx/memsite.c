@@ -286,12 +286,15 @@ static bool contained(const struct site_code *c)
 static void emit_call(struct strbuf *sb, const struct site_code *c, size_t i)
 {
 	const struct probe_call *call = mem_plan_probe(c->p, c->s, i);
+	const struct mem_req *q = mem_plan_call(c->p, c->s, i);
 	const char *p = c->nm->prefix;
 
-	if (mem_plan_call(c->p, c->s, i)->r->memcheck) {
+	if (q->r->memcheck) {
 		struct mc_site_code mc = { .m = c->m, .s = c->s, .prefix = p,
 					   .site = c->site, .number = c->number,
-					   .mc = mem_plan_call(c->p, c->s, i)->r->memcheck,
+					   .mc = q->r->memcheck,
+					   .mc_find = q->mc_find,
+					   .mc_window = q->mc_window,
 					   .fn = c->fn, .cache = c->cache,
 					   .all = c->all, .group = c->group,
 					   .nall = c->nall,
@@ -415,12 +418,16 @@ static int plan_memcheck(const struct mem_plan *p, const struct ptx_module *m,
 	if (!want)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
 	for (size_t i = lo; i < hi; i++) {
-		cache[i - lo] = memcheck_of(p, &s[i]) ? mc_site_plan(fn, &s[i]) : -1;
+		const struct mem_req *q = memcheck_of(p, &s[i]);
+
+		cache[i - lo] = q ? mc_site_plan(fn, &s[i]) : -1;
+		if (q)
+			fn->cell = q->r->memcheck->cell;
 		want[i - lo] = groupable(p, &s[i], fn);
 	}
 	mc_plan_groups(m, s + lo, hi - lo, want, group);
 	free(want);
-	if (!fn->ncached && !fn->shared)
+	if (!mc_func_has_entry(fn))
 		return 0;
 	sb = edit_at(e, m->toks[func_entry_stmt(m, f)->first].off, 0);
 	if (!sb)

@@ -77,7 +77,7 @@ struct ptx_attach {
 	/*
 	 * EGPU_ATTACH_MEM: not a probe but egpu memcheck's check of each
 	 * global, shared, local and generic access (docs/memcheck.md),
-	 * calling the device runtime's egpu_dev_mc_* (lib/device/
+	 * copying the device runtime's egpu_dev_mc_* (lib/device/
 	 * memcheck.cu), which a linked module must define; @func is not
 	 * used. Put it after the probes: they see the access first.
 	 */

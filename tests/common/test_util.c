@@ -116,6 +116,18 @@ char *tu_read_file(const char *path, size_t *len)
 	return buf;
 }
 
+unsigned tu_marked_line(const char *path, const char *marker)
+{
+	char *text = tu_read_file(path, NULL), *at = strstr(text, marker);
+	unsigned line = 1;
+
+	ck_assert_msg(at, "%s: no '%s'", path, marker);
+	for (const char *p = text; p < at; p++)
+		line += *p == '\n';
+	free(text);
+	return line;
+}
+
 char *tu_kernel_text(const char *ptx, const char *name)
 {
 	char head[64];

@@ -28,6 +28,9 @@ bool tu_ptxas(const char *ptx, size_t len, const char *arch, bool compile_only,
 char *tu_try_read_file(const char *path, size_t *len);
 /* The same, failing the test if the file cannot be read. */
 char *tu_read_file(const char *path, size_t *len);
+/* The 1-based line of file @path where @marker first occurs; fails the
+ * test if it does not. */
+unsigned tu_marked_line(const char *path, const char *marker);
 /* The text of kernel (.entry) @name in @ptx, malloc'ed; fails the test if none. */
 char *tu_kernel_text(const char *ptx, const char *name);
 /* How often @what occurs in @s. */

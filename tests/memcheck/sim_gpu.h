@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "attach/memcheck_table.h"
+#include "memcheck/memcheck_table.h"
 
 struct sim_op {
 	void (*fn)(void *); /* a host function, or NULL: a state write */

@@ -14,9 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "attach/attach.h"
-#include "attach/memcheck_dev.h"
-#include "attach/memcheck_table.h"
+#include "memcheck/memcheck_dev.h"
+#include "memcheck/memcheck_table.h"
 #include "core/core.h"
 #include "cuda/cu.h"
 #include "test_util.h"
@@ -95,7 +94,7 @@ static void setup(void)
 	ck_assert_int_eq(cu_module_load_ptx(ptx, &mod), 0);
 	free(ptx);
 	CK_CU(d->cuModuleGetFunction(&lookup, mod, "mc_lookup"));
-	ck_assert_int_eq(mc_dev_new(1024, &dev), 0);
+	ck_assert_int_eq(mc_dev_new(1024, NULL, &dev), 0);
 	be = mc_dev_backend(dev);
 	t = mc_table_new(&be);
 	ck_assert_ptr_nonnull(t);

@@ -17,7 +17,7 @@
 #include <cuda.h>
 
 #include "attach/attach.h"
-#include "attach/memcheck_globals.h"
+#include "memcheck/memcheck_globals.h"
 #include "attach/memcheck_hook.h"
 #include "test_util.h"
 
@@ -135,7 +135,7 @@ START_TEST(module_variables)
 	ck_assert_str_eq(names[0], "table");
 	ck_assert_str_eq(names[1], "counter");
 	ck_assert_str_eq(names[2], "coef");
-	mc_names_free(names, n);
+	mc_globals_free(names, n);
 	ck_assert_int_eq(mc_ptx_globals("not ptx {", 9, &names, &n), EGPU_EFORMAT);
 }
 END_TEST

@@ -93,6 +93,21 @@ static const char kernels[] = HEAD
 	"\tld.shared.f32 %f1, [%r1];\n"
 	"\tret;\n}\n";
 
+/* Whether a line of @s starts (after a tab) with @head and ends with
+ * @tail. */
+static bool has_line(const char *s, const char *head, const char *tail)
+{
+	for (const char *l = s; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *e = strchr(l, '\n');
+		size_t n = e ? (size_t)(e - l) : strlen(l), t = strlen(tail);
+
+		if (*l == '\t' && !strncmp(l + 1, head, strlen(head)) &&
+		    n >= t && !strncmp(l + n - t, tail, t))
+			return true;
+	}
+	return false;
+}
+
 /* The instrumented text of kernel k, from "// begin egpu mem probes"
  * before @insn to @insn itself. */
 static char *site_before(const char *out, const char *insn)
@@ -110,7 +125,10 @@ START_TEST(sites_by_space)
 	 * vector, the generic, shared, local, the store, the atomic; and
 	 * the .func's local load (a site, unchecked); not the call's */
 	ck_assert_uint_eq(rep.mem_site_cnt, 8 + 2 + 4);
-	ck_assert_int_eq(tu_count(out, "), egpu_dev_mc_find, ("), 5 + 2);
+	/* the lookup copied into each global or generic site, never called */
+	ck_assert_int_eq(tu_count(out, "// copied egpu_dev_mc_find"), 5 + 2);
+	ck_assert_ptr_null(strstr(out, "egpu_dev_mc_find,"));
+	ck_assert_ptr_null(strstr(out, "egpu_dev_mc_window,"));
 	/* shared memory's end, once at the entry of k and grp */
 	ck_assert_int_eq(tu_count(out, "%dynamic_smem_size"), 2);
 	/* the predicated load: skipped, check included, when %p1 is false */
@@ -118,11 +136,20 @@ START_TEST(sites_by_space)
 	ck_assert_ptr_nonnull(strstr(s, "@!%p1 bra"));
 	ck_assert_ptr_nonnull(strstr(s, "egpu_dev_mc_find"));
 	free(s);
-	/* the vector: 16 bytes, load (1) << 32, global (1) << 48 */
+	/* the vector: 16 bytes; the copy's ctx folded: the address from
+	 * the site's register, 16 bytes, a load (1) of global memory (1),
+	 * its answer in %egpu_mcr */
 	s = site_before(out, "ld.global.v4.f32");
-	ck_assert_msg(strstr(s, "or.b64 \t%egpu_mc1, %egpu_mc2, 281479271677952;"), "%s", s);
 	ck_assert_ptr_nonnull(strstr(s, "mov.u64 \t%egpu_mc2, 16;"));
+	ck_assert_msg(has_line(s, "mov.b64 \t%egpu_mck2f_", ", %egpu_m0;"), "%s", s);
+	ck_assert(has_line(s, "mov.b32 \t%egpu_mck2f_", ", 16;"));
+	ck_assert(has_line(s, "mov.b16 \t%egpu_mck2f_", ", 1;"));
+	ck_assert(has_line(s, "mov.b64 \t%egpu_mcr, ", ";"));
+	ck_assert_ptr_nonnull(strstr(s, "setp.eq.u64 \t%egpu_mcq, %egpu_mcr, 0;"));
+	/* k keeps no range: its hint tests use the index read at entry */
+	ck_assert_ptr_nonnull(strstr(s, "mov.b64 \t%egpu_mc3, %egpu_mcix;"));
 	free(s);
+	ck_assert_int_eq(tu_count(out, "ld.global.u64 \t%egpu_mcix, [%egpu_mcix];"), 1);
 	/* generic: each window by isspacep; the kernel's depot for local */
 	s = site_before(out, "ld.f32 %f1, [%rd1+4]");
 	ck_assert_ptr_nonnull(strstr(s, "isspacep.global"));
@@ -137,6 +164,10 @@ START_TEST(sites_by_space)
 	/* 4 bytes at 28 of a 32-byte depot: bad past offset 28 */
 	s = site_before(out, "st.local.u32 [%rd2+28]");
 	ck_assert_msg(strstr(s, "setp.gt.u64 \t%egpu_mcq, %egpu_mc3, 28;"), "%s", s);
+	/* the report's copy: its offset from %egpu_mc3 (a load nvcc makes
+	 * at -8 from a pointer into the ctx), the frame's 32 bytes */
+	ck_assert_msg(has_line(s, "mov.b64 \t%egpu_mck5l_", ", %egpu_mc3;"), "%s", s);
+	ck_assert(has_line(s, "mov.b32 \t%egpu_mck5l_", ", 32;"));
 	free(s);
 	/* the .func's local load is not checked (its caller's frame) */
 	s = site_before(out, "ld.local.u32 %r1, [%rd1]");
@@ -150,23 +181,30 @@ START_TEST(sites_by_space)
 	free(s);
 	s = site_before(out, "st.global.f32 [%rd1], %f1;\n\tret;");
 	ck_assert_ptr_null(strstr(s, "%egpu_mch"));
+	/* loop keeps ranges: the cell is read where the hint is */
+	ck_assert_ptr_nonnull(strstr(s, "ld.global.u64 \t%egpu_mc3, [%egpu_mc3];"));
 	free(s);
 	ck_assert_ptr_nonnull(strstr(out, "\tmov.b64 \t%egpu_mch0, 0;\n"));
-	/* grp: the three loads off %r1 checked at the first, up to 16
-	 * bytes past it, each sent as itself; after %r1 changes, alone */
+	/* grp: the loads at 0 and 12 off %r1 checked at the first, up to
+	 * 16 bytes past it, a loop sending each member past the end as
+	 * itself from one copy; the one at 4 breaks their step of 12 and
+	 * starts a group; after %r1 changes, alone */
 	s = site_before(out, "ld.shared.f32 %f1, [%r1];");
 	ck_assert_msg(strstr(s, "add.s64 \t%egpu_mc5, %egpu_mc3, 16;"), "%s", s);
-	ck_assert_int_eq(tu_count(s, "egpu_dev_mc_window"), 3);
-	ck_assert_ptr_nonnull(strstr(s, "add.s64 \t%egpu_mc4, %egpu_mc3, 12;"));
+	ck_assert_int_eq(tu_count(s, "// copied egpu_dev_mc_window"), 1);
+	ck_assert_ptr_nonnull(strstr(s, "add.s64 \t%egpu_mc4, %egpu_mc4, 12;"));
+	ck_assert_ptr_nonnull(strstr(s, "add.u32 \t%egpu_mcw0, %egpu_mcw0, 1;"));
 	free(s);
 	s = site_before(out, "ld.shared.f32 %f2, [%r1+12]");
 	ck_assert_ptr_null(strstr(s, "egpu memcheck"));
 	free(s);
+	/* a group of one is checked as a single access */
 	s = site_before(out, "ld.shared.f32 %f4, [%r1+4]");
-	ck_assert_ptr_null(strstr(s, "egpu memcheck"));
+	ck_assert_msg(strstr(s, "add.u64 \t%egpu_mc5, %egpu_mc3, %egpu_mc2;"), "%s", s);
+	ck_assert_ptr_null(strstr(s, "%egpu_mcw0"));
 	free(s);
 	s = site_before(out, "ld.shared.f32 %f1, [%r1];\n\tret;");
-	ck_assert_msg(strstr(s, "add.s64 \t%egpu_mc5, %egpu_mc3, 4;"), "%s", s);
+	ck_assert_msg(strstr(s, "add.u64 \t%egpu_mc5, %egpu_mc3, %egpu_mc2;"), "%s", s);
 	free(s);
 	ck_assert_ptr_null(strstr(out, "$egpu_mcx_")); /* no containment */
 	tu_assemble_sm90(out, "written kernels");

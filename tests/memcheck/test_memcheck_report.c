@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attach/memcheck_report.h"
-#include "attach/memcheck_table.h"
+#include "memcheck/memcheck_report.h"
+#include "memcheck/memcheck_table.h"
 #include "core/core.h"
 #include "egpu/ctx.h"
 #include "test_util.h"

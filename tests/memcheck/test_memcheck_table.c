@@ -13,7 +13,8 @@
 #include <string.h>
 
 #include "core/memcheck_layout.h"
-#include "attach/memcheck_table.h"
+#include "memcheck/memcheck_globals.h"
+#include "memcheck/memcheck_table.h"
 #include "core/core.h"
 #include "sim_gpu.h"
 #include "test_util.h"
@@ -418,6 +419,52 @@ START_TEST(lookup_assembles_for_sm_90)
 }
 END_TEST
 
+/* A module's variables (mc_table_globals): where the "driver" says they
+ * are; one it cannot find is left out; asked again, nothing changes. */
+static int where_global(void *user, const char *name, uint64_t *addr,
+			size_t *size)
+{
+	unsigned *asked = user;
+
+	(*asked)++;
+	if (!strcmp(name, "tab"))
+		*addr = A, *size = 24;
+	else if (!strcmp(name, "k"))
+		*addr = A + 256, *size = 4;
+	else
+		return 1; /* CUDA_ERROR_INVALID_VALUE */
+	return 0;
+}
+
+START_TEST(module_globals)
+{
+	static const char ptx[] =
+		".version 8.0\n.target sm_90\n.address_size 64\n\n"
+		".global .align 4 .b8 tab[24];\n"
+		".const .align 4 .u32 k = 3;\n"
+		".global .align 4 .u32 gone;\n"
+		".extern .global .align 4 .b8 elsewhere[];\n"
+		".global .align 8 .u64 egpu_dev_mc_cell;\n"
+		".shared .align 4 .b8 sh[16];\n";
+	unsigned asked = 0;
+
+	ck_assert_int_eq(mc_table_globals(t, ptx, strlen(ptx), where_global,
+					  &asked), 0);
+	ck_assert_uint_eq(asked, 3); /* tab, k, gone: not extern, ours, shared */
+	ck_assert_uint_eq(mc_table_count(t), 2);
+	ck_assert(sim_check(&g, A + 20, 4));
+	ck_assert(!sim_check(&g, A + 24, 4));
+	ck_assert(sim_check(&g, A + 256, 4));
+	ck_assert_str_eq(describe(A + 24, 4),
+			 "just past the end of a 24-byte __device__ variable allocation");
+	ck_assert_int_eq(mc_table_globals(t, ptx, strlen(ptx), where_global,
+					  &asked), 0);
+	ck_assert_uint_eq(mc_table_count(t), 2);
+	ck_assert_int_eq(mc_table_globals(t, "not ptx {", 9, where_global,
+					  &asked), EGPU_EFORMAT);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("memcheck_table");
@@ -438,6 +485,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, words);
 	tcase_add_test(tc, threads);
 	tcase_add_test(tc, lookup_assembles_for_sm_90);
+	tcase_add_test(tc, module_globals);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -34,6 +34,17 @@ binaries, is dealt with while instrumenting:
 - autotuning compiles every configuration through the hook: every one is
   instrumented, and its benchmark launches run the probes too.
 
+``probe`` may also be a bare egpu.Context (no programs): then only what
+the context does to every kernel runs, e.g. egpu.memcheck.Checker's check,
+and only on the device current at instrument().
+
+``on_launch(metadata)`` is called before every launch of a Triton kernel
+(Triton's ``knobs.runtime.launch_enter_hook``; inductor's launcher calls
+it too, its static launcher off meanwhile): egpu.memcheck.Checker
+learns there of the memory PyTorch allocated since the last launch, and of
+the variables of the kernel's module (``Instrumentation.ptx``: the
+instrumented PTX of each kernel name, kept while on_launch is given).
+
 Needs Triton 3.4 or newer (the hook's cache-key protocol); tested with 3.6.
 """
 import hashlib
@@ -69,8 +80,11 @@ def _triton():
     return triton, knobs
 
 
-def _inductor_settings():
-    """(module, attribute, value while instrumenting) for torch, if imported."""
+def _inductor_settings(launch_hook=False):
+    """(module, attribute, value while instrumenting) for torch, if
+    imported; ``launch_hook``: inductor's launches must all go through
+    Triton's launcher, which calls the launch hook, so its static
+    launcher is off."""
     if "torch" not in sys.modules:
         return []
     try:
@@ -82,6 +96,8 @@ def _inductor_settings():
               (inductor_config, "fx_graph_cache", False),
               (inductor_config, "fx_graph_remote_cache", False),
               (functorch_config, "enable_autograd_cache", False)]
+    if launch_hook:
+        wanted.append((inductor_config, "use_static_cuda_launcher", False))
     return [w for w in wanted if hasattr(w[0], w[1])]
 
 
@@ -130,13 +146,15 @@ class Instrumentation:
     with undo() or by leaving its ``with`` block; its contexts stay open
     (their maps readable) until close()."""
 
-    def __init__(self, probe, attach=None, cache_dir=None):
+    def __init__(self, probe, attach=None, cache_dir=None, on_launch=None):
         self._triton, self._knobs = _triton()
+        self._on_launch = on_launch
         self._attach = attach or (lambda o: o.attach_all())
         self._lock = threading.Lock()
         self._own = []             # contexts made here, closed by close()
         self.objects = {}          # device -> Object
         self.kernels = []          # (device, KernelReport) per kernel compiled
+        self.ptx = {}              # with on_launch: kernel name -> [its modules' PTX]
         self.instrument_ms = []    # libegpu's time per module instrumented
         self._probe = probe
         self._key = f"egpu-{uuid.uuid4().hex}"
@@ -164,14 +182,34 @@ class Instrumentation:
         compilation = getattr(knobs, "compilation", None)
         if hasattr(compilation, "always_compile"):
             self._set(compilation, "always_compile", True)
-        for mod, name, value in _inductor_settings():
+        for mod, name, value in _inductor_settings(self._on_launch is not None):
             self._set(mod, name, value)
+        if self._on_launch is not None:
+            self._add_launch_hook()
         _drop_compiled_graphs()
         _drop_jit_caches(self._triton)
 
     def _set(self, owner, name, value):
         self._saved.append((owner, name, getattr(owner, name)))
         setattr(owner, name, value)
+
+    def _add_launch_hook(self):
+        """on_launch before every launch: Triton 3.5+ chains launch hooks
+        (``add``/``remove``); before, the knob holds one, which is chained
+        by hand."""
+        runtime = self._knobs.runtime
+        chain = getattr(runtime, "launch_enter_hook", None)
+        if hasattr(chain, "add") and hasattr(chain, "remove"):
+            chain.add(self._on_launch)
+            self._saved.append((None, chain.remove, self._on_launch))
+            return
+        prev, mine = chain, self._on_launch
+
+        def enter(metadata):
+            mine(metadata)
+            if prev is not None:
+                prev(metadata)
+        self._set(runtime, "launch_enter_hook", enter)
 
     def undo(self):
         """Stop instrumenting: Triton and inductor as they were, nothing
@@ -181,7 +219,10 @@ class Instrumentation:
         self._installed = False
         try:
             for owner, name, value in reversed(self._saved):
-                setattr(owner, name, value)
+                if owner is None:  # an undo call: name(value)
+                    name(value)
+                else:
+                    setattr(owner, name, value)
             self._saved.clear()
             _drop_compiled_graphs()
             _drop_jit_caches(self._triton)
@@ -237,6 +278,10 @@ class Instrumentation:
     def _object(self, device):
         obj = self.objects.get(device)
         if obj is None:
+            if isinstance(self._probe, Context):
+                raise NotSupported("egpu.triton: a kernel compiles for device "
+                                   f"{device}; a bare context serves only the "
+                                   "device current at instrument()")
             if self._probe._load_args is None:
                 raise NotSupported("egpu.triton: a kernel compiles for device "
                                    f"{device}; the probe object was not loaded "
@@ -252,9 +297,13 @@ class Instrumentation:
     def _instrument(self, ptx):
         device = self._triton.runtime.driver.active.get_current_device()
         with self._lock:
-            ctx = self._object(device)._ctx
+            target = self._object(device)
+            ctx = target if isinstance(target, Context) else target._ctx
             out, report = ctx.instrument(ptx)
             self.kernels.extend((device, k) for k in report.kernels)
+            if self._on_launch is not None:
+                for k in report.kernels:
+                    self.ptx.setdefault(k.name, []).append(out)
             self.instrument_ms.append(report.instrument_ms)
         return out
 
@@ -265,15 +314,18 @@ class Instrumentation:
         summed over every device's object."""
         out = {}
         for obj in self.objects.values():
+            if isinstance(obj, Context):
+                raise NotSupported("egpu.triton: instrumenting with a bare context: no maps")
             for name, value in obj.maps[map_name].by_kernel().items():
                 out[name] = out[name] + value if name in out else value
         return out
 
 
-def instrument(probe, attach=None, cache_dir=None):
+def instrument(probe, attach=None, cache_dir=None, on_launch=None):
     """Instrument every Triton kernel compiled from now on with the programs
-    attached in ``probe`` (an egpu.Object; its context serves the device
-    current now). Kernels compiled for another device get ``probe`` loaded
+    attached in ``probe`` (an egpu.Object, or a bare egpu.Context; its
+    context serves the device current now); ``on_launch(metadata)`` runs
+    before each Triton launch. Kernels compiled for another device get ``probe`` loaded
     again into a context of that device and ``attach(obj)`` (default
     ``obj.attach_all()``). Instrumented binaries are cached in ``cache_dir``
     (default: a temporary directory removed at the end).
@@ -281,4 +333,4 @@ def instrument(probe, attach=None, cache_dir=None):
     Returns an Instrumentation; use it as a context manager, or call its
     undo(). One at a time: a second raises egpu.Busy. Raises
     egpu.NotSupported for a Triton older than 3.4 (naming its version)."""
-    return _single.start(Instrumentation(probe, attach, cache_dir))
+    return _single.start(Instrumentation(probe, attach, cache_dir, on_launch))

@@ -5,6 +5,7 @@ which writes at the command's exit the report this test wrote; run()
 must give back its error count and report, pass the options on, and
 raise when there is no report."""
 import os
+import sys
 
 import pytest
 
@@ -87,3 +88,135 @@ def test_no_tool(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(egpu.NotFound, match="not on PATH"):
         egpu.memcheck.run(["true"])
+
+
+# -- in process: egpu.memcheck.Checker, without a GPU ----------------------
+
+def test_ranges_minus():
+    from egpu.memcheck import _ranges_minus
+    assert _ranges_minus([(0, 10), (20, 30)], [(5, 25)]) == [(0, 5), (25, 30)]
+    assert _ranges_minus([(0, 10)], []) == [(0, 10)]
+    assert _ranges_minus([(0, 10)], [(0, 10)]) == []
+    assert _ranges_minus([(0, 100)], [(10, 20), (30, 40)]) == [
+        (0, 10), (20, 30), (40, 100)]
+    assert _ranges_minus([], [(0, 1)]) == []
+
+
+class FakeTorch:
+    """torch.cuda's allocator statistics and snapshot, as set by a test."""
+
+    def __init__(self):
+        self.segments = []
+        self.snapshots = 0
+        self.cuda = self
+
+    def memory_stats(self, device):
+        return {"segment.all.allocated": len(self.segments),
+                "segment.all.freed": 0,
+                "reserved_bytes.all.current": sum(s["total_size"] for s in self.segments)}
+
+    def memory_snapshot(self):
+        self.snapshots += 1
+        return list(self.segments)
+
+
+class FakeChecker:
+    def __init__(self):
+        self.calls = []
+
+    def _track(self, base, size, kind):
+        self.calls.append(("track", base, size, kind))
+
+    def _untrack(self, base):
+        self.calls.append(("untrack", base))
+
+    def _untrack_range(self, base, size):
+        self.calls.append(("untrack_range", base, size))
+
+
+def seg(address, size, device=0, expandable=False):
+    return {"device": device, "address": address, "total_size": size,
+            "is_expandable": expandable}
+
+
+def test_torch_segments_follow_the_allocator(monkeypatch):
+    import egpu._egpu as c
+    from egpu.memcheck import TorchSegments
+    torch, chk = FakeTorch(), FakeChecker()
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    segs = TorchSegments(chk, 0)
+    torch.segments = [seg(0x1000, 0x200), seg(0x9000, 0x100, device=1)]
+    segs.sync()
+    assert chk.calls == [("track", 0x1000, 0x200, c.EGPU_MEMCHECK_ALLOC)]
+    segs.sync()  # nothing changed: no snapshot read
+    assert torch.snapshots == 1 and len(chk.calls) == 1
+    # released, and its address handed out again with another size
+    chk.calls.clear()
+    torch.segments = [seg(0x1000, 0x400)]
+    segs.sync()
+    assert chk.calls == [("untrack", 0x1000),
+                         ("track", 0x1000, 0x400, c.EGPU_MEMCHECK_ALLOC)]
+    # an expandable segment grows, then shrinks: mapped ranges only
+    chk.calls.clear()
+    torch.segments = [seg(0x100000, 0x2000, expandable=True)]
+    segs.sync()
+    torch.segments = [seg(0x100000, 0x6000, expandable=True)]
+    segs.sync()
+    torch.segments = [seg(0x100000, 0x1000, expandable=True)]
+    segs.sync()
+    assert chk.calls == [
+        ("track", 0x100000, 0x2000, c.EGPU_MEMCHECK_VMM),
+        ("untrack", 0x1000),
+        ("track", 0x102000, 0x4000, c.EGPU_MEMCHECK_VMM),
+        ("untrack_range", 0x101000, 0x5000)]
+
+
+def test_checker_without_gpu_leaves_nothing_behind(monkeypatch):
+    import egpu._egpu as c
+    import egpu.memcheck
+    import egpu.triton
+    from test_triton_hook import fake_triton
+    try:
+        c.egpu_memcheck_free(c.egpu_memcheck_new(None))
+        pytest.skip("a GPU is here: the checker starts")
+    except egpu.NoDevice:
+        pass
+    knobs = fake_triton(monkeypatch)
+    mc = egpu.memcheck.Checker()
+    with pytest.raises(egpu.NoDevice):
+        mc.start()
+    with pytest.raises(egpu.Error, match="not started"):
+        mc.track(0x1000, 16)
+    assert knobs.runtime.add_stages_inspection_hook is None
+    egpu.triton.instrument(egpu.Context(offline=True)).undo()  # not Busy
+    mc.stop()  # nothing to stop
+    assert (mc.errors, mc.reports, mc.kernels) == (0, [], 0)
+
+
+class Lazy:
+    """Triton's LazyDict: the launch's metadata made on get()."""
+
+    def __init__(self, data):
+        self._data = data
+
+    def get(self):
+        return self._data
+
+
+def test_module_variables_once_per_kernel(monkeypatch):
+    """A kernel's first launch hands its module's PTX (each compilation
+    of its name) to the checker with its handle; later launches don't."""
+    import types
+    import egpu.memcheck as m
+    calls = []
+    monkeypatch.setattr(m._c, "egpu_memcheck_track_globals",
+                        lambda mc, fn, ptx: calls.append((mc, fn, ptx)))
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    chk = m.Checker()
+    chk._mc = "mc"
+    chk._inst = types.SimpleNamespace(ptx={"k": ["ptx1", "ptx2"]})
+    chk._on_launch(Lazy({"name": "k", "function": 7}))
+    chk._on_launch(Lazy({"name": "k", "function": 7}))
+    chk._on_launch({"name": "unknown", "function": 8})
+    assert calls == [("mc", 7, "ptx1"), ("mc", 7, "ptx2")]
+    assert chk.launches == 3

@@ -99,3 +99,52 @@ def test_old_triton_is_refused_by_version(monkeypatch, kcount_path):
     with egpu.Context(offline=True) as ctx:
         with pytest.raises(egpu.NotSupported, match="Triton 3.2.0"):
             egpu.triton.instrument(ctx.load(kcount_path))
+
+
+class HookChain:
+    """Triton 3.5+'s launch hook knob: hooks added and removed."""
+
+    def __init__(self):
+        self.calls = []
+
+    def add(self, fn):
+        self.calls.append(fn)
+
+    def remove(self, fn):
+        self.calls.remove(fn)
+
+
+def test_bare_context_and_launch_hook(monkeypatch, kernels_ptx):
+    """A context without programs instruments (egpu.memcheck.Checker's
+    way), and on_launch joins the single launch hook of older Tritons,
+    the one already there still called; undo puts it back."""
+    import egpu.triton
+    knobs = fake_triton(monkeypatch)
+    theirs, seen = [], []
+    knobs.runtime.launch_enter_hook = theirs.append
+    with egpu.Context(offline=True) as ctx:
+        inst = egpu.triton.instrument(ctx, on_launch=seen.append)
+        knobs.runtime.launch_enter_hook("md")
+        assert seen == ["md"] and theirs == ["md"]
+        stages = {"ptx": lambda src, md: kernels_ptx}
+        knobs.runtime.add_stages_inspection_hook(None, stages, None, None, 90)
+        assert stages["ptx"]("llir", {}) == kernels_ptx  # nothing to splice
+        assert [k.name for _, k in inst.kernels] == ["add_one", "_Z5scalePffi"]
+        assert inst.ptx == {"add_one": [kernels_ptx], "_Z5scalePffi": [kernels_ptx]}
+        with pytest.raises(egpu.NotSupported, match="no maps"):
+            inst.by_kernel("counts")
+        sys.modules["triton"].runtime.driver.active.get_current_device = lambda: 1
+        with pytest.raises(egpu.NotSupported, match="device 1"):
+            stages["ptx"]("llir", {})
+        inst.undo()
+    assert knobs.runtime.launch_enter_hook == theirs.append
+
+
+def test_launch_hook_chain(monkeypatch):
+    import egpu.triton
+    knobs = fake_triton(monkeypatch)
+    knobs.runtime.launch_enter_hook = chain = HookChain()
+    with egpu.Context(offline=True) as ctx:
+        with egpu.triton.instrument(ctx, on_launch=print):
+            assert chain.calls == [print]
+        assert chain.calls == []

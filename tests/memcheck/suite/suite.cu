@@ -150,11 +150,15 @@ static void pool_freed(void)
 	copy<<<blocks(1000), T>>>(p, q, 1000, 0);
 }
 
+/* The module is loaded (a launch) before the free: loaded lazily after
+ * it, its variables could take the freed address, and the store would
+ * then be a correct one into `table`. */
 static void freed(void)
 {
 	float *keep = dev(N), *p = dev(N);
 
-	(void)keep;
+	store_one<<<1, 1>>>(keep, 0);
+	CK(cudaDeviceSynchronize());
 	CK(cudaFree(p));
 	store_one<<<1, 1>>>(p, 0);
 }

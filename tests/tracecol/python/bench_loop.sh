@@ -2,35 +2,44 @@
 # SPDX-License-Identifier: MIT
 # The tracer's cost on launch_loop.py beside Proton's, three rounds, the
 # modes interleaved: plain, Proton (Python context), Proton (shadow),
-# `egpu trace` with Python frames and without (EGPU_TRACE_NO_PYTHON=1);
-# the egpu rows also give the Perfetto trace's bytes per launch.
-#   bench_loop.sh EGPU_CLI OUTDIR [ROUNDS]
+# `egpu trace` with Python frames and without (EGPU_TRACE_NO_PYTHON=1),
+# and with the JSON trace held to the end (--format json, the output
+# before the streamed Perfetto trace); the egpu rows also give the
+# Perfetto trace's bytes per launch.
+#   bench_loop.sh EGPU_CLI OUTDIR [ROUNDS [STEPS]]
 set -u
-cli=$1 out=$2 rounds=${3:-3}
+cli=$1 out=$2 rounds=${3:-3} steps=${4:-2000}
 here=$(cd "$(dirname "$0")" && pwd) # absolute: the loop runs in OUTDIR
 mkdir -p "$out"
 cd "$out" || exit 1
 for r in $(seq "$rounds"); do
-  for mode in plain proton proton-shadow egpu egpu-nopy; do
+  for mode in plain proton proton-shadow egpu egpu-nopy egpu-json; do
     case $mode in
     egpu) "$cli" trace -o "egpu-$r" -- python3 "$here/launch_loop.py" plain \
-            > "$mode.$r.out" 2> "$mode.$r.err" ;;
+            "$steps" > "$mode.$r.out" 2> "$mode.$r.err" ;;
     egpu-nopy) EGPU_TRACE_NO_PYTHON=1 "$cli" trace -o "egpunopy-$r" -- \
-            python3 "$here/launch_loop.py" plain \
+            python3 "$here/launch_loop.py" plain "$steps" \
             > "$mode.$r.out" 2> "$mode.$r.err" ;;
-    *) python3 "$here/launch_loop.py" "$mode" > "$mode.$r.out" 2> "$mode.$r.err" ;;
+    egpu-json) "$cli" trace --format json -o "egpujson-$r" -- \
+            python3 "$here/launch_loop.py" plain "$steps" \
+            > "$mode.$r.out" 2> "$mode.$r.err" ;;
+    *) python3 "$here/launch_loop.py" "$mode" "$steps" \
+            > "$mode.$r.out" 2> "$mode.$r.err" ;;
     esac
-    rm -f egpu*-"$r"/trace.svg  # kept: the Perfetto trace, folded, summary
+    # the trace's bytes per launch (egpu trace's own count of launches);
+    # kept: the Perfetto trace, folded, summary (the JSON is gigabytes)
+    case $mode in
+    egpu) f=egpu-$r/trace.perfetto-trace ;;
+    egpu-nopy) f=egpunopy-$r/trace.perfetto-trace ;;
+    egpu-json) f=egpujson-$r/trace.json ;;
+    *) f="" ;;
+    esac
     size=""
-    for d in egpu-"$r" egpunopy-"$r"; do
-      case $mode in egpu) [ "$d" = "egpu-$r" ] || continue ;;
-        egpu-nopy) [ "$d" = "egpunopy-$r" ] || continue ;; *) continue ;; esac
-      # the Perfetto trace's bytes per launch (egpu trace's own count)
-      n=$(sed -n 's/.*: \([0-9]*\) launches,.*/\1/p' "$mode.$r.err")
-      b=$(stat -c %s "$d/trace.perfetto-trace" 2>/dev/null)
-      [ -n "$n" ] && [ -n "$b" ] && [ "$n" -gt 0 ] &&
-        size=" perfetto_bytes=$b bytes_per_launch=$((b / n))"
-    done
+    n=$(sed -n 's/.*: \([0-9]*\) launches,.*/\1/p' "$mode.$r.err")
+    b=$( [ -n "$f" ] && stat -c %s "$f" 2>/dev/null)
+    [ -n "$n" ] && [ -n "$b" ] && [ "$n" -gt 0 ] &&
+      size=" trace_bytes=$b bytes_per_launch=$((b / n))"
+    rm -f egpu*-"$r"/trace.svg egpujson-"$r"/trace.json
     echo "round $r $mode $(cat "$mode.$r.out")$size"
   done
 done

@@ -2,10 +2,10 @@
 """A launch-bound eager PyTorch loop (issue 16's: 2,000 steps of 8 small
 matmul + relu layers), timed around the loop only.
 
-    python3 launch_loop.py [plain|proton|proton-shadow] [STEPS]
+    python3 launch_loop.py [plain|proton|proton-shadow] [STEPS [SECONDS]]
 
-Prints one line "loop_s=S launches=N" (launches counted by PyTorch's own
-CUDA launch count where available, else estimated). `proton` profiles the
+Prints one line "loop_s=S steps=N": the loop stops after STEPS steps, or
+at the first thousand-step mark past SECONDS seconds if given. `proton` profiles the
 loop with Triton's Proton and its Python context, `proton-shadow` with its
 default context (no Python frames); under `egpu trace` run it `plain`."""
 import sys
@@ -15,6 +15,7 @@ import torch
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "plain"
 STEPS = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
+SECONDS = float(sys.argv[3]) if len(sys.argv) > 3 else None
 
 
 class Layer(torch.nn.Module):
@@ -59,12 +60,18 @@ def main():
         proton.start("launch_loop", context="python" if MODE == "proton"
                      else "shadow", backend="cupti")
     t0 = time.perf_counter()
-    run(model, x, STEPS)
+    done = 0
+    while done < STEPS:
+        n = min(1000, STEPS - done) if SECONDS else STEPS
+        run(model, x, n)
+        done += n
+        if SECONDS and time.perf_counter() - t0 > SECONDS:
+            break
     torch.cuda.synchronize()
     dt = time.perf_counter() - t0
     if MODE.startswith("proton"):
         proton.finalize()
-    print(f"loop_s={dt:.4f} steps={STEPS}", flush=True)
+    print(f"loop_s={dt:.4f} steps={done}", flush=True)
 
 
 if __name__ == "__main__":

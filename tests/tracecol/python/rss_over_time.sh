@@ -1,22 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # The traced program's resident memory over time: runs launch_loop.py for
-# STEPS steps under `egpu trace` (or plain, with EGPU_CLI "-") and prints
+# STEPS steps (or SECONDS) under `egpu trace` (or plain, with EGPU_CLI "-") and prints
 # "SECONDS VmRSS_kB" every INTERVAL seconds until it ends, then the loop's
 # own line. A tracer whose memory is bounded gives a flat curve once the
 # program has warmed up. $TRACE_ARGS go to `egpu trace` (e.g. "--last 10"
 # for the flight recorder, whose memory is that of its window).
-#   rss_over_time.sh EGPU_CLI|- OUTDIR [STEPS [INTERVAL]]
+#   rss_over_time.sh EGPU_CLI|- OUTDIR [STEPS [INTERVAL [SECONDS]]]
 set -u
-cli=$1 out=$2 steps=${3:-200000} interval=${4:-5}
+cli=$1 out=$2 steps=${3:-200000} interval=${4:-5} secs=${5:-}
 here=$(dirname "$0")
 mkdir -p "$out"
 if [ "$cli" = - ]; then
-  python3 "$here/launch_loop.py" plain "$steps" > "$out/loop.out" 2> "$out/loop.err" &
+  # shellcheck disable=SC2086  # $secs: no word when not given
+  python3 "$here/launch_loop.py" plain "$steps" $secs > "$out/loop.out" 2> "$out/loop.err" &
   top=$! pid=$top
 else
-  # shellcheck disable=SC2086  # TRACE_ARGS: several words
-  "$cli" trace -o "$out" ${TRACE_ARGS:-} -- python3 "$here/launch_loop.py" plain "$steps" \
+  # shellcheck disable=SC2086  # TRACE_ARGS: several words; $secs
+  "$cli" trace -o "$out" ${TRACE_ARGS:-} -- python3 "$here/launch_loop.py" plain "$steps" $secs \
     > "$out/loop.out" 2> "$out/loop.err" &
   top=$!
   pid=""

@@ -8,7 +8,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "attach/memcheck_table_impl.h"
+#include "memcheck/memcheck_table_impl.h"
 
 const char *mc_commas(uint64_t v, char buf[32])
 {

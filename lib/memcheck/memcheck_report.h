@@ -49,6 +49,14 @@ uint64_t mc_report_total(const struct mc_report *r);
 size_t mc_report_sites(const struct mc_report *r);
 /* The number of the @i-th site seen (@i below mc_report_sites()). */
 uint32_t mc_report_site_at(const struct mc_report *r, size_t i);
+/* The @i-th site seen: its first access, where that lay ("" unknown)
+ * and its count. */
+void mc_report_entry(const struct mc_report *r, size_t i,
+		     const struct mc_violation **first, const char **where,
+		     uint64_t *count);
+/* The site's kernel and line; false: the host does not know it. */
+bool mc_report_site_name(const struct mc_report *r, uint32_t site,
+			 struct mc_site *out);
 /* The report, malloc'd (NULL: out of memory); sites in order of their
  * first access. */
 char *mc_report_text(const struct mc_report *r, bool json);

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "core/memcheck_layout.h"
-#include "attach/memcheck_table.h"
-#include "attach/memcheck_table_impl.h"
+#include "memcheck/memcheck_table.h"
+#include "memcheck/memcheck_table_impl.h"
 #include "core/core.h"
 
 /* A stream-ordered free's note to its host function. */

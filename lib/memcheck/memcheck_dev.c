@@ -15,8 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attach/attach.h"
-#include "attach/memcheck_dev.h"
+#include "memcheck/memcheck_dev.h"
 #include "core/core.h"
 #include "core/memcheck_layout.h"
 #include "cuda/cu.h"
@@ -32,11 +31,12 @@ struct mc_dev {
 	pthread_mutex_t lock; /* old */
 	CUdeviceptr *old;     /* indexes published before cur */
 	size_t nold, old_cap;
+	struct mc_guard guard;
 };
 
 /*
- * The table's own driver calls run with the agent's busy flag set and in
- * relaxed capture mode: a cudaMallocAsync captured into a graph publishes
+ * The table's own driver calls run inside the guard (the agent's busy
+ * flag) and in relaxed capture mode: a cudaMallocAsync captured into a graph publishes
  * an index (an allocation and a copy waited for on the private stream),
  * which the default global mode refuses while any stream of the process
  * captures (CUDA error 900), failing the application's capture with it.
@@ -46,20 +46,22 @@ struct own {
 	CUstreamCaptureMode mode;
 };
 
-static struct own own_enter(void)
+static struct own own_enter(const struct mc_dev *d)
 {
-	struct own o = { agent_enter(), CU_STREAM_CAPTURE_MODE_RELAXED };
+	struct own o = { d->guard.enter ? d->guard.enter() : false,
+			 CU_STREAM_CAPTURE_MODE_RELAXED };
 
 	if (cu())
 		cu()->cuThreadExchangeStreamCaptureMode(&o.mode);
 	return o;
 }
 
-static void own_leave(struct own o)
+static void own_leave(const struct mc_dev *d, struct own o)
 {
 	if (cu())
 		cu()->cuThreadExchangeStreamCaptureMode(&o.mode);
-	agent_leave(o.was);
+	if (d->guard.leave)
+		d->guard.leave(o.was);
 }
 
 /* Write @n bytes of @src at @dst now, on the private stream. */
@@ -74,7 +76,7 @@ static CUresult put(struct mc_dev *d, CUdeviceptr dst, const void *src,
 static int publish(void *user, const void *ix, size_t bytes)
 {
 	struct mc_dev *d = user;
-	struct own o = own_enter();
+	struct own o = own_enter(d);
 	CUdeviceptr buf = 0;
 	CUresult res = cu()->cuMemAlloc(&buf, bytes);
 
@@ -96,7 +98,7 @@ static int publish(void *user, const void *ix, size_t bytes)
 		d->cur = buf;
 	}
 	pthread_mutex_unlock(&d->lock);
-	own_leave(o);
+	own_leave(d, o);
 	return res;
 }
 
@@ -104,32 +106,33 @@ static int set_state(void *user, uint32_t slot, uint32_t v, void *stream)
 {
 	struct mc_dev *d = user;
 	CUdeviceptr at = d->states + (CUdeviceptr)slot * sizeof(v);
-	struct own o = own_enter();
+	struct own o = own_enter(d);
 	CUresult res = stream ? cu()->cuStreamWriteValue32(stream, at, v, 0)
 			      : put(d, at, &v, sizeof(v));
 
-	own_leave(o);
+	own_leave(d, o);
 	return res;
 }
 
 static int host_fn(void *user, void *stream, void (*fn)(void *), void *arg)
 {
-	struct own o = own_enter();
+	const struct mc_dev *d = user;
+	struct own o = own_enter(d);
 	CUresult res = cu()->cuLaunchHostFunc(stream, fn, arg);
 
-	(void)user;
-	own_leave(o);
+	own_leave(d, o);
 	return res;
 }
 
 static int quiesce(void *user)
 {
-	struct own o = own_enter();
+	struct mc_dev *d = user;
+	struct own o = own_enter(d);
 	CUresult res = cu()->cuCtxSynchronize();
 
-	own_leave(o);
+	own_leave(d, o);
 	if (!res)
-		mc_dev_reclaim(user);
+		mc_dev_reclaim(d);
 	return res;
 }
 
@@ -145,7 +148,7 @@ static CUresult forget_hints(struct mc_dev *d)
 
 void mc_dev_reclaim(struct mc_dev *d)
 {
-	struct own o = own_enter();
+	struct own o = own_enter(d);
 
 	pthread_mutex_lock(&d->lock);
 	if (d->nold && !forget_hints(d)) {
@@ -154,7 +157,7 @@ void mc_dev_reclaim(struct mc_dev *d)
 		d->nold = 0;
 	}
 	pthread_mutex_unlock(&d->lock);
-	own_leave(o);
+	own_leave(d, o);
 }
 
 /* The check's counts and log (memcheck_layout.h). */
@@ -194,15 +197,20 @@ static int make_outputs(struct mc_dev *d)
 	return err;
 }
 
-int mc_dev_new(uint32_t max_slots, struct mc_dev **out)
+int mc_dev_new(uint32_t max_slots, const struct mc_guard *guard,
+	       struct mc_dev **out)
 {
 	struct mc_dev *d = calloc(1, sizeof(*d));
-	struct own o = own_enter();
+	struct own o;
 	int err = d ? 0 : err_set(EGPU_ENOMEM, "memcheck: no memory");
 
-	if (!err && !cu())
+	if (err)
+		return err;
+	if (guard)
+		d->guard = *guard;
+	o = own_enter(d);
+	if (!cu())
 		err = egpu_errcode(); /* no driver or no GPU, said why */
-
 	if (!err)
 		err = cu_check(cu()->cuStreamCreate(&d->s, CU_STREAM_NON_BLOCKING),
 			       "memcheck: its stream");
@@ -219,7 +227,7 @@ int mc_dev_new(uint32_t max_slots, struct mc_dev **out)
 		err = cu_zero(d->cell, sizeof(CUdeviceptr));
 	if (!err)
 		err = make_outputs(d);
-	own_leave(o);
+	own_leave(d, o);
 	if (err) {
 		/* the driver's objects stay: the context may be dying; the
 		 * log stays registered with them */
@@ -230,6 +238,41 @@ int mc_dev_new(uint32_t max_slots, struct mc_dev **out)
 	d->max_slots = max_slots;
 	*out = d;
 	return 0;
+}
+
+void mc_dev_free(struct mc_dev *d)
+{
+	struct own o;
+	CUdeviceptr bufs[5];
+
+	if (!d)
+		return;
+	o = own_enter(d);
+	bufs[0] = d->cell, bufs[1] = d->states, bufs[2] = d->counts;
+	bufs[3] = d->hints, bufs[4] = d->cur;
+	for (size_t i = 0; i < ARRAY_SIZE(bufs); i++)
+		if (bufs[i])
+			cu()->cuMemFree(bufs[i]);
+	for (size_t i = 0; i < d->nold; i++)
+		cu()->cuMemFree(d->old[i]);
+	cu()->cuMemHostUnregister(d->log);
+	cu()->cuStreamDestroy(d->s);
+	own_leave(d, o);
+	pthread_mutex_destroy(&d->lock);
+	free(d->old);
+	free(d->log);
+	free(d);
+}
+
+bool mc_dev_capturing(const struct mc_dev *d, void *stream)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	struct own o = own_enter(d);
+
+	if (cu()->cuStreamIsCapturing(stream, &st))
+		st = CU_STREAM_CAPTURE_STATUS_NONE;
+	own_leave(d, o);
+	return st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 struct mc_backend mc_dev_backend(struct mc_dev *d)
@@ -273,7 +316,7 @@ const struct mc_log_rec *mc_dev_log_host(const struct mc_dev *d)
 int mc_dev_site_count(struct mc_dev *d, uint32_t site, uint32_t *count)
 {
 	uint32_t k = site < MC_MAX_SITES ? site : MC_MAX_SITES - 1;
-	struct own o = own_enter();
+	struct own o = own_enter(d);
 	CUresult res = cu()->cuMemcpyDtoHAsync(count, d->counts +
 					       offsetof(struct mc_counts, counts) +
 					       (CUdeviceptr)k * sizeof(*count),
@@ -281,18 +324,18 @@ int mc_dev_site_count(struct mc_dev *d, uint32_t site, uint32_t *count)
 
 	if (!res)
 		res = cu()->cuStreamSynchronize(d->s);
-	own_leave(o);
+	own_leave(d, o);
 	return res;
 }
 
 int mc_dev_taken(struct mc_dev *d, uint32_t *next)
 {
-	struct own o = own_enter();
+	struct own o = own_enter(d);
 	CUresult res = cu()->cuMemcpyDtoHAsync(next, d->counts, sizeof(*next),
 					       d->s);
 
 	if (!res)
 		res = cu()->cuStreamSynchronize(d->s);
-	own_leave(o);
+	own_leave(d, o);
 	return res;
 }

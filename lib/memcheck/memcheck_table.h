@@ -4,8 +4,9 @@
  * (docs/memcheck.md). The host keeps the records; each change publishes a
  * new immutable index (memcheck_layout.h) through a backend, and
  * stream-ordered allocations and frees flip their slot's state word in
- * their stream's order. The backend is the driver in the attach agent and
- * a simulated GPU in the unit tests.
+ * their stream's order. The backend is the driver (memcheck_dev.c: the
+ * attach agent's and egpu_memcheck's) or a simulated GPU in the unit
+ * tests.
  */
 #ifndef EGPU_MEMCHECK_TABLE_H
 #define EGPU_MEMCHECK_TABLE_H
@@ -14,17 +15,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "egpu.h"
+
+/* The public kinds (egpu.h, one source), by their table names. */
 enum mc_kind {
-	MC_KIND_ALLOC,      /* cuMemAlloc (cudaMalloc) */
-	MC_KIND_PITCH,      /* cuMemAllocPitch (cudaMallocPitch) */
-	MC_KIND_MANAGED,    /* cuMemAllocManaged */
-	MC_KIND_HOST,       /* cuMemHostAlloc, mapped */
-	MC_KIND_REGISTERED, /* cuMemHostRegister, mapped */
-	MC_KIND_ASYNC,      /* cuMemAllocAsync (cudaMallocAsync) */
-	MC_KIND_POOL,       /* cuMemAllocFromPoolAsync */
-	MC_KIND_VMM,        /* cuMemMap'd virtual memory, adjacent maps merged */
-	MC_KIND_GLOBAL,     /* a module's __device__ or __constant__ variable */
-	MC_KIND_COUNT
+	MC_KIND_ALLOC = EGPU_MEMCHECK_ALLOC,
+	MC_KIND_PITCH = EGPU_MEMCHECK_PITCH,
+	MC_KIND_MANAGED = EGPU_MEMCHECK_MANAGED,
+	MC_KIND_HOST = EGPU_MEMCHECK_HOST,
+	MC_KIND_REGISTERED = EGPU_MEMCHECK_REGISTERED,
+	MC_KIND_ASYNC = EGPU_MEMCHECK_ASYNC,
+	MC_KIND_POOL = EGPU_MEMCHECK_POOL,
+	MC_KIND_VMM = EGPU_MEMCHECK_VMM, /* adjacent maps merged */
+	MC_KIND_GLOBAL = EGPU_MEMCHECK_GLOBAL,
+	MC_KIND_COUNT = EGPU_MEMCHECK_KIND_COUNT
 };
 
 /* "cudaMalloc", ...: the runtime's name where there is one. */

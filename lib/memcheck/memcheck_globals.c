@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attach/memcheck_globals.h"
+#include "memcheck/memcheck_globals.h"
 #include "core/core.h"
 #include "ptx/module.h"
 
@@ -16,7 +16,7 @@ static bool in_memory(const struct ptx_module *m, const struct ptx_item *it)
 	return false;
 }
 
-void mc_names_free(char **names, size_t n)
+void mc_globals_free(char **names, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
@@ -53,10 +53,31 @@ int mc_ptx_globals(const char *ptx, size_t len, char ***names, size_t *n)
 	}
 	ptx_module_free(m);
 	if (err) {
-		mc_names_free(v, cnt);
+		mc_globals_free(v, cnt);
 		return err;
 	}
 	*names = v;
 	*n = cnt;
 	return 0;
+}
+
+int mc_table_globals(struct mc_table *t, const char *ptx, size_t len,
+		     mc_global_fn where, void *user)
+{
+	char **names = NULL;
+	size_t n = 0;
+	int first = mc_ptx_globals(ptx, len, &names, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t addr = 0;
+		size_t size = 0;
+		int err = 0;
+
+		if (!where(user, names[i], &addr, &size) && size)
+			err = mc_table_alloc(t, addr, size, MC_KIND_GLOBAL);
+		if (err && !first)
+			first = err;
+	}
+	mc_globals_free(names, n);
+	return first;
 }

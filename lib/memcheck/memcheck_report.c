@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "attach/memcheck_report.h"
-#include "attach/memcheck_table.h"
+#include "memcheck/memcheck_report.h"
+#include "memcheck/memcheck_table.h"
 #include "core/core.h"
 #include "egpu/ctx.h"
 #include "trace/writers.h"
@@ -160,13 +160,29 @@ uint32_t mc_report_site_at(const struct mc_report *r, size_t i)
 	return r->sites[i].first.site;
 }
 
+void mc_report_entry(const struct mc_report *r, size_t i,
+		     const struct mc_violation **first, const char **where,
+		     uint64_t *count)
+{
+	*first = &r->sites[i].first;
+	*where = r->sites[i].where;
+	*count = r->sites[i].count;
+}
+
+bool mc_report_site_name(const struct mc_report *r, uint32_t site,
+			 struct mc_site *out)
+{
+	*out = (struct mc_site){ 0 };
+	return r->o.site && r->o.site(r->o.user, site, out) && out->kernel;
+}
+
 /* The site's kernel and line, numbered when the host does not know it. */
 static struct mc_site site_of(const struct mc_report *r, uint32_t site,
 			      char *anon, size_t n)
 {
-	struct mc_site s = { 0 };
+	struct mc_site s;
 
-	if (!r->o.site || !r->o.site(r->o.user, site, &s) || !s.kernel) {
+	if (!mc_report_site_name(r, site, &s)) {
 		snprintf(anon, n, "site %u", site);
 		s.kernel = anon;
 	}

@@ -8,7 +8,7 @@
 
 #include <pthread.h>
 
-#include "attach/memcheck_table.h"
+#include "memcheck/memcheck_table.h"
 
 #define MC_HISTORY 256 /* freed allocations remembered for reports */
 
