@@ -49,6 +49,15 @@ static char *instrument(const char *ptx, struct egpu_report *rep)
 	return tu_instrument(ctx, ptx, rep);
 }
 
+/* @ptx instrumented with the trace mode enabled again with @o. */
+static char *traced(const struct egpu_mem_trace_opts *o, const char *ptx,
+		    struct egpu_report *rep)
+{
+	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "strace"),
+					       o), 0);
+	return instrument(ptx, rep);
+}
+
 /* The code before @insn, from the "// egpu trace" before it. */
 static char *site_before(const char *out, const char *insn)
 {
@@ -88,9 +97,7 @@ START_TEST(written_kernels)
 	const char *call;
 	char *out, *s;
 
-	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "strace"),
-					       &o), 0);
-	out = instrument(kernels, &rep);
+	out = traced(&o, kernels, &rep);
 	call = strstr(out, "// begin egpu trace call");
 	/* global and shared accesses: f's load, the vector, the shared
 	 * store, the bulk copy (from shared), the store */
@@ -150,9 +157,7 @@ START_TEST(no_flush_before_calls_without_traced_funcs)
 
 	/* f's load is global: limit the trace to stores (global: one) */
 	o.mem_kinds = 1u << EGPU_MEM_STORE;
-	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "strace"),
-					       &o), 0);
-	out = instrument(kernels, &rep);
+	out = traced(&o, kernels, &rep);
 	ck_assert_int_eq(tu_count(out, "// egpu trace\n"), 1);
 	ck_assert_ptr_null(strstr(out, "// begin egpu trace call"));
 	ck_assert_ptr_null(strstr(out, "egpu_dev_trace_alone, ("));
@@ -173,9 +178,7 @@ START_TEST(register_cap)
 	struct egpu_report rep;
 	char *out;
 
-	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "strace"),
-					       &o), 0);
-	out = instrument(two, &rep);
+	out = traced(&o, two, &rep);
 	ck_assert_int_eq(tu_count(out, ".maxnreg"), 2);
 	ck_assert_ptr_nonnull(strstr(out, "a(.param .u64 a_p)\n.maxnreg 40 // egpu trace\n{"));
 	ck_assert_ptr_nonnull(strstr(out, ".maxnreg 64\n{"));
