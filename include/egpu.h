@@ -805,6 +805,43 @@ EGPU_API int egpu_memcheck_text(egpu_memcheck *mc, bool json, char **text,
 				size_t *len);
 
 /* ======================================================================
+ * The splicer's trace mode: every memory access a compact record in a
+ * ring's spans, the common case written at the access itself, no probe
+ * program (docs/events.md, "The splicer's trace mode")
+ */
+
+/** Which accesses egpu_mem_trace_enable() records. */
+struct egpu_mem_trace_opts {
+	size_t sz;            /**< sizeof(struct egpu_mem_trace_opts) */
+	/** Kernels, as egpu_attach_kernel() names them; NULL: "*" */
+	const char *kernel;
+	/** (1u << EGPU_SPACE_*) of the accesses recorded; 0: global only */
+	uint32_t mem_spaces;
+	/** (1u << EGPU_MEM_*) of the accesses recorded; 0: all */
+	uint32_t mem_kinds;
+	/** At most this many registers per thread in each traced kernel
+	 *  that sets no limit of its own (PTX .maxnreg), so that the
+	 *  runtime's call, which sets the count, costs no occupancy; the
+	 *  rest is spilled. 0: as ptxas sees fit */
+	uint32_t max_registers;
+};
+#define egpu_mem_trace_opts__last_field max_registers
+
+/**
+ * Record the accesses @opts selects of every kernel that
+ * egpu_instrument_ptx() or egpu_module_load() instruments from now on
+ * in @ring, a ring map of an object loaded in @ctx, which must stay open
+ * meanwhile: the records bpf_egpu_trace_span makes (one span per warp
+ * and ring record, egpu_span_begin()/egpu_span_next() decode them; a
+ * lossless ring, EGPU_F_RING_LOSSLESS, publishes a span per access), each
+ * thread's open span published at the kernel's exits. Returns 0, or
+ * EGPU_EINVAL (not a ring map, another context's, bad options); a second
+ * call replaces the first for later modules.
+ */
+EGPU_API int egpu_mem_trace_enable(egpu_ctx *ctx, egpu_map *ring,
+				   const struct egpu_mem_trace_opts *opts);
+
+/* ======================================================================
  * Compilers with a ptxas of their own (XLA; docs/frameworks.md, JAX)
  *
  * XLA turns its PTX into a cubin with ptxas before the driver sees it. A

@@ -100,11 +100,10 @@ void app_start(struct app *app, const char *probe_path, const char *ptx_path)
 	app_start_with(app, probe_path, ptx_path, NULL);
 }
 
-void app_start_with(struct app *app, const char *probe_path,
-		    const char *ptx_path, void (*setup)(egpu_ctx *ctx))
+/* A context (offline without a GPU) and the object at @obj_path in it. */
+static void open_obj(struct app *app, const char *obj_path,
+		     void (*setup)(egpu_ctx *ctx))
 {
-	size_t len, out_len;
-
 	memset(app, 0, sizeof(*app));
 	app->gpu = app_gpu_present(&app->why_no_gpu);
 	EGPU_OPTS(egpu_ctx_opts, co, .offline = !app->gpu);
@@ -112,14 +111,37 @@ void app_start_with(struct app *app, const char *probe_path,
 	EGPU_CHECK(app->ctx);
 	if (setup)
 		setup(app->ctx);
-	app->obj = egpu_load(app->ctx, probe_path, NULL);
+	app->obj = egpu_load(app->ctx, obj_path, NULL);
 	EGPU_CHECK(app->obj);
-	EGPU_CHECK(egpu_attach_all(app->obj) > 0);
+}
+
+/* The application's PTX at @ptx_path, instrumented as the context says. */
+static void instrument(struct app *app, const char *ptx_path)
+{
+	size_t len, out_len;
+
 	app->ptx = app_read_file(ptx_path, &len);
 	app->report.sz = sizeof(app->report);
 	EGPU_CHECK(!egpu_instrument_ptx(app->ctx, app->ptx, len, &app->instrumented,
 				       &out_len, &app->report));
 	app_print_report(&app->report);
+}
+
+void app_start_with(struct app *app, const char *probe_path,
+		    const char *ptx_path, void (*setup)(egpu_ctx *ctx))
+{
+	open_obj(app, probe_path, setup);
+	EGPU_CHECK(egpu_attach_all(app->obj) > 0);
+	instrument(app, ptx_path);
+}
+
+void app_start_mem_trace(struct app *app, const char *obj_path,
+			 const char *ring, const char *ptx_path)
+{
+	open_obj(app, obj_path, NULL);
+	EGPU_CHECK(!egpu_mem_trace_enable(app->ctx, egpu_obj_map(app->obj, ring),
+					  NULL));
+	instrument(app, ptx_path);
 }
 
 int app_no_gpu(const struct app *app, bool check)

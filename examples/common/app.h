@@ -56,6 +56,11 @@ void app_start(struct app *app, const char *probe_path, const char *ptx_path);
  * register the application's own helpers). */
 void app_start_with(struct app *app, const char *probe_path,
 		    const char *ptx_path, void (*setup)(egpu_ctx *ctx));
+/* The same with no probe attached: the splicer's trace mode records every
+ * global access in ring map @ring of the object at @obj_path
+ * (egpu_mem_trace_enable). */
+void app_start_mem_trace(struct app *app, const char *obj_path,
+			 const char *ring, const char *ptx_path);
 /*
  * The main() of an instrumenting example: `NAME [--check] [PROBE PTX]`,
  * defaults @probe and @ptx; calls @run(app, check) where there is a GPU and

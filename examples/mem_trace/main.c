@@ -9,9 +9,11 @@
  * in GPU memory (mem_trace_dev.bpf.c), drained by the copy engine, and
  * with libegpu's compressed warp records (mem_trace_warp.bpf.c:
  * bpf_egpu_trace_warp, one reservation per warp access in its SM's shard),
- * and last as the complete trace on spans (mem_trace_span.bpf.c:
+ * then as the complete trace on spans (mem_trace_span.bpf.c:
  * bpf_egpu_trace_span, compact records published once per span, each
- * span decoded with egpu_span_next).
+ * span decoded with egpu_span_next), and last the same spans written by
+ * the splicer's trace mode into that object's ring, no probe attached
+ * (egpu_mem_trace_enable: the common case stored at the access).
  * With --values, instead: each global access of a small launch with the
  * value it loads or stores (mem_trace_values.bpf.c: bpf_egpu_read_mem,
  * bpf_egpu_read_value).
@@ -700,6 +702,10 @@ static int run_modes(struct app *app, const struct arrays *arr, bool check)
 	app_start(app, SPAN_PROBE, EXAMPLE_PTX);
 	rc |= run_trace(app, arr, check, counts,
 			"GPU (bpf_egpu_trace_span, spans)", NULL, on_span);
+	app_stop(app);
+	app_start_mem_trace(app, SPAN_PROBE, "events", EXAMPLE_PTX);
+	rc |= run_trace(app, arr, check, counts,
+			"GPU (the splicer's trace mode, spans)", NULL, on_span);
 	return rc;
 }
 

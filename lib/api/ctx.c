@@ -60,6 +60,7 @@ void egpu_ctx_free(egpu_ctx *ctx)
 	kernels_free(ctx);
 	jit_cache_free(ctx);
 	memcheck_free(ctx);
+	mem_trace_free(ctx);
 	free(ctx->last_kernels);
 	free(ctx->last_mem_sites);
 	helpers_ctx_free(ctx);

@@ -36,6 +36,7 @@ struct egpu_ctx {
 	struct kernel_table *ktab; /* kernel ids and site numbers (kernels.c) */
 	struct jit_cached *jit_cache; /* probe translations (jit_cache.c) */
 	struct memcheck_state *memcheck; /* egpu_memcheck_enable(), or NULL */
+	struct mem_trace_state *mem_trace; /* egpu_mem_trace_enable(), or NULL */
 };
 
 struct egpu_link {
@@ -149,6 +150,18 @@ int memcheck_enable_for(egpu_ctx *ctx, const struct egpu_memcheck_opts *opts,
 			const struct memcheck_user *user);
 /* The sites of an instrumentation, named for the checker enabled. */
 void memcheck_sites(const struct egpu_ctx *ctx, const struct egpu_report *rep);
+
+/*
+ * The splicer's trace mode (mem_trace.c): when enabled, the request
+ * recording every selected access (appended to @reqs at *nreq; its ring's
+ * maps moved to GPU memory first), and in *@needs the device runtime.
+ */
+int mem_trace_request(struct egpu_ctx *ctx, struct ptx_attach *reqs,
+		      size_t *nreq, unsigned *needs);
+void mem_trace_free(struct egpu_ctx *ctx);
+/* The handle GPU code reaches map @m by (translate.c): in GPU memory
+ * (moved there now), or a placeholder for an offline context. */
+int map_gpu_handle(struct egpu_map *m, uint64_t *handle);
 
 /*
  * A loadable module running @prog once: its PTX with the one-thread

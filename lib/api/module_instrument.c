@@ -131,7 +131,7 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps,
 
 	for (struct egpu_link *l = ctx->links; l; l = l->next)
 		n++;
-	ps->reqs = calloc(n + 1, sizeof(*ps->reqs)); /* + memcheck's */
+	ps->reqs = calloc(n + 2, sizeof(*ps->reqs)); /* + memcheck's, trace's */
 	ps->mods = calloc(n + RUNTIME_MODULES_MAX + MEMCHECK_MODULES_MAX,
 			  sizeof(*ps->mods));
 	ps->names = calloc(n + 1, sizeof(*ps->names));
@@ -159,7 +159,8 @@ static int probe_set_build(struct egpu_ctx *ctx, struct probe_set *ps,
 	}
 	if (!err) /* after the probes: they see an access before the check */
 		memcheck_request(ctx, ps->reqs, &ps->nreq);
-	return err;
+	return err ? err : mem_trace_request(ctx, ps->reqs, &ps->nreq,
+					     &ps->needs);
 }
 
 static bool mem_linked(const struct egpu_ctx *ctx)

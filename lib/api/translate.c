@@ -92,17 +92,36 @@ static struct jit_map gpu_jit_map(const struct map_spec *spec,
 	return m;
 }
 
-/* Inspection only: recognisable, never-valid addresses. */
+/* Inspection only: a recognisable, never-valid address for map @i. */
+static uint64_t offline_addr(size_t i)
+{
+	return 0xdead000000000000ull + ((uint64_t)i << 32);
+}
+
 static void offline_jit_maps(const struct egpu_obj *obj, struct jit_map *maps)
 {
 	for (size_t i = 0; i < obj->spec.map_cnt; i++) {
-		uint64_t fake = 0xdead000000000000ull + ((uint64_t)i << 32);
+		uint64_t fake = offline_addr(i);
 
 		maps[i] = gpu_jit_map(&obj->spec.maps[i], fake, fake + 0x100);
 		/* SM arrays as on a GPU of up to OFFLINE_SM_SLOTS SMs. */
 		if (maps[i].type == EGPU_MAP_SM_ARRAY)
 			maps[i].slots = OFFLINE_SM_SLOTS;
 	}
+}
+
+int map_gpu_handle(struct egpu_map *m, uint64_t *handle)
+{
+	int err;
+
+	if (m->obj->ctx->offline) {
+		*handle = offline_addr((size_t)(m - m->obj->maps));
+		return 0;
+	}
+	err = obj_maps_to_gpu(m->obj);
+	if (!err)
+		*handle = dev_map_handle(m->dev);
+	return err;
 }
 
 int obj_gpu_jit_maps(const struct egpu_obj *obj, struct jit_map *maps)

@@ -168,6 +168,30 @@ RT_API uint64_t egpu_dev_trace_span_flush(uint64_t map, uint64_t state)
 	return 0;
 }
 
+/*
+ * The splicer's trace mode, where its inline code does not store the
+ * record itself (lib/ptx/trace_site.c): bpf_egpu_trace_span's call, the
+ * lane's registers after it. The map is a ring: the API checked it.
+ */
+RT_API struct span_regs egpu_dev_trace_site(uint64_t map, uint64_t state,
+					    uint64_t addr, uint64_t info)
+{
+	struct dev_ring *r = rt_ring(map);
+
+	return span_regs_of(r, span_trace(r, state, addr, info));
+}
+
+/*
+ * Trace mode at a site of a .func, which has no registers of the
+ * kernel's: the record alone in a span of its own, published at once.
+ */
+RT_API void egpu_dev_trace_alone(uint64_t map, uint64_t addr, uint64_t info)
+{
+	struct dev_ring *r = rt_ring(map);
+
+	span_flush(r, span_trace(r, 0, addr, info));
+}
+
 /* The record's payload address, or 0 (bad map or flags, too big, full). */
 RT_API uint64_t egpu_dev_ringbuf_reserve(uint64_t map, uint64_t size,
 					 uint64_t flags)

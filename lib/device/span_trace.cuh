@@ -261,4 +261,30 @@ RT_INLINE uint64_t span_trace(struct dev_ring *r, uint64_t st, uint64_t addr,
 			  span_st_tag(st) == tag ? span_st_slots(st) : 0, 0);
 }
 
+/*
+ * The splicer's trace mode (lib/ptx/trace_site.c; docs/events.md, "The
+ * splicer's trace mode") keeps a lane's state in registers with two more:
+ * where its span's next record goes and the slots left in it, so that the
+ * common case (an affine access, the leader's span with room) stores its
+ * record inline. Both come from the state, for a lane that owns a span,
+ * else 0.
+ */
+struct span_regs {
+	uint64_t st, cur;
+	uint32_t left;
+};
+
+RT_INLINE struct span_regs span_regs_of(struct dev_ring *r, uint64_t st)
+{
+	struct span_regs g = { st, 0, 0 };
+	struct dev_ring v;
+
+	if (!span_st_own(st))
+		return g;
+	v = ring_shape(r);
+	g.cur = span_addr(&v, ring_shard_here(&v), st, span_st_used(st));
+	g.left = span_st_slots(st) - span_st_used(st);
+	return g;
+}
+
 #endif

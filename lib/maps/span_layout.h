@@ -3,8 +3,9 @@
  * Span records of memory accesses (bpf_egpu_trace_span, helper 524; the
  * protocol and its proof: docs/events.md, "Spans"): the layout the GPU
  * writes, the host decodes and the CPU model plays, and the pure parts of
- * the producer's logic (the per-lane state and its decisions), so that
+ * the producer's logic (the per-lane state's decisions), so that
  * lib/device/span_trace.cuh and tests/events/test_span.c run one source.
+ * The records' words and the state's bits: core/span_record.h.
  *
  * A span is one ring record claimed whole by one lane (its owner) and
  * filled with the compact records of the warp accesses it leads; it is
@@ -24,12 +25,12 @@
 #ifndef EGPU_MAPS_SPAN_LAYOUT_H
 #define EGPU_MAPS_SPAN_LAYOUT_H
 
+#include "core/span_record.h"
 #include "maps/ring_layout.h"
 
 /* struct ring_hdr.flags: the payload is a span (with RING_COMMIT: published) */
 #define RING_SPAN 16u
 
-#define SPAN_SLOT 16u
 #define SPAN_MIN_SLOTS 4u   /* a warp's first span: 64 bytes */
 #define SPAN_MAX_SLOTS 256u /* spans double up to 4 KiB */
 
@@ -40,69 +41,13 @@ struct span_info {
 	uint16_t smid;
 };
 
-/*
- * A record's first word (never zero):
- *   bits 0-1 format: SPAN_AFFINE, SPAN_SCATTERED, SPAN_LONG
- *   bits 2-3 scattered: log2 of a delta's bytes (1, 2, 4, 8)
- *   bits 4-6 kind (EGPU_MEM_*), bits 7-12 bytes per lane, bits 13-31 site
- *            (all 0 in SPAN_LONG, whose next slot holds them whole)
- *   bits 32-63 the active lanes
- * Second word: affine: the lowest lane's address (48 bits) and a signed
- * 16-bit stride in the top bits, lane i of the mask at base + (i - lowest)
- * * stride; scattered and long: the lowest lane's address. Scattered and
- * long records go on with one signed delta (address - base) per active
- * lane in lane order, little-endian, padded to a slot; a long record's
- * second slot is struct span_long first.
- */
-#define SPAN_AFFINE 1u
-#define SPAN_SCATTERED 2u
-#define SPAN_LONG 3u
-
-#define SPAN_KIND_BITS 3u
-#define SPAN_SIZE_BITS 6u
-#define SPAN_SITE_BITS 19u
-#define SPAN_ADDR_BITS 48u
-
+/* A long record's second slot (core/span_record.h). */
 struct span_long {
 	uint32_t site;
 	uint16_t size;
 	uint8_t kind;
 	uint8_t pad[9];
 };
-
-RING_INLINE uint64_t span_word0(uint32_t fmt, uint32_t width_log2,
-				uint32_t kind, uint32_t size, uint32_t site,
-				uint32_t mask)
-{
-	return (uint64_t)fmt | (uint64_t)width_log2 << 2 |
-	       (uint64_t)kind << 4 | (uint64_t)size << 7 |
-	       (uint64_t)site << 13 | (uint64_t)mask << 32;
-}
-
-RING_INLINE uint32_t span_w0_fmt(uint64_t w) { return (uint32_t)(w & 3); }
-RING_INLINE uint32_t span_w0_width(uint64_t w) { return (uint32_t)(w >> 2 & 3); }
-RING_INLINE uint32_t span_w0_kind(uint64_t w) { return (uint32_t)(w >> 4 & 7); }
-RING_INLINE uint32_t span_w0_size(uint64_t w) { return (uint32_t)(w >> 7 & 63); }
-RING_INLINE uint32_t span_w0_site(uint64_t w) { return (uint32_t)(w >> 13 & 0x7ffff); }
-RING_INLINE uint32_t span_w0_mask(uint64_t w) { return (uint32_t)(w >> 32); }
-
-/* Whether kind, size and site fit the first word (else SPAN_LONG). */
-RING_INLINE int span_fields_fit(uint32_t kind, uint32_t size, uint32_t site)
-{
-	return kind >> SPAN_KIND_BITS == 0 && size >> SPAN_SIZE_BITS == 0 &&
-	       site >> SPAN_SITE_BITS == 0;
-}
-
-/* Whether an affine access of @base and @stride fits the second word. */
-RING_INLINE int span_affine_fits(uint64_t base, int64_t stride)
-{
-	return base >> SPAN_ADDR_BITS == 0 && stride >= -32768 && stride <= 32767;
-}
-
-RING_INLINE uint64_t span_affine_w1(uint64_t base, int32_t stride)
-{
-	return base | (uint64_t)(uint16_t)(int16_t)stride << SPAN_ADDR_BITS;
-}
 
 /* log2 of the bytes a delta @d needs: 0 (int8) to 3 (int64). */
 RING_INLINE uint32_t span_delta_width(int64_t d)
@@ -146,41 +91,6 @@ RING_INLINE uint32_t span_encode_one(uint64_t *w, uint64_t addr, uint64_t info)
 	w[2] = site | (uint64_t)size << 32 | (uint64_t)kind << 48;
 	w[3] = w[4] = w[5] = 0; /* the one delta, 0 */
 	return 3;
-}
-
-/*
- * A lane's span state, a u64 the probe keeps in a thread-local value (a
- * register), 0 at the thread's start:
- *   bits 0-35  start: the span's ring position / 16 (mod 2^36)
- *   bits 36-44 slots used (slot 0 included)
- *   bits 45-53 slots of the span
- *   bit  54    this lane owns the span and it is open
- *   bits 55-63 a tag of the ring's descriptor address
- * A lane that does not own one keeps the start of the span its last
- * record went into: the floor below which none of its later records may
- * go (per-thread order, docs/events.md).
- */
-#define SPAN_START_BITS 36u
-#define SPAN_OWN (1ull << 54)
-
-RING_INLINE uint64_t span_state(uint32_t tag, uint64_t start, uint32_t used,
-				uint32_t slots, int own)
-{
-	return (start & ((1ull << SPAN_START_BITS) - 1)) |
-	       (uint64_t)used << 36 | (uint64_t)slots << 45 |
-	       (own ? SPAN_OWN : 0) | (uint64_t)(tag & 0x1ff) << 55;
-}
-
-RING_INLINE uint64_t span_st_start(uint64_t s) { return s & ((1ull << SPAN_START_BITS) - 1); }
-RING_INLINE uint32_t span_st_used(uint64_t s) { return (uint32_t)(s >> 36 & 0x1ff); }
-RING_INLINE uint32_t span_st_slots(uint64_t s) { return (uint32_t)(s >> 45 & 0x1ff); }
-RING_INLINE int span_st_own(uint64_t s) { return (s & SPAN_OWN) != 0; }
-RING_INLINE uint32_t span_st_tag(uint64_t s) { return (uint32_t)(s >> 55); }
-
-/* The tag of a ring whose descriptor is at @addr (128-byte aligned). */
-RING_INLINE uint32_t span_ring_tag(uint64_t addr)
-{
-	return (uint32_t)(addr >> 7 & 0x1ff);
 }
 
 /*

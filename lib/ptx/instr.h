@@ -144,6 +144,11 @@ struct kernel_plan {
 int rewrite_kernel(const struct ptx_module *m, struct kernel_plan *plan,
 		   const char *prefix, const char *depot, struct edits *e);
 
+/* Exit points (rewrite.c): a ret or exit instruction; whether the last
+ * instruction of @f lets control reach its closing brace. */
+bool stmt_is_exit(const struct ptx_module *m, const struct ptx_stmt *st);
+bool func_falls_off_end(const struct ptx_module *m, const struct ptx_func *f);
+
 /* Most thread-local registers one function's copies may share. */
 #define FUNC_TL_MAX 256
 

@@ -54,7 +54,8 @@ static int check_args(const char *app_ptx, const struct ptx_attach *reqs,
 	if (!app_ptx || (nreq && !reqs) || (nmod && !modules))
 		return err_set(EGPU_EINVAL, "ptx_instrument: missing input");
 	for (i = 0; i < nreq; i++) {
-		if (!reqs[i].kernel || (!reqs[i].func && !reqs[i].memcheck))
+		if (!reqs[i].kernel ||
+		    (!reqs[i].func && !reqs[i].memcheck && !reqs[i].trace))
 			return err_set(EGPU_EINVAL,
 				       "attach request %zu: no kernel or function",
 				       i);
@@ -411,6 +412,27 @@ static int add_memcheck(struct session *s, const struct ptx_attach *r)
 	return q->kernels ? 0 : err_set(EGPU_ENOMEM, "PTX: out of memory");
 }
 
+/* The splicer's trace mode: no probe, records written inline. */
+static int add_trace(struct session *s, const struct ptx_attach *r)
+{
+	static const char *const funcs[] = { TR_SITE_FUNC, TR_ALONE_FUNC,
+					     TR_FLUSH_FUNC };
+	const struct ptx_module *owner;
+	struct mem_req *q = &s->mem[s->nmem++];
+
+	if (r->point != EGPU_ATTACH_MEM)
+		return err_set(EGPU_EINVAL, "trace: records go at memory sites, not attach point %d",
+			       r->point);
+	for (size_t i = 0; i < ARRAY_SIZE(funcs); i++)
+		if (!link_find_func(s->mods, s->nmod, funcs[i], &owner))
+			return err_set(EGPU_ENOENT,
+				       "trace: no linked module defines %s (the device runtime)",
+				       funcs[i]);
+	*q = (struct mem_req){ .r = r, .call = { .func = TR_SITE_FUNC },
+			       .kernels = calloc(s->nkernels + 1, 1) };
+	return q->kernels ? 0 : err_set(EGPU_ENOMEM, "PTX: out of memory");
+}
+
 /* A probe's request: its function checked and prepared. */
 static int plan_probe(struct session *s, const struct ptx_attach *r,
 		      size_t i, struct probe_call *call, bool *need_ctx)
@@ -431,7 +453,8 @@ static int plan_request(struct session *s, const struct ptx_attach *r,
 	bool need_ctx = false;
 	size_t hits = 0;
 	int err = r->memcheck ? add_memcheck(s, r) :
-				plan_probe(s, r, i, &call, &need_ctx);
+		  r->trace ? add_trace(s, r) :
+			     plan_probe(s, r, i, &call, &need_ctx);
 
 	for (size_t k = 0; k < s->nkernels && !err; k++) {
 		bool fits;

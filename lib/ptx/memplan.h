@@ -177,6 +177,35 @@ void mc_emit_after(struct strbuf *sb, const struct ptx_module *m,
 		   const struct mem_site *s, const char *prefix,
 		   uint32_t site);
 
+/* The splicer's trace mode at a site (trace_site.c). */
+
+/* The device runtime's functions its code calls (lib/device/runtime.cu). */
+#define TR_SITE_FUNC "egpu_dev_trace_site"
+#define TR_ALONE_FUNC "egpu_dev_trace_alone"
+#define TR_FLUSH_FUNC "egpu_dev_trace_span_flush"
+
+struct tr_site_code {
+	const struct ptx_module *m;
+	const struct mem_site *s;
+	const char *prefix;
+	uint32_t site;   /* index in the module: names its labels */
+	uint32_t number; /* egpu_mem_ctx.site: the record's site */
+	const struct ptx_trace *tr;
+	bool kernel;     /* in a kernel: the lanes' span registers are there */
+};
+
+/* The record of the access at %P_m0, inside the site's scope. */
+void tr_emit_site(struct strbuf *sb, const struct tr_site_code *c);
+/*
+ * A kernel with traced sites: its lanes' span registers set at its entry,
+ * each lane's span published before every exit and, with @calls (a .func
+ * traces too: its records go to spans claimed later), before every call.
+ * @item: the kernel's item, which names its labels.
+ */
+int tr_emit_kernel(const struct ptx_module *m, uint32_t item,
+		   const char *prefix, const struct ptx_trace *tr, bool calls,
+		   struct edits *e);
+
 /* The instruction texts probes read (module-scope strings), at @off. */
 int mem_emit_texts(const struct mem_plan *p, const struct ptx_module *m,
 		   const char *prefix, uint32_t off, struct edits *e);

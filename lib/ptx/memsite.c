@@ -264,6 +264,16 @@ static const struct mem_req *memcheck_of(const struct mem_plan *p,
 	return NULL;
 }
 
+/* The site's trace request, or NULL. */
+static const struct mem_req *trace_of(const struct mem_plan *p,
+				      const struct mem_site *s)
+{
+	for (size_t i = 0; i < s->ncalls; i++)
+		if (mem_plan_call(p, s, i)->r->trace)
+			return mem_plan_call(p, s, i);
+	return NULL;
+}
+
 /* Whether the site's access is skipped when its check fails. */
 static bool contained(const struct site_code *c)
 {
@@ -291,6 +301,14 @@ static void emit_call(struct strbuf *sb, const struct site_code *c, size_t i)
 					   .contain = contained(c) };
 
 		mc_emit_check(sb, &mc);
+	} else if (mem_plan_call(c->p, c->s, i)->r->trace) {
+		const struct ptx_module *m = c->m;
+		struct tr_site_code tr = { .m = m, .s = c->s, .prefix = p,
+					   .site = c->site, .number = c->number,
+					   .tr = mem_plan_call(c->p, c->s, i)->r->trace,
+					   .kernel = m->items[c->s->item].func->entry };
+
+		tr_emit_site(sb, &tr);
 	} else if (call->body) {
 		inline_call(sb, c, call, i);
 	} else {
@@ -418,6 +436,29 @@ static int plan_memcheck(const struct mem_plan *p, const struct ptx_module *m,
 	return 0;
 }
 
+/*
+ * A kernel tracing at one of the sites [@lo, @hi): its lanes' span
+ * registers, flushed at its exits and, when a .func's site traces too,
+ * before its calls.
+ */
+static int plan_trace(const struct mem_plan *p, const struct ptx_module *m,
+		      uint32_t item, const struct mem_site *s, size_t lo,
+		      size_t hi, const char *prefix, struct edits *e)
+{
+	const struct mem_req *q = NULL;
+	const struct mem_site *all;
+	size_t n = mem_plan_sites(p, &all);
+	bool calls = false;
+
+	for (size_t i = lo; i < hi && !q; i++)
+		q = trace_of(p, &s[i]);
+	if (!q || !m->items[item].func->entry)
+		return 0;
+	for (size_t i = 0; i < n && !calls; i++)
+		calls = !m->items[all[i].item].func->entry && trace_of(p, &all[i]);
+	return tr_emit_kernel(m, item, prefix, q->r->trace, calls, e);
+}
+
 int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
 		  uint32_t item, const struct mem_names *names,
 		  struct edits *e)
@@ -434,6 +475,8 @@ int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
 	if (!err && hi > lo)
 		err = plan_memcheck(p, m, s, lo, hi, &fn, cache, group,
 				    names->prefix, e);
+	if (!err)
+		err = plan_trace(p, m, item, s, lo, hi, names->prefix, e);
 	for (size_t i = lo; i < hi && !err; i++) {
 		const struct ptx_stmt *st = &m->items[item].func->stmts[s[i].stmt];
 		struct site_code c = { .m = m, .p = p, .s = &s[i],

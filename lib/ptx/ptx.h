@@ -82,6 +82,27 @@ struct ptx_attach {
 	 * used. Put it after the probes: they see the access first.
 	 */
 	const struct ptx_memcheck *memcheck;
+	/*
+	 * EGPU_ATTACH_MEM: not a probe but the splicer's trace mode: every
+	 * selected access a compact record in a span of @trace's ring
+	 * (docs/events.md, "The splicer's trace mode"), the common case
+	 * inline, the rest calling the device runtime's egpu_dev_trace_*,
+	 * which a linked module must define; @func is not used.
+	 */
+	const struct ptx_trace *trace;
+};
+
+/* The splicer's trace mode (ptx_attach.trace). */
+struct ptx_trace {
+	uint64_t ring; /* the ring map's handle, as the runtime's helpers take it */
+	/* What publishing a span inline takes: a system-scope fence (a ring
+	 * in host memory) or a GPU-scope one, then the header, {len, flags}
+	 * with len the span's bytes less @hdr_size (maps/span_layout.h). */
+	bool sys_fence;
+	uint32_t span_flags;
+	uint32_t hdr_size;
+	/* .maxnreg for each traced kernel that sets none; 0: ptxas decides */
+	uint32_t max_registers;
 };
 
 /* egpu memcheck's check (ptx_attach.memcheck). */

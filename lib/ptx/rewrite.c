@@ -17,7 +17,7 @@ static bool is_op(const struct ptx_module *m, const struct ptx_stmt *st,
 	return st->kind == ST_INSN && tok_is(m, st->op, name);
 }
 
-static bool is_exit(const struct ptx_module *m, const struct ptx_stmt *st)
+bool stmt_is_exit(const struct ptx_module *m, const struct ptx_stmt *st)
 {
 	return is_op(m, st, "ret") || is_op(m, st, "exit");
 }
@@ -39,8 +39,7 @@ const struct ptx_stmt *func_entry_stmt(const struct ptx_module *m,
 	return &f->stmts[f->nstmts - 1];
 }
 
-/* Whether the last instruction lets control reach the closing brace. */
-static bool falls_off_end(const struct ptx_module *m, const struct ptx_func *f)
+bool func_falls_off_end(const struct ptx_module *m, const struct ptx_func *f)
 {
 	static const char *const ends[] = { "ret", "exit", "bra", "brx", "trap" };
 	uint32_t i = f->nstmts;
@@ -104,13 +103,13 @@ static int add_exits(const struct ptx_module *m, struct kernel_plan *plan,
 	for (i = 0; !err && i < f->nstmts; i++) {
 		const struct ptx_stmt *st = &f->stmts[i];
 
-		if (!is_exit(m, st))
+		if (!stmt_is_exit(m, st))
 			continue;
 		s->guard = st->pred >= 0 ? st : NULL;
 		err = insert_site(e, s, st);
 		s->site++;
 	}
-	if (!err && falls_off_end(m, f)) {
+	if (!err && func_falls_off_end(m, f)) {
 		s->guard = NULL;
 		err = insert_site(e, s, &f->stmts[f->nstmts - 1]);
 		s->site++;

@@ -18,7 +18,9 @@
  * (egpu_span_next) and counts the lane accesses, for the bytes a lane
  * access costs (B/access: ring bytes over lane accesses); the lossless
  * span trace also with chunks on 8 consumer threads (chunk_fn), the host
- * side at its pace. CUDA events, L2
+ * side at its pace; and the same span rows through the splicer's trace
+ * mode (egpu_mem_trace_enable: the records stored at the access, no probe
+ * program; the objects' rings only). CUDA events, L2
  * flushed, runs interleaved, medians. For the traces also DRAIN_RUNS more
  * launches, each into an empty ring with no consumer running, then drained
  * on this thread: the kernel's ratio when its whole trace fits, and the
@@ -59,6 +61,11 @@ struct mode {
 	/* Chunks (egpu_ringbuf_opts.chunk_fn) on CHUNK_THREADS consumer
 	 * threads, each span of a chunk decoded as on_span does. */
 	bool chunks;
+	/* The splicer's trace mode into the object's ring "events", its
+	 * programs left unattached; its kernels at most @max_registers
+	 * registers (0: no cap). */
+	bool site;
+	uint32_t max_registers;
 };
 
 #define CHUNK_THREADS 8
@@ -161,7 +168,7 @@ static void settle(struct stream *s)
 /*
  * The mode's probes attached to every kernel, each at its own point, the
  * memory probe to global accesses only (the batched trace's exit probe
- * closes each thread's span).
+ * closes each thread's span); or the trace mode into its ring.
  */
 static egpu_obj *load_probe(egpu_ctx *ctx, const struct mode *m)
 {
@@ -170,6 +177,13 @@ static egpu_obj *load_probe(egpu_ctx *ctx, const struct mode *m)
 	egpu_prog *prog = NULL;
 
 	EGPU_CHECK(obj);
+	if (m->site) { /* global accesses: the default */
+		EGPU_OPTS(egpu_mem_trace_opts, to, .max_registers = m->max_registers);
+
+		EGPU_CHECK(!egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "events"),
+						  &to));
+		return obj;
+	}
 	while ((prog = egpu_obj_next_prog(obj, prog))) {
 		enum egpu_attach_point point = egpu_prog_attach_point(prog);
 
@@ -337,17 +351,21 @@ int main(int argc, char **argv)
 	int runs = argc > 1 + plain ? atoi(argv[1 + plain]) : DEFAULT_RUNS;
 	const char *only = !plain && argc > 2 ? argv[2] : NULL;
 	const struct mode modes[] = {
-		{ "count", BENCH_DIR "/mem_count.bpf.o", 1.3, false, false, false, false },
-		{ "count (SM array)", BENCH_DIR "/mem_count_sm.bpf.o", 1.15, false, false, false, false },
-		{ "trace (per-SM buffers, experiment)", BENCH_DIR "/mem_trace_sm.bpf.o", 3.0, false, false, false, false },
-		{ "trace", BENCH_DIR "/mem_trace.bpf.o", 2.0, true, false, false, false },
-		{ "trace (device ring, one shard)", BENCH_DIR "/mem_trace_one_shard.bpf.o", 2.0, true, false, false, false },
-		{ "trace (device ring)", BENCH_DIR "/mem_trace_dev.bpf.o", 2.0, true, false, false, false },
-		{ "trace (warp records, per-SM shards)", BENCH_DIR "/mem_trace_warp.bpf.o", 3.0, true, false, false, false },
-		{ "trace (warp records, batched)", BENCH_DIR "/mem_trace_batch.bpf.o", 3.0, true, false, false, false },
-		{ "trace (spans)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false, false },
-		{ "trace (spans, lossless)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, false },
-		{ "trace (spans, lossless, chunks)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, true },
+		{ "count", BENCH_DIR "/mem_count.bpf.o", 1.3, false, false, false, false, false, 0 },
+		{ "count (SM array)", BENCH_DIR "/mem_count_sm.bpf.o", 1.15, false, false, false, false, false, 0 },
+		{ "trace (per-SM buffers, experiment)", BENCH_DIR "/mem_trace_sm.bpf.o", 3.0, false, false, false, false, false, 0 },
+		{ "trace", BENCH_DIR "/mem_trace.bpf.o", 2.0, true, false, false, false, false, 0 },
+		{ "trace (device ring, one shard)", BENCH_DIR "/mem_trace_one_shard.bpf.o", 2.0, true, false, false, false, false, 0 },
+		{ "trace (device ring)", BENCH_DIR "/mem_trace_dev.bpf.o", 2.0, true, false, false, false, false, 0 },
+		{ "trace (warp records, per-SM shards)", BENCH_DIR "/mem_trace_warp.bpf.o", 3.0, true, false, false, false, false, 0 },
+		{ "trace (warp records, batched)", BENCH_DIR "/mem_trace_batch.bpf.o", 3.0, true, false, false, false, false, 0 },
+		{ "trace (spans)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false, false, false, 0 },
+		{ "trace (spans, lossless)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, false, false, 0 },
+		{ "trace (spans, lossless, chunks)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, true, false, 0 },
+		{ "trace (spans, trace mode)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false, false, true, 0 },
+		{ "trace (spans, trace mode, 40 registers)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false, false, true, 40 },
+		{ "trace (spans, trace mode, lossless)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, false, true, 0 },
+		{ "trace (spans, trace mode, lossless, chunks)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, true, true, 0 },
 	};
 	const struct workload *w;
 	size_t nw, len;

@@ -153,6 +153,48 @@ int tu_count(const char *s, const char *what)
 	return n;
 }
 
+char *tu_text_before(const char *out, const char *marker, const char *insn)
+{
+	const char *at = strstr(out, insn), *b = NULL;
+
+	ck_assert_msg(at, "no '%s' in the output", insn);
+	for (const char *p = out; (p = strstr(p, marker)) && p < at; p++)
+		b = p;
+	ck_assert_msg(b, "no '%s' before '%s'", marker, insn);
+	return strndup(b, (size_t)(at - b));
+}
+
+void tu_assemble_sm90(const char *ptx, const char *what)
+{
+	char log[4096] = "";
+
+	if (!tu_have_ptxas())
+		return;
+	ck_assert_msg(tu_ptxas(ptx, strlen(ptx), "sm_90", true, log, sizeof(log)),
+		      "%s: ptxas: %s", what, log);
+}
+
+void tu_save(const char *ptx, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_msg(f, "%s", path);
+	fputs(ptx, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+char *tu_instrument(struct egpu_ctx *ctx, const char *ptx,
+		    struct egpu_report *rep)
+{
+	char *out = NULL;
+	size_t len;
+
+	rep->sz = sizeof(*rep);
+	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, strlen(ptx), &out, &len, rep),
+		      "%s", egpu_errmsg());
+	return out;
+}
+
 long tu_peak_rss_mb(void)
 {
 	struct rusage ru;

@@ -35,6 +35,19 @@ unsigned tu_marked_line(const char *path, const char *marker);
 char *tu_kernel_text(const char *ptx, const char *name);
 /* How often @what occurs in @s. */
 int tu_count(const char *s, const char *what);
+/* The text of @out from the last @marker before @insn up to @insn,
+ * malloc'ed; fails the test if either is missing. */
+char *tu_text_before(const char *out, const char *marker, const char *insn);
+/* @ptx (NUL-terminated) accepted by ptxas -arch=sm_90 -c where ptxas
+ * is found; else the test fails, naming @what. */
+void tu_assemble_sm90(const char *ptx, const char *what);
+/* @ptx written to the file @path (for ptxas -v by hand). */
+void tu_save(const char *ptx, const char *path);
+struct egpu_ctx;
+struct egpu_report;
+/* @ptx instrumented by @ctx, malloc'ed; the report in *@rep. */
+char *tu_instrument(struct egpu_ctx *ctx, const char *ptx,
+		    struct egpu_report *rep);
 struct strbuf;
 struct prog_spec;
 struct map_spec;

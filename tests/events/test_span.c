@@ -71,10 +71,13 @@ struct world {
 	struct pending pend[WARPS][PENDING_MAX];
 	uint32_t npend[WARPS];
 	uint64_t calls, dropped_calls, delivered;
+	uint64_t inline_steps, spans_filled_inline; /* trace mode */
 	bool bad;
 	/* Warps on threads of their own, stores landing at once (for TSan):
 	 * a header's release store stands for the fence before it. */
 	bool threaded;
+	/* The splicer's trace mode: its inline step where it applies. */
+	bool site_mode;
 };
 
 static uint32_t rnd(struct world *w, uint32_t n)
@@ -295,6 +298,64 @@ static void call(struct world *w, uint32_t warp, uint32_t mask)
 	w->st[warp][lead] = lst;
 }
 
+/*
+ * The splicer's inline step (lib/ptx/trace_site.c) for the lanes of
+ * @mask, if its vote lets it: the access affine for the stride the next
+ * lane gives (taken as 16 bits; from an inactive lane anything), the
+ * leader's address within 48 bits, the leader owning its span, every
+ * other lane's state starting (low 32 bits) where the leader's span does
+ * (so it owns none: two lanes never own one span). The leader's one record at its cursor; the span published
+ * when that filled it. Whether it applied. (One instruction: the site,
+ * size and kind are the leader's access's for the group, as in call().)
+ */
+static bool inline_step(struct world *w, uint32_t warp, uint32_t mask,
+			unsigned *seed)
+{
+	uint32_t lead = (uint32_t)__builtin_ctz(mask);
+	uint64_t lst = w->st[warp][lead], h[2];
+	const struct access *la = &w->acc[warp][lead][w->next[warp][lead]];
+	uint64_t base = la->addr;
+	bool next = lead + 1 < LANES && (mask >> (lead + 1) & 1);
+	int16_t stride = (int16_t)(next ?
+		w->acc[warp][lead + 1][w->next[warp][lead + 1]].addr - base :
+		(uint64_t)rand_r(seed));
+
+	if (!span_st_own(lst) || base >> SPAN_ADDR_BITS ||
+	    !span_fields_fit(la->kind, la->size, la->site))
+		return false;
+	for (uint32_t m = mask & (mask - 1); m; m &= m - 1) {
+		uint32_t i = (uint32_t)__builtin_ctz(m);
+		uint64_t st = w->st[warp][i];
+
+		if ((uint32_t)st != (uint32_t)lst ||
+		    w->acc[warp][i][w->next[warp][i]].addr - base !=
+			    (uint64_t)((int64_t)(i - lead) * stride))
+			return false;
+	}
+	h[0] = span_word0(SPAN_AFFINE, 0, la->kind, la->size, la->site, mask);
+	h[1] = span_affine_w1(base, stride);
+	store(w, warp, slot_at(w, lst, span_st_used(lst)), h, 16);
+	lst += SPAN_USED_ONE;
+	if (span_st_used(lst) == span_st_slots(lst)) {
+		publish(w, warp, lst);
+		lst &= ~SPAN_OWN;
+		__atomic_fetch_add(&w->spans_filled_inline, 1, __ATOMIC_RELAXED);
+	}
+	w->st[warp][lead] = lst;
+	__atomic_fetch_add(&w->calls, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&w->inline_steps, 1, __ATOMIC_RELAXED);
+	for (uint32_t m = mask; m; m &= m - 1) {
+		uint32_t i = (uint32_t)__builtin_ctz(m);
+		struct access *x = &w->acc[warp][i][w->next[warp][i]++];
+
+		x->site = la->site;
+		x->size = la->size;
+		x->kind = la->kind;
+		set_state(x, 1);
+	}
+	return true;
+}
+
 /* Lane @lane of @warp ends: its exit probe flushes (unless it traps). */
 static void lane_exit(struct world *w, uint32_t warp, uint32_t lane)
 {
@@ -353,13 +414,20 @@ static int check_span(void *user, const void *data, size_t size)
 /* Lane accesses: affine in a converged warp, some far, some odd sizes. */
 static void plan(struct world *w)
 {
+	bool odd[WARPS][MAX_ACC];
+
+	/* Trace mode: a warp's k-th accesses are all regular (affine when
+	 * the lanes are in step) but for one in 8. */
+	for (uint32_t b = 0; b < WARPS; b++)
+		for (uint32_t k = 0; k < MAX_ACC; k++)
+			odd[b][k] = !w->site_mode || rnd(w, 8) == 0;
 	for (uint32_t b = 0; b < WARPS; b++) {
 		w->traps[b] = rnd(w, 4) == 0;
 		for (uint32_t i = 0; i < LANES; i++) {
 			w->n_acc[b][i] = rnd(w, 3) ? MAX_ACC : 1 + rnd(w, MAX_ACC);
 			for (uint32_t k = 0; k < MAX_ACC; k++) {
 				struct access *x = &w->acc[b][i][k];
-				uint32_t shape = rnd(w, 16);
+				uint32_t shape = odd[b][k] ? rnd(w, 16) : 15;
 
 				x->addr = 0x700000000000ull + ((uint64_t)k << 20) +
 					  (b * LANES + i) * 4u;
@@ -375,9 +443,10 @@ static void plan(struct world *w)
 	}
 }
 
-/* A world on a ring of @cap bytes, lossless with a wait of @wait_ns if not 0. */
+/* A world on a ring of @cap bytes, lossless with a wait of @wait_ns if not
+ * 0, its warps in the splicer's trace mode if @site_mode. */
 static struct world *world_new(unsigned seed, uint64_t cap, bool threaded,
-			       uint64_t wait_ns)
+			       uint64_t wait_ns, bool site_mode)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	struct map_spec spec = { .name = "span", .type = EGPU_MAP_RINGBUF,
@@ -387,6 +456,7 @@ static struct world *world_new(unsigned seed, uint64_t cap, bool threaded,
 	ck_assert_ptr_nonnull(w);
 	w->seed = seed;
 	w->threaded = threaded;
+	w->site_mode = site_mode; /* before plan() */
 	ck_assert_int_eq(ring_new_for_map(&spec, &w->r), 0);
 	if (wait_ns)
 		ck_assert_int_eq(ring_set_wait(w->r, wait_ns), 0);
@@ -396,13 +466,36 @@ static struct world *world_new(unsigned seed, uint64_t cap, bool threaded,
 	return w;
 }
 
+/* In trace mode, the lanes of @m at the same access as a random one of
+ * them: the lanes at one instruction; else @m. */
+static uint32_t in_step(struct world *w, uint32_t b, uint32_t m,
+			unsigned *seed)
+{
+	uint32_t pick = (uint32_t)rand_r(seed) % (uint32_t)__builtin_popcount(m);
+	uint32_t lane = 0, same = 0;
+
+	if (!w->site_mode)
+		return m;
+	for (uint32_t k = m; k; k &= k - 1, pick--)
+		if (!pick)
+			lane = (uint32_t)__builtin_ctz(k);
+	for (uint32_t k = m; k; k &= k - 1) {
+		uint32_t i = (uint32_t)__builtin_ctz(k);
+
+		same |= w->next[b][i] == w->next[b][lane] ? 1u << i : 0;
+	}
+	return same;
+}
+
 /* A call of @warp's live lanes (converged or a subset), then their exits. */
 static void warp_step(struct world *w, uint32_t b, unsigned *seed)
 {
-	uint32_t m = live_lanes(w, b);
-	uint32_t sub = m & ((uint32_t)rand_r(seed) << 1 ^ (uint32_t)rand_r(seed));
+	uint32_t m = live_lanes(w, b), g = in_step(w, b, m, seed);
+	uint32_t sub = g & ((uint32_t)rand_r(seed) << 1 ^ (uint32_t)rand_r(seed));
+	uint32_t group = rand_r(seed) % 2 && sub ? sub : g;
 
-	call(w, b, rand_r(seed) % 2 && sub ? sub : m);
+	if (!w->site_mode || !inline_step(w, b, group, seed))
+		call(w, b, group);
 	for (uint32_t i = 0; i < LANES; i++)
 		if ((m >> i & 1) && !(live_lanes(w, b) >> i & 1))
 			lane_exit(w, b, i);
@@ -430,10 +523,15 @@ static void finish(struct world *w, unsigned seed)
 				made++;
 			}
 	if (getenv("SPAN_STATS"))
-		fprintf(stderr, "seed %u: calls %llu dropped %llu delivered %llu of %llu\n",
+		fprintf(stderr, "seed %u: calls %llu (inline %llu, filling %llu) dropped %llu delivered %llu of %llu\n",
 			seed, (unsigned long long)w->calls,
+			(unsigned long long)w->inline_steps,
+			(unsigned long long)w->spans_filled_inline,
 			(unsigned long long)w->dropped_calls,
 			(unsigned long long)w->delivered, (unsigned long long)made);
+	/* Trace mode: the inline step taken (never in a lossless ring) */
+	if (w->site_mode && !(w->v.flags & RING_LOSSLESS))
+		ck_assert_uint_gt(w->inline_steps, 0);
 	ck_assert_uint_eq(ring_drops(w->r), w->dropped_calls);
 	ck_assert_uint_le(w->delivered, made);
 	ck_assert(!ring_ready(w->r));
@@ -443,9 +541,9 @@ static void finish(struct world *w, unsigned seed)
 }
 
 /* One thread: the adversary picks every step. */
-static void play(unsigned seed, uint64_t cap, uint64_t wait_ns)
+static void play(unsigned seed, uint64_t cap, uint64_t wait_ns, bool site_mode)
 {
-	struct world *w = world_new(seed, cap, false, wait_ns);
+	struct world *w = world_new(seed, cap, false, wait_ns, site_mode);
 	uint32_t live;
 
 	do {
@@ -503,9 +601,9 @@ static uint64_t now_ns(void)
  * ended. The producers' time in ns.
  */
 static uint64_t play_threaded(unsigned seed, uint64_t cap, uint64_t wait_ns,
-			      enum pace pace, struct world **keep)
+			      enum pace pace, bool site_mode, struct world **keep)
 {
-	struct world *w = world_new(seed, cap, true, wait_ns);
+	struct world *w = world_new(seed, cap, true, wait_ns, site_mode);
 	struct warp_job j[WARPS];
 	pthread_t t[WARPS];
 	uint64_t t0 = now_ns();
@@ -537,14 +635,14 @@ static uint64_t play_threaded(unsigned seed, uint64_t cap, uint64_t wait_ns,
 /* A ring that holds everything: nothing dropped, all delivered. */
 START_TEST(every_access_once_in_order)
 {
-	play(1000 + (unsigned)_i, 1u << 20, 0);
+	play(1000 + (unsigned)_i, 1u << 20, 0, false);
 }
 END_TEST
 
 /* Small rings that wrap, skip their end and drop: exact accounting. */
 START_TEST(small_rings_wrap_and_drop)
 {
-	play(2000 + (unsigned)_i, 16384, 0);
+	play(2000 + (unsigned)_i, 16384, 0, false);
 }
 END_TEST
 
@@ -552,7 +650,7 @@ END_TEST
 START_TEST(warps_on_threads_against_the_consumer)
 {
 	play_threaded(3000 + (unsigned)_i, _i % 2 ? 16384 : 1u << 20, 0, EAGER,
-		      NULL);
+		      false, NULL);
 }
 END_TEST
 
@@ -564,7 +662,7 @@ END_TEST
  */
 START_TEST(lossless_waits_are_bounded_and_drops_exact)
 {
-	play(4000 + (unsigned)_i, 2048, 1000000);
+	play(4000 + (unsigned)_i, 2048, 1000000, false);
 }
 END_TEST
 
@@ -573,7 +671,7 @@ START_TEST(lossless_slow_consumer_loses_nothing)
 {
 	struct world *w;
 
-	play_threaded(5000 + (unsigned)_i, 16384, 10000000000ull, SLOW, &w);
+	play_threaded(5000 + (unsigned)_i, 16384, 10000000000ull, SLOW, false, &w);
 	ck_assert_uint_eq(w->dropped_calls, 0);
 	ck_assert_uint_eq(ring_drops(w->r), 0);
 	finish(w, 5000 + (unsigned)_i);
@@ -588,12 +686,39 @@ START_TEST(lossless_stopped_consumer_costs_one_wait)
 {
 	struct world *w;
 	uint64_t ns = play_threaded(6000 + (unsigned)_i, 16384, 50000000,
-				    STOPPED, &w);
+				    STOPPED, false, &w);
 
 	ck_assert_uint_gt(w->dropped_calls, 0);
 	ck_assert_uint_ge(ns, 50000000);
 	ck_assert_msg(ns < 2000000000ull, "the warps took %llu ms", (unsigned long long)(ns / 1000000));
 	finish(w, 6000 + (unsigned)_i);
+}
+END_TEST
+
+/*
+ * The splicer's trace mode: the inline step where its vote lets it, the
+ * runtime's call otherwise; the same adversary and checks, in a ring
+ * that holds everything, in small rings that wrap and drop, lossless,
+ * and with warps on threads.
+ */
+START_TEST(trace_mode_against_the_adversary)
+{
+	unsigned seed = 7000 + (unsigned)_i;
+
+	switch (_i % 4) {
+	case 0:
+		play(seed, 1u << 20, 0, true);
+		break;
+	case 1:
+		play(seed, 16384, 0, true);
+		break;
+	case 2:
+		play(seed, 2048, 1000000, true);
+		break;
+	default:
+		play_threaded(seed, _i % 8 == 3 ? 16384 : 1u << 20, 0, EAGER,
+			      true, NULL);
+	}
 }
 END_TEST
 
@@ -609,6 +734,7 @@ int main(void)
 	tcase_add_loop_test(tc, lossless_waits_are_bounded_and_drops_exact, 0, 8);
 	tcase_add_loop_test(tc, lossless_slow_consumer_loses_nothing, 0, 4);
 	tcase_add_loop_test(tc, lossless_stopped_consumer_costs_one_wait, 0, 4);
+	tcase_add_loop_test(tc, trace_mode_against_the_adversary, 0, 24);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }

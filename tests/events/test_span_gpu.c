@@ -9,6 +9,9 @@
  * exit probe taken by egpu_ringbuf_reclaim; exact accounting in a ring
  * that drops. The trap case (CK_RUN_CASE=trap, its own ctest: a trap ends
  * the process's CUDA context) reclaims a host ring after the grid died.
+ * The same kernels through the splicer's trace mode (egpu_mem_trace_enable,
+ * no probe program: the records stored at the access), with the same
+ * checks (CK_RUN_CASE=trace, and trap_trace for its trap).
  */
 #include <check.h>
 #include <dlfcn.h>
@@ -216,8 +219,9 @@ static void launch_nonblocking(CUfunction f, uint32_t blocks, void **args)
 
 /*
  * Launch c->kernel (kernels.cu) of @threads threads on buffers of
- * @out_len floats with @progs attached, then drain @ring into @c, and
- * reclaim what is left open. The ring's drops.
+ * @out_len floats with @progs attached (none: the splicer's trace mode
+ * into @ring), then drain @ring into @c, and reclaim what is left open.
+ * The ring's drops.
  */
 static uint64_t span_run(const char *const *progs, size_t nprogs,
 			 const char *ring, uint32_t threads, size_t out_len,
@@ -240,6 +244,9 @@ static uint64_t span_run(const char *const *progs, size_t nprogs,
 	CUresult rc;
 
 	ck_assert_ptr_nonnull(rb);
+	if (!nprogs)
+		ck_assert_msg(!egpu_mem_trace_enable(ctx, egpu_obj_map(obj, ring),
+						     NULL), "%s", egpu_errmsg());
 	for (size_t i = 0; i < nprogs; i++) {
 		egpu_prog *p = egpu_obj_prog(obj, progs[i]);
 
@@ -286,7 +293,8 @@ static uint64_t span_run(const char *const *progs, size_t nprogs,
 	drops = egpu_ringbuf_drops(rb);
 	printf("%s, %s: %llu spans, %llu warp records (%llu affine), %llu lanes, "
 	       "%llu bytes: %.3f bytes per lane access, %llu dropped, launch %.3f s\n",
-	       c->kernel, progs[0], (unsigned long long)c->spans,
+	       c->kernel, nprogs ? progs[0] : "trace mode",
+	       (unsigned long long)c->spans,
 	       (unsigned long long)c->warp_recs, (unsigned long long)c->affine,
 	       (unsigned long long)c->lanes, (unsigned long long)c->bytes,
 	       c->lanes ? (double)c->bytes / (double)c->lanes : 0.0,
@@ -370,7 +378,8 @@ static uint32_t diverge_stores(uint32_t i)
  * lanes lead records of their own in spans of their own, and every store
  * arrives once, in each thread's order.
  */
-static void diverge_exact(const char *const *progs, const char *ring)
+static void diverge_exact(const char *const *progs, size_t nprogs,
+			  const char *ring)
 {
 	const uint32_t threads = 1u << 18;
 	struct span_check c = { .kernel = "diverge", .n = threads - 5 };
@@ -378,7 +387,7 @@ static void diverge_exact(const char *const *progs, const char *ring)
 
 	if (strcmp(ring, "strace"))
 		c.drain = WHILE_RUNNING;
-	ck_assert_uint_eq(span_run(progs, 2, ring, threads,
+	ck_assert_uint_eq(span_run(progs, nprogs, ring, threads,
 				   4 * (size_t)threads, LEGACY_STREAM, &c), 0);
 	ck_assert_uint_eq(c.bad, 0);
 	ck_assert_uint_eq(c.order, 0);
@@ -396,17 +405,16 @@ START_TEST(divergent_lanes_once_in_order)
 {
 	const char *const progs[] = { "span_mem", "span_exit" };
 
-	diverge_exact(progs, "strace");
+	diverge_exact(progs, 2, "strace");
 }
 END_TEST
 
 /* A ring of 64 KiB: what arrives is right, records + drops = accesses. */
-START_TEST(exact_when_dropping)
+static void gather_dropping(const char *const *progs, size_t nprogs)
 {
-	const char *const progs[] = { "tiny_mem", "tiny_exit" };
 	const uint32_t threads = 1u << 20;
 	struct span_check c = { .kernel = "gather", .n = threads - 7 };
-	uint64_t drops = span_run(progs, 2, "stiny", threads, threads,
+	uint64_t drops = span_run(progs, nprogs, "stiny", threads, threads,
 				  LEGACY_STREAM, &c);
 
 	/* c.order may count stores whose loads were dropped: not asserted. */
@@ -415,6 +423,13 @@ START_TEST(exact_when_dropping)
 	ck_assert_uint_gt(c.warp_recs, 0);
 	ck_assert_uint_eq(c.warp_recs + drops, 2ull * (threads / 32));
 	span_check_free(&c);
+}
+
+START_TEST(exact_when_dropping)
+{
+	const char *const progs[] = { "tiny_mem", "tiny_exit" };
+
+	gather_dropping(progs, 2);
 }
 END_TEST
 
@@ -451,7 +466,7 @@ START_TEST(lossless_divergent_lanes)
 {
 	const char *const progs[] = { "ll_mem", "ll_exit" };
 
-	diverge_exact(progs, "slossless");
+	diverge_exact(progs, 2, "slossless");
 }
 END_TEST
 
@@ -487,16 +502,60 @@ END_TEST
  * host ring is still reclaimed, without hanging, and what arrives is
  * right and unique.
  */
-START_TEST(trap_leaves_no_hole)
+static void trap_no_hole(const char *const *progs, size_t nprogs)
 {
-	const char *const progs[] = { "host_mem", "host_exit" };
 	const uint32_t threads = 1u << 18;
 	struct span_check c = { .kernel = "trap_after", .n = threads - 3 };
 
-	span_run(progs, 2, "shost", threads, threads, LEGACY_STREAM, &c);
+	span_run(progs, nprogs, "shost", threads, threads, LEGACY_STREAM, &c);
 	ck_assert_uint_eq(c.bad, 0);
 	ck_assert_uint_le(c.lanes, c.n);
 	span_check_free(&c);
+}
+
+START_TEST(trap_leaves_no_hole)
+{
+	const char *const progs[] = { "host_mem", "host_exit" };
+
+	trap_no_hole(progs, 2);
+}
+END_TEST
+
+/*
+ * The splicer's trace mode: the same kernels, the same checks, kept in
+ * GPU memory and lossless (drained while running).
+ */
+static const struct {
+	const char *kernel, *ring;
+	enum launch how;
+} trace_cases[] = {
+	{ "gather", "strace", LEGACY_STREAM },
+	{ "gather", "strace", GRAPH },
+	{ "diverge", "strace", LEGACY_STREAM },
+	{ "gather", "slossless", LEGACY_STREAM },
+	{ "gather", "slossless", NONBLOCKING_STREAM },
+	{ "gather", "slossless", GRAPH },
+	{ "diverge", "slossless", LEGACY_STREAM },
+};
+
+START_TEST(trace_mode_every_address_once_in_order)
+{
+	if (!strcmp(trace_cases[_i].kernel, "diverge"))
+		diverge_exact(NULL, 0, trace_cases[_i].ring);
+	else
+		gather_exact(NULL, 0, trace_cases[_i].ring, trace_cases[_i].how);
+}
+END_TEST
+
+START_TEST(trace_mode_exact_when_dropping)
+{
+	gather_dropping(NULL, 0);
+}
+END_TEST
+
+START_TEST(trace_mode_trap_leaves_no_hole)
+{
+	trap_no_hole(NULL, 0);
 }
 END_TEST
 
@@ -518,16 +577,25 @@ START_TEST(lossless_trap_leaves_no_hole)
 }
 END_TEST
 
+/* A case of @s with the fixture and @timeout_s. */
+static TCase *add_case(Suite *s, const char *name, int timeout_s)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, timeout_s);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
 int main(void)
 {
 	Suite *s;
-	TCase *tc, *trap;
+	TCase *tc;
 
 	tu_require_gpu();
 	s = suite_create("span_gpu");
-	tc = tcase_create("span");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 300);
+	tc = add_case(s, "span", 300);
 	tcase_add_test(tc, every_address_once_in_order_legacy_stream);
 	tcase_add_test(tc, every_address_once_in_order_cuda_graph);
 	tcase_add_test(tc, spans_never_flushed_are_reclaimed);
@@ -538,17 +606,15 @@ int main(void)
 	tcase_add_test(tc, lossless_every_address_nonblocking_stream);
 	tcase_add_test(tc, lossless_divergent_lanes);
 	tcase_add_test(tc, lossless_stopped_consumer_bounded);
-	suite_add_tcase(s, tc);
-	trap = tcase_create("trap");
-	tcase_add_checked_fixture(trap, setup, teardown);
-	tcase_set_timeout(trap, 120);
-	tcase_add_test(trap, trap_leaves_no_hole);
-	suite_add_tcase(s, trap);
-	trap = tcase_create("trap_lossless");
-	tcase_add_checked_fixture(trap, setup, teardown);
-	tcase_set_timeout(trap, 120);
-	tcase_add_test(trap, lossless_trap_leaves_no_hole);
-	suite_add_tcase(s, trap);
+	tcase_add_test(add_case(s, "trap", 120), trap_leaves_no_hole);
+	tc = add_case(s, "trace", 300);
+	tcase_add_loop_test(tc, trace_mode_every_address_once_in_order, 0,
+			    (int)(sizeof(trace_cases) / sizeof(trace_cases[0])));
+	tcase_add_test(tc, trace_mode_exact_when_dropping);
+	tcase_add_test(add_case(s, "trap_trace", 120),
+		       trace_mode_trap_leaves_no_hole);
+	tcase_add_test(add_case(s, "trap_lossless", 120),
+		       lossless_trap_leaves_no_hole);
 	/* A CUDA context does not survive fork(): run the tests in-process. */
 	return tu_run_suite(s, false);
 }

@@ -36,29 +36,6 @@ static egpu_ctx *mc_ctx(bool contain)
 	return ctx;
 }
 
-/* @ptx instrumented with memcheck, malloc'ed; the report in *rep. */
-static char *instrument(egpu_ctx *ctx, const char *ptx,
-			struct egpu_report *rep)
-{
-	char *out = NULL;
-	size_t len;
-
-	rep->sz = sizeof(*rep);
-	ck_assert_msg(!egpu_instrument_ptx(ctx, ptx, strlen(ptx), &out, &len, rep),
-		      "%s", egpu_errmsg());
-	return out;
-}
-
-static void assemble(const char *ptx, const char *what)
-{
-	char log[4096] = "";
-
-	if (!tu_have_ptxas())
-		return;
-	ck_assert_msg(tu_ptxas(ptx, strlen(ptx), "sm_90", true, log, sizeof(log)),
-		      "%s: ptxas: %s", what, log);
-}
-
 #define HEAD ".version 8.0\n.target sm_90\n.address_size 64\n\n"
 
 static const char kernels[] = HEAD
@@ -135,20 +112,14 @@ static bool has_line(const char *s, const char *head, const char *tail)
  * before @insn to @insn itself. */
 static char *site_before(const char *out, const char *insn)
 {
-	const char *at = strstr(out, insn), *b = NULL;
-
-	ck_assert_msg(at, "no '%s' in the output", insn);
-	for (const char *p = out; (p = strstr(p, "// begin egpu mem probes")) && p < at; p++)
-		b = p;
-	ck_assert_ptr_nonnull(b);
-	return strndup(b, (size_t)(at - b));
+	return tu_text_before(out, "// begin egpu mem probes", insn);
 }
 
 START_TEST(sites_by_space)
 {
 	egpu_ctx *ctx = mc_ctx(false);
 	struct egpu_report rep;
-	char *out = instrument(ctx, kernels, &rep), *s;
+	char *out = tu_instrument(ctx, kernels, &rep), *s;
 
 	/* every access but ld.param and ld.const: the predicated load, the
 	 * vector, the generic, shared, local, the store, the atomic; and
@@ -236,7 +207,7 @@ START_TEST(sites_by_space)
 	ck_assert_msg(strstr(s, "add.u64 \t%egpu_mc5, %egpu_mc3, %egpu_mc2;"), "%s", s);
 	free(s);
 	ck_assert_ptr_null(strstr(out, "$egpu_mcx_")); /* no containment */
-	assemble(out, "written kernels");
+	tu_assemble_sm90(out, "written kernels");
 	free(out);
 	egpu_ctx_free(ctx);
 }
@@ -246,7 +217,7 @@ START_TEST(contain)
 {
 	egpu_ctx *ctx = mc_ctx(true);
 	struct egpu_report rep;
-	char *out = instrument(ctx, kernels, &rep);
+	char *out = tu_instrument(ctx, kernels, &rep);
 	const char *ld = strstr(out, "ld.global.v4.f32 {%f2, %f3, %f4, %f5}, [%rd1+16];");
 	const char *st = strstr(out, "st.global.f32 [%rd1], %f1;");
 	const char *at = strstr(out, "atom.global.add.u32 %r4, [%rd1], 1;");
@@ -266,7 +237,7 @@ START_TEST(contain)
 	ck_assert_msg(!strncmp(strchr(st, '\n'), "\n$egpu_mcx_6:\n\t}", 15),
 		      "%.80s", st);
 	ck_assert_ptr_nonnull(strstr(out, "@%egpu_mcb bra \t$egpu_mcx_6;"));
-	assemble(out, "contained kernels");
+	tu_assemble_sm90(out, "contained kernels");
 	free(out);
 	egpu_ctx_free(ctx);
 }
@@ -283,13 +254,13 @@ START_TEST(beside_a_probe)
 	ck_assert_msg(obj, "%s: %s", MEM_OBJ, egpu_errmsg());
 	ck_assert_ptr_nonnull(egpu_attach_kernel(egpu_obj_prog(obj, "mem_count"),
 						 "k", EGPU_ATTACH_MEM, NULL));
-	out = instrument(ctx, kernels, &rep);
+	out = tu_instrument(ctx, kernels, &rep);
 	s = site_before(out, "ld.global.v4.f32");
 	ck_assert_ptr_nonnull(strstr(s, "// inlined "));
 	ck_assert_ptr_nonnull(strstr(s, "// egpu memcheck"));
 	ck_assert(strstr(s, "// inlined ") < strstr(s, "// egpu memcheck"));
 	free(s);
-	assemble(out, "kernels with a probe");
+	tu_assemble_sm90(out, "kernels with a probe");
 	free(out);
 	egpu_ctx_free(ctx);
 }
@@ -313,14 +284,10 @@ END_TEST
 static void save(const char *out, const char *name, int contain)
 {
 	char path[512];
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s.memcheck%s.ptx", EGPU_TEST_BUILD,
 		 name, contain ? ".contain" : "");
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(out, f);
-	fclose(f);
+	tu_save(out, path);
 }
 
 /* Every kernel of @name's PTX instrumented (with and without
@@ -335,7 +302,7 @@ static void whole_module(const char *name)
 	for (int contain = 0; contain < 2; contain++) {
 		egpu_ctx *ctx = mc_ctx(contain);
 		struct egpu_report rep;
-		char *out = instrument(ctx, ptx, &rep);
+		char *out = tu_instrument(ctx, ptx, &rep);
 
 		for (uint32_t k = 0; k < rep.kernel_cnt; k++)
 			ck_assert_msg(rep.kernels[k].mem_points > 0,
@@ -345,7 +312,7 @@ static void whole_module(const char *name)
 		       contain ? " (contain)" : "", rep.kernel_cnt,
 		       rep.mem_site_cnt, tu_count(ptx, "\n"),
 		       tu_count(out, "\n"));
-		assemble(out, path);
+		tu_assemble_sm90(out, path);
 		save(out, name, contain);
 		free(out);
 		egpu_ctx_free(ctx);

@@ -46,15 +46,15 @@ static size_t setup(struct ptx_text *mods, struct ptx_attach *reqs,
 	size_t n = 1;
 
 	mods[0] = (struct ptx_text){ "probe_ptx", probe_ptx, strlen(probe_ptx) };
-	reqs[0] = (struct ptx_attach){ "*", EGPU_ATTACH_ENTRY, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL };
-	reqs[1] = (struct ptx_attach){ "*", EGPU_ATTACH_EXIT, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL };
+	reqs[0] = (struct ptx_attach){ "*", EGPU_ATTACH_ENTRY, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL };
+	reqs[1] = (struct ptx_attach){ "*", EGPU_ATTACH_EXIT, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL };
 	*nreq = 2;
 	if (corpus.modules[0] && corpus.modules[1]) {
 		mods[1] = (struct ptx_text){ "llc_probe", corpus.modules[0],
 					     corpus.module_len[0] };
 		mods[2] = (struct ptx_text){ "runtime", corpus.modules[1],
 					     corpus.module_len[1] };
-		reqs[2] = (struct ptx_attach){ "*", EGPU_ATTACH_EXIT, "llc_probe", false, false, 0, 0, NULL, false, false, 0, 0, NULL };
+		reqs[2] = (struct ptx_attach){ "*", EGPU_ATTACH_EXIT, "llc_probe", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL };
 		*nreq = 3;
 		n = 3;
 	}

@@ -89,9 +89,9 @@ START_TEST(copies_per_site)
 	char *app = exits_sm90(), *body, *back;
 	struct ptx_text mod = { "probe_ptx", probe_ptx, strlen(probe_ptx) };
 	struct ptx_attach reqs[] = {
-		{ "k", EGPU_ATTACH_ENTRY, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL },
-		{ "k", EGPU_ATTACH_EXIT, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL },
-		{ "k", EGPU_ATTACH_EXIT, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL },
+		{ "k", EGPU_ATTACH_ENTRY, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
+		{ "k", EGPU_ATTACH_EXIT, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
+		{ "k", EGPU_ATTACH_EXIT, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
 	};
 	static const char *const sites[] = {
 		"e0_0", "x0_0", "x0_1", "x1_0", "x1_1", "x2_0", "x2_1",
@@ -197,8 +197,8 @@ START_TEST(stack_returns_and_uni)
 	char *app = exits_sm90(), *body;
 	struct ptx_text mod = { "q", stack_probe, strlen(stack_probe) };
 	struct ptx_attach reqs[] = {
-		{ "k", EGPU_ATTACH_ENTRY, "q", false, false, 0, 0, NULL, false, false, 0, 0, NULL },
-		{ "k", EGPU_ATTACH_EXIT, "q", false, false, 0, 0, NULL, false, false, 0, 0, NULL },
+		{ "k", EGPU_ATTACH_ENTRY, "q", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
+		{ "k", EGPU_ATTACH_EXIT, "q", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
 	};
 	struct ptx_report rep;
 	struct ptxas_usage use;
@@ -276,7 +276,7 @@ static char *ctx_case(const char *extra, bool no_ctx, struct ptx_report *rep)
 {
 	char *app = exits_sm90(), *text = ctx_probe(extra), *out, *body;
 	struct ptx_text mod = { "c", text, strlen(text) };
-	struct ptx_attach req = { "k", EGPU_ATTACH_EXIT, "c", no_ctx, false, 0, 0, NULL, false, false, 0, 0, NULL };
+	struct ptx_attach req = { "k", EGPU_ATTACH_EXIT, "c", no_ctx, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL };
 	size_t len;
 	int err;
 
@@ -378,7 +378,7 @@ START_TEST(copies_follow_link_renames)
 	struct ptx_text mods[] = {
 		{ "a", probe, strlen(probe) }, { "b", probe, strlen(probe) },
 	};
-	struct ptx_attach req = { "k", EGPU_ATTACH_EXIT, "p", false, false, 0, 0, NULL, false, false, 0, 0, NULL };
+	struct ptx_attach req = { "k", EGPU_ATTACH_EXIT, "p", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL };
 	size_t len;
 	int err;
 	char *out = instrument(app, strlen(app), &req, 1, mods, 2, NULL, &len,
@@ -434,7 +434,7 @@ START_TEST(uncopyable_bodies_are_called)
 {
 	char *text = uncopyable_module((size_t)_i), *out, tag[32];
 	struct ptx_text mod = { "p", text, strlen(text) };
-	struct ptx_attach req = { "open_end", EGPU_ATTACH_EXIT, "p", false, false, 0, 0, NULL, false, false, 0, 0, NULL };
+	struct ptx_attach req = { "open_end", EGPU_ATTACH_EXIT, "p", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL };
 	struct ptx_module *m;
 	struct inline_func *fn;
 	struct ptx_report rep;
@@ -468,8 +468,8 @@ START_TEST(no_inline_calls)
 	char *app = exits_sm90(), *body;
 	struct ptx_text mod = { "q", stack_probe, strlen(stack_probe) };
 	struct ptx_attach reqs[] = {
-		{ "k", EGPU_ATTACH_ENTRY, "q", false, true, 0, 0, NULL, false, false, 0, 0, NULL },
-		{ "k", EGPU_ATTACH_EXIT, "q", false, false, 0, 0, NULL, false, false, 0, 0, NULL },
+		{ "k", EGPU_ATTACH_ENTRY, "q", false, true, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
+		{ "k", EGPU_ATTACH_EXIT, "q", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
 	};
 	struct ptx_report rep;
 	size_t len;
@@ -496,8 +496,8 @@ static void fuzz_probe(const char *app, const char *probe, size_t len,
 {
 	struct ptx_text mod = { "p", probe, len };
 	struct ptx_attach reqs[] = {
-		{ "*", EGPU_ATTACH_ENTRY, func, false, false, 0, 0, NULL, false, false, 0, 0, NULL },
-		{ "*", EGPU_ATTACH_EXIT, func, false, false, 0, 0, NULL, false, false, 0, 0, NULL },
+		{ "*", EGPU_ATTACH_ENTRY, func, false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
+		{ "*", EGPU_ATTACH_EXIT, func, false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
 	};
 	struct ptx_module *m;
 	size_t out_len;

@@ -43,7 +43,7 @@ START_TEST(entry_and_exits)
 	char *probe = probe_module("7.0", "sm_80", "pa");
 	struct ptx_text mod = { "pa", probe, strlen(probe) };
 	struct ptx_attach reqs[] = {
-		{ "k", EGPU_ATTACH_ENTRY, "pa", false, true, 0, 0, NULL, false, false, 0, 0, NULL }, { "k", EGPU_ATTACH_EXIT, "pa", false, true, 0, 0, NULL, false, false, 0, 0, NULL },
+		{ "k", EGPU_ATTACH_ENTRY, "pa", false, true, 0, 0, NULL, false, false, 0, 0, NULL, NULL }, { "k", EGPU_ATTACH_EXIT, "pa", false, true, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
 	};
 	struct ptx_report rep;
 	unsigned entries, exits;
@@ -102,8 +102,8 @@ START_TEST(programs_in_attach_order)
 		{ "a", a, strlen(a) }, { "b", b, strlen(b) }, { "c", c, strlen(c) },
 	};
 	struct ptx_attach reqs[] = {
-		{ "k", EGPU_ATTACH_ENTRY, "pb", false, true, 0, 0, NULL, false, false, 0, 0, NULL }, { "k", EGPU_ATTACH_EXIT, "pc", false, true, 0, 0, NULL, false, false, 0, 0, NULL },
-		{ "k", EGPU_ATTACH_ENTRY, "pa", false, true, 0, 0, NULL, false, false, 0, 0, NULL }, { "k", EGPU_ATTACH_EXIT, "pa", false, true, 0, 0, NULL, false, false, 0, 0, NULL },
+		{ "k", EGPU_ATTACH_ENTRY, "pb", false, true, 0, 0, NULL, false, false, 0, 0, NULL, NULL }, { "k", EGPU_ATTACH_EXIT, "pc", false, true, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
+		{ "k", EGPU_ATTACH_ENTRY, "pa", false, true, 0, 0, NULL, false, false, 0, 0, NULL, NULL }, { "k", EGPU_ATTACH_EXIT, "pa", false, true, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
 	};
 	static const char app[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
 				  ".entry k()\n{\n\tret;\n}\n";
@@ -154,7 +154,7 @@ static unsigned selected(const char *pattern)
 {
 	char *probe = probe_module("8.0", "sm_90", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
-	struct ptx_attach req = { pattern, EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, false, 0, 0, NULL };
+	struct ptx_attach req = { pattern, EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL };
 	struct ptx_report rep;
 	unsigned bits = 0;
 	size_t len, i;
@@ -252,7 +252,7 @@ static int link_case(const char *app, const char *const *texts, size_t n,
 		     char **out)
 {
 	struct ptx_text mods[4];
-	struct ptx_attach req = { "*", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, false, 0, 0, NULL };
+	struct ptx_attach req = { "*", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL };
 	size_t i, len;
 	int err;
 
@@ -432,7 +432,7 @@ START_TEST(request_errors)
 		".func (.param .b64 r) p(.param .b64 c, .param .b64 n)\n{\n\tret;\n}\n";
 	char *probe = probe_module("7.8", "sm_90", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
-	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "q", false, false, 0, 0, NULL, false, false, 0, 0, NULL };
+	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "q", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL };
 	struct strbuf sb;
 
 	sb_init(&sb);
@@ -493,7 +493,7 @@ START_TEST(sm_70_needed_for_params)
 		".entry k(.param .u32 n)\n{\n\tret;\n}\n.entry j()\n{\n\tret;\n}\n";
 	char *probe = probe_module("7.0", "sm_60", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
-	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, false, 0, 0, NULL };
+	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL };
 	struct strbuf sb;
 
 	sb_init(&sb);
@@ -524,7 +524,7 @@ START_TEST(early_exit_and_barriers)
 	};
 	char *probe = probe_module("7.8", "sm_90", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
-	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, true, 0, 0, NULL };
+	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, true, 0, 0, NULL, NULL };
 	struct strbuf sb, app;
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -565,7 +565,7 @@ START_TEST(falling_off_the_end)
 	char *probe = probe_module("7.8", "sm_90", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
 	struct ptx_attach reqs[] = {
-		{ "*", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, false, 0, 0, NULL }, { "*", EGPU_ATTACH_EXIT, "p", false, false, 0, 0, NULL, false, false, 0, 0, NULL },
+		{ "*", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL }, { "*", EGPU_ATTACH_EXIT, "p", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
 	};
 	struct ptx_report rep;
 	size_t len;
@@ -598,7 +598,7 @@ START_TEST(names_avoid_application_names)
 		".entry k()\n{\n\t.reg .b64 %egpu_rd<2>;\n$egpu1_x:\n\tret;\n}\n";
 	char *probe = probe_module("7.8", "sm_90", "p");
 	struct ptx_text mod = { "p", probe, strlen(probe) };
-	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, false, 0, 0, NULL };
+	struct ptx_attach req = { "k", EGPU_ATTACH_ENTRY, "p", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL };
 	size_t len;
 	int err;
 	char *out = instrument(app, strlen(app), &req, 1, &mod, 1, NULL, &len, &err);

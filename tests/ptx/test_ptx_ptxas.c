@@ -43,9 +43,9 @@ START_TEST(corpus)
 		{ "probe_ptx", probe_ptx, strlen(probe_ptx) },
 	};
 	struct ptx_attach reqs[] = {
-		{ "*", EGPU_ATTACH_ENTRY, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL },
-		{ "*", EGPU_ATTACH_EXIT, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL },
-		{ "*", EGPU_ATTACH_EXIT, "llc_probe", false, false, 0, 0, NULL, false, false, 0, 0, NULL },
+		{ "*", EGPU_ATTACH_ENTRY, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
+		{ "*", EGPU_ATTACH_EXIT, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
+		{ "*", EGPU_ATTACH_EXIT, "llc_probe", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
 	};
 
 	ck_assert_uint_eq(n, PTX_CORPUS_COUNT);
@@ -81,9 +81,9 @@ START_TEST(hand_written)
 	char *probe80 = strdup(probe_ptx);
 	struct ptx_text mod = { "probe_ptx", probe80, strlen(probe_ptx) };
 	struct ptx_attach reqs[] = {
-		{ "*", EGPU_ATTACH_ENTRY, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL },
-		{ "*", EGPU_ATTACH_EXIT, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL },
-		{ "*", EGPU_ATTACH_EXIT, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL },
+		{ "*", EGPU_ATTACH_ENTRY, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
+		{ "*", EGPU_ATTACH_EXIT, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
+		{ "*", EGPU_ATTACH_EXIT, "probe_ptx", false, false, 0, 0, NULL, false, false, 0, 0, NULL, NULL },
 	};
 
 	memcpy(strstr(probe80, ".target sm_90"), ".target sm_80", 13);

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * egpu_mem_trace_enable(): the splicer's trace mode (docs/events.md, "The
+ * splicer's trace mode"). Instrumenting then adds one request that makes
+ * the splicer record each selected access in the ring's spans itself
+ * (ptx/trace_site.c), and links in the device runtime, whose span code
+ * (device/span_trace.cuh) takes what the inline code leaves to it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+#include "egpu/bpf_maps.h"
+#include "egpu/ctx.h"
+#include "maps/span_layout.h"
+
+struct mem_trace_state {
+	struct ptx_trace req;
+	struct egpu_map *ring;
+	char *kernel;
+	uint32_t mem_spaces;
+	uint32_t mem_kinds;
+};
+
+int egpu_mem_trace_enable(egpu_ctx *ctx, egpu_map *ring,
+			  const struct egpu_mem_trace_opts *opts)
+{
+	const char *kernel;
+	struct mem_trace_state *t;
+	char *k;
+
+	if (!ctx || !ring)
+		return err_set(EGPU_EINVAL, "egpu_mem_trace_enable: NULL argument");
+	if (OPTS_VALID(opts, egpu_mem_trace_opts, "egpu_mem_trace_enable"))
+		return EGPU_EINVAL;
+	if (!ring->ring || ring->obj->ctx != ctx)
+		return err_set(EGPU_EINVAL,
+			       "egpu_mem_trace_enable: map '%s' is not a ring map of this context",
+			       ring->spec->name);
+	kernel = OPTS_GET(opts, kernel, NULL);
+	k = strdup(kernel ? kernel : "*");
+	t = ctx->mem_trace ? ctx->mem_trace : calloc(1, sizeof(*t));
+	if (!k || !t) {
+		free(k);
+		if (t != ctx->mem_trace)
+			free(t);
+		return err_set(EGPU_ENOMEM, "egpu_mem_trace_enable: out of memory");
+	}
+	free(t->kernel);
+	*t = (struct mem_trace_state){
+		.ring = ring, .kernel = k,
+		.mem_spaces = OPTS_GET(opts, mem_spaces, 0) ?
+				      OPTS_GET(opts, mem_spaces, 0) :
+				      1u << EGPU_SPACE_GLOBAL,
+		.mem_kinds = OPTS_GET(opts, mem_kinds, 0),
+	};
+	t->req.max_registers = OPTS_GET(opts, max_registers, 0);
+	ctx->mem_trace = t;
+	return 0;
+}
+
+int mem_trace_request(struct egpu_ctx *ctx, struct ptx_attach *reqs,
+		      size_t *nreq, unsigned *needs)
+{
+	struct mem_trace_state *t = ctx->mem_trace;
+	int err;
+
+	if (!t)
+		return 0;
+	err = map_gpu_handle(t->ring, &t->req.ring);
+	if (err) {
+		err_prefix("egpu_mem_trace_enable's ring");
+		return err;
+	}
+	/* Moved to the GPU now: in GPU memory when the map asked for it. */
+	t->req.sys_fence = !(t->ring->spec->flags & EGPU_F_RING_DEVICE);
+	t->req.span_flags = RING_COMMIT | RING_SPAN;
+	t->req.hdr_size = RING_HDR_SIZE;
+	reqs[(*nreq)++] = (struct ptx_attach){
+		.kernel = t->kernel, .point = EGPU_ATTACH_MEM,
+		.trace = &t->req, .label = "mem trace",
+		.mem_spaces = t->mem_spaces, .mem_kinds = t->mem_kinds,
+	};
+	*needs |= JIT_NEED_RUNTIME;
+	return 0;
+}
+
+void mem_trace_free(struct egpu_ctx *ctx)
+{
+	if (ctx->mem_trace)
+		free(ctx->mem_trace->kernel);
+	free(ctx->mem_trace);
+	ctx->mem_trace = NULL;
+}

@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The splicer's trace mode (docs/events.md, "The splicer's trace mode"):
+ * every selected access a compact record in a span of one ring, as
+ * bpf_egpu_trace_span makes it, with the common case in the site's own
+ * code instead of a helper call. Emitted by memsite.c where a request asks
+ * for it, after the site's generic address is in %P_m0.
+ *
+ * A kernel keeps each lane's span in three registers the splicer owns
+ * (P: the prefix), set at its entry: %P_tst, the state of core/span_record.h (0: none);
+ * %P_tcur, where the next record of a span the lane owns goes; %P_tleft,
+ * the slots left in it (0: it owns none). At a site the warp's active
+ * lanes (the group) vote; the record is stored inline, by the leader (the
+ * lowest lane) with one 16-byte store, when
+ * - every lane's address is the leader's + (lane - leader) * stride, for
+ *   the 16-bit stride the next lane's offset gives, and the leader's
+ *   address fits 48 bits (an affine record);
+ * - the leader owns a span (one with no room left is published at once:
+ *   the record that fills it publishes it here, a fence and the header);
+ * - each other lane's state starts where the leader's span does (its
+ *   floor: per-thread order needs no other vote; nor does it own a span,
+ *   since two lanes never own one).
+ * The site's kind, size and number are the record's first word, a
+ * constant here. Anything else calls egpu_dev_trace_site (device/
+ * runtime.cu: bpf_egpu_trace_span's code, span_trace.cuh), which returns
+ * the three registers. Before every exit, and before calls when a .func
+ * traces too, a lane publishes the span it owns (egpu_dev_trace_span_flush).
+ * A .func has no kernel registers: its sites call egpu_dev_trace_alone,
+ * a span of one record published at once.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/span_record.h"
+#include "ptx/memplan.h"
+
+/*
+ * Append @fmt's text to @sb, each '~' in it the prefix and '_' (the
+ * names below: %~tw0 is %egpu_tw0); the arguments are numbers and names.
+ */
+static void put(struct strbuf *sb, const char *p, const char *fmt, ...)
+	EGPU_PRINTF(3, 4);
+
+static void put(struct strbuf *sb, const char *p, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(text)) { /* never: our templates */
+		sb->oom = 1;
+		return;
+	}
+	for (const char *t = text, *q; *t; t = q + 1) {
+		q = strchr(t, '~');
+		if (!q) {
+			sb_adds(sb, t);
+			return;
+		}
+		sb_addn(sb, t, (size_t)(q - t));
+		sb_printf(sb, "%s_", p);
+	}
+}
+
+/* Whether the site's record may be stored inline: the kernel's registers,
+ * a size known here, fields that fit the first word. */
+static bool inline_ok(const struct tr_site_code *c)
+{
+	const struct mem_op *op = &c->s->op;
+
+	return c->kernel && op->size_reg < 0 &&
+	       span_fields_fit(op->kind, op->size, c->number);
+}
+
+/* %~ta1 = the info word (a bulk copy's size from its register). */
+static void put_info(struct strbuf *sb, const struct tr_site_code *c)
+{
+	const struct mem_op *op = &c->s->op;
+	const char *p = c->prefix;
+
+	if (op->size_reg < 0) {
+		put(sb, p, "\tmov.u64 \t%%~ta1, %llu;\n", (unsigned long long)
+		    span_access_info(op->size, op->kind, c->number));
+		return;
+	}
+	put(sb, p, "\tcvt.u64.u32 \t%%~ta1, %.*s;\n"
+	    "\tor.b64 \t%%~ta1, %%~ta1, %llu;\n",
+	    (int)c->m->toks[op->size_reg].len,
+	    tok_text(c->m, (uint32_t)op->size_reg),
+	    (unsigned long long)span_access_info(0, op->kind, c->number));
+}
+
+/* The runtime's call: the site's record, the registers after it. */
+static void call_site(struct strbuf *sb, const struct tr_site_code *c)
+{
+	const char *p = c->prefix;
+
+	put(sb, p, "\t{\n\t.reg .b64 \t%%~ta<2>;\n\tmov.u64 \t%%~ta0, %llu;\n",
+	    (unsigned long long)c->tr->ring);
+	put_info(sb, c);
+	if (!c->kernel) {
+		put(sb, p, "\tcall \t%s, (%%~ta0, %%~m0, %%~ta1);\n\t}\n",
+		    TR_ALONE_FUNC);
+		return;
+	}
+	put(sb, p, "\t.param .align 8 .b8 \t%%~tret[24];\n"
+	    "\tcall \t(%%~tret), %s, (%%~ta0, %%~tst, %%~m0, %%~ta1);\n"
+	    "\tld.param.b64 \t%%~tst, [%%~tret];\n"
+	    "\tld.param.b64 \t%%~tcur, [%%~tret+8];\n"
+	    "\tld.param.b32 \t%%~tleft, [%%~tret+16];\n\t}\n", TR_SITE_FUNC);
+}
+
+/*
+ * The group, its leader and the affine test. %~tw0: the active lanes,
+ * %~tw1: the leader, %~tw2: this lane, {%~tw3, %~tw4}: the leader's
+ * address, %~tw5: the 16-bit stride (sign-extended), %~tp0: this lane's
+ * address is off the line.
+ */
+static void vote_affine(struct strbuf *sb, const char *p)
+{
+	put(sb, p, "\tactivemask.b32 \t%%~tw0;\n"
+	    "\tbrev.b32 \t%%~tw1, %%~tw0;\n"
+	    "\tbfind.shiftamt.u32 \t%%~tw1, %%~tw1;\n"
+	    "\tmov.u32 \t%%~tw2, %%laneid;\n"
+	    "\tmov.b64 \t{%%~tw3, %%~tw4}, %%~m0;\n"
+	    "\tshfl.sync.idx.b32 \t%%~tw3, %%~tw3, %%~tw1, 31, %%~tw0;\n"
+	    "\tshfl.sync.idx.b32 \t%%~tw4, %%~tw4, %%~tw1, 31, %%~tw0;\n");
+	/* Each lane's offset from the leader; the next lane's is the
+	 * stride (from an inactive lane anything: every lane checks it). */
+	put(sb, p, "\tmov.b64 \t%%~tx0, {%%~tw3, %%~tw4};\n"
+	    "\tsub.s64 \t%%~tx1, %%~m0, %%~tx0;\n"
+	    "\tcvt.u32.u64 \t%%~tw5, %%~tx1;\n"
+	    "\tadd.u32 \t%%~tw6, %%~tw1, 1;\n"
+	    "\tshfl.sync.idx.b32 \t%%~tw5, %%~tw5, %%~tw6, 31, %%~tw0;\n"
+	    "\tbfe.s32 \t%%~tw5, %%~tw5, 0, 16;\n"
+	    "\tsub.s32 \t%%~tw6, %%~tw2, %%~tw1;\n"
+	    "\tmul.wide.s32 \t%%~tx2, %%~tw6, %%~tw5;\n"
+	    "\tsetp.ne.s64 \t%%~tp0, %%~tx1, %%~tx2;\n");
+}
+
+/*
+ * %~tp0 |= this lane's reason for the runtime: the leader owns no span
+ * (one with no room is published) or its address needs more than 48
+ * bits; another lane's state starts elsewhere than the leader's span
+ * (its floor; one that starts there owns no span: two lanes never own
+ * one). Then the group's vote.
+ */
+static void vote_slow(struct strbuf *sb, const char *p)
+{
+	put(sb, p, "\tmov.b64 \t{%%~tw7, %%~tw8}, %%~tst;\n"
+	    "\tshfl.sync.idx.b32 \t%%~tw9, %%~tw7, %%~tw1, 31, %%~tw0;\n"
+	    "\tsetp.eq.u32 \t%%~tp1, %%~tw2, %%~tw1;\n"
+	    "\tsetp.eq.u32 \t%%~tp2, %%~tleft, 0;\n"
+	    "\tsetp.gt.or.u32 \t%%~tp2, %%~tw4, %u, %%~tp2;\n"
+	    "\tsetp.ne.u32 \t%%~tp3, %%~tw7, %%~tw9;\n"
+	    "\t@%%~tp1 mov.pred \t%%~tp3, %%~tp2;\n"
+	    "\tor.pred \t%%~tp0, %%~tp0, %%~tp3;\n"
+	    "\tvote.sync.any.pred \t%%~tp0, %%~tp0, %%~tw0;\n",
+	    (1u << (SPAN_ADDR_BITS - 32)) - 1);
+}
+
+/*
+ * The leader's record: word 0 the site's constant and the lanes, word 1
+ * the address's 48 bits and the stride's 16 (core/span_record.h); its
+ * span moves on one slot.
+ */
+static void store_record(struct strbuf *sb, const struct tr_site_code *c)
+{
+	uint32_t w0 = (uint32_t)span_word0(SPAN_AFFINE, 0, c->s->op.kind,
+					   c->s->op.size, c->number, 0);
+
+	put(sb, c->prefix, "\tmov.u32 \t%%~tw10, %u;\n"
+	    "\tmov.b64 \t%%~tx3, {%%~tw10, %%~tw0};\n"
+	    "\tprmt.b32 \t%%~tw11, %%~tw4, %%~tw5, 0x5410;\n"
+	    "\tmov.b64 \t%%~tx4, {%%~tw3, %%~tw11};\n"
+	    "\t@%%~tp1 st.global.v2.u64 \t[%%~tcur], {%%~tx3, %%~tx4};\n"
+	    "\t@%%~tp1 add.s64 \t%%~tcur, %%~tcur, %u;\n"
+	    "\t@%%~tp1 add.s32 \t%%~tleft, %%~tleft, -1;\n"
+	    "\t@%%~tp1 add.s64 \t%%~tst, %%~tst, %llu;\n",
+	    w0, SPAN_SLOT, (unsigned long long)SPAN_USED_ONE);
+}
+
+/*
+ * The leader's span full: published as span_publish does (a fence, then
+ * the header at its start, %~tcur less its slots), and no longer owned.
+ */
+static void publish_full(struct strbuf *sb, const struct tr_site_code *c)
+{
+	const struct ptx_trace *tr = c->tr;
+
+	put(sb, c->prefix, "\tsetp.eq.and.u32 \t%%~tp2, %%~tleft, 0, %%~tp1;\n"
+	    "\t@!%%~tp2 bra \t$~tdone_%u;\n"
+	    "\tfence.acq_rel.%s;\n"
+	    "\tmov.b64 \t{%%~tw7, %%~tw8}, %%~tst;\n"
+	    "\tbfe.u32 \t%%~tw7, %%~tw8, %u, %u;\n"
+	    "\tshl.b32 \t%%~tw7, %%~tw7, 4;\n"
+	    "\tcvt.u64.u32 \t%%~tx0, %%~tw7;\n"
+	    "\tsub.s64 \t%%~tx0, %%~tcur, %%~tx0;\n"
+	    "\tsub.u32 \t%%~tw7, %%~tw7, %u;\n"
+	    "\tmov.u32 \t%%~tw8, %u;\n"
+	    "\tmov.b64 \t%%~tx1, {%%~tw7, %%~tw8};\n"
+	    "\tst.volatile.global.u64 \t[%%~tx0], %%~tx1;\n"
+	    "\tand.b64 \t%%~tst, %%~tst, %llu;\n",
+	    c->site, tr->sys_fence ? "sys" : "gpu", SPAN_SLOTS_SHIFT - 32,
+	    SPAN_SLOTS_BITS, tr->hdr_size, tr->span_flags,
+	    (unsigned long long)~SPAN_OWN);
+}
+
+void tr_emit_site(struct strbuf *sb, const struct tr_site_code *c)
+{
+	const char *p = c->prefix;
+
+	sb_adds(sb, "\t// egpu trace\n");
+	if (!inline_ok(c)) {
+		call_site(sb, c);
+		return;
+	}
+	put(sb, p, "\t{\n\t.reg .b32 \t%%~tw<12>;\n\t.reg .b64 \t%%~tx<5>;\n"
+	    "\t.reg .pred \t%%~tp<4>;\n");
+	vote_affine(sb, p);
+	vote_slow(sb, p);
+	put(sb, p, "\t@%%~tp0 bra \t$~tslow_%u;\n", c->site);
+	store_record(sb, c);
+	publish_full(sb, c);
+	put(sb, p, "\tbra \t$~tdone_%u;\n$~tslow_%u:\n", c->site, c->site);
+	call_site(sb, c);
+	put(sb, p, "$~tdone_%u:\n\t}\n", c->site);
+}
+
+static void emit_entry(struct strbuf *sb, const char *p)
+{
+	put(sb, p, "// begin egpu trace\n"
+	    "\t.reg .b64 \t%%~tst, %%~tcur;\n\t.reg .b32 \t%%~tleft;\n"
+	    "\tmov.b64 \t%%~tst, 0;\n\tmov.b64 \t%%~tcur, 0;\n"
+	    "\tmov.u32 \t%%~tleft, 0;\n\t// end egpu trace\n\t");
+}
+
+/* The lane's span published; with @forget, none owned after (its
+ * state keeps it as the lane's floor). */
+static void emit_flush(struct strbuf *sb, const char *p,
+		       const struct ptx_trace *tr, bool forget)
+{
+	put(sb, p, "\t{\n\t.reg .pred \t%%~tq;\n\t.reg .b64 \t%%~ta<2>;\n"
+	    "\tsetp.ne.u32 \t%%~tq, %%~tleft, 0;\n"
+	    "\tmov.u64 \t%%~ta0, %llu;\n"
+	    "\t@%%~tq call \t(%%~ta1), %s, (%%~ta0, %%~tst);\n",
+	    (unsigned long long)tr->ring, TR_FLUSH_FUNC);
+	if (forget)
+		put(sb, p, "\tand.b64 \t%%~tst, %%~tst, %llu;\n"
+		    "\tmov.u32 \t%%~tleft, 0;\n", (unsigned long long)~SPAN_OWN);
+	sb_adds(sb, "\t}\n");
+}
+
+/* Before an exit: the flush, under the exit's own guard. */
+static int flush_at_exit(const struct ptx_module *m, const struct ptx_stmt *st,
+			 const char *p, const struct ptx_trace *tr,
+			 uint32_t item, uint32_t stmt, struct edits *e)
+{
+	struct strbuf *sb = edit_at(e, m->toks[st->first].off, 0);
+
+	if (!sb)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
+	sb_adds(sb, "// begin egpu trace exit\n");
+	if (st->kind == ST_INSN && st->pred >= 0)
+		put(sb, p, "\t@%s%.*s bra \t$~tx_%u_%u;\n",
+		    st->pred_neg ? "" : "!", (int)m->toks[st->pred].len,
+		    tok_text(m, (uint32_t)st->pred), item, stmt);
+	emit_flush(sb, p, tr, false);
+	if (st->kind == ST_INSN && st->pred >= 0)
+		put(sb, p, "$~tx_%u_%u:\n", item, stmt);
+	sb_adds(sb, "\t// end egpu trace exit\n\t");
+	return 0;
+}
+
+/*
+ * Where a flush before the call at statement @j goes: before the call
+ * sequence's { when only its declarations and .param stores come between
+ * (nothing there may trace), else before the call itself.
+ */
+static const struct ptx_stmt *call_start(const struct ptx_module *m,
+					 const struct ptx_func *f, uint32_t j)
+{
+	for (uint32_t i = j; i-- > 0;) {
+		const struct ptx_stmt *st = &f->stmts[i];
+
+		if (st->kind == ST_OPEN)
+			return st;
+		if (st->kind == ST_DECL) /* .param, nvcc's temp_param_reg */
+			continue;
+		if (st->kind == ST_INSN && st->pred < 0 &&
+		    tok_is(m, st->op, "st") && tok_is(m, st->op + 1, ".param"))
+			continue;
+		break;
+	}
+	return &f->stmts[j];
+}
+
+static int flush_before_call(const struct ptx_module *m,
+			     const struct ptx_func *f, uint32_t j,
+			     const char *p, const struct ptx_trace *tr,
+			     struct edits *e)
+{
+	struct strbuf *sb = edit_at(e, m->toks[call_start(m, f, j)->first].off, 0);
+
+	if (!sb)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
+	sb_adds(sb, "// begin egpu trace call\n");
+	emit_flush(sb, p, tr, true);
+	sb_adds(sb, "\t// end egpu trace call\n\t");
+	return 0;
+}
+
+/*
+ * .maxnreg @n before the kernel's body, unless a directive between its
+ * parameters and body sets a limit already.
+ */
+static int cap_registers(const struct ptx_module *m, const struct ptx_func *f,
+			 uint32_t n, struct edits *e)
+{
+	struct strbuf *sb;
+	uint32_t t = f->body;
+
+	while (t-- > 0 && !tok_is(m, t, ")"))
+		if (tok_is(m, t, ".maxnreg"))
+			return 0;
+	sb = edit_at(e, m->toks[f->body].off, 0);
+	if (!sb)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
+	sb_printf(sb, ".maxnreg %u // egpu trace\n", n);
+	return 0;
+}
+
+int tr_emit_kernel(const struct ptx_module *m, uint32_t item,
+		   const char *prefix, const struct ptx_trace *tr, bool calls,
+		   struct edits *e)
+{
+	const struct ptx_func *f = m->items[item].func;
+	struct strbuf *sb = edit_at(e, m->toks[func_entry_stmt(m, f)->first].off, 0);
+	int err = 0;
+
+	if (!sb)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
+	emit_entry(sb, prefix);
+	if (tr->max_registers)
+		err = cap_registers(m, f, tr->max_registers, e);
+	for (uint32_t i = 0; i < f->nstmts && !err; i++) {
+		const struct ptx_stmt *st = &f->stmts[i];
+
+		if (stmt_is_exit(m, st))
+			err = flush_at_exit(m, st, prefix, tr, item, i, e);
+		else if (calls && st->kind == ST_INSN && tok_is(m, st->op, "call"))
+			err = flush_before_call(m, f, i, prefix, tr, e);
+	}
+	if (!err && func_falls_off_end(m, f))
+		err = flush_at_exit(m, &f->stmts[f->nstmts - 1], prefix, tr,
+				    item, f->nstmts - 1, e);
+	return err;
+}

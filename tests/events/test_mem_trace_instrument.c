@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The splicer's trace mode in instrumented PTX (egpu_mem_trace_enable;
+ * no GPU: an offline context): every global site gets the inline record
+ * with the site's first word as a constant (core/span_record.h) and the
+ * runtime's call for the rest, the lanes' span registers set once at the
+ * kernel's entry and flushed before every exit (a guarded exit under its
+ * own guard), a .func's site a span of its own with the kernel's span
+ * flushed before the call, a bulk copy's site through the runtime only,
+ * a register cap on the kernels that set none;
+ * the events and benchmark kernels accepted by ptxas for sm_90 and saved
+ * as *.trace.ptx for ptxas -v (docs/events.md has the numbers); bad
+ * arguments refused.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/span_record.h"
+#include "egpu.h"
+#include "egpu/ctx.h"
+#include "test_util.h"
+
+#define SPAN_OBJ EGPU_TEST_BUILD "/span.bpf.o"
+
+static egpu_ctx *ctx;
+static egpu_obj *obj;
+
+static void setup(void)
+{
+	EGPU_OPTS(egpu_ctx_opts, co, .offline = true, .sm = "sm_90");
+
+	ctx = egpu_ctx_new(&co);
+	ck_assert_ptr_nonnull(ctx);
+	obj = egpu_load(ctx, SPAN_OBJ, NULL);
+	ck_assert_msg(obj, "%s: %s", SPAN_OBJ, egpu_errmsg());
+	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "strace"),
+					       NULL), 0);
+}
+
+static void teardown(void)
+{
+	egpu_ctx_free(ctx);
+}
+
+static char *instrument(const char *ptx, struct egpu_report *rep)
+{
+	return tu_instrument(ctx, ptx, rep);
+}
+
+/* @ptx instrumented with the trace mode enabled again with @o. */
+static char *traced(const struct egpu_mem_trace_opts *o, const char *ptx,
+		    struct egpu_report *rep)
+{
+	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "strace"),
+					       o), 0);
+	return instrument(ptx, rep);
+}
+
+/* The code before @insn, from the "// egpu trace" before it. */
+static char *site_before(const char *out, const char *insn)
+{
+	return tu_text_before(out, "// egpu trace\n", insn);
+}
+
+#define HEAD ".version 8.0\n.target sm_90\n.address_size 64\n\n"
+
+static const char kernels[] = HEAD
+	".func (.param .b32 r) f(.param .b64 p)\n{\n"
+	"\t.reg .b64 %rd<3>;\n\t.reg .b32 %r<3>;\n"
+	"\tld.param.u64 %rd1, [p];\n"
+	"\tld.global.u32 %r1, [%rd1];\n"
+	"\tst.param.b32 [r], %r1;\n\tret;\n}\n"
+	".visible .entry k(.param .u64 k_p, .param .u32 k_n)\n{\n"
+	"\t.reg .pred %p<2>;\n\t.reg .b32 %r<8>;\n\t.reg .f32 %f<6>;\n"
+	"\t.reg .b64 %rd<8>;\n"
+	"\tld.param.u64 %rd1, [k_p];\n"
+	"\tld.param.u32 %r1, [k_n];\n"
+	"\tsetp.lt.u32 %p1, %r1, 10;\n"
+	"\tld.global.v4.f32 {%f2, %f3, %f4, %f5}, [%rd1+16];\n"
+	"\t@%p1 ret;\n"
+	"\tst.shared.u32 [%r1], %r1;\n"
+	"\tcp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], %r1;\n"
+	"\t{\n\t.reg .b32 temp_param_reg;\n\t.param .b64 a;\n\t.param .b32 b;\n"
+	"\tst.param.b64 [a], %rd1;\n"
+	"\tcall.uni (b), f, (a);\n"
+	"\tld.param.b32 %r5, [b];\n\t}\n"
+	"\tst.global.f32 [%rd1], %f2;\n"
+	"\tret;\n}\n";
+
+START_TEST(written_kernels)
+{
+	EGPU_OPTS(egpu_mem_trace_opts, o, .mem_spaces = 1u << EGPU_SPACE_GLOBAL |
+						       1u << EGPU_SPACE_SHARED);
+	struct egpu_report rep;
+	const char *call;
+	char *out, *s;
+
+	out = traced(&o, kernels, &rep);
+	call = strstr(out, "// begin egpu trace call");
+	/* global and shared accesses: f's load, the vector, the shared
+	 * store, the bulk copy (from shared), the store */
+	ck_assert_uint_eq(rep.mem_site_cnt, 5);
+	ck_assert_int_eq(tu_count(out, "// egpu trace\n"), 5);
+	/* the lanes' registers once, at k's entry; none in f */
+	ck_assert_int_eq(tu_count(out, ".reg .b64 \t%egpu_tst, %egpu_tcur;"), 1);
+	ck_assert_ptr_nonnull(strstr(out, "// begin egpu trace\n\t.reg"));
+	/* f: a span of its own, no kernel registers */
+	s = site_before(out, "ld.global.u32 %r1, [%rd1];");
+	ck_assert_ptr_nonnull(strstr(s, "call \tegpu_dev_trace_alone, ("));
+	ck_assert_ptr_null(strstr(s, "%egpu_tst"));
+	free(s);
+	/* the vector: 16 bytes, a load, site 1 (the module's numbers from
+	 * 0 offline): the first word's constant; inline, else the call */
+	s = site_before(out, "ld.global.v4.f32");
+	ck_assert(rep.mem_sites[1].size == 16 && rep.mem_sites[1].kind == EGPU_MEM_LOAD);
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "mov.u32 \t%%egpu_tw10, %u;",
+			 (uint32_t)span_word0(SPAN_AFFINE, 0, EGPU_MEM_LOAD, 16,
+					      rep.mem_sites[1].site, 0));
+		ck_assert_msg(strstr(s, want), "no '%s' in %s", want, s);
+	}
+	ck_assert_ptr_nonnull(strstr(s, "vote.sync.any.pred"));
+	ck_assert_ptr_nonnull(strstr(s, "@%egpu_tp1 st.global.v2.u64 \t[%egpu_tcur], {%egpu_tx3, %egpu_tx4};"));
+	ck_assert_ptr_nonnull(strstr(s, "), egpu_dev_trace_site, ("));
+	free(s);
+	/* the bulk copy: its size from a register, so the runtime's call */
+	s = site_before(out, "cp.async.bulk");
+	ck_assert_ptr_null(strstr(s, "st.global.v2.u64"));
+	ck_assert_ptr_nonnull(strstr(s, "cvt.u64.u32 \t%egpu_ta1, %r1;"));
+	ck_assert_ptr_nonnull(strstr(s, "), egpu_dev_trace_site, ("));
+	free(s);
+	/* both exits flush; the guarded one under its guard */
+	ck_assert_int_eq(tu_count(out, "// begin egpu trace exit"), 2);
+	ck_assert_ptr_nonnull(strstr(out, "@!%p1 bra \t$egpu_tx_"));
+	ck_assert_int_eq(tu_count(out, "), egpu_dev_trace_span_flush, ("), 3);
+	/* f traces: the call's span flushed and let go before its sequence */
+	ck_assert_ptr_nonnull(call);
+	ck_assert_msg(!strncmp(strstr(call, "// end egpu trace call"),
+			       "// end egpu trace call\n\t{\n\t.reg .b32 temp_param_reg;", 49),
+		      "%s", call);
+	ck_assert_ptr_nonnull(strstr(call, "mov.u32 \t%egpu_tleft, 0;"));
+	tu_assemble_sm90(out, "written kernels");
+	free(out);
+}
+END_TEST
+
+/* No .func traces: no flush before calls. */
+START_TEST(no_flush_before_calls_without_traced_funcs)
+{
+	EGPU_OPTS(egpu_mem_trace_opts, o, .kernel = "k");
+	struct egpu_report rep;
+	char *out;
+
+	/* f's load is global: limit the trace to stores (global: one) */
+	o.mem_kinds = 1u << EGPU_MEM_STORE;
+	out = traced(&o, kernels, &rep);
+	ck_assert_int_eq(tu_count(out, "// egpu trace\n"), 1);
+	ck_assert_ptr_null(strstr(out, "// begin egpu trace call"));
+	ck_assert_ptr_null(strstr(out, "egpu_dev_trace_alone, ("));
+	tu_assemble_sm90(out, "stores of k");
+	free(out);
+}
+END_TEST
+
+/* max_registers: .maxnreg on each traced kernel without a limit. */
+START_TEST(register_cap)
+{
+	static const char two[] = HEAD
+		".visible .entry a(.param .u64 a_p)\n{\n\t.reg .b64 %rd<3>;\n"
+		"\tld.param.u64 %rd1, [a_p];\n\tst.global.u32 [%rd1], 1;\n\tret;\n}\n"
+		".visible .entry b(.param .u64 b_p)\n.maxnreg 64\n{\n\t.reg .b64 %rd<3>;\n"
+		"\tld.param.u64 %rd1, [b_p];\n\tst.global.u32 [%rd1], 1;\n\tret;\n}\n";
+	EGPU_OPTS(egpu_mem_trace_opts, o, .max_registers = 40);
+	struct egpu_report rep;
+	char *out;
+
+	out = traced(&o, two, &rep);
+	ck_assert_int_eq(tu_count(out, ".maxnreg"), 2);
+	ck_assert_ptr_nonnull(strstr(out, "a(.param .u64 a_p)\n.maxnreg 40 // egpu trace\n{"));
+	ck_assert_ptr_nonnull(strstr(out, ".maxnreg 64\n{"));
+	tu_assemble_sm90(out, "capped kernels");
+	free(out);
+}
+END_TEST
+
+/* Every kernel of @name's PTX traced, each exit flushing, ptxas happy. */
+static void whole_module(const char *name)
+{
+	char path[512];
+	struct egpu_report rep;
+	char *ptx, *out;
+
+	snprintf(path, sizeof(path), "%s/%s.ptx", EGPU_TEST_BUILD, name);
+	ptx = tu_read_file(path, NULL);
+	out = instrument(ptx, &rep);
+	ck_assert_uint_gt(rep.mem_site_cnt, 0);
+	ck_assert_int_eq(tu_count(out, "// egpu trace\n"), (int)rep.mem_site_cnt);
+	ck_assert_int_ge(tu_count(out, "// begin egpu trace exit"),
+			 (int)rep.kernel_cnt);
+	printf("%s: %u kernels, %u traced sites, PTX %d -> %d lines\n", path,
+	       rep.kernel_cnt, rep.mem_site_cnt, tu_count(ptx, "\n"),
+	       tu_count(out, "\n"));
+	tu_assemble_sm90(out, path);
+	/* for ptxas -v by hand: docs/events.md */
+	snprintf(path, sizeof(path), "%s/%s.trace.ptx", EGPU_TEST_BUILD, name);
+	tu_save(out, path);
+	free(out);
+	free(ptx);
+}
+
+START_TEST(events_kernels)
+{
+	whole_module("kernels");
+}
+END_TEST
+
+START_TEST(bench_kernels)
+{
+	whole_module("workloads");
+}
+END_TEST
+
+START_TEST(bad_arguments)
+{
+	EGPU_OPTS(egpu_ctx_opts, co, .offline = true);
+	struct {
+		struct egpu_mem_trace_opts o;
+		uint64_t newer; /* a field this build does not know */
+	} big = { { .sz = sizeof(big) }, 1 };
+	egpu_ctx *other = egpu_ctx_new(&co);
+
+	ck_assert_int_eq(egpu_mem_trace_enable(NULL, egpu_obj_map(obj, "strace"),
+					       NULL), EGPU_EINVAL);
+	ck_assert_int_eq(egpu_mem_trace_enable(ctx, NULL, NULL), EGPU_EINVAL);
+	/* a thread-local map is no ring */
+	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "span"),
+					       NULL), EGPU_EINVAL);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "'span' is not a ring map"));
+	/* another context's ring */
+	ck_assert_ptr_nonnull(other);
+	ck_assert_int_eq(egpu_mem_trace_enable(other, egpu_obj_map(obj, "strace"),
+					       NULL), EGPU_EINVAL);
+	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "strace"),
+					       &big.o), EGPU_EINVAL);
+	egpu_ctx_free(other);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("mem_trace_instrument");
+	TCase *tc = tcase_create("trace");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, written_kernels);
+	tcase_add_test(tc, no_flush_before_calls_without_traced_funcs);
+	tcase_add_test(tc, register_cap);
+	tcase_add_test(tc, events_kernels);
+	tcase_add_test(tc, bench_kernels);
+	tcase_add_test(tc, bad_arguments);
+	suite_add_tcase(s, tc);
+	return tu_run_suite(s, true) ? 1 : 0;
+}
