@@ -678,15 +678,48 @@ static int run_values(struct app *app, const struct arrays *arr, bool check)
 	return check ? check_values(arr, &v, drops) : 0;
 }
 
+/* The sites' instructions as the counting pass numbered them. */
+struct site_names {
+	char text[MT_MAX_SITES][128];
+	uint32_t cnt;
+};
+
+static void name_sites(const struct app *app, struct site_names *n)
+{
+	n->cnt = site_cnt(app);
+	for (uint32_t s = 0; s < n->cnt; s++)
+		snprintf(n->text[s], sizeof(n->text[s]), "%s", site_text(app, s));
+}
+
+/*
+ * @counts (numbered as @n) by this pass's site numbers, into @out: the
+ * splicer's trace mode numbers only the sites it traces (global), the
+ * probes every site their sections select, so sites are matched by
+ * their instruction.
+ */
+static void renumber_counts(const struct app *app, const struct site_names *n,
+			    const struct site_count *counts,
+			    struct site_count *out)
+{
+	for (uint32_t s = 0; s < site_cnt(app); s++) {
+		out[s] = (struct site_count){ 0 };
+		for (uint32_t j = 0; j < n->cnt; j++)
+			if (!strcmp(n->text[j], site_text(app, s)))
+				out[s] = counts[j];
+	}
+}
+
 /* Counting, then tracing with each ring. */
 static int run_modes(struct app *app, const struct arrays *arr, bool check)
 {
-	static struct site_count counts[MT_MAX_SITES];
+	static struct site_count counts[MT_MAX_SITES], renumbered[MT_MAX_SITES];
+	static struct site_names names;
 	int rc;
 
 	printf("add_and_gather<<<%u, %u>>>: c = a + b, dst[i] = src[i * %d %% %d]\n",
 	       N / BLOCK, BLOCK, STRIDE, N);
 	rc = run_count(app, arr, check, counts);
+	name_sites(app, &names);
 	app_stop(app);
 	app_start(app, EXAMPLE_PROBE, EXAMPLE_PTX);
 	rc |= run_trace(app, arr, check, counts, "host", decode_mt, on_record);
@@ -704,7 +737,8 @@ static int run_modes(struct app *app, const struct arrays *arr, bool check)
 			"GPU (bpf_egpu_trace_span, spans)", NULL, on_span);
 	app_stop(app);
 	app_start_mem_trace(app, SPAN_PROBE, "events", EXAMPLE_PTX);
-	rc |= run_trace(app, arr, check, counts,
+	renumber_counts(app, &names, counts, renumbered);
+	rc |= run_trace(app, arr, check, renumbered,
 			"GPU (the splicer's trace mode, spans)", NULL, on_span);
 	return rc;
 }
