@@ -24,7 +24,8 @@
  * constant here. Anything else calls egpu_dev_trace_site (device/
  * runtime.cu: bpf_egpu_trace_span's code, span_trace.cuh), which returns
  * the three registers. Before every exit, and before calls when a .func
- * traces too, a lane publishes the span it owns (egpu_dev_trace_span_flush).
+ * traces too, a lane publishes the span it owns inline (a fence and the
+ * header, as when a record fills it).
  * A .func has no kernel registers: its sites call egpu_dev_trace_alone,
  * a span of one record published at once.
  */
@@ -185,28 +186,39 @@ static void store_record(struct strbuf *sb, const struct tr_site_code *c)
 }
 
 /*
- * The leader's span full: published as span_publish does (a fence, then
- * the header at its start, %~tcur less its slots), and no longer owned.
+ * The span the lane owns published as span_publish does, where @guard
+ * (a predicate's name after the prefix) holds: a fence, then the header
+ * {len, flags} at the span's start, %~tcur less the slots used (the state's,
+ * which %~tcur is always that far into its span), len from its slots.
  */
+static void publish_span(struct strbuf *sb, const char *p,
+			 const struct ptx_trace *tr, const char *guard)
+{
+	put(sb, p, "\t{\n\t.reg .b32 \t%%~pw<3>;\n\t.reg .b64 \t%%~px<2>;\n"
+	    "\t@%%~%s fence.acq_rel.%s;\n"
+	    "\tmov.b64 \t{%%~pw0, %%~pw1}, %%~tst;\n"
+	    "\tbfe.u32 \t%%~pw0, %%~pw1, %u, %u;\n"
+	    "\tbfe.u32 \t%%~pw2, %%~pw1, %u, %u;\n"
+	    "\tmul.wide.u32 \t%%~px0, %%~pw0, %u;\n"
+	    "\tsub.s64 \t%%~px0, %%~tcur, %%~px0;\n"
+	    "\tshl.b32 \t%%~pw2, %%~pw2, 4;\n"
+	    "\tsub.u32 \t%%~pw2, %%~pw2, %u;\n"
+	    "\tmov.u32 \t%%~pw1, %u;\n"
+	    "\tmov.b64 \t%%~px1, {%%~pw2, %%~pw1};\n"
+	    "\t@%%~%s st.volatile.global.u64 \t[%%~px0], %%~px1;\n\t}\n",
+	    guard, tr->sys_fence ? "sys" : "gpu",
+	    SPAN_USED_SHIFT - 32, SPAN_SLOTS_BITS,
+	    SPAN_SLOTS_SHIFT - 32, SPAN_SLOTS_BITS, SPAN_SLOT,
+	    tr->hdr_size, tr->span_flags, guard);
+}
+
+/* The leader's span full (by the record just stored): published, and
+ * no longer owned. */
 static void publish_full(struct strbuf *sb, const struct tr_site_code *c)
 {
-	const struct ptx_trace *tr = c->tr;
-
-	put(sb, c->prefix, "\tsetp.eq.and.u32 \t%%~tp2, %%~tleft, 0, %%~tp1;\n"
-	    "\t@!%%~tp2 bra \t$~tdone_%u;\n"
-	    "\tfence.acq_rel.%s;\n"
-	    "\tmov.b64 \t{%%~tw7, %%~tw8}, %%~tst;\n"
-	    "\tbfe.u32 \t%%~tw7, %%~tw8, %u, %u;\n"
-	    "\tshl.b32 \t%%~tw7, %%~tw7, 4;\n"
-	    "\tcvt.u64.u32 \t%%~tx0, %%~tw7;\n"
-	    "\tsub.s64 \t%%~tx0, %%~tcur, %%~tx0;\n"
-	    "\tsub.u32 \t%%~tw7, %%~tw7, %u;\n"
-	    "\tmov.u32 \t%%~tw8, %u;\n"
-	    "\tmov.b64 \t%%~tx1, {%%~tw7, %%~tw8};\n"
-	    "\tst.volatile.global.u64 \t[%%~tx0], %%~tx1;\n"
-	    "\tand.b64 \t%%~tst, %%~tst, %llu;\n",
-	    c->site, tr->sys_fence ? "sys" : "gpu", SPAN_SLOTS_SHIFT - 32,
-	    SPAN_SLOTS_BITS, tr->hdr_size, tr->span_flags,
+	put(sb, c->prefix, "\tsetp.eq.and.u32 \t%%~tp2, %%~tleft, 0, %%~tp1;\n");
+	publish_span(sb, c->prefix, c->tr, "tp2");
+	put(sb, c->prefix, "\t@%%~tp2 and.b64 \t%%~tst, %%~tst, %llu;\n",
 	    (unsigned long long)~SPAN_OWN);
 }
 
@@ -239,16 +251,15 @@ static void emit_entry(struct strbuf *sb, const char *p)
 	    "\tmov.u32 \t%%~tleft, 0;\n\t// end egpu trace\n\t");
 }
 
-/* The lane's span published; with @forget, none owned after (its
- * state keeps it as the lane's floor). */
+/* The lane's span published, if it owns one (%~tleft > 0: a lane never
+ * owns a full span); with @forget, none owned after (its state keeps it
+ * as the lane's floor). */
 static void emit_flush(struct strbuf *sb, const char *p,
 		       const struct ptx_trace *tr, bool forget)
 {
-	put(sb, p, "\t{\n\t.reg .pred \t%%~tq;\n\t.reg .b64 \t%%~ta<2>;\n"
-	    "\tsetp.ne.u32 \t%%~tq, %%~tleft, 0;\n"
-	    "\tmov.u64 \t%%~ta0, %llu;\n"
-	    "\t@%%~tq call \t(%%~ta1), %s, (%%~ta0, %%~tst);\n",
-	    (unsigned long long)tr->ring, TR_FLUSH_FUNC);
+	put(sb, p, "\t{\n\t.reg .pred \t%%~tq;\n"
+	    "\tsetp.ne.u32 \t%%~tq, %%~tleft, 0;\n");
+	publish_span(sb, p, tr, "tq");
 	if (forget)
 		put(sb, p, "\tand.b64 \t%%~tst, %%~tst, %llu;\n"
 		    "\tmov.u32 \t%%~tleft, 0;\n", (unsigned long long)~SPAN_OWN);

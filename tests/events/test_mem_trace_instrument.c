@@ -4,8 +4,8 @@
  * no GPU: an offline context): every global site gets the inline record
  * with the site's first word as a constant (core/span_record.h) and the
  * runtime's call for the rest, the lanes' span registers set once at the
- * kernel's entry and flushed before every exit (a guarded exit under its
- * own guard), a .func's site a span of its own with the kernel's span
+ * kernel's entry and the span published inline before every exit (a
+ * guarded exit under its own guard), a .func's site a span of its own with the kernel's span
  * flushed before the call, a bulk copy's site through the runtime only,
  * a register cap on the kernels that set none;
  * the events and benchmark kernels accepted by ptxas for sm_90 and saved
@@ -125,6 +125,9 @@ START_TEST(written_kernels)
 	}
 	ck_assert_ptr_nonnull(strstr(s, "vote.sync.any.pred"));
 	ck_assert_ptr_nonnull(strstr(s, "@%egpu_tp1 st.global.v2.u64 \t[%egpu_tcur], {%egpu_tx3, %egpu_tx4};"));
+	/* the span the record filled published there, and let go */
+	ck_assert_ptr_nonnull(strstr(s, "@%egpu_tp2 st.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"));
+	ck_assert_ptr_nonnull(strstr(s, "@%egpu_tp2 and.b64 \t%egpu_tst, %egpu_tst, "));
 	ck_assert_ptr_nonnull(strstr(s, "), egpu_dev_trace_site, ("));
 	free(s);
 	/* the bulk copy: its size from a register, so the runtime's call */
@@ -136,7 +139,14 @@ START_TEST(written_kernels)
 	/* both exits flush; the guarded one under its guard */
 	ck_assert_int_eq(tu_count(out, "// begin egpu trace exit"), 2);
 	ck_assert_ptr_nonnull(strstr(out, "@!%p1 bra \t$egpu_tx_"));
-	ck_assert_int_eq(tu_count(out, "), egpu_dev_trace_span_flush, ("), 3);
+	/* each publishes inline where the lane owns a span (the two exits
+	 * and the call): a fence, the header at the cursor less the slots
+	 * used; no runtime call */
+	ck_assert_int_eq(tu_count(out, "setp.ne.u32 \t%egpu_tq, %egpu_tleft, 0;"), 3);
+	ck_assert_int_eq(tu_count(out, "@%egpu_tq fence.acq_rel."), 3);
+	ck_assert_int_eq(tu_count(out, "@%egpu_tq st.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"), 3);
+	ck_assert_ptr_nonnull(strstr(out, "sub.s64 \t%egpu_px0, %egpu_tcur, %egpu_px0;"));
+	ck_assert_int_eq(tu_count(out, "), egpu_dev_trace_span_flush, ("), 0);
 	/* f traces: the call's span flushed and let go before its sequence */
 	ck_assert_ptr_nonnull(call);
 	ck_assert_msg(!strncmp(strstr(call, "// end egpu trace call"),
