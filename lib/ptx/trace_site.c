@@ -15,11 +15,14 @@
  * - every lane's address is the leader's + (lane - leader) * stride, for
  *   the 16-bit stride the next lane's offset gives, and the leader's
  *   address fits 48 bits (an affine record);
+ * - no other lane owns a span (span_trace would publish it);
  * - the leader owns a span (one with no room left is published at once:
- *   the record that fills it publishes it here, a fence and the header);
- * - each other lane's state starts where the leader's span does (its
- *   floor: per-thread order needs no other vote; nor does it own a span,
- *   since two lanes never own one).
+ *   the record that fills it publishes it here, a fence and the header)
+ *   and each other lane's state starts where it does (its floor:
+ *   per-thread order needs no other vote); or the leader owns none, and
+ *   then claims one alone through egpu_dev_trace_claim (span_claim: the
+ *   shard's atomics, wraps, drops, a lossless ring's wait), the other
+ *   lanes' floors moving to its start as span_trace moves them.
  * The site's kind, size and number are the record's first word, a
  * constant here. Anything else calls egpu_dev_trace_site (device/
  * runtime.cu: bpf_egpu_trace_span's code, span_trace.cuh), which returns
@@ -144,24 +147,66 @@ static void vote_affine(struct strbuf *sb, const char *p)
 }
 
 /*
- * %~tp0 |= this lane's reason for the runtime: the leader owns no span
- * (one with no room is published) or its address needs more than 48
- * bits; another lane's state starts elsewhere than the leader's span
- * (its floor; one that starts there owns no span: two lanes never own
- * one). Then the group's vote.
+ * %~tp0 |= this lane's reason for the runtime: its address needs more
+ * than 48 bits (the leader's), it owns a span (another lane's: span_trace
+ * would publish it). %~tp2: the leader owns none (made the group's by a
+ * vote), so it claims one; else each other lane's state must start where
+ * the leader's span does (its floor; one that starts there owns no span:
+ * two lanes never own one). Then the group's vote. %~tp1: the leader,
+ * %~tp3: this lane owns a span.
  */
 static void vote_slow(struct strbuf *sb, const char *p)
 {
 	put(sb, p, "\tmov.b64 \t{%%~tw7, %%~tw8}, %%~tst;\n"
 	    "\tshfl.sync.idx.b32 \t%%~tw9, %%~tw7, %%~tw1, 31, %%~tw0;\n"
 	    "\tsetp.eq.u32 \t%%~tp1, %%~tw2, %%~tw1;\n"
-	    "\tsetp.eq.u32 \t%%~tp2, %%~tleft, 0;\n"
-	    "\tsetp.gt.or.u32 \t%%~tp2, %%~tw4, %u, %%~tp2;\n"
-	    "\tsetp.ne.u32 \t%%~tp3, %%~tw7, %%~tw9;\n"
-	    "\t@%%~tp1 mov.pred \t%%~tp3, %%~tp2;\n"
-	    "\tor.pred \t%%~tp0, %%~tp0, %%~tp3;\n"
+	    "\tsetp.ne.u32 \t%%~tp3, %%~tleft, 0;\n"
+	    "\tsetp.gt.u32 \t%%~tp4, %%~tw4, %u;\n"
+	    "\t@!%%~tp1 mov.pred \t%%~tp4, %%~tp3;\n"
+	    "\tor.pred \t%%~tp0, %%~tp0, %%~tp4;\n"
+	    "\tsetp.eq.and.u32 \t%%~tp2, %%~tleft, 0, %%~tp1;\n"
+	    "\tvote.sync.any.pred \t%%~tp2, %%~tp2, %%~tw0;\n"
+	    "\tsetp.ne.u32 \t%%~tp4, %%~tw7, %%~tw9;\n"
+	    "\t@!%%~tp2 or.pred \t%%~tp0, %%~tp0, %%~tp4;\n"
 	    "\tvote.sync.any.pred \t%%~tp0, %%~tp0, %%~tw0;\n",
 	    (1u << (SPAN_ADDR_BITS - 32)) - 1);
+}
+
+/*
+ * The leader's claim (%~tp2), through egpu_dev_trace_claim: its registers
+ * with the new span's cursor at slot 1, or none when dropped (counted
+ * there; the group's record with it). Each other lane's state then starts
+ * where that span does, as span_trace leaves it (its floor; its slots
+ * kept for when it leads): (start | tag) of the leader's, slots of its own.
+ */
+static void claim_span(struct strbuf *sb, const struct tr_site_code *c)
+{
+	const char *p = c->prefix;
+
+	put(sb, p, "\t@!%%~tp2 bra \t$~trec_%u;\n"
+	    "\t@!%%~tp1 bra \t$~tclaimed_%u;\n\t{\n"
+	    "\t.reg .b64 \t%%~ta0;\n\tmov.u64 \t%%~ta0, %llu;\n"
+	    "\t.param .align 8 .b8 \t%%~tret[24];\n"
+	    "\tcall \t(%%~tret), %s, (%%~ta0, %%~tst);\n"
+	    "\tld.param.b64 \t%%~tst, [%%~tret];\n"
+	    "\tld.param.b64 \t%%~tcur, [%%~tret+8];\n"
+	    "\tld.param.b32 \t%%~tleft, [%%~tret+16];\n\t}\n"
+	    "$~tclaimed_%u:\n",
+	    c->site, c->site, (unsigned long long)c->tr->ring, TR_CLAIM_FUNC,
+	    c->site);
+	put(sb, p, "\tshfl.sync.idx.b32 \t%%~tw7, %%~tleft, %%~tw1, 31, %%~tw0;\n"
+	    "\tsetp.eq.u32 \t%%~tp4, %%~tw7, 0;\n"
+	    "\t@%%~tp4 bra \t$~tdone_%u;\n"
+	    "\tmov.b64 \t{%%~tw7, %%~tw8}, %%~tst;\n"
+	    "\tshfl.sync.idx.b32 \t%%~tw7, %%~tw7, %%~tw1, 31, %%~tw0;\n"
+	    "\tshfl.sync.idx.b32 \t%%~tw8, %%~tw8, %%~tw1, 31, %%~tw0;\n"
+	    "\tmov.b64 \t%%~tx0, {%%~tw7, %%~tw8};\n"
+	    "\tand.b64 \t%%~tx0, %%~tx0, %llu;\n"
+	    "\tand.b64 \t%%~tx1, %%~tst, %llu;\n"
+	    "\t@!%%~tp1 or.b64 \t%%~tst, %%~tx0, %%~tx1;\n"
+	    "$~trec_%u:\n",
+	    c->site, (unsigned long long)SPAN_START_TAG_MASK,
+	    (unsigned long long)SPAN_SLOTS_MASK, c->site);
 }
 
 /*
@@ -232,10 +277,11 @@ void tr_emit_site(struct strbuf *sb, const struct tr_site_code *c)
 		return;
 	}
 	put(sb, p, "\t{\n\t.reg .b32 \t%%~tw<12>;\n\t.reg .b64 \t%%~tx<5>;\n"
-	    "\t.reg .pred \t%%~tp<4>;\n");
+	    "\t.reg .pred \t%%~tp<5>;\n");
 	vote_affine(sb, p);
 	vote_slow(sb, p);
 	put(sb, p, "\t@%%~tp0 bra \t$~tslow_%u;\n", c->site);
+	claim_span(sb, c);
 	store_record(sb, c);
 	publish_full(sb, c);
 	put(sb, p, "\tbra \t$~tdone_%u;\n$~tslow_%u:\n", c->site, c->site);

@@ -2,7 +2,8 @@
 /*
  * The splicer's trace mode in instrumented PTX (egpu_mem_trace_enable;
  * no GPU: an offline context): every global site gets the inline record
- * with the site's first word as a constant (core/span_record.h) and the
+ * with the site's first word as a constant (core/span_record.h), the
+ * leader's claim of a span through egpu_dev_trace_claim, and the
  * runtime's call for the rest, the lanes' span registers set once at the
  * kernel's entry and the span published inline before every exit (a
  * guarded exit under its own guard), a .func's site a span of its own with the kernel's span
@@ -125,6 +126,11 @@ START_TEST(written_kernels)
 	}
 	ck_assert_ptr_nonnull(strstr(s, "vote.sync.any.pred"));
 	ck_assert_ptr_nonnull(strstr(s, "@%egpu_tp1 st.global.v2.u64 \t[%egpu_tcur], {%egpu_tx3, %egpu_tx4};"));
+	/* a leader that owns no span claims one (the other lanes' floors
+	 * then at its start), then stores the record inline */
+	ck_assert_ptr_nonnull(strstr(s, "call \t(%egpu_tret), egpu_dev_trace_claim, (%egpu_ta0, %egpu_tst);"));
+	ck_assert_ptr_nonnull(strstr(s, "@!%egpu_tp1 or.b64 \t%egpu_tst, %egpu_tx0, %egpu_tx1;"));
+	ck_assert(strstr(s, "egpu_dev_trace_claim") < strstr(s, "st.global.v2.u64"));
 	/* the span the record filled published there, and let go */
 	ck_assert_ptr_nonnull(strstr(s, "@%egpu_tp2 st.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"));
 	ck_assert_ptr_nonnull(strstr(s, "@%egpu_tp2 and.b64 \t%egpu_tst, %egpu_tst, "));
@@ -133,6 +139,7 @@ START_TEST(written_kernels)
 	/* the bulk copy: its size from a register, so the runtime's call */
 	s = site_before(out, "cp.async.bulk");
 	ck_assert_ptr_null(strstr(s, "st.global.v2.u64"));
+	ck_assert_ptr_null(strstr(s, "egpu_dev_trace_claim"));
 	ck_assert_ptr_nonnull(strstr(s, "cvt.u64.u32 \t%egpu_ta1, %r1;"));
 	ck_assert_ptr_nonnull(strstr(s, "), egpu_dev_trace_site, ("));
 	free(s);
