@@ -231,16 +231,16 @@ static void store_record(struct strbuf *sb, const struct tr_site_code *c)
 }
 
 /*
- * The span the lane owns published as span_publish does, where @guard
- * (a predicate's name after the prefix) holds: a fence, then the header
- * {len, flags} at the span's start, %~tcur less the slots used (the state's,
- * which %~tcur is always that far into its span), len from its slots.
+ * The span the lane owns published as span_publish does: a fence, then
+ * the header {len, flags} at the span's start, %~tcur less the slots used
+ * (the state's: %~tcur is always that far into its span), len from the
+ * state's slots.
  */
 static void publish_span(struct strbuf *sb, const char *p,
-			 const struct ptx_trace *tr, const char *guard)
+			 const struct ptx_trace *tr)
 {
 	put(sb, p, "\t{\n\t.reg .b32 \t%%~pw<3>;\n\t.reg .b64 \t%%~px<2>;\n"
-	    "\t@%%~%s fence.acq_rel.%s;\n"
+	    "\tfence.acq_rel.%s;\n"
 	    "\tmov.b64 \t{%%~pw0, %%~pw1}, %%~tst;\n"
 	    "\tbfe.u32 \t%%~pw0, %%~pw1, %u, %u;\n"
 	    "\tbfe.u32 \t%%~pw2, %%~pw1, %u, %u;\n"
@@ -250,20 +250,21 @@ static void publish_span(struct strbuf *sb, const char *p,
 	    "\tsub.u32 \t%%~pw2, %%~pw2, %u;\n"
 	    "\tmov.u32 \t%%~pw1, %u;\n"
 	    "\tmov.b64 \t%%~px1, {%%~pw2, %%~pw1};\n"
-	    "\t@%%~%s st.volatile.global.u64 \t[%%~px0], %%~px1;\n\t}\n",
-	    guard, tr->sys_fence ? "sys" : "gpu",
+	    "\tst.volatile.global.u64 \t[%%~px0], %%~px1;\n\t}\n",
+	    tr->sys_fence ? "sys" : "gpu",
 	    SPAN_USED_SHIFT - 32, SPAN_SLOTS_BITS,
 	    SPAN_SLOTS_SHIFT - 32, SPAN_SLOTS_BITS, SPAN_SLOT,
-	    tr->hdr_size, tr->span_flags, guard);
+	    tr->hdr_size, tr->span_flags);
 }
 
 /* The leader's span full (by the record just stored): published, and
  * no longer owned. */
 static void publish_full(struct strbuf *sb, const struct tr_site_code *c)
 {
-	put(sb, c->prefix, "\tsetp.eq.and.u32 \t%%~tp2, %%~tleft, 0, %%~tp1;\n");
-	publish_span(sb, c->prefix, c->tr, "tp2");
-	put(sb, c->prefix, "\t@%%~tp2 and.b64 \t%%~tst, %%~tst, %llu;\n",
+	put(sb, c->prefix, "\tsetp.eq.and.u32 \t%%~tp2, %%~tleft, 0, %%~tp1;\n"
+	    "\t@!%%~tp2 bra \t$~tdone_%u;\n", c->site);
+	publish_span(sb, c->prefix, c->tr);
+	put(sb, c->prefix, "\tand.b64 \t%%~tst, %%~tst, %llu;\n",
 	    (unsigned long long)~SPAN_OWN);
 }
 
@@ -299,17 +300,22 @@ static void emit_entry(struct strbuf *sb, const char *p)
 
 /* The lane's span published, if it owns one (%~tleft > 0: a lane never
  * owns a full span); with @forget, none owned after (its state keeps it
- * as the lane's floor). */
+ * as the lane's floor, and its label says "c" for the call, else "x").
+ * Its label: $~tf@kind_@item_@stmt, where the flush goes. */
 static void emit_flush(struct strbuf *sb, const char *p,
-		       const struct ptx_trace *tr, bool forget)
+		       const struct ptx_trace *tr, bool forget, uint32_t item,
+		       uint32_t stmt)
 {
+	const char *kind = forget ? "c" : "x";
+
 	put(sb, p, "\t{\n\t.reg .pred \t%%~tq;\n"
-	    "\tsetp.ne.u32 \t%%~tq, %%~tleft, 0;\n");
-	publish_span(sb, p, tr, "tq");
+	    "\tsetp.eq.u32 \t%%~tq, %%~tleft, 0;\n"
+	    "\t@%%~tq bra \t$~tf%s_%u_%u;\n", kind, item, stmt);
+	publish_span(sb, p, tr);
 	if (forget)
 		put(sb, p, "\tand.b64 \t%%~tst, %%~tst, %llu;\n"
 		    "\tmov.u32 \t%%~tleft, 0;\n", (unsigned long long)~SPAN_OWN);
-	sb_adds(sb, "\t}\n");
+	put(sb, p, "$~tf%s_%u_%u:\n\t}\n", kind, item, stmt);
 }
 
 /* Before an exit: the flush, under the exit's own guard. */
@@ -326,7 +332,7 @@ static int flush_at_exit(const struct ptx_module *m, const struct ptx_stmt *st,
 		put(sb, p, "\t@%s%.*s bra \t$~tx_%u_%u;\n",
 		    st->pred_neg ? "" : "!", (int)m->toks[st->pred].len,
 		    tok_text(m, (uint32_t)st->pred), item, stmt);
-	emit_flush(sb, p, tr, false);
+	emit_flush(sb, p, tr, false, item, stmt);
 	if (st->kind == ST_INSN && st->pred >= 0)
 		put(sb, p, "$~tx_%u_%u:\n", item, stmt);
 	sb_adds(sb, "\t// end egpu trace exit\n\t");
@@ -356,7 +362,7 @@ static const struct ptx_stmt *call_start(const struct ptx_module *m,
 	return &f->stmts[j];
 }
 
-static int flush_before_call(const struct ptx_module *m,
+static int flush_before_call(const struct ptx_module *m, uint32_t item,
 			     const struct ptx_func *f, uint32_t j,
 			     const char *p, const struct ptx_trace *tr,
 			     struct edits *e)
@@ -366,7 +372,7 @@ static int flush_before_call(const struct ptx_module *m,
 	if (!sb)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
 	sb_adds(sb, "// begin egpu trace call\n");
-	emit_flush(sb, p, tr, true);
+	emit_flush(sb, p, tr, true, item, j);
 	sb_adds(sb, "\t// end egpu trace call\n\t");
 	return 0;
 }
@@ -410,7 +416,7 @@ int tr_emit_kernel(const struct ptx_module *m, uint32_t item,
 		if (stmt_is_exit(m, st))
 			err = flush_at_exit(m, st, prefix, tr, item, i, e);
 		else if (calls && st->kind == ST_INSN && tok_is(m, st->op, "call"))
-			err = flush_before_call(m, f, i, prefix, tr, e);
+			err = flush_before_call(m, item, f, i, prefix, tr, e);
 	}
 	if (!err && func_falls_off_end(m, f))
 		err = flush_at_exit(m, &f->stmts[f->nstmts - 1], prefix, tr,

@@ -132,8 +132,8 @@ START_TEST(written_kernels)
 	ck_assert_ptr_nonnull(strstr(s, "@!%egpu_tp1 or.b64 \t%egpu_tst, %egpu_tx0, %egpu_tx1;"));
 	ck_assert(strstr(s, "egpu_dev_trace_claim") < strstr(s, "st.global.v2.u64"));
 	/* the span the record filled published there, and let go */
-	ck_assert_ptr_nonnull(strstr(s, "@%egpu_tp2 st.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"));
-	ck_assert_ptr_nonnull(strstr(s, "@%egpu_tp2 and.b64 \t%egpu_tst, %egpu_tst, "));
+	ck_assert_ptr_nonnull(strstr(s, "setp.eq.and.u32 \t%egpu_tp2, %egpu_tleft, 0, %egpu_tp1;\n\t@!%egpu_tp2 bra \t$egpu_tdone_"));
+	ck_assert_ptr_nonnull(strstr(s, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;\n\t}\n\tand.b64 \t%egpu_tst, %egpu_tst, "));
 	ck_assert_ptr_nonnull(strstr(s, "), egpu_dev_trace_site, ("));
 	free(s);
 	/* the bulk copy: its size from a register, so the runtime's call */
@@ -149,9 +149,12 @@ START_TEST(written_kernels)
 	/* each publishes inline where the lane owns a span (the two exits
 	 * and the call): a fence, the header at the cursor less the slots
 	 * used; no runtime call */
-	ck_assert_int_eq(tu_count(out, "setp.ne.u32 \t%egpu_tq, %egpu_tleft, 0;"), 3);
-	ck_assert_int_eq(tu_count(out, "@%egpu_tq fence.acq_rel."), 3);
-	ck_assert_int_eq(tu_count(out, "@%egpu_tq st.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"), 3);
+	ck_assert_int_eq(tu_count(out, "setp.eq.u32 \t%egpu_tq, %egpu_tleft, 0;\n\t@%egpu_tq bra \t$egpu_tf"), 3);
+	/* publishes: those and one where each of the 3 inline records
+	 * (vector, shared, last store) may fill its span */
+	ck_assert_int_eq(tu_count(out, "st.global.v2.u64 \t[%egpu_tcur]"), 3);
+	ck_assert_int_eq(tu_count(out, "\tmov.b64 \t{%egpu_pw0, %egpu_pw1}, %egpu_tst;"), 3 + 3);
+	ck_assert_int_eq(tu_count(out, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"), 3 + 3);
 	ck_assert_ptr_nonnull(strstr(out, "sub.s64 \t%egpu_px0, %egpu_tcur, %egpu_px0;"));
 	ck_assert_int_eq(tu_count(out, "), egpu_dev_trace_span_flush, ("), 0);
 	/* f traces: the call's span flushed and let go before its sequence */
