@@ -103,6 +103,12 @@ SPAN_FN uint64_t span_affine_w1(uint64_t base, int32_t stride)
 #define SPAN_SLOTS_SHIFT 45u
 #define SPAN_SLOTS_BITS 9u
 #define SPAN_OWN (1ull << 54)
+#define SPAN_TAG_SHIFT 55u
+/* The state's slots; its start and tag (what a floor taken from a span
+ * keeps of the span's state: the splicer's claim). */
+#define SPAN_SLOTS_MASK (0x1ffull << SPAN_SLOTS_SHIFT)
+#define SPAN_START_TAG_MASK (((1ull << SPAN_START_BITS) - 1) | \
+			     0x1ffull << SPAN_TAG_SHIFT)
 
 SPAN_FN uint64_t span_state(uint32_t tag, uint64_t start, uint32_t used,
 			    uint32_t slots, int own)
@@ -110,14 +116,14 @@ SPAN_FN uint64_t span_state(uint32_t tag, uint64_t start, uint32_t used,
 	return (start & ((1ull << SPAN_START_BITS) - 1)) |
 	       (uint64_t)used << SPAN_USED_SHIFT |
 	       (uint64_t)slots << SPAN_SLOTS_SHIFT |
-	       (own ? SPAN_OWN : 0) | (uint64_t)(tag & 0x1ff) << 55;
+	       (own ? SPAN_OWN : 0) | (uint64_t)(tag & 0x1ff) << SPAN_TAG_SHIFT;
 }
 
 SPAN_FN uint64_t span_st_start(uint64_t s) { return s & ((1ull << SPAN_START_BITS) - 1); }
 SPAN_FN uint32_t span_st_used(uint64_t s) { return (uint32_t)(s >> SPAN_USED_SHIFT & 0x1ff); }
 SPAN_FN uint32_t span_st_slots(uint64_t s) { return (uint32_t)(s >> SPAN_SLOTS_SHIFT & 0x1ff); }
 SPAN_FN int span_st_own(uint64_t s) { return (s & SPAN_OWN) != 0; }
-SPAN_FN uint32_t span_st_tag(uint64_t s) { return (uint32_t)(s >> 55); }
+SPAN_FN uint32_t span_st_tag(uint64_t s) { return (uint32_t)(s >> SPAN_TAG_SHIFT); }
 
 /* The tag of a ring whose descriptor is at @addr (128-byte aligned). */
 SPAN_FN uint32_t span_ring_tag(uint64_t addr)

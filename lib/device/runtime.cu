@@ -182,6 +182,28 @@ RT_API struct span_regs egpu_dev_trace_site(uint64_t map, uint64_t state,
 }
 
 /*
+ * Trace mode, the leader of an affine access that owns no span, no lane of
+ * its group owning one (trace_site.c's claim): a span claimed after
+ * @state's as span_place claims it, the registers with its cursor at slot
+ * 1, where the site then stores the record inline; or, when the claim
+ * dropped it (counted), @state owning none. In a lossless ring the span
+ * takes the one record (room for one left), so the site publishes it at
+ * once (docs/events.md, "Lossless rings").
+ */
+RT_API struct span_regs egpu_dev_trace_claim(uint64_t map, uint64_t state)
+{
+	struct dev_ring *r = rt_ring(map), v = ring_shape(r);
+	uint32_t tag = span_ring_tag((uintptr_t)r);
+	uint64_t st = span_claim(r, &v, ring_shard_here(&v), tag,
+				 span_prev_slots(state, tag), 1);
+	struct span_regs g = span_regs_of(r, st ? st : state & ~SPAN_OWN);
+
+	if (g.left && (v.flags & RING_LOSSLESS))
+		g.left = 1;
+	return g;
+}
+
+/*
  * Trace mode at a site of a .func, which has no registers of the
  * kernel's: the record alone in a span of its own, published at once.
  */

@@ -181,8 +181,8 @@ void mc_emit_after(struct strbuf *sb, const struct ptx_module *m,
 
 /* The device runtime's functions its code calls (lib/device/runtime.cu). */
 #define TR_SITE_FUNC "egpu_dev_trace_site"
+#define TR_CLAIM_FUNC "egpu_dev_trace_claim"
 #define TR_ALONE_FUNC "egpu_dev_trace_alone"
-#define TR_FLUSH_FUNC "egpu_dev_trace_span_flush"
 
 struct tr_site_code {
 	const struct ptx_module *m;

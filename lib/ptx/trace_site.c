@@ -15,16 +15,20 @@
  * - every lane's address is the leader's + (lane - leader) * stride, for
  *   the 16-bit stride the next lane's offset gives, and the leader's
  *   address fits 48 bits (an affine record);
+ * - no other lane owns a span (span_trace would publish it);
  * - the leader owns a span (one with no room left is published at once:
- *   the record that fills it publishes it here, a fence and the header);
- * - each other lane's state starts where the leader's span does (its
- *   floor: per-thread order needs no other vote; nor does it own a span,
- *   since two lanes never own one).
+ *   the record that fills it publishes it here, a fence and the header)
+ *   and each other lane's state starts where it does (its floor:
+ *   per-thread order needs no other vote); or the leader owns none, and
+ *   then claims one alone through egpu_dev_trace_claim (span_claim: the
+ *   shard's atomics, wraps, drops, a lossless ring's wait), the other
+ *   lanes' floors moving to its start as span_trace moves them.
  * The site's kind, size and number are the record's first word, a
  * constant here. Anything else calls egpu_dev_trace_site (device/
  * runtime.cu: bpf_egpu_trace_span's code, span_trace.cuh), which returns
  * the three registers. Before every exit, and before calls when a .func
- * traces too, a lane publishes the span it owns (egpu_dev_trace_span_flush).
+ * traces too, a lane publishes the span it owns inline (a fence and the
+ * header, as when a record fills it).
  * A .func has no kernel registers: its sites call egpu_dev_trace_alone,
  * a span of one record published at once.
  */
@@ -143,24 +147,66 @@ static void vote_affine(struct strbuf *sb, const char *p)
 }
 
 /*
- * %~tp0 |= this lane's reason for the runtime: the leader owns no span
- * (one with no room is published) or its address needs more than 48
- * bits; another lane's state starts elsewhere than the leader's span
- * (its floor; one that starts there owns no span: two lanes never own
- * one). Then the group's vote.
+ * %~tp0 |= this lane's reason for the runtime: its address needs more
+ * than 48 bits (the leader's), it owns a span (another lane's: span_trace
+ * would publish it). %~tp2: the leader owns none (made the group's by a
+ * vote), so it claims one; else each other lane's state must start where
+ * the leader's span does (its floor; one that starts there owns no span:
+ * two lanes never own one). Then the group's vote. %~tp1: the leader,
+ * %~tp3: this lane owns a span.
  */
 static void vote_slow(struct strbuf *sb, const char *p)
 {
 	put(sb, p, "\tmov.b64 \t{%%~tw7, %%~tw8}, %%~tst;\n"
 	    "\tshfl.sync.idx.b32 \t%%~tw9, %%~tw7, %%~tw1, 31, %%~tw0;\n"
 	    "\tsetp.eq.u32 \t%%~tp1, %%~tw2, %%~tw1;\n"
-	    "\tsetp.eq.u32 \t%%~tp2, %%~tleft, 0;\n"
-	    "\tsetp.gt.or.u32 \t%%~tp2, %%~tw4, %u, %%~tp2;\n"
-	    "\tsetp.ne.u32 \t%%~tp3, %%~tw7, %%~tw9;\n"
-	    "\t@%%~tp1 mov.pred \t%%~tp3, %%~tp2;\n"
-	    "\tor.pred \t%%~tp0, %%~tp0, %%~tp3;\n"
+	    "\tsetp.ne.u32 \t%%~tp3, %%~tleft, 0;\n"
+	    "\tsetp.gt.u32 \t%%~tp4, %%~tw4, %u;\n"
+	    "\t@!%%~tp1 mov.pred \t%%~tp4, %%~tp3;\n"
+	    "\tor.pred \t%%~tp0, %%~tp0, %%~tp4;\n"
+	    "\tsetp.eq.and.u32 \t%%~tp2, %%~tleft, 0, %%~tp1;\n"
+	    "\tvote.sync.any.pred \t%%~tp2, %%~tp2, %%~tw0;\n"
+	    "\tsetp.ne.u32 \t%%~tp4, %%~tw7, %%~tw9;\n"
+	    "\t@!%%~tp2 or.pred \t%%~tp0, %%~tp0, %%~tp4;\n"
 	    "\tvote.sync.any.pred \t%%~tp0, %%~tp0, %%~tw0;\n",
 	    (1u << (SPAN_ADDR_BITS - 32)) - 1);
+}
+
+/*
+ * The leader's claim (%~tp2), through egpu_dev_trace_claim: its registers
+ * with the new span's cursor at slot 1, or none when dropped (counted
+ * there; the group's record with it). Each other lane's state then starts
+ * where that span does, as span_trace leaves it (its floor; its slots
+ * kept for when it leads): (start | tag) of the leader's, slots of its own.
+ */
+static void claim_span(struct strbuf *sb, const struct tr_site_code *c)
+{
+	const char *p = c->prefix;
+
+	put(sb, p, "\t@!%%~tp2 bra \t$~trec_%u;\n"
+	    "\t@!%%~tp1 bra \t$~tclaimed_%u;\n\t{\n"
+	    "\t.reg .b64 \t%%~ta0;\n\tmov.u64 \t%%~ta0, %llu;\n"
+	    "\t.param .align 8 .b8 \t%%~tret[24];\n"
+	    "\tcall \t(%%~tret), %s, (%%~ta0, %%~tst);\n"
+	    "\tld.param.b64 \t%%~tst, [%%~tret];\n"
+	    "\tld.param.b64 \t%%~tcur, [%%~tret+8];\n"
+	    "\tld.param.b32 \t%%~tleft, [%%~tret+16];\n\t}\n"
+	    "$~tclaimed_%u:\n",
+	    c->site, c->site, (unsigned long long)c->tr->ring, TR_CLAIM_FUNC,
+	    c->site);
+	put(sb, p, "\tshfl.sync.idx.b32 \t%%~tw7, %%~tleft, %%~tw1, 31, %%~tw0;\n"
+	    "\tsetp.eq.u32 \t%%~tp4, %%~tw7, 0;\n"
+	    "\t@%%~tp4 bra \t$~tdone_%u;\n"
+	    "\tmov.b64 \t{%%~tw7, %%~tw8}, %%~tst;\n"
+	    "\tshfl.sync.idx.b32 \t%%~tw7, %%~tw7, %%~tw1, 31, %%~tw0;\n"
+	    "\tshfl.sync.idx.b32 \t%%~tw8, %%~tw8, %%~tw1, 31, %%~tw0;\n"
+	    "\tmov.b64 \t%%~tx0, {%%~tw7, %%~tw8};\n"
+	    "\tand.b64 \t%%~tx0, %%~tx0, %llu;\n"
+	    "\tand.b64 \t%%~tx1, %%~tst, %llu;\n"
+	    "\t@!%%~tp1 or.b64 \t%%~tst, %%~tx0, %%~tx1;\n"
+	    "$~trec_%u:\n",
+	    c->site, (unsigned long long)SPAN_START_TAG_MASK,
+	    (unsigned long long)SPAN_SLOTS_MASK, c->site);
 }
 
 /*
@@ -185,28 +231,40 @@ static void store_record(struct strbuf *sb, const struct tr_site_code *c)
 }
 
 /*
- * The leader's span full: published as span_publish does (a fence, then
- * the header at its start, %~tcur less its slots), and no longer owned.
+ * The span the lane owns published as span_publish does: a fence, then
+ * the header {len, flags} at the span's start, %~tcur less the slots used
+ * (the state's: %~tcur is always that far into its span), len from the
+ * state's slots.
  */
+static void publish_span(struct strbuf *sb, const char *p,
+			 const struct ptx_trace *tr)
+{
+	put(sb, p, "\t{\n\t.reg .b32 \t%%~pw<3>;\n\t.reg .b64 \t%%~px<2>;\n"
+	    "\tfence.acq_rel.%s;\n"
+	    "\tmov.b64 \t{%%~pw0, %%~pw1}, %%~tst;\n"
+	    "\tbfe.u32 \t%%~pw0, %%~pw1, %u, %u;\n"
+	    "\tbfe.u32 \t%%~pw2, %%~pw1, %u, %u;\n"
+	    "\tmul.wide.u32 \t%%~px0, %%~pw0, %u;\n"
+	    "\tsub.s64 \t%%~px0, %%~tcur, %%~px0;\n"
+	    "\tshl.b32 \t%%~pw2, %%~pw2, 4;\n"
+	    "\tsub.u32 \t%%~pw2, %%~pw2, %u;\n"
+	    "\tmov.u32 \t%%~pw1, %u;\n"
+	    "\tmov.b64 \t%%~px1, {%%~pw2, %%~pw1};\n"
+	    "\tst.volatile.global.u64 \t[%%~px0], %%~px1;\n\t}\n",
+	    tr->sys_fence ? "sys" : "gpu",
+	    SPAN_USED_SHIFT - 32, SPAN_SLOTS_BITS,
+	    SPAN_SLOTS_SHIFT - 32, SPAN_SLOTS_BITS, SPAN_SLOT,
+	    tr->hdr_size, tr->span_flags);
+}
+
+/* The leader's span full (by the record just stored): published, and
+ * no longer owned. */
 static void publish_full(struct strbuf *sb, const struct tr_site_code *c)
 {
-	const struct ptx_trace *tr = c->tr;
-
 	put(sb, c->prefix, "\tsetp.eq.and.u32 \t%%~tp2, %%~tleft, 0, %%~tp1;\n"
-	    "\t@!%%~tp2 bra \t$~tdone_%u;\n"
-	    "\tfence.acq_rel.%s;\n"
-	    "\tmov.b64 \t{%%~tw7, %%~tw8}, %%~tst;\n"
-	    "\tbfe.u32 \t%%~tw7, %%~tw8, %u, %u;\n"
-	    "\tshl.b32 \t%%~tw7, %%~tw7, 4;\n"
-	    "\tcvt.u64.u32 \t%%~tx0, %%~tw7;\n"
-	    "\tsub.s64 \t%%~tx0, %%~tcur, %%~tx0;\n"
-	    "\tsub.u32 \t%%~tw7, %%~tw7, %u;\n"
-	    "\tmov.u32 \t%%~tw8, %u;\n"
-	    "\tmov.b64 \t%%~tx1, {%%~tw7, %%~tw8};\n"
-	    "\tst.volatile.global.u64 \t[%%~tx0], %%~tx1;\n"
-	    "\tand.b64 \t%%~tst, %%~tst, %llu;\n",
-	    c->site, tr->sys_fence ? "sys" : "gpu", SPAN_SLOTS_SHIFT - 32,
-	    SPAN_SLOTS_BITS, tr->hdr_size, tr->span_flags,
+	    "\t@!%%~tp2 bra \t$~tdone_%u;\n", c->site);
+	publish_span(sb, c->prefix, c->tr);
+	put(sb, c->prefix, "\tand.b64 \t%%~tst, %%~tst, %llu;\n",
 	    (unsigned long long)~SPAN_OWN);
 }
 
@@ -220,10 +278,11 @@ void tr_emit_site(struct strbuf *sb, const struct tr_site_code *c)
 		return;
 	}
 	put(sb, p, "\t{\n\t.reg .b32 \t%%~tw<12>;\n\t.reg .b64 \t%%~tx<5>;\n"
-	    "\t.reg .pred \t%%~tp<4>;\n");
+	    "\t.reg .pred \t%%~tp<5>;\n");
 	vote_affine(sb, p);
 	vote_slow(sb, p);
 	put(sb, p, "\t@%%~tp0 bra \t$~tslow_%u;\n", c->site);
+	claim_span(sb, c);
 	store_record(sb, c);
 	publish_full(sb, c);
 	put(sb, p, "\tbra \t$~tdone_%u;\n$~tslow_%u:\n", c->site, c->site);
@@ -239,20 +298,24 @@ static void emit_entry(struct strbuf *sb, const char *p)
 	    "\tmov.u32 \t%%~tleft, 0;\n\t// end egpu trace\n\t");
 }
 
-/* The lane's span published; with @forget, none owned after (its
- * state keeps it as the lane's floor). */
+/* The lane's span published, if it owns one (%~tleft > 0: a lane never
+ * owns a full span); with @forget, none owned after (its state keeps it
+ * as the lane's floor, and its label says "c" for the call, else "x").
+ * Its label: $~tf@kind_@item_@stmt, where the flush goes. */
 static void emit_flush(struct strbuf *sb, const char *p,
-		       const struct ptx_trace *tr, bool forget)
+		       const struct ptx_trace *tr, bool forget, uint32_t item,
+		       uint32_t stmt)
 {
-	put(sb, p, "\t{\n\t.reg .pred \t%%~tq;\n\t.reg .b64 \t%%~ta<2>;\n"
-	    "\tsetp.ne.u32 \t%%~tq, %%~tleft, 0;\n"
-	    "\tmov.u64 \t%%~ta0, %llu;\n"
-	    "\t@%%~tq call \t(%%~ta1), %s, (%%~ta0, %%~tst);\n",
-	    (unsigned long long)tr->ring, TR_FLUSH_FUNC);
+	const char *kind = forget ? "c" : "x";
+
+	put(sb, p, "\t{\n\t.reg .pred \t%%~tq;\n"
+	    "\tsetp.eq.u32 \t%%~tq, %%~tleft, 0;\n"
+	    "\t@%%~tq bra \t$~tf%s_%u_%u;\n", kind, item, stmt);
+	publish_span(sb, p, tr);
 	if (forget)
 		put(sb, p, "\tand.b64 \t%%~tst, %%~tst, %llu;\n"
 		    "\tmov.u32 \t%%~tleft, 0;\n", (unsigned long long)~SPAN_OWN);
-	sb_adds(sb, "\t}\n");
+	put(sb, p, "$~tf%s_%u_%u:\n\t}\n", kind, item, stmt);
 }
 
 /* Before an exit: the flush, under the exit's own guard. */
@@ -269,7 +332,7 @@ static int flush_at_exit(const struct ptx_module *m, const struct ptx_stmt *st,
 		put(sb, p, "\t@%s%.*s bra \t$~tx_%u_%u;\n",
 		    st->pred_neg ? "" : "!", (int)m->toks[st->pred].len,
 		    tok_text(m, (uint32_t)st->pred), item, stmt);
-	emit_flush(sb, p, tr, false);
+	emit_flush(sb, p, tr, false, item, stmt);
 	if (st->kind == ST_INSN && st->pred >= 0)
 		put(sb, p, "$~tx_%u_%u:\n", item, stmt);
 	sb_adds(sb, "\t// end egpu trace exit\n\t");
@@ -299,7 +362,7 @@ static const struct ptx_stmt *call_start(const struct ptx_module *m,
 	return &f->stmts[j];
 }
 
-static int flush_before_call(const struct ptx_module *m,
+static int flush_before_call(const struct ptx_module *m, uint32_t item,
 			     const struct ptx_func *f, uint32_t j,
 			     const char *p, const struct ptx_trace *tr,
 			     struct edits *e)
@@ -309,7 +372,7 @@ static int flush_before_call(const struct ptx_module *m,
 	if (!sb)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
 	sb_adds(sb, "// begin egpu trace call\n");
-	emit_flush(sb, p, tr, true);
+	emit_flush(sb, p, tr, true, item, j);
 	sb_adds(sb, "\t// end egpu trace call\n\t");
 	return 0;
 }
@@ -353,7 +416,7 @@ int tr_emit_kernel(const struct ptx_module *m, uint32_t item,
 		if (stmt_is_exit(m, st))
 			err = flush_at_exit(m, st, prefix, tr, item, i, e);
 		else if (calls && st->kind == ST_INSN && tok_is(m, st->op, "call"))
-			err = flush_before_call(m, f, i, prefix, tr, e);
+			err = flush_before_call(m, item, f, i, prefix, tr, e);
 	}
 	if (!err && func_falls_off_end(m, f))
 		err = flush_at_exit(m, &f->stmts[f->nstmts - 1], prefix, tr,

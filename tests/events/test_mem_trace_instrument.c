@@ -2,10 +2,11 @@
 /*
  * The splicer's trace mode in instrumented PTX (egpu_mem_trace_enable;
  * no GPU: an offline context): every global site gets the inline record
- * with the site's first word as a constant (core/span_record.h) and the
+ * with the site's first word as a constant (core/span_record.h), the
+ * leader's claim of a span through egpu_dev_trace_claim, and the
  * runtime's call for the rest, the lanes' span registers set once at the
- * kernel's entry and flushed before every exit (a guarded exit under its
- * own guard), a .func's site a span of its own with the kernel's span
+ * kernel's entry and the span published inline before every exit (a
+ * guarded exit under its own guard), a .func's site a span of its own with the kernel's span
  * flushed before the call, a bulk copy's site through the runtime only,
  * a register cap on the kernels that set none;
  * the events and benchmark kernels accepted by ptxas for sm_90 and saved
@@ -125,18 +126,37 @@ START_TEST(written_kernels)
 	}
 	ck_assert_ptr_nonnull(strstr(s, "vote.sync.any.pred"));
 	ck_assert_ptr_nonnull(strstr(s, "@%egpu_tp1 st.global.v2.u64 \t[%egpu_tcur], {%egpu_tx3, %egpu_tx4};"));
+	/* a leader that owns no span claims one (the other lanes' floors
+	 * then at its start), then stores the record inline */
+	ck_assert_ptr_nonnull(strstr(s, "call \t(%egpu_tret), egpu_dev_trace_claim, (%egpu_ta0, %egpu_tst);"));
+	ck_assert_ptr_nonnull(strstr(s, "@!%egpu_tp1 or.b64 \t%egpu_tst, %egpu_tx0, %egpu_tx1;"));
+	ck_assert(strstr(s, "egpu_dev_trace_claim") < strstr(s, "st.global.v2.u64"));
+	/* the span the record filled published there, and let go */
+	ck_assert_ptr_nonnull(strstr(s, "setp.eq.and.u32 \t%egpu_tp2, %egpu_tleft, 0, %egpu_tp1;\n\t@!%egpu_tp2 bra \t$egpu_tdone_"));
+	ck_assert_ptr_nonnull(strstr(s, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;\n\t}\n\tand.b64 \t%egpu_tst, %egpu_tst, "));
 	ck_assert_ptr_nonnull(strstr(s, "), egpu_dev_trace_site, ("));
 	free(s);
 	/* the bulk copy: its size from a register, so the runtime's call */
 	s = site_before(out, "cp.async.bulk");
 	ck_assert_ptr_null(strstr(s, "st.global.v2.u64"));
+	ck_assert_ptr_null(strstr(s, "egpu_dev_trace_claim"));
 	ck_assert_ptr_nonnull(strstr(s, "cvt.u64.u32 \t%egpu_ta1, %r1;"));
 	ck_assert_ptr_nonnull(strstr(s, "), egpu_dev_trace_site, ("));
 	free(s);
 	/* both exits flush; the guarded one under its guard */
 	ck_assert_int_eq(tu_count(out, "// begin egpu trace exit"), 2);
 	ck_assert_ptr_nonnull(strstr(out, "@!%p1 bra \t$egpu_tx_"));
-	ck_assert_int_eq(tu_count(out, "), egpu_dev_trace_span_flush, ("), 3);
+	/* each publishes inline where the lane owns a span (the two exits
+	 * and the call): a fence, the header at the cursor less the slots
+	 * used; no runtime call */
+	ck_assert_int_eq(tu_count(out, "setp.eq.u32 \t%egpu_tq, %egpu_tleft, 0;\n\t@%egpu_tq bra \t$egpu_tf"), 3);
+	/* publishes: those and one where each of the 3 inline records
+	 * (vector, shared, last store) may fill its span */
+	ck_assert_int_eq(tu_count(out, "st.global.v2.u64 \t[%egpu_tcur]"), 3);
+	ck_assert_int_eq(tu_count(out, "\tmov.b64 \t{%egpu_pw0, %egpu_pw1}, %egpu_tst;"), 3 + 3);
+	ck_assert_int_eq(tu_count(out, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"), 3 + 3);
+	ck_assert_ptr_nonnull(strstr(out, "sub.s64 \t%egpu_px0, %egpu_tcur, %egpu_px0;"));
+	ck_assert_int_eq(tu_count(out, "), egpu_dev_trace_span_flush, ("), 0);
 	/* f traces: the call's span flushed and let go before its sequence */
 	ck_assert_ptr_nonnull(call);
 	ck_assert_msg(!strncmp(strstr(call, "// end egpu trace call"),

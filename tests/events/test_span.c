@@ -71,13 +71,17 @@ struct world {
 	struct pending pend[WARPS][PENDING_MAX];
 	uint32_t npend[WARPS];
 	uint64_t calls, dropped_calls, delivered;
-	uint64_t inline_steps, spans_filled_inline; /* trace mode */
+	uint64_t inline_steps, inline_claims, spans_filled_inline; /* trace mode */
 	bool bad;
 	/* Warps on threads of their own, stores landing at once (for TSan):
 	 * a header's release store stands for the fence before it. */
 	bool threaded;
-	/* The splicer's trace mode: its inline step where it applies. */
+	/* The splicer's trace mode: its inline step where it applies, with
+	 * each lane's registers %tcur and %tleft (lib/ptx/trace_site.c):
+	 * where its span's next record goes, the slots left in it. */
 	bool site_mode;
+	uint8_t *cur[WARPS][LANES];
+	uint32_t left[WARPS][LANES];
 };
 
 static uint32_t rnd(struct world *w, uint32_t n)
@@ -141,6 +145,31 @@ static void publish(struct world *w, uint32_t warp, uint64_t st)
 
 	fence(w, warp);
 	store(w, warp, slot_at(w, st, 0), &h, 8);
+}
+
+/*
+ * The trace mode's publish of the span of @st whose next record goes at
+ * @cur (trace_site.c's publish_span): the header at @cur less the slots
+ * used, its length from the state's slots.
+ */
+static void publish_at_cursor(struct world *w, uint32_t warp, uint64_t st,
+			      uint8_t *cur)
+{
+	uint64_t h = (uint64_t)(RING_COMMIT | RING_SPAN) << 32 |
+		     (span_st_slots(st) * SPAN_SLOT - RING_HDR_SIZE);
+
+	fence(w, warp);
+	store(w, warp, cur - span_st_used(st) * SPAN_SLOT, &h, 8);
+}
+
+/* The registers the runtime returns with the state (span_regs_of). */
+static void regs_of(struct world *w, uint32_t warp, uint32_t lane)
+{
+	uint64_t st = w->st[warp][lane];
+	bool own = span_st_own(st);
+
+	w->cur[warp][lane] = own ? slot_at(w, st, span_st_used(st)) : NULL;
+	w->left[warp][lane] = own ? span_st_slots(st) - span_st_used(st) : 0;
 }
 
 static void skip(struct world *w, uint32_t warp, uint8_t *at, uint32_t len)
@@ -298,15 +327,71 @@ static void call(struct world *w, uint32_t warp, uint32_t mask)
 	w->st[warp][lead] = lst;
 }
 
+/* The group's accesses made, as the leader's (one instruction). */
+static void made(struct world *w, uint32_t warp, uint32_t mask,
+		 const struct access *la, int state)
+{
+	struct access l = *la;
+
+	for (uint32_t m = mask; m; m &= m - 1) {
+		uint32_t i = (uint32_t)__builtin_ctz(m);
+		struct access *x = &w->acc[warp][i][w->next[warp][i]++];
+
+		x->site = l.site;
+		x->size = l.size;
+		x->kind = l.kind;
+		set_state(x, state);
+	}
+}
+
+/*
+ * The splicer's claim (trace_site.c's claim_span), the leader owning no
+ * span: one claimed as egpu_dev_trace_claim does (span_claim after its
+ * state's), its registers at slot 1 (in a lossless ring room for one
+ * record left, so that the record publishes it); each other lane's state
+ * then starts where it does, its own slots kept. False when dropped
+ * (counted).
+ */
+static bool inline_claim(struct world *w, uint32_t warp, uint32_t mask,
+			 const struct access *la)
+{
+	uint32_t lead = (uint32_t)__builtin_ctz(mask);
+	uint64_t lst = w->st[warp][lead];
+	uint64_t st2 = claim(w, warp, span_prev_slots(lst, w->tag), 1);
+
+	__atomic_fetch_add(&w->inline_claims, 1, __ATOMIC_RELAXED);
+	if (!st2) {
+		w->st[warp][lead] = lst & ~SPAN_OWN;
+		__atomic_fetch_add(&w->calls, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&w->dropped_calls, 1, __ATOMIC_RELAXED);
+		made(w, warp, mask, la, 2);
+		return false;
+	}
+	w->st[warp][lead] = st2;
+	regs_of(w, warp, lead);
+	if (w->v.flags & RING_LOSSLESS) /* room for the one record left */
+		w->left[warp][lead] = 1;
+	for (uint32_t m = mask & (mask - 1); m; m &= m - 1) {
+		uint32_t i = (uint32_t)__builtin_ctz(m);
+
+		w->st[warp][i] = (st2 & SPAN_START_TAG_MASK) |
+				 (w->st[warp][i] & SPAN_SLOTS_MASK);
+	}
+	return true;
+}
+
 /*
  * The splicer's inline step (lib/ptx/trace_site.c) for the lanes of
  * @mask, if its vote lets it: the access affine for the stride the next
  * lane gives (taken as 16 bits; from an inactive lane anything), the
- * leader's address within 48 bits, the leader owning its span, every
- * other lane's state starting (low 32 bits) where the leader's span does
- * (so it owns none: two lanes never own one span). The leader's one record at its cursor; the span published
- * when that filled it. Whether it applied. (One instruction: the site,
- * size and kind are the leader's access's for the group, as in call().)
+ * leader's address within 48 bits, no other lane owning a span (its
+ * %tleft > 0); if the leader owns none, it claims one (inline_claim), else
+ * every other lane's state must start (low 32 bits) where the leader's
+ * span does. The leader's one record at its %tcur, which moves on; the
+ * span published when that filled it, its header found from the cursor.
+ * Whether it applied (a claim dropped applies). (One instruction: the
+ * site, size and kind are the leader's access's for the group, as in
+ * call().)
  */
 static bool inline_step(struct world *w, uint32_t warp, uint32_t mask,
 			unsigned *seed)
@@ -316,54 +401,56 @@ static bool inline_step(struct world *w, uint32_t warp, uint32_t mask,
 	const struct access *la = &w->acc[warp][lead][w->next[warp][lead]];
 	uint64_t base = la->addr;
 	bool next = lead + 1 < LANES && (mask >> (lead + 1) & 1);
+	bool claims = !w->left[warp][lead];
 	int16_t stride = (int16_t)(next ?
 		w->acc[warp][lead + 1][w->next[warp][lead + 1]].addr - base :
 		(uint64_t)rand_r(seed));
 
-	if (!span_st_own(lst) || base >> SPAN_ADDR_BITS ||
+	if (base >> SPAN_ADDR_BITS ||
 	    !span_fields_fit(la->kind, la->size, la->site))
 		return false;
 	for (uint32_t m = mask & (mask - 1); m; m &= m - 1) {
 		uint32_t i = (uint32_t)__builtin_ctz(m);
 		uint64_t st = w->st[warp][i];
 
-		if ((uint32_t)st != (uint32_t)lst ||
+		if (w->left[warp][i] ||
+		    (!claims && (uint32_t)st != (uint32_t)lst) ||
 		    w->acc[warp][i][w->next[warp][i]].addr - base !=
 			    (uint64_t)((int64_t)(i - lead) * stride))
 			return false;
 	}
+	if (claims && !inline_claim(w, warp, mask, la))
+		return true;
+	lst = w->st[warp][lead];
 	h[0] = span_word0(SPAN_AFFINE, 0, la->kind, la->size, la->site, mask);
 	h[1] = span_affine_w1(base, stride);
-	store(w, warp, slot_at(w, lst, span_st_used(lst)), h, 16);
+	store(w, warp, w->cur[warp][lead], h, 16);
+	w->cur[warp][lead] += SPAN_SLOT;
 	lst += SPAN_USED_ONE;
-	if (span_st_used(lst) == span_st_slots(lst)) {
-		publish(w, warp, lst);
+	if (!--w->left[warp][lead]) {
+		publish_at_cursor(w, warp, lst, w->cur[warp][lead]);
 		lst &= ~SPAN_OWN;
 		__atomic_fetch_add(&w->spans_filled_inline, 1, __ATOMIC_RELAXED);
 	}
 	w->st[warp][lead] = lst;
 	__atomic_fetch_add(&w->calls, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&w->inline_steps, 1, __ATOMIC_RELAXED);
-	for (uint32_t m = mask; m; m &= m - 1) {
-		uint32_t i = (uint32_t)__builtin_ctz(m);
-		struct access *x = &w->acc[warp][i][w->next[warp][i]++];
-
-		x->site = la->site;
-		x->size = la->size;
-		x->kind = la->kind;
-		set_state(x, 1);
-	}
+	made(w, warp, mask, la, 1);
 	return true;
 }
 
-/* Lane @lane of @warp ends: its exit probe flushes (unless it traps). */
+/* Lane @lane of @warp ends: its exit probe flushes (unless it traps);
+ * in trace mode inline, where its %tleft says it owns a span. */
 static void lane_exit(struct world *w, uint32_t warp, uint32_t lane)
 {
 	uint64_t st = w->st[warp][lane];
 
-	if (!w->traps[warp] && span_st_own(st))
+	if (!w->traps[warp] && w->site_mode && w->left[warp][lane])
+		publish_at_cursor(w, warp, st, w->cur[warp][lane]);
+	else if (!w->traps[warp] && !w->site_mode && span_st_own(st))
 		publish(w, warp, st);
 	w->st[warp][lane] = 0;
+	w->left[warp][lane] = 0;
 }
 
 static uint32_t live_lanes(struct world *w, uint32_t warp)
@@ -494,8 +581,11 @@ static void warp_step(struct world *w, uint32_t b, unsigned *seed)
 	uint32_t sub = g & ((uint32_t)rand_r(seed) << 1 ^ (uint32_t)rand_r(seed));
 	uint32_t group = rand_r(seed) % 2 && sub ? sub : g;
 
-	if (!w->site_mode || !inline_step(w, b, group, seed))
+	if (!w->site_mode || !inline_step(w, b, group, seed)) {
 		call(w, b, group);
+		for (uint32_t k = group; w->site_mode && k; k &= k - 1)
+			regs_of(w, b, (uint32_t)__builtin_ctz(k));
+	}
 	for (uint32_t i = 0; i < LANES; i++)
 		if ((m >> i & 1) && !(live_lanes(w, b) >> i & 1))
 			lane_exit(w, b, i);
@@ -523,15 +613,18 @@ static void finish(struct world *w, unsigned seed)
 				made++;
 			}
 	if (getenv("SPAN_STATS"))
-		fprintf(stderr, "seed %u: calls %llu (inline %llu, filling %llu) dropped %llu delivered %llu of %llu\n",
+		fprintf(stderr, "seed %u: calls %llu (inline %llu, claiming %llu, filling %llu) dropped %llu delivered %llu of %llu\n",
 			seed, (unsigned long long)w->calls,
 			(unsigned long long)w->inline_steps,
+			(unsigned long long)w->inline_claims,
 			(unsigned long long)w->spans_filled_inline,
 			(unsigned long long)w->dropped_calls,
 			(unsigned long long)w->delivered, (unsigned long long)made);
-	/* Trace mode: the inline step taken (never in a lossless ring) */
-	if (w->site_mode && !(w->v.flags & RING_LOSSLESS))
+	/* Trace mode: the inline step and claim taken */
+	if (w->site_mode) {
 		ck_assert_uint_gt(w->inline_steps, 0);
+		ck_assert_uint_gt(w->inline_claims, 0);
+	}
 	ck_assert_uint_eq(ring_drops(w->r), w->dropped_calls);
 	ck_assert_uint_le(w->delivered, made);
 	ck_assert(!ring_ready(w->r));
