@@ -270,7 +270,7 @@ int mc_emit_resets(const struct ptx_module *m, const struct mem_site *s,
 		for (size_t k = 0; k < n && st->kind == ST_INSN; k++) {
 			struct strbuf *sb;
 
-			if (hoist[k] < 0 || (done >> hoist[k]) & 1 ||
+			if (hoist[k] < 0 || done >> hoist[k] & 1 ||
 			    !names_outside_address(m, st, s[k].op.base))
 				continue;
 			done |= 1u << hoist[k];
@@ -626,9 +626,9 @@ static void check_shared_group(struct strbuf *sb,
 
 	sb_printf(sb, "\tcvta.to.shared.u64 \t%%%s_mc3, %%%s_m0;\n"
 		  "\tadd.s64 \t%%%s_mc5, %%%s_mc3, %lld;\n"
-		  "\tsetp.gt.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mcse;\n"
-		  "\t@!%%%s_mcq bra \t$%s_mcs_%u;\n",
-		  p, p, p, p, (long long)far, p, p, p, p, p, n);
+		  "\tsetp.gt.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mcse;\n",
+		  p, p, p, p, (long long)far, p, p, p);
+	sb_printf(sb, "\t@!%%%s_mcq bra \t$%s_mcs_%u;\n", p, p, n);
 	/* %P_mc4, %P_mcw0: the member's offset in the window, its site */
 	shared_offset(sb, p);
 	sb_printf(sb, "\tmov.b64 \t%%%s_mc4, %%%s_mc3;\n\tmov.u32 \t%%%s_mcw0, %u;\n"
