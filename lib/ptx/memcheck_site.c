@@ -13,9 +13,7 @@
  * - shared: the access must end inside the block's shared memory, whose
  *   end (computed once at the function's entry) is the dynamic part's
  *   start (egpu_dev_mc_smem, an extern .shared array, placed after every
- *   static one) plus %dynamic_smem_size; in a loop that does not write
- *   their bases, a run of such sites is tested once, at its first, and
- *   then skipped until a base is written;
+ *   static one) plus %dynamic_smem_size;
  * - local (kernels only: a .func may be handed its caller's frame): the
  *   access must lie inside the kernel's __local_depot, the frame nvcc
  *   gives every local array;

@@ -6,8 +6,7 @@
  * ([reg], [reg+imm], [sym], [sym+imm], [imm]) read from their tokens.
  * Instructions that access memory in other ways (ldmatrix, wgmma, tensor
  * copies, call-sequence .param ...) are recognised as skipped, with the
- * reason (docs/ptx.md, Memory-access probes). And the code that forms
- * an access's address in a register, for the probes and the checks.
+ * reason (docs/ptx.md, Memory-access probes).
  */
 #include <stdlib.h>
 #include <string.h>
