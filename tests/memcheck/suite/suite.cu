@@ -64,6 +64,28 @@ __global__ void shared_write(float *out, int at)
 	out[threadIdx.x] = s[threadIdx.x];
 }
 
+/* A tile loop (sgemm_tiled's shape): the shared addresses do not change
+ * inside it, so the check tests them once per pass of the outer loop
+ * (docs/memcheck.md); the second pass reads one past the end. */
+__global__ void shared_tile(float *out, int at, int n)
+{
+	extern __shared__ float s[];
+	float acc = 0;
+
+	for (int r = 0; r < 2; r++) {
+		int k = r ? at : threadIdx.x;
+
+#pragma unroll 1
+		for (int t = 0; t < n; t++) {
+			s[threadIdx.x] = t;
+			__syncthreads();
+			acc += s[k]; // BUG:tile load shared (k == blockDim.x)
+			__syncthreads();
+		}
+	}
+	out[threadIdx.x] = acc;
+}
+
 __global__ void local_array(float *out, int at)
 {
 	volatile float a[8];
@@ -171,6 +193,11 @@ static void device_array(void)
 static void shared(void)
 {
 	shared_write<<<1, T, T * sizeof(float)>>>(dev(T), T);
+}
+
+static void shared_loop(void)
+{
+	shared_tile<<<1, T, T * sizeof(float)>>>(dev(T), T, 4);
 }
 
 static void local(void)
@@ -315,6 +342,7 @@ static const struct {
 	{ "freed", "store", freed },
 	{ "device_array", "table", device_array },
 	{ "shared", "shared", shared },
+	{ "shared_loop", "tile", shared_loop },
 	{ "local", "local", local },
 	{ "graph", "store", graph },
 	{ "vmm", "copy", vmm },
