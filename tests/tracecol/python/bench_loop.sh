@@ -14,26 +14,23 @@ mkdir -p "$out"
 cd "$out" || exit 1
 for r in $(seq "$rounds"); do
   for mode in plain proton proton-shadow egpu egpu-nopy egpu-json; do
-    case $mode in
-    egpu) "$cli" trace -o "egpu-$r" -- python3 "$here/launch_loop.py" plain \
-            "$steps" > "$mode.$r.out" 2> "$mode.$r.err" ;;
-    egpu-nopy) EGPU_TRACE_NO_PYTHON=1 "$cli" trace -o "egpunopy-$r" -- \
-            python3 "$here/launch_loop.py" plain "$steps" \
-            > "$mode.$r.out" 2> "$mode.$r.err" ;;
-    egpu-json) "$cli" trace --format json -o "egpujson-$r" -- \
-            python3 "$here/launch_loop.py" plain "$steps" \
-            > "$mode.$r.out" 2> "$mode.$r.err" ;;
-    *) python3 "$here/launch_loop.py" "$mode" "$steps" \
-            > "$mode.$r.out" 2> "$mode.$r.err" ;;
-    esac
-    # the trace's bytes per launch (egpu trace's own count of launches);
-    # kept: the Perfetto trace, folded, summary (the JSON is gigabytes)
+    # an egpu mode's environment, options and trace file (whose bytes
+    # per launch it reports; the JSON, gigabytes, is not kept)
+    env="" opts="" f=""
     case $mode in
     egpu) f=egpu-$r/trace.perfetto-trace ;;
-    egpu-nopy) f=egpunopy-$r/trace.perfetto-trace ;;
-    egpu-json) f=egpujson-$r/trace.json ;;
-    *) f="" ;;
+    egpu-nopy) env=EGPU_TRACE_NO_PYTHON=1 f=egpunopy-$r/trace.perfetto-trace ;;
+    egpu-json) opts="--format json" f=egpujson-$r/trace.json ;;
     esac
+    if [ -n "$f" ]; then
+      # shellcheck disable=SC2086  # $env, $opts: words or none
+      env $env "$cli" trace $opts -o "${f%/*}" -- \
+        python3 "$here/launch_loop.py" plain "$steps" \
+        > "$mode.$r.out" 2> "$mode.$r.err"
+    else
+      python3 "$here/launch_loop.py" "$mode" "$steps" \
+        > "$mode.$r.out" 2> "$mode.$r.err"
+    fi
     size=""
     n=$(sed -n 's/.*: \([0-9]*\) launches,.*/\1/p' "$mode.$r.err")
     b=$( [ -n "$f" ] && stat -c %s "$f" 2>/dev/null)
