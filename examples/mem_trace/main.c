@@ -702,9 +702,11 @@ static void renumber_counts(const struct app *app, const struct site_names *n,
 			    struct site_count *out)
 {
 	for (uint32_t s = 0; s < site_cnt(app); s++) {
+		const char *text = site_text(app, s);
+
 		out[s] = (struct site_count){ 0 };
 		for (uint32_t j = 0; j < n->cnt; j++)
-			if (!strcmp(n->text[j], site_text(app, s)))
+			if (!strcmp(n->text[j], text))
 				out[s] = counts[j];
 	}
 }

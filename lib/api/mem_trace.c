@@ -49,9 +49,8 @@ int egpu_mem_trace_enable(egpu_ctx *ctx, egpu_map *ring,
 	free(t->kernel);
 	*t = (struct mem_trace_state){
 		.ring = ring, .kernel = k,
-		.mem_spaces = OPTS_GET(opts, mem_spaces, 0) ?
-				      OPTS_GET(opts, mem_spaces, 0) :
-				      1u << EGPU_SPACE_GLOBAL,
+		.mem_spaces = OPTS_GET(opts, mem_spaces, 0) ?:
+			      1u << EGPU_SPACE_GLOBAL,
 		.mem_kinds = OPTS_GET(opts, mem_kinds, 0),
 	};
 	t->req.max_registers = OPTS_GET(opts, max_registers, 0);
