@@ -28,23 +28,18 @@ extern "C" __device__ uint64_t egpu_dev_mc_hints;  /* struct mc_hint[] */
 
 #define MC_API extern "C" __device__ __noinline__
 
-/* Count the bad access of @c; the first of its site goes to the log. */
-static __device__ void mc_send(const struct mc_site_ctx *c)
+/* The first bad access of @c's site into the log, if it has room, out
+ * in host memory when this returns. */
+static __device__ void mc_log(const struct mc_site_ctx *c, struct mc_counts *n)
 {
-	struct mc_counts *n = (struct mc_counts *)(uintptr_t)egpu_dev_mc_counts;
-	uint32_t site = c->site;
-	uint32_t k = site < n->max_sites ? site : n->max_sites - 1;
+	uint32_t i = atomicAdd(&n->next, 1u);
 	struct mc_log_rec *r;
-	uint32_t i;
 
-	if (atomicAdd(&n->counts[k], 1u))
-		return;
-	i = atomicAdd(&n->next, 1u);
 	if (i >= n->log_cap)
 		return;
 	r = (struct mc_log_rec *)(uintptr_t)egpu_dev_mc_log + i;
 	r->v.addr = c->addr;
-	r->v.site = site;
+	r->v.site = c->site;
 	r->v.kernel_id = c->kernel_id;
 	r->v.size = c->size;
 	r->v.kind = c->kind;
@@ -59,6 +54,37 @@ static __device__ void mc_send(const struct mc_site_ctx *c)
 	r->v.thread[2] = threadIdx.z;
 	__threadfence_system(); /* the record before its ready word */
 	*(volatile uint32_t *)&r->ready = 1;
+	__threadfence_system(); /* ready before the access, which may fault */
+}
+
+static __device__ uint64_t mc_now(void)
+{
+	uint64_t t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+/*
+ * Count the bad access of @c; the first of its site goes to the log, and
+ * the others wait until it is out (struct mc_counts): a load past
+ * shared memory faults, and a fault ends the context before a record
+ * still on its way reaches the host.
+ */
+static __device__ void mc_send(const struct mc_site_ctx *c)
+{
+	struct mc_counts *n = (struct mc_counts *)(uintptr_t)egpu_dev_mc_counts;
+	uint32_t k = c->site < n->max_sites ? c->site : n->max_sites - 1;
+	volatile uint32_t *logged = &n->counts[n->max_sites + k];
+	uint64_t t0;
+
+	if (!atomicAdd(&n->counts[k], 1u)) {
+		mc_log(c, n);
+		*logged = 1;
+		return;
+	}
+	for (t0 = mc_now(); !*logged && mc_now() - t0 < MC_LOGGED_WAIT_NS;)
+		;
 }
 
 /*

@@ -166,7 +166,7 @@ static int make_outputs(struct mc_dev *d)
 	struct mc_counts head = { .log_cap = MC_LOG_CAP,
 				  .max_sites = MC_MAX_SITES };
 	size_t log_bytes = MC_LOG_CAP * sizeof(*d->log);
-	size_t bytes = sizeof(head) + MC_MAX_SITES * sizeof(uint32_t);
+	size_t bytes = MC_COUNTS_BYTES(MC_MAX_SITES);
 	int err = cu_check(cu()->cuMemAlloc(&d->counts, bytes),
 			   "memcheck: the site counts");
 
