@@ -119,6 +119,10 @@ int mem_value_bits(const struct ptx_module *m, const struct ptx_func *f,
  */
 bool mem_value_in_reg(const struct ptx_module *m, const struct ptx_func *f,
 		      const struct mem_op *op);
+/* Register @reg (.b64) = the generic address of the first byte @op
+ * accesses (the state space's, for a .shared::cluster access). */
+void mem_op_address(struct strbuf *sb, const struct ptx_module *m,
+		    const struct mem_op *op, const char *reg);
 /* Bits of register @t as declared in @f (1 for .pred), -1 if undeclared. */
 int reg_bits(const struct ptx_module *m, const struct ptx_func *f, uint32_t t);
 /* Whether @t is the name @decl declares (a family "%r<N>" if @family). */

@@ -13,7 +13,9 @@
  * - shared: the access must end inside the block's shared memory, whose
  *   end (computed once at the function's entry) is the dynamic part's
  *   start (egpu_dev_mc_smem, an extern .shared array, placed after every
- *   static one) plus %dynamic_smem_size;
+ *   static one) plus %dynamic_smem_size; in a loop that does not write
+ *   their bases, a run of such sites is tested once, at its first, and
+ *   then skipped until a base is written;
  * - local (kernels only: a .func may be handed its caller's frame): the
  *   access must lie inside the kernel's __local_depot, the frame nvcc
  *   gives every local array;
@@ -215,6 +217,143 @@ void mc_plan_groups(const struct ptx_module *m, const struct mem_site *s,
 		if (group[i] < 0)
 			group[i] = (int)i;
 	}
+}
+
+/* Whether any statement of the loop holding statement @at (the run of
+ * loop statements around it, nested loops and all) may write @base. */
+static bool loop_writes(const struct ptx_module *m, const struct ptx_func *f,
+			const struct mc_func *fn, uint32_t at, uint32_t base)
+{
+	uint32_t a = at, b = at;
+
+	while (a > 0 && fn->in_loop[a - 1])
+		a--;
+	while (b + 1 < f->nstmts && fn->in_loop[b + 1])
+		b++;
+	for (uint32_t i = a; i <= b; i++)
+		if (f->stmts[i].kind == ST_INSN &&
+		    names_outside_address(m, &f->stmts[i], base))
+			return true;
+	return false;
+}
+
+int mc_site_hoist(struct mc_func *fn, const struct ptx_module *m,
+		  const struct mem_site *s, size_t i, const int *hoist)
+{
+	const struct mem_op *op = &s[i].op;
+	const struct ptx_func *f = m->items[s[i].item].func;
+	size_t j = i;
+
+	if (op->space != EGPU_SPACE_SHARED || !mc_site_checked(op, fn) ||
+	    op->size_reg >= 0 || op->base_is == BASE_IMM ||
+	    !fn->in_loop[s[i].stmt] || f->stmts[s[i].stmt].pred >= 0 ||
+	    loop_writes(m, f, fn, s[i].stmt, op->base))
+		return -1;
+	/* the run of the latest site before it with a predicate */
+	while (j > 0 && hoist[j - 1] < 0)
+		j--;
+	if (j > 0 && straight(m, f, s[j - 1].stmt, s[i].stmt, op->base))
+		return hoist[j - 1];
+	return fn->nhoisted < MC_HOISTED_MAX ? (int)fn->nhoisted++ : -1;
+}
+
+int mc_emit_resets(const struct ptx_module *m, const struct mem_site *s,
+		   size_t n, const int *hoist, const char *prefix,
+		   struct edits *e)
+{
+	const struct ptx_func *f = n ? m->items[s[0].item].func : NULL;
+
+	for (uint32_t i = 0; f && i < f->nstmts; i++) {
+		const struct ptx_stmt *st = &f->stmts[i];
+		uint32_t done = 0; /* the predicates cleared after it */
+
+		for (size_t k = 0; k < n && st->kind == ST_INSN; k++) {
+			struct strbuf *sb;
+
+			if (hoist[k] < 0 || (done >> hoist[k]) & 1 ||
+			    !names_outside_address(m, st, s[k].op.base))
+				continue;
+			done |= 1u << hoist[k];
+			sb = edit_at(e, tok_end(m, st->last - 1), 0);
+			if (!sb)
+				return err_set(EGPU_ENOMEM,
+					       "PTX: out of memory for edits");
+			sb_printf(sb, "\n\tsetp.ne.u32 \t%%%s_mcv%d, 0, 0;",
+				  prefix, hoist[k]);
+		}
+	}
+	return 0;
+}
+
+/* The bytes from group head @h's address to the farthest end of its
+ * members; *@last its last member. */
+static int64_t group_far(const struct mem_site *all, const int *group,
+			 size_t n, size_t h, size_t *last)
+{
+	int64_t far = 0;
+
+	*last = h;
+	for (size_t i = h; i < n; i++)
+		if (group[i] == (int)h) {
+			*last = i;
+			if (all[i].op.off + all[i].op.size - all[h].op.off > far)
+				far = all[i].op.off + all[i].op.size -
+				      all[h].op.off;
+		}
+	return far;
+}
+
+/*
+ * At a run's first site: its predicate set when every site of the run
+ * (their bases not written in the loop: the same values here as at
+ * them) passes its test, the one check_shared or check_shared_group
+ * makes; then its sites test nothing until a base is written.
+ */
+static void run_test(struct strbuf *sb, const struct mc_site_code *c,
+		     size_t i)
+{
+	const char *p = c->prefix;
+	int h = c->hoist[i];
+	char reg[40];
+	size_t last;
+
+	snprintf(reg, sizeof(reg), "%%%s_mct", p);
+	sb_printf(sb, "\t@%%%s_mcv%d bra \t$%s_mcr_%u;\n\t{\n"
+		  "\t.reg .b64 \t%%%s_mct;\n\t.reg .pred \t%%%s_mctq;\n"
+		  "\tsetp.ne.u32 \t%%%s_mctq, 0, 0;\n", p, h, p, c->site, p, p,
+		  p);
+	for (size_t k = i; k < c->nall; k++) {
+		if (c->hoist[k] != h)
+			continue;
+		mem_op_address(sb, c->m, &c->all[k].op, reg);
+		sb_printf(sb, "\tcvta.to.shared.u64 \t%s, %s;\n"
+			  "\tadd.s64 \t%s, %s, %lld;\n"
+			  "\tsetp.gt.or.u64 \t%%%s_mctq, %s, %%%s_mcse, %%%s_mctq;\n",
+			  reg, reg, reg, reg,
+			  (long long)group_far(c->all, c->group, c->nall, k, &last),
+			  p, reg, p, p);
+	}
+	sb_printf(sb, "\tnot.pred \t%%%s_mcv%d, %%%s_mctq;\n\t}\n$%s_mcr_%u:\n",
+		  p, h, p, p, c->site);
+}
+
+void mc_emit_hoist_skip(struct strbuf *sb, const struct mc_site_code *c)
+{
+	size_t i = (size_t)(c->s - c->all), j = i;
+	int h = c->hoist[i];
+
+	while (j > 0 && c->hoist[j - 1] != h)
+		j--;
+	if (j == 0)
+		run_test(sb, c, i);
+	sb_printf(sb, "\t@%%%s_mcv%d bra \t$%s_mcv_%u;\n", c->prefix, h,
+		  c->prefix, c->site);
+}
+
+void mc_emit_hoist_label(struct strbuf *sb, const char *prefix,
+			 uint32_t site)
+{
+	sb_printf(sb, "$%s_mcv_%u:\n", prefix, site);
 }
 
 /*
@@ -477,21 +616,14 @@ static void check_shared_group(struct strbuf *sb,
 			       const struct mc_site_code *c)
 {
 	const char *p = c->prefix;
-	size_t head = (size_t)(c->s - c->all), last = head;
+	size_t head = (size_t)(c->s - c->all), last;
 	size_t k = second_member(c->group, head, c->nall);
 	int64_t step = k < c->nall ? c->all[k].op.off - c->s->op.off : 0;
 	uint32_t n = c->site, nstep = k < c->nall ? (uint32_t)(k - head) : 1;
-	int64_t far = 0;
+	int64_t far = group_far(c->all, c->group, c->nall, head, &last);
 	char addr[32], site[32], bound[32];
 	struct mc_regs r = { .addr = addr, .site = site, .bound = bound };
 
-	for (size_t i = head; i < c->nall; i++)
-		if (c->group[i] == (int)head) {
-			last = i;
-			if (c->all[i].op.off + c->all[i].op.size - c->s->op.off > far)
-				far = c->all[i].op.off + c->all[i].op.size -
-				      c->s->op.off;
-		}
 	sb_printf(sb, "\tcvta.to.shared.u64 \t%%%s_mc3, %%%s_m0;\n"
 		  "\tadd.s64 \t%%%s_mc5, %%%s_mc3, %lld;\n"
 		  "\tsetp.gt.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mcse;\n"
@@ -617,6 +749,10 @@ void mc_emit_entry(struct strbuf *sb, const char *prefix,
 	for (uint32_t i = 0; i < fn->ncached; i++)
 		sb_printf(sb, "\tmov.b64 \t%%%s_mcl%u, 0;\n\tmov.b64 \t%%%s_mch%u, 0;\n",
 			  p, i, p, i);
+	if (fn->nhoisted)
+		sb_printf(sb, "\t.reg .pred \t%%%s_mcv<%u>;\n", p, fn->nhoisted);
+	for (uint32_t i = 0; i < fn->nhoisted; i++)
+		sb_printf(sb, "\tsetp.ne.u32 \t%%%s_mcv%u, 0, 0;\n", p, i);
 	if (fn->shared)
 		sb_printf(sb, "\t.reg .b64 \t%%%s_mcse;\n\t{\n"
 			  "\t.reg .b32 \t%%%s_mcsw;\n\t.reg .b64 \t%%%s_mcsx;\n"

@@ -6,7 +6,8 @@
  * ([reg], [reg+imm], [sym], [sym+imm], [imm]) read from their tokens.
  * Instructions that access memory in other ways (ldmatrix, wgmma, tensor
  * copies, call-sequence .param ...) are recognised as skipped, with the
- * reason (docs/ptx.md, Memory-access probes).
+ * reason (docs/ptx.md, Memory-access probes). And the code that forms
+ * an access's address in a register, for the probes and the checks.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -360,4 +361,45 @@ bool mem_value_in_reg(const struct ptx_module *m, const struct ptx_func *f,
 	bits = mem_value_bits(m, f, op);
 	return (bits == 16 || bits == 32 || bits == 64) &&
 	       (uint32_t)bits >= op->size * 8;
+}
+
+static const char *cvta_space(const struct mem_op *op)
+{
+	static const char *const names[] = {
+		[EGPU_SPACE_GLOBAL] = "global", [EGPU_SPACE_SHARED] = "shared",
+		[EGPU_SPACE_LOCAL] = "local",   [EGPU_SPACE_CONST] = "const",
+		[EGPU_SPACE_PARAM] = "param",
+	};
+
+	if (op->space == EGPU_SPACE_SHARED && op->cluster)
+		return "shared::cluster";
+	return op->space == EGPU_SPACE_GENERIC ? NULL : names[op->space];
+}
+
+void mem_op_address(struct strbuf *sb, const struct ptx_module *m,
+		    const struct mem_op *op, const char *reg)
+{
+	const char *space = cvta_space(op);
+	int n = (int)m->toks[op->base].len;
+	const char *base = tok_text(m, op->base);
+
+	switch (op->base_is) {
+	case BASE_REG64:
+		sb_printf(sb, "\tmov.b64 \t%s, %.*s;\n", reg, n, base);
+		break;
+	case BASE_REG32:
+		sb_printf(sb, "\tcvt.u64.u32 \t%s, %.*s;\n", reg, n, base);
+		break;
+	case BASE_SYM:
+		sb_printf(sb, "\tmov.u64 \t%s, %.*s;\n", reg, n, base);
+		break;
+	default:
+		sb_printf(sb, "\tmov.u64 \t%s, %llu;\n", reg,
+			  (unsigned long long)op->off);
+	}
+	if (op->off && op->base_is != BASE_IMM)
+		sb_printf(sb, "\tadd.s64 \t%s, %s, %lld;\n", reg, reg,
+			  (long long)op->off);
+	if (space)
+		sb_printf(sb, "\tcvta.%s.u64 \t%s, %s;\n", space, reg, reg);
 }

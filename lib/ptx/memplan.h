@@ -102,6 +102,10 @@ int mem_item_local(const struct mem_plan *p, uint32_t item,
 #define MC_WINDOW_FUNC "egpu_dev_mc_window"
 /* Global sites per function that remember the allocation they passed. */
 #define MC_CACHED_MAX 16
+/* Runs of shared sites per function that remember that they passed (a
+ * predicate each, live through their loop: the SM has seven, and the
+ * kernel's own code needs them). */
+#define MC_HOISTED_MAX 2 /* at most 32: a bit each in mc_emit_resets */
 
 /* What the check needs of one function. */
 struct mc_func {
@@ -115,6 +119,7 @@ struct mc_func {
 	bool global;       /* a site checks global memory */
 	uint64_t cell;     /* ptx_memcheck.cell */
 	uint32_t ncached;  /* sites given a range cache */
+	uint32_t nhoisted; /* runs of shared sites given a passed predicate */
 	uint8_t *in_loop;  /* per statement: a backward branch runs it again */
 };
 
@@ -139,6 +144,24 @@ int mc_site_plan(struct mc_func *fn, const struct mem_site *s);
  */
 void mc_plan_groups(const struct ptx_module *m, const struct mem_site *s,
 		    size_t n, const bool *want, int *group);
+/*
+ * Site @i of the function's sites @s: its passed predicate (%P_mcv<k>),
+ * or -1, given those of the sites before it (@hoist). A shared access of
+ * a fixed size in a loop whose base register nothing in the loop writes
+ * passes again once it has passed (the window is fixed per launch) until
+ * the base is written (mc_emit_resets). Such sites in one straight
+ * stretch of code, a run, share one predicate, set at the run's first
+ * site when all of them pass (mc_emit_hoist_skip). The caller offers
+ * only uncontained group heads whose only probe is memcheck's.
+ */
+int mc_site_hoist(struct mc_func *fn, const struct ptx_module *m,
+		  const struct mem_site *s, size_t i, const int *hoist);
+/* After every statement of the function of sites @s [0, @n) that may
+ * write the base of a site with a passed predicate (@hoist), that
+ * predicate cleared. 0 or EGPU_ENOMEM. */
+int mc_emit_resets(const struct ptx_module *m, const struct mem_site *s,
+		   size_t n, const int *hoist, const char *prefix,
+		   struct edits *e);
 
 struct mc_site_code {
 	const struct ptx_module *m;
@@ -155,19 +178,27 @@ struct mc_site_code {
 	const struct inline_func *mc_window;
 	const struct mc_func *fn;
 	int cache;       /* mc_site_plan() */
+	const int *hoist; /* mc_site_hoist(), of all */
 	bool contain;
 };
 
 /* Whether @fn's entry has code of memcheck's (mc_emit_entry). */
 bool mc_func_has_entry(const struct mc_func *fn);
-/* At the function's entry: the range caches (empty), the end of shared
- * memory and, in a function without caches, the index the kernel
- * checks against, in function-wide registers. */
+/* At the function's entry: the range caches (empty), the passed
+ * predicates (false), the end of shared memory and, in a function
+ * without caches, the index the kernel checks against, in function-wide
+ * registers. */
 void mc_emit_entry(struct strbuf *sb, const char *prefix,
 		   const struct mc_func *fn);
 /* The check, inside the site's scope, %P_m0 holding the address; with
  * containment it sets %P_mcb on a bad access. */
 void mc_emit_check(struct strbuf *sb, const struct mc_site_code *c);
+/* Around the site's whole code, where it has a passed predicate: at its
+ * run's first site, the run's test setting it; the branch over the code
+ * while it holds, and the label after the code. */
+void mc_emit_hoist_skip(struct strbuf *sb, const struct mc_site_code *c);
+void mc_emit_hoist_label(struct strbuf *sb, const char *prefix,
+			 uint32_t site);
 /* Containment: a scope declaring %P_mcb (false), opened before the
  * site's code; after it, the branch over the instruction; after the
  * instruction, its destinations zeroed and the scope closed. */

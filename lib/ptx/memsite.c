@@ -46,50 +46,18 @@ struct site_code {
 	const struct mc_func *fn; /* the function's, for memcheck */
 	int cache;                /* memcheck's range cache, or -1 */
 	const struct mem_site *all; /* the function's sites ... */
-	const int *group;         /* ... and memcheck's groups of them */
+	const int *group;         /* ... memcheck's groups of them ... */
+	const int *hoist;         /* ... and their passed predicates */
 	size_t nall;
 };
-
-static const char *cvta_space(const struct mem_op *op)
-{
-	static const char *const names[] = {
-		[EGPU_SPACE_GLOBAL] = "global", [EGPU_SPACE_SHARED] = "shared",
-		[EGPU_SPACE_LOCAL] = "local",   [EGPU_SPACE_CONST] = "const",
-		[EGPU_SPACE_PARAM] = "param",
-	};
-
-	if (op->space == EGPU_SPACE_SHARED && op->cluster)
-		return "shared::cluster";
-	return op->space == EGPU_SPACE_GENERIC ? NULL : names[op->space];
-}
 
 /* %P_m0 = generic address of the first byte accessed. */
 static void put_address(struct strbuf *sb, const struct site_code *c)
 {
-	const struct mem_op *op = &c->s->op;
-	const char *p = c->nm->prefix, *space = cvta_space(op);
-	int n = (int)c->m->toks[op->base].len;
-	const char *base = tok_text(c->m, op->base);
+	char reg[40];
 
-	switch (op->base_is) {
-	case BASE_REG64:
-		sb_printf(sb, "\tmov.b64 \t%%%s_m0, %.*s;\n", p, n, base);
-		break;
-	case BASE_REG32:
-		sb_printf(sb, "\tcvt.u64.u32 \t%%%s_m0, %.*s;\n", p, n, base);
-		break;
-	case BASE_SYM:
-		sb_printf(sb, "\tmov.u64 \t%%%s_m0, %.*s;\n", p, n, base);
-		break;
-	default:
-		sb_printf(sb, "\tmov.u64 \t%%%s_m0, %llu;\n", p,
-			  (unsigned long long)op->off);
-	}
-	if (op->off && op->base_is != BASE_IMM)
-		sb_printf(sb, "\tadd.s64 \t%%%s_m0, %%%s_m0, %lld;\n", p, p,
-			  (long long)op->off);
-	if (space)
-		sb_printf(sb, "\tcvta.%s.u64 \t%%%s_m0, %%%s_m0;\n", space, p, p);
+	snprintf(reg, sizeof(reg), "%%%s_m0", c->nm->prefix);
+	mem_op_address(sb, c->m, &c->s->op, reg);
 }
 
 static uint64_t kind_space(const struct mem_op *op)
@@ -283,6 +251,22 @@ static bool contained(const struct site_code *c)
 	       mc_site_checked(&c->s->op, c->fn);
 }
 
+/* What memcheck's code at the site needs, @q its request. */
+static struct mc_site_code mc_code(const struct site_code *c,
+				   const struct mem_req *q)
+{
+	return (struct mc_site_code){ .m = c->m, .s = c->s,
+				      .prefix = c->nm->prefix,
+				      .site = c->site, .number = c->number,
+				      .mc = q->r->memcheck,
+				      .mc_find = q->mc_find,
+				      .mc_window = q->mc_window,
+				      .fn = c->fn, .cache = c->cache,
+				      .all = c->all, .group = c->group,
+				      .hoist = c->hoist, .nall = c->nall,
+				      .contain = contained(c) };
+}
+
 static void emit_call(struct strbuf *sb, const struct site_code *c, size_t i)
 {
 	const struct probe_call *call = mem_plan_probe(c->p, c->s, i);
@@ -290,15 +274,7 @@ static void emit_call(struct strbuf *sb, const struct site_code *c, size_t i)
 	const char *p = c->nm->prefix;
 
 	if (q->r->memcheck) {
-		struct mc_site_code mc = { .m = c->m, .s = c->s, .prefix = p,
-					   .site = c->site, .number = c->number,
-					   .mc = q->r->memcheck,
-					   .mc_find = q->mc_find,
-					   .mc_window = q->mc_window,
-					   .fn = c->fn, .cache = c->cache,
-					   .all = c->all, .group = c->group,
-					   .nall = c->nall,
-					   .contain = contained(c) };
+		struct mc_site_code mc = mc_code(c, q);
 
 		mc_emit_check(sb, &mc);
 	} else if (mem_plan_call(c->p, c->s, i)->r->trace) {
@@ -323,6 +299,7 @@ static void emit_site(struct strbuf *sb, const struct site_code *c)
 	const struct ptx_stmt *st =
 		&m->items[c->s->item].func->stmts[c->s->stmt];
 	const char *p = c->nm->prefix;
+	int hoisted = c->hoist[c->s - c->all];
 
 	sb_adds(sb, "// begin egpu mem probes\n");
 	if (contained(c))
@@ -331,6 +308,11 @@ static void emit_site(struct strbuf *sb, const struct site_code *c)
 		sb_printf(sb, "\t@%s%.*s bra \t$%s_mskip_%u;\n",
 			  st->pred_neg ? "" : "!", (int)m->toks[st->pred].len,
 			  tok_text(m, (uint32_t)st->pred), p, c->site);
+	if (hoisted >= 0) {
+		struct mc_site_code mc = mc_code(c, memcheck_of(c->p, c->s));
+
+		mc_emit_hoist_skip(sb, &mc);
+	}
 	sb_printf(sb, "\t{\n\t.reg .b64 \t%%%s_m<6>;\n", p);
 	if (c->s->need_value)
 		put_value(sb, c);
@@ -345,6 +327,8 @@ static void emit_site(struct strbuf *sb, const struct site_code *c)
 	for (size_t i = 0; i < c->s->ncalls; i++)
 		emit_call(sb, c, i);
 	sb_adds(sb, "\t}\n");
+	if (hoisted >= 0)
+		mc_emit_hoist_label(sb, p, c->site);
 	if (st->pred >= 0)
 		sb_printf(sb, "$%s_mskip_%u:\n", p, c->site);
 	if (contained(c))
@@ -403,13 +387,29 @@ static bool groupable(const struct mem_plan *p, const struct mem_site *s,
 	       s->op.base_is != BASE_IMM;
 }
 
-/* memcheck's plan for the sites [@lo, @hi) of a function: range caches
- * and groups (@cache, @group, by site - @lo), and its entry's code
- * (mc_emit_entry). */
+/* Site @i of @s [@lo, ...), with its group (@group, by site - @lo): its
+ * passed predicate (mc_site_hoist), where it is checked alone or as its
+ * group's head, uncontained, with no probe but memcheck's. */
+static int plan_hoist(const struct mem_plan *p, const struct ptx_module *m,
+		      const struct mem_site *s, size_t lo, size_t i,
+		      const int *group, const int *hoist, struct mc_func *fn)
+{
+	const struct mem_req *q = memcheck_of(p, &s[i]);
+	int g = group[i - lo];
+
+	if (!q || q->r->memcheck->contain || s[i].ncalls != 1 ||
+	    g < 0 || (size_t)g != i - lo)
+		return -1;
+	return mc_site_hoist(fn, m, s + lo, i - lo, hoist);
+}
+
+/* memcheck's plan for the sites [@lo, @hi) of a function: range caches,
+ * groups and passed predicates (@cache, @group, @hoist, by site - @lo),
+ * its entry's code (mc_emit_entry) and the predicates' resets. */
 static int plan_memcheck(const struct mem_plan *p, const struct ptx_module *m,
 			 const struct mem_site *s, size_t lo, size_t hi,
 			 struct mc_func *fn, int *cache, int *group,
-			 const char *prefix, struct edits *e)
+			 int *hoist, const char *prefix, struct edits *e)
 {
 	const struct ptx_func *f = m->items[s[lo].item].func;
 	bool *want = calloc(hi - lo + 1, sizeof(*want));
@@ -427,13 +427,15 @@ static int plan_memcheck(const struct mem_plan *p, const struct ptx_module *m,
 	}
 	mc_plan_groups(m, s + lo, hi - lo, want, group);
 	free(want);
+	for (size_t i = lo; i < hi; i++)
+		hoist[i - lo] = plan_hoist(p, m, s, lo, i, group, hoist, fn);
 	if (!mc_func_has_entry(fn))
 		return 0;
 	sb = edit_at(e, m->toks[func_entry_stmt(m, f)->first].off, 0);
 	if (!sb)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
 	mc_emit_entry(sb, prefix, fn);
-	return 0;
+	return mc_emit_resets(m, s + lo, hi - lo, hoist, prefix, e);
 }
 
 /*
@@ -466,15 +468,15 @@ int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
 	size_t lo, hi;
 	const struct mem_site *s = item_sites(p, item, &lo, &hi);
 	struct mc_func fn;
-	int *cache = calloc(2 * (hi - lo) + 1, sizeof(*cache));
-	int *group = cache + (hi - lo);
+	int *cache = calloc(3 * (hi - lo) + 1, sizeof(*cache));
+	int *group = cache + (hi - lo), *hoist = group + (hi - lo);
 	int err = mc_func_make(m, m->items[item].func, &fn);
 
 	if (!err && !cache)
 		err = err_set(EGPU_ENOMEM, "PTX: out of memory");
 	if (!err && hi > lo)
 		err = plan_memcheck(p, m, s, lo, hi, &fn, cache, group,
-				    names->prefix, e);
+				    hoist, names->prefix, e);
 	if (!err)
 		err = plan_trace(p, m, item, s, lo, hi, names->prefix, e);
 	for (size_t i = lo; i < hi && !err; i++) {
@@ -483,7 +485,8 @@ int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
 				       .site = (uint32_t)i,
 				       .number = mem_plan_site_base(p) + (uint32_t)i,
 				       .nm = names, .fn = &fn,
-				       .cache = cache[i - lo], .all = s + lo,
+				       .cache = cache[i - lo],
+				       .hoist = hoist, .all = s + lo,
 				       .group = group, .nall = hi - lo };
 		struct strbuf *sb = edit_at(e, m->toks[st->first].off, 0);
 

@@ -243,6 +243,83 @@ START_TEST(contain)
 }
 END_TEST
 
+/* A tile loop: %r2 is not written in it, %r5 is. */
+static const char tile[] = HEAD
+	".extern .shared .align 4 .b8 dyn[];\n"
+	".visible .entry tile(.param .u32 t_n)\n{\n"
+	"\t.reg .pred %p<2>;\n\t.reg .b32 %r<8>;\n\t.reg .f32 %f<4>;\n"
+	"\tld.param.u32 %r1, [t_n];\n"
+	"\tmov.u32 %r2, dyn;\n"
+	"\tmov.u32 %r5, dyn;\n"
+	"\tmov.u32 %r4, 0;\n"
+	"$L_t:\n"
+	"\tld.shared.f32 %f1, [%r2];\n"
+	"\tst.shared.f32 [%r2+8], %f1;\n"
+	"\tld.shared.f32 %f2, [%r5];\n"
+	"\tadd.u32 %r5, %r5, 4;\n"
+	"\tadd.u32 %r4, %r4, 1;\n"
+	"\tsetp.lt.u32 %p1, %r4, %r1;\n"
+	"\t@%p1 bra $L_t;\n"
+	"\tld.shared.f32 %f3, [%r2+4];\n"
+	"\tret;\n}\n";
+
+/* The shared sites of a loop whose bases it does not write: tested once
+ * (their run's predicate), again after a base is written; not with
+ * containment. */
+START_TEST(hoisted)
+{
+	egpu_ctx *ctx = mc_ctx(false);
+	struct egpu_report rep;
+	char *out = tu_instrument(ctx, tile, &rep), *s;
+
+	ck_assert_ptr_nonnull(strstr(out, "\t.reg .pred \t%egpu_mcv<1>;\n"
+				     "\tsetp.ne.u32 \t%egpu_mcv0, 0, 0;\n"));
+	/* cleared after %r2 is written (and not after %r5 is) */
+	ck_assert_ptr_nonnull(strstr(out, "mov.u32 %r2, dyn;\n"
+				     "\tsetp.ne.u32 \t%egpu_mcv0, 0, 0;\n"
+				     "\tmov.u32 %r5, dyn;\n"));
+	ck_assert_int_eq(tu_count(out, "setp.ne.u32 \t%egpu_mcv0, 0, 0;"), 2);
+	/* the run's first site tests both of its sites, then skips while
+	 * they passed */
+	s = site_before(out, "ld.shared.f32 %f1, [%r2];");
+	ck_assert_msg(strstr(s, "\t@%egpu_mcv0 bra \t$egpu_mcr_0;\n"), "%s", s);
+	ck_assert_ptr_nonnull(strstr(s, "cvt.u64.u32 \t%egpu_mct, %r2;\n"
+				     "\tcvta.shared.u64 \t%egpu_mct, %egpu_mct;\n"
+				     "\tcvta.to.shared.u64 \t%egpu_mct, %egpu_mct;\n"
+				     "\tadd.s64 \t%egpu_mct, %egpu_mct, 4;\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\tadd.s64 \t%egpu_mct, %egpu_mct, 8;\n"
+				     "\tcvta.shared.u64"));
+	ck_assert_int_eq(tu_count(s, "setp.gt.or.u64 \t%egpu_mctq, %egpu_mct, %egpu_mcse, %egpu_mctq;"), 2);
+	ck_assert_ptr_nonnull(strstr(s, "not.pred \t%egpu_mcv0, %egpu_mctq;\n"
+				     "\t}\n$egpu_mcr_0:\n"
+				     "\t@%egpu_mcv0 bra \t$egpu_mcv_0;\n"));
+	/* its own check follows, for a run that did not pass */
+	ck_assert_int_eq(tu_count(s, "// copied egpu_dev_mc_window"), 1);
+	free(s);
+	s = site_before(out, "st.shared.f32 [%r2+8], %f1;");
+	ck_assert_msg(strstr(s, "\t@%egpu_mcv0 bra \t$egpu_mcv_1;\n"), "%s", s);
+	ck_assert_ptr_null(strstr(s, "%egpu_mct"));
+	ck_assert_int_eq(tu_count(s, "// copied egpu_dev_mc_window"), 1);
+	free(s);
+	/* %r5 changes in the loop; the last load is after it */
+	s = site_before(out, "ld.shared.f32 %f2, [%r5];");
+	ck_assert_msg(!strstr(s, "%egpu_mcv"), "%s", s);
+	free(s);
+	s = site_before(out, "ld.shared.f32 %f3, [%r2+4];");
+	ck_assert_msg(!strstr(s, "%egpu_mcv"), "%s", s);
+	free(s);
+	tu_assemble_sm90(out, "a tile loop");
+	free(out);
+	egpu_ctx_free(ctx);
+	ctx = mc_ctx(true);
+	out = tu_instrument(ctx, tile, &rep);
+	ck_assert_ptr_null(strstr(out, "%egpu_mcv"));
+	tu_assemble_sm90(out, "a tile loop, contained");
+	free(out);
+	egpu_ctx_free(ctx);
+}
+END_TEST
+
 /* A memory probe and the check at the same sites: the probe first. */
 START_TEST(beside_a_probe)
 {
@@ -340,6 +417,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, sites_by_space);
 	tcase_add_test(tc, contain);
+	tcase_add_test(tc, hoisted);
 	tcase_add_test(tc, beside_a_probe);
 	tcase_add_test(tc, bad_opts);
 	tcase_add_test(tc, suite_kernels);
