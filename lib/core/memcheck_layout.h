@@ -203,7 +203,7 @@ struct mc_log_rec {
 
 /*
  * GPU memory: the log's next free record, the per-site counts, then a
- * bit per site: its first bad access is out (in the log, or the log
+ * word per site: its first bad access is out (in the log, or the log
  * full). The other bad accesses of the site wait for it, bounded by
  * MC_LOGGED_WAIT_NS, since one of them may fault and take the context,
  * and the log with it, before the first one's record reached the host.
@@ -213,15 +213,13 @@ struct mc_counts {
 	uint32_t log_cap;   /* records the log holds */
 	uint32_t max_sites; /* counts[]; a site past it counts in the last */
 	uint32_t pad;
-	uint32_t counts[];  /* [max_sites] counts, then the logged bits */
+	uint32_t counts[];  /* [max_sites] counts, then the logged words */
 };
 
 #define MC_LOGGED_WAIT_NS 1000000u /* 1 ms: a record's writes take µs */
 
 /* Bytes of struct mc_counts for @max_sites sites. */
 #define MC_COUNTS_BYTES(max_sites)                                         \
-	(sizeof(struct mc_counts) +                                        \
-	 ((size_t)(max_sites) + ((size_t)(max_sites) + 31) / 32) *         \
-		 sizeof(uint32_t))
+	(sizeof(struct mc_counts) + 2 * (size_t)(max_sites) * sizeof(uint32_t))
 
 #endif

@@ -75,16 +75,15 @@ static __device__ void mc_send(const struct mc_site_ctx *c)
 {
 	struct mc_counts *n = (struct mc_counts *)(uintptr_t)egpu_dev_mc_counts;
 	uint32_t k = c->site < n->max_sites ? c->site : n->max_sites - 1;
-	uint32_t *logged = &n->counts[n->max_sites + k / 32], bit = 1u << k % 32;
+	volatile uint32_t *logged = &n->counts[n->max_sites + k];
 	uint64_t t0;
 
 	if (!atomicAdd(&n->counts[k], 1u)) {
 		mc_log(c, n);
-		atomicOr(logged, bit);
+		*logged = 1;
 		return;
 	}
-	for (t0 = mc_now(); !(*(volatile uint32_t *)logged & bit) &&
-			    mc_now() - t0 < MC_LOGGED_WAIT_NS;)
+	for (t0 = mc_now(); !*logged && mc_now() - t0 < MC_LOGGED_WAIT_NS;)
 		;
 }
 
