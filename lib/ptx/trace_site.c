@@ -20,8 +20,11 @@
  *   the record that fills it publishes it here, a fence and the header)
  *   and each other lane's state starts where it does (its floor:
  *   per-thread order needs no other vote); or the leader owns none, and
- *   then claims one alone through egpu_dev_trace_claim (span_claim: the
- *   shard's atomics, wraps, drops, a lossless ring's wait), the other
+ *   then claims one alone, inline as span_claim's first try does when
+ *   the span fits (the shard's reserved and prod atomics, the room
+ *   checked between them), egpu_dev_trace_claim_rest taking over
+ *   anything else (no room, the shard's end: wraps, drops), or in a
+ *   lossless ring through egpu_dev_trace_claim (its wait), the other
  *   lanes' floors moving to its start as span_trace moves them.
  * The site's kind, size and number are the record's first word, a
  * constant here. Anything else calls egpu_dev_trace_site (device/
