@@ -82,6 +82,7 @@ static void fold_claim(struct egpu_map *ring, uint64_t handle,
 	tr->claim.cons_off = offsetof(struct ring_counters, cons_seen);
 	tr->claim.mask = v.mask;
 	tr->claim.tag = span_ring_tag(desc);
+	tr->claim.skip_flags = RING_COMMIT | RING_DISCARD;
 	/* as span_claim_want sizes them, for a record of one slot */
 	tr->claim.first = span_next_slots(0, 2);
 	tr->claim.most = SPAN_MAX_SLOTS;

@@ -134,11 +134,4 @@ SPAN_FN uint32_t span_ring_tag(uint64_t addr)
 /* The state's slots used, one more: what a record of one slot adds. */
 #define SPAN_USED_ONE (1ull << SPAN_USED_SHIFT)
 
-/*
- * The splicer's inline claim handed to the runtime before it took a
- * position from prod (egpu_dev_trace_claim_rest's @pos): no position is
- * ever this one.
- */
-#define SPAN_CLAIM_UNPLACED (~0ull)
-
 #endif

@@ -198,47 +198,23 @@ static __device__ __noinline__ uint64_t egpu_dev_ring_cons_now(const struct ring
 }
 
 /*
- * The cached consumer position of shard @s (loaded alongside the reserved
- * atomic, not after it: see above).
- */
-RT_INLINE uint64_t ring_cons_seen(const struct ring_shard *s)
-{
-	uint64_t cons;
-
-	asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];"
-		     : "=l"(cons) : "l"(&s->ctr->cons_seen) : "memory");
-	return cons;
-}
-
-/*
- * The bytes from @before that fit, @total of them just added to reserved,
- * against consumer position @cons (a cached one: an older value only
- * makes this stricter); the host's is read only when the ring looks
- * full, and a lossless ring waits there until @need bytes fit
- * (ring_wait_room).
- */
-RT_INLINE uint64_t ring_room(const struct ring_shard *s, uint64_t before,
-			     uint32_t total, uint32_t need, uint64_t cons)
-{
-	uint64_t cap = s->mask + 1;
-
-	if (before + total - cons > cap)
-		cons = egpu_dev_ring_cons_now(s, before, need);
-	return cons + cap > before ? cons + cap - before : 0;
-}
-
-/*
  * The first half of a claim, by its one leader: @total bytes added to
- * reserved, and how many bytes from the position before that fit
- * (ring_room).
+ * reserved, and how many bytes from the position before that fit. The
+ * cached consumer position usually answers (loaded before the atomic: see
+ * above); the host's is read only when the ring looks full, and a
+ * lossless ring waits there until @need bytes fit (ring_wait_room).
  */
 RT_INLINE uint64_t ring_take(const struct ring_shard *s, uint32_t total,
 			     uint32_t need)
 {
-	uint64_t cons = ring_cons_seen(s), before;
+	uint64_t cap = s->mask + 1, cons, before;
 
+	asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];"
+		     : "=l"(cons) : "l"(&s->ctr->cons_seen) : "memory");
 	before = atomicAdd((unsigned long long *)&s->ctr->reserved, total);
-	return ring_room(s, before, total, need, cons);
+	if (before + total - cons > cap)
+		cons = egpu_dev_ring_cons_now(s, before, need);
+	return cons + cap > before ? cons + cap - before : 0;
 }
 
 /*
@@ -259,20 +235,6 @@ RT_INLINE uint64_t ring_settle(const struct ring_shard *s, uint32_t total,
 }
 
 /*
- * The end of a claim by a lane alone, @want bytes asked for and @room of
- * them fitting: @want, or @room if that is at least @need, else 0 (one
- * record dropped and counted); the position of the bytes kept in *@pos.
- */
-RT_INLINE uint32_t ring_keep_one(const struct ring_shard *s, uint64_t room,
-				 uint32_t need, uint32_t want, uint64_t *pos)
-{
-	uint32_t kept = room >= want ? want : room >= need ? (uint32_t)room : 0;
-
-	*pos = ring_settle(s, want, kept, kept ? 0 : 1);
-	return kept;
-}
-
-/*
  * A claim by a lane alone (no warp votes): @want bytes, or as many as fit
  * if that is at least @need. The bytes kept, 0 when not even @need fit
  * (one record dropped and counted), and their position in *@pos.
@@ -280,7 +242,11 @@ RT_INLINE uint32_t ring_keep_one(const struct ring_shard *s, uint64_t room,
 RT_INLINE uint32_t ring_claim_one(const struct ring_shard *s, uint32_t need,
 				  uint32_t want, uint64_t *pos)
 {
-	return ring_keep_one(s, ring_take(s, want, need), need, want, pos);
+	uint64_t room = ring_take(s, want, need);
+	uint32_t kept = room >= want ? want : room >= need ? (uint32_t)room : 0;
+
+	*pos = ring_settle(s, want, kept, kept ? 0 : 1);
+	return kept;
 }
 
 /* This lane's offset among the bytes @group asks for, and their total. */

@@ -204,41 +204,6 @@ RT_API struct span_regs egpu_dev_trace_claim(uint64_t map, uint64_t state)
 }
 
 /*
- * Trace mode, the rest of a claim the site began inline (trace_site.c's
- * claim, a ring that is not lossless): the leader added the bytes of the
- * span span_claim's first try asks for to its shard's reserved, @before
- * the value before, and then either found no room against the cached
- * consumer position (@pos is SPAN_CLAIM_UNPLACED) or took position @pos
- * from prod for all of them, which do not make a span there (they cross
- * the shard's end or do not start a slot). Done from there as span_claim
- * goes on: the registers as egpu_dev_trace_claim returns them.
- */
-RT_API struct span_regs egpu_dev_trace_claim_rest(uint64_t map, uint64_t state,
-						  uint64_t before, uint64_t pos)
-{
-	struct dev_ring *r = rt_ring(map), v = ring_shape(r);
-	uint32_t tag = span_ring_tag((uintptr_t)r), shard = ring_shard_here(&v);
-	uint32_t prev = span_prev_slots(state, tag);
-	uint32_t want = span_claim_want(&v, prev, 1, 0) * SPAN_SLOT, kept = want;
-	struct ring_shard s = ring_shard_at(r, &v, shard);
-	uint64_t st;
-
-	if (pos == SPAN_CLAIM_UNPLACED) {
-		uint32_t least = span_claim_least(1, 0, 0) * SPAN_SLOT;
-
-		kept = ring_keep_one(&s, ring_room(&s, before, want, least,
-						   ring_cons_seen(&s)),
-				     least, want, &pos);
-		if (!kept) /* dropped: counted */
-			return span_regs_of(r, state & ~SPAN_OWN);
-	}
-	st = span_fit(&s, tag, 1, span_claim_hdr(&v), pos, kept);
-	if (!st)
-		st = span_claim_from(r, &v, shard, tag, prev, 1, 1);
-	return span_regs_of(r, st ? st : state & ~SPAN_OWN);
-}
-
-/*
  * Trace mode at a site of a .func, which has no registers of the
  * kernel's: the record alone in a span of its own, published at once.
  */

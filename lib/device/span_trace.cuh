@@ -108,87 +108,47 @@ RT_INLINE void span_skip(uint64_t at, uint32_t len)
 }
 
 /*
- * The @kept bytes a claim got at position @pos of shard @s made a span
- * for a record of @need slots (@hdr: the header's flags before
- * publishing): its state (owned, slot 0 used by its header and owner), or
- * 0 when they cross the shard's end or hold too few slots, published
- * then as a record the consumer skips. What the claim kept is made
- * 16-aligned by records the consumer skips.
- */
-RT_INLINE uint64_t span_fit(const struct ring_shard *s, uint32_t tag,
-			    uint32_t need, uint32_t hdr, uint64_t pos,
-			    uint32_t kept)
-{
-	uint32_t head = (uint32_t)(pos & 8), slots = (kept - head) / SPAN_SLOT;
-	uint64_t at = s->data + (pos & s->mask);
-
-	if ((pos & s->mask) + kept > s->mask + 1 || slots < need + 1) {
-		span_skip(at, kept);
-		return 0;
-	}
-	if (head)
-		span_skip(at, head);
-	if ((kept - head) % SPAN_SLOT)
-		span_skip(at + kept - 8, 8);
-	span_store2(at + head, (uint64_t)hdr << 32 |
-		    (slots * SPAN_SLOT - RING_HDR_SIZE), span_info_word());
-	return span_state(tag, (pos + head) / SPAN_SLOT, 1, slots, 1);
-}
-
-/* The flags of a claimed span's header in a ring of shape @v. */
-RT_INLINE uint32_t span_claim_hdr(const struct dev_ring *v)
-{
-	return RING_SPAN | (v->flags & RING_IN_DEVICE_MEMORY ?
-			    RING_RESERVED_LOCAL : 0);
-}
-
-/* The slots a claim for a record of @need slots, try @tries, asks for. */
-RT_INLINE uint32_t span_claim_want(const struct dev_ring *v, uint32_t prev,
-				   uint32_t need, int tries)
-{
-	uint32_t most = v->max_record / SPAN_SLOT;
-	uint32_t want = v->flags & RING_LOSSLESS ?
-			span_claim_least(need, 1, tries) :
-			span_next_slots(prev, need + 1);
-
-	return want < most ? want : most;
-}
-
-/*
  * A span for a record of @need slots, after one of @prev slots, in shard
- * @shard, from try @tries on: its state, or a state not owning one when
- * the shard is full (one drop counted). A claim that crosses the shard's
- * end is claimed again (two tries in all).
+ * @shard: its state (owned, slot 0 used by its header and owner), or a
+ * state not owning one when the shard is full (one drop counted). What
+ * the claim keeps is made 16-aligned and kept from the shard's end by
+ * records the consumer skips (at most one claim again).
  */
-RT_INLINE uint64_t span_claim_from(struct dev_ring *r, const struct dev_ring *v,
-				   uint32_t shard, uint32_t tag, uint32_t prev,
-				   uint32_t need, int tries)
-{
-	struct ring_shard s = ring_shard_at(r, v, shard);
-	uint32_t most = v->max_record / SPAN_SLOT;
-	bool lossless = v->flags & RING_LOSSLESS;
-
-	for (; need + 2 <= most && tries < 2; tries++) {
-		uint32_t least = span_claim_least(need, lossless, tries), kept;
-		uint32_t want = span_claim_want(v, prev, need, tries);
-		uint64_t pos, st;
-
-		kept = ring_claim_one(&s, least * SPAN_SLOT, want * SPAN_SLOT, &pos);
-		if (!kept) /* dropped: counted */
-			return 0;
-		st = span_fit(&s, tag, need, span_claim_hdr(v), pos, kept);
-		if (st)
-			return st;
-	}
-	ring_settle(&s, 0, 0, 1);
-	return 0;
-}
-
 RT_INLINE uint64_t span_claim(struct dev_ring *r, const struct dev_ring *v,
 			      uint32_t shard, uint32_t tag, uint32_t prev,
 			      uint32_t need)
 {
-	return span_claim_from(r, v, shard, tag, prev, need, 0);
+	struct ring_shard s = ring_shard_at(r, v, shard);
+	uint32_t most = v->max_record / SPAN_SLOT, want;
+	uint32_t local = v->flags & RING_IN_DEVICE_MEMORY ? RING_RESERVED_LOCAL : 0;
+	bool lossless = v->flags & RING_LOSSLESS;
+
+	for (int tries = 0; need + 2 <= most && tries < 2; tries++) {
+		uint64_t pos, at;
+		uint32_t least = span_claim_least(need, lossless, tries), kept, head, slots;
+
+		want = lossless ? least : span_next_slots(prev, need + 1);
+		want = want < most ? want : most;
+		kept = ring_claim_one(&s, least * SPAN_SLOT, want * SPAN_SLOT, &pos);
+		if (!kept) /* dropped: counted */
+			return 0;
+		head = (uint32_t)(pos & 8);
+		at = s.data + (pos & s.mask);
+		slots = (kept - head) / SPAN_SLOT;
+		if ((pos & s.mask) + kept > s.mask + 1 || slots < need + 1) {
+			span_skip(at, kept);
+			continue;
+		}
+		if (head)
+			span_skip(at, head);
+		if ((kept - head) % SPAN_SLOT)
+			span_skip(at + kept - 8, 8);
+		span_store2(at + head, (uint64_t)(RING_SPAN | local) << 32 |
+			    (slots * SPAN_SLOT - RING_HDR_SIZE), span_info_word());
+		return span_state(tag, (pos + head) / SPAN_SLOT, 1, slots, 1);
+	}
+	ring_settle(&s, 0, 0, 1);
+	return 0;
 }
 
 /*

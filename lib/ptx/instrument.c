@@ -416,7 +416,7 @@ static int add_memcheck(struct session *s, const struct ptx_attach *r)
 static int add_trace(struct session *s, const struct ptx_attach *r)
 {
 	static const char *const funcs[] = { TR_SITE_FUNC, TR_CLAIM_FUNC,
-					     TR_CLAIM_REST_FUNC, TR_ALONE_FUNC };
+					     TR_ALONE_FUNC };
 	const struct ptx_module *owner;
 	struct mem_req *q = &s->mem[s->nmem++];
 

@@ -182,7 +182,6 @@ void mc_emit_after(struct strbuf *sb, const struct ptx_module *m,
 /* The device runtime's functions its code calls (lib/device/runtime.cu). */
 #define TR_SITE_FUNC "egpu_dev_trace_site"
 #define TR_CLAIM_FUNC "egpu_dev_trace_claim"
-#define TR_CLAIM_REST_FUNC "egpu_dev_trace_claim_rest"
 #define TR_ALONE_FUNC "egpu_dev_trace_alone"
 
 struct tr_site_code {

@@ -22,10 +22,9 @@
  *   per-thread order needs no other vote); or the leader owns none, and
  *   then claims one alone, inline as span_claim's first try does when
  *   the span fits (the shard's reserved and prod atomics, the room
- *   checked between them), egpu_dev_trace_claim_rest taking over
- *   anything else (no room, the shard's end: wraps, drops), or in a
- *   lossless ring through egpu_dev_trace_claim (its wait), the other
- *   lanes' floors moving to its start as span_trace moves them.
+ *   checked between them; else undone and the runtime's call below),
+ *   or in a lossless ring through egpu_dev_trace_claim (its wait), the
+ *   other lanes' floors moving to its start as span_trace moves them.
  * The site's kind, size and number are the record's first word, a
  * constant here. Anything else calls egpu_dev_trace_site (device/
  * runtime.cu: bpf_egpu_trace_span's code, span_trace.cuh), which returns
@@ -296,11 +295,14 @@ static void claim_own(struct strbuf *sb, const char *p,
 
 /*
  * The leader's claim, inline: what span_claim's first try does when the
- * span fits below the cached consumer position and between the shard's
- * end and a slot's start; anything else (no room, a wait, a drop, the
- * shard's end) through egpu_dev_trace_claim_rest, which takes the claim
- * over where it stopped: after reserved grew (its position not taken:
- * SPAN_CLAIM_UNPLACED), or after prod gave the position.
+ * span fits below the cached consumer position, starts a slot and ends
+ * inside its shard. Else the leader undoes what it did and the group
+ * takes the runtime's call, which claims again from the start
+ * (span_claim: no room, a drop, the shard's end): without room, the bytes
+ * given back to reserved (nothing was handed out); with a position that
+ * makes no span, its bytes published as one record the consumer skips,
+ * as span_claim skips them. %~tleft is then all ones, for the group to
+ * see (and 0 again before the call).
  */
 static void claim_inline(struct strbuf *sb, const struct tr_site_code *c)
 {
@@ -309,17 +311,20 @@ static void claim_inline(struct strbuf *sb, const struct tr_site_code *c)
 	put(sb, p, "\t{\n\t.reg .b32 \t%%~cw<5>;\n\t.reg .b64 \t%%~cx<6>;\n"
 	    "\t.reg .pred \t%%~cp;\n");
 	claim_reserve(sb, p, c->tr);
-	put(sb, p, "\tmov.u64 \t%%~cx4, %llu;\n\t@%%~cp bra \t$~trest_%u;\n",
-	    (unsigned long long)SPAN_CLAIM_UNPLACED, c->site);
+	put(sb, p, "\t@%%~cp bra \t$~tgive_%u;\n", c->site);
 	claim_place(sb, p, c->tr);
-	put(sb, p, "\t@%%~cp bra \t$~trest_%u;\n", c->site);
+	put(sb, p, "\t@%%~cp bra \t$~tskip_%u;\n", c->site);
 	claim_own(sb, p, c->tr);
-	put(sb, p, "\tbra \t$~town_%u;\n$~trest_%u:\n\t{\n"
-	    "\t.reg .b64 \t%%~ta0;\n\tmov.u64 \t%%~ta0, %llu;\n",
-	    c->site, c->site, (unsigned long long)c->tr->ring);
-	call_regs(sb, p, TR_CLAIM_REST_FUNC,
-		  "%~ta0, %~tst, %~cx2, %~cx4");
-	put(sb, p, "\t}\n$~town_%u:\n\t}\n", c->site);
+	put(sb, p, "\tbra \t$~town_%u;\n$~tskip_%u:\n"
+	    "\tadd.s64 \t%%~cx1, %%~cx5, %llu;\n"
+	    "\tst.volatile.global.u64 \t[%%~tcur], %%~cx1;\n"
+	    "\tbra \t$~tagain_%u;\n$~tgive_%u:\n"
+	    "\tneg.s64 \t%%~cx5, %%~cx5;\n"
+	    "\tred.global.add.u64 \t[%%~cx0], %%~cx5;\n"
+	    "$~tagain_%u:\n\tmov.u32 \t%%~tleft, 0xffffffff;\n$~town_%u:\n\t}\n",
+	    c->site, c->site,
+	    ((unsigned long long)c->tr->claim.skip_flags << 32) - c->tr->hdr_size,
+	    c->site, c->site, c->site, c->site);
 }
 
 /*
@@ -345,9 +350,14 @@ static void claim_span(struct strbuf *sb, const struct tr_site_code *c)
 		call_regs(sb, p, TR_CLAIM_FUNC, "%~ta0, %~tst");
 		sb_adds(sb, "\t}\n");
 	}
-	put(sb, p, "$~tclaimed_%u:\n", c->site);
-	put(sb, p, "\tshfl.sync.idx.b32 \t%%~tw7, %%~tleft, %%~tw1, 31, %%~tw0;\n"
-	    "\tsetp.eq.u32 \t%%~tp4, %%~tw7, 0;\n"
+	put(sb, p, "$~tclaimed_%u:\n"
+	    "\tshfl.sync.idx.b32 \t%%~tw7, %%~tleft, %%~tw1, 31, %%~tw0;\n",
+	    c->site);
+	if (c->tr->claim.shards) /* undone: the runtime's call */
+		put(sb, p, "\tsetp.eq.u32 \t%%~tp4, %%~tw7, 0xffffffff;\n"
+		    "\t@%%~tp4 mov.u32 \t%%~tleft, 0;\n"
+		    "\t@%%~tp4 bra \t$~tslow_%u;\n", c->site);
+	put(sb, p, "\tsetp.eq.u32 \t%%~tp4, %%~tw7, 0;\n"
 	    "\t@%%~tp4 bra \t$~tdone_%u;\n"
 	    "\tmov.b64 \t{%%~tw7, %%~tw8}, %%~tst;\n"
 	    "\tshfl.sync.idx.b32 \t%%~tw7, %%~tw7, %%~tw1, 31, %%~tw0;\n"

@@ -72,7 +72,7 @@ struct world {
 	uint32_t npend[WARPS];
 	uint64_t calls, dropped_calls, delivered;
 	uint64_t inline_steps, inline_claims, spans_filled_inline; /* trace mode */
-	uint64_t rests_unplaced, rests_placed; /* ... claims through claim_rest */
+	uint64_t undone_full, undone_skipped; /* ... inline claims undone */
 	bool bad;
 	/* Warps on threads of their own, stores landing at once (for TSan):
 	 * a header's release store stands for the fence before it. */
@@ -181,121 +181,47 @@ static void skip(struct world *w, uint32_t warp, uint8_t *at, uint32_t len)
 	store(w, warp, at, &h, 8);
 }
 
-/*
- * span_fit: the @kept bytes a claim got at @pos made a span for a record
- * of @need slots (its state), or a record the consumer skips (0).
- */
-static uint64_t fit(struct world *w, uint32_t warp, uint64_t pos,
-		    uint32_t kept, uint32_t need)
-{
-	uint32_t head = (uint32_t)(pos & 8), slots = (kept - head) / SPAN_SLOT;
-	uint8_t *at = (uint8_t *)(uintptr_t)w->v.data + (pos & w->v.mask);
-	uint64_t h[2];
-
-	if ((pos & w->v.mask) + kept > w->v.mask + 1 || slots < need + 1) {
-		skip(w, warp, at, kept);
-		return 0;
-	}
-	if (head)
-		skip(w, warp, at, head);
-	if ((kept - head) % SPAN_SLOT)
-		skip(w, warp, at + kept - 8, 8);
-	h[0] = (uint64_t)RING_SPAN << 32 | (slots * SPAN_SLOT - RING_HDR_SIZE);
-	h[1] = (uint64_t)warp << 32; /* struct span_info: block 0, smid 0 */
-	store(w, warp, at + head, h, 16);
-	return span_state(w->tag, (pos + head) / SPAN_SLOT, 1, slots, 1);
-}
-
-static void count_drop(struct world *w)
-{
-	__atomic_fetch_add(&((struct ring_ctl *)(uintptr_t)w->v.ctl)->drops, 1,
-			   __ATOMIC_RELAXED);
-}
-
-/* span_claim_from, as the device does it: from try @tries on. */
-static uint64_t claim_from(struct world *w, uint32_t warp, uint32_t prev,
-			   uint32_t need, int tries)
+/* span_claim, as the device does it. */
+static uint64_t claim(struct world *w, uint32_t warp, uint32_t prev,
+		      uint32_t need)
 {
 	uint32_t most = w->v.max_record / SPAN_SLOT;
 	bool lossless = w->v.flags & RING_LOSSLESS;
 
-	for (; need + 2 <= most && tries < 2; tries++) {
+	for (int tries = 0; need + 2 <= most && tries < 2; tries++) {
 		/* ring_claim_one keeps the whole want or drops: the model
 		 * asks for it alone (the GPU may keep less, >= the least). */
 		uint32_t want = lossless ? span_claim_least(need, true, tries) :
 				span_next_slots(prev, need + 1);
-		uint64_t pos, st;
+		uint64_t pos;
+		uint32_t kept, head, slots;
+		uint8_t *at;
+		uint64_t h[2];
 
 		want = want < most ? want : most;
-		pos = model_reserve_pos(&w->v, 0, want * SPAN_SLOT, 1);
+		kept = want * SPAN_SLOT;
+		pos = model_reserve_pos(&w->v, 0, kept, 1);
 		if (pos == UINT64_MAX)
 			return 0;
-		st = fit(w, warp, pos, want * SPAN_SLOT, need);
-		if (st)
-			return st;
+		head = (uint32_t)(pos & 8);
+		at = (uint8_t *)(uintptr_t)w->v.data + (pos & w->v.mask);
+		slots = (kept - head) / SPAN_SLOT;
+		if ((pos & w->v.mask) + kept > w->v.mask + 1 || slots < need + 1) {
+			skip(w, warp, at, kept);
+			continue;
+		}
+		if (head)
+			skip(w, warp, at, head);
+		if ((kept - head) % SPAN_SLOT)
+			skip(w, warp, at + kept - 8, 8);
+		h[0] = (uint64_t)RING_SPAN << 32 | (slots * SPAN_SLOT - RING_HDR_SIZE);
+		h[1] = (uint64_t)warp << 32; /* struct span_info: block 0, smid 0 */
+		store(w, warp, at + head, h, 16);
+		return span_state(w->tag, (pos + head) / SPAN_SLOT, 1, slots, 1);
 	}
-	count_drop(w);
+	__atomic_fetch_add(&((struct ring_ctl *)(uintptr_t)w->v.ctl)->drops, 1,
+			   __ATOMIC_RELAXED);
 	return 0;
-}
-
-/* span_claim. */
-static uint64_t claim(struct world *w, uint32_t warp, uint32_t prev,
-		      uint32_t need)
-{
-	return claim_from(w, warp, prev, need, 0);
-}
-
-/* The ring's counters (a ring in host memory: its descriptor's). */
-static struct ring_counters *counters(struct world *w)
-{
-	ck_assert(!(w->v.flags & RING_IN_DEVICE_MEMORY));
-	return (struct ring_counters *)&w->v;
-}
-
-/*
- * egpu_dev_trace_claim_rest: the claim the site began (@want slots added
- * to reserved, @before the value before) taken over where it stopped:
- * with no room against the cached consumer position (@pos
- * SPAN_CLAIM_UNPLACED: ring_room, then ring_keep_one, which may keep
- * less than asked, at least the least), or at position @pos that makes
- * no span (span_fit skips it), then span_claim's second try.
- */
-static uint64_t claim_rest(struct world *w, uint32_t warp, uint64_t lst,
-			   uint64_t before, uint64_t pos)
-{
-	struct ring_counters *c = counters(w);
-	struct ring_ctl *ctl = (struct ring_ctl *)(uintptr_t)w->v.ctl;
-	uint32_t prev = span_prev_slots(lst, w->tag), most = w->v.max_record / SPAN_SLOT;
-	uint32_t want = span_next_slots(prev, 2), least = span_claim_least(1, 0, 0) * SPAN_SLOT;
-	uint64_t cap = w->v.mask + 1, cons, seen, room, st, kept;
-
-	want = (want < most ? want : most) * SPAN_SLOT;
-	kept = want;
-	__atomic_fetch_add(pos == SPAN_CLAIM_UNPLACED ? &w->rests_unplaced :
-			   &w->rests_placed, 1, __ATOMIC_RELAXED);
-	if (pos == SPAN_CLAIM_UNPLACED) {
-		cons = __atomic_load_n(&c->cons_seen, __ATOMIC_ACQUIRE);
-		if (before + want - cons > cap) { /* egpu_dev_ring_cons_now */
-			cons = __atomic_load_n(&ctl->cons, __ATOMIC_ACQUIRE);
-			seen = __atomic_load_n(&c->cons_seen, __ATOMIC_RELAXED);
-			while (seen < cons &&
-			       !__atomic_compare_exchange_n(&c->cons_seen, &seen, cons,
-							    true, __ATOMIC_RELEASE,
-							    __ATOMIC_RELAXED))
-				;
-		}
-		room = cons + cap > before ? cons + cap - before : 0;
-		kept = room >= want ? want : room >= least ? room : 0;
-		if (kept < want) /* ring_settle */
-			__atomic_fetch_sub(&c->reserved, want - kept, __ATOMIC_RELAXED);
-		if (!kept) {
-			count_drop(w);
-			return 0;
-		}
-		pos = __atomic_fetch_add(&c->prod, kept, __ATOMIC_RELAXED);
-	}
-	st = fit(w, warp, pos, (uint32_t)kept, 1);
-	return st ? st : claim_from(w, warp, prev, 1, 1);
 }
 
 /*
@@ -303,12 +229,14 @@ static uint64_t claim_rest(struct world *w, uint32_t warp, uint64_t lst,
  * that is not lossless: the slots twice the state's (or the first span's,
  * at most the largest), the cached consumer position loaded, reserved,
  * the room checked, prod, the span fits between a slot's start and the
- * shard's end; its header and owner stored, its state made. Anything
- * else through claim_rest from where it stopped.
+ * shard's end; its header and owner stored, its state made. Else undone:
+ * without room the bytes given back to reserved, with a position that
+ * makes no span its bytes one record the consumer skips; UINT64_MAX then
+ * (the group calls).
  */
 static uint64_t claim_inline(struct world *w, uint32_t warp, uint64_t lst)
 {
-	struct ring_counters *c = counters(w);
+	struct ring_counters *c = (struct ring_counters *)&w->v; /* in host memory */
 	uint32_t most = w->v.max_record / SPAN_SLOT;
 	uint32_t first = span_next_slots(0, 2) < most ? span_next_slots(0, 2) : most;
 	uint32_t largest = SPAN_MAX_SLOTS < most ? SPAN_MAX_SLOTS : most;
@@ -318,15 +246,24 @@ static uint64_t claim_inline(struct world *w, uint32_t warp, uint64_t lst)
 	uint64_t cons = __atomic_load_n(&c->cons_seen, __ATOMIC_ACQUIRE);
 	uint64_t before = __atomic_fetch_add(&c->reserved, bytes, __ATOMIC_RELAXED);
 	uint64_t pos, h[2];
+	uint8_t *at;
 
-	if (before + bytes - cons > cap)
-		return claim_rest(w, warp, lst, before, SPAN_CLAIM_UNPLACED);
+	ck_assert(!(w->v.flags & RING_IN_DEVICE_MEMORY));
+	if (before + bytes - cons > cap) {
+		__atomic_fetch_sub(&c->reserved, bytes, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&w->undone_full, 1, __ATOMIC_RELAXED);
+		return UINT64_MAX;
+	}
 	pos = __atomic_fetch_add(&c->prod, bytes, __ATOMIC_RELAXED);
-	if ((pos & w->v.mask) + bytes > cap || (pos & 8))
-		return claim_rest(w, warp, lst, before, pos);
+	at = (uint8_t *)(uintptr_t)w->v.data + (pos & w->v.mask);
+	if ((pos & w->v.mask) + bytes > cap || (pos & 8)) {
+		skip(w, warp, at, (uint32_t)bytes);
+		__atomic_fetch_add(&w->undone_skipped, 1, __ATOMIC_RELAXED);
+		return UINT64_MAX;
+	}
 	h[0] = (uint64_t)RING_SPAN << 32 | (bytes - RING_HDR_SIZE);
 	h[1] = (uint64_t)warp << 32; /* struct span_info: block 0, smid 0 */
-	store(w, warp, (uint8_t *)(uintptr_t)w->v.data + (pos & w->v.mask), h, 16);
+	store(w, warp, at, h, 16);
 	return (pos >> 4 & ((1ull << SPAN_START_BITS) - 1)) |
 	       (uint64_t)want << SPAN_SLOTS_SHIFT | span_state(w->tag, 0, 1, 0, 1);
 }
@@ -458,10 +395,11 @@ static void made(struct world *w, uint32_t warp, uint32_t mask,
  * egpu_dev_trace_claim does (span_claim after its state's); its
  * registers at slot 1 (in a lossless ring room for one record left, so
  * that the record publishes it); each other lane's state then starts
- * where it does, its own slots kept. False when dropped (counted).
+ * where it does, its own slots kept. 0 when dropped (counted), -1 when
+ * the inline claim was undone (the group calls), else 1.
  */
-static bool inline_claim(struct world *w, uint32_t warp, uint32_t mask,
-			 const struct access *la)
+static int inline_claim(struct world *w, uint32_t warp, uint32_t mask,
+			const struct access *la)
 {
 	uint32_t lead = (uint32_t)__builtin_ctz(mask);
 	uint64_t lst = w->st[warp][lead];
@@ -470,12 +408,14 @@ static bool inline_claim(struct world *w, uint32_t warp, uint32_t mask,
 		       claim_inline(w, warp, lst);
 
 	__atomic_fetch_add(&w->inline_claims, 1, __ATOMIC_RELAXED);
+	if (st2 == UINT64_MAX)
+		return -1;
 	if (!st2) {
 		w->st[warp][lead] = lst & ~SPAN_OWN;
 		__atomic_fetch_add(&w->calls, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&w->dropped_calls, 1, __ATOMIC_RELAXED);
 		made(w, warp, mask, la, 2);
-		return false;
+		return 0;
 	}
 	w->st[warp][lead] = st2;
 	regs_of(w, warp, lead);
@@ -487,7 +427,7 @@ static bool inline_claim(struct world *w, uint32_t warp, uint32_t mask,
 		w->st[warp][i] = (st2 & SPAN_START_TAG_MASK) |
 				 (w->st[warp][i] & SPAN_SLOTS_MASK);
 	}
-	return true;
+	return 1;
 }
 
 /*
@@ -529,8 +469,12 @@ static bool inline_step(struct world *w, uint32_t warp, uint32_t mask,
 			    (uint64_t)((int64_t)(i - lead) * stride))
 			return false;
 	}
-	if (claims && !inline_claim(w, warp, mask, la))
-		return true;
+	if (claims) {
+		int got = inline_claim(w, warp, mask, la);
+
+		if (got <= 0) /* dropped (applied), or undone: the call */
+			return got == 0;
+	}
 	lst = w->st[warp][lead];
 	h[0] = span_word0(SPAN_AFFINE, 0, la->kind, la->size, la->site, mask);
 	h[1] = span_affine_w1(base, stride);
@@ -723,22 +667,22 @@ static void finish(struct world *w, unsigned seed)
 				made++;
 			}
 	if (getenv("SPAN_STATS"))
-		fprintf(stderr, "seed %u: calls %llu (inline %llu, claiming %llu, the rest with no room %llu, at a shard's end %llu, filling %llu) dropped %llu delivered %llu of %llu\n",
+		fprintf(stderr, "seed %u: calls %llu (inline %llu, claiming %llu, undone with no room %llu, at a shard's end %llu, filling %llu) dropped %llu delivered %llu of %llu\n",
 			seed, (unsigned long long)w->calls,
 			(unsigned long long)w->inline_steps,
 			(unsigned long long)w->inline_claims,
-			(unsigned long long)w->rests_unplaced,
-			(unsigned long long)w->rests_placed,
+			(unsigned long long)w->undone_full,
+			(unsigned long long)w->undone_skipped,
 			(unsigned long long)w->spans_filled_inline,
 			(unsigned long long)w->dropped_calls,
 			(unsigned long long)w->delivered, (unsigned long long)made);
 	/* Trace mode: the inline step and claim taken; a ring that is not
-	 * lossless drops only in the claim's rest */
+	 * lossless drops only in the call after a claim undone */
 	if (w->site_mode) {
 		ck_assert_uint_gt(w->inline_steps, 0);
 		ck_assert_uint_gt(w->inline_claims, 0);
 		if (!(w->v.flags & RING_LOSSLESS) && w->dropped_calls)
-			ck_assert_uint_gt(w->rests_unplaced + w->rests_placed, 0);
+			ck_assert_uint_gt(w->undone_full, 0);
 	}
 	ck_assert_uint_eq(ring_drops(w->r), w->dropped_calls);
 	ck_assert_uint_le(w->delivered, made);
