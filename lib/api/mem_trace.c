@@ -62,9 +62,9 @@ int egpu_mem_trace_enable(egpu_ctx *ctx, egpu_map *ring,
 /*
  * What the site's inline claim folds (trace_site.c): where the shard of
  * an SM keeps its counters and records, as span_claim finds them from
- * the ring's struct dev_ring at @desc (@handle's data), and its first
- * try's sizes. None for a lossless ring (its claim waits) or a ring too
- * small for a span of a record.
+ * the ring's struct dev_ring at @desc (@handle's data; offline, a
+ * placeholder), and the sizes of the spans it asks for. None for a
+ * lossless ring (its claim may wait) or a ring too small for a span.
  */
 static void fold_claim(struct egpu_map *ring, uint64_t handle,
 		       struct ptx_trace *tr)
@@ -83,7 +83,7 @@ static void fold_claim(struct egpu_map *ring, uint64_t handle,
 	tr->claim.mask = v.mask;
 	tr->claim.tag = span_ring_tag(desc);
 	tr->claim.skip_flags = RING_COMMIT | RING_DISCARD;
-	/* as span_claim_want sizes them, for a record of one slot */
+	/* as span_claim sizes a span for a record of one slot */
 	tr->claim.first = span_next_slots(0, 2);
 	tr->claim.most = SPAN_MAX_SLOTS;
 	if (tr->claim.most > most)

@@ -183,7 +183,7 @@ static void vote_slow(struct strbuf *sb, const char *p)
 }
 
 /*
- * The claim's first step inline (span_claim_want, ring_shard_here,
+ * The claim's first step inline (span_claim's size, ring_shard_here,
  * ring_take): %~cw1 the slots the leader's span asks for (twice its last
  * one's, %~tst's slots, or the first size, at most claim.most), %~cx5
  * their bytes, %~cx0 its SM's shard's counters; those bytes added to
@@ -223,9 +223,9 @@ static void claim_reserve(struct strbuf *sb, const char *p,
 }
 
 /*
- * The claim's second step inline (ring_settle, span_fit): all the bytes
- * kept, %~cx4 their position from prod; %~cp: they cross the shard's end
- * or start no slot (span_fit would skip them), else the span's address
+ * The claim's second step inline (ring_settle): all the bytes kept,
+ * %~cx4 their position from prod; %~cp: they cross the shard's end or
+ * start no slot (span_claim would skip them), else the span's address
  * in %~tcur.
  */
 static void claim_place(struct strbuf *sb, const char *p,
@@ -248,7 +248,7 @@ static void claim_place(struct strbuf *sb, const char *p,
 }
 
 /*
- * The span's slot 0 as span_fit stores it: the header {len, flags not yet
+ * The span's slot 0 as span_claim stores it: the header {len, flags not yet
  * published} and span_info (block, warp of the block, SM); then the
  * leader's registers: its state owns the span from %~cx4 of %~cw1 slots,
  * one used, %~tcur at slot 1.
