@@ -6,6 +6,7 @@
  * (ptx/trace_site.c), and links in the device runtime, whose span code
  * (device/span_trace.cuh) takes what the inline code leaves to it.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,50 @@ int egpu_mem_trace_enable(egpu_ctx *ctx, egpu_map *ring,
 	return 0;
 }
 
+/*
+ * What the site's inline claim folds (trace_site.c): where the shard of
+ * an SM keeps its counters and records, as span_claim finds them from
+ * the ring's struct dev_ring at @desc (@handle's data; offline, a
+ * placeholder), and the sizes of the spans it asks for. None for a
+ * lossless ring (its claim may wait) or a ring too small for a span.
+ */
+static void fold_claim(struct egpu_map *ring, uint64_t handle,
+		       struct ptx_trace *tr)
+{
+	uint64_t desc = ring->obj->ctx->offline ? handle : dev_map_data(ring->dev);
+	uint32_t most;
+	struct dev_ring v;
+
+	ring_gpu_view(ring->ring, handle, &v);
+	most = v.max_record / SPAN_SLOT;
+	if (v.flags & RING_LOSSLESS || most < span_claim_least(1, 0, 0))
+		return;
+	tr->claim.shards = v.shards;
+	tr->claim.prod_off = offsetof(struct ring_counters, prod);
+	tr->claim.cons_off = offsetof(struct ring_counters, cons_seen);
+	tr->claim.mask = v.mask;
+	tr->claim.tag = span_ring_tag(desc);
+	tr->claim.skip_flags = RING_COMMIT | RING_DISCARD;
+	/* as span_claim sizes a span for a record of one slot */
+	tr->claim.first = span_next_slots(0, 2);
+	tr->claim.most = SPAN_MAX_SLOTS;
+	if (tr->claim.most > most)
+		tr->claim.most = most;
+	if (tr->claim.first > most)
+		tr->claim.first = most;
+	if (!(v.flags & RING_IN_DEVICE_MEMORY)) { /* the ring itself */
+		tr->claim.ctr = desc;
+		tr->claim.data = v.data;
+		tr->claim.hdr_flags = RING_SPAN;
+		return;
+	}
+	tr->claim.ctr = ring_shard_counters(&v, 0);
+	tr->claim.ctr_step = RING_LINE;
+	tr->claim.data = ring_shard_data(&v, 0);
+	tr->claim.data_step = v.stride;
+	tr->claim.hdr_flags = RING_SPAN | RING_RESERVED_LOCAL;
+}
+
 int mem_trace_request(struct egpu_ctx *ctx, struct ptx_attach *reqs,
 		      size_t *nreq, unsigned *needs)
 {
@@ -75,6 +120,8 @@ int mem_trace_request(struct egpu_ctx *ctx, struct ptx_attach *reqs,
 	t->req.sys_fence = !(t->ring->spec->flags & EGPU_F_RING_DEVICE);
 	t->req.span_flags = RING_COMMIT | RING_SPAN;
 	t->req.hdr_size = RING_HDR_SIZE;
+	memset(&t->req.claim, 0, sizeof(t->req.claim));
+	fold_claim(t->ring, t->req.ring, &t->req);
 	reqs[(*nreq)++] = (struct ptx_attach){
 		.kernel = t->kernel, .point = EGPU_ATTACH_MEM,
 		.trace = &t->req, .label = "mem trace",

@@ -212,7 +212,8 @@ uint32_t ring_max_payload(const struct event_ring *r)
 	return r->max_record - RING_HDR_SIZE;
 }
 
-static void fill_view(const struct event_ring *r, uint64_t base,
+/* @v: the ring's GPU side at @base; @dev: its records in GPU memory. */
+static void fill_view(const struct event_ring *r, uint64_t base, bool dev,
 		      struct dev_ring *v)
 {
 	uint64_t prod = __atomic_load_n(&r->prod, __ATOMIC_ACQUIRE);
@@ -228,7 +229,7 @@ static void fill_view(const struct event_ring *r, uint64_t base,
 		.type = r->type,
 		.shards = 1,
 	};
-	if (r->dev)
+	if (dev)
 		ring_dev_view(r, base, v);
 	if (r->wait_ns) {
 		v->flags |= RING_LOSSLESS;
@@ -238,7 +239,15 @@ static void fill_view(const struct event_ring *r, uint64_t base,
 
 void ring_host_view(const struct event_ring *r, struct dev_ring *view)
 {
-	fill_view(r, (uint64_t)(uintptr_t)r->mem, view);
+	fill_view(r, (uint64_t)(uintptr_t)r->mem, r->dev != NULL, view);
+}
+
+void ring_gpu_view(struct event_ring *r, uint64_t base, struct dev_ring *view)
+{
+	pthread_mutex_lock(&r->lock);
+	fill_view(r, r->dev_mem ? r->dev_mem : base,
+		  r->dev != NULL || r->in_device_memory, view);
+	pthread_mutex_unlock(&r->lock);
 }
 
 /* Page-lock the storage and map it into the current context (lock held). */
@@ -276,7 +285,7 @@ int ring_map_gpu(struct event_ring *r, struct dev_ring *init)
 	if (!r->dev_mem)
 		err = r->in_device_memory ? ring_dev_alloc(r) : ring_register(r);
 	if (!err)
-		fill_view(r, r->dev_mem, init);
+		fill_view(r, r->dev_mem, r->dev != NULL, init);
 	pthread_mutex_unlock(&r->lock);
 	return err;
 }
@@ -291,7 +300,7 @@ int ring_dev_start(struct event_ring *r, uint64_t store, uint8_t *mirror,
 				   r->name) :
 	      ring_dev_setup(r, store, mirror, mirror_len, lines, false);
 	if (!err)
-		fill_view(r, r->dev_mem, init);
+		fill_view(r, r->dev_mem, r->dev != NULL, init);
 	pthread_mutex_unlock(&r->lock);
 	return err;
 }

@@ -61,6 +61,13 @@ bool ring_on_gpu(const struct event_ring *r);
  * GPU's part on the host: tests of the protocol.
  */
 void ring_host_view(const struct event_ring *r, struct dev_ring *view);
+/*
+ * The struct ring_map_gpu() filled, for code that folds it into the GPU's
+ * (the splicer's trace mode); for a ring not on the GPU (an offline
+ * context), as it would be at placeholder address @base with the shards
+ * it has until a GPU is known.
+ */
+void ring_gpu_view(struct event_ring *r, uint64_t base, struct dev_ring *view);
 
 /*
  * Rings whose records live in GPU memory: maps with EGPU_F_RING_DEVICE in

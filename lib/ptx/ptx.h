@@ -103,6 +103,26 @@ struct ptx_trace {
 	uint32_t hdr_size;
 	/* .maxnreg for each traced kernel that sets none; 0: ptxas decides */
 	uint32_t max_registers;
+	/*
+	 * The leader's claim of a span inline (trace_site.c): the ring's
+	 * shards as its struct dev_ring lays them out, folded. @shards 0:
+	 * no inline claim (a lossless ring), egpu_dev_trace_claim instead.
+	 */
+	struct {
+		uint32_t shards;   /* a thread's: %smid's, as ring_shard_index */
+		uint64_t ctr;      /* shard 0's counters: reserved, then */
+		uint32_t prod_off; /* prod and */
+		uint32_t cons_off; /* the cached consumer position this far on */
+		uint64_t ctr_step; /* bytes to the next shard's counters */
+		uint64_t data;     /* shard 0's records */
+		uint64_t data_step;
+		uint64_t mask;     /* a shard's capacity - 1 */
+		uint32_t tag;      /* the ring's tag in a lane's state */
+		uint32_t hdr_flags; /* of a span's header before it is published */
+		uint32_t skip_flags; /* of a record the consumer skips */
+		uint32_t first;    /* slots of a lane's first span */
+		uint32_t most;     /* slots of a span at most */
+	} claim;
 };
 
 /* egpu memcheck's check (ptx_attach.memcheck). */

@@ -20,9 +20,11 @@
  *   the record that fills it publishes it here, a fence and the header)
  *   and each other lane's state starts where it does (its floor:
  *   per-thread order needs no other vote); or the leader owns none, and
- *   then claims one alone through egpu_dev_trace_claim (span_claim: the
- *   shard's atomics, wraps, drops, a lossless ring's wait), the other
- *   lanes' floors moving to its start as span_trace moves them.
+ *   then claims one alone, inline as span_claim's first try does when
+ *   the span fits (the shard's reserved and prod atomics, the room
+ *   checked between them; else undone and the runtime's call below),
+ *   or in a lossless ring through egpu_dev_trace_claim (its wait), the
+ *   other lanes' floors moving to its start as span_trace moves them.
  * The site's kind, size and number are the record's first word, a
  * constant here. Anything else calls egpu_dev_trace_site (device/
  * runtime.cu: bpf_egpu_trace_span's code, span_trace.cuh), which returns
@@ -98,6 +100,17 @@ static void put_info(struct strbuf *sb, const struct tr_site_code *c)
 	    (unsigned long long)span_access_info(0, op->kind, c->number));
 }
 
+/* The registers the runtime's call @fn returns (struct span_regs). */
+static void call_regs(struct strbuf *sb, const char *p, const char *fn,
+		      const char *args)
+{
+	put(sb, p, "\t.param .align 8 .b8 \t%%~tret[24];\n"
+	    "\tcall \t(%%~tret), %s, (%s);\n"
+	    "\tld.param.b64 \t%%~tst, [%%~tret];\n"
+	    "\tld.param.b64 \t%%~tcur, [%%~tret+8];\n"
+	    "\tld.param.b32 \t%%~tleft, [%%~tret+16];\n", fn, args);
+}
+
 /* The runtime's call: the site's record, the registers after it. */
 static void call_site(struct strbuf *sb, const struct tr_site_code *c)
 {
@@ -111,11 +124,8 @@ static void call_site(struct strbuf *sb, const struct tr_site_code *c)
 		    TR_ALONE_FUNC);
 		return;
 	}
-	put(sb, p, "\t.param .align 8 .b8 \t%%~tret[24];\n"
-	    "\tcall \t(%%~tret), %s, (%%~ta0, %%~tst, %%~m0, %%~ta1);\n"
-	    "\tld.param.b64 \t%%~tst, [%%~tret];\n"
-	    "\tld.param.b64 \t%%~tcur, [%%~tret+8];\n"
-	    "\tld.param.b32 \t%%~tleft, [%%~tret+16];\n\t}\n", TR_SITE_FUNC);
+	call_regs(sb, p, TR_SITE_FUNC, "%~ta0, %~tst, %~m0, %~ta1");
+	sb_adds(sb, "\t}\n");
 }
 
 /*
@@ -173,29 +183,181 @@ static void vote_slow(struct strbuf *sb, const char *p)
 }
 
 /*
- * The leader's claim (%~tp2), through egpu_dev_trace_claim: its registers
- * with the new span's cursor at slot 1, or none when dropped (counted
- * there; the group's record with it). Each other lane's state then starts
+ * The claim's first step inline (span_claim's size, ring_shard_here,
+ * ring_take): %~cw1 the slots the leader's span asks for (twice its last
+ * one's, %~tst's slots, or the first size, at most claim.most), %~cx5
+ * their bytes, %~cx0 its SM's shard's counters; those bytes added to
+ * reserved, %~cx2 the value before; %~cp: they do not fit below the
+ * cached consumer position (loaded alongside, as ring_take does).
+ */
+static void claim_reserve(struct strbuf *sb, const char *p,
+			  const struct ptx_trace *tr)
+{
+	put(sb, p, "\tmov.b64 \t{%%~cw0, %%~cw1}, %%~tst;\n"
+	    "\tbfe.u32 \t%%~cw0, %%~cw1, %u, %u;\n"
+	    "\tshl.b32 \t%%~cw1, %%~cw0, 1;\n"
+	    "\tmin.u32 \t%%~cw1, %%~cw1, %u;\n"
+	    "\tsetp.eq.u32 \t%%~cp, %%~cw0, 0;\n"
+	    "\tselp.b32 \t%%~cw1, %u, %%~cw1, %%~cp;\n"
+	    "\tmul.wide.u32 \t%%~cx5, %%~cw1, %u;\n",
+	    SPAN_SLOTS_SHIFT - 32, SPAN_SLOTS_BITS, tr->claim.most,
+	    tr->claim.first, SPAN_SLOT);
+	if (tr->claim.shards > 1)
+		put(sb, p, "\tmov.u32 \t%%~cw2, %%smid;\n"
+		    "\tand.b32 \t%%~cw3, %%~cw2, %u;\n"
+		    "\tsetp.lt.u32 \t%%~cp, %%~cw2, %u;\n"
+		    "\tselp.b32 \t%%~cw2, %%~cw2, %%~cw3, %%~cp;\n",
+		    tr->claim.shards - 1, tr->claim.shards);
+	else
+		put(sb, p, "\tmov.u32 \t%%~cw2, 0;\n");
+	put(sb, p, "\tmul.wide.u32 \t%%~cx0, %%~cw2, %llu;\n"
+	    "\tadd.s64 \t%%~cx0, %%~cx0, %llu;\n"
+	    "\tld.relaxed.gpu.global.u64 \t%%~cx1, [%%~cx0+%u];\n"
+	    "\tatom.global.add.u64 \t%%~cx2, [%%~cx0], %%~cx5;\n"
+	    "\tadd.s64 \t%%~cx3, %%~cx2, %%~cx5;\n"
+	    "\tsub.s64 \t%%~cx3, %%~cx3, %%~cx1;\n"
+	    "\tsetp.gt.u64 \t%%~cp, %%~cx3, %llu;\n",
+	    (unsigned long long)tr->claim.ctr_step,
+	    (unsigned long long)tr->claim.ctr, tr->claim.cons_off,
+	    (unsigned long long)tr->claim.mask + 1);
+}
+
+/*
+ * The claim's second step inline (ring_settle): all the bytes kept,
+ * %~cx4 their position from prod; %~cp: they cross the shard's end or
+ * start no slot (span_claim would skip them), else the span's address
+ * in %~tcur.
+ */
+static void claim_place(struct strbuf *sb, const char *p,
+			const struct ptx_trace *tr)
+{
+	put(sb, p, "\tatom.global.add.u64 \t%%~cx4, [%%~cx0+%u], %%~cx5;\n"
+	    "\tand.b64 \t%%~cx3, %%~cx4, %llu;\n"
+	    "\tadd.s64 \t%%~cx1, %%~cx3, %%~cx5;\n"
+	    "\tsetp.gt.u64 \t%%~cp, %%~cx1, %llu;\n"
+	    "\tcvt.u32.u64 \t%%~cw3, %%~cx4;\n"
+	    "\tand.b32 \t%%~cw3, %%~cw3, 8;\n"
+	    "\tsetp.ne.or.u32 \t%%~cp, %%~cw3, 0, %%~cp;\n"
+	    "\tmul.wide.u32 \t%%~cx1, %%~cw2, %llu;\n"
+	    "\tadd.s64 \t%%~cx1, %%~cx1, %llu;\n"
+	    "\tadd.s64 \t%%~tcur, %%~cx1, %%~cx3;\n",
+	    tr->claim.prod_off, (unsigned long long)tr->claim.mask,
+	    (unsigned long long)tr->claim.mask + 1,
+	    (unsigned long long)tr->claim.data_step,
+	    (unsigned long long)tr->claim.data);
+}
+
+/*
+ * The span's slot 0 as span_claim stores it: the header {len, flags not yet
+ * published} and span_info (block, warp of the block, SM); then the
+ * leader's registers: its state owns the span from %~cx4 of %~cw1 slots,
+ * one used, %~tcur at slot 1.
+ */
+static void claim_own(struct strbuf *sb, const char *p,
+		      const struct ptx_trace *tr)
+{
+	put(sb, p, "\tmov.u32 \t%%~cw0, %%ctaid.z;\n"
+	    "\tmov.u32 \t%%~cw3, %%nctaid.y;\n"
+	    "\tmov.u32 \t%%~cw4, %%ctaid.y;\n"
+	    "\tmad.lo.u32 \t%%~cw0, %%~cw0, %%~cw3, %%~cw4;\n"
+	    "\tmov.u32 \t%%~cw3, %%nctaid.x;\n"
+	    "\tmov.u32 \t%%~cw4, %%ctaid.x;\n"
+	    "\tmad.lo.u32 \t%%~cw0, %%~cw0, %%~cw3, %%~cw4;\n"
+	    "\tmov.u32 \t%%~cw2, %%tid.z;\n"
+	    "\tmov.u32 \t%%~cw3, %%ntid.y;\n"
+	    "\tmov.u32 \t%%~cw4, %%tid.y;\n"
+	    "\tmad.lo.u32 \t%%~cw2, %%~cw2, %%~cw3, %%~cw4;\n"
+	    "\tmov.u32 \t%%~cw3, %%ntid.x;\n"
+	    "\tmov.u32 \t%%~cw4, %%tid.x;\n"
+	    "\tmad.lo.u32 \t%%~cw2, %%~cw2, %%~cw3, %%~cw4;\n"
+	    "\tshr.u32 \t%%~cw2, %%~cw2, 5;\n"
+	    "\tmov.u32 \t%%~cw3, %%smid;\n"
+	    "\tprmt.b32 \t%%~cw2, %%~cw2, %%~cw3, 0x5410;\n"
+	    "\tmov.b64 \t%%~cx1, {%%~cw0, %%~cw2};\n"
+	    "\tshl.b32 \t%%~cw0, %%~cw1, 4;\n"
+	    "\tsub.u32 \t%%~cw0, %%~cw0, %u;\n"
+	    "\tmov.u32 \t%%~cw2, %u;\n"
+	    "\tmov.b64 \t%%~cx3, {%%~cw0, %%~cw2};\n"
+	    "\tst.global.v2.u64 \t[%%~tcur], {%%~cx3, %%~cx1};\n"
+	    "\tadd.s64 \t%%~tcur, %%~tcur, %u;\n"
+	    "\tadd.u32 \t%%~tleft, %%~cw1, -1;\n",
+	    tr->hdr_size, tr->claim.hdr_flags, SPAN_SLOT);
+	put(sb, p, "\tshr.u64 \t%%~cx4, %%~cx4, 4;\n"
+	    "\tand.b64 \t%%~cx4, %%~cx4, %llu;\n"
+	    "\tcvt.u64.u32 \t%%~cx3, %%~cw1;\n"
+	    "\tshl.b64 \t%%~cx3, %%~cx3, %u;\n"
+	    "\tor.b64 \t%%~cx4, %%~cx4, %%~cx3;\n"
+	    "\tor.b64 \t%%~tst, %%~cx4, %llu;\n",
+	    (unsigned long long)((1ull << SPAN_START_BITS) - 1),
+	    SPAN_SLOTS_SHIFT,
+	    (unsigned long long)span_state(tr->claim.tag, 0, 1, 0, 1));
+}
+
+/*
+ * The leader's claim, inline: what span_claim's first try does when the
+ * span fits below the cached consumer position, starts a slot and ends
+ * inside its shard. Else the leader undoes what it did and the group
+ * takes the runtime's call, which claims again from the start
+ * (span_claim: no room, a drop, the shard's end): without room, the bytes
+ * given back to reserved (nothing was handed out); with a position that
+ * makes no span, its bytes published as one record the consumer skips,
+ * as span_claim skips them. %~tleft is then all ones, for the group to
+ * see (and 0 again before the call).
+ */
+static void claim_inline(struct strbuf *sb, const struct tr_site_code *c)
+{
+	const char *p = c->prefix;
+
+	put(sb, p, "\t{\n\t.reg .b32 \t%%~cw<5>;\n\t.reg .b64 \t%%~cx<6>;\n"
+	    "\t.reg .pred \t%%~cp;\n");
+	claim_reserve(sb, p, c->tr);
+	put(sb, p, "\t@%%~cp bra \t$~tgive_%u;\n", c->site);
+	claim_place(sb, p, c->tr);
+	put(sb, p, "\t@%%~cp bra \t$~tskip_%u;\n", c->site);
+	claim_own(sb, p, c->tr);
+	put(sb, p, "\tbra \t$~town_%u;\n$~tskip_%u:\n"
+	    "\tadd.s64 \t%%~cx1, %%~cx5, %llu;\n"
+	    "\tst.volatile.global.u64 \t[%%~tcur], %%~cx1;\n"
+	    "\tbra \t$~tagain_%u;\n$~tgive_%u:\n"
+	    "\tneg.s64 \t%%~cx5, %%~cx5;\n"
+	    "\tred.global.add.u64 \t[%%~cx0], %%~cx5;\n"
+	    "$~tagain_%u:\n\tmov.u32 \t%%~tleft, 0xffffffff;\n$~town_%u:\n\t}\n",
+	    c->site, c->site,
+	    ((unsigned long long)c->tr->claim.skip_flags << 32) - c->tr->hdr_size,
+	    c->site, c->site, c->site, c->site);
+}
+
+/*
+ * The leader's claim (%~tp2): its registers with the new span's cursor at
+ * slot 1, or none when dropped (counted in the runtime; the group's
+ * record with it). Inline where the ring's shards are folded, else
+ * through egpu_dev_trace_claim. Each other lane's state then starts
  * where that span does, as span_trace leaves it (its floor; its slots
- * kept for when it leads): (start | tag) of the leader's, slots of its own.
+ * kept for when it leads): (start | tag) of the leader's, slots of its
+ * own.
  */
 static void claim_span(struct strbuf *sb, const struct tr_site_code *c)
 {
 	const char *p = c->prefix;
 
 	put(sb, p, "\t@!%%~tp2 bra \t$~trec_%u;\n"
-	    "\t@!%%~tp1 bra \t$~tclaimed_%u;\n\t{\n"
-	    "\t.reg .b64 \t%%~ta0;\n\tmov.u64 \t%%~ta0, %llu;\n"
-	    "\t.param .align 8 .b8 \t%%~tret[24];\n"
-	    "\tcall \t(%%~tret), %s, (%%~ta0, %%~tst);\n"
-	    "\tld.param.b64 \t%%~tst, [%%~tret];\n"
-	    "\tld.param.b64 \t%%~tcur, [%%~tret+8];\n"
-	    "\tld.param.b32 \t%%~tleft, [%%~tret+16];\n\t}\n"
-	    "$~tclaimed_%u:\n",
-	    c->site, c->site, (unsigned long long)c->tr->ring, TR_CLAIM_FUNC,
+	    "\t@!%%~tp1 bra \t$~tclaimed_%u;\n", c->site, c->site);
+	if (c->tr->claim.shards) {
+		claim_inline(sb, c);
+	} else {
+		put(sb, p, "\t{\n\t.reg .b64 \t%%~ta0;\n\tmov.u64 \t%%~ta0, %llu;\n",
+		    (unsigned long long)c->tr->ring);
+		call_regs(sb, p, TR_CLAIM_FUNC, "%~ta0, %~tst");
+		sb_adds(sb, "\t}\n");
+	}
+	put(sb, p, "$~tclaimed_%u:\n"
+	    "\tshfl.sync.idx.b32 \t%%~tw7, %%~tleft, %%~tw1, 31, %%~tw0;\n",
 	    c->site);
-	put(sb, p, "\tshfl.sync.idx.b32 \t%%~tw7, %%~tleft, %%~tw1, 31, %%~tw0;\n"
-	    "\tsetp.eq.u32 \t%%~tp4, %%~tw7, 0;\n"
+	if (c->tr->claim.shards) /* undone: the runtime's call */
+		put(sb, p, "\tsetp.eq.u32 \t%%~tp4, %%~tw7, 0xffffffff;\n"
+		    "\t@%%~tp4 mov.u32 \t%%~tleft, 0;\n"
+		    "\t@%%~tp4 bra \t$~tslow_%u;\n", c->site);
+	put(sb, p, "\tsetp.eq.u32 \t%%~tp4, %%~tw7, 0;\n"
 	    "\t@%%~tp4 bra \t$~tdone_%u;\n"
 	    "\tmov.b64 \t{%%~tw7, %%~tw8}, %%~tst;\n"
 	    "\tshfl.sync.idx.b32 \t%%~tw7, %%~tw7, %%~tw1, 31, %%~tw0;\n"

@@ -3,7 +3,8 @@
  * The splicer's trace mode in instrumented PTX (egpu_mem_trace_enable;
  * no GPU: an offline context): every global site gets the inline record
  * with the site's first word as a constant (core/span_record.h), the
- * leader's claim of a span through egpu_dev_trace_claim, and the
+ * leader's claim of a span inline (undone for the runtime's call where
+ * it stops; through egpu_dev_trace_claim in a lossless ring), and the
  * runtime's call for the rest, the lanes' span registers set once at the
  * kernel's entry and the span published inline before every exit (a
  * guarded exit under its own guard), a .func's site a span of its own with the kernel's span
@@ -95,7 +96,7 @@ START_TEST(written_kernels)
 	EGPU_OPTS(egpu_mem_trace_opts, o, .mem_spaces = 1u << EGPU_SPACE_GLOBAL |
 						       1u << EGPU_SPACE_SHARED);
 	struct egpu_report rep;
-	const char *call;
+	const char *call, *claim, *reserve, *room, *prod;
 	char *out, *s;
 
 	out = traced(&o, kernels, &rep);
@@ -126,11 +127,27 @@ START_TEST(written_kernels)
 	}
 	ck_assert_ptr_nonnull(strstr(s, "vote.sync.any.pred"));
 	ck_assert_ptr_nonnull(strstr(s, "@%egpu_tp1 st.global.v2.u64 \t[%egpu_tcur], {%egpu_tx3, %egpu_tx4};"));
-	/* a leader that owns no span claims one (the other lanes' floors
-	 * then at its start), then stores the record inline */
-	ck_assert_ptr_nonnull(strstr(s, "call \t(%egpu_tret), egpu_dev_trace_claim, (%egpu_ta0, %egpu_tst);"));
+	/* a leader that owns no span claims one inline (the other lanes'
+	 * floors then at its start), then stores the record inline: reserved
+	 * before prod, the room checked between them against the cached
+	 * consumer position, the rest through the runtime from where it
+	 * stopped */
+	ck_assert_ptr_null(strstr(s, "egpu_dev_trace_claim,"));
+	claim = strstr(s, "ld.relaxed.gpu.global.u64 \t%egpu_cx1, [%egpu_cx0+16];");
+	ck_assert_ptr_nonnull(claim);
+	reserve = strstr(claim, "atom.global.add.u64 \t%egpu_cx2, [%egpu_cx0], %egpu_cx5;");
+	room = strstr(claim, "setp.gt.u64 \t%egpu_cp, %egpu_cx3, ");
+	prod = strstr(claim, "atom.global.add.u64 \t%egpu_cx4, [%egpu_cx0+8], %egpu_cx5;");
+	ck_assert(reserve && room && prod && reserve < room && room < prod);
+	ck_assert_ptr_nonnull(strstr(s, "mov.u32 \t%egpu_cw2, %smid;"));
+	ck_assert_ptr_nonnull(strstr(claim, "st.global.v2.u64 \t[%egpu_tcur], {%egpu_cx3, %egpu_cx1};"));
+	/* undone where it stops: reserved given back, or the position
+	 * skipped; the group then calls */
+	ck_assert_ptr_nonnull(strstr(claim, "neg.s64 \t%egpu_cx5, %egpu_cx5;\n\tred.global.add.u64 \t[%egpu_cx0], %egpu_cx5;"));
+	ck_assert_ptr_nonnull(strstr(claim, "st.volatile.global.u64 \t[%egpu_tcur], %egpu_cx1;\n\tbra"));
+	ck_assert_ptr_nonnull(strstr(claim, "@%egpu_tp4 bra \t$egpu_tslow_"));
 	ck_assert_ptr_nonnull(strstr(s, "@!%egpu_tp1 or.b64 \t%egpu_tst, %egpu_tx0, %egpu_tx1;"));
-	ck_assert(strstr(s, "egpu_dev_trace_claim") < strstr(s, "st.global.v2.u64"));
+	ck_assert(claim < strstr(s, "@%egpu_tp1 st.global.v2.u64"));
 	/* the span the record filled published there, and let go */
 	ck_assert_ptr_nonnull(strstr(s, "setp.eq.and.u32 \t%egpu_tp2, %egpu_tleft, 0, %egpu_tp1;\n\t@!%egpu_tp2 bra \t$egpu_tdone_"));
 	ck_assert_ptr_nonnull(strstr(s, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;\n\t}\n\tand.b64 \t%egpu_tst, %egpu_tst, "));
@@ -152,7 +169,7 @@ START_TEST(written_kernels)
 	ck_assert_int_eq(tu_count(out, "setp.eq.u32 \t%egpu_tq, %egpu_tleft, 0;\n\t@%egpu_tq bra \t$egpu_tf"), 3);
 	/* publishes: those and one where each of the 3 inline records
 	 * (vector, shared, last store) may fill its span */
-	ck_assert_int_eq(tu_count(out, "st.global.v2.u64 \t[%egpu_tcur]"), 3);
+	ck_assert_int_eq(tu_count(out, "st.global.v2.u64 \t[%egpu_tcur], {%egpu_tx3"), 3);
 	ck_assert_int_eq(tu_count(out, "\tmov.b64 \t{%egpu_pw0, %egpu_pw1}, %egpu_tst;"), 3 + 3);
 	ck_assert_int_eq(tu_count(out, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"), 3 + 3);
 	ck_assert_ptr_nonnull(strstr(out, "sub.s64 \t%egpu_px0, %egpu_tcur, %egpu_px0;"));
@@ -182,6 +199,52 @@ START_TEST(no_flush_before_calls_without_traced_funcs)
 	ck_assert_ptr_null(strstr(out, "// begin egpu trace call"));
 	ck_assert_ptr_null(strstr(out, "egpu_dev_trace_alone, ("));
 	tu_assemble_sm90(out, "stores of k");
+	free(out);
+}
+END_TEST
+
+/* A lossless ring's claim may wait: egpu_dev_trace_claim, not inline. */
+START_TEST(lossless_claims_through_the_runtime)
+{
+	struct egpu_report rep;
+	char *out;
+
+	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "slossless"),
+					       NULL), 0);
+	out = instrument(kernels, &rep);
+	ck_assert_int_eq(tu_count(out, "call \t(%egpu_tret), egpu_dev_trace_claim, (%egpu_ta0, %egpu_tst);"), 2);
+	ck_assert_ptr_null(strstr(out, "atom.global.add.u64"));
+	ck_assert_ptr_null(strstr(out, "red.global.add.u64"));
+	tu_assemble_sm90(out, "lossless");
+	free(out);
+}
+END_TEST
+
+/*
+ * A kernel that falls off its end after a guarded statement: the flush
+ * goes before the closing brace, after that statement and not under its
+ * guard (a lane whose guard is false ends there too).
+ */
+START_TEST(end_flush_not_under_a_guarded_last_statement)
+{
+	static const char ends[] = HEAD
+		".visible .entry e(.param .u64 e_p)\n{\n\t.reg .pred %p<2>;\n"
+		"\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<3>;\n"
+		"\tld.param.u64 %rd1, [e_p];\n\tmov.u32 %r1, %tid.x;\n"
+		"\tsetp.lt.u32 %p1, %r1, 5;\n"
+		"\t@%p1 st.global.u32 [%rd1], %r1;\n}\n";
+	struct egpu_report rep;
+	const char *store, *flush;
+	char *out;
+
+	out = instrument(ends, &rep);
+	store = strstr(out, "@%p1 st.global.u32 [%rd1], %r1;");
+	flush = strstr(out, "// begin egpu trace exit");
+	ck_assert(store && flush && store < flush);
+	ck_assert_int_eq(tu_count(out, "// begin egpu trace exit"), 1);
+	ck_assert_ptr_null(strstr(out, "bra \t$egpu_tx_"));
+	ck_assert_ptr_nonnull(strstr(flush, "// end egpu trace exit\n\t}"));
+	tu_assemble_sm90(out, "guarded end");
 	free(out);
 }
 END_TEST
@@ -279,6 +342,8 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, written_kernels);
 	tcase_add_test(tc, no_flush_before_calls_without_traced_funcs);
+	tcase_add_test(tc, lossless_claims_through_the_runtime);
+	tcase_add_test(tc, end_flush_not_under_a_guarded_last_statement);
 	tcase_add_test(tc, register_cap);
 	tcase_add_test(tc, events_kernels);
 	tcase_add_test(tc, bench_kernels);

@@ -72,6 +72,7 @@ struct world {
 	uint32_t npend[WARPS];
 	uint64_t calls, dropped_calls, delivered;
 	uint64_t inline_steps, inline_claims, spans_filled_inline; /* trace mode */
+	uint64_t undone_full, undone_skipped; /* ... inline claims undone */
 	bool bad;
 	/* Warps on threads of their own, stores landing at once (for TSan):
 	 * a header's release store stands for the fence before it. */
@@ -223,6 +224,50 @@ static uint64_t claim(struct world *w, uint32_t warp, uint32_t prev,
 	return 0;
 }
 
+/*
+ * The leader's claim as trace_site.c emits it (claim_inline), in a ring
+ * that is not lossless: the slots twice the state's (or the first span's,
+ * at most the largest), the cached consumer position loaded, reserved,
+ * the room checked, prod, the span fits between a slot's start and the
+ * shard's end; its header and owner stored, its state made. Else undone:
+ * without room the bytes given back to reserved, with a position that
+ * makes no span its bytes one record the consumer skips; UINT64_MAX then
+ * (the group calls).
+ */
+static uint64_t claim_inline(struct world *w, uint32_t warp, uint64_t lst)
+{
+	struct ring_counters *c = (struct ring_counters *)&w->v; /* in host memory */
+	uint32_t most = w->v.max_record / SPAN_SLOT;
+	uint32_t first = span_next_slots(0, 2) < most ? span_next_slots(0, 2) : most;
+	uint32_t largest = SPAN_MAX_SLOTS < most ? SPAN_MAX_SLOTS : most;
+	uint32_t prev = span_st_slots(lst);
+	uint32_t want = prev ? (2 * prev < largest ? 2 * prev : largest) : first;
+	uint64_t bytes = (uint64_t)want * SPAN_SLOT, cap = w->v.mask + 1;
+	uint64_t cons = __atomic_load_n(&c->cons_seen, __ATOMIC_ACQUIRE);
+	uint64_t before = __atomic_fetch_add(&c->reserved, bytes, __ATOMIC_RELAXED);
+	uint64_t pos, h[2];
+	uint8_t *at;
+
+	ck_assert(!(w->v.flags & RING_IN_DEVICE_MEMORY));
+	if (before + bytes - cons > cap) {
+		__atomic_fetch_sub(&c->reserved, bytes, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&w->undone_full, 1, __ATOMIC_RELAXED);
+		return UINT64_MAX;
+	}
+	pos = __atomic_fetch_add(&c->prod, bytes, __ATOMIC_RELAXED);
+	at = (uint8_t *)(uintptr_t)w->v.data + (pos & w->v.mask);
+	if ((pos & w->v.mask) + bytes > cap || (pos & 8)) {
+		skip(w, warp, at, (uint32_t)bytes);
+		__atomic_fetch_add(&w->undone_skipped, 1, __ATOMIC_RELAXED);
+		return UINT64_MAX;
+	}
+	h[0] = (uint64_t)RING_SPAN << 32 | (bytes - RING_HDR_SIZE);
+	h[1] = (uint64_t)warp << 32; /* struct span_info: block 0, smid 0 */
+	store(w, warp, at, h, 16);
+	return (pos >> 4 & ((1ull << SPAN_START_BITS) - 1)) |
+	       (uint64_t)want << SPAN_SLOTS_SHIFT | span_state(w->tag, 0, 1, 0, 1);
+}
+
 /* The group's record: span_rec_of, on the lanes' addresses @a. */
 static uint32_t encode(const uint64_t *a, uint32_t mask, const struct access *l,
 		       uint64_t *words, uint32_t *nbytes)
@@ -346,26 +391,31 @@ static void made(struct world *w, uint32_t warp, uint32_t mask,
 
 /*
  * The splicer's claim (trace_site.c's claim_span), the leader owning no
- * span: one claimed as egpu_dev_trace_claim does (span_claim after its
- * state's), its registers at slot 1 (in a lossless ring room for one
- * record left, so that the record publishes it); each other lane's state
- * then starts where it does, its own slots kept. False when dropped
- * (counted).
+ * span: one claimed inline (claim_inline), or in a lossless ring as
+ * egpu_dev_trace_claim does (span_claim after its state's); its
+ * registers at slot 1 (in a lossless ring room for one record left, so
+ * that the record publishes it); each other lane's state then starts
+ * where it does, its own slots kept. 0 when dropped (counted), -1 when
+ * the inline claim was undone (the group calls), else 1.
  */
-static bool inline_claim(struct world *w, uint32_t warp, uint32_t mask,
-			 const struct access *la)
+static int inline_claim(struct world *w, uint32_t warp, uint32_t mask,
+			const struct access *la)
 {
 	uint32_t lead = (uint32_t)__builtin_ctz(mask);
 	uint64_t lst = w->st[warp][lead];
-	uint64_t st2 = claim(w, warp, span_prev_slots(lst, w->tag), 1);
+	uint64_t st2 = w->v.flags & RING_LOSSLESS ? /* egpu_dev_trace_claim */
+		       claim(w, warp, span_prev_slots(lst, w->tag), 1) :
+		       claim_inline(w, warp, lst);
 
 	__atomic_fetch_add(&w->inline_claims, 1, __ATOMIC_RELAXED);
+	if (st2 == UINT64_MAX)
+		return -1;
 	if (!st2) {
 		w->st[warp][lead] = lst & ~SPAN_OWN;
 		__atomic_fetch_add(&w->calls, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&w->dropped_calls, 1, __ATOMIC_RELAXED);
 		made(w, warp, mask, la, 2);
-		return false;
+		return 0;
 	}
 	w->st[warp][lead] = st2;
 	regs_of(w, warp, lead);
@@ -377,7 +427,7 @@ static bool inline_claim(struct world *w, uint32_t warp, uint32_t mask,
 		w->st[warp][i] = (st2 & SPAN_START_TAG_MASK) |
 				 (w->st[warp][i] & SPAN_SLOTS_MASK);
 	}
-	return true;
+	return 1;
 }
 
 /*
@@ -419,8 +469,12 @@ static bool inline_step(struct world *w, uint32_t warp, uint32_t mask,
 			    (uint64_t)((int64_t)(i - lead) * stride))
 			return false;
 	}
-	if (claims && !inline_claim(w, warp, mask, la))
-		return true;
+	if (claims) {
+		int got = inline_claim(w, warp, mask, la);
+
+		if (got <= 0) /* dropped (applied), or undone: the call */
+			return got == 0;
+	}
 	lst = w->st[warp][lead];
 	h[0] = span_word0(SPAN_AFFINE, 0, la->kind, la->size, la->site, mask);
 	h[1] = span_affine_w1(base, stride);
@@ -613,17 +667,22 @@ static void finish(struct world *w, unsigned seed)
 				made++;
 			}
 	if (getenv("SPAN_STATS"))
-		fprintf(stderr, "seed %u: calls %llu (inline %llu, claiming %llu, filling %llu) dropped %llu delivered %llu of %llu\n",
+		fprintf(stderr, "seed %u: calls %llu (inline %llu, claiming %llu, undone with no room %llu, at a shard's end %llu, filling %llu) dropped %llu delivered %llu of %llu\n",
 			seed, (unsigned long long)w->calls,
 			(unsigned long long)w->inline_steps,
 			(unsigned long long)w->inline_claims,
+			(unsigned long long)w->undone_full,
+			(unsigned long long)w->undone_skipped,
 			(unsigned long long)w->spans_filled_inline,
 			(unsigned long long)w->dropped_calls,
 			(unsigned long long)w->delivered, (unsigned long long)made);
-	/* Trace mode: the inline step and claim taken */
+	/* Trace mode: the inline step and claim taken; a ring that is not
+	 * lossless drops only in the call after a claim undone */
 	if (w->site_mode) {
 		ck_assert_uint_gt(w->inline_steps, 0);
 		ck_assert_uint_gt(w->inline_claims, 0);
+		if (!(w->v.flags & RING_LOSSLESS) && w->dropped_calls)
+			ck_assert_uint_gt(w->undone_full, 0);
 	}
 	ck_assert_uint_eq(ring_drops(w->r), w->dropped_calls);
 	ck_assert_uint_le(w->delivered, made);
