@@ -153,21 +153,27 @@ RT_INLINE uint64_t rt_globaltimer(void)
 
 /*
  * A lossless ring's wait (docs/events.md "Lossless rings"): the host's
- * consumer position once @need bytes from @before fit, or once s->wait_ns
- * ran out (the stall word then set), or at once when a wait ran out at
- * this very position before. The caller holds no unpublished record (a
- * reservation is not one: no position was handed out for it yet).
+ * consumer position once @need bytes from @before fit, or once the
+ * position stood still for s->wait_ns (the stall word then set: a live
+ * consumer that moves it keeps the wait going, however slowly it gives
+ * room back), or at once when a wait ran out at this very position
+ * before. The caller holds no unpublished record (a reservation is not
+ * one: no position was handed out for it yet).
  */
 RT_INLINE uint64_t ring_wait_room(const struct ring_shard *s, uint64_t before,
 				  uint64_t need, uint64_t cons)
 {
-	uint64_t cap = s->mask + 1, t0 = rt_globaltimer(), stall;
+	uint64_t cap = s->mask + 1, t0 = rt_globaltimer(), seen = cons, stall;
 
 	for (;;) {
 		asm volatile("ld.volatile.global.u64 %0, [%1];"
 			     : "=l"(stall) : "l"(s->stall) : "memory");
 		if (before + need <= cons + cap || !ring_may_wait(stall, cons))
 			return cons;
+		if (cons != seen) {
+			seen = cons;
+			t0 = rt_globaltimer();
+		}
 		if (rt_globaltimer() - t0 > s->wait_ns) {
 			asm volatile("st.volatile.global.u64 [%0], %1;"
 				     :: "l"(s->stall), "l"(cons + 1) : "memory");

@@ -81,17 +81,24 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-/* ring_wait_room (lib/device/ring.cuh): a lossless ring's bounded wait. */
+/*
+ * ring_wait_room (lib/device/ring.cuh): a lossless ring's bounded wait,
+ * the bound counted from the consumer position's last move.
+ */
 static uint64_t model_wait_room(const struct model_shard *s, uint64_t before,
 				uint64_t need, uint64_t cons)
 {
-	uint64_t cap = s->mask + 1, t0 = now_ns();
+	uint64_t cap = s->mask + 1, t0 = now_ns(), seen = cons;
 
 	for (;;) {
 		uint64_t stall = __atomic_load_n(s->stall, __ATOMIC_RELAXED);
 
 		if (before + need <= cons + cap || !ring_may_wait(stall, cons))
 			return cons;
+		if (cons != seen) {
+			seen = cons;
+			t0 = now_ns();
+		}
 		if (now_ns() - t0 > s->wait_ns) {
 			__atomic_store_n(s->stall, cons + 1, __ATOMIC_RELAXED);
 			return cons;
@@ -298,8 +305,38 @@ static int check_record(void *user, const void *data, size_t size)
 	return 0;
 }
 
+/* A chunk's records, each checked as check_record does. */
+static int check_chunk(void *user, const void *data, size_t size)
+{
+	struct egpu_chunk_iter it = { data, (const uint8_t *)data + size };
+	struct egpu_chunk_rec rec;
+	uint64_t one[RING_RECORD_MAX / 8];
+	int more;
+
+	while ((more = egpu_chunk_next(&it, &rec)) == 1) {
+		const struct ring_batch *b = rec.data;
+
+		if (!(rec.flags & RING_BATCH)) {
+			check_record(user, rec.data, rec.size);
+			continue;
+		}
+		for (uint32_t i = 0; i < b->count; i++) {
+			for (uint32_t k = 0; k < (b->len + 7) / 8; k++)
+				one[k] = b->words[(size_t)k * b->count + i];
+			check_record(user, one, b->len);
+		}
+	}
+	return more;
+}
+
 void producers_against_consumers(struct event_ring *r, struct dev_ring *view,
 				 struct ring_pool *pool, uint32_t parts)
+{
+	producers_against_chunks(r, view, pool, parts, false);
+}
+
+void producers_against_chunks(struct event_ring *r, struct dev_ring *view,
+			      struct ring_pool *pool, uint32_t parts, bool chunks)
 {
 	struct producer p[PRODUCERS];
 	pthread_t t[PRODUCERS];
@@ -312,7 +349,9 @@ void producers_against_consumers(struct event_ring *r, struct dev_ring *view,
 	ck_assert_int_eq(ring_make_readers(r, parts), 0);
 	for (uint32_t k = 0; k < parts; k++) {
 		c[k] = (struct checker){ .part = k, .owner = owner };
-		part[k] = (struct ring_part){ .fn = check_record, .user = &c[k] };
+		part[k] = chunks ?
+			(struct ring_part){ .chunk = check_chunk, .user = &c[k] } :
+			(struct ring_part){ .fn = check_record, .user = &c[k] };
 	}
 	for (uint32_t i = 0; i < PRODUCERS; i++) {
 		p[i] = (struct producer){ .view = view, .id = i };

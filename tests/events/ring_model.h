@@ -75,5 +75,8 @@ struct ring_pool;
  */
 void producers_against_consumers(struct event_ring *r, struct dev_ring *view,
 				 struct ring_pool *pool, uint32_t parts);
+/* The same, delivered as chunks if @chunks. */
+void producers_against_chunks(struct event_ring *r, struct dev_ring *view,
+			      struct ring_pool *pool, uint32_t parts, bool chunks);
 
 #endif

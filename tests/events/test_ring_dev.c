@@ -301,12 +301,15 @@ static void sim_release(void *io, void *p)
 	free(p);
 }
 
+/* Map flags of the rings sims make besides EGPU_F_RING_DEVICE. */
+static uint32_t sim_flags;
+
 /* A RINGBUF map of @cap bytes with EGPU_F_RING_DEVICE, unstarted. */
 static struct event_ring *dev_ring_map(uint64_t cap)
 {
 	struct map_spec spec = { .name = "dev", .type = EGPU_MAP_RINGBUF,
 				     .max_entries = (uint32_t)cap,
-				     .flags = EGPU_F_RING_DEVICE };
+				     .flags = EGPU_F_RING_DEVICE | sim_flags };
 	struct event_ring *r;
 
 	ck_assert_int_eq(ring_new_for_map(&spec, &r), 0);
@@ -349,7 +352,7 @@ static void sim_new_sms(struct sim *s, uint64_t cap, size_t mirror_len,
 		ring_dev_fit_shards(s->r, sms);
 	shards = ring_dev_shards(s->r);
 	sim_start(s, mirror_len);
-	ck_assert_uint_eq(s->view.flags, RING_IN_DEVICE_MEMORY);
+	ck_assert_uint_eq(s->view.flags & ~RING_LOSSLESS, RING_IN_DEVICE_MEMORY);
 	ck_assert_uint_eq(s->view.shards, shards);
 	if (!sms)
 		ck_assert_uint_eq(s->view.mask + 1, cap / shards);
@@ -1306,6 +1309,24 @@ START_TEST(consumer_threads_against_producers)
 }
 END_TEST
 
+START_TEST(lossless_chunks_never_drop)
+{
+	for (uint32_t threads = 2; threads <= 3; threads++) {
+		struct ring_pool *pool;
+		struct sim s;
+
+		sim_flags = EGPU_F_RING_LOSSLESS;
+		sim_new(&s, 1 << 20, RING_RECORD_MAX);
+		sim_flags = 0;
+		ck_assert_int_eq(ring_pool_new(threads, &pool), 0);
+		producers_against_chunks(s.r, &s.view, pool, threads, true);
+		ck_assert_uint_eq(ring_drops(s.r), 0);
+		ring_pool_free(pool);
+		sim_free(&s);
+	}
+}
+END_TEST
+
 /* Per-part sinks of take_per_sm, and their thread. */
 struct part_sink {
 	struct per_sm p;
@@ -1614,6 +1635,7 @@ int main(void)
 	tcase_add_test(tc, weak_visibility_consumer_threads);
 	tcase_add_test(tc, weak_visibility_chunks);
 	tcase_add_test(tc, consumer_threads_against_producers);
+	tcase_add_test(tc, lossless_chunks_never_drop);
 	tcase_add_test(tc, consumer_threads_stop_and_fail);
 	tcase_add_test(tc, consumer_threads_stream_a_file);
 	tcase_add_test(tc, consumer_threads_bad_counts);
