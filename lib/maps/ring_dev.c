@@ -398,6 +398,7 @@ struct window {
 	struct ring_count c; /* theirs, for a chunk taker */
 	int seen;           /* the first walk's end */
 	bool done;          /* nothing more for it in this pass */
+	bool taken;         /* a chunk given back, to be handed over */
 };
 
 /* Wait for channel @chan's copies (a no-op for a copier without queued reads). */
@@ -426,6 +427,7 @@ static int window_start(struct event_ring *r, uint32_t chan, size_t slot_len,
 				       .bytes_end = from + n };
 	win->end = from;
 	win->c = (struct ring_count){ 0 };
+	win->taken = false;
 	return dev_copy_out(r, chan, win->slot, data_addr(r, win->i, from), n,
 			    true);
 }
@@ -452,8 +454,33 @@ static int window_second(struct event_ring *r, uint32_t chan,
 }
 
 /*
- * After the second copies: @win's records handed to @d, their bytes given
- * back (queued). ring_walk's result, WALK_STOP, or an EGPU_E* code.
+ * After the second copies, for a chunk taker: @win's records, whole in
+ * the mirror, consumed and their bytes given back (queued) before they
+ * are handed over, so that producers (a lossless ring's waiting ones)
+ * get their room while the callbacks run. Counted in the first walk;
+ * only warps' batches are counted again, from their bodies.
+ */
+static int window_take(struct event_ring *r, uint32_t chan, struct window *win)
+{
+	uint64_t at = win->w.from;
+
+	if (win->c.batches) {
+		int got;
+
+		win->c = (struct ring_count){ 0 };
+		got = ring_walk_headers(r, &win->w, &at, &win->c, true);
+		if (got < 0)
+			return got;
+	}
+	r->dev->cur[win->i].cons = win->end;
+	win->taken = true;
+	return shard_release(r, chan, win->i);
+}
+
+/*
+ * After the second copies: @win's records handed to @d (a chunk taken
+ * whole, or walked), their bytes given back (queued). ring_walk's
+ * result, WALK_STOP, or an EGPU_E* code.
  */
 static int window_deliver(struct event_ring *r, uint32_t chan,
 			  struct delivery *d, struct window *win)
@@ -462,25 +489,11 @@ static int window_deliver(struct event_ring *r, uint32_t chan,
 	uint64_t from = win->w.from;
 	int got;
 
-	if (d->chunk && !ring_pass_stopped(d)) {
-		/*
-		 * Counted in the first walk, handed over without another;
-		 * only warps' batches are counted again, from their bodies.
-		 */
-		uint64_t at = from;
-
-		if (win->c.batches) {
-			win->c = (struct ring_count){ 0 };
-			got = ring_walk_headers(r, &win->w, &at, &win->c, true);
-			if (got < 0)
-				return got;
-		}
-		cur->cons = win->end;
+	if (win->taken)
 		got = ring_hand_chunk(d, win->slot, win->end - from, &win->c) ?
 		      win->seen : WALK_STOP;
-	} else {
+	else
 		got = ring_walk(r, &win->w, d, &cur->cons, &cur->sub);
-	}
 	if (cur->cons != cur->released) {
 		int err = shard_release(r, chan, win->i);
 
@@ -495,19 +508,21 @@ static int window_deliver(struct event_ring *r, uint32_t chan,
 
 /*
  * Rounds over @n windows at once until each is done: every first copy
- * queued, one wait, every second copy queued, one wait, then delivery.
- * So a round waits twice whatever the number of shards, instead of
- * twice per shard. WALK_STOP with *@stopped the shard that stopped, or
- * an EGPU_E* code; else 0.
+ * queued, one wait, every second copy queued, one wait, then delivery
+ * (to a chunk taker, every window given back first, then each handed
+ * over, all of them even after a stop: they were consumed). So a round
+ * waits twice whatever the number of shards, instead of twice per
+ * shard. WALK_STOP with *@stopped the shard that stopped, or an EGPU_E*
+ * code; else 0.
  */
 static int rounds(struct event_ring *r, uint32_t chan, struct delivery *d,
 		  struct window *wins, uint32_t n, size_t slot_len,
 		  uint32_t *stopped)
 {
-	bool more = true;
+	bool more = true, stop = false;
 	int err = 0;
 
-	while (more && !err) {
+	while (more && !err && !stop) {
 		more = false;
 		for (uint32_t j = 0; j < n && !err; j++)
 			if (!wins[j].done)
@@ -519,21 +534,25 @@ static int rounds(struct event_ring *r, uint32_t chan, struct delivery *d,
 				err = window_second(r, chan, d, &wins[j]);
 		if (!err)
 			err = dev_wait(r, chan);
+		for (uint32_t j = 0; j < n && !err && d->chunk &&
+		     !ring_pass_stopped(d); j++)
+			if (!wins[j].done)
+				err = window_take(r, chan, &wins[j]);
 		for (uint32_t j = 0; j < n && !err; j++) {
 			int got;
 
-			if (wins[j].done)
+			if (wins[j].done || (stop && !wins[j].taken))
 				continue;
 			got = window_deliver(r, chan, d, &wins[j]);
-			if (got == WALK_STOP) {
+			if (got == WALK_STOP && !stop) {
 				*stopped = wins[j].i;
-				return WALK_STOP;
+				stop = true;
 			}
 			err = got < 0 ? got : 0;
 			more |= !wins[j].done;
 		}
 	}
-	return err;
+	return err ? err : stop ? WALK_STOP : 0;
 }
 
 int ring_dev_begin(struct event_ring *r, uint32_t parts)

@@ -26,7 +26,8 @@ static bool delivered(struct delivery *d, uint32_t n, uint64_t bytes, int ret)
 	if (d->bytes)
 		*d->bytes += bytes;
 	d->n += (int)n;
-	d->ret = ret;
+	if (d->ret >= 0) /* a stop is kept: chunks taken go on after it */
+		d->ret = ret;
 	if (ret < 0 && d->stop)
 		__atomic_store_n(d->stop, 1, __ATOMIC_RELAXED);
 	return ret >= 0 && d->n < INT32_MAX;
