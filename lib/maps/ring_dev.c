@@ -345,6 +345,15 @@ static uint64_t shard_prod(const struct ring_dev *dev, uint32_t i)
 	return line[offsetof(struct ring_counters, prod) / 8];
 }
 
+/* Shard @i's published-bytes word, in the last copy of the counter lines. */
+static uint64_t shard_done(const struct ring_dev *dev, uint32_t i)
+{
+	const uint64_t *line = dev->lines + (size_t)i * LINE_WORDS;
+
+	return line[(ring_shard_done(&dev->view, i) -
+		     ring_shard_counters(&dev->view, i)) / 8];
+}
+
 static uint64_t data_addr(const struct event_ring *r, uint32_t i, uint64_t pos)
 {
 	return ring_shard_data(&r->dev->view, i) + (pos & r->dev->view.mask);
@@ -399,6 +408,7 @@ struct window {
 	int seen;           /* the first walk's end */
 	bool done;          /* nothing more for it in this pass */
 	bool taken;         /* a chunk given back, to be handed over */
+	bool once;          /* every record was published before the copy */
 };
 
 /* Wait for channel @chan's copies (a no-op for a copier without queued reads). */
@@ -428,6 +438,7 @@ static int window_start(struct event_ring *r, uint32_t chan, size_t slot_len,
 	win->end = from;
 	win->c = (struct ring_count){ 0 };
 	win->taken = false;
+	win->once = dev->cur[win->i].known == win->prod;
 	return dev_copy_out(r, chan, win->slot, data_addr(r, win->i, from), n,
 			    true);
 }
@@ -435,17 +446,22 @@ static int window_start(struct event_ring *r, uint32_t chan, size_t slot_len,
 /*
  * After the first copies: where @win's published records end, and, if
  * any, the second copy of them. Published before that copy started:
- * whole in it.
+ * whole in it. A window whose records were all published before the
+ * pass read the producer positions (win->once) is whole in the first.
  */
 static int window_second(struct event_ring *r, uint32_t chan,
-			 struct delivery *d, struct window *win)
+			 struct window *win)
 {
-	win->seen = ring_walk_headers(r, &win->w, &win->end,
-				      d->chunk ? &win->c : NULL, false);
+	win->seen = ring_walk_headers(r, &win->w, &win->end, &win->c,
+				      win->once);
 	if (win->seen < 0)
 		return win->seen;
 	if (win->end == win->w.from) {
 		win->done = true;
+		return 0;
+	}
+	if (win->once) {
+		win->w.bytes_end = win->end;
 		return 0;
 	}
 	win->w.bytes_end = win->end;
@@ -464,7 +480,7 @@ static int window_take(struct event_ring *r, uint32_t chan, struct window *win)
 {
 	uint64_t at = win->w.from;
 
-	if (win->c.batches) {
+	if (win->c.batches && !win->once) {
 		int got;
 
 		win->c = (struct ring_count){ 0 };
@@ -475,6 +491,25 @@ static int window_take(struct event_ring *r, uint32_t chan, struct window *win)
 	r->dev->cur[win->i].cons = win->end;
 	win->taken = true;
 	return shard_release(r, chan, win->i);
+}
+
+/*
+ * The bytes of records not RING_COUNTED that @win's delivery consumed,
+ * up to @to: the first walk's count, or, where delivery stopped short of
+ * its end, counted again.
+ */
+static uint64_t window_uncounted(const struct event_ring *r,
+				 const struct window *win, uint64_t to)
+{
+	struct ring_window w = win->w;
+	struct ring_count c = { 0 };
+	uint64_t at = w.from;
+
+	if (to == win->end)
+		return win->c.uncounted;
+	w.bytes_end = to;
+	ring_walk_headers(r, &w, &at, &c, false);
+	return c.uncounted;
 }
 
 /*
@@ -494,6 +529,7 @@ static int window_deliver(struct event_ring *r, uint32_t chan,
 		      win->seen : WALK_STOP;
 	else
 		got = ring_walk(r, &win->w, d, &cur->cons, &cur->sub);
+	cur->uncounted += window_uncounted(r, win, cur->cons);
 	if (cur->cons != cur->released) {
 		int err = shard_release(r, chan, win->i);
 
@@ -504,6 +540,15 @@ static int window_deliver(struct event_ring *r, uint32_t chan,
 	win->done = got != WALK_END && got != WALK_SHORT;
 	win->done |= cur->cons == from || cur->cons >= win->prod;
 	return got < 0 ? got : got == WALK_STOP ? WALK_STOP : win->seen;
+}
+
+/* Whether none of @n windows needs a second copy. */
+static bool all_once(const struct window *wins, uint32_t n)
+{
+	for (uint32_t j = 0; j < n; j++)
+		if (!wins[j].done && !wins[j].once)
+			return false;
+	return true;
 }
 
 /*
@@ -531,8 +576,8 @@ static int rounds(struct event_ring *r, uint32_t chan, struct delivery *d,
 			err = dev_wait(r, chan);
 		for (uint32_t j = 0; j < n && !err; j++)
 			if (!wins[j].done)
-				err = window_second(r, chan, d, &wins[j]);
-		if (!err)
+				err = window_second(r, chan, &wins[j]);
+		if (!err && !all_once(wins, n))
 			err = dev_wait(r, chan);
 		for (uint32_t j = 0; j < n && !err && d->chunk &&
 		     !ring_pass_stopped(d); j++)
@@ -555,9 +600,26 @@ static int rounds(struct event_ring *r, uint32_t chan, struct delivery *d,
 	return err ? err : stop ? WALK_STOP : 0;
 }
 
+/*
+ * Every shard's producer position (the counter lines), and, in a copy
+ * before it, what its published-bytes word and the records taken that
+ * it does not count add up to (shard_cursor.known): when that equals the
+ * position, every record below it was published before that copy, so
+ * the pass copies those out once (docs/events.md, "Copied once").
+ */
+static int read_positions(struct event_ring *r)
+{
+	struct ring_dev *dev = r->dev;
+	int err = read_lines(r, 0);
+
+	for (uint32_t i = 0; i < r->shards && !err; i++)
+		dev->cur[i].known = shard_done(dev, i) + dev->cur[i].uncounted;
+	return err ? err : read_lines(r, 0);
+}
+
 int ring_dev_begin(struct event_ring *r, uint32_t parts)
 {
-	int err = read_lines(r, 0);
+	int err = read_positions(r);
 
 	for (uint32_t k = 0; k < parts && !err; k++)
 		err = reader_mirror(r, k);

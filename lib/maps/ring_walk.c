@@ -173,6 +173,8 @@ int ring_walk_headers(const struct event_ring *r, const struct ring_window *w,
 			c->records += b.count;
 			c->bytes += (uint64_t)b.count * b.len;
 		}
+		if (c && !(h.flags & RING_COUNTED))
+			c->uncounted += ring_record_size(h.len);
 		*pos += ring_record_size(h.len);
 		if (c && c->records >= INT32_MAX / 2)
 			return WALK_STOP; /* a pass's count is an int */

@@ -48,6 +48,7 @@ struct model_shard {
 	uint64_t mask;
 	uint64_t *stall;
 	uint64_t wait_ns; /* lossless rings: the longest wait, else 0 */
+	uint64_t *done;   /* published-bytes word, NULL in host memory */
 };
 
 static void *ptr(uint64_t addr)
@@ -65,12 +66,13 @@ static struct model_shard model_shard_of(struct dev_ring *v, uint32_t sm)
 	if (!(v->flags & RING_IN_DEVICE_MEMORY))
 		return (struct model_shard){ (struct ring_counters *)v, &ctl->cons,
 					     &ctl->drops, ptr(v->data), v->mask,
-					     &v->stall, wait };
+					     &v->stall, wait, NULL };
 	return (struct model_shard){ ptr(ring_shard_counters(v, i)),
 				     ptr(ring_shard_cons(v, i)),
 				     ptr(ring_shard_drops(v, i)),
 				     ptr(ring_shard_data(v, i)), v->mask,
-				     ptr(ring_shard_stall(v, i)), wait };
+				     ptr(ring_shard_stall(v, i)), wait,
+				     ptr(ring_shard_done(v, i)) };
 }
 
 static uint64_t now_ns(void)
@@ -147,6 +149,22 @@ void model_publish(uint8_t *rec, uint32_t len, uint32_t flags)
 			 __ATOMIC_RELEASE);
 }
 
+/*
+ * Publish the record at @rec of shard @s as ring_publish_counted does: in
+ * a ring in GPU memory, marked RING_COUNTED and its bytes added to the
+ * shard's published-bytes word after the header (release).
+ */
+static void model_publish_in(const struct model_shard *s, uint8_t *rec,
+			     uint32_t len, uint32_t flags)
+{
+	if (!s->done) {
+		model_publish(rec, len, flags);
+		return;
+	}
+	model_publish(rec, len, flags | RING_COUNTED);
+	__atomic_fetch_add(s->done, ring_record_size(len), __ATOMIC_RELEASE);
+}
+
 uint64_t model_reserve_pos(struct dev_ring *v, uint32_t sm, uint64_t need,
 			   uint32_t records)
 {
@@ -186,26 +204,32 @@ void model_batch_body(uint8_t *rec, const uint8_t *payloads, uint32_t count,
 bool model_produce(struct dev_ring *v, uint32_t sm, const uint8_t *payload,
 		   uint32_t len)
 {
-	uint8_t *rec = model_reserve_on(v, sm, ring_record_size(len), 1);
+	struct model_shard s = model_shard_of(v, sm);
+	uint64_t pos = model_reserve(&s, ring_record_size(len), 1);
+	uint8_t *rec;
 
-	if (!rec)
+	if (pos == UINT64_MAX)
 		return false;
+	rec = s.data + (pos & s.mask);
 	memcpy(rec + RING_HDR_SIZE, payload, len);
-	model_publish(rec, len, RING_COMMIT);
+	model_publish_in(&s, rec, len, RING_COMMIT);
 	return true;
 }
 
 bool model_produce_batch(struct dev_ring *v, uint32_t sm,
 			 const uint8_t *payloads, uint32_t count, uint32_t len)
 {
+	struct model_shard s = model_shard_of(v, sm);
 	uint64_t size = ring_batch_size(count, len);
-	uint8_t *rec = model_reserve_on(v, sm, size, count);
+	uint64_t pos = model_reserve(&s, size, count);
+	uint8_t *rec;
 
-	if (!rec)
+	if (pos == UINT64_MAX)
 		return false;
+	rec = s.data + (pos & s.mask);
 	model_batch_body(rec, payloads, count, len);
-	model_publish(rec, (uint32_t)(size - RING_HDR_SIZE),
-		      RING_COMMIT | RING_BATCH);
+	model_publish_in(&s, rec, (uint32_t)(size - RING_HDR_SIZE),
+			 RING_COMMIT | RING_BATCH);
 	return true;
 }
 
