@@ -31,7 +31,11 @@
  * through L2), so the second copy holds whole records. The price is twice
  * the bus traffic of the records consumed, and one more copy of what is
  * still unpublished. (A header is one aligned 8-byte word, which a copy
- * reads whole: it moves whole 32-byte sectors.)
+ * reads whole: it moves whole 32-byte sectors.) Unless the shard was
+ * settled: its published-bytes word (counted by producers that can),
+ * read in a copy before the producer position, and the uncounted bytes
+ * taken add up to that position, so every record below it was published
+ * before the records' copy and it is copied once (read_positions).
  *
  * Every copy out lands in page-locked memory: the mirror, the copy of the
  * shard lines, or the map's staging buffer. A copy into pageable memory
@@ -460,12 +464,9 @@ static int window_second(struct event_ring *r, uint32_t chan,
 		win->done = true;
 		return 0;
 	}
-	if (win->once) {
-		win->w.bytes_end = win->end;
-		return 0;
-	}
 	win->w.bytes_end = win->end;
-	return dev_copy_out(r, chan, win->slot, data_addr(r, win->i, win->w.from),
+	return win->once ? 0 :
+	       dev_copy_out(r, chan, win->slot, data_addr(r, win->i, win->w.from),
 			    win->end - win->w.from, true);
 }
 
