@@ -233,6 +233,32 @@ bool model_produce_batch(struct dev_ring *v, uint32_t sm,
 	return true;
 }
 
+int chunk_each_record(const void *data, size_t size, egpu_sample_fn fn,
+		      void *user)
+{
+	struct egpu_chunk_iter it = { data, (const uint8_t *)data + size };
+	struct egpu_chunk_rec rec;
+	uint64_t one[RING_RECORD_MAX / 8];
+	int more;
+
+	while ((more = egpu_chunk_next(&it, &rec)) == 1) {
+		const struct ring_batch *b = rec.data;
+
+		ck_assert(rec.flags & RING_COMMIT);
+		if (!(rec.flags & RING_BATCH)) {
+			fn(user, rec.data, rec.size);
+			continue;
+		}
+		for (uint32_t i = 0; i < b->count; i++) {
+			for (uint32_t k = 0; k < (b->len + 7) / 8; k++)
+				one[k] = b->words[(size_t)k * b->count + i];
+			fn(user, one, b->len);
+		}
+	}
+	ck_assert_int_eq(more, 0);
+	return 0;
+}
+
 void model_assert_settled(struct dev_ring *v)
 {
 	for (uint32_t i = 0; i < v->shards; i++) {
@@ -332,25 +358,7 @@ static int check_record(void *user, const void *data, size_t size)
 /* A chunk's records, each checked as check_record does. */
 static int check_chunk(void *user, const void *data, size_t size)
 {
-	struct egpu_chunk_iter it = { data, (const uint8_t *)data + size };
-	struct egpu_chunk_rec rec;
-	uint64_t one[RING_RECORD_MAX / 8];
-	int more;
-
-	while ((more = egpu_chunk_next(&it, &rec)) == 1) {
-		const struct ring_batch *b = rec.data;
-
-		if (!(rec.flags & RING_BATCH)) {
-			check_record(user, rec.data, rec.size);
-			continue;
-		}
-		for (uint32_t i = 0; i < b->count; i++) {
-			for (uint32_t k = 0; k < (b->len + 7) / 8; k++)
-				one[k] = b->words[(size_t)k * b->count + i];
-			check_record(user, one, b->len);
-		}
-	}
-	return more;
+	return chunk_each_record(data, size, check_record, user);
 }
 
 void producers_against_consumers(struct event_ring *r, struct dev_ring *view,

@@ -1231,27 +1231,7 @@ static int take_weak(void *user, const void *data, size_t size)
 /* A chunk (ring_part.chunk): each record, a batch's one by one, checked. */
 static int take_weak_chunk(void *user, const void *data, size_t size)
 {
-	struct egpu_chunk_iter it = { data, (const uint8_t *)data + size };
-	struct egpu_chunk_rec rec;
-	uint64_t one[RING_RECORD_MAX / 8];
-	int more;
-
-	while ((more = egpu_chunk_next(&it, &rec)) == 1) {
-		const struct ring_batch *b = rec.data;
-
-		ck_assert(rec.flags & RING_COMMIT);
-		if (!(rec.flags & RING_BATCH)) {
-			take_weak(user, rec.data, rec.size);
-			continue;
-		}
-		for (uint32_t i = 0; i < b->count; i++) {
-			for (uint32_t k = 0; k < (b->len + 7) / 8; k++)
-				one[k] = b->words[(size_t)k * b->count + i];
-			take_weak(user, one, b->len);
-		}
-	}
-	ck_assert_int_eq(more, 0);
-	return 0;
+	return chunk_each_record(data, size, take_weak, user);
 }
 
 /*
