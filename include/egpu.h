@@ -977,6 +977,7 @@ struct egpu_rec_hdr {
  */
 #define EGPU_REC_BATCH 4u
 #define EGPU_REC_SPAN 16u   /**< a span (egpu_span_begin()) */
+/* Other bits (32: counted by its producer, docs/events.md) may be set. */
 
 /** A cursor over the records of a chunk: {data, data + size}. */
 struct egpu_chunk_iter {

@@ -99,6 +99,7 @@ struct ring_shard {
 	uint64_t mask;  /* capacity - 1 */
 	uint64_t stall; /* address of the stall word (lossless rings) */
 	uint64_t wait_ns; /* the longest wait for room; 0: drop at once */
+	uint64_t done;  /* address of the published-bytes word, 0: none */
 };
 
 /* Shard @i of ring @r of shape @v (a ring in host memory is its own). */
@@ -112,11 +113,12 @@ RT_INLINE struct ring_shard ring_shard_at(struct dev_ring *r,
 			(struct ring_counters *)r,
 			v->ctl + offsetof(struct ring_ctl, cons),
 			v->ctl + offsetof(struct ring_ctl, drops), v->data,
-			v->mask, (uint64_t)(uintptr_t)&r->stall, wait };
+			v->mask, (uint64_t)(uintptr_t)&r->stall, wait, 0 };
 	return (struct ring_shard){
 		(struct ring_counters *)(uintptr_t)ring_shard_counters(v, i),
 		ring_shard_cons(v, i), ring_shard_drops(v, i),
-		ring_shard_data(v, i), v->mask, ring_shard_stall(v, i), wait };
+		ring_shard_data(v, i), v->mask, ring_shard_stall(v, i), wait,
+		ring_shard_done(v, i) };
 }
 
 /* The shard index of this thread in a ring of shape @v (0: in host memory). */
@@ -153,21 +155,27 @@ RT_INLINE uint64_t rt_globaltimer(void)
 
 /*
  * A lossless ring's wait (docs/events.md "Lossless rings"): the host's
- * consumer position once @need bytes from @before fit, or once s->wait_ns
- * ran out (the stall word then set), or at once when a wait ran out at
- * this very position before. The caller holds no unpublished record (a
- * reservation is not one: no position was handed out for it yet).
+ * consumer position once @need bytes from @before fit, or once the
+ * position stood still for s->wait_ns (the stall word then set: a live
+ * consumer that moves it keeps the wait going, however slowly it gives
+ * room back), or at once when a wait ran out at this very position
+ * before. The caller holds no unpublished record (a reservation is not
+ * one: no position was handed out for it yet).
  */
 RT_INLINE uint64_t ring_wait_room(const struct ring_shard *s, uint64_t before,
 				  uint64_t need, uint64_t cons)
 {
-	uint64_t cap = s->mask + 1, t0 = rt_globaltimer(), stall;
+	uint64_t cap = s->mask + 1, t0 = rt_globaltimer(), seen = cons, stall;
 
 	for (;;) {
 		asm volatile("ld.volatile.global.u64 %0, [%1];"
 			     : "=l"(stall) : "l"(s->stall) : "memory");
 		if (before + need <= cons + cap || !ring_may_wait(stall, cons))
 			return cons;
+		if (cons != seen) {
+			seen = cons;
+			t0 = rt_globaltimer();
+		}
 		if (rt_globaltimer() - t0 > s->wait_ns) {
 			asm volatile("st.volatile.global.u64 [%0], %1;"
 				     :: "l"(s->stall), "l"(cons + 1) : "memory");
@@ -301,23 +309,32 @@ RT_INLINE uint32_t ring_claim(const struct ring_shard *s, uint32_t group,
 }
 
 /*
- * Room for a record of @len payload bytes (len <= max_record - 8), or NULL
- * when the ring is full (the drop is counted). Lanes of a warp calling at
- * once for the same ring reserve together (ring_claim).
+ * Room for a record of @len payload bytes (len <= max_record - 8) in
+ * shard @s of @r, or NULL when it is full (the drop is counted). Lanes of
+ * a warp calling at once for the same ring reserve together (ring_claim).
  */
-RT_INLINE struct ring_hdr *ring_reserve(struct dev_ring *r, uint32_t len)
+RT_INLINE struct ring_hdr *ring_reserve_in(struct dev_ring *r,
+					   const struct ring_shard *s,
+					   uint32_t len)
 {
 	uint32_t need = (uint32_t)ring_record_size(len);
 	uint32_t group = __match_any_sync(__activemask(), (uint64_t)(uintptr_t)r);
-	struct ring_shard s = ring_shard_of(r);
 	uint32_t prefix, total, fit;
 	uint64_t base;
 
 	ring_scan(group, need, &prefix, &total);
-	fit = ring_claim(&s, group, prefix + need, total, &base);
+	fit = ring_claim(s, group, prefix + need, total, &base);
 	if (!(fit & (1u << rt_lane())))
 		return NULL;
-	return (struct ring_hdr *)(uintptr_t)(s.data + ((base + prefix) & s.mask));
+	return (struct ring_hdr *)(uintptr_t)(s->data + ((base + prefix) & s->mask));
+}
+
+/* ring_reserve_in() in this thread's shard. */
+RT_INLINE struct ring_hdr *ring_reserve(struct dev_ring *r, uint32_t len)
+{
+	struct ring_shard s = ring_shard_of(r);
+
+	return ring_reserve_in(r, &s, len);
 }
 
 /* @n bytes at @p (n <= 8, any alignment) as a little-endian word. */
@@ -387,6 +404,26 @@ RT_INLINE void ring_publish(const struct dev_ring *r, struct ring_hdr *h,
 }
 
 /*
+ * Publish a record of shard @s of @r: in a ring in GPU memory, marked
+ * RING_COUNTED and its bytes added to the shard's published-bytes word
+ * after the header (release: a copy that sees the sum sees the record
+ * whole, so the host may copy such records once: lib/maps/ring_dev.c).
+ */
+RT_INLINE void ring_publish_counted(const struct dev_ring *r,
+				    const struct ring_shard *s,
+				    struct ring_hdr *h, uint32_t len,
+				    uint32_t flags)
+{
+	if (!s->done) {
+		ring_publish(r, h, len, flags);
+		return;
+	}
+	ring_publish(r, h, len, flags | RING_COUNTED);
+	asm volatile("red.release.gpu.global.add.u64 [%0], %1;"
+		     :: "l"(s->done), "l"(ring_record_size(len)) : "memory");
+}
+
+/*
  * Publish a reserved record, whose header ring_reserve_record() stored.
  * Submit is given the record, not its ring: the RING_RESERVED_LOCAL mark
  * this thread left in the flags word says which fence it needs.
@@ -429,9 +466,9 @@ RT_INLINE bool ring_output_batch(struct dev_ring *r, uint32_t group,
 		batch[1] = (uint64_t)len << 32 | kept;
 	__syncwarp(fit);
 	if (rank == 0)
-		ring_publish(r, (struct ring_hdr *)batch,
-			     (uint32_t)sizeof(struct ring_batch) + kept * rec,
-			     RING_COMMIT | RING_BATCH);
+		ring_publish_counted(r, &s, (struct ring_hdr *)batch,
+				     (uint32_t)sizeof(struct ring_batch) + kept * rec,
+				     RING_COMMIT | RING_BATCH);
 	return true;
 }
 
@@ -444,6 +481,7 @@ RT_INLINE int64_t ring_output(struct dev_ring *r, const void *data,
 			      uint64_t size, int64_t full_err)
 {
 	uint32_t active, group;
+	struct ring_shard s;
 	struct ring_hdr *h;
 
 	if (size > ring_max_payload(r))
@@ -455,11 +493,12 @@ RT_INLINE int64_t ring_output(struct dev_ring *r, const void *data,
 	    ring_batch_size(__popc(group), size) <= r->max_record)
 		return ring_output_batch(r, group, data, (uint32_t)size) ?
 		       0 : full_err;
-	h = ring_reserve(r, (uint32_t)size);
+	s = ring_shard_of(r);
+	h = ring_reserve_in(r, &s, (uint32_t)size);
 	if (!h)
 		return full_err;
 	ring_copy_out((uint64_t *)(h + 1), data, (uint32_t)size);
-	ring_publish(r, h, (uint32_t)size, RING_COMMIT);
+	ring_publish_counted(r, &s, h, (uint32_t)size, RING_COMMIT);
 	return 0;
 }
 

@@ -31,7 +31,11 @@
  * through L2), so the second copy holds whole records. The price is twice
  * the bus traffic of the records consumed, and one more copy of what is
  * still unpublished. (A header is one aligned 8-byte word, which a copy
- * reads whole: it moves whole 32-byte sectors.)
+ * reads whole: it moves whole 32-byte sectors.) Unless the shard was
+ * settled: its published-bytes word (counted by producers that can),
+ * read in a copy before the producer position, and the uncounted bytes
+ * taken add up to that position, so every record below it was published
+ * before the records' copy and it is copied once (read_positions).
  *
  * Every copy out lands in page-locked memory: the mirror, the copy of the
  * shard lines, or the map's staging buffer. A copy into pageable memory
@@ -345,6 +349,15 @@ static uint64_t shard_prod(const struct ring_dev *dev, uint32_t i)
 	return line[offsetof(struct ring_counters, prod) / 8];
 }
 
+/* Shard @i's published-bytes word, in the last copy of the counter lines. */
+static uint64_t shard_done(const struct ring_dev *dev, uint32_t i)
+{
+	const uint64_t *line = dev->lines + (size_t)i * LINE_WORDS;
+
+	return line[(ring_shard_done(&dev->view, i) -
+		     ring_shard_counters(&dev->view, i)) / 8];
+}
+
 static uint64_t data_addr(const struct event_ring *r, uint32_t i, uint64_t pos)
 {
 	return ring_shard_data(&r->dev->view, i) + (pos & r->dev->view.mask);
@@ -398,6 +411,8 @@ struct window {
 	struct ring_count c; /* theirs, for a chunk taker */
 	int seen;           /* the first walk's end */
 	bool done;          /* nothing more for it in this pass */
+	bool taken;         /* a chunk given back, to be handed over */
+	bool once;          /* every record was published before the copy */
 };
 
 /* Wait for channel @chan's copies (a no-op for a copier without queued reads). */
@@ -426,6 +441,8 @@ static int window_start(struct event_ring *r, uint32_t chan, size_t slot_len,
 				       .bytes_end = from + n };
 	win->end = from;
 	win->c = (struct ring_count){ 0 };
+	win->taken = false;
+	win->once = dev->cur[win->i].known == win->prod;
 	return dev_copy_out(r, chan, win->slot, data_addr(r, win->i, from), n,
 			    true);
 }
@@ -433,13 +450,14 @@ static int window_start(struct event_ring *r, uint32_t chan, size_t slot_len,
 /*
  * After the first copies: where @win's published records end, and, if
  * any, the second copy of them. Published before that copy started:
- * whole in it.
+ * whole in it. A window whose records were all published before the
+ * pass read the producer positions (win->once) is whole in the first.
  */
 static int window_second(struct event_ring *r, uint32_t chan,
-			 struct delivery *d, struct window *win)
+			 struct window *win)
 {
-	win->seen = ring_walk_headers(r, &win->w, &win->end,
-				      d->chunk ? &win->c : NULL, false);
+	win->seen = ring_walk_headers(r, &win->w, &win->end, &win->c,
+				      win->once);
 	if (win->seen < 0)
 		return win->seen;
 	if (win->end == win->w.from) {
@@ -447,13 +465,58 @@ static int window_second(struct event_ring *r, uint32_t chan,
 		return 0;
 	}
 	win->w.bytes_end = win->end;
-	return dev_copy_out(r, chan, win->slot, data_addr(r, win->i, win->w.from),
+	return win->once ? 0 :
+	       dev_copy_out(r, chan, win->slot, data_addr(r, win->i, win->w.from),
 			    win->end - win->w.from, true);
 }
 
 /*
- * After the second copies: @win's records handed to @d, their bytes given
- * back (queued). ring_walk's result, WALK_STOP, or an EGPU_E* code.
+ * After the second copies, for a chunk taker: @win's records, whole in
+ * the mirror, consumed and their bytes given back (queued) before they
+ * are handed over, so that producers (a lossless ring's waiting ones)
+ * get their room while the callbacks run. Counted in the first walk;
+ * only warps' batches are counted again, from their bodies.
+ */
+static int window_take(struct event_ring *r, uint32_t chan, struct window *win)
+{
+	uint64_t at = win->w.from;
+
+	if (win->c.batches && !win->once) {
+		int got;
+
+		win->c = (struct ring_count){ 0 };
+		got = ring_walk_headers(r, &win->w, &at, &win->c, true);
+		if (got < 0)
+			return got;
+	}
+	r->dev->cur[win->i].cons = win->end;
+	win->taken = true;
+	return shard_release(r, chan, win->i);
+}
+
+/*
+ * The bytes of records not RING_COUNTED that @win's delivery consumed,
+ * up to @to: the first walk's count, or, where delivery stopped short of
+ * its end, counted again.
+ */
+static uint64_t window_uncounted(const struct event_ring *r,
+				 const struct window *win, uint64_t to)
+{
+	struct ring_window w = win->w;
+	struct ring_count c = { 0 };
+	uint64_t at = w.from;
+
+	if (to == win->end)
+		return win->c.uncounted;
+	w.bytes_end = to;
+	ring_walk_headers(r, &w, &at, &c, false);
+	return c.uncounted;
+}
+
+/*
+ * After the second copies: @win's records handed to @d (a chunk taken
+ * whole, or walked), their bytes given back (queued). ring_walk's
+ * result, WALK_STOP, or an EGPU_E* code.
  */
 static int window_deliver(struct event_ring *r, uint32_t chan,
 			  struct delivery *d, struct window *win)
@@ -462,25 +525,12 @@ static int window_deliver(struct event_ring *r, uint32_t chan,
 	uint64_t from = win->w.from;
 	int got;
 
-	if (d->chunk && !ring_pass_stopped(d)) {
-		/*
-		 * Counted in the first walk, handed over without another;
-		 * only warps' batches are counted again, from their bodies.
-		 */
-		uint64_t at = from;
-
-		if (win->c.batches) {
-			win->c = (struct ring_count){ 0 };
-			got = ring_walk_headers(r, &win->w, &at, &win->c, true);
-			if (got < 0)
-				return got;
-		}
-		cur->cons = win->end;
+	if (win->taken)
 		got = ring_hand_chunk(d, win->slot, win->end - from, &win->c) ?
 		      win->seen : WALK_STOP;
-	} else {
+	else
 		got = ring_walk(r, &win->w, d, &cur->cons, &cur->sub);
-	}
+	cur->uncounted += window_uncounted(r, win, cur->cons);
 	if (cur->cons != cur->released) {
 		int err = shard_release(r, chan, win->i);
 
@@ -493,21 +543,32 @@ static int window_deliver(struct event_ring *r, uint32_t chan,
 	return got < 0 ? got : got == WALK_STOP ? WALK_STOP : win->seen;
 }
 
+/* Whether none of @n windows needs a second copy. */
+static bool all_once(const struct window *wins, uint32_t n)
+{
+	for (uint32_t j = 0; j < n; j++)
+		if (!wins[j].done && !wins[j].once)
+			return false;
+	return true;
+}
+
 /*
  * Rounds over @n windows at once until each is done: every first copy
- * queued, one wait, every second copy queued, one wait, then delivery.
- * So a round waits twice whatever the number of shards, instead of
- * twice per shard. WALK_STOP with *@stopped the shard that stopped, or
- * an EGPU_E* code; else 0.
+ * queued, one wait, every second copy queued, one wait, then delivery
+ * (to a chunk taker, every window given back first, then each handed
+ * over, all of them even after a stop: they were consumed). So a round
+ * waits twice whatever the number of shards, instead of twice per
+ * shard. WALK_STOP with *@stopped the shard that stopped, or an EGPU_E*
+ * code; else 0.
  */
 static int rounds(struct event_ring *r, uint32_t chan, struct delivery *d,
 		  struct window *wins, uint32_t n, size_t slot_len,
 		  uint32_t *stopped)
 {
-	bool more = true;
+	bool more = true, stop = false;
 	int err = 0;
 
-	while (more && !err) {
+	while (more && !err && !stop) {
 		more = false;
 		for (uint32_t j = 0; j < n && !err; j++)
 			if (!wins[j].done)
@@ -516,29 +577,50 @@ static int rounds(struct event_ring *r, uint32_t chan, struct delivery *d,
 			err = dev_wait(r, chan);
 		for (uint32_t j = 0; j < n && !err; j++)
 			if (!wins[j].done)
-				err = window_second(r, chan, d, &wins[j]);
-		if (!err)
+				err = window_second(r, chan, &wins[j]);
+		if (!err && !all_once(wins, n))
 			err = dev_wait(r, chan);
+		for (uint32_t j = 0; j < n && !err && d->chunk &&
+		     !ring_pass_stopped(d); j++)
+			if (!wins[j].done)
+				err = window_take(r, chan, &wins[j]);
 		for (uint32_t j = 0; j < n && !err; j++) {
 			int got;
 
-			if (wins[j].done)
+			if (wins[j].done || (stop && !wins[j].taken))
 				continue;
 			got = window_deliver(r, chan, d, &wins[j]);
-			if (got == WALK_STOP) {
+			if (got == WALK_STOP && !stop) {
 				*stopped = wins[j].i;
-				return WALK_STOP;
+				stop = true;
 			}
 			err = got < 0 ? got : 0;
 			more |= !wins[j].done;
 		}
 	}
-	return err;
+	return err ? err : stop ? WALK_STOP : 0;
+}
+
+/*
+ * Every shard's producer position (the counter lines), and, in a copy
+ * before it, what its published-bytes word and the records taken that
+ * it does not count add up to (shard_cursor.known): when that equals the
+ * position, every record below it was published before that copy, so
+ * the pass copies those out once (docs/events.md, "Copied once").
+ */
+static int read_positions(struct event_ring *r)
+{
+	struct ring_dev *dev = r->dev;
+	int err = read_lines(r, 0);
+
+	for (uint32_t i = 0; i < r->shards && !err; i++)
+		dev->cur[i].known = shard_done(dev, i) + dev->cur[i].uncounted;
+	return err ? err : read_lines(r, 0);
 }
 
 int ring_dev_begin(struct event_ring *r, uint32_t parts)
 {
-	int err = read_lines(r, 0);
+	int err = read_positions(r);
 
 	for (uint32_t k = 0; k < parts && !err; k++)
 		err = reader_mirror(r, k);

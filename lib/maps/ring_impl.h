@@ -15,6 +15,10 @@ struct shard_cursor {
 	uint64_t cons;
 	uint64_t released; /* zeroed there and told to producers */
 	uint32_t sub;      /* records of the batch at cons handed over */
+	uint64_t uncounted; /* bytes before cons not RING_COUNTED */
+	/* Its published-bytes word plus uncounted, when the pass began:
+	 * bytes published before the pass read the producer positions. */
+	uint64_t known;
 };
 
 /*
@@ -139,11 +143,15 @@ int ring_walk(const struct event_ring *r, const struct ring_window *w,
 /* Whether another part of @d's pass was told to stop. */
 bool ring_pass_stopped(const struct delivery *d);
 
-/* Records (discards none), their payload bytes, and warps' batches. */
+/*
+ * Records (discards none), their payload bytes, warps' batches, and the
+ * ring bytes of records (discards too) not RING_COUNTED.
+ */
 struct ring_count {
 	uint64_t records;
 	uint64_t bytes;
 	uint64_t batches;
+	uint64_t uncounted;
 };
 /*
  * Only find where the published records of @w from *@pos on end,

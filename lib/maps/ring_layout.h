@@ -62,6 +62,15 @@
  * is not told its ring, to pick its fence (lib/device/ring.cuh).
  */
 #define RING_RESERVED_LOCAL 8u
+/*
+ * Published by a producer that also added the record's bytes to its
+ * shard's published-bytes word (ring_shard_done) after the header: a
+ * ring in GPU memory is then copied out once when that word shows every
+ * record before the producer position published (lib/maps/ring_dev.c).
+ * Records without it are counted by the consumer instead, as it takes
+ * them. (RING_SPAN is 16u, lib/maps/span_layout.h.)
+ */
+#define RING_COUNTED 32u
 
 /* A record's header; 8 bytes, 8-aligned, written with one store at commit. */
 struct ring_hdr {
@@ -238,6 +247,16 @@ RING_INLINE uint64_t ring_shard_data(const struct dev_ring *r, uint32_t i)
 RING_INLINE uint64_t ring_shard_stall(const struct dev_ring *r, uint32_t i)
 {
 	return ring_shard_counters(r, i) + 3 * sizeof(uint64_t);
+}
+
+/*
+ * Shard @i's published-bytes word (rings in GPU memory: the word after
+ * its stall word): the bytes of every RING_COUNTED record published
+ * there, added after its header with release semantics.
+ */
+RING_INLINE uint64_t ring_shard_done(const struct dev_ring *r, uint32_t i)
+{
+	return ring_shard_counters(r, i) + 4 * sizeof(uint64_t);
 }
 
 /* Whether a producer may wait at consumer position @cons (@stall read). */

@@ -26,7 +26,8 @@ static bool delivered(struct delivery *d, uint32_t n, uint64_t bytes, int ret)
 	if (d->bytes)
 		*d->bytes += bytes;
 	d->n += (int)n;
-	d->ret = ret;
+	if (d->ret >= 0) /* a stop is kept: chunks taken go on after it */
+		d->ret = ret;
 	if (ret < 0 && d->stop)
 		__atomic_store_n(d->stop, 1, __ATOMIC_RELAXED);
 	return ret >= 0 && d->n < INT32_MAX;
@@ -172,6 +173,8 @@ int ring_walk_headers(const struct event_ring *r, const struct ring_window *w,
 			c->records += b.count;
 			c->bytes += (uint64_t)b.count * b.len;
 		}
+		if (c && !(h.flags & RING_COUNTED))
+			c->uncounted += ring_record_size(h.len);
 		*pos += ring_record_size(h.len);
 		if (c && c->records >= INT32_MAX / 2)
 			return WALK_STOP; /* a pass's count is an int */

@@ -13,7 +13,10 @@
  * record consumed), and how many the GPU dropped because the ring was
  * full. Every run checks received + dropped == emitted exactly, and a
  * ring that holds a whole run must drop nothing: otherwise FAIL lines
- * follow the table and the program exits 1. Then hash map updates per
+ * follow the table and the program exits 1. For the lossless rows, the
+ * consumer's polls and its longest are listed after the table (a poll
+ * as long as the producers' one-second wait: the host stood still).
+ * Then hash map updates per
  * second from the GPU. Prints Markdown. Host lookup latency: lookup_bench.
  *
  *   ringbuf_bench [RUNS]
@@ -39,6 +42,8 @@
 static int runs = 5;
 /* FAIL lines, printed after the table (inside it they would break it). */
 static char fails[8192];
+/* What the lossless rows' consumers did, printed after the table too. */
+static char notes[4096];
 
 enum delivery { PER_RECORD, BATCHES, TO_FILE, CHUNKS };
 
@@ -83,6 +88,11 @@ struct consumer {
 	uint64_t seen, sum;
 	int err;           /* poll's error, if one */
 	bool stop;
+	/* The longest poll and how many (polling thread only): a poll of
+	 * about a lossless ring's one-second wait means the consumer itself
+	 * stood still (a copy that waited for the kernel), not the wait. */
+	double longest_s;
+	uint64_t polls;
 };
 
 /* Called on the polling thread only (rows with one consumer thread). */
@@ -141,7 +151,12 @@ static void *consume(void *arg)
 	struct consumer *c = arg;
 
 	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		double t0 = bench_now_s();
 		int n = egpu_ringbuf_poll(c->rb, 1);
+		double took = bench_now_s() - t0;
+
+		c->longest_s = took > c->longest_s ? took : c->longest_s;
+		c->polls++;
 
 		if (n < 0) {
 			fprintf(stderr, "egpu_ringbuf_poll: %s\n", egpu_errmsg());
@@ -159,16 +174,19 @@ static uint64_t received(struct consumer *c)
 	return __atomic_load_n(&c->received, __ATOMIC_ACQUIRE);
 }
 
-__attribute__((format(printf, 1, 2)))
-static void fail_line(const char *fmt, ...)
+/* Append a line to @buf of @len bytes. */
+__attribute__((format(printf, 3, 4)))
+static void add_line(char *buf, size_t len, const char *fmt, ...)
 {
-	size_t used = strlen(fails);
+	size_t used = strlen(buf);
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(fails + used, sizeof(fails) - used, fmt, ap);
+	vsnprintf(buf + used, len - used, fmt, ap);
 	va_end(ap);
 }
+
+#define fail_line(...) add_line(fails, sizeof(fails), __VA_ARGS__)
 
 static const char *delivery_name(const struct row *w, char *buf, size_t n)
 {
@@ -334,6 +352,11 @@ static void bench_ring(const struct row *w, const char *ptx, size_t len,
 	egpu_ringbuf_free(c.rb); /* closes the file */
 	check_totals(w, &c, drops, path);
 	print_row(w, kms, rate, drops, plain_ms);
+	if (strstr(w->ring, "lossless"))
+		add_line(notes, sizeof(notes),
+			 "- %s ring, %s: %llu polls, the longest %.1f ms\n", w->ring,
+			 delivery_name(w, how, sizeof(how)),
+			 (unsigned long long)c.polls, c.longest_s * 1e3);
 	if (w->how == TO_FILE)
 		unlink(path);
 	bench_probe_free(&s);
@@ -398,6 +421,8 @@ int main(int argc, char **argv)
 	cudaFree(x);
 	free(pms);
 	free(ptx);
+	if (notes[0])
+		printf("\nConsumers of the lossless rows:\n\n%s", notes);
 	if (fails[0])
 		printf("\n%s", fails);
 	return fails[0] ? 1 : 0;

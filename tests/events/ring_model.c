@@ -48,6 +48,7 @@ struct model_shard {
 	uint64_t mask;
 	uint64_t *stall;
 	uint64_t wait_ns; /* lossless rings: the longest wait, else 0 */
+	uint64_t *done;   /* published-bytes word, NULL in host memory */
 };
 
 static void *ptr(uint64_t addr)
@@ -65,12 +66,13 @@ static struct model_shard model_shard_of(struct dev_ring *v, uint32_t sm)
 	if (!(v->flags & RING_IN_DEVICE_MEMORY))
 		return (struct model_shard){ (struct ring_counters *)v, &ctl->cons,
 					     &ctl->drops, ptr(v->data), v->mask,
-					     &v->stall, wait };
+					     &v->stall, wait, NULL };
 	return (struct model_shard){ ptr(ring_shard_counters(v, i)),
 				     ptr(ring_shard_cons(v, i)),
 				     ptr(ring_shard_drops(v, i)),
 				     ptr(ring_shard_data(v, i)), v->mask,
-				     ptr(ring_shard_stall(v, i)), wait };
+				     ptr(ring_shard_stall(v, i)), wait,
+				     ptr(ring_shard_done(v, i)) };
 }
 
 static uint64_t now_ns(void)
@@ -81,17 +83,24 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-/* ring_wait_room (lib/device/ring.cuh): a lossless ring's bounded wait. */
+/*
+ * ring_wait_room (lib/device/ring.cuh): a lossless ring's bounded wait,
+ * the bound counted from the consumer position's last move.
+ */
 static uint64_t model_wait_room(const struct model_shard *s, uint64_t before,
 				uint64_t need, uint64_t cons)
 {
-	uint64_t cap = s->mask + 1, t0 = now_ns();
+	uint64_t cap = s->mask + 1, t0 = now_ns(), seen = cons;
 
 	for (;;) {
 		uint64_t stall = __atomic_load_n(s->stall, __ATOMIC_RELAXED);
 
 		if (before + need <= cons + cap || !ring_may_wait(stall, cons))
 			return cons;
+		if (cons != seen) {
+			seen = cons;
+			t0 = now_ns();
+		}
 		if (now_ns() - t0 > s->wait_ns) {
 			__atomic_store_n(s->stall, cons + 1, __ATOMIC_RELAXED);
 			return cons;
@@ -140,6 +149,22 @@ void model_publish(uint8_t *rec, uint32_t len, uint32_t flags)
 			 __ATOMIC_RELEASE);
 }
 
+/*
+ * Publish the record at @rec of shard @s as ring_publish_counted does: in
+ * a ring in GPU memory, marked RING_COUNTED and its bytes added to the
+ * shard's published-bytes word after the header (release).
+ */
+static void model_publish_in(const struct model_shard *s, uint8_t *rec,
+			     uint32_t len, uint32_t flags)
+{
+	if (!s->done) {
+		model_publish(rec, len, flags);
+		return;
+	}
+	model_publish(rec, len, flags | RING_COUNTED);
+	__atomic_fetch_add(s->done, ring_record_size(len), __ATOMIC_RELEASE);
+}
+
 uint64_t model_reserve_pos(struct dev_ring *v, uint32_t sm, uint64_t need,
 			   uint32_t records)
 {
@@ -179,27 +204,59 @@ void model_batch_body(uint8_t *rec, const uint8_t *payloads, uint32_t count,
 bool model_produce(struct dev_ring *v, uint32_t sm, const uint8_t *payload,
 		   uint32_t len)
 {
-	uint8_t *rec = model_reserve_on(v, sm, ring_record_size(len), 1);
+	struct model_shard s = model_shard_of(v, sm);
+	uint64_t pos = model_reserve(&s, ring_record_size(len), 1);
+	uint8_t *rec;
 
-	if (!rec)
+	if (pos == UINT64_MAX)
 		return false;
+	rec = s.data + (pos & s.mask);
 	memcpy(rec + RING_HDR_SIZE, payload, len);
-	model_publish(rec, len, RING_COMMIT);
+	model_publish_in(&s, rec, len, RING_COMMIT);
 	return true;
 }
 
 bool model_produce_batch(struct dev_ring *v, uint32_t sm,
 			 const uint8_t *payloads, uint32_t count, uint32_t len)
 {
+	struct model_shard s = model_shard_of(v, sm);
 	uint64_t size = ring_batch_size(count, len);
-	uint8_t *rec = model_reserve_on(v, sm, size, count);
+	uint64_t pos = model_reserve(&s, size, count);
+	uint8_t *rec;
 
-	if (!rec)
+	if (pos == UINT64_MAX)
 		return false;
+	rec = s.data + (pos & s.mask);
 	model_batch_body(rec, payloads, count, len);
-	model_publish(rec, (uint32_t)(size - RING_HDR_SIZE),
-		      RING_COMMIT | RING_BATCH);
+	model_publish_in(&s, rec, (uint32_t)(size - RING_HDR_SIZE),
+			 RING_COMMIT | RING_BATCH);
 	return true;
+}
+
+int chunk_each_record(const void *data, size_t size, egpu_sample_fn fn,
+		      void *user)
+{
+	struct egpu_chunk_iter it = { data, (const uint8_t *)data + size };
+	struct egpu_chunk_rec rec;
+	uint64_t one[RING_RECORD_MAX / 8];
+	int more;
+
+	while ((more = egpu_chunk_next(&it, &rec)) == 1) {
+		const struct ring_batch *b = rec.data;
+
+		ck_assert(rec.flags & RING_COMMIT);
+		if (!(rec.flags & RING_BATCH)) {
+			fn(user, rec.data, rec.size);
+			continue;
+		}
+		for (uint32_t i = 0; i < b->count; i++) {
+			for (uint32_t k = 0; k < (b->len + 7) / 8; k++)
+				one[k] = b->words[(size_t)k * b->count + i];
+			fn(user, one, b->len);
+		}
+	}
+	ck_assert_int_eq(more, 0);
+	return 0;
 }
 
 void model_assert_settled(struct dev_ring *v)
@@ -298,8 +355,20 @@ static int check_record(void *user, const void *data, size_t size)
 	return 0;
 }
 
+/* A chunk's records, each checked as check_record does. */
+static int check_chunk(void *user, const void *data, size_t size)
+{
+	return chunk_each_record(data, size, check_record, user);
+}
+
 void producers_against_consumers(struct event_ring *r, struct dev_ring *view,
 				 struct ring_pool *pool, uint32_t parts)
+{
+	producers_against_chunks(r, view, pool, parts, false);
+}
+
+void producers_against_chunks(struct event_ring *r, struct dev_ring *view,
+			      struct ring_pool *pool, uint32_t parts, bool chunks)
 {
 	struct producer p[PRODUCERS];
 	pthread_t t[PRODUCERS];
@@ -312,7 +381,9 @@ void producers_against_consumers(struct event_ring *r, struct dev_ring *view,
 	ck_assert_int_eq(ring_make_readers(r, parts), 0);
 	for (uint32_t k = 0; k < parts; k++) {
 		c[k] = (struct checker){ .part = k, .owner = owner };
-		part[k] = (struct ring_part){ .fn = check_record, .user = &c[k] };
+		part[k] = chunks ?
+			(struct ring_part){ .chunk = check_chunk, .user = &c[k] } :
+			(struct ring_part){ .fn = check_record, .user = &c[k] };
 	}
 	for (uint32_t i = 0; i < PRODUCERS; i++) {
 		p[i] = (struct producer){ .view = view, .id = i };

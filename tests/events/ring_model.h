@@ -55,6 +55,12 @@ uint64_t model_reserve_pos(struct dev_ring *v, uint32_t sm, uint64_t need,
 			   uint32_t records);
 void model_batch_body(uint8_t *rec, const uint8_t *payloads, uint32_t count,
 		      uint32_t len);
+/*
+ * Each record of a chunk (published, a warp's batch one by one, made
+ * contiguous) to @fn(@user, ...); 0, as a chunk callback returns.
+ */
+int chunk_each_record(const void *data, size_t size, egpu_sample_fn fn,
+		      void *user);
 /* Every shard's reservations undone or handed out (reserved == prod). */
 void model_assert_settled(struct dev_ring *v);
 /* Store a record's header (release): publishes it. */
@@ -75,5 +81,8 @@ struct ring_pool;
  */
 void producers_against_consumers(struct event_ring *r, struct dev_ring *view,
 				 struct ring_pool *pool, uint32_t parts);
+/* The same, delivered as chunks if @chunks. */
+void producers_against_chunks(struct event_ring *r, struct dev_ring *view,
+			      struct ring_pool *pool, uint32_t parts, bool chunks);
 
 #endif

@@ -7,10 +7,13 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "maps/ring.h"
+#include "egpu/bpf_maps.h" /* after egpu.h: EGPU_F_RING_LOSSLESS only */
 #include "ring_model.h"
 #include "test_util.h"
 
@@ -318,6 +321,78 @@ START_TEST(concurrent_producers_gpu_protocol)
 }
 END_TEST
 
+/* A lossless ring's producer wanting one big record (lossless test). */
+struct big_producer {
+	struct dev_ring *view;
+	bool kept;
+	bool done;
+};
+
+static void *produce_big(void *arg)
+{
+	struct big_producer *p = arg;
+	uint8_t big[1000];
+
+	fill(big, sizeof(big), 170); /* after the 170 that fill the ring */
+	p->kept = model_produce(p->view, 0, big, sizeof(big));
+	__atomic_store_n(&p->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Takes one record a pass: the sink's checks, then stop. */
+static int take_one(void *user, const void *data, size_t size)
+{
+	take(user, data, size);
+	return -1;
+}
+
+/*
+ * A lossless ring's bound is on a consumer that stopped, not on one
+ * wait: a producer whose record needs many passes of a consumer that
+ * moves every 10 ms (a record a pass) waits past the 200 ms bound and
+ * keeps it, as long as each pass moved the consumer position. Before,
+ * the bound counted from the start of the wait, and a record behind a
+ * slow but live consumer was dropped.
+ */
+START_TEST(lossless_wait_bound_restarts_when_the_consumer_moves)
+{
+	struct map_spec spec = { .name = "ll", .type = EGPU_MAP_RINGBUF,
+				 .max_entries = 4096,
+				 .flags = EGPU_F_RING_LOSSLESS };
+	struct timespec nap = { .tv_nsec = 10 * 1000 * 1000 };
+	struct event_ring *r = NULL;
+	struct big_producer p = { 0 };
+	struct sink s = { 0 };
+	struct dev_ring v;
+	uint64_t sent = 0;
+	pthread_t t;
+	uint8_t buf[16];
+
+	ck_assert_int_eq(ring_new_for_map(&spec, &r), 0);
+	ck_assert_int_eq(ring_set_wait(r, 200 * 1000 * 1000ull), 0);
+	ring_host_view(r, &v);
+	p.view = &v;
+	/* Full: 170 records of 24 bytes, 16 bytes left. */
+	for (; sent < 170; sent++) {
+		fill(buf, sizeof(buf), sent);
+		ck_assert(model_produce(&v, 0, buf, sizeof(buf)));
+	}
+	ck_assert_int_eq(pthread_create(&t, NULL, produce_big, &p), 0);
+	/* 1008 bytes need 42 records consumed: 42 passes, 10 ms apart. */
+	while (!__atomic_load_n(&p.done, __ATOMIC_ACQUIRE) && s.count < sent) {
+		ck_assert_int_eq(ring_consume(r, take_one, &s, NULL), -1);
+		nanosleep(&nap, NULL);
+	}
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(ring_drops(r), 0);
+	ck_assert(p.kept);
+	ck_assert_uint_lt(s.count, 60); /* it waited for the consumer */
+	ck_assert_int_ge(ring_consume(r, take, &s, NULL), 0);
+	ck_assert_uint_eq(s.count, sent + 1);
+	ring_free(r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ring");
@@ -337,6 +412,7 @@ int main(void)
 	tcase_add_test(tc, batches_arrive_as_records);
 	tcase_add_test(tc, callback_can_stop_inside_a_batch);
 	tcase_add_test(tc, impossible_batch_is_an_error);
+	tcase_add_test(tc, lossless_wait_bound_restarts_when_the_consumer_moves);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }

@@ -38,9 +38,14 @@ struct sim {
 	size_t mirror_len, lines_len;
 	uint64_t reads, read_bytes;
 	bool fail, fail_writes; /* copies out; copies in and fills */
-	/* Called once, when a copy has read down to byte @midway_at of it. */
+	/*
+	 * Called once, when a copy (of @midway_src if set) has read down to
+	 * byte @midway_at of it (up to it, if the copy reads @forwards).
+	 */
 	void (*midway)(struct sim *s);
 	size_t midway_at;
+	uint64_t midway_src;
+	bool forwards; /* copies read from their start (else backwards) */
 	/*
 	 * If set, copies out read their words in a random order and call it
 	 * before each word (the weak-visibility producers below).
@@ -148,6 +153,17 @@ static bool in_failing_shard(const struct sim *s, uint64_t addr)
 	return addr >= at && addr < at + s->view.stride;
 }
 
+/* The midway hook, if it waits for byte @at of a copy of @addr. */
+static void sim_midway(struct sim *s, uint64_t addr, size_t at)
+{
+	void (*fn)(struct sim *) = s->midway;
+
+	if (!fn || at != s->midway_at || (s->midway_src && s->midway_src != addr))
+		return;
+	s->midway = NULL; /* it may set another */
+	fn(s);
+}
+
 static int sim_read_locked(struct sim *s, void *dst, uint64_t addr, size_t n)
 {
 	const uint8_t *src = ptr(addr);
@@ -161,15 +177,19 @@ static int sim_read_locked(struct sim *s, void *dst, uint64_t addr, size_t n)
 	s->read_bytes += n;
 	if (s->between)
 		return shuffled_read(s, dst, src, n);
+	if (s->forwards) {
+		for (i = 0; i < n; i += 8) {
+			memcpy((uint8_t *)dst + i, src + i, n - i < 8 ? n - i : 8);
+			sim_midway(s, addr, i + 8);
+		}
+		return 0;
+	}
 	while (i) {
 		size_t k = i % 8 ? i % 8 : 8;
 
 		i -= k;
 		memcpy((uint8_t *)dst + i, src + i, k);
-		if (s->midway && i == s->midway_at) {
-			s->midway(s);
-			s->midway = NULL;
-		}
+		sim_midway(s, addr, i);
 	}
 	return 0;
 }
@@ -301,12 +321,15 @@ static void sim_release(void *io, void *p)
 	free(p);
 }
 
+/* Map flags of the rings sims make besides EGPU_F_RING_DEVICE. */
+static uint32_t sim_flags;
+
 /* A RINGBUF map of @cap bytes with EGPU_F_RING_DEVICE, unstarted. */
 static struct event_ring *dev_ring_map(uint64_t cap)
 {
 	struct map_spec spec = { .name = "dev", .type = EGPU_MAP_RINGBUF,
 				     .max_entries = (uint32_t)cap,
-				     .flags = EGPU_F_RING_DEVICE };
+				     .flags = EGPU_F_RING_DEVICE | sim_flags };
 	struct event_ring *r;
 
 	ck_assert_int_eq(ring_new_for_map(&spec, &r), 0);
@@ -349,7 +372,7 @@ static void sim_new_sms(struct sim *s, uint64_t cap, size_t mirror_len,
 		ring_dev_fit_shards(s->r, sms);
 	shards = ring_dev_shards(s->r);
 	sim_start(s, mirror_len);
-	ck_assert_uint_eq(s->view.flags, RING_IN_DEVICE_MEMORY);
+	ck_assert_uint_eq(s->view.flags & ~RING_LOSSLESS, RING_IN_DEVICE_MEMORY);
 	ck_assert_uint_eq(s->view.shards, shards);
 	if (!sms)
 		ck_assert_uint_eq(s->view.mask + 1, cap / shards);
@@ -457,8 +480,10 @@ static void assert_given_back(const struct sim *s, uint64_t upto)
 }
 
 /*
- * Each consumed byte is copied twice, after the shards' counter lines
- * (one line here); producers see the space again.
+ * Records published (and counted) before the pass are copied once,
+ * after two copies of the shards' counter lines (one line here: the
+ * published-bytes word, then the producer position); producers see the
+ * space again.
  */
 START_TEST(consumed_space_is_zeroed_and_given_back)
 {
@@ -471,8 +496,8 @@ START_TEST(consumed_space_is_zeroed_and_given_back)
 	ck_assert(ring_ready(s.r));
 	s.read_bytes = 0;
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 10);
-	/* the counter line, then the records twice */
-	ck_assert_uint_eq(s.read_bytes, RING_LINE + 2 * 10 * 64);
+	/* the counter line twice, then the records once */
+	ck_assert_uint_eq(s.read_bytes, 2 * RING_LINE + 10 * 64);
 	assert_given_back(&s, 640);
 	ck_assert(!ring_ready(s.r));
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 0);
@@ -500,18 +525,67 @@ START_TEST(record_published_during_a_copy_is_whole)
 {
 	struct sim s;
 	struct sink k = { 0 };
-	uint8_t buf[200];
 
 	sim_new(&s, 4096, 8192);
 	ck_assert(put(&s, 200, 0));
 	ck_assert_uint_eq(counters(&s, 0)->prod, SECOND);
-	/* Reserve the second: produce it, then take its bytes back. */
-	fill(buf, 200, 99);
-	ck_assert(model_produce(&s.view, 0, buf, 200));
-	memset(ptr(s.view.data + SECOND), 0, 208);
+	/* Reserve the second, not yet written. */
+	ck_assert_uint_eq(model_reserve_pos(&s.view, 0, 208, 1), SECOND);
 	/* Published after the copy read its payload, before its header. */
 	s.midway = publish_second;
 	s.midway_at = SECOND + RING_HDR_SIZE;
+	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 2);
+	ck_assert_uint_eq(k.next, 2);
+	sim_free(&s);
+}
+END_TEST
+
+/* The first record, reserved before the pass, published now (uncounted). */
+static void publish_first(struct sim *s)
+{
+	uint8_t *rec = ptr(s->view.data);
+
+	fill(rec + RING_HDR_SIZE, 56, 0);
+	model_publish(rec, 56, RING_COMMIT);
+}
+
+/*
+ * Between the producer position and the published-bytes word of a
+ * forwards copy of the counter line: a record after the first, of its
+ * size, claimed and published (counted); then the first is published
+ * during the copy of the records, after its body was read.
+ */
+static void publish_second_counted(struct sim *s)
+{
+	uint8_t buf[56];
+
+	fill(buf, 56, 1);
+	ck_assert(model_produce(&s->view, 0, buf, 56));
+	s->forwards = false;
+	s->midway = publish_first;
+	s->midway_at = RING_HDR_SIZE;
+	s->midway_src = s->view.data;
+}
+
+/*
+ * The published-bytes word counts only records published before the
+ * producer position is read if it is read in an earlier copy: read in
+ * the same copy, after the position, it may count a record claimed since
+ * and so match the position while a record below it is unpublished, which
+ * its producer may publish while the records are copied (a single copy
+ * would hand it over torn).
+ */
+START_TEST(published_bytes_read_before_the_position)
+{
+	struct sim s;
+	struct sink k = { 0 };
+
+	sim_new(&s, 4096, 8192);
+	ck_assert_uint_eq(model_reserve_pos(&s.view, 0, 64, 1), 0);
+	s.forwards = true;
+	s.midway = publish_second_counted;
+	s.midway_at = 2 * sizeof(uint64_t); /* reserved and prod read */
+	s.midway_src = ring_shard_counters(&s.view, 0);
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 2);
 	ck_assert_uint_eq(k.next, 2);
 	sim_free(&s);
@@ -874,8 +948,9 @@ START_TEST(one_pass_drains_every_shard)
 	s.read_bytes = 0;
 	ck_assert_int_eq(ring_consume(s.r, count_record, &got, NULL), 80);
 	ck_assert_uint_eq(got, 80);
-	ck_assert_uint_eq(s.reads, 1 + 2 * 16);
-	ck_assert_uint_eq(s.read_bytes, 16 * RING_LINE + 2 * 80 * 64);
+	/* Published before the pass: the lines twice, each shard once. */
+	ck_assert_uint_eq(s.reads, 2 + 16);
+	ck_assert_uint_eq(s.read_bytes, 2 * 16 * RING_LINE + 80 * 64);
 	for (uint32_t i = 0; i < 16; i++)
 		assert_shard_given_back(&s, i, 5 * 64);
 	ck_assert(!ring_ready(s.r));
@@ -991,6 +1066,7 @@ struct pending {
 	uint64_t word;
 	uint32_t producer;
 	uint32_t epoch; /* fences the producer had issued before it */
+	bool add;       /* word is added (a published-bytes count), not stored */
 };
 
 #define WEAK_EPOCHS 32 /* fences a producer may have outstanding */
@@ -1029,7 +1105,10 @@ static void land_one(struct weak *w)
 	while (!may_land(w, i))
 		i = (i + 1) % w->n;
 	k = w->p[i].producer;
-	__atomic_store_n(w->p[i].at, w->p[i].word, __ATOMIC_RELAXED);
+	if (w->p[i].add)
+		__atomic_fetch_add(w->p[i].at, w->p[i].word, __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(w->p[i].at, w->p[i].word, __ATOMIC_RELAXED);
 	w->count[k][w->p[i].epoch % WEAK_EPOCHS]--;
 	while (w->low[k] < w->epoch[k] && !w->count[k][w->low[k] % WEAK_EPOCHS])
 		w->low[k]++;
@@ -1052,13 +1131,17 @@ static void queue_store(struct weak *w, uint32_t k, uint8_t *at,
 /*
  * Producer @k's next record (one record, or a batch of up to 4 for odd
  * producers): positions taken now, its stores queued: the body, a fence,
- * then the header.
+ * then the header; for two producers in three, marked RING_COUNTED, a
+ * fence, then its bytes added to the shard's published-bytes word
+ * (ring_publish_counted), the others counted by the consumer.
  */
 static void weak_produce(struct sim *s, uint32_t k)
 {
 	struct weak *w = s->weak;
 	uint64_t seq = w->sent[k];
-	uint32_t len = 8 + (uint32_t)(rnd(&w->rng) % 200);
+	/* Counted records of one size: sums of them coincide often, which
+	 * is what a consumer reading the counts out of order would need. */
+	uint32_t len = k % 3 ? 56 : 8 + (uint32_t)(rnd(&w->rng) % 200);
 	uint32_t count = k % 2 ? 1 + (uint32_t)(rnd(&w->rng) % 4) : 1;
 	uint8_t payloads[4 * 208], image[RING_HDR_SIZE + 8 + 4 * 208];
 	uint64_t size;
@@ -1069,6 +1152,7 @@ static void weak_produce(struct sim *s, uint32_t k)
 		count = 1;
 	size = count > 1 ? ring_batch_size(count, len) : ring_record_size(len);
 	flags = count > 1 ? RING_COMMIT | RING_BATCH : RING_COMMIT;
+	flags |= k % 3 ? RING_COUNTED : 0;
 	for (uint32_t i = 0; i < count; i++)
 		fill(payloads + (size_t)i * len, len, (uint64_t)k << 48 | (seq + i));
 	w->sent[k] += count;
@@ -1087,6 +1171,14 @@ static void weak_produce(struct sim *s, uint32_t k)
 		queue_store(w, k, rec + at, image + at);
 	w->epoch[k]++; /* the release fence */
 	queue_store(w, k, rec, image);
+	if (flags & RING_COUNTED) {
+		uint32_t i = ring_shard_index(&s->view, weak_sm(k));
+
+		w->epoch[k]++; /* the count's release */
+		queue_store(w, k, ptr(ring_shard_done(&s->view, i)),
+			    (const uint8_t *)&size);
+		w->p[w->n - 1].add = true;
+	}
 }
 
 static bool weak_done(const struct weak *w)
@@ -1139,27 +1231,7 @@ static int take_weak(void *user, const void *data, size_t size)
 /* A chunk (ring_part.chunk): each record, a batch's one by one, checked. */
 static int take_weak_chunk(void *user, const void *data, size_t size)
 {
-	struct egpu_chunk_iter it = { data, (const uint8_t *)data + size };
-	struct egpu_chunk_rec rec;
-	uint64_t one[RING_RECORD_MAX / 8];
-	int more;
-
-	while ((more = egpu_chunk_next(&it, &rec)) == 1) {
-		const struct ring_batch *b = rec.data;
-
-		ck_assert(rec.flags & RING_COMMIT);
-		if (!(rec.flags & RING_BATCH)) {
-			take_weak(user, rec.data, rec.size);
-			continue;
-		}
-		for (uint32_t i = 0; i < b->count; i++) {
-			for (uint32_t k = 0; k < (b->len + 7) / 8; k++)
-				one[k] = b->words[(size_t)k * b->count + i];
-			take_weak(user, one, b->len);
-		}
-	}
-	ck_assert_int_eq(more, 0);
-	return 0;
+	return chunk_each_record(data, size, take_weak, user);
 }
 
 /*
@@ -1300,6 +1372,24 @@ START_TEST(consumer_threads_against_producers)
 		ck_assert_int_eq(ring_pool_new(threads, &pool), 0);
 		producers_against_consumers(s.r, &s.view, pool, threads);
 		ck_assert_uint_eq(s.nextra, threads - 1);
+		ring_pool_free(pool);
+		sim_free(&s);
+	}
+}
+END_TEST
+
+START_TEST(lossless_chunks_never_drop)
+{
+	for (uint32_t threads = 2; threads <= 3; threads++) {
+		struct ring_pool *pool;
+		struct sim s;
+
+		sim_flags = EGPU_F_RING_LOSSLESS;
+		sim_new(&s, 1 << 20, RING_RECORD_MAX);
+		sim_flags = 0;
+		ck_assert_int_eq(ring_pool_new(threads, &pool), 0);
+		producers_against_chunks(s.r, &s.view, pool, threads, true);
+		ck_assert_uint_eq(ring_drops(s.r), 0);
 		ring_pool_free(pool);
 		sim_free(&s);
 	}
@@ -1591,6 +1681,7 @@ int main(void)
 	tcase_add_test(tc, order_and_wraparound_window_by_window);
 	tcase_add_test(tc, consumed_space_is_zeroed_and_given_back);
 	tcase_add_test(tc, record_published_during_a_copy_is_whole);
+	tcase_add_test(tc, published_bytes_read_before_the_position);
 	tcase_add_test(tc, drops_are_counted_exactly);
 	tcase_add_test(tc, callback_can_stop_inside_a_batch);
 	tcase_add_test(tc, cpu_records_then_gpu_records);
@@ -1614,6 +1705,7 @@ int main(void)
 	tcase_add_test(tc, weak_visibility_consumer_threads);
 	tcase_add_test(tc, weak_visibility_chunks);
 	tcase_add_test(tc, consumer_threads_against_producers);
+	tcase_add_test(tc, lossless_chunks_never_drop);
 	tcase_add_test(tc, consumer_threads_stop_and_fail);
 	tcase_add_test(tc, consumer_threads_stream_a_file);
 	tcase_add_test(tc, consumer_threads_bad_counts);
