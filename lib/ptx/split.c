@@ -198,7 +198,11 @@ static void emit_runtime(const struct split *sp, struct strbuf *rt)
 	sb_addn(rt, m->text + pos, sp->end - pos);
 }
 
-/* The linked block's bytes [*begin, *end), or EGPU_ENOENT. */
+/*
+ * The linked block's bytes [*begin, *end), or EGPU_ENOENT. Without a
+ * trace function's name after it (where the application's functions
+ * are), nothing calls one: said before parsing the module.
+ */
 static int find_block(const char *ptx, uint32_t *begin, uint32_t *end)
 {
 	const char *b = strstr(ptx, LINKED_BEGIN), *e;
@@ -208,6 +212,9 @@ static int find_block(const char *ptx, uint32_t *begin, uint32_t *end)
 		return err_set(EGPU_ENOENT, "splitting the runtime: no linked code");
 	*begin = (uint32_t)(b - ptx);
 	*end = (uint32_t)(e + strlen(LINKED_END) - ptx);
+	if (!strstr(ptx + *end, TR_SITE_FUNC) && !strstr(ptx + *end, TR_CLAIM_FUNC) &&
+	    !strstr(ptx + *end, TR_ALONE_FUNC))
+		return err_set(EGPU_ENOENT, "splitting the runtime: no traced site calls the runtime");
 	return 0;
 }
 
