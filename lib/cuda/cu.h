@@ -28,6 +28,7 @@
 	X(cuModuleUnload)                                                     \
 	X(cuModuleGetFunction)                                                \
 	X(cuModuleGetGlobal)                                                  \
+	X(cuFuncGetAttribute)                                                 \
 	X(cuFuncGetModule)                                                    \
 	X(cuMemAlloc)                                                         \
 	X(cuMemGetInfo)                                                       \
