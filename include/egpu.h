@@ -617,7 +617,9 @@ typedef struct CUmod_st *CUmodule;
 /**
  * Instrument PTX or fatbin @p image (as egpu_instrument_ptx()) and load it into the
  * current CUDA context with cuModuleLoadDataEx. Maps are allocated in that
- * context's memory.
+ * context's memory. A module the trace mode (egpu_mem_trace_enable())
+ * made call the device runtime is linked with the runtime compiled apart
+ * (egpu_ptx_link()); if that fails, a warning and the module as one.
  */
 EGPU_API int egpu_module_load(egpu_ctx *ctx, CUmodule *mod, const void *image,
 			      size_t len);
