@@ -139,11 +139,16 @@ int mem_trace_request(struct egpu_ctx *ctx, struct ptx_attach *reqs,
 
 unsigned mem_trace_runtime_regs(const struct egpu_ctx *ctx)
 {
-	int32_t regs = ctx->mem_trace ? ctx->mem_trace->runtime_regs : 0;
+	const struct mem_trace_state *t = ctx->mem_trace;
+	int32_t regs = t ? t->runtime_regs : 0;
+	unsigned n = regs ? (unsigned)regs : RUNTIME_REGS_DEFAULT;
 
 	if (regs < 0)
 		return 0;
-	return regs ? (unsigned)regs : RUNTIME_REGS_DEFAULT;
+	/* a kernel capped lower refuses to call a function that uses more */
+	if (t && t->req.max_registers && t->req.max_registers < n)
+		n = t->req.max_registers;
+	return n;
 }
 
 void mem_trace_free(struct egpu_ctx *ctx)
