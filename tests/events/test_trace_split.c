@@ -8,7 +8,8 @@
  * for sm_90 (the runtime with --maxrregcount 32) and linked by nvlink,
  * as the driver's linker links them (skipped where ptxas or nvlink is
  * missing); modules that stay whole (no traced call, no linked block, a
- * linked block that uses the application's symbols).
+ * linked block that uses the application's symbols); egpu_ptx_link's
+ * bad arguments.
  */
 #include <check.h>
 #include <stdio.h>
@@ -206,6 +207,32 @@ START_TEST(stays_whole)
 }
 END_TEST
 
+/* egpu_ptx_link's bad arguments, refused before the driver is asked. */
+START_TEST(link_arguments)
+{
+	EGPU_OPTS(egpu_ctx_opts, co, .offline = true, .sm = "sm_90");
+	EGPU_OPTS(egpu_ptx_link_opts, no_keys, .jit_cnt = 1);
+	struct {
+		struct egpu_ptx_link_opts o;
+		uint64_t newer; /* a field this build does not know */
+	} big = { { .sz = sizeof(big) }, 1 };
+	egpu_ctx *ctx = egpu_ctx_new(&co);
+	void *cubin = (void *)1;
+	size_t size;
+
+	ck_assert_ptr_nonnull(ctx);
+	ck_assert_int_eq(egpu_ptx_link(NULL, written, NULL, &cubin, &size), EGPU_EINVAL);
+	ck_assert_int_eq(egpu_ptx_link(ctx, NULL, NULL, &cubin, &size), EGPU_EINVAL);
+	ck_assert_int_eq(egpu_ptx_link(ctx, written, NULL, NULL, &size), EGPU_EINVAL);
+	ck_assert_int_eq(egpu_ptx_link(ctx, written, &no_keys, &cubin, &size), EGPU_EINVAL);
+	ck_assert_ptr_null(cubin);
+	ck_assert_int_eq(egpu_ptx_link(ctx, written, &big.o, &cubin, &size), EGPU_EINVAL);
+	ck_assert_int_eq(egpu_ptx_link(ctx, written, NULL, &cubin, &size), EGPU_EINVAL);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "offline"));
+	egpu_ctx_free(ctx);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("trace_split");
@@ -215,6 +242,7 @@ int main(void)
 	tcase_add_test(tc, written_module);
 	tcase_add_test(tc, bench_kernels);
 	tcase_add_test(tc, stays_whole);
+	tcase_add_test(tc, link_arguments);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }
