@@ -617,10 +617,39 @@ typedef struct CUmod_st *CUmodule;
 /**
  * Instrument PTX or fatbin @p image (as egpu_instrument_ptx()) and load it into the
  * current CUDA context with cuModuleLoadDataEx. Maps are allocated in that
- * context's memory.
+ * context's memory. A module the trace mode (egpu_mem_trace_enable())
+ * made call the device runtime is linked with the runtime compiled apart
+ * (egpu_ptx_link()); if that fails, a warning and the module as one.
  */
 EGPU_API int egpu_module_load(egpu_ctx *ctx, CUmodule *mod, const void *image,
 			      size_t len);
+
+/** Options for egpu_ptx_link(). */
+struct egpu_ptx_link_opts {
+	size_t sz;              /**< sizeof(struct egpu_ptx_link_opts) */
+	/** JIT options for the whole link (cuModuleLoadDataEx's: a
+	 *  CUjit_option array and its values; the error log is the
+	 *  library's, outputs are not written back) */
+	unsigned int jit_cnt;
+	const void *jit_keys;   /**< const CUjit_option[jit_cnt] */
+	void *const *jit_vals;  /**< void *[jit_cnt] */
+};
+#define egpu_ptx_link_opts__last_field jit_vals
+
+/**
+ * The cubin of @p ptx, a module egpu_instrument_ptx() instrumented in
+ * the splicer's trace mode, with the device runtime compiled apart
+ * (egpu_mem_trace_opts.runtime_max_registers) and linked by the driver's
+ * JIT linker in the current CUDA context: what egpu_module_load() loads.
+ * *@p cubin is malloc'd (free() it), *@p size its bytes; load it with
+ * cuModuleLoadData or cuLibraryLoadData. EGPU_ENOENT when there is
+ * nothing to link apart (no traced site calls the runtime, or
+ * runtime_max_registers < 0): load @p ptx as it is; other errors name the
+ * stage that failed, and loading @p ptx as it is still works.
+ */
+EGPU_API int egpu_ptx_link(egpu_ctx *ctx, const char *ptx,
+			   const struct egpu_ptx_link_opts *opts, void **cubin,
+			   size_t *size);
 
 /* ======================================================================
  * egpu memcheck: a memory-safety check at every access (docs/memcheck.md)
@@ -824,8 +853,15 @@ struct egpu_mem_trace_opts {
 	 *  runtime's call, which sets the count, costs no occupancy; the
 	 *  rest is spilled. 0: as ptxas sees fit */
 	uint32_t max_registers;
+	/** egpu_module_load() (and egpu_ptx_link()) compile the device
+	 *  runtime apart from a traced module's kernels, at most this many
+	 *  registers a thread, and link the two, so that the runtime's rare
+	 *  calls no longer set the kernels' register count (docs/events.md,
+	 *  "The runtime compiled apart"). 0: 32; negative: one module,
+	 *  compiled as one program */
+	int32_t runtime_max_registers;
 };
-#define egpu_mem_trace_opts__last_field max_registers
+#define egpu_mem_trace_opts__last_field runtime_max_registers
 
 /**
  * Record the accesses @opts selects of every kernel that

@@ -435,6 +435,11 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %raise_if_null(ptxas_server_start, 0)
 %raise_if_null(egpu_memcheck_new, 0)
 
+/* C only: a cubin for the driver's own loaders (Python loads modules
+ * with egpu_module_load, which links the same way). */
+%ignore egpu_ptx_link;
+%ignore egpu_ptx_link_opts;
+
 /* Replaced by the size-checked functions below. */
 %ignore egpu_map_lookup;
 %ignore egpu_map_update;

@@ -158,6 +158,19 @@ void memcheck_sites(const struct egpu_ctx *ctx, const struct egpu_report *rep);
  */
 int mem_trace_request(struct egpu_ctx *ctx, struct ptx_attach *reqs,
 		      size_t *nreq, unsigned *needs);
+/*
+ * Instrumented @ptx loaded in the current context (module_link.c): a
+ * traced module linked with the runtime compiled apart (egpu_ptx_link),
+ * with a warning and as one module if that fails; any other as one.
+ */
+int module_load_instrumented(struct egpu_ctx *ctx, const char *ptx,
+			     CUmodule *mod);
+/*
+ * The registers a thread the device runtime is compiled to apart from a
+ * traced module (egpu_mem_trace_opts.runtime_max_registers, 0 there: the
+ * default); 0: not apart, one module.
+ */
+unsigned mem_trace_runtime_regs(const struct egpu_ctx *ctx);
 void mem_trace_free(struct egpu_ctx *ctx);
 /* The handle GPU code reaches map @m by (translate.c): in GPU memory
  * (moved there now), or a placeholder for an offline context. */

@@ -21,7 +21,12 @@ struct mem_trace_state {
 	char *kernel;
 	uint32_t mem_spaces;
 	uint32_t mem_kinds;
+	int32_t runtime_regs; /* egpu_mem_trace_opts.runtime_max_registers */
 };
+
+/* The device runtime's registers compiled apart, by default (docs/events.md,
+ * "The runtime compiled apart": vecadd's own code needs 30). */
+#define RUNTIME_REGS_DEFAULT 32
 
 int egpu_mem_trace_enable(egpu_ctx *ctx, egpu_map *ring,
 			  const struct egpu_mem_trace_opts *opts)
@@ -53,6 +58,7 @@ int egpu_mem_trace_enable(egpu_ctx *ctx, egpu_map *ring,
 		.mem_spaces = OPTS_GET(opts, mem_spaces, 0) ?:
 			      1u << EGPU_SPACE_GLOBAL,
 		.mem_kinds = OPTS_GET(opts, mem_kinds, 0),
+		.runtime_regs = OPTS_GET(opts, runtime_max_registers, 0),
 	};
 	t->req.max_registers = OPTS_GET(opts, max_registers, 0);
 	ctx->mem_trace = t;
@@ -129,6 +135,20 @@ int mem_trace_request(struct egpu_ctx *ctx, struct ptx_attach *reqs,
 	};
 	*needs |= JIT_NEED_RUNTIME;
 	return 0;
+}
+
+unsigned mem_trace_runtime_regs(const struct egpu_ctx *ctx)
+{
+	const struct mem_trace_state *t = ctx->mem_trace;
+	int32_t regs = t ? t->runtime_regs : 0;
+	unsigned n = regs ? (unsigned)regs : RUNTIME_REGS_DEFAULT;
+
+	if (regs < 0)
+		return 0;
+	/* a kernel capped lower refuses to call a function that uses more */
+	if (t && t->req.max_registers && t->req.max_registers < n)
+		n = t->req.max_registers;
+	return n;
 }
 
 void mem_trace_free(struct egpu_ctx *ctx)

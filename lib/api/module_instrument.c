@@ -324,7 +324,7 @@ int egpu_module_load(egpu_ctx *ctx, CUmodule *mod, const void *image,
 	if (err)
 		return err;
 	clock_ctx_start(ctx); /* probes are about to run */
-	err = cu_module_load_ptx(ptx, mod);
+	err = module_load_instrumented(ctx, ptx, mod);
 	free(ptx);
 	if (err)
 		err_prefix("loading the instrumented PTX");

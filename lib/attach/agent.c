@@ -340,6 +340,27 @@ void agent_begin(const void *image, size_t len, const char *via,
 	ld->t_load_ms = now_ms();
 }
 
+void agent_link(struct attach_load *ld, unsigned n, const void *keys,
+		void *const *vals)
+{
+	EGPU_OPTS(egpu_ptx_link_opts, o, .jit_cnt = n, .jit_keys = keys,
+		  .jit_vals = vals);
+	size_t size;
+	bool was_busy;
+	int err;
+
+	if (!ld->ptx)
+		return;
+	was_busy = agent_enter();
+	pthread_mutex_lock(&lock); /* the context's trace options */
+	err = egpu_ptx_link(ctx, ld->ptx, &o, &ld->cubin, &size);
+	pthread_mutex_unlock(&lock);
+	agent_leave(was_busy);
+	if (err && err != EGPU_ENOENT)
+		fprintf(stderr, ATTACH_MSG "the device runtime not compiled apart, the module loaded as one: %s\n",
+			egpu_errmsg());
+}
+
 const char *agent_target(void)
 {
 	return target;
@@ -348,6 +369,9 @@ const char *agent_target(void)
 void agent_end(struct attach_load *ld, bool ok, int cuda_err)
 {
 	double ms = now_ms() - ld->t_load_ms;
+
+	free(ld->cubin);
+	ld->cubin = NULL;
 
 	pthread_mutex_lock(&lock);
 	st.load_ms += ms;

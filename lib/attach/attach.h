@@ -22,6 +22,7 @@
 /* One module load going through the agent. */
 struct attach_load {
 	char *ptx;        /* instrumented PTX to load instead, or NULL */
+	void *cubin;      /* agent_link()'s: ptx linked, to load instead */
 	double t_load_ms; /* when the driver was given it */
 	bool owned;       /* ptx is ours to free (not the cache's) */
 };
@@ -33,6 +34,20 @@ struct attach_load {
  */
 void agent_begin(const void *image, size_t len, const char *via,
 		 struct attach_load *ld);
+/*
+ * After agent_begin(): where ld->ptx is a traced module whose sites call
+ * the device runtime, ld->cubin is it linked with the runtime compiled
+ * apart (egpu_ptx_link()), the application's JIT options (@n of them: a
+ * CUjit_option array @keys, @vals) given to the linker; else (or where
+ * that fails, with a warning) NULL, and ld->ptx loads as one module.
+ */
+void agent_link(struct attach_load *ld, unsigned n, const void *keys,
+		void *const *vals);
+/* What to load for ld->ptx: its linked cubin, else the PTX itself. */
+static inline const void *agent_image(const struct attach_load *ld)
+{
+	return ld->cubin ? ld->cubin : (const void *)ld->ptx;
+}
 /*
  * The driver's answer (@ok) for ld->ptx. false: the caller loads the
  * original image instead (the failure is reported).

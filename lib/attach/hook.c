@@ -163,19 +163,24 @@ EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version,
 }
 
 /*
- * LOAD(call with the image, call with the original arguments, what to do
- * once the PTX is loaded): run the agent on @image; load its PTX if it
- * gave one and the driver takes it, else the original.
+ * LOAD(the application's JIT options, call with the image, call with the
+ * original arguments, what to do once the PTX is loaded): run the agent
+ * on @image; load its PTX (linked with the runtime compiled apart where
+ * it traces: agent_link) if it gave one and the driver takes it, else
+ * the original.
  */
-#define LOAD(image, len, via, with_ptx, original, on_ok)                      \
+#define LOAD(image, len, via, jit_n, jit_keys, jit_vals, with_ptx, original,   \
+	     on_ok)                                                           \
 	do {                                                                  \
 		struct attach_load ld = { 0 };                                \
 		CUresult res;                                                 \
                                                                               \
-		if (!agent_busy())                                            \
+		if (!agent_busy()) {                                          \
 			agent_begin(image, len, via, &ld);                    \
+			agent_link(&ld, jit_n, jit_keys, jit_vals);           \
+		}                                                             \
 		if (ld.ptx) {                                                 \
-			const void *ptx_image = ld.ptx;                       \
+			const void *ptx_image = agent_image(&ld);             \
                                                                               \
 			res = with_ptx;                                       \
 			agent_end(&ld, res == CUDA_SUCCESS, res);             \
@@ -204,9 +209,9 @@ static CUresult module_load_data(CUmodule *mod, const void *image)
 {
 	if (!REAL(cuModuleLoadData))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	LOAD(image, 0, "cuModuleLoadData", real.cuModuleLoadData(mod, ptx_image),
-	     real.cuModuleLoadData(mod, image),
-	     memcheck_loaded(ptx_image, *mod, NULL));
+	LOAD(image, 0, "cuModuleLoadData", 0, NULL, NULL,
+	     real.cuModuleLoadData(mod, ptx_image),
+	     real.cuModuleLoadData(mod, image), memcheck_loaded(ld.ptx, *mod, NULL));
 }
 
 EXPORT CUresult cuModuleLoadData(CUmodule *mod, const void *image)
@@ -221,10 +226,10 @@ static CUresult module_load_data_ex(CUmodule *mod, const void *image,
 {
 	if (!REAL(cuModuleLoadDataEx))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	LOAD(image, 0, "cuModuleLoadDataEx",
+	LOAD(image, 0, "cuModuleLoadDataEx", n, opts, vals,
 	     real.cuModuleLoadDataEx(mod, ptx_image, n, opts, vals),
 	     real.cuModuleLoadDataEx(mod, image, n, opts, vals),
-	     memcheck_loaded(ptx_image, *mod, NULL));
+	     memcheck_loaded(ld.ptx, *mod, NULL));
 }
 
 EXPORT CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image,
@@ -240,10 +245,10 @@ EXPORT CUresult cuModuleLoadFatBinary(CUmodule *mod, const void *fatbin)
 {
 	if (!REAL(cuModuleLoadFatBinary) || !REAL(cuModuleLoadData))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	LOAD(fatbin, 0, "cuModuleLoadFatBinary",
+	LOAD(fatbin, 0, "cuModuleLoadFatBinary", 0, NULL, NULL,
 	     real.cuModuleLoadData(mod, ptx_image),
 	     real.cuModuleLoadFatBinary(mod, fatbin),
-	     memcheck_loaded(ptx_image, *mod, NULL));
+	     memcheck_loaded(ld.ptx, *mod, NULL));
 }
 
 static CUresult library_load_data(CUlibrary *lib, const void *code,
@@ -253,12 +258,12 @@ static CUresult library_load_data(CUlibrary *lib, const void *code,
 {
 	if (!REAL(cuLibraryLoadData))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	LOAD(code, 0, "cuLibraryLoadData",
+	LOAD(code, 0, "cuLibraryLoadData", nj, jopts, jvals,
 	     real.cuLibraryLoadData(lib, ptx_image, jopts, jvals, nj, lopts,
 				    lvals, nl),
 	     real.cuLibraryLoadData(lib, code, jopts, jvals, nj, lopts, lvals,
 				    nl),
-	     memcheck_loaded(ptx_image, NULL, *lib));
+	     memcheck_loaded(ld.ptx, NULL, *lib));
 }
 
 EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code,

@@ -28,6 +28,7 @@
 	X(cuModuleUnload)                                                     \
 	X(cuModuleGetFunction)                                                \
 	X(cuModuleGetGlobal)                                                  \
+	X(cuFuncGetAttribute)                                                 \
 	X(cuFuncGetModule)                                                    \
 	X(cuMemAlloc)                                                         \
 	X(cuMemGetInfo)                                                       \
@@ -65,7 +66,11 @@
 	X(cuLaunchHostFunc)                                                   \
 	X(cuStreamIsCapturing)                                                \
 	X(cuThreadExchangeStreamCaptureMode)                                  \
-	X(cuLibraryGetGlobal)
+	X(cuLibraryGetGlobal)                                                  \
+	X(cuLinkCreate)                                                       \
+	X(cuLinkAddData)                                                      \
+	X(cuLinkComplete)                                                     \
+	X(cuLinkDestroy)
 
 #define CU_FIELD(name) __typeof__(&name) name;
 struct cu_driver {
@@ -99,10 +104,26 @@ int cu_ctx_current(CUcontext *out);
 /* Make @ctx current on the calling thread. */
 int cu_ctx_set_current(CUcontext ctx);
 /*
- * cuModuleLoadDataEx with the JIT's error log in the message on failure,
- * in the current context.
+ * cuModuleLoadDataEx of @ptx (or a cubin, cu_link_ptx's) with the JIT's
+ * error log in the message on failure, in the current context.
  */
 int cu_module_load_ptx(const char *ptx, CUmodule *mod);
+/* JIT options as the driver takes them (an application's, passed on). */
+struct cu_jit {
+	unsigned n;
+	const CUjit_option *keys;
+	void *const *vals;
+};
+/*
+ * The PTX modules @app and @rt linked by the driver's JIT linker in the
+ * current context (cu_link.c), @rt compiled with at most @rt_regs
+ * registers a thread (an option of that input alone), @jit (may be NULL)
+ * given to the whole link: the cubin malloc'd in *@cubin, *@size bytes.
+ * Errors name the stage (cuLinkAddData of which input ...) and carry the
+ * JIT's error log.
+ */
+int cu_link_ptx(const char *app, const char *rt, unsigned rt_regs,
+		const struct cu_jit *jit, void **cubin, size_t *size);
 /*
  * Device memory in the current context at an address that is the same in
  * every run allocating in the same order (stable_alloc.c says why), or

@@ -5,6 +5,10 @@
 
 #include "ptx/instr.h"
 
+/* The lines around the linked block (split.c finds it by them). */
+#define LINKED_BEGIN "// begin egpu linked code"
+#define LINKED_END "// end egpu linked code\n"
+
 enum action { DROP, EMIT };
 
 struct link_module {

@@ -142,11 +142,11 @@ void link_emit(const struct linker *l, struct strbuf *block, size_t *funcs)
 {
 	int p;
 
-	sb_printf(block, "\n\n// begin egpu linked code (%zu modules)\n", l->nmod);
+	sb_printf(block, "\n\n" LINKED_BEGIN " (%zu modules)\n", l->nmod);
 	for (p = 0; p < P_COUNT; p++) {
 		if (p == P_PROTO)
 			emit_app_prototypes(l, block);
 		emit_pass(l, block, (enum pass)p, funcs);
 	}
-	sb_adds(block, "// end egpu linked code\n");
+	sb_adds(block, LINKED_END);
 }

@@ -240,6 +240,18 @@ void ptx_report_free(struct ptx_report *report);
 size_t ptx_mem_inline_default(size_t len);
 
 /*
+ * Instrumented @ptx (NUL-terminated) cut in two to be compiled apart and
+ * linked (split.c): @app gets the application's code with .extern
+ * declarations of what it uses of the linked block, @rt the header and
+ * the linked block (the device runtime, probes) with those symbols made
+ * .visible. EGPU_ENOENT when no traced site calls the trace mode's
+ * runtime (nothing to gain: load it whole), EGPU_ENOTSUP when the linked
+ * code uses the application's symbols, EGPU_EFORMAT for unparsable text.
+ */
+int ptx_split_runtime(const char *ptx, size_t len, struct strbuf *app,
+		      struct strbuf *rt);
+
+/*
  * The application module @text for a GPU older than sm_70, with its
  * .target raised to sm_@sm (and .version to the first ISA that accepts
  * it), appended to @out. EGPU_ENOTSUP naming the line where the module

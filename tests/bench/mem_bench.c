@@ -66,6 +66,9 @@ struct mode {
 	 * registers (0: no cap). */
 	bool site;
 	uint32_t max_registers;
+	/* egpu_mem_trace_opts.runtime_max_registers: 0, the runtime
+	 * compiled apart with 32 and linked (egpu_ptx_link); -1, one module */
+	int32_t runtime_regs;
 };
 
 #define CHUNK_THREADS 8
@@ -178,7 +181,8 @@ static egpu_obj *load_probe(egpu_ctx *ctx, const struct mode *m)
 
 	EGPU_CHECK(obj);
 	if (m->site) { /* global accesses: the default */
-		EGPU_OPTS(egpu_mem_trace_opts, to, .max_registers = m->max_registers);
+		EGPU_OPTS(egpu_mem_trace_opts, to, .max_registers = m->max_registers,
+			  .runtime_max_registers = m->runtime_regs);
 
 		EGPU_CHECK(!egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "events"),
 						  &to));
@@ -273,6 +277,24 @@ static void print_row(const struct workload *w, const struct mode *m, float base
 	fflush(stdout);
 }
 
+/* @out as egpu_module_load() loads it: a traced module linked with the
+ * runtime compiled apart (the mode's runtime_regs), any other as one. */
+static cudaLibrary_t load_instrumented(egpu_ctx *ctx, const char *out)
+{
+	cudaLibrary_t lib;
+	void *cubin = NULL;
+	size_t size;
+	int err = egpu_ptx_link(ctx, out, NULL, &cubin, &size);
+
+	if (err && err != EGPU_ENOENT)
+		fprintf(stderr, "bench_mem: loaded as one module: %s\n", egpu_errmsg());
+	if (err)
+		return app_load_ptx(out);
+	CUDA_CHECK(cudaLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0));
+	free(cubin);
+	return lib;
+}
+
 static void bench_mode(const struct mode *m, const char *ptx, size_t len,
 		       const struct workload *w, size_t nw, int runs)
 {
@@ -292,7 +314,7 @@ static void bench_mode(const struct mode *m, const char *ptx, size_t len,
 	cursor = m->ring ? NULL : egpu_obj_map(obj, "cursor");
 	EGPU_CHECK(!egpu_instrument_ptx(ctx, ptx, len, &out, &out_len, &rep));
 	plain = app_load_ptx(ptx);
-	inst = app_load_ptx(out);
+	inst = load_instrumented(ctx, out);
 	for (size_t i = 0; i < nw; i++) {
 		cudaKernel_t k = app_kernel(inst, w[i].kernel);
 		struct stream s = { 0 };
@@ -351,21 +373,22 @@ int main(int argc, char **argv)
 	int runs = argc > 1 + plain ? atoi(argv[1 + plain]) : DEFAULT_RUNS;
 	const char *only = !plain && argc > 2 ? argv[2] : NULL;
 	const struct mode modes[] = {
-		{ "count", BENCH_DIR "/mem_count.bpf.o", 1.3, false, false, false, false, false, 0 },
-		{ "count (SM array)", BENCH_DIR "/mem_count_sm.bpf.o", 1.15, false, false, false, false, false, 0 },
-		{ "trace (per-SM buffers, experiment)", BENCH_DIR "/mem_trace_sm.bpf.o", 3.0, false, false, false, false, false, 0 },
-		{ "trace", BENCH_DIR "/mem_trace.bpf.o", 2.0, true, false, false, false, false, 0 },
-		{ "trace (device ring, one shard)", BENCH_DIR "/mem_trace_one_shard.bpf.o", 2.0, true, false, false, false, false, 0 },
-		{ "trace (device ring)", BENCH_DIR "/mem_trace_dev.bpf.o", 2.0, true, false, false, false, false, 0 },
-		{ "trace (warp records, per-SM shards)", BENCH_DIR "/mem_trace_warp.bpf.o", 3.0, true, false, false, false, false, 0 },
-		{ "trace (warp records, batched)", BENCH_DIR "/mem_trace_batch.bpf.o", 3.0, true, false, false, false, false, 0 },
-		{ "trace (spans)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false, false, false, 0 },
-		{ "trace (spans, lossless)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, false, false, 0 },
-		{ "trace (spans, lossless, chunks)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, true, false, 0 },
-		{ "trace (spans, trace mode)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false, false, true, 0 },
-		{ "trace (spans, trace mode, 40 registers)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false, false, true, 40 },
-		{ "trace (spans, trace mode, lossless)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, false, true, 0 },
-		{ "trace (spans, trace mode, lossless, chunks)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, true, true, 0 },
+		{ "count", BENCH_DIR "/mem_count.bpf.o", 1.3, false, false, false, false, false, 0, 0 },
+		{ "count (SM array)", BENCH_DIR "/mem_count_sm.bpf.o", 1.15, false, false, false, false, false, 0, 0 },
+		{ "trace (per-SM buffers, experiment)", BENCH_DIR "/mem_trace_sm.bpf.o", 3.0, false, false, false, false, false, 0, 0 },
+		{ "trace", BENCH_DIR "/mem_trace.bpf.o", 2.0, true, false, false, false, false, 0, 0 },
+		{ "trace (device ring, one shard)", BENCH_DIR "/mem_trace_one_shard.bpf.o", 2.0, true, false, false, false, false, 0, 0 },
+		{ "trace (device ring)", BENCH_DIR "/mem_trace_dev.bpf.o", 2.0, true, false, false, false, false, 0, 0 },
+		{ "trace (warp records, per-SM shards)", BENCH_DIR "/mem_trace_warp.bpf.o", 3.0, true, false, false, false, false, 0, 0 },
+		{ "trace (warp records, batched)", BENCH_DIR "/mem_trace_batch.bpf.o", 3.0, true, false, false, false, false, 0, 0 },
+		{ "trace (spans)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false, false, false, 0, 0 },
+		{ "trace (spans, lossless)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, false, false, 0, 0 },
+		{ "trace (spans, lossless, chunks)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, true, false, 0, 0 },
+		{ "trace (spans, trace mode)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false, false, true, 0, 0 },
+		{ "trace (spans, trace mode, one module)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false, false, true, 0, -1 },
+		{ "trace (spans, trace mode, 40 registers)", BENCH_DIR "/mem_trace_span.bpf.o", 2.0, true, true, false, false, true, 40, 0 },
+		{ "trace (spans, trace mode, lossless)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, false, true, 0, 0 },
+		{ "trace (spans, trace mode, lossless, chunks)", BENCH_DIR "/mem_trace_span_lossless.bpf.o", 20.0, true, true, true, true, true, 0, 0 },
 	};
 	const struct workload *w;
 	size_t nw, len;

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The trace mode's modules on a GPU, loaded with the device runtime
+ * compiled apart (egpu_module_load, egpu_ptx_link; docs/events.md, "The
+ * runtime compiled apart"): the benchmark's vecadd and sgemm_tiled take
+ * fewer registers than the same module loaded as one program
+ * (runtime_max_registers < 0; statically 32 and 48 against 76 and 64),
+ * and the application's JIT options reach the linker (its register
+ * limit binds kernels and runtime, its info log is written). Exits 77
+ * without a GPU. The traces of such modules are checked by span_gpu_trace
+ * (egpu_module_load links them by default).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cu.h"
+#include "egpu.h"
+#include "test_util.h"
+
+#define SPAN_OBJ EGPU_TEST_BUILD "/span.bpf.o"
+#define WORKLOADS EGPU_TEST_BUILD "/workloads.ptx"
+
+static egpu_ctx *ctx;
+static egpu_obj *obj;
+
+static void setup(void)
+{
+	ctx = egpu_ctx_new(NULL);
+	ck_assert_msg(ctx, "%s", egpu_errmsg());
+	obj = egpu_load(ctx, SPAN_OBJ, NULL);
+	ck_assert_msg(obj, "%s: %s", SPAN_OBJ, egpu_errmsg());
+}
+
+static void teardown(void)
+{
+	egpu_ctx_free(ctx);
+}
+
+static void trace(int32_t runtime_regs)
+{
+	EGPU_OPTS(egpu_mem_trace_opts, o, .runtime_max_registers = runtime_regs);
+
+	ck_assert_msg(!egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "strace"), &o),
+		      "%s", egpu_errmsg());
+}
+
+static int kernel_regs(CUmodule mod, const char *kernel)
+{
+	const struct cu_driver *d = cu();
+	CUfunction f;
+	int n = 0;
+
+	CK_CU(d->cuModuleGetFunction(&f, mod, kernel));
+	CK_CU(d->cuFuncGetAttribute(&n, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
+	return n;
+}
+
+/* @kernel's registers in the benchmark's module traced and loaded by
+ * egpu_module_load with @runtime_regs. */
+static int loaded_regs(int32_t runtime_regs, const char *kernel)
+{
+	size_t len;
+	char *ptx = tu_read_file(WORKLOADS, &len);
+	CUmodule mod;
+	int n;
+
+	trace(runtime_regs);
+	ck_assert_msg(!egpu_module_load(ctx, &mod, ptx, len), "%s", egpu_errmsg());
+	n = kernel_regs(mod, kernel);
+	CK_CU(cu()->cuModuleUnload(mod));
+	free(ptx);
+	return n;
+}
+
+START_TEST(fewer_registers)
+{
+	static const char *const kernels[] = { "vecadd", "sgemm_tiled" };
+
+	for (size_t i = 0; i < 2; i++) {
+		int apart = loaded_regs(0, kernels[i]);
+		int whole = loaded_regs(-1, kernels[i]);
+
+		printf("%s: %d registers with the runtime apart, %d as one module\n",
+		       kernels[i], apart, whole);
+		ck_assert_int_lt(apart, whole);
+	}
+}
+END_TEST
+
+START_TEST(application_jit_options)
+{
+	char info[4096] = "";
+	CUjit_option keys[] = { CU_JIT_MAX_REGISTERS, CU_JIT_INFO_LOG_BUFFER,
+				CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE };
+	void *vals[] = { (void *)(uintptr_t)24, info,
+			 (void *)(uintptr_t)sizeof(info), (void *)(uintptr_t)1 };
+	EGPU_OPTS(egpu_ptx_link_opts, o, .jit_cnt = 4, .jit_keys = keys,
+		  .jit_vals = vals);
+	size_t len, size;
+	char *ptx = tu_read_file(WORKLOADS, &len), *out;
+	void *cubin;
+	CUmodule mod;
+	struct egpu_report rep;
+
+	trace(0);
+	out = tu_instrument(ctx, ptx, &rep);
+	ck_assert_msg(!egpu_ptx_link(ctx, out, &o, &cubin, &size), "%s",
+		      egpu_errmsg());
+	ck_assert_uint_gt(size, 0);
+	ck_assert_msg(info[0], "the application's info log stayed empty");
+	CK_CU(cu()->cuModuleLoadDataEx(&mod, cubin, 0, NULL, NULL));
+	ck_assert_int_le(kernel_regs(mod, "vecadd"), 24);
+	ck_assert_int_le(kernel_regs(mod, "sgemm_tiled"), 24);
+	CK_CU(cu()->cuModuleUnload(mod));
+	/* nothing to link apart: the application's PTX untraced */
+	ck_assert_int_eq(egpu_ptx_link(ctx, ptx, NULL, &cubin, &size), EGPU_ENOENT);
+	ck_assert_ptr_null(cubin);
+	free(out);
+	free(ptx);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("trace_link_gpu");
+	TCase *tc = tcase_create("link");
+
+	tu_require_gpu();
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, fewer_registers);
+	tcase_add_test(tc, application_jit_options);
+	suite_add_tcase(s, tc);
+	return tu_run_suite(s, true);
+}
