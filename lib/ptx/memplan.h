@@ -206,6 +206,14 @@ int tr_emit_kernel(const struct ptx_module *m, uint32_t item,
 		   const char *prefix, const struct ptx_trace *tr, bool calls,
 		   struct edits *e);
 
+/* What instruction @st does to a lossless trace's open span (trace_wait.c). */
+enum tr_wait {
+	TR_NO_WAIT,
+	TR_WAITS,     /* waits for other threads, or splits the warp: let go */
+	TR_MAY_SPLIT, /* a guarded bra: let go when the lanes differ */
+};
+enum tr_wait tr_wait_of(const struct ptx_module *m, const struct ptx_stmt *st);
+
 /* The instruction texts probes read (module-scope strings), at @off. */
 int mem_emit_texts(const struct mem_plan *p, const struct ptx_module *m,
 		   const char *prefix, uint32_t off, struct edits *e);

@@ -103,6 +103,9 @@ struct ptx_trace {
 	uint32_t hdr_size;
 	/* .maxnreg for each traced kernel that sets none; 0: ptxas decides */
 	uint32_t max_registers;
+	/* The ring is lossless: a lane publishes its span before it waits
+	 * for other threads and before its warp splits (trace_wait.c). */
+	bool lossless;
 };
 
 /* egpu memcheck's check (ptx_attach.memcheck). */
