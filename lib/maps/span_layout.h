@@ -152,6 +152,23 @@ RING_INLINE uint32_t span_claim_least(uint32_t need, int exact, int tries)
 }
 
 /*
+ * The slots a claim asks for, @want at most: no more than @most (the
+ * ring's largest record), nor than half its shard of @cap bytes unless the
+ * least it keeps (@least) needs more, so that a span that would cross the
+ * shard's end fits at the second try (a growing span never costs a drop
+ * in a small ring: a lossless ring drops nothing for its spans' sizes).
+ */
+RING_INLINE uint32_t span_claim_slots(uint32_t want, uint32_t least,
+				      uint32_t most, uint64_t cap)
+{
+	uint64_t half = cap / 2 / SPAN_SLOT;
+
+	if (want > half)
+		want = half > least ? (uint32_t)half : least;
+	return want < most ? want : most;
+}
+
+/*
  * Whether a span may stay open after the call that wrote a record of the
  * group @mask into it (docs/events.md, "Lossless rings"): always in a ring
  * that drops when full; in a @lossless ring only in the splicer's trace
