@@ -315,20 +315,25 @@ static void whole_module(const char *name, const char *suffix)
 	free(ptx);
 }
 
+/* Also into a lossless ring (its publishes before barriers and splits:
+ * barrier_rounds, sgemm_tiled), saved as @name.lossless.trace.ptx. */
+static void whole_module_twice(const char *name)
+{
+	whole_module(name, "");
+	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "slossless"),
+					       NULL), 0);
+	whole_module(name, ".lossless");
+}
+
 START_TEST(events_kernels)
 {
-	whole_module("kernels", "");
+	whole_module_twice("kernels");
 }
 END_TEST
 
-/* Also into a lossless ring: sgemm_tiled lets go of its span before each
- * of its two bar.sync. */
 START_TEST(bench_kernels)
 {
-	whole_module("workloads", "");
-	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "slossless"),
-					       NULL), 0);
-	whole_module("workloads", ".lossless");
+	whole_module_twice("workloads");
 }
 END_TEST
 
