@@ -199,8 +199,9 @@ void tr_emit_site(struct strbuf *sb, const struct tr_site_code *c);
 /*
  * A kernel with traced sites: its lanes' span registers set at its entry,
  * each lane's span published before every exit and, with @calls (a .func
- * traces too: its records go to spans claimed later), before every call.
- * @item: the kernel's item, which names its labels.
+ * traces too: its records go to spans claimed later) or a lossless ring,
+ * before every call; in a lossless ring also before every wait and split
+ * (trace_wait.c). @item: the kernel's item, which names its labels.
  */
 int tr_emit_kernel(const struct ptx_module *m, uint32_t item,
 		   const char *prefix, const struct ptx_trace *tr, bool calls,

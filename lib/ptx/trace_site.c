@@ -28,7 +28,9 @@
  * runtime.cu: bpf_egpu_trace_span's code, span_trace.cuh), which returns
  * the three registers. Before every exit, and before calls when a .func
  * traces too, a lane publishes the span it owns inline (a fence and the
- * header, as when a record fills it).
+ * header, as when a record fills it); into a lossless ring also before
+ * every wait and split of its warp (trace_wait.c), where only a group of
+ * the whole warp stores its record inline.
  * A .func has no kernel registers: its sites call egpu_dev_trace_alone,
  * a span of one record published at once.
  */
