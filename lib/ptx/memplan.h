@@ -212,6 +212,7 @@ enum tr_wait {
 	TR_NO_WAIT,
 	TR_WAITS,     /* waits for other threads, or splits the warp: let go */
 	TR_MAY_SPLIT, /* a guarded bra: let go when the lanes differ */
+	TR_EXIT,      /* not from tr_wait_of (stmt_is_exit): publish only */
 };
 enum tr_wait tr_wait_of(const struct ptx_module *m, const struct ptx_stmt *st);
 

@@ -342,24 +342,39 @@ static void emit_flush(struct strbuf *sb, const char *p,
 	put(sb, p, "$~tf%c_%u_%u:\n\t}\n", kind, item, stmt);
 }
 
-/* Before an exit: the flush, under the exit's own guard. */
-static int flush_at_exit(const struct ptx_module *m, const struct ptx_stmt *st,
-			 const char *p, const struct ptx_trace *tr,
-			 uint32_t item, uint32_t stmt, struct edits *e)
+/*
+ * Before statement @st, an exit (@w TR_EXIT) or in a lossless ring one
+ * that may wait or split the warp (trace_wait.c): the lane's flush, let go
+ * of after but at an exit; skipped (to $~t@skip_@item_@stmt) where the
+ * exit's guard is false, or where a guarded bra's predicate is the same
+ * in every active lane (a vote: then the warp does not split).
+ */
+static int flush_before(const struct ptx_module *m, const struct ptx_stmt *st,
+			enum tr_wait w, const char *p, const struct ptx_trace *tr,
+			uint32_t item, uint32_t stmt, struct edits *e)
 {
 	struct strbuf *sb = edit_at(e, m->toks[st->first].off, 0);
+	const char *what = w == TR_EXIT ? "exit" : "wait";
+	char skip = w == TR_MAY_SPLIT ? 'u' :
+		    w == TR_EXIT && st->kind == ST_INSN && st->pred >= 0 ? 'x' : 0;
+	int pl = skip ? (int)m->toks[st->pred].len : 0;
+	const char *pred = skip ? tok_text(m, (uint32_t)st->pred) : NULL;
 
 	if (!sb)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
-	sb_adds(sb, "// begin egpu trace exit\n");
-	if (st->kind == ST_INSN && st->pred >= 0)
+	sb_printf(sb, "// begin egpu trace %s\n\t{\n", what);
+	if (skip == 'x')
 		put(sb, p, "\t@%s%.*s bra \t$~tx_%u_%u;\n",
-		    st->pred_neg ? "" : "!", (int)m->toks[st->pred].len,
-		    tok_text(m, (uint32_t)st->pred), item, stmt);
-	emit_flush(sb, p, tr, 'x', item, stmt);
-	if (st->kind == ST_INSN && st->pred >= 0)
-		put(sb, p, "$~tx_%u_%u:\n", item, stmt);
-	sb_adds(sb, "\t// end egpu trace exit\n\t");
+		    st->pred_neg ? "" : "!", pl, pred, item, stmt);
+	if (skip == 'u')
+		put(sb, p, "\t.reg .pred \t%%~tu;\n\t.reg .b32 \t%%~tm;\n"
+		    "\tactivemask.b32 \t%%~tm;\n"
+		    "\tvote.sync.uni.pred \t%%~tu, %.*s, %%~tm;\n"
+		    "\t@%%~tu bra \t$~tu_%u_%u;\n", pl, pred, item, stmt);
+	emit_flush(sb, p, tr, w == TR_EXIT ? 'x' : 'w', item, stmt);
+	if (skip)
+		put(sb, p, "$~t%c_%u_%u:\n", skip, item, stmt);
+	sb_printf(sb, "\t}\n\t// end egpu trace %s\n\t", what);
 	return 0;
 }
 
@@ -402,35 +417,6 @@ static int flush_before_call(const struct ptx_module *m, uint32_t item,
 }
 
 /*
- * Lossless: before instruction @st, which may wait for other threads or
- * split the warp (trace_wait.c), the lane lets go of its span; before a
- * guarded bra only when its predicate differs among the active lanes.
- */
-static int flush_before_wait(const struct ptx_module *m,
-			     const struct ptx_stmt *st, enum tr_wait w,
-			     const char *p, const struct ptx_trace *tr,
-			     uint32_t item, uint32_t stmt, struct edits *e)
-{
-	struct strbuf *sb = edit_at(e, m->toks[st->first].off, 0);
-
-	if (!sb)
-		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
-	sb_adds(sb, "// begin egpu trace wait\n\t{\n");
-	if (w == TR_MAY_SPLIT)
-		put(sb, p, "\t.reg .pred \t%%~tu;\n\t.reg .b32 \t%%~tm;\n"
-		    "\tactivemask.b32 \t%%~tm;\n"
-		    "\tvote.sync.uni.pred \t%%~tu, %.*s, %%~tm;\n"
-		    "\t@%%~tu bra \t$~tu_%u_%u;\n",
-		    (int)m->toks[st->pred].len, tok_text(m, (uint32_t)st->pred),
-		    item, stmt);
-	emit_flush(sb, p, tr, 'w', item, stmt);
-	if (w == TR_MAY_SPLIT)
-		put(sb, p, "$~tu_%u_%u:\n", item, stmt);
-	sb_adds(sb, "\t}\n\t// end egpu trace wait\n\t");
-	return 0;
-}
-
-/*
  * .maxnreg @n before the kernel's body, unless a directive between its
  * parameters and body sets a limit already.
  */
@@ -469,15 +455,15 @@ int tr_emit_kernel(const struct ptx_module *m, uint32_t item,
 		enum tr_wait w = tr->lossless ? tr_wait_of(m, st) : TR_NO_WAIT;
 
 		if (stmt_is_exit(m, st))
-			err = flush_at_exit(m, st, prefix, tr, item, i, e);
+			err = flush_before(m, st, TR_EXIT, prefix, tr, item, i, e);
 		else if ((calls || tr->lossless) && st->kind == ST_INSN &&
 			 tok_is(m, st->op, "call"))
 			err = flush_before_call(m, item, f, i, prefix, tr, e);
 		else if (w != TR_NO_WAIT)
-			err = flush_before_wait(m, st, w, prefix, tr, item, i, e);
+			err = flush_before(m, st, w, prefix, tr, item, i, e);
 	}
 	if (!err && func_falls_off_end(m, f))
-		err = flush_at_exit(m, &f->stmts[f->nstmts - 1], prefix, tr,
-				    item, f->nstmts - 1, e);
+		err = flush_before(m, &f->stmts[f->nstmts - 1], TR_EXIT,
+				   prefix, tr, item, f->nstmts - 1, e);
 	return err;
 }
