@@ -460,6 +460,8 @@ static bool inline_step(struct world *w, uint32_t warp, uint32_t mask,
 	lst = w->st[warp][lead];
 	h[0] = span_word0(SPAN_AFFINE, 0, la->kind, la->size, la->site, mask);
 	h[1] = span_affine_w1(base, stride);
+	/* Made before a publish can hand the record to the consumer. */
+	made(w, warp, mask, la, 1);
 	store(w, warp, w->cur[warp][lead], h, 16);
 	w->cur[warp][lead] += SPAN_SLOT;
 	lst += SPAN_USED_ONE;
@@ -471,7 +473,6 @@ static bool inline_step(struct world *w, uint32_t warp, uint32_t mask,
 	w->st[warp][lead] = lst;
 	__atomic_fetch_add(&w->calls, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&w->inline_steps, 1, __ATOMIC_RELAXED);
-	made(w, warp, mask, la, 1);
 	return true;
 }
 
