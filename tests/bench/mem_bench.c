@@ -21,7 +21,9 @@
  * side at its pace; and the same span rows through the splicer's trace
  * mode (egpu_mem_trace_enable: the records stored at the access, no probe
  * program; the objects' rings only). CUDA events, L2
- * flushed, runs interleaved, medians. For the traces also DRAIN_RUNS more
+ * flushed, runs interleaved, medians; a lossless row's probed runs timed
+ * on the host's clock until their whole trace is delivered
+ * (measure_delivered). For the traces also DRAIN_RUNS more
  * launches, each into an empty ring with no consumer running, then drained
  * on this thread: the kernel's ratio when its whole trace fits, and the
  * time the host takes to drain a run (ms, payload GB/s). Prints a Markdown
