@@ -112,9 +112,10 @@ RT_INLINE void span_skip(uint64_t at, uint32_t len)
  * @shard: its state (owned, slot 0 used by its header and owner), or a
  * state not owning one when the shard is full (one drop counted). What
  * the claim keeps is made 16-aligned and kept from the shard's end by
- * records the consumer skips (at most one claim again; in a lossless
- * ring, until it is placed, or its wait for room runs out). @exact: just
- * the record's span, which the call publishes (span_claim_least).
+ * records the consumer skips (at most one claim again, or, where
+ * span_claim_again says, until it is placed or its wait for room runs
+ * out). @exact: just the record's span, which the call publishes
+ * (span_claim_least).
  */
 RT_INLINE uint64_t span_claim(struct dev_ring *r, const struct dev_ring *v,
 			      uint32_t shard, uint32_t tag, uint32_t prev,
@@ -123,9 +124,9 @@ RT_INLINE uint64_t span_claim(struct dev_ring *r, const struct dev_ring *v,
 	struct ring_shard s = ring_shard_at(r, v, shard);
 	uint32_t most = v->max_record / SPAN_SLOT, want;
 	uint32_t local = v->flags & RING_IN_DEVICE_MEMORY ? RING_RESERVED_LOCAL : 0;
-	bool lossless = v->flags & RING_LOSSLESS; /* tries until placed */
+	bool again = span_claim_again(v->flags & RING_LOSSLESS, need, s.mask + 1);
 
-	for (int tries = 0; need + 2 <= most && (tries < 2 || lossless); tries++) {
+	for (int tries = 0; need + 2 <= most && (tries < 2 || again); tries++) {
 		uint64_t pos, at;
 		uint32_t least = span_claim_least(need, exact, tries), kept, head, slots;
 

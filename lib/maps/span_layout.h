@@ -169,6 +169,19 @@ RING_INLINE uint32_t span_claim_slots(uint32_t want, uint32_t least,
 }
 
 /*
+ * Whether a claim for a record of @need slots tries again after two
+ * claims that would have crossed the end of its shard of @cap bytes
+ * (else it drops, counted): in a @lossless ring, when its least span
+ * takes at most half the shard, so that each try fails only if other
+ * warps claimed a whole shard since the one before (in a smaller shard
+ * the span might fit at one position only).
+ */
+RING_INLINE int span_claim_again(int lossless, uint32_t need, uint64_t cap)
+{
+	return lossless && 2ull * (need + 2) * SPAN_SLOT <= cap;
+}
+
+/*
  * Whether a span may stay open after the call that wrote a record of the
  * group @mask into it (docs/events.md, "Lossless rings"): always in a ring
  * that drops when full; in a @lossless ring only in the splicer's trace

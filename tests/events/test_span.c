@@ -219,10 +219,11 @@ static uint64_t claim(struct world *w, uint32_t warp, uint32_t lead,
 		      uint32_t prev, uint32_t need, bool exact)
 {
 	uint32_t most = w->v.max_record / SPAN_SLOT;
-	bool lossless = w->v.flags & RING_LOSSLESS;
+	bool again = span_claim_again(w->v.flags & RING_LOSSLESS, need,
+				      w->v.mask + 1);
 
 	check_none_open(w, warp, lead);
-	for (int tries = 0; need + 2 <= most && (tries < 2 || lossless); tries++) {
+	for (int tries = 0; need + 2 <= most && (tries < 2 || again); tries++) {
 		/* ring_claim_one keeps the whole want or drops: the model
 		 * asks for it alone (the GPU may keep less, >= the least). */
 		uint32_t least = span_claim_least(need, exact, tries);
