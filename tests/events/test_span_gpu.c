@@ -403,9 +403,9 @@ static void diverge_exact(const char *const *progs, size_t nprogs,
 }
 
 /*
- * barrier_rounds (trace mode, lossless, a trace of about 3 MiB through a
- * 256 KiB ring drained while the kernel runs): warps
- * keep spans of two records between barriers, publish them before each,
+ * barrier_rounds (trace mode, lossless, a trace of 4 MiB through a
+ * 256 KiB ring drained while the kernel runs): warps keep spans of two
+ * records between barriers, publish them before each,
  * and every store arrives once, in each thread's order, none dropped (a
  * span held at the barrier would make the warps it waits for wait out
  * the bound, and drop).
