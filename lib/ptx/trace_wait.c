@@ -8,7 +8,9 @@
  * - an instruction that waits for other warps: a CTA or cluster barrier
  *   that is not an arrive alone (bar.sync, bar.red, barrier.sync,
  *   barrier.cta.red, barrier.cluster.wait...), an mbarrier's test_wait or
- *   try_wait (the loop around them is the wait), griddepcontrol.wait;
+ *   try_wait (the loop around them is the wait), griddepcontrol.wait,
+ *   setmaxnreg (a warpgroup's warps meet there, an increase waits for
+ *   registers the others give back);
  * - a call (the callee may wait, or split the warp);
  * - an indirect branch (brx.idx), and a guarded bra that is not .uni when
  *   its predicate differs among the active lanes (a vote there): after a
@@ -33,7 +35,7 @@ enum tr_wait tr_wait_of(const struct ptx_module *m, const struct ptx_stmt *st)
 		       stmt_has_modifier(m, st, ".test_wait") ? TR_WAITS : TR_NO_WAIT;
 	if (tok_is(m, st->op, "griddepcontrol"))
 		return stmt_has_modifier(m, st, ".wait") ? TR_WAITS : TR_NO_WAIT;
-	if (tok_is(m, st->op, "brx"))
+	if (tok_is(m, st->op, "brx") || tok_is(m, st->op, "setmaxnreg"))
 		return TR_WAITS;
 	if (tok_is(m, st->op, "bra") && st->pred >= 0 &&
 	    !stmt_has_modifier(m, st, ".uni"))

@@ -256,6 +256,20 @@ START_TEST(lossless_publishes_before_waits)
 	ck_assert_int_eq(tu_count(out, "setp.ne.or.u32 \t%egpu_tp0, %egpu_tw0, -1, %egpu_tp0;"), 2);
 	tu_assemble_sm90(out, "lossless waits");
 	free(out);
+	/* setmaxnreg (sm_90a: not assembled here): a warpgroup meets there */
+	{
+		static const char wg[] = ".version 8.0\n.target sm_90a\n"
+			".address_size 64\n\n"
+			".visible .entry g(.param .u64 g_p)\n{\n\t.reg .b64 %rd<2>;\n"
+			"\tld.param.u64 %rd1, [g_p];\n\tst.global.u32 [%rd1], 1;\n"
+			"\tsetmaxnreg.inc.sync.aligned.u32 232;\n\tret;\n}\n";
+		char *o2 = instrument(wg, &rep);
+
+		s = tu_text_before(o2, "// begin egpu trace wait", "setmaxnreg");
+		ck_assert_ptr_nonnull(strstr(s, "$egpu_tfw_"));
+		free(s);
+		free(o2);
+	}
 	/* the same into a ring that drops: none of it */
 	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "strace"),
 					       &o), 0);
