@@ -118,6 +118,7 @@ int mem_trace_request(struct egpu_ctx *ctx, struct ptx_attach *reqs,
 	}
 	/* Moved to the GPU now: in GPU memory when the map asked for it. */
 	t->req.sys_fence = !(t->ring->spec->flags & EGPU_F_RING_DEVICE);
+	t->req.lossless = t->ring->spec->flags & EGPU_F_RING_LOSSLESS;
 	t->req.span_flags = RING_COMMIT | RING_SPAN;
 	t->req.hdr_size = RING_HDR_SIZE;
 	memset(&t->req.claim, 0, sizeof(t->req.claim));

@@ -123,6 +123,9 @@ struct ptx_trace {
 		uint32_t first;    /* slots of a lane's first span */
 		uint32_t most;     /* slots of a span at most */
 	} claim;
+	/* The ring is lossless: a lane publishes its span before it waits
+	 * for other threads and before its warp splits (trace_wait.c). */
+	bool lossless;
 };
 
 /* egpu memcheck's check (ptx_attach.memcheck). */
