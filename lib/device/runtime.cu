@@ -183,12 +183,13 @@ RT_API struct span_regs egpu_dev_trace_site(uint64_t map, uint64_t state,
 
 /*
  * Trace mode, the leader of an affine access that owns no span, no lane of
- * its group owning one (trace_site.c's claim): a span claimed after
- * @state's as span_place claims it, the registers with its cursor at slot
- * 1, where the site then stores the record inline; or, when the claim
- * dropped it (counted), @state owning none. In a lossless ring only a
- * group of the whole warp claims here, and its span may stay open: the
- * site publishes it before every wait (docs/events.md, "Lossless rings").
+ * its group owning one (trace_site.c's claim_span), where the site does
+ * not claim inline (a lossless ring: the claim may wait and try again): a
+ * span claimed after @state's as span_place claims it, the registers with
+ * its cursor at slot 1, where the site then stores the record inline; or,
+ * when the claim dropped it (counted), @state owning none. Only a group
+ * of the whole warp claims here, and its span may stay open: the site
+ * publishes it before every wait (docs/events.md, "Lossless rings").
  */
 RT_API struct span_regs egpu_dev_trace_claim(uint64_t map, uint64_t state)
 {

@@ -169,6 +169,30 @@ RING_INLINE uint32_t span_claim_slots(uint32_t want, uint32_t least,
 }
 
 /*
+ * What the splicer's inline claim (ptx/trace_site.c, in a ring that drops
+ * when full) folds of span_claim's size for a record of one slot, in a
+ * ring whose largest record has @most slots and whose shards hold @cap
+ * bytes: the least slots, a fresh state's span's and the most. After a
+ * span of prev > 0 slots it asks for min(max(2 prev, least), most), which
+ * is span_claim_slots(span_next_slots(prev, 2), least, @most, @cap): both
+ * only clamp twice the last span (test_span checks every prev).
+ */
+struct span_fold {
+	uint32_t least, first, most;
+};
+
+RING_INLINE struct span_fold span_fold_sizes(uint32_t most, uint64_t cap)
+{
+	uint32_t least = span_claim_least(1, 0, 0);
+
+	return (struct span_fold){
+		least,
+		span_claim_slots(span_next_slots(0, 2), least, most, cap),
+		span_claim_slots(SPAN_MAX_SLOTS, least, most, cap),
+	};
+}
+
+/*
  * Whether a claim for a record of @need slots tries again after two
  * claims that would have crossed the end of its shard of @cap bytes
  * (else it drops, counted): in a @lossless ring, when its least span

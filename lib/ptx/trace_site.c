@@ -23,8 +23,9 @@
  *   then claims one alone, inline as span_claim's first try does when
  *   the span fits (the shard's reserved and prod atomics, the room
  *   checked between them; else undone and the runtime's call below),
- *   or in a lossless ring through egpu_dev_trace_claim (its wait), the
- *   other lanes' floors moving to its start as span_trace moves them.
+ *   or in a lossless ring through egpu_dev_trace_claim (its wait and
+ *   tries again, span_claim_again), the other lanes' floors moving to
+ *   its start as span_trace moves them.
  * The site's kind, size and number are the record's first word, a
  * constant here. Anything else calls egpu_dev_trace_site (device/
  * runtime.cu: bpf_egpu_trace_span's code, span_trace.cuh), which returns
@@ -186,11 +187,13 @@ static void vote_slow(struct strbuf *sb, const char *p)
 
 /*
  * The claim's first step inline (span_claim's size, ring_shard_here,
- * ring_take): %~cw1 the slots the leader's span asks for (twice its last
- * one's, %~tst's slots, or the first size, at most claim.most), %~cx5
- * their bytes, %~cx0 its SM's shard's counters; those bytes added to
- * reserved, %~cx2 the value before; %~cp: they do not fit below the
- * cached consumer position (loaded alongside, as ring_take does).
+ * ring_take): %~cw1 the slots the leader's span asks for, as
+ * span_claim_slots sizes it (span_fold_sizes): twice its last one's
+ * (%~tst's slots, whatever a let-go left there), at least claim.least
+ * and at most claim.most, or claim.first for a fresh state; %~cx5 their
+ * bytes, %~cx0 its SM's shard's counters; those bytes added to reserved,
+ * %~cx2 the value before; %~cp: they do not fit below the cached
+ * consumer position (loaded alongside, as ring_take does).
  */
 static void claim_reserve(struct strbuf *sb, const char *p,
 			  const struct ptx_trace *tr)
@@ -198,12 +201,13 @@ static void claim_reserve(struct strbuf *sb, const char *p,
 	put(sb, p, "\tmov.b64 \t{%%~cw0, %%~cw1}, %%~tst;\n"
 	    "\tbfe.u32 \t%%~cw0, %%~cw1, %u, %u;\n"
 	    "\tshl.b32 \t%%~cw1, %%~cw0, 1;\n"
+	    "\tmax.u32 \t%%~cw1, %%~cw1, %u;\n"
 	    "\tmin.u32 \t%%~cw1, %%~cw1, %u;\n"
 	    "\tsetp.eq.u32 \t%%~cp, %%~cw0, 0;\n"
 	    "\tselp.b32 \t%%~cw1, %u, %%~cw1, %%~cp;\n"
 	    "\tmul.wide.u32 \t%%~cx5, %%~cw1, %u;\n",
-	    SPAN_SLOTS_SHIFT - 32, SPAN_SLOTS_BITS, tr->claim.most,
-	    tr->claim.first, SPAN_SLOT);
+	    SPAN_SLOTS_SHIFT - 32, SPAN_SLOTS_BITS, tr->claim.least,
+	    tr->claim.most, tr->claim.first, SPAN_SLOT);
 	if (tr->claim.shards > 1)
 		put(sb, p, "\tmov.u32 \t%%~cw2, %%smid;\n"
 		    "\tand.b32 \t%%~cw3, %%~cw2, %u;\n"

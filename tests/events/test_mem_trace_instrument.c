@@ -221,6 +221,36 @@ START_TEST(lossless_claims_through_the_runtime)
 END_TEST
 
 /*
+ * The inline claim's span, sized as span_claim's first try sizes it
+ * (span_fold_sizes): twice the last one's, at least 3 slots, at most 256
+ * and half a shard; 4 for a fresh state. ssmall: one shard of 4 KiB,
+ * so at most 128 slots.
+ */
+START_TEST(inline_claim_sizes_follow_span_claim)
+{
+	static const char *const rings[] = { "strace", "ssmall" };
+	static const unsigned most[] = { 256, 128 };
+	struct egpu_report rep;
+
+	for (int i = 0; i < 2; i++) {
+		char want[320], *out;
+
+		ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, rings[i]),
+						       NULL), 0);
+		out = instrument(kernels, &rep);
+		snprintf(want, sizeof(want), "\tshl.b32 \t%%egpu_cw1, %%egpu_cw0, 1;\n"
+			 "\tmax.u32 \t%%egpu_cw1, %%egpu_cw1, 3;\n"
+			 "\tmin.u32 \t%%egpu_cw1, %%egpu_cw1, %u;\n"
+			 "\tsetp.eq.u32 \t%%egpu_cp, %%egpu_cw0, 0;\n"
+			 "\tselp.b32 \t%%egpu_cw1, 4, %%egpu_cw1, %%egpu_cp;\n",
+			 most[i]);
+		ck_assert_msg(tu_count(out, want) == 2, "%s: %s", rings[i], want);
+		free(out);
+	}
+}
+END_TEST
+
+/*
  * A kernel that falls off its end after a guarded statement: the flush
  * goes before the closing brace, after that statement and not under its
  * guard (a lane whose guard is false ends there too).
@@ -450,6 +480,7 @@ int main(void)
 	tcase_add_test(tc, written_kernels);
 	tcase_add_test(tc, no_flush_before_calls_without_traced_funcs);
 	tcase_add_test(tc, lossless_claims_through_the_runtime);
+	tcase_add_test(tc, inline_claim_sizes_follow_span_claim);
 	tcase_add_test(tc, end_flush_not_under_a_guarded_last_statement);
 	tcase_add_test(tc, register_cap);
 	tcase_add_test(tc, lossless_publishes_before_waits);
