@@ -69,8 +69,10 @@ int egpu_mem_trace_enable(egpu_ctx *ctx, egpu_map *ring,
  * What the site's inline claim folds (trace_site.c): where the shard of
  * an SM keeps its counters and records, as span_claim finds them from
  * the ring's struct dev_ring at @desc (@handle's data; offline, a
- * placeholder), and the sizes of the spans it asks for. None for a
- * lossless ring (its claim may wait) or a ring too small for a span.
+ * placeholder), and the sizes of the spans it asks for (span_fold_sizes:
+ * span_claim's, at most half a shard). None for a lossless ring (its
+ * claim may wait, and try again: span_claim_again) or a ring too small
+ * for a span.
  */
 static void fold_claim(struct egpu_map *ring, uint64_t handle,
 		       struct ptx_trace *tr)
@@ -78,10 +80,12 @@ static void fold_claim(struct egpu_map *ring, uint64_t handle,
 	uint64_t desc = ring->obj->ctx->offline ? handle : dev_map_data(ring->dev);
 	uint32_t most;
 	struct dev_ring v;
+	struct span_fold sizes;
 
 	ring_gpu_view(ring->ring, handle, &v);
 	most = v.max_record / SPAN_SLOT;
-	if (v.flags & RING_LOSSLESS || most < span_claim_least(1, 0, 0))
+	sizes = span_fold_sizes(most, v.mask + 1);
+	if (v.flags & RING_LOSSLESS || most < sizes.least)
 		return;
 	tr->claim.shards = v.shards;
 	tr->claim.prod_off = offsetof(struct ring_counters, prod);
@@ -90,12 +94,9 @@ static void fold_claim(struct egpu_map *ring, uint64_t handle,
 	tr->claim.tag = span_ring_tag(desc);
 	tr->claim.skip_flags = RING_COMMIT | RING_DISCARD;
 	/* as span_claim sizes a span for a record of one slot */
-	tr->claim.first = span_next_slots(0, 2);
-	tr->claim.most = SPAN_MAX_SLOTS;
-	if (tr->claim.most > most)
-		tr->claim.most = most;
-	if (tr->claim.first > most)
-		tr->claim.first = most;
+	tr->claim.least = sizes.least;
+	tr->claim.first = sizes.first;
+	tr->claim.most = sizes.most;
 	if (!(v.flags & RING_IN_DEVICE_MEMORY)) { /* the ring itself */
 		tr->claim.ctr = desc;
 		tr->claim.data = v.data;
@@ -124,6 +125,7 @@ int mem_trace_request(struct egpu_ctx *ctx, struct ptx_attach *reqs,
 	}
 	/* Moved to the GPU now: in GPU memory when the map asked for it. */
 	t->req.sys_fence = !(t->ring->spec->flags & EGPU_F_RING_DEVICE);
+	t->req.lossless = t->ring->spec->flags & EGPU_F_RING_LOSSLESS;
 	t->req.span_flags = RING_COMMIT | RING_SPAN;
 	t->req.hdr_size = RING_HDR_SIZE;
 	memset(&t->req.claim, 0, sizeof(t->req.claim));

@@ -154,7 +154,7 @@ RT_API uint64_t egpu_dev_trace_span(uint64_t map, uint64_t state,
 {
 	struct dev_ring *r = rt_ring(map);
 
-	return r ? span_trace(r, state, addr, info) : state;
+	return r ? span_trace(r, state, addr, info, false) : state;
 }
 
 /* bpf_egpu_trace_span_flush: 0, or -EINVAL (map). */
@@ -178,29 +178,27 @@ RT_API struct span_regs egpu_dev_trace_site(uint64_t map, uint64_t state,
 {
 	struct dev_ring *r = rt_ring(map);
 
-	return span_regs_of(r, span_trace(r, state, addr, info));
+	return span_regs_of(r, span_trace(r, state, addr, info, true));
 }
 
 /*
  * Trace mode, the leader of an affine access that owns no span, no lane of
- * its group owning one (trace_site.c's claim): a span claimed after
- * @state's as span_place claims it, the registers with its cursor at slot
- * 1, where the site then stores the record inline; or, when the claim
- * dropped it (counted), @state owning none. In a lossless ring the span
- * takes the one record (room for one left), so the site publishes it at
- * once (docs/events.md, "Lossless rings").
+ * its group owning one (trace_site.c's claim_span), where the site does
+ * not claim inline (a lossless ring: the claim may wait and try again): a
+ * span claimed after @state's as span_place claims it, the registers with
+ * its cursor at slot 1, where the site then stores the record inline; or,
+ * when the claim dropped it (counted), @state owning none. Only a group
+ * of the whole warp claims here, and its span may stay open: the site
+ * publishes it before every wait (docs/events.md, "Lossless rings").
  */
 RT_API struct span_regs egpu_dev_trace_claim(uint64_t map, uint64_t state)
 {
 	struct dev_ring *r = rt_ring(map), v = ring_shape(r);
 	uint32_t tag = span_ring_tag((uintptr_t)r);
 	uint64_t st = span_claim(r, &v, ring_shard_here(&v), tag,
-				 span_prev_slots(state, tag), 1);
-	struct span_regs g = span_regs_of(r, st ? st : state & ~SPAN_OWN);
+				 span_prev_slots(state, tag), 1, false);
 
-	if (g.left && (v.flags & RING_LOSSLESS))
-		g.left = 1;
-	return g;
+	return span_regs_of(r, st ? st : state & ~SPAN_OWN);
 }
 
 /*
@@ -211,7 +209,7 @@ RT_API void egpu_dev_trace_alone(uint64_t map, uint64_t addr, uint64_t info)
 {
 	struct dev_ring *r = rt_ring(map);
 
-	span_flush(r, span_trace(r, 0, addr, info));
+	span_flush(r, span_trace(r, 0, addr, info, false));
 }
 
 /* The record's payload address, or 0 (bad map or flags, too big, full). */

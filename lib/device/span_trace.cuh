@@ -112,23 +112,26 @@ RT_INLINE void span_skip(uint64_t at, uint32_t len)
  * @shard: its state (owned, slot 0 used by its header and owner), or a
  * state not owning one when the shard is full (one drop counted). What
  * the claim keeps is made 16-aligned and kept from the shard's end by
- * records the consumer skips (at most one claim again).
+ * records the consumer skips (at most one claim again, or, where
+ * span_claim_again says, until it is placed or its wait for room runs
+ * out). @exact: just the record's span, which the call publishes
+ * (span_claim_least).
  */
 RT_INLINE uint64_t span_claim(struct dev_ring *r, const struct dev_ring *v,
 			      uint32_t shard, uint32_t tag, uint32_t prev,
-			      uint32_t need)
+			      uint32_t need, bool exact)
 {
 	struct ring_shard s = ring_shard_at(r, v, shard);
 	uint32_t most = v->max_record / SPAN_SLOT, want;
 	uint32_t local = v->flags & RING_IN_DEVICE_MEMORY ? RING_RESERVED_LOCAL : 0;
-	bool lossless = v->flags & RING_LOSSLESS;
+	bool again = span_claim_again(v->flags & RING_LOSSLESS, need, s.mask + 1);
 
-	for (int tries = 0; need + 2 <= most && tries < 2; tries++) {
+	for (int tries = 0; need + 2 <= most && (tries < 2 || again); tries++) {
 		uint64_t pos, at;
-		uint32_t least = span_claim_least(need, lossless, tries), kept, head, slots;
+		uint32_t least = span_claim_least(need, exact, tries), kept, head, slots;
 
-		want = lossless ? least : span_next_slots(prev, need + 1);
-		want = want < most ? want : most;
+		want = span_claim_slots(exact ? least : span_next_slots(prev, need + 1),
+					least, most, s.mask + 1);
 		kept = ring_claim_one(&s, least * SPAN_SLOT, want * SPAN_SLOT, &pos);
 		if (!kept) /* dropped: counted */
 			return 0;
@@ -154,12 +157,13 @@ RT_INLINE uint64_t span_claim(struct dev_ring *r, const struct dev_ring *v,
 /*
  * The leader's place for a record of @need slots, from its own span when
  * it can take it (span_can_take), else from a new one (the old one
- * published first): the record's address, or 0 when dropped. *@st moves
- * past the record, or owns no span any more when dropped.
+ * published first; @exact: span_claim's): the record's address, or 0 when
+ * dropped. *@st moves past the record, or owns no span any more when
+ * dropped.
  */
 RT_INLINE uint64_t span_place(struct dev_ring *r, const struct dev_ring *v,
 			      uint64_t *st, uint32_t tag, uint32_t need,
-			      bool later)
+			      bool later, bool exact)
 {
 	uint32_t shard = ring_shard_here(v);
 	uint64_t at;
@@ -171,7 +175,7 @@ RT_INLINE uint64_t span_place(struct dev_ring *r, const struct dev_ring *v,
 		if (mine)
 			span_publish(v, shard, *st);
 		st2 = span_claim(r, v, shard, tag, span_prev_slots(*st, tag),
-				 need);
+				 need, exact);
 		if (!st2) {
 			*st &= ~SPAN_OWN;
 			return 0;
@@ -227,10 +231,13 @@ RT_INLINE void span_flush(struct dev_ring *r, uint64_t st)
  * the record (span_place) and publishes its span when full; every other
  * lane publishes a span it owns (its record went into the leader's) and
  * keeps the leader's span's start as its floor. When the record is
- * dropped the other lanes' states stay as they were.
+ * dropped the other lanes' states stay as they were. In a lossless ring
+ * the span is just the record's and published at once, unless @site (the
+ * splicer's trace mode, which publishes a lane's span before every wait)
+ * and the group is the whole warp (docs/events.md, "Lossless rings").
  */
 RT_INLINE uint64_t span_trace(struct dev_ring *r, uint64_t st, uint64_t addr,
-			      uint64_t info)
+			      uint64_t info, bool site)
 {
 	struct warp_access a = warp_access_of(addr);
 	struct span_rec rec = span_rec_of(&a, addr, info);
@@ -238,11 +245,13 @@ RT_INLINE uint64_t span_trace(struct dev_ring *r, uint64_t st, uint64_t addr,
 	uint64_t lst = __shfl_sync(a.mask, st, leader), at = 0;
 	bool later = __any_sync(a.mask,
 		span_floor_after(st, tag, span_st_start(lst)) > 0);
+	bool keep = span_may_stay_open(__ldg(&r->flags) & RING_LOSSLESS, site,
+				       a.mask);
 
 	if (rt_lane() == leader) {
 		struct dev_ring v = ring_shape(r);
 
-		at = span_place(r, &v, &lst, tag, rec.slots, later);
+		at = span_place(r, &v, &lst, tag, rec.slots, later, !keep);
 	}
 	at = __shfl_sync(a.mask, at, leader);
 	if (!at)
@@ -250,8 +259,7 @@ RT_INLINE uint64_t span_trace(struct dev_ring *r, uint64_t st, uint64_t addr,
 	lst = __shfl_sync(a.mask, lst, leader);
 	span_write(&rec, &a, at, addr, info);
 	if (rt_lane() == leader) {
-		if (span_st_used(lst) < span_st_slots(lst) &&
-		    !(__ldg(&r->flags) & RING_LOSSLESS))
+		if (span_st_used(lst) < span_st_slots(lst) && keep)
 			return lst;
 		span_flush(r, lst);
 		return lst & ~SPAN_OWN;

@@ -140,14 +140,99 @@ RING_INLINE uint32_t span_next_slots(uint32_t prev, uint32_t need)
 
 /*
  * The least slots a claim for a record of @need slots keeps, try @tries:
- * room to align it (need + 2: a position 8 mod 16 costs a slot), or, in a
- * lossless ring, the span exactly (header and record) at the first try,
- * published in the same call (docs/events.md "Lossless rings"); its ring
- * holds spans only, so positions stay 16-aligned and the first try takes.
+ * room to align it (need + 2: a position 8 mod 16 costs a slot), or, for
+ * an @exact claim, the span exactly (header and record) at the first try,
+ * published in the same call (a lossless ring's span that may not stay
+ * open: span_may_stay_open); a span ring holds spans only, so positions
+ * stay 16-aligned and the first try takes.
  */
-RING_INLINE uint32_t span_claim_least(uint32_t need, int lossless, int tries)
+RING_INLINE uint32_t span_claim_least(uint32_t need, int exact, int tries)
 {
-	return lossless && tries == 0 ? need + 1 : need + 2;
+	return exact && tries == 0 ? need + 1 : need + 2;
+}
+
+/*
+ * The slots a claim asks for, @want at most: no more than @most (the
+ * ring's largest record), nor than half its shard of @cap bytes unless the
+ * least it keeps (@least) needs more, so that a span that would cross the
+ * shard's end fits at the second try (a growing span never costs a drop
+ * in a small ring: a lossless ring drops nothing for its spans' sizes).
+ */
+RING_INLINE uint32_t span_claim_slots(uint32_t want, uint32_t least,
+				      uint32_t most, uint64_t cap)
+{
+	uint64_t half = cap / 2 / SPAN_SLOT;
+
+	if (want > half)
+		want = half > least ? (uint32_t)half : least;
+	return want < most ? want : most;
+}
+
+/*
+ * What the splicer's inline claim (ptx/trace_site.c, in a ring that drops
+ * when full) folds of span_claim's size for a record of one slot, in a
+ * ring whose largest record has @most slots and whose shards hold @cap
+ * bytes: the least slots, a fresh state's span's and the most. After a
+ * span of prev > 0 slots it asks for min(max(2 prev, least), most), which
+ * is span_claim_slots(span_next_slots(prev, 2), least, @most, @cap): both
+ * only clamp twice the last span (test_span checks every prev).
+ */
+struct span_fold {
+	uint32_t least, first, most;
+};
+
+RING_INLINE struct span_fold span_fold_sizes(uint32_t most, uint64_t cap)
+{
+	uint32_t least = span_claim_least(1, 0, 0);
+
+	return (struct span_fold){
+		least,
+		span_claim_slots(span_next_slots(0, 2), least, most, cap),
+		span_claim_slots(SPAN_MAX_SLOTS, least, most, cap),
+	};
+}
+
+/*
+ * Whether a claim for a record of @need slots tries again after two
+ * claims that would have crossed the end of its shard of @cap bytes
+ * (else it drops, counted): in a @lossless ring, when its least span
+ * takes at most half the shard, so that each try fails only if other
+ * warps claimed a whole shard since the one before (in a smaller shard
+ * the span might fit at one position only).
+ */
+RING_INLINE int span_claim_again(int lossless, uint32_t need, uint64_t cap)
+{
+	return lossless && 2ull * (need + 2) * SPAN_SLOT <= cap;
+}
+
+/*
+ * Whether a span may stay open after the call that wrote a record of the
+ * group @mask into it (docs/events.md, "Lossless rings"): always in a ring
+ * that drops when full; in a @lossless ring only in the splicer's trace
+ * mode (@site), which publishes a lane's span before every instruction
+ * that waits for other threads and before every branch that splits its
+ * warp, and only for a group of the whole warp (a group of fewer lanes
+ * may be one side of such a split, and their waits to reconverge are not
+ * in the PTX). Otherwise the span holds the one record and the call
+ * publishes it.
+ */
+RING_INLINE int span_may_stay_open(int lossless, int site, uint32_t mask)
+{
+	return !lossless || (site && mask == 0xffffffffu);
+}
+
+/*
+ * The state of a lane that publishes the span it owns before it waits (or
+ * calls): it owns none, and its slots become used / 2 + 1, so that the
+ * next span (span_next_slots doubles them) has room for the run of
+ * records the lane made in this one and a slot more (a loop that makes
+ * the same records between two waits never fills it; a fill would double
+ * the next), not twice a span that was mostly left empty.
+ */
+RING_INLINE uint64_t span_let_go(uint64_t st)
+{
+	return (st & ~(SPAN_OWN | SPAN_SLOTS_MASK)) |
+	       (uint64_t)(span_st_used(st) / 2 + 1) << SPAN_SLOTS_SHIFT;
 }
 
 #endif

@@ -27,16 +27,6 @@ static unsigned operand_commas(const struct ptx_module *m,
 	return n;
 }
 
-static bool has_modifier(const struct ptx_module *m, const struct ptx_stmt *st,
-			 const char *mod)
-{
-	for (uint32_t t = st->op + 1; t < st->last &&
-	     m->toks[t].kind == TOK_DIR; t++)
-		if (tok_is(m, t, mod))
-			return true;
-	return false;
-}
-
 /* Whether @st waits for arrivals that an exited thread never makes. */
 static bool counts_arrivals(const struct ptx_module *m,
 			    const struct ptx_stmt *st)
@@ -45,12 +35,12 @@ static bool counts_arrivals(const struct ptx_module *m,
 		return true;
 	if (!tok_is(m, st->op, "bar") && !tok_is(m, st->op, "barrier"))
 		return false;
-	if (has_modifier(m, st, ".cluster"))
+	if (stmt_has_modifier(m, st, ".cluster"))
 		return false; /* released by exits, as the CTA barrier */
-	if (has_modifier(m, st, ".arrive"))
+	if (stmt_has_modifier(m, st, ".arrive"))
 		return true;
 	/* bar.red has d, a, [b,] c; bar.sync a[, b]: b is the count */
-	return operand_commas(m, st) >= (has_modifier(m, st, ".red") ? 3u : 1u);
+	return operand_commas(m, st) >= (stmt_has_modifier(m, st, ".red") ? 3u : 1u);
 }
 
 static const struct ptx_stmt *find_counted(const struct ptx_func *f,

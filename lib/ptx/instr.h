@@ -152,6 +152,9 @@ int rewrite_kernel(const struct ptx_module *m, struct kernel_plan *plan,
  * instruction of @f lets control reach its closing brace. */
 bool stmt_is_exit(const struct ptx_module *m, const struct ptx_stmt *st);
 bool func_falls_off_end(const struct ptx_module *m, const struct ptx_func *f);
+/* Whether the opcode of instruction @st has modifier @mod (".sync"). */
+bool stmt_has_modifier(const struct ptx_module *m, const struct ptx_stmt *st,
+		       const char *mod);
 
 /* Most thread-local registers one function's copies may share. */
 #define FUNC_TL_MAX 256

@@ -230,12 +230,22 @@ void tr_emit_site(struct strbuf *sb, const struct tr_site_code *c);
 /*
  * A kernel with traced sites: its lanes' span registers set at its entry,
  * each lane's span published before every exit and, with @calls (a .func
- * traces too: its records go to spans claimed later), before every call.
- * @item: the kernel's item, which names its labels.
+ * traces too: its records go to spans claimed later) or a lossless ring,
+ * before every call; in a lossless ring also before every wait and split
+ * (trace_wait.c). @item: the kernel's item, which names its labels.
  */
 int tr_emit_kernel(const struct ptx_module *m, uint32_t item,
 		   const char *prefix, const struct ptx_trace *tr, bool calls,
 		   struct edits *e);
+
+/* What instruction @st does to a lossless trace's open span (trace_wait.c). */
+enum tr_wait {
+	TR_NO_WAIT,
+	TR_WAITS,     /* waits for other threads, or splits the warp: let go */
+	TR_MAY_SPLIT, /* a guarded bra: let go when the lanes differ */
+	TR_EXIT,      /* not from tr_wait_of (stmt_is_exit): publish only */
+};
+enum tr_wait tr_wait_of(const struct ptx_module *m, const struct ptx_stmt *st);
 
 /* The instruction texts probes read (module-scope strings), at @off. */
 int mem_emit_texts(const struct mem_plan *p, const struct ptx_module *m,

@@ -120,9 +120,13 @@ struct ptx_trace {
 		uint32_t tag;      /* the ring's tag in a lane's state */
 		uint32_t hdr_flags; /* of a span's header before it is published */
 		uint32_t skip_flags; /* of a record the consumer skips */
+		uint32_t least;    /* slots of a span at least */
 		uint32_t first;    /* slots of a lane's first span */
 		uint32_t most;     /* slots of a span at most */
 	} claim;
+	/* The ring is lossless: a lane publishes its span before it waits
+	 * for other threads and before its warp splits (trace_wait.c). */
+	bool lossless;
 };
 
 /* egpu memcheck's check (ptx_attach.memcheck). */

@@ -22,6 +22,16 @@ bool stmt_is_exit(const struct ptx_module *m, const struct ptx_stmt *st)
 	return is_op(m, st, "ret") || is_op(m, st, "exit");
 }
 
+bool stmt_has_modifier(const struct ptx_module *m, const struct ptx_stmt *st,
+		       const char *mod)
+{
+	for (uint32_t t = st->op + 1; t < st->last &&
+	     m->toks[t].kind == TOK_DIR; t++)
+		if (tok_is(m, t, mod))
+			return true;
+	return false;
+}
+
 const struct ptx_stmt *func_entry_stmt(const struct ptx_module *m,
 				       const struct ptx_func *f)
 {

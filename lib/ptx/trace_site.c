@@ -23,14 +23,17 @@
  *   then claims one alone, inline as span_claim's first try does when
  *   the span fits (the shard's reserved and prod atomics, the room
  *   checked between them; else undone and the runtime's call below),
- *   or in a lossless ring through egpu_dev_trace_claim (its wait), the
- *   other lanes' floors moving to its start as span_trace moves them.
+ *   or in a lossless ring through egpu_dev_trace_claim (its wait and
+ *   tries again, span_claim_again), the other lanes' floors moving to
+ *   its start as span_trace moves them.
  * The site's kind, size and number are the record's first word, a
  * constant here. Anything else calls egpu_dev_trace_site (device/
  * runtime.cu: bpf_egpu_trace_span's code, span_trace.cuh), which returns
  * the three registers. Before every exit, and before calls when a .func
  * traces too, a lane publishes the span it owns inline (a fence and the
- * header, as when a record fills it).
+ * header, as when a record fills it); into a lossless ring also before
+ * every wait and split of its warp (trace_wait.c), where only a group of
+ * the whole warp stores its record inline.
  * A .func has no kernel registers: its sites call egpu_dev_trace_alone,
  * a span of one record published at once.
  */
@@ -184,11 +187,13 @@ static void vote_slow(struct strbuf *sb, const char *p)
 
 /*
  * The claim's first step inline (span_claim's size, ring_shard_here,
- * ring_take): %~cw1 the slots the leader's span asks for (twice its last
- * one's, %~tst's slots, or the first size, at most claim.most), %~cx5
- * their bytes, %~cx0 its SM's shard's counters; those bytes added to
- * reserved, %~cx2 the value before; %~cp: they do not fit below the
- * cached consumer position (loaded alongside, as ring_take does).
+ * ring_take): %~cw1 the slots the leader's span asks for, as
+ * span_claim_slots sizes it (span_fold_sizes): twice its last one's
+ * (%~tst's slots, whatever a let-go left there), at least claim.least
+ * and at most claim.most, or claim.first for a fresh state; %~cx5 their
+ * bytes, %~cx0 its SM's shard's counters; those bytes added to reserved,
+ * %~cx2 the value before; %~cp: they do not fit below the cached
+ * consumer position (loaded alongside, as ring_take does).
  */
 static void claim_reserve(struct strbuf *sb, const char *p,
 			  const struct ptx_trace *tr)
@@ -196,12 +201,13 @@ static void claim_reserve(struct strbuf *sb, const char *p,
 	put(sb, p, "\tmov.b64 \t{%%~cw0, %%~cw1}, %%~tst;\n"
 	    "\tbfe.u32 \t%%~cw0, %%~cw1, %u, %u;\n"
 	    "\tshl.b32 \t%%~cw1, %%~cw0, 1;\n"
+	    "\tmax.u32 \t%%~cw1, %%~cw1, %u;\n"
 	    "\tmin.u32 \t%%~cw1, %%~cw1, %u;\n"
 	    "\tsetp.eq.u32 \t%%~cp, %%~cw0, 0;\n"
 	    "\tselp.b32 \t%%~cw1, %u, %%~cw1, %%~cp;\n"
 	    "\tmul.wide.u32 \t%%~cx5, %%~cw1, %u;\n",
-	    SPAN_SLOTS_SHIFT - 32, SPAN_SLOTS_BITS, tr->claim.most,
-	    tr->claim.first, SPAN_SLOT);
+	    SPAN_SLOTS_SHIFT - 32, SPAN_SLOTS_BITS, tr->claim.least,
+	    tr->claim.most, tr->claim.first, SPAN_SLOT);
 	if (tr->claim.shards > 1)
 		put(sb, p, "\tmov.u32 \t%%~cw2, %%smid;\n"
 		    "\tand.b32 \t%%~cw3, %%~cw2, %u;\n"
@@ -442,6 +448,10 @@ void tr_emit_site(struct strbuf *sb, const struct tr_site_code *c)
 	put(sb, p, "\t{\n\t.reg .b32 \t%%~tw<12>;\n\t.reg .b64 \t%%~tx<5>;\n"
 	    "\t.reg .pred \t%%~tp<5>;\n");
 	vote_affine(sb, p);
+	/* Lossless: a group of fewer than 32 lanes takes the call, which
+	 * publishes its record's span at once (span_may_stay_open). */
+	if (c->tr->lossless)
+		put(sb, p, "\tsetp.ne.or.u32 \t%%~tp0, %%~tw0, -1, %%~tp0;\n");
 	vote_slow(sb, p);
 	put(sb, p, "\t@%%~tp0 bra \t$~tslow_%u;\n", c->site);
 	claim_span(sb, c);
@@ -460,44 +470,77 @@ static void emit_entry(struct strbuf *sb, const char *p)
 	    "\tmov.u32 \t%%~tleft, 0;\n\t// end egpu trace\n\t");
 }
 
-/* The lane's span published, if it owns one (%~tleft > 0: a lane never
- * owns a full span); with @forget, none owned after (its state keeps it
- * as the lane's floor, and its label says "c" for the call, else "x").
- * Its label: $~tf@kind_@item_@stmt, where the flush goes. */
-static void emit_flush(struct strbuf *sb, const char *p,
-		       const struct ptx_trace *tr, bool forget, uint32_t item,
-		       uint32_t stmt)
+/*
+ * After a publish before a call or a wait, the lane lets go of its span
+ * as span_let_go (maps/span_layout.h) says: its state keeps the span as
+ * the lane's floor, owned no more, its slots used / 2 + 1 (the next
+ * span's size, halved).
+ */
+static void let_go(struct strbuf *sb, const char *p)
 {
-	const char *kind = forget ? "c" : "x";
-
-	put(sb, p, "\t{\n\t.reg .pred \t%%~tq;\n"
-	    "\tsetp.eq.u32 \t%%~tq, %%~tleft, 0;\n"
-	    "\t@%%~tq bra \t$~tf%s_%u_%u;\n", kind, item, stmt);
-	publish_span(sb, p, tr);
-	if (forget)
-		put(sb, p, "\tand.b64 \t%%~tst, %%~tst, %llu;\n"
-		    "\tmov.u32 \t%%~tleft, 0;\n", (unsigned long long)~SPAN_OWN);
-	put(sb, p, "$~tf%s_%u_%u:\n\t}\n", kind, item, stmt);
+	put(sb, p, "\t{\n\t.reg .b32 \t%%~lw<3>;\n"
+	    "\tmov.b64 \t{%%~lw0, %%~lw1}, %%~tst;\n"
+	    "\tbfe.u32 \t%%~lw2, %%~lw1, %u, %u;\n"
+	    "\tshr.u32 \t%%~lw2, %%~lw2, 1;\n"
+	    "\tadd.u32 \t%%~lw2, %%~lw2, 1;\n"
+	    "\tbfi.b32 \t%%~lw1, %%~lw2, %%~lw1, %u, %u;\n"
+	    "\tand.b32 \t%%~lw1, %%~lw1, %u;\n"
+	    "\tmov.b64 \t%%~tst, {%%~lw0, %%~lw1};\n"
+	    "\tmov.u32 \t%%~tleft, 0;\n\t}\n",
+	    SPAN_USED_SHIFT - 32, SPAN_SLOTS_BITS, SPAN_SLOTS_SHIFT - 32,
+	    SPAN_SLOTS_BITS, (unsigned)(~SPAN_OWN >> 32));
 }
 
-/* Before an exit: the flush, under the exit's own guard. */
-static int flush_at_exit(const struct ptx_module *m, const struct ptx_stmt *st,
-			 const char *p, const struct ptx_trace *tr,
-			 uint32_t item, uint32_t stmt, struct edits *e)
+/* The lane's span published, if it owns one (%~tleft > 0: a lane never
+ * owns a full span); let go of after, but at an exit (@kind 'x'; 'c'
+ * before a call, 'w' before a wait). Its label: $~tf@kind_@item_@stmt,
+ * where the flush goes. */
+static void emit_flush(struct strbuf *sb, const char *p,
+		       const struct ptx_trace *tr, char kind, uint32_t item,
+		       uint32_t stmt)
+{
+	put(sb, p, "\t{\n\t.reg .pred \t%%~tq;\n"
+	    "\tsetp.eq.u32 \t%%~tq, %%~tleft, 0;\n"
+	    "\t@%%~tq bra \t$~tf%c_%u_%u;\n", kind, item, stmt);
+	publish_span(sb, p, tr);
+	if (kind != 'x')
+		let_go(sb, p);
+	put(sb, p, "$~tf%c_%u_%u:\n\t}\n", kind, item, stmt);
+}
+
+/*
+ * Before statement @st, an exit (@w TR_EXIT) or in a lossless ring one
+ * that may wait or split the warp (trace_wait.c): the lane's flush, let go
+ * of after but at an exit; skipped (to $~t@skip_@item_@stmt) where the
+ * exit's guard is false, or where a guarded bra's predicate is the same
+ * in every active lane (a vote: then the warp does not split).
+ */
+static int flush_before(const struct ptx_module *m, const struct ptx_stmt *st,
+			enum tr_wait w, const char *p, const struct ptx_trace *tr,
+			uint32_t item, uint32_t stmt, struct edits *e)
 {
 	struct strbuf *sb = edit_at(e, m->toks[st->first].off, 0);
+	const char *what = w == TR_EXIT ? "exit" : "wait";
+	char skip = w == TR_MAY_SPLIT ? 'u' :
+		    w == TR_EXIT && st->kind == ST_INSN && st->pred >= 0 ? 'x' : 0;
+	int pl = skip ? (int)m->toks[st->pred].len : 0;
+	const char *pred = skip ? tok_text(m, (uint32_t)st->pred) : NULL;
 
 	if (!sb)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
-	sb_adds(sb, "// begin egpu trace exit\n");
-	if (st->kind == ST_INSN && st->pred >= 0)
+	sb_printf(sb, "// begin egpu trace %s\n\t{\n", what);
+	if (skip == 'x')
 		put(sb, p, "\t@%s%.*s bra \t$~tx_%u_%u;\n",
-		    st->pred_neg ? "" : "!", (int)m->toks[st->pred].len,
-		    tok_text(m, (uint32_t)st->pred), item, stmt);
-	emit_flush(sb, p, tr, false, item, stmt);
-	if (st->kind == ST_INSN && st->pred >= 0)
-		put(sb, p, "$~tx_%u_%u:\n", item, stmt);
-	sb_adds(sb, "\t// end egpu trace exit\n\t");
+		    st->pred_neg ? "" : "!", pl, pred, item, stmt);
+	if (skip == 'u')
+		put(sb, p, "\t.reg .pred \t%%~tu;\n\t.reg .b32 \t%%~tm;\n"
+		    "\tactivemask.b32 \t%%~tm;\n"
+		    "\tvote.sync.uni.pred \t%%~tu, %.*s, %%~tm;\n"
+		    "\t@%%~tu bra \t$~tu_%u_%u;\n", pl, pred, item, stmt);
+	emit_flush(sb, p, tr, w == TR_EXIT ? 'x' : 'w', item, stmt);
+	if (skip)
+		put(sb, p, "$~t%c_%u_%u:\n", skip, item, stmt);
+	sb_printf(sb, "\t}\n\t// end egpu trace %s\n\t", what);
 	return 0;
 }
 
@@ -534,7 +577,7 @@ static int flush_before_call(const struct ptx_module *m, uint32_t item,
 	if (!sb)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
 	sb_adds(sb, "// begin egpu trace call\n");
-	emit_flush(sb, p, tr, true, item, j);
+	emit_flush(sb, p, tr, 'c', item, j);
 	sb_adds(sb, "\t// end egpu trace call\n\t");
 	return 0;
 }
@@ -575,13 +618,18 @@ int tr_emit_kernel(const struct ptx_module *m, uint32_t item,
 	for (uint32_t i = 0; i < f->nstmts && !err; i++) {
 		const struct ptx_stmt *st = &f->stmts[i];
 
+		enum tr_wait w = tr->lossless ? tr_wait_of(m, st) : TR_NO_WAIT;
+
 		if (stmt_is_exit(m, st))
-			err = flush_at_exit(m, st, prefix, tr, item, i, e);
-		else if (calls && st->kind == ST_INSN && tok_is(m, st->op, "call"))
+			err = flush_before(m, st, TR_EXIT, prefix, tr, item, i, e);
+		else if ((calls || tr->lossless) && st->kind == ST_INSN &&
+			 tok_is(m, st->op, "call"))
 			err = flush_before_call(m, item, f, i, prefix, tr, e);
+		else if (w != TR_NO_WAIT)
+			err = flush_before(m, st, w, prefix, tr, item, i, e);
 	}
 	if (!err && func_falls_off_end(m, f))
-		err = flush_at_exit(m, &f->stmts[f->nstmts - 1], prefix, tr,
-				    item, f->nstmts - 1, e);
+		err = flush_before(m, &f->stmts[f->nstmts - 1], TR_EXIT,
+				   prefix, tr, item, f->nstmts - 1, e);
 	return err;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "bench.h"
 
@@ -12,6 +13,31 @@ float bench_time_once(cudaKernel_t k, const struct workload *w)
 {
 	CUDA_CHECK(cudaMemsetAsync(flush_buf, 0, FLUSH_BYTES, 0));
 	return app_time_launch(k, w->grid, w->block, w->args);
+}
+
+static double host_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+float bench_time_until(cudaKernel_t k, const struct workload *w,
+		       bool (*done)(void *arg), void *arg, double limit_ms)
+{
+	double t0;
+	bool ok;
+
+	CUDA_CHECK(cudaMemsetAsync(flush_buf, 0, FLUSH_BYTES, 0));
+	CUDA_CHECK(cudaDeviceSynchronize());
+	t0 = host_ms();
+	CUDA_CHECK(cudaLaunchKernel((const void *)k, w->grid, w->block,
+				    w->args, 0, 0));
+	while (!(ok = done(arg)) && host_ms() - t0 < limit_ms)
+		;
+	CUDA_CHECK(cudaDeviceSynchronize());
+	return ok ? (float)(host_ms() - t0) : -1.0f;
 }
 
 int bench_regs(cudaKernel_t k)

@@ -21,7 +21,9 @@
  * side at its pace; and the same span rows through the splicer's trace
  * mode (egpu_mem_trace_enable: the records stored at the access, no probe
  * program; the objects' rings only). CUDA events, L2
- * flushed, runs interleaved, medians. For the traces also DRAIN_RUNS more
+ * flushed, runs interleaved, medians; a lossless row's probed runs timed
+ * on the host's clock until their whole trace is delivered
+ * (measure_delivered). For the traces also DRAIN_RUNS more
  * launches, each into an empty ring with no consumer running, then drained
  * on this thread: the kernel's ratio when its whole trace fits, and the
  * time the host takes to drain a run (ms, payload GB/s). Prints a Markdown
@@ -47,6 +49,7 @@
 #define SETTLE_MS 50      /* the consumer is done when nothing came for this long */
 #define SETTLE_MAX_S 30
 #define DRAIN_RUNS 5
+#define DELIVERY_MAX_MS 10000.0 /* a lossless run's trace not delivered by then: drops */
 
 struct mode {
 	const char *name;
@@ -54,9 +57,9 @@ struct mode {
 	double vec_target; /* ratio on vecadd, from the issue */
 	bool ring;
 	bool spans; /* records are spans (bpf_egpu_trace_span): decoded */
-	/* A lossless ring smaller than the trace: no launch into it without
-	 * a consumer (time_drain); its GB/s are those delivered while the
-	 * kernels ran. */
+	/* A lossless ring: no launch into it without a consumer
+	 * (time_drain); each run timed until its trace is delivered
+	 * (measure_delivered), its GB/s are those delivered in that time. */
 	bool lossless;
 	/* Chunks (egpu_ringbuf_opts.chunk_fn) on CHUNK_THREADS consumer
 	 * threads, each span of a chunk decoded as on_span does. */
@@ -212,6 +215,59 @@ static float median(float *v, int n)
 	return v[n / 2];
 }
 
+/* What a probed run of a lossless row waits for: the consumer has taken
+ * every record up to @want. */
+struct delivery {
+	struct stream *s;
+	uint64_t want;
+};
+
+static bool all_delivered(void *arg)
+{
+	struct delivery *d = arg;
+
+	return delivered(d->s) >= d->want;
+}
+
+/*
+ * A lossless row's runs, interleaved with the plain kernel's as
+ * bench_measure does (medians into *@base and *@probed): the plain
+ * kernel's device time, and each probed run's host time from its launch
+ * until the consumer has taken every record it made (as many as each
+ * warm-up run made: none is dropped), so that the time covers the trace's
+ * delivery into host memory, not only the kernel. A run whose records do
+ * not all come (drops) counts as DELIVERY_MAX_MS.
+ */
+static void measure_delivered(cudaKernel_t plain, cudaKernel_t inst,
+			      const struct workload *w, int runs,
+			      struct stream *s, float *base, float *probed)
+{
+	float *a = calloc((size_t)runs, sizeof(float));
+	float *b = calloc((size_t)runs, sizeof(float));
+	struct delivery d = { s, 0 };
+	uint64_t per_run;
+
+	EGPU_CHECK(a && b);
+	for (int i = 0; i < BENCH_WARMUP; i++) {
+		bench_time_once(plain, w);
+		bench_time_once(inst, w);
+	}
+	settle(s);
+	per_run = delivered(s) / BENCH_WARMUP;
+	for (int i = 0; i < runs; i++) {
+		a[i] = bench_time_once(plain, w);
+		d.want = delivered(s) + per_run;
+		b[i] = bench_time_until(inst, w, all_delivered, &d,
+					DELIVERY_MAX_MS);
+		if (b[i] < 0)
+			b[i] = (float)DELIVERY_MAX_MS;
+	}
+	*base = median(a, runs);
+	*probed = median(b, runs);
+	free(a);
+	free(b);
+}
+
 /*
  * DRAIN_RUNS launches of @inst, each with @map's ring empty and nobody
  * consuming it, then the records it left consumed on this thread until
@@ -334,8 +390,12 @@ static void bench_mode(const struct mode *m, const char *ptx, size_t len,
 		}
 		if (cursor)
 			EGPU_CHECK(!egpu_map_lookup(cursor, &zero, &kept_before));
-		bench_measure(app_kernel(plain, w[i].kernel), k, &w[i], runs,
-			      &base, &probed);
+		if (m->lossless)
+			measure_delivered(app_kernel(plain, w[i].kernel), k,
+					  &w[i], runs, &s, &base, &probed);
+		else
+			bench_measure(app_kernel(plain, w[i].kernel), k, &w[i],
+				      runs, &base, &probed);
 		if (cursor) {
 			CUDA_CHECK(cudaDeviceSynchronize());
 			EGPU_CHECK(!egpu_map_lookup(cursor, &zero, &kept));

@@ -70,6 +70,26 @@ extern "C" __global__ void diverge(float *out, int n)
 	}
 }
 
+// Traced into a lossless ring through the splicer's trace mode
+// (span_gpu_trace): rounds of two stores, thread i < n storing out[k * n +
+// i] for k < ROUNDS, the block meeting at __syncthreads after each round:
+// a warp's span holds its round's records and is published before the
+// barrier, which the warps of its block wait at for the others (out holds
+// ROUNDS n floats).
+#define ROUNDS 8
+extern "C" __global__ void barrier_rounds(float *out, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	for (int k = 0; k < ROUNDS; k += 2) {
+		if (i < n) {
+			out[k * n + i] = (float)k;
+			out[(k + 1) * n + i] = (float)(k + 1);
+		}
+		__syncthreads();
+	}
+}
+
 // Traced into a ring in host memory (span_gpu_trap): thread i < n stores
 // out[i], then one thread of the middle block traps, which ends the
 // grid, every exit probe unrun (spans left open: egpu_ringbuf_reclaim).

@@ -32,6 +32,13 @@ struct {
 	__uint(max_entries, 1 << 16);
 } srb SEC(".maps");
 
+/* 4 KiB in host memory: the trace mode's spans at most half of it
+ * (mem_trace_instrument's inline claim sizes). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 12);
+} ssmall SEC(".maps");
+
 /* Lossless: 256 KiB in GPU memory for a trace of 2 MiB, drained while
  * the kernel runs; 64 KiB never polled (wait set by the test); 64 KiB in
  * host memory for the trap. */

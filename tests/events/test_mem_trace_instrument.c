@@ -221,6 +221,36 @@ START_TEST(lossless_claims_through_the_runtime)
 END_TEST
 
 /*
+ * The inline claim's span, sized as span_claim's first try sizes it
+ * (span_fold_sizes): twice the last one's, at least 3 slots, at most 256
+ * and half a shard; 4 for a fresh state. ssmall: one shard of 4 KiB,
+ * so at most 128 slots.
+ */
+START_TEST(inline_claim_sizes_follow_span_claim)
+{
+	static const char *const rings[] = { "strace", "ssmall" };
+	static const unsigned most[] = { 256, 128 };
+	struct egpu_report rep;
+
+	for (int i = 0; i < 2; i++) {
+		char want[320], *out;
+
+		ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, rings[i]),
+						       NULL), 0);
+		out = instrument(kernels, &rep);
+		snprintf(want, sizeof(want), "\tshl.b32 \t%%egpu_cw1, %%egpu_cw0, 1;\n"
+			 "\tmax.u32 \t%%egpu_cw1, %%egpu_cw1, 3;\n"
+			 "\tmin.u32 \t%%egpu_cw1, %%egpu_cw1, %u;\n"
+			 "\tsetp.eq.u32 \t%%egpu_cp, %%egpu_cw0, 0;\n"
+			 "\tselp.b32 \t%%egpu_cw1, 4, %%egpu_cw1, %%egpu_cp;\n",
+			 most[i]);
+		ck_assert_msg(tu_count(out, want) == 2, "%s: %s", rings[i], want);
+		free(out);
+	}
+}
+END_TEST
+
+/*
  * A kernel that falls off its end after a guarded statement: the flush
  * goes before the closing brace, after that statement and not under its
  * guard (a lane whose guard is false ends there too).
@@ -249,6 +279,101 @@ START_TEST(end_flush_not_under_a_guarded_last_statement)
 }
 END_TEST
 
+/*
+ * A lossless ring: the lane's span let go of before each instruction that
+ * waits for other threads and each call; before a guarded bra only when
+ * the active lanes' predicates differ (a vote); not before an arrive, a
+ * warp collective or a bra.uni (trace_wait.c); a group of fewer than 32
+ * lanes never takes the inline record (its span could stay open). A ring
+ * that drops when full needs none of it.
+ */
+START_TEST(lossless_publishes_before_waits)
+{
+	static const char waits[] = HEAD
+		".func g()\n{\n\tret;\n}\n"
+		".visible .entry w(.param .u64 w_p)\n{\n"
+		"\t.reg .pred %p<3>;\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<3>;\n"
+		"\t.shared .b64 bar0;\n"
+		"\tld.param.u64 %rd1, [w_p];\n"
+		"$L_top:\n"
+		"\tld.global.u32 %r1, [%rd1];\n"
+		"\tbar.sync 0;\n"
+		"\tbarrier.cta.red.and.pred %p2, 1, %p1;\n"
+		"\tbar.arrive 1, 64;\n"
+		"\tbar.warp.sync -1;\n"
+		"\tshfl.sync.bfly.b32 %r2, %r1, 1, 31, -1;\n"
+		"\tmbarrier.try_wait.parity.shared::cta.b64 %p2, [bar0], 0;\n"
+		"\tcall.uni g, ();\n"
+		"\tsetp.lt.u32 %p1, %r1, 10;\n"
+		"\t@%p1 bra.uni $L_top;\n"
+		"\t@!%p1 bra $L_top;\n"
+		"\tst.global.u32 [%rd1], %r1;\n"
+		"\tret;\n}\n";
+	EGPU_OPTS(egpu_mem_trace_opts, o);
+	struct egpu_report rep;
+	char *out, *s;
+
+	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "slossless"),
+					       &o), 0);
+	out = instrument(waits, &rep);
+	/* bar.sync, barrier.cta.red, mbarrier.try_wait, the bra */
+	ck_assert_int_eq(tu_count(out, "// begin egpu trace wait"), 4);
+	s = tu_text_before(out, "// begin egpu trace wait", "bar.sync 0;");
+	ck_assert_ptr_nonnull(strstr(s, "@%egpu_tq bra \t$egpu_tfw_"));
+	ck_assert_ptr_nonnull(strstr(s, "st.volatile.global.u64"));
+	/* let go: owned no more, slots used / 2 + 1, %tleft 0 */
+	ck_assert_ptr_nonnull(strstr(s, "shr.u32 \t%egpu_lw2, %egpu_lw2, 1;"));
+	ck_assert_ptr_nonnull(strstr(s, "mov.u32 \t%egpu_tleft, 0;"));
+	free(s);
+	s = tu_text_before(out, "// begin egpu trace wait", "barrier.cta.red");
+	ck_assert_ptr_nonnull(strstr(s, "$egpu_tfw_"));
+	free(s);
+	s = tu_text_before(out, "// begin egpu trace wait", "mbarrier.try_wait");
+	ck_assert_ptr_nonnull(strstr(s, "$egpu_tfw_"));
+	free(s);
+	s = tu_text_before(out, "// begin egpu trace wait", "@!%p1 bra $L_top;");
+	ck_assert_ptr_nonnull(strstr(s, "vote.sync.uni.pred \t%egpu_tu, %p1, %egpu_tm;"));
+	ck_assert_ptr_nonnull(strstr(s, "$egpu_tfw_"));
+	free(s);
+	/* none before the arrive, the warp sync, the shfl, the bra.uni */
+	s = tu_text_before(out, "bar.arrive 1, 64;", "mbarrier.try_wait");
+	ck_assert_int_eq(tu_count(s, "// begin egpu trace wait"), 1);
+	free(s);
+	s = tu_text_before(out, "setp.lt.u32 %p1", "@!%p1 bra $L_top;");
+	ck_assert_int_eq(tu_count(s, "// begin egpu trace wait"), 1);
+	free(s);
+	/* every call (g does not trace), the exit */
+	ck_assert_int_eq(tu_count(out, "// begin egpu trace call"), 1);
+	ck_assert_int_eq(tu_count(out, "// begin egpu trace exit"), 1);
+	/* lossless sites: a group of fewer than 32 lanes calls */
+	ck_assert_int_eq(tu_count(out, "setp.ne.or.u32 \t%egpu_tp0, %egpu_tw0, -1, %egpu_tp0;"), 2);
+	tu_assemble_sm90(out, "lossless waits");
+	free(out);
+	/* setmaxnreg (sm_90a: not assembled here): a warpgroup meets there */
+	{
+		static const char wg[] = ".version 8.0\n.target sm_90a\n"
+			".address_size 64\n\n"
+			".visible .entry g(.param .u64 g_p)\n{\n\t.reg .b64 %rd<2>;\n"
+			"\tld.param.u64 %rd1, [g_p];\n\tst.global.u32 [%rd1], 1;\n"
+			"\tsetmaxnreg.inc.sync.aligned.u32 232;\n\tret;\n}\n";
+		char *o2 = instrument(wg, &rep);
+
+		s = tu_text_before(o2, "// begin egpu trace wait", "setmaxnreg");
+		ck_assert_ptr_nonnull(strstr(s, "$egpu_tfw_"));
+		free(s);
+		free(o2);
+	}
+	/* the same into a ring that drops: none of it */
+	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "strace"),
+					       &o), 0);
+	out = instrument(waits, &rep);
+	ck_assert_ptr_null(strstr(out, "// begin egpu trace wait"));
+	ck_assert_ptr_null(strstr(out, "// begin egpu trace call"));
+	ck_assert_ptr_null(strstr(out, "setp.ne.or.u32 \t%egpu_tp0, %egpu_tw0, -1"));
+	free(out);
+}
+END_TEST
+
 /* max_registers: .maxnreg on each traced kernel without a limit. */
 START_TEST(register_cap)
 {
@@ -270,8 +395,9 @@ START_TEST(register_cap)
 }
 END_TEST
 
-/* Every kernel of @name's PTX traced, each exit flushing, ptxas happy. */
-static void whole_module(const char *name)
+/* Every kernel of @name's PTX traced, each exit flushing, ptxas happy;
+ * saved as @name@suffix.trace.ptx. */
+static void whole_module(const char *name, const char *suffix)
 {
 	char path[512];
 	struct egpu_report rep;
@@ -289,21 +415,32 @@ static void whole_module(const char *name)
 	       tu_count(out, "\n"));
 	tu_assemble_sm90(out, path);
 	/* for ptxas -v by hand: docs/events.md */
-	snprintf(path, sizeof(path), "%s/%s.trace.ptx", EGPU_TEST_BUILD, name);
+	snprintf(path, sizeof(path), "%s/%s%s.trace.ptx", EGPU_TEST_BUILD, name,
+		 suffix);
 	tu_save(out, path);
 	free(out);
 	free(ptx);
 }
 
+/* Also into a lossless ring (its publishes before barriers and splits:
+ * barrier_rounds, sgemm_tiled), saved as @name.lossless.trace.ptx. */
+static void whole_module_twice(const char *name)
+{
+	whole_module(name, "");
+	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "slossless"),
+					       NULL), 0);
+	whole_module(name, ".lossless");
+}
+
 START_TEST(events_kernels)
 {
-	whole_module("kernels");
+	whole_module_twice("kernels");
 }
 END_TEST
 
 START_TEST(bench_kernels)
 {
-	whole_module("workloads");
+	whole_module_twice("workloads");
 }
 END_TEST
 
@@ -343,8 +480,10 @@ int main(void)
 	tcase_add_test(tc, written_kernels);
 	tcase_add_test(tc, no_flush_before_calls_without_traced_funcs);
 	tcase_add_test(tc, lossless_claims_through_the_runtime);
+	tcase_add_test(tc, inline_claim_sizes_follow_span_claim);
 	tcase_add_test(tc, end_flush_not_under_a_guarded_last_statement);
 	tcase_add_test(tc, register_cap);
+	tcase_add_test(tc, lossless_publishes_before_waits);
 	tcase_add_test(tc, events_kernels);
 	tcase_add_test(tc, bench_kernels);
 	tcase_add_test(tc, bad_arguments);

@@ -73,7 +73,12 @@ struct world {
 	uint64_t calls, dropped_calls, delivered;
 	uint64_t inline_steps, inline_claims, spans_filled_inline; /* trace mode */
 	uint64_t undone_full, undone_skipped; /* ... inline claims undone */
+	uint64_t let_gos;      /* trace mode: spans published before a wait */
+	uint32_t most_records; /* in one span */
 	bool bad;
+	/* A lossless ring's claim (which may wait for room) made while a lane
+	 * of its warp owned an open span. */
+	bool held_while_claiming;
 	/* Warps on threads of their own, stores landing at once (for TSan):
 	 * a header's release store stands for the fence before it. */
 	bool threaded;
@@ -83,7 +88,23 @@ struct world {
 	bool site_mode;
 	uint8_t *cur[WARPS][LANES];
 	uint32_t left[WARPS][LANES];
+	/* Groups: a strict subset of the lanes at one access, one step in
+	 * @split_one_in (the warp splits). */
+	uint32_t split_one_in;
+	/* Threaded, trace mode: how warps meet at a barrier (BAR_*), each
+	 * letting go of its lanes' spans first unless BAR_KEEPS_SPANS (the
+	 * bug a test shows). */
+	unsigned barriers;
+	pthread_mutex_t bar_mu;
+	pthread_cond_t bar_cv;
+	uint32_t bar_live, bar_arrived, bar_gen;
+	int first_done; /* BAR_FIRST_LAST: warp 0 made its first access */
 };
+
+#define BAR_EVERY 1u       /* every BARRIER_EVERY steps of each warp */
+#define BAR_FIRST_LAST 2u  /* warp 0 after its first step, the others
+			    * after their last, which they make after it */
+#define BAR_KEEPS_SPANS 4u
 
 static uint32_t rnd(struct world *w, uint32_t n)
 {
@@ -181,24 +202,40 @@ static void skip(struct world *w, uint32_t warp, uint8_t *at, uint32_t len)
 	store(w, warp, at, &h, 8);
 }
 
-/* span_claim, as the device does it. */
-static uint64_t claim(struct world *w, uint32_t warp, uint32_t prev,
-		      uint32_t need)
+/*
+ * A lossless ring's claim may wait for room, so no lane of its warp may
+ * own an open span meanwhile (but its @lead, which published its own
+ * first): docs/events.md, "Lossless rings".
+ */
+static void check_none_open(struct world *w, uint32_t warp, uint32_t lead)
+{
+	for (uint32_t i = 0; (w->v.flags & RING_LOSSLESS) && i < LANES; i++)
+		if (i != lead && (w->site_mode ? w->left[warp][i] != 0 :
+				  span_st_own(w->st[warp][i])))
+			w->held_while_claiming = true;
+}
+
+/* span_claim, as the device does it, by @lead of @warp. */
+static uint64_t claim(struct world *w, uint32_t warp, uint32_t lead,
+		      uint32_t prev, uint32_t need, bool exact)
 {
 	uint32_t most = w->v.max_record / SPAN_SLOT;
-	bool lossless = w->v.flags & RING_LOSSLESS;
+	bool again = span_claim_again(w->v.flags & RING_LOSSLESS, need,
+				      w->v.mask + 1);
 
-	for (int tries = 0; need + 2 <= most && tries < 2; tries++) {
+	check_none_open(w, warp, lead);
+	for (int tries = 0; need + 2 <= most && (tries < 2 || again); tries++) {
 		/* ring_claim_one keeps the whole want or drops: the model
 		 * asks for it alone (the GPU may keep less, >= the least). */
-		uint32_t want = lossless ? span_claim_least(need, true, tries) :
-				span_next_slots(prev, need + 1);
+		uint32_t least = span_claim_least(need, exact, tries);
+		uint32_t want = span_claim_slots(exact ? least :
+						 span_next_slots(prev, need + 1),
+						 least, most, w->v.mask + 1);
 		uint64_t pos;
 		uint32_t kept, head, slots;
 		uint8_t *at;
 		uint64_t h[2];
 
-		want = want < most ? want : most;
 		kept = want * SPAN_SLOT;
 		pos = model_reserve_pos(&w->v, 0, kept, 1);
 		if (pos == UINT64_MAX)
@@ -224,31 +261,42 @@ static uint64_t claim(struct world *w, uint32_t warp, uint32_t prev,
 	return 0;
 }
 
+/* The slots of the inline claim's span after one of @prev (the state's
+ * slots), from what mem_trace.c folds (@f), as claim_reserve emits it. */
+static uint32_t inline_slots(const struct span_fold *f, uint32_t prev)
+{
+	uint32_t want = 2 * prev > f->least ? 2 * prev : f->least;
+
+	return prev ? (want < f->most ? want : f->most) : f->first;
+}
+
 /*
  * The leader's claim as trace_site.c emits it (claim_inline), in a ring
- * that is not lossless: the slots twice the state's (or the first span's,
- * at most the largest), the cached consumer position loaded, reserved,
- * the room checked, prod, the span fits between a slot's start and the
- * shard's end; its header and owner stored, its state made. Else undone:
- * without room the bytes given back to reserved, with a position that
- * makes no span its bytes one record the consumer skips; UINT64_MAX then
- * (the group calls).
+ * that is not lossless: the slots (inline_slots: asked for as
+ * span_claim's first try would, checked), the cached consumer position
+ * loaded, reserved, the room checked, prod, the span fits between a
+ * slot's start and the shard's end; its header and owner stored, its
+ * state made. Else undone: without room the bytes given back to
+ * reserved, with a position that makes no span its bytes one record the
+ * consumer skips; UINT64_MAX then (the group calls).
  */
 static uint64_t claim_inline(struct world *w, uint32_t warp, uint64_t lst)
 {
 	struct ring_counters *c = (struct ring_counters *)&w->v; /* in host memory */
 	uint32_t most = w->v.max_record / SPAN_SLOT;
-	uint32_t first = span_next_slots(0, 2) < most ? span_next_slots(0, 2) : most;
-	uint32_t largest = SPAN_MAX_SLOTS < most ? SPAN_MAX_SLOTS : most;
-	uint32_t prev = span_st_slots(lst);
-	uint32_t want = prev ? (2 * prev < largest ? 2 * prev : largest) : first;
-	uint64_t bytes = (uint64_t)want * SPAN_SLOT, cap = w->v.mask + 1;
+	uint64_t cap = w->v.mask + 1;
+	struct span_fold f = span_fold_sizes(most, cap);
+	uint32_t want = inline_slots(&f, span_st_slots(lst));
+	uint64_t bytes = (uint64_t)want * SPAN_SLOT;
 	uint64_t cons = __atomic_load_n(&c->cons_seen, __ATOMIC_ACQUIRE);
 	uint64_t before = __atomic_fetch_add(&c->reserved, bytes, __ATOMIC_RELAXED);
 	uint64_t pos, h[2];
 	uint8_t *at;
 
 	ck_assert(!(w->v.flags & RING_IN_DEVICE_MEMORY));
+	ck_assert_uint_eq(want, span_claim_slots(
+		span_next_slots(span_prev_slots(lst, w->tag), 2), f.least,
+		most, cap));
 	if (before + bytes - cons > cap) {
 		__atomic_fetch_sub(&c->reserved, bytes, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&w->undone_full, 1, __ATOMIC_RELAXED);
@@ -314,7 +362,8 @@ static void call(struct world *w, uint32_t warp, uint32_t mask)
 	uint32_t lead = (uint32_t)__builtin_ctz(mask), need, nbytes;
 	uint64_t a[LANES] = { 0 }, words[40], lst = w->st[warp][lead];
 	struct access *la = &w->acc[warp][lead][w->next[warp][lead]];
-	bool later = false;
+	bool later = false, keep = span_may_stay_open(
+		w->v.flags & RING_LOSSLESS, w->site_mode, mask);
 	uint8_t *at;
 
 	for (uint32_t m = mask; m; m &= m - 1) {
@@ -336,7 +385,8 @@ static void call(struct world *w, uint32_t warp, uint32_t mask)
 
 		if (span_st_own(lst))
 			publish(w, warp, lst);
-		st2 = claim(w, warp, span_prev_slots(lst, w->tag), need);
+		st2 = claim(w, warp, lead, span_prev_slots(lst, w->tag), need,
+			    !keep);
 		if (!st2) {
 			w->st[warp][lead] = lst & ~SPAN_OWN;
 			__atomic_fetch_add(&w->dropped_calls, 1, __ATOMIC_RELAXED);
@@ -365,7 +415,7 @@ static void call(struct world *w, uint32_t warp, uint32_t mask)
 		w->st[warp][i] = span_state(w->tag, span_st_start(lst), 0,
 					    span_st_slots(st), 0);
 	}
-	if (span_st_used(lst) == span_st_slots(lst) || (w->v.flags & RING_LOSSLESS)) {
+	if (span_st_used(lst) == span_st_slots(lst) || !keep) {
 		publish(w, warp, lst);
 		lst &= ~SPAN_OWN;
 	}
@@ -392,11 +442,11 @@ static void made(struct world *w, uint32_t warp, uint32_t mask,
 /*
  * The splicer's claim (trace_site.c's claim_span), the leader owning no
  * span: one claimed inline (claim_inline), or in a lossless ring as
- * egpu_dev_trace_claim does (span_claim after its state's); its
- * registers at slot 1 (in a lossless ring room for one record left, so
- * that the record publishes it); each other lane's state then starts
- * where it does, its own slots kept. 0 when dropped (counted), -1 when
- * the inline claim was undone (the group calls), else 1.
+ * egpu_dev_trace_claim does (span_claim after its state's, which may
+ * wait and try again); its registers at slot 1; each other lane's state
+ * then starts where it does, its own slots kept. 0 when dropped
+ * (counted), -1 when the inline claim was undone (the group calls),
+ * else 1.
  */
 static int inline_claim(struct world *w, uint32_t warp, uint32_t mask,
 			const struct access *la)
@@ -404,7 +454,8 @@ static int inline_claim(struct world *w, uint32_t warp, uint32_t mask,
 	uint32_t lead = (uint32_t)__builtin_ctz(mask);
 	uint64_t lst = w->st[warp][lead];
 	uint64_t st2 = w->v.flags & RING_LOSSLESS ? /* egpu_dev_trace_claim */
-		       claim(w, warp, span_prev_slots(lst, w->tag), 1) :
+		       claim(w, warp, lead, span_prev_slots(lst, w->tag), 1,
+			     false) :
 		       claim_inline(w, warp, lst);
 
 	__atomic_fetch_add(&w->inline_claims, 1, __ATOMIC_RELAXED);
@@ -419,8 +470,6 @@ static int inline_claim(struct world *w, uint32_t warp, uint32_t mask,
 	}
 	w->st[warp][lead] = st2;
 	regs_of(w, warp, lead);
-	if (w->v.flags & RING_LOSSLESS) /* room for the one record left */
-		w->left[warp][lead] = 1;
 	for (uint32_t m = mask & (mask - 1); m; m &= m - 1) {
 		uint32_t i = (uint32_t)__builtin_ctz(m);
 
@@ -457,7 +506,8 @@ static bool inline_step(struct world *w, uint32_t warp, uint32_t mask,
 		(uint64_t)rand_r(seed));
 
 	if (base >> SPAN_ADDR_BITS ||
-	    !span_fields_fit(la->kind, la->size, la->site))
+	    !span_fields_fit(la->kind, la->size, la->site) ||
+	    !span_may_stay_open(w->v.flags & RING_LOSSLESS, true, mask))
 		return false;
 	for (uint32_t m = mask & (mask - 1); m; m &= m - 1) {
 		uint32_t i = (uint32_t)__builtin_ctz(m);
@@ -478,6 +528,8 @@ static bool inline_step(struct world *w, uint32_t warp, uint32_t mask,
 	lst = w->st[warp][lead];
 	h[0] = span_word0(SPAN_AFFINE, 0, la->kind, la->size, la->site, mask);
 	h[1] = span_affine_w1(base, stride);
+	/* Made before a publish can hand the record to the consumer. */
+	made(w, warp, mask, la, 1);
 	store(w, warp, w->cur[warp][lead], h, 16);
 	w->cur[warp][lead] += SPAN_SLOT;
 	lst += SPAN_USED_ONE;
@@ -489,8 +541,28 @@ static bool inline_step(struct world *w, uint32_t warp, uint32_t mask,
 	w->st[warp][lead] = lst;
 	__atomic_fetch_add(&w->calls, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&w->inline_steps, 1, __ATOMIC_RELAXED);
-	made(w, warp, mask, la, 1);
 	return true;
+}
+
+/*
+ * Trace mode: lane @lane of @warp lets go of its span before a wait, a
+ * call, or its warp splitting (trace_site.c's emit_flush): published
+ * where it owns one, its state as span_let_go leaves it.
+ */
+static void let_go(struct world *w, uint32_t warp, uint32_t lane)
+{
+	if (!w->left[warp][lane])
+		return;
+	publish_at_cursor(w, warp, w->st[warp][lane], w->cur[warp][lane]);
+	w->st[warp][lane] = span_let_go(w->st[warp][lane]);
+	w->left[warp][lane] = 0;
+	__atomic_fetch_add(&w->let_gos, 1, __ATOMIC_RELAXED);
+}
+
+static void let_go_all(struct world *w, uint32_t warp)
+{
+	for (uint32_t i = 0; i < LANES; i++)
+		let_go(w, warp, i);
 }
 
 /* Lane @lane of @warp ends: its exit probe flushes (unless it traps);
@@ -524,6 +596,7 @@ static int check_span(void *user, const void *data, size_t size)
 	struct egpu_span_iter it;
 	struct egpu_span_info info;
 	struct egpu_warp_rec rec;
+	uint32_t records = 0;
 	int got;
 
 	if (egpu_span_begin(&it, data, size, &info) || info.warp >= WARPS) {
@@ -531,6 +604,8 @@ static int check_span(void *user, const void *data, size_t size)
 		return -1;
 	}
 	while ((got = egpu_span_next(&it, &rec)) == 1) {
+		if (++records > w->most_records)
+			w->most_records = records;
 		for (uint32_t m = rec.mask; m; m &= m - 1) {
 			uint32_t i = (uint32_t)__builtin_ctz(m), k = 0;
 			struct access *x = w->acc[info.warp][i];
@@ -563,9 +638,16 @@ static void plan(struct world *w)
 		for (uint32_t k = 0; k < MAX_ACC; k++)
 			odd[b][k] = !w->site_mode || rnd(w, 8) == 0;
 	for (uint32_t b = 0; b < WARPS; b++) {
-		w->traps[b] = rnd(w, 4) == 0;
+		/* With barriers: no trap (one ends the grid: nobody waits
+		 * after it), and every other warp's lanes (every warp's, at
+		 * the first and last) all run to the end. */
+		bool whole = (w->barriers & BAR_FIRST_LAST) ||
+			     (w->barriers && b % 2);
+
+		w->traps[b] = !w->barriers && rnd(w, 4) == 0;
 		for (uint32_t i = 0; i < LANES; i++) {
-			w->n_acc[b][i] = rnd(w, 3) ? MAX_ACC : 1 + rnd(w, MAX_ACC);
+			w->n_acc[b][i] = rnd(w, 3) || whole ?
+					 MAX_ACC : 1 + rnd(w, MAX_ACC);
 			for (uint32_t k = 0; k < MAX_ACC; k++) {
 				struct access *x = &w->acc[b][i][k];
 				uint32_t shape = odd[b][k] ? rnd(w, 16) : 15;
@@ -585,9 +667,11 @@ static void plan(struct world *w)
 }
 
 /* A world on a ring of @cap bytes, lossless with a wait of @wait_ns if not
- * 0, its warps in the splicer's trace mode if @site_mode. */
+ * 0, its warps in the splicer's trace mode if @site_mode, meeting at
+ * @barriers (BAR_*; threaded only). */
 static struct world *world_new(unsigned seed, uint64_t cap, bool threaded,
-			       uint64_t wait_ns, bool site_mode)
+			       uint64_t wait_ns, bool site_mode,
+			       unsigned barriers)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	struct map_spec spec = { .name = "span", .type = EGPU_MAP_RINGBUF,
@@ -598,6 +682,11 @@ static struct world *world_new(unsigned seed, uint64_t cap, bool threaded,
 	w->seed = seed;
 	w->threaded = threaded;
 	w->site_mode = site_mode; /* before plan() */
+	w->barriers = barriers;
+	w->split_one_in = barriers ? 16 : 2;
+	w->bar_live = WARPS;
+	pthread_mutex_init(&w->bar_mu, NULL);
+	pthread_cond_init(&w->bar_cv, NULL);
 	ck_assert_int_eq(ring_new_for_map(&spec, &w->r), 0);
 	if (wait_ns)
 		ck_assert_int_eq(ring_set_wait(w->r, wait_ns), 0);
@@ -633,8 +722,13 @@ static void warp_step(struct world *w, uint32_t b, unsigned *seed)
 {
 	uint32_t m = live_lanes(w, b), g = in_step(w, b, m, seed);
 	uint32_t sub = g & ((uint32_t)rand_r(seed) << 1 ^ (uint32_t)rand_r(seed));
-	uint32_t group = rand_r(seed) % 2 && sub ? sub : g;
+	uint32_t group = rand_r(seed) % w->split_one_in == 0 && sub ? sub : g;
 
+	/* Trace mode: a wait or a call now and then, where a lane lets go of
+	 * its span; a lossless ring's warp lets go before it splits. */
+	if (w->site_mode && (rand_r(seed) % 8 == 0 ||
+			     ((w->v.flags & RING_LOSSLESS) && group != m)))
+		let_go_all(w, b);
 	if (!w->site_mode || !inline_step(w, b, group, seed)) {
 		call(w, b, group);
 		for (uint32_t k = group; w->site_mode && k; k &= k - 1)
@@ -651,8 +745,10 @@ static void finish(struct world *w, unsigned seed)
 	uint64_t made = 0;
 
 	ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
-	/* Lossless: every call published its span, traps leave none open. */
-	for (uint32_t b = 0; (w->v.flags & RING_LOSSLESS) && b < WARPS; b++)
+	/* Lossless, a probe's helper: every call published its span, traps
+	 * leave none open (trace mode keeps spans open between waits). */
+	for (uint32_t b = 0; (w->v.flags & RING_LOSSLESS) && !w->site_mode &&
+	     b < WARPS; b++)
 		for (uint32_t i = 0; i < LANES; i++)
 			for (uint32_t k = 0; k < w->n_acc[b][i]; k++)
 				ck_assert_int_ge(get_state(&w->acc[b][i][k]), 2);
@@ -660,6 +756,8 @@ static void finish(struct world *w, unsigned seed)
 	ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
 	ring_set_reclaim(w->r, false);
 	ck_assert_msg(!w->bad, "seed %u: a record wrong, twice or out of order", seed);
+	ck_assert_msg(!w->held_while_claiming,
+		      "seed %u: a lossless claim while its warp held a span open", seed);
 	for (uint32_t b = 0; b < WARPS; b++)
 		for (uint32_t i = 0; i < LANES; i++)
 			for (uint32_t k = 0; k < w->n_acc[b][i]; k++) {
@@ -667,13 +765,14 @@ static void finish(struct world *w, unsigned seed)
 				made++;
 			}
 	if (getenv("SPAN_STATS"))
-		fprintf(stderr, "seed %u: calls %llu (inline %llu, claiming %llu, undone with no room %llu, at a shard's end %llu, filling %llu) dropped %llu delivered %llu of %llu\n",
+		fprintf(stderr, "seed %u: calls %llu (inline %llu, claiming %llu, undone with no room %llu, at a shard's end %llu, filling %llu, let go %llu, most records %u) dropped %llu delivered %llu of %llu\n",
 			seed, (unsigned long long)w->calls,
 			(unsigned long long)w->inline_steps,
 			(unsigned long long)w->inline_claims,
 			(unsigned long long)w->undone_full,
 			(unsigned long long)w->undone_skipped,
 			(unsigned long long)w->spans_filled_inline,
+			(unsigned long long)w->let_gos, w->most_records,
 			(unsigned long long)w->dropped_calls,
 			(unsigned long long)w->delivered, (unsigned long long)made);
 	/* Trace mode: the inline step and claim taken; a ring that is not
@@ -689,13 +788,15 @@ static void finish(struct world *w, unsigned seed)
 	ck_assert(!ring_ready(w->r));
 	model_assert_settled(&w->v);
 	ring_free(w->r);
+	pthread_mutex_destroy(&w->bar_mu);
+	pthread_cond_destroy(&w->bar_cv);
 	free(w);
 }
 
 /* One thread: the adversary picks every step. */
 static void play(unsigned seed, uint64_t cap, uint64_t wait_ns, bool site_mode)
 {
-	struct world *w = world_new(seed, cap, false, wait_ns, site_mode);
+	struct world *w = world_new(seed, cap, false, wait_ns, site_mode, 0);
 	uint32_t live;
 
 	do {
@@ -723,21 +824,68 @@ struct warp_job {
 	int done;
 };
 
+#define BARRIER_EVERY 6
+
+/* All warps that have not ended meet (bar.sync): the last one in lets
+ * them all go on; a warp that ends (@leave) counts as arrived from then
+ * on, as exited threads do for bar.sync. */
+static void barrier(struct world *w, bool leave)
+{
+	uint32_t gen;
+
+	pthread_mutex_lock(&w->bar_mu);
+	gen = w->bar_gen;
+	if (leave)
+		w->bar_live--;
+	else
+		w->bar_arrived++;
+	if (w->bar_arrived && w->bar_arrived == w->bar_live) {
+		w->bar_arrived = 0;
+		w->bar_gen++;
+		pthread_cond_broadcast(&w->bar_cv);
+	}
+	while (!leave && gen == w->bar_gen)
+		pthread_cond_wait(&w->bar_cv, &w->bar_mu);
+	pthread_mutex_unlock(&w->bar_mu);
+}
+
+/* Whether @warp meets the others at the barrier after its @n-th step. */
+static bool meets_now(struct world *w, uint32_t warp, uint32_t n)
+{
+	if (w->barriers & BAR_FIRST_LAST)
+		return warp ? !live_lanes(w, warp) : n == 1;
+	return (w->barriers & BAR_EVERY) && n % BARRIER_EVERY == 0 &&
+	       live_lanes(w, warp);
+}
+
 static void *warp_run(void *arg)
 {
 	struct warp_job *j = arg;
+	struct world *w = j->w;
 
-	while (live_lanes(j->w, j->warp)) {
-		warp_step(j->w, j->warp, &j->seed);
+	while ((w->barriers & BAR_FIRST_LAST) && j->warp &&
+	       !__atomic_load_n(&w->first_done, __ATOMIC_ACQUIRE))
+		sched_yield();
+	for (uint32_t n = 1; live_lanes(w, j->warp); n++) {
+		warp_step(w, j->warp, &j->seed);
+		if (!j->warp)
+			__atomic_store_n(&w->first_done, 1, __ATOMIC_RELEASE);
 		if (rand_r(&j->seed) % 4 == 0)
 			sched_yield();
+		if (!meets_now(w, j->warp, n))
+			continue;
+		if (!(w->barriers & BAR_KEEPS_SPANS))
+			let_go_all(w, j->warp);
+		barrier(w, false);
 	}
+	if (w->barriers)
+		barrier(w, true);
 	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
 /* How the consumer of play_threaded keeps up. */
-enum pace { EAGER, SLOW, STOPPED };
+enum pace { EAGER, SLOW, CRAWL, STOPPED };
 
 static uint64_t now_ns(void)
 {
@@ -753,9 +901,10 @@ static uint64_t now_ns(void)
  * ended. The producers' time in ns.
  */
 static uint64_t play_threaded(unsigned seed, uint64_t cap, uint64_t wait_ns,
-			      enum pace pace, bool site_mode, struct world **keep)
+			      enum pace pace, bool site_mode, unsigned barriers,
+			      struct world **keep)
 {
-	struct world *w = world_new(seed, cap, true, wait_ns, site_mode);
+	struct world *w = world_new(seed, cap, true, wait_ns, site_mode, barriers);
 	struct warp_job j[WARPS];
 	pthread_t t[WARPS];
 	uint64_t t0 = now_ns();
@@ -772,7 +921,7 @@ static uint64_t play_threaded(unsigned seed, uint64_t cap, uint64_t wait_ns,
 		if (pace != STOPPED)
 			ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
 		if (pace != EAGER)
-			usleep(200);
+			usleep(pace == CRAWL ? 2000 : 200);
 	} while (done < WARPS);
 	for (uint32_t b = 0; b < WARPS; b++)
 		pthread_join(t[b], NULL);
@@ -802,7 +951,7 @@ END_TEST
 START_TEST(warps_on_threads_against_the_consumer)
 {
 	play_threaded(3000 + (unsigned)_i, _i % 2 ? 16384 : 1u << 20, 0, EAGER,
-		      false, NULL);
+		      false, 0, NULL);
 }
 END_TEST
 
@@ -823,7 +972,8 @@ START_TEST(lossless_slow_consumer_loses_nothing)
 {
 	struct world *w;
 
-	play_threaded(5000 + (unsigned)_i, 16384, 10000000000ull, SLOW, false, &w);
+	play_threaded(5000 + (unsigned)_i, 16384, 10000000000ull, SLOW, false,
+		      0, &w);
 	ck_assert_uint_eq(w->dropped_calls, 0);
 	ck_assert_uint_eq(ring_drops(w->r), 0);
 	finish(w, 5000 + (unsigned)_i);
@@ -838,7 +988,7 @@ START_TEST(lossless_stopped_consumer_costs_one_wait)
 {
 	struct world *w;
 	uint64_t ns = play_threaded(6000 + (unsigned)_i, 16384, 50000000,
-				    STOPPED, false, &w);
+				    STOPPED, false, 0, &w);
 
 	ck_assert_uint_gt(w->dropped_calls, 0);
 	ck_assert_uint_ge(ns, 50000000);
@@ -848,10 +998,30 @@ START_TEST(lossless_stopped_consumer_costs_one_wait)
 END_TEST
 
 /*
+ * The inline claim's size (what mem_trace.c folds, as claim_reserve
+ * computes it) is span_claim's first try's, span_claim_slots and all,
+ * after every span a state can name (a let-go's used / 2 + 1 among
+ * them), for shards of 64 bytes to 16 MiB and any largest record.
+ */
+START_TEST(inline_claim_sizes_as_span_claim)
+{
+	for (uint64_t cap = 64; cap <= 1u << 24; cap *= 2)
+		for (uint32_t most = 3; most <= 2 * SPAN_MAX_SLOTS; most++) {
+			struct span_fold f = span_fold_sizes(most, cap);
+
+			for (uint32_t prev = 0; prev <= SPAN_MAX_SLOTS; prev++)
+				ck_assert_uint_eq(inline_slots(&f, prev),
+					span_claim_slots(span_next_slots(prev, 2),
+							 f.least, most, cap));
+		}
+}
+END_TEST
+
+/*
  * The splicer's trace mode: the inline step where its vote lets it, the
  * runtime's call otherwise; the same adversary and checks, in a ring
- * that holds everything, in small rings that wrap and drop, lossless,
- * and with warps on threads.
+ * that holds everything, in small rings that wrap and drop (in 2 KiB,
+ * spans of at most half of it), lossless, and with warps on threads.
  */
 START_TEST(trace_mode_against_the_adversary)
 {
@@ -862,15 +1032,73 @@ START_TEST(trace_mode_against_the_adversary)
 		play(seed, 1u << 20, 0, true);
 		break;
 	case 1:
-		play(seed, 16384, 0, true);
+		play(seed, _i % 8 == 1 ? 16384 : 2048, 0, true);
 		break;
 	case 2:
 		play(seed, 2048, 1000000, true);
 		break;
 	default:
 		play_threaded(seed, _i % 8 == 3 ? 16384 : 1u << 20, 0, EAGER,
-			      true, NULL);
+			      true, 0, NULL);
 	}
+}
+END_TEST
+
+/*
+ * Trace mode, lossless, warps on threads meeting at a barrier every few
+ * steps, a 16 KiB ring and a consumer pausing 200 us between passes:
+ * warps keep spans of many records, let go of them before each barrier
+ * and each split, and nothing is dropped.
+ */
+START_TEST(lossless_trace_mode_spans_and_barriers)
+{
+	unsigned seed = 8000 + (unsigned)_i;
+	struct world *w;
+
+	play_threaded(seed, 8192, 10000000000ull, CRAWL, true, BAR_EVERY, &w);
+	if (getenv("SPAN_STATS"))
+		fprintf(stderr, "seed %u: %llu spans let go of\n", seed,
+			(unsigned long long)w->let_gos);
+	ck_assert_uint_eq(ring_drops(w->r), 0);
+	ck_assert_uint_ge(w->most_records, 4);
+	ck_assert_uint_gt(w->let_gos, 0);
+	finish(w, seed);
+}
+END_TEST
+
+/*
+ * Warp 0 makes one access and waits at a barrier for the others, which
+ * make all of theirs before it (five times what a 2 KiB ring holds), the
+ * consumer polling all along: warp 0's span is published at the barrier,
+ * so the consumer passes it and nothing is dropped (@keeps 0); with that
+ * publish left out (BAR_KEEPS_SPANS, the bug), the others wait for room
+ * behind a span whose owner waits for them, until the bound (200 ms)
+ * runs out and records are dropped (counted).
+ */
+static void barrier_after_first_access(unsigned seed, unsigned keeps)
+{
+	struct world *w;
+	uint64_t ns = play_threaded(seed, 2048, keeps ? 200000000 : 10000000000ull, EAGER, true,
+				    BAR_FIRST_LAST | keeps, &w);
+
+	if (keeps) {
+		ck_assert_uint_gt(ring_drops(w->r), 0);
+		ck_assert_uint_ge(ns, 200000000);
+	} else {
+		ck_assert_uint_eq(ring_drops(w->r), 0);
+	}
+	finish(w, seed);
+}
+
+START_TEST(lossless_barrier_after_a_span_loses_nothing)
+{
+	barrier_after_first_access(8100 + (unsigned)_i, 0);
+}
+END_TEST
+
+START_TEST(lossless_span_held_at_a_barrier_drops)
+{
+	barrier_after_first_access(8200 + (unsigned)_i, BAR_KEEPS_SPANS);
 }
 END_TEST
 
@@ -886,7 +1114,11 @@ int main(void)
 	tcase_add_loop_test(tc, lossless_waits_are_bounded_and_drops_exact, 0, 8);
 	tcase_add_loop_test(tc, lossless_slow_consumer_loses_nothing, 0, 4);
 	tcase_add_loop_test(tc, lossless_stopped_consumer_costs_one_wait, 0, 4);
+	tcase_add_test(tc, inline_claim_sizes_as_span_claim);
 	tcase_add_loop_test(tc, trace_mode_against_the_adversary, 0, 24);
+	tcase_add_loop_test(tc, lossless_trace_mode_spans_and_barriers, 0, 4);
+	tcase_add_loop_test(tc, lossless_barrier_after_a_span_loses_nothing, 0, 4);
+	tcase_add_loop_test(tc, lossless_span_held_at_a_barrier_drops, 0, 2);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }

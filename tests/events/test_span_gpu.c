@@ -11,7 +11,8 @@
  * the process's CUDA context) reclaims a host ring after the grid died.
  * The same kernels through the splicer's trace mode (egpu_mem_trace_enable,
  * no probe program: the records stored at the access), with the same
- * checks (CK_RUN_CASE=trace, and trap_trace for its trap).
+ * checks (CK_RUN_CASE=trace, and trap_trace for its trap), and a kernel
+ * whose blocks meet at barriers between rounds of stores, traced losslessly.
  */
 #include <check.h>
 #include <dlfcn.h>
@@ -401,6 +402,32 @@ static void diverge_exact(const char *const *progs, size_t nprogs,
 	span_check_free(&c);
 }
 
+/*
+ * barrier_rounds (trace mode, lossless, a trace of 4 MiB through a
+ * 256 KiB ring drained while the kernel runs): warps keep spans of two
+ * records between barriers, publish them before each,
+ * and every store arrives once, in each thread's order, none dropped (a
+ * span held at the barrier would make the warps it waits for wait out
+ * the bound, and drop).
+ */
+static void barrier_rounds_exact(const char *ring)
+{
+	const uint32_t threads = 1u << 19, rounds = 8;
+	struct span_check c = { .kernel = "barrier_rounds", .n = threads - 5,
+				.drain = WHILE_RUNNING };
+
+	ck_assert_uint_eq(span_run(NULL, 0, ring, threads,
+				   rounds * (size_t)threads, LEGACY_STREAM, &c), 0);
+	ck_assert_uint_eq(c.bad, 0);
+	ck_assert_uint_eq(c.order, 0);
+	ck_assert_uint_eq(c.lanes, (uint64_t)rounds * c.n);
+	for (size_t i = 0; i < (size_t)rounds * c.n; i++)
+		ck_assert_uint_eq(c.stored[i], 1);
+	/* more records than spans: spans of many records */
+	ck_assert_uint_gt(c.warp_recs, c.spans);
+	span_check_free(&c);
+}
+
 START_TEST(divergent_lanes_once_in_order)
 {
 	const char *const progs[] = { "span_mem", "span_exit" };
@@ -547,6 +574,12 @@ START_TEST(trace_mode_every_address_once_in_order)
 }
 END_TEST
 
+START_TEST(trace_mode_lossless_barriers)
+{
+	barrier_rounds_exact("slossless");
+}
+END_TEST
+
 START_TEST(trace_mode_exact_when_dropping)
 {
 	gather_dropping(NULL, 0);
@@ -611,6 +644,7 @@ int main(void)
 	tcase_add_loop_test(tc, trace_mode_every_address_once_in_order, 0,
 			    (int)(sizeof(trace_cases) / sizeof(trace_cases[0])));
 	tcase_add_test(tc, trace_mode_exact_when_dropping);
+	tcase_add_test(tc, trace_mode_lossless_barriers);
 	tcase_add_test(add_case(s, "trap_trace", 120),
 		       trace_mode_trap_leaves_no_hole);
 	tcase_add_test(add_case(s, "trap_lossless", 120),
