@@ -133,5 +133,5 @@ int main(void)
 	tcase_add_test(tc, fewer_registers);
 	tcase_add_test(tc, application_jit_options);
 	suite_add_tcase(s, tc);
-	return tu_run_suite(s, true);
+	return tu_run_suite(s, false); /* CUDA does not survive the fork */
 }
