@@ -22,6 +22,11 @@ void app_egpu_check(bool ok, const char *what, const char *file, int line)
 	exit(1);
 }
 
+void app_own_queues(void)
+{
+	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+}
+
 bool app_gpu_present(const char **why)
 {
 	static char reason[512];

@@ -28,6 +28,10 @@ void app_egpu_check(bool ok, const char *what, const char *file, int line);
 
 /* Whether a GPU is usable; if not, *why says what is missing. */
 bool app_gpu_present(const char **why);
+/* Before the first CUDA call: the process's streams on hardware queues of
+ * their own, so that a ring's drain never waits behind a kernel that waits
+ * for it (docs/events.md "Drained while the kernel runs"). */
+void app_own_queues(void);
 /* Whole file, NUL-terminated; aborts on failure. */
 char *app_read_file(const char *path, size_t *len);
 /* Load PTX text as a CUDA library and find a kernel in it. */

@@ -403,6 +403,12 @@ __attribute__((constructor)) static void read_env(void)
 {
 	const char *v;
 
+	/* Before the application's context: its streams and the rings'
+	 * copy streams on hardware queues of their own (8 by default), so
+	 * that a drain never waits behind a kernel waiting for the drain
+	 * (docs/events.md "Drained while the kernel runs"). */
+	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+
 	env.probe = getenv("EGPU_ATTACH");
 	if (env.probe && !*env.probe)
 		env.probe = NULL;

@@ -458,6 +458,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: bench_mem [--plain] [RUNS >= 1]\n");
 		return 2;
 	}
+	app_own_queues();
 	nw = bench_start(runs, &w);
 	if (!nw)
 		return APP_SKIP;

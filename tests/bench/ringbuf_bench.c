@@ -393,6 +393,7 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && atoi(argv[1]) > 0)
 		runs = atoi(argv[1]);
+	app_own_queues();
 	if (!app_gpu_present(&why)) {
 		printf("no GPU (%s): nothing to measure\n", why);
 		return APP_SKIP;
