@@ -81,6 +81,25 @@ cudaLibrary_t app_load_ptx(const char *ptx)
 	return lib;
 }
 
+cudaLibrary_t app_load_instrumented(const struct app *app)
+{
+	cudaLibrary_t lib;
+	size_t size;
+	void *cubin;
+	int err = egpu_ptx_link(app->ctx, app->instrumented, NULL, &cubin, &size);
+
+	if (err == EGPU_ENOENT)
+		return app_load_ptx(app->instrumented);
+	if (err) {
+		fprintf(stderr, "%s; loading the PTX as one module\n",
+			egpu_errmsg());
+		return app_load_ptx(app->instrumented);
+	}
+	CUDA_CHECK(cudaLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0));
+	free(cubin);
+	return lib;
+}
+
 cudaKernel_t app_kernel(cudaLibrary_t lib, const char *name)
 {
 	cudaKernel_t k;

@@ -65,6 +65,10 @@ void app_start_with(struct app *app, const char *probe_path,
  * (egpu_mem_trace_enable). */
 void app_start_mem_trace(struct app *app, const char *obj_path,
 			 const char *ring, const char *ptx_path);
+/* The instrumented PTX loaded as egpu_module_load() would: a module of
+ * the trace mode with the device runtime compiled apart and linked
+ * (egpu_ptx_link), any other as it is. */
+cudaLibrary_t app_load_instrumented(const struct app *app);
 /*
  * The main() of an instrumenting example: `NAME [--check] [PROBE PTX]`,
  * defaults @probe and @ptx; calls @run(app, check) where there is a GPU and

@@ -108,7 +108,7 @@ static void free_arrays(struct arrays *arr)
 /* add_and_gather over the first @n elements of the arrays. */
 static float launch(struct app *app, const struct arrays *arr, int n)
 {
-	cudaKernel_t k = app_kernel(app_load_ptx(app->instrumented), "add_and_gather");
+	cudaKernel_t k = app_kernel(app_load_instrumented(app), "add_and_gather");
 	int stride = STRIDE;
 	void *args[] = { (void *)&arr->dev[A], (void *)&arr->dev[B],
 			 (void *)&arr->dev[C], (void *)&arr->dev[SRC],
