@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "core/memcheck_layout.h"
+#include "rt.cuh"
 
 extern "C" __device__ uint64_t egpu_dev_mc_cell;   /* the index's address */
 extern "C" __device__ uint64_t egpu_dev_mc_states; /* uint32_t[slots] */
@@ -57,14 +58,6 @@ static __device__ void mc_log(const struct mc_site_ctx *c, struct mc_counts *n)
 	__threadfence_system(); /* ready before the access, which may fault */
 }
 
-static __device__ uint64_t mc_now(void)
-{
-	uint64_t t;
-
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	return t;
-}
-
 /*
  * Count the bad access of @c; the first of its site goes to the log, and
  * the others wait until it is out (struct mc_counts): a load past
@@ -83,7 +76,8 @@ static __device__ void mc_send(const struct mc_site_ctx *c)
 		*logged = 1;
 		return;
 	}
-	for (t0 = mc_now(); !*logged && mc_now() - t0 < MC_LOGGED_WAIT_NS;)
+	for (t0 = rt_globaltimer(); !*logged &&
+				    rt_globaltimer() - t0 < MC_LOGGED_WAIT_NS;)
 		;
 }
 

@@ -145,14 +145,6 @@ RT_INLINE uint64_t ring_host_cons(const struct ring_shard *s)
 	return v;
 }
 
-RT_INLINE uint64_t rt_globaltimer(void)
-{
-	uint64_t t;
-
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) :: "memory");
-	return t;
-}
-
 /*
  * A lossless ring's wait (docs/events.md "Lossless rings"): the host's
  * consumer position once @need bytes from @before fit, or once the

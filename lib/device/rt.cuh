@@ -41,6 +41,15 @@ RT_INLINE uint32_t rt_smid(void)
 	return id;
 }
 
+/* The GPU's nanosecond clock, for bounded waits. */
+RT_INLINE uint64_t rt_globaltimer(void)
+{
+	uint64_t t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) :: "memory");
+	return t;
+}
+
 /*
  * A store to global memory (device memory, or host memory mapped into it)
  * that skips the generic-address check; nvcc cannot tell from an address
