@@ -114,7 +114,7 @@ int cu_link_ptx(const char *app, const char *rt, unsigned rt_regs,
 	if (o.max_regs && o.max_regs < rt_regs)
 		rt_regs = o.max_regs;
 	if (!err)
-		err = add_ptx(d, ls, app, "application.ptx", o.max_regs, log);
+		err = add_ptx(d, ls, app, "application.ptx", 0, log);
 	if (!err)
 		err = add_ptx(d, ls, rt, "egpu_runtime.ptx", rt_regs, log);
 	if (!err)
