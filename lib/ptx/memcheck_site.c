@@ -128,6 +128,17 @@ void mc_func_free(struct mc_func *fn)
 {
 	free(fn->in_loop);
 	fn->in_loop = NULL;
+	free(fn->named);
+	fn->named = NULL;
+}
+
+/* Whether token @u of a statement lies outside its [ ] addresses, @depth
+ * the brackets open before it (updated; 0 at the statement's start). */
+static bool outside_address(const struct ptx_module *m, uint32_t u,
+			    int *depth)
+{
+	*depth += tok_is(m, u, "[") - tok_is(m, u, "]");
+	return !*depth;
 }
 
 /* Whether @t appears in statement @st outside its [ ] addresses (so
@@ -137,12 +148,79 @@ static bool names_outside_address(const struct ptx_module *m,
 {
 	int depth = 0;
 
-	for (uint32_t u = st->first; u < st->last; u++) {
-		depth += tok_is(m, u, "[") - tok_is(m, u, "]");
-		if (!depth && tok_same(m, u, t))
+	for (uint32_t u = st->first; u < st->last; u++)
+		if (outside_address(m, u, &depth) && tok_same(m, u, t))
 			return true;
-	}
 	return false;
+}
+
+/* A token an instruction names outside its [ ] addresses. */
+struct mc_named {
+	const char *text;
+	uint32_t len;
+	uint32_t stmt;
+};
+
+static int named_cmp(const void *pa, const void *pb)
+{
+	const struct mc_named *a = pa, *b = pb;
+	int c;
+
+	if (a->len != b->len)
+		return a->len < b->len ? -1 : 1;
+	c = memcmp(a->text, b->text, a->len);
+	if (c)
+		return c;
+	return (a->stmt > b->stmt) - (a->stmt < b->stmt);
+}
+
+int mc_index_names(const struct ptx_module *m, const struct ptx_func *f,
+		   struct mc_func *fn)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < f->nstmts; i++)
+		if (f->stmts[i].kind == ST_INSN)
+			n += f->stmts[i].last - f->stmts[i].first;
+	free(fn->named);
+	fn->nnamed = 0;
+	fn->named = malloc((n + 1) * sizeof(*fn->named));
+	if (!fn->named)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	for (uint32_t i = 0; i < f->nstmts; i++) {
+		const struct ptx_stmt *st = &f->stmts[i];
+		int depth = 0;
+
+		for (uint32_t u = st->first; st->kind == ST_INSN && u < st->last;
+		     u++)
+			if (outside_address(m, u, &depth))
+				fn->named[fn->nnamed++] = (struct mc_named){
+					tok_text(m, u), m->toks[u].len, i };
+	}
+	qsort(fn->named, fn->nnamed, sizeof(*fn->named), named_cmp);
+	return 0;
+}
+
+/* The first statement at or after @from naming @t outside an address
+ * (fn->named), or UINT32_MAX. */
+static uint32_t next_naming(const struct ptx_module *m,
+			    const struct mc_func *fn, uint32_t t, uint32_t from)
+{
+	struct mc_named key = { tok_text(m, t), m->toks[t].len, from };
+	size_t lo = 0, hi = fn->nnamed;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (named_cmp(&fn->named[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == fn->nnamed || fn->named[lo].len != key.len ||
+	    memcmp(fn->named[lo].text, key.text, key.len))
+		return UINT32_MAX;
+	return fn->named[lo].stmt;
 }
 
 /* Whether the statements [@from, @to) of @f let a site at @to use the
@@ -230,11 +308,7 @@ static bool loop_writes(const struct ptx_module *m, const struct ptx_func *f,
 		a--;
 	while (b + 1 < f->nstmts && fn->in_loop[b + 1])
 		b++;
-	for (uint32_t i = a; i <= b; i++)
-		if (f->stmts[i].kind == ST_INSN &&
-		    names_outside_address(m, &f->stmts[i], base))
-			return true;
-	return false;
+	return next_naming(m, fn, base, a) <= b;
 }
 
 int mc_site_hoist(struct mc_func *fn, const struct ptx_module *m,
@@ -257,32 +331,56 @@ int mc_site_hoist(struct mc_func *fn, const struct ptx_module *m,
 	return fn->nhoisted < MC_HOISTED_MAX ? (int)fn->nhoisted++ : -1;
 }
 
-int mc_emit_resets(const struct ptx_module *m, const struct mem_site *s,
-		   size_t n, const int *hoist, const char *prefix,
-		   struct edits *e)
+/* After statement @st, the predicates of the sites whose base it may
+ * write cleared (each once, in the order of their first site). */
+static int emit_reset_at(const struct ptx_module *m, const struct ptx_stmt *st,
+			 const struct mem_site *s, size_t n, const int *hoist,
+			 const char *prefix, struct edits *e)
 {
-	const struct ptx_func *f = n ? m->items[s[0].item].func : NULL;
+	uint32_t done = 0; /* the predicates cleared after it */
 
-	for (uint32_t i = 0; f && i < f->nstmts; i++) {
-		const struct ptx_stmt *st = &f->stmts[i];
-		uint32_t done = 0; /* the predicates cleared after it */
+	for (size_t k = 0; k < n; k++) {
+		struct strbuf *sb;
 
-		for (size_t k = 0; k < n && st->kind == ST_INSN; k++) {
-			struct strbuf *sb;
-
-			if (hoist[k] < 0 || (done >> hoist[k]) & 1 ||
-			    !names_outside_address(m, st, s[k].op.base))
-				continue;
-			done |= 1u << hoist[k];
-			sb = edit_at(e, tok_end(m, st->last - 1), 0);
-			if (!sb)
-				return err_set(EGPU_ENOMEM,
-					       "PTX: out of memory for edits");
-			sb_printf(sb, "\n\tsetp.ne.u32 \t%%%s_mcv%d, 0, 0;",
-				  prefix, hoist[k]);
-		}
+		if (hoist[k] < 0 || (done >> hoist[k]) & 1 ||
+		    !names_outside_address(m, st, s[k].op.base))
+			continue;
+		done |= 1u << hoist[k];
+		sb = edit_at(e, tok_end(m, st->last - 1), 0);
+		if (!sb)
+			return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
+		sb_printf(sb, "\n\tsetp.ne.u32 \t%%%s_mcv%d, 0, 0;", prefix,
+			  hoist[k]);
 	}
 	return 0;
+}
+
+/* Only a statement that names a site's base outside an address (found in
+ * fn->named) can clear a predicate: those are tested against the sites,
+ * not every statement. */
+int mc_emit_resets(const struct ptx_module *m, const struct mc_func *fn,
+		   const struct mem_site *s, size_t n, const int *hoist,
+		   const char *prefix, struct edits *e)
+{
+	const struct ptx_func *f = n ? m->items[s[0].item].func : NULL;
+	uint8_t *writes = f ? calloc(f->nstmts + 1, 1) : NULL;
+	int err = 0;
+
+	if (f && !writes)
+		return err_set(EGPU_ENOMEM, "PTX: out of memory");
+	for (size_t k = 0; k < n; k++) {
+		uint32_t i = hoist[k] < 0 ? UINT32_MAX
+					  : next_naming(m, fn, s[k].op.base, 0);
+
+		for (; i < f->nstmts; i = next_naming(m, fn, s[k].op.base, i + 1))
+			writes[i] = 1;
+	}
+	for (uint32_t i = 0; f && !err && i < f->nstmts; i++)
+		if (writes[i])
+			err = emit_reset_at(m, &f->stmts[i], s, n, hoist, prefix,
+					    e);
+	free(writes);
+	return err;
 }
 
 /* The bytes from group head @h's address to the farthest end of its

@@ -121,12 +121,20 @@ struct mc_func {
 	uint32_t ncached;  /* sites given a range cache */
 	uint32_t nhoisted; /* runs of shared sites given a passed predicate */
 	uint8_t *in_loop;  /* per statement: a backward branch runs it again */
+	/* What each instruction names outside its [ ] addresses (so may
+	 * write), by text then statement (mc_index_names) */
+	struct mc_named *named;
+	size_t nnamed;
 };
 
 /* 0 or EGPU_ENOMEM; mc_func_free() even on error. */
 int mc_func_make(const struct ptx_module *m, const struct ptx_func *f,
 		 struct mc_func *fn);
 void mc_func_free(struct mc_func *fn);
+/* @fn->named for function @f, which mc_site_hoist() and
+ * mc_emit_resets() read: 0 or EGPU_ENOMEM. */
+int mc_index_names(const struct ptx_module *m, const struct ptx_func *f,
+		   struct mc_func *fn);
 /* Whether access @op gets a check in function @fn. */
 bool mc_site_checked(const struct mem_op *op, const struct mc_func *fn);
 /* Site @s's range cache (a global or generic access in a loop, while
@@ -159,9 +167,9 @@ int mc_site_hoist(struct mc_func *fn, const struct ptx_module *m,
 /* After every statement of the function of sites @s [0, @n) that may
  * write the base of a site with a passed predicate (@hoist), that
  * predicate cleared. 0 or EGPU_ENOMEM. */
-int mc_emit_resets(const struct ptx_module *m, const struct mem_site *s,
-		   size_t n, const int *hoist, const char *prefix,
-		   struct edits *e);
+int mc_emit_resets(const struct ptx_module *m, const struct mc_func *fn,
+		   const struct mem_site *s, size_t n, const int *hoist,
+		   const char *prefix, struct edits *e);
 
 struct mc_site_code {
 	const struct ptx_module *m;

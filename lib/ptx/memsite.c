@@ -414,6 +414,7 @@ static int plan_memcheck(const struct mem_plan *p, const struct ptx_module *m,
 	const struct ptx_func *f = m->items[s[lo].item].func;
 	bool *want = calloc(hi - lo + 1, sizeof(*want));
 	struct strbuf *sb;
+	int err;
 
 	if (!want)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
@@ -427,6 +428,9 @@ static int plan_memcheck(const struct mem_plan *p, const struct ptx_module *m,
 	}
 	mc_plan_groups(m, s + lo, hi - lo, want, group);
 	free(want);
+	err = fn->shared ? mc_index_names(m, f, fn) : 0;
+	if (err)
+		return err;
 	for (size_t i = lo; i < hi; i++)
 		hoist[i - lo] = plan_hoist(p, m, s, lo, i, group, hoist, fn);
 	if (!mc_func_has_entry(fn))
@@ -435,7 +439,7 @@ static int plan_memcheck(const struct mem_plan *p, const struct ptx_module *m,
 	if (!sb)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
 	mc_emit_entry(sb, prefix, fn);
-	return mc_emit_resets(m, s + lo, hi - lo, hoist, prefix, e);
+	return mc_emit_resets(m, fn, s + lo, hi - lo, hoist, prefix, e);
 }
 
 /*
