@@ -1169,6 +1169,14 @@ EGPU_API int egpu_span_begin(struct egpu_span_iter *it, const void *data,
 EGPU_API int egpu_span_next(struct egpu_span_iter *it, struct egpu_warp_rec *rec);
 
 /**
+ * Count the records of the span record @p data of @p size bytes and, in
+ * *@p lanes (may be NULL), their active lanes, without decoding their
+ * addresses: for a consumer that keeps spans whole. Returns the records,
+ * or EGPU_EFORMAT (not a span, a record running past its end).
+ */
+EGPU_API int egpu_span_count(const void *data, size_t size, uint64_t *lanes);
+
+/**
  * A record file (egpu_ringbuf_opts.path) starts with this header, then
  * the records in the ring's own format: each an ::egpu_rec_hdr and the
  * payload padded to 8 bytes; EGPU_REC_DISCARD records are padding,

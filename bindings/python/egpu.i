@@ -465,6 +465,7 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 /* Replaced by span_decode() below. */
 %ignore egpu_span_begin;
 %ignore egpu_span_next;
+%ignore egpu_span_count;
 %ignore egpu_span_iter;
 %ignore egpu_span_info;
 %ignore egpu_warp_rec;

@@ -3,6 +3,7 @@
  * Decoding span records (bpf_egpu_trace_span): the layout is
  * lib/maps/span_layout.h's, which the GPU writes; docs/events.md, "Spans".
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "api/internal.h"
@@ -36,16 +37,30 @@ static int64_t span_delta(const uint8_t *p, uint32_t width, uint32_t i)
 	return n == 8 ? (int64_t)v : (int64_t)(v << (64 - 8 * n)) >> (64 - 8 * n);
 }
 
-/* The lanes' addresses of a scattered or long record whose deltas are at @p. */
+/*
+ * The lanes' addresses of a scattered or long record whose deltas are at
+ * @p, lanes outside the mask 0. A full warp's deltas are the lanes' in
+ * order: a loop the compiler unrolls, no bit scan per lane.
+ */
 static void span_scattered(struct egpu_warp_rec *rec, uint64_t base,
 			   const uint8_t *p, uint32_t width)
 {
 	uint32_t i = 0;
 
-	for (uint32_t m = rec->mask; m; m &= m - 1, i++)
-		rec->addr[__builtin_ctz(m)] = base + (uint64_t)span_delta(p, width, i);
+	if (rec->mask == UINT32_MAX) {
+		for (uint32_t lane = 0; lane < 32; lane++)
+			rec->addr[lane] = base + (uint64_t)span_delta(p, width, lane);
+		return;
+	}
+	for (uint32_t lane = 0; lane < 32; lane++) {
+		bool on = rec->mask >> lane & 1;
+
+		rec->addr[lane] = on ? base + (uint64_t)span_delta(p, width, i) : 0;
+		i += on;
+	}
 }
 
+/* Branch-free over the 32 lanes (vectorised): lanes outside the mask 0. */
 static void span_affine(struct egpu_warp_rec *rec, uint64_t w1)
 {
 	uint32_t low = (uint32_t)__builtin_ctz(rec->mask);
@@ -53,43 +68,85 @@ static void span_affine(struct egpu_warp_rec *rec, uint64_t w1)
 
 	rec->affine = 1;
 	rec->stride = (int16_t)(uint16_t)(w1 >> SPAN_ADDR_BITS);
-	for (uint32_t m = rec->mask; m; m &= m - 1) {
-		uint32_t lane = (uint32_t)__builtin_ctz(m);
+	base -= (uint64_t)((int64_t)low * rec->stride);
+	for (uint32_t lane = 0; lane < 32; lane++)
+		rec->addr[lane] = (base + (uint64_t)((int64_t)lane * rec->stride)) &
+				  -(uint64_t)(rec->mask >> lane & 1);
+}
 
-		rec->addr[lane] = base + (uint64_t)((int64_t)(lane - low) * rec->stride);
+/*
+ * The slots of the record starting at @at, @left bytes before the span's
+ * end, its first word in *@w0: > 0, 0 at the span's end (unused slots
+ * read zero), or EGPU_EFORMAT naming @who.
+ */
+static int span_rec_head(const uint8_t *at, size_t left, uint64_t *w0,
+			 const char *who)
+{
+	uint32_t fmt, mask, slots;
+
+	if (left < SPAN_SLOT)
+		return 0;
+	memcpy(w0, at, sizeof(*w0));
+	if (!*w0)
+		return 0;
+	fmt = span_w0_fmt(*w0);
+	mask = span_w0_mask(*w0);
+	slots = span_rec_slots(fmt, (uint32_t)__builtin_popcount(mask),
+			       span_w0_width(*w0));
+	if (!fmt || !mask || (size_t)slots * SPAN_SLOT > left)
+		return err_set(EGPU_EFORMAT,
+			       "%s: record of format %u, lanes 0x%x, %u slots, where %zu bytes are left in the span",
+			       who, fmt, mask, slots, left);
+	return (int)slots;
+}
+
+int egpu_span_count(const void *data, size_t size, uint64_t *lanes)
+{
+	struct egpu_span_iter it;
+	uint64_t w0, n = 0;
+	int records = 0, slots;
+	int err = egpu_span_begin(&it, data, size, NULL);
+
+	if (err)
+		return err;
+	while ((slots = span_rec_head(it.at, (size_t)(it.end - it.at), &w0,
+				      "egpu_span_count")) > 0) {
+		n += (uint64_t)__builtin_popcount(span_w0_mask(w0));
+		records++;
+		it.at += (size_t)slots * SPAN_SLOT;
 	}
+	if (slots < 0)
+		return slots;
+	if (lanes)
+		*lanes = n;
+	return records;
 }
 
 int egpu_span_next(struct egpu_span_iter *it, struct egpu_warp_rec *rec)
 {
 	uint64_t w[2];
-	uint32_t fmt, slots, width;
-	size_t left;
+	uint32_t width;
+	int slots;
 
 	if (!it || !rec)
 		return err_set(EGPU_EINVAL, "egpu_span_next: NULL argument");
-	left = (size_t)(it->end - it->at);
-	if (left < SPAN_SLOT)
-		return 0;
-	memcpy(w, it->at, sizeof(w));
-	if (!w[0]) /* unused slots read zero */
-		return 0;
-	memset(rec, 0, sizeof(*rec));
-	fmt = span_w0_fmt(w[0]);
+	slots = span_rec_head(it->at, (size_t)(it->end - it->at), &w[0],
+			      "egpu_span_next");
+	if (slots <= 0)
+		return slots;
+	memcpy(&w[1], it->at + 8, sizeof(w[1]));
 	width = span_w0_width(w[0]);
+	/* Every field set below: addr[] by the format's decoder, whole. */
 	rec->mask = span_w0_mask(w[0]);
-	slots = span_rec_slots(fmt, (uint32_t)__builtin_popcount(rec->mask), width);
-	if (!fmt || !rec->mask || (size_t)slots * SPAN_SLOT > left)
-		return err_set(EGPU_EFORMAT,
-			       "egpu_span_next: record of format %u, lanes 0x%x, %u slots, where %zu bytes are left in the span",
-			       fmt, rec->mask, slots, left);
+	rec->affine = 0;
+	rec->stride = 0;
 	rec->kind = (uint16_t)span_w0_kind(w[0]);
 	rec->size = span_w0_size(w[0]);
 	rec->site = span_w0_site(w[0]);
-	rec->bytes = slots * SPAN_SLOT;
-	if (fmt == SPAN_AFFINE) {
+	rec->bytes = (uint32_t)slots * SPAN_SLOT;
+	if (span_w0_fmt(w[0]) == SPAN_AFFINE) {
 		span_affine(rec, w[1]);
-	} else if (fmt == SPAN_SCATTERED) {
+	} else if (span_w0_fmt(w[0]) == SPAN_SCATTERED) {
 		span_scattered(rec, w[1], it->at + SPAN_SLOT, width);
 	} else {
 		struct span_long l;

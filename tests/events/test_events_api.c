@@ -534,7 +534,7 @@ END_TEST
 /* Spans that are no spans, and records that run past theirs: errors. */
 START_TEST(malformed_spans_refused)
 {
-	uint64_t span[1 + 2] = { 0, 0, 0 };
+	uint64_t span[1 + 2] = { 0, 0, 0 }, lanes = 0;
 	struct egpu_span_iter it;
 	struct egpu_warp_rec rec;
 
@@ -547,10 +547,26 @@ START_TEST(malformed_spans_refused)
 	ck_assert_int_eq(egpu_span_begin(&it, span, 24, NULL), 0);
 	ck_assert_int_eq(egpu_span_next(&it, &rec), EGPU_EFORMAT);
 	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "17 slots"));
+	ck_assert_int_eq(egpu_span_count(span, 24, NULL), EGPU_EFORMAT);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "egpu_span_count"));
 	/* No lanes. */
 	span[1] = 1;
 	ck_assert_int_eq(egpu_span_begin(&it, span, 24, NULL), 0);
 	ck_assert_int_eq(egpu_span_next(&it, &rec), EGPU_EFORMAT);
+	ck_assert_int_eq(egpu_span_count(span, 24, NULL), EGPU_EFORMAT);
+	ck_assert_int_eq(egpu_span_count(span, 20, NULL), EGPU_EFORMAT);
+	/* Affine, lanes 1 and 3: one record, two lanes, and lanes off the
+	 * mask decode to 0. */
+	span[1] = 1 | 0xaull << 32;
+	span[2] = 0x1000 | 4ull << 48;
+	ck_assert_int_eq(egpu_span_count(span, 24, &lanes), 1);
+	ck_assert_uint_eq(lanes, 2);
+	memset(&rec, 0xff, sizeof(rec));
+	ck_assert_int_eq(egpu_span_begin(&it, span, 24, NULL), 0);
+	ck_assert_int_eq(egpu_span_next(&it, &rec), 1);
+	ck_assert_uint_eq(rec.addr[1], 0x1000);
+	ck_assert_uint_eq(rec.addr[3], 0x1008);
+	ck_assert_uint_eq(rec.addr[0] | rec.addr[2] | rec.addr[31], 0);
 }
 END_TEST
 

@@ -597,7 +597,8 @@ static int check_span(void *user, const void *data, size_t size)
 	struct egpu_span_info info;
 	struct egpu_warp_rec rec;
 	uint32_t records = 0;
-	int got;
+	uint64_t lanes = 0, counted_lanes;
+	int got, counted = egpu_span_count(data, size, &counted_lanes);
 
 	if (egpu_span_begin(&it, data, size, &info) || info.warp >= WARPS) {
 		w->bad = true;
@@ -606,6 +607,10 @@ static int check_span(void *user, const void *data, size_t size)
 	while ((got = egpu_span_next(&it, &rec)) == 1) {
 		if (++records > w->most_records)
 			w->most_records = records;
+		lanes += (uint64_t)__builtin_popcount(rec.mask);
+		for (uint32_t i = 0; i < LANES; i++)
+			if (!(rec.mask >> i & 1) && rec.addr[i])
+				w->bad = true; /* lanes off the mask read 0 */
 		for (uint32_t m = rec.mask; m; m &= m - 1) {
 			uint32_t i = (uint32_t)__builtin_ctz(m), k = 0;
 			struct access *x = w->acc[info.warp][i];
@@ -622,7 +627,8 @@ static int check_span(void *user, const void *data, size_t size)
 			w->delivered++;
 		}
 	}
-	if (got < 0)
+	/* Counting without decoding agrees with decoding. */
+	if (got < 0 || counted != (int)records || counted_lanes != lanes)
 		w->bad = true;
 	return got < 0 ? -1 : 0;
 }
