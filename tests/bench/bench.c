@@ -118,8 +118,9 @@ size_t bench_start(int runs, const struct workload **out)
 	static const struct workload w[] = {
 		{ "vecadd 16M", "vecadd", { BENCH_VEC_N / 256, 1, 1 }, { 256, 1, 1 },
 		  vec_args },
-		{ "sgemm 2048^3", "sgemm_tiled", { BENCH_GEMM_N / 32, BENCH_GEMM_N / 32, 1 },
-		  { 32, 32, 1 }, gemm_args },
+		{ "sgemm 2048^3", "sgemm_tiled",
+		  { BENCH_GEMM_N / BENCH_GEMM_TILE, BENCH_GEMM_N / BENCH_GEMM_TILE, 1 },
+		  { BENCH_GEMM_TILE, BENCH_GEMM_TILE, 1 }, gemm_args },
 	};
 	struct cudaDeviceProp prop;
 	const char *why;

@@ -11,6 +11,7 @@
 #define BENCH_WARMUP 3
 #define BENCH_VEC_N (16 << 20)
 #define BENCH_GEMM_N 2048
+#define BENCH_GEMM_TILE 32 /* workloads.cu's TILE: the block is TILE x TILE */
 
 struct workload {
 	const char *name;

@@ -14,11 +14,15 @@
  * device ring in one shard (EGPU_F_RING_ONE_SHARD: the first rows' ring,
  * mem_trace_one_shard.bpf.c) beside its per-SM shards; and the complete
  * trace on spans (bpf_egpu_trace_span: compact records, one publish per
- * span; mem_trace_span.bpf.c), whose consumer decodes every span
- * (egpu_span_next) and counts the lane accesses, for the bytes a lane
- * access costs (B/access: ring bytes over lane accesses); the lossless
- * span trace also with chunks on 8 consumer threads (chunk_fn), the host
- * side at its pace; and the same span rows through the splicer's trace
+ * span; mem_trace_span.bpf.c), whose consumer counts every span's
+ * records and lane accesses (egpu_span_count, no decoding), for the bytes
+ * a lane access costs (B/access: ring bytes over lane accesses); the
+ * lossless span trace also with chunks on 8 consumer threads (chunk_fn),
+ * the host side at its pace, each run's trace kept in host memory and the
+ * last one's decoded and checked address by address after the runs
+ * (trace_keep.c: every element of the kernel's arrays accessed as often
+ * as the kernel does, nothing else); and the same span rows through the
+ * splicer's trace
  * mode (egpu_mem_trace_enable: the records stored at the access, no probe
  * program; the objects' rings only). CUDA events, L2
  * flushed, runs interleaved, medians; a lossless row's probed runs timed
@@ -44,6 +48,7 @@
 
 #include "bench.h"
 #include "ring_thread.h"
+#include "trace_keep.h"
 
 #define DEFAULT_RUNS 20
 #define SETTLE_MS 50      /* the consumer is done when nothing came for this long */
@@ -79,8 +84,11 @@ struct mode {
 /* What the consumer thread saw; the main thread reads it meanwhile. */
 struct stream {
 	uint64_t records, bytes;
-	uint64_t lanes; /* spans: lane accesses decoded */
-	bool bad;       /* spans: one did not decode */
+	uint64_t lanes; /* spans: lane accesses counted */
+	bool bad;       /* spans: one was malformed */
+	/* A lossless row's timed runs: where each run's trace is kept (set
+	 * and reset between runs by the main thread, NULL before) */
+	struct trace_keep *keep;
 };
 
 /* Launches into an empty ring, drained after each: medians. */
@@ -101,43 +109,48 @@ static int on_record(void *user, const void *data, size_t size)
 }
 
 /*
- * A span: its records decoded, their lanes counted; its warp records count
- * as records (drops are counted per warp record too), its bytes with its
- * header.
+ * A span, kept whole (a lossless row's timed runs) and its records and
+ * their lanes counted, not decoded (the host's work per record is the
+ * consumer's choice: the kept trace is decoded and checked after the
+ * runs, trace_keep_check); its warp records count as records (drops are
+ * counted per warp record too), its bytes with its header. The records
+ * are added last: a run is delivered when they are all there
+ * (all_delivered), so its trace is kept whole by then.
  */
 static int on_span(void *user, const void *data, size_t size)
 {
 	struct stream *s = user;
-	struct egpu_span_iter it;
-	struct egpu_warp_rec rec;
-	uint64_t n = 0;
-	int got = egpu_span_begin(&it, data, size, NULL);
+	struct trace_keep *keep = __atomic_load_n(&s->keep, __ATOMIC_ACQUIRE);
+	uint64_t lanes = 0;
+	int n = egpu_span_count(data, size, &lanes);
 
-	while (got >= 0 && (got = egpu_span_next(&it, &rec)) == 1) {
-		s->lanes += (uint64_t)__builtin_popcount(rec.mask);
-		n++;
-		got = 0; /* on to the next record (1 would end the loop) */
-	}
-	s->bad |= got < 0;
-	__atomic_store_n(&s->records, s->records + n, __ATOMIC_RELAXED);
+	if (keep)
+		trace_keep_span(keep, data, size);
+	s->bad |= n < 0;
+	s->lanes += lanes;
 	s->bytes += size + 8;
+	__atomic_store_n(&s->records, s->records + (n > 0 ? (uint64_t)n : 0),
+			 __ATOMIC_RELEASE);
 	return 0;
 }
 
 /*
- * A chunk of spans, on CHUNK_THREADS threads at once: each span decoded
- * as on_span does, the counts added once per chunk.
+ * A chunk of spans, on CHUNK_THREADS threads at once: kept whole, each
+ * span counted as on_span does, the counts added once per chunk.
  */
 static int on_span_chunk(void *user, const void *data, size_t size)
 {
 	struct stream *s = user, mine = { 0 };
+	struct trace_keep *keep = __atomic_load_n(&s->keep, __ATOMIC_ACQUIRE);
 	struct egpu_chunk_iter it = { data, (const uint8_t *)data + size };
 	struct egpu_chunk_rec rec;
 	int more;
 
+	if (keep)
+		trace_keep_chunk(keep, data, size);
 	while ((more = egpu_chunk_next(&it, &rec)) == 1)
 		on_span(&mine, rec.data, rec.size);
-	__atomic_fetch_add(&s->records, mine.records, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->records, mine.records, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&s->bytes, mine.bytes, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&s->lanes, mine.lanes, __ATOMIC_RELAXED);
 	if (mine.bad || more < 0)
@@ -147,7 +160,7 @@ static int on_span_chunk(void *user, const void *data, size_t size)
 
 static uint64_t delivered(struct stream *s)
 {
-	return __atomic_load_n(&s->records, __ATOMIC_RELAXED);
+	return __atomic_load_n(&s->records, __ATOMIC_ACQUIRE);
 }
 
 static void sleep_ms(int ms)
@@ -229,22 +242,66 @@ static bool all_delivered(void *arg)
 	return delivered(d->s) >= d->want;
 }
 
+/* The arrays @w's kernel accesses (workloads.cu), for trace_keep_check. */
+static size_t workload_expect(const struct workload *w, struct trace_expect *ex)
+{
+	uint64_t arg[3];
+	uint64_t n = (uint64_t)*(int *)w->args[3];
+
+	for (int i = 0; i < 3; i++)
+		arg[i] = *(uint64_t *)w->args[i];
+	if (!strcmp(w->kernel, "vecadd")) {
+		ex[0] = (struct trace_expect){ arg[0], n, 4, EGPU_MEM_LOAD, 1 };
+		ex[1] = (struct trace_expect){ arg[1], n, 4, EGPU_MEM_LOAD, 1 };
+		ex[2] = (struct trace_expect){ arg[2], n, 4, EGPU_MEM_STORE, 1 };
+		return 3;
+	}
+	/* sgemm_tiled: a tile of A and of B per block and step, C once. */
+	ex[0] = (struct trace_expect){ arg[0], n * n, 4, EGPU_MEM_LOAD,
+				       (uint16_t)(n / BENCH_GEMM_TILE) };
+	ex[1] = (struct trace_expect){ arg[1], n * n, 4, EGPU_MEM_LOAD,
+				       (uint16_t)(n / BENCH_GEMM_TILE) };
+	ex[2] = (struct trace_expect){ arg[2], n * n, 4, EGPU_MEM_STORE, 1 };
+	return 3;
+}
+
+/* The last run's kept trace against @w's kernel, into @out. */
+static void check_kept(const struct trace_keep *keep, const struct workload *w,
+		       char *out, size_t len)
+{
+	struct trace_expect ex[TRACE_EXPECT_MAX];
+	char why[256] = "";
+	uint64_t lanes = trace_keep_check(keep, ex, workload_expect(w, ex), why,
+					  sizeof(why));
+
+	if (lanes)
+		snprintf(out, len, "%llu ok", (unsigned long long)lanes);
+	else {
+		snprintf(out, len, "BAD");
+		fprintf(stderr, "bench_mem: %s: the trace kept is wrong: %s\n",
+			w->name, why);
+	}
+}
+
 /*
  * A lossless row's runs, interleaved with the plain kernel's as
  * bench_measure does (medians into *@base and *@probed): the plain
  * kernel's device time, and each probed run's host time from its launch
  * until the consumer has taken every record it made (as many as each
- * warm-up run made: none is dropped), so that the time covers the trace's
- * delivery into host memory, not only the kernel. A run whose records do
- * not all come (drops) counts as DELIVERY_MAX_MS.
+ * warm-up run made: none is dropped) and kept it in host memory, so that
+ * the time covers the trace's delivery, not only the kernel. A run whose
+ * records do not all come (drops) counts as DELIVERY_MAX_MS. The last
+ * run's trace is then checked address by address (into @checked).
  */
 static void measure_delivered(cudaKernel_t plain, cudaKernel_t inst,
 			      const struct workload *w, int runs,
-			      struct stream *s, float *base, float *probed)
+			      struct stream *s, float *base, float *probed,
+			      char *checked, size_t checked_len)
 {
 	float *a = calloc((size_t)runs, sizeof(float));
 	float *b = calloc((size_t)runs, sizeof(float));
 	struct delivery d = { s, 0 };
+	struct trace_keep keep;
 	uint64_t per_run;
 
 	EGPU_CHECK(a && b);
@@ -254,14 +311,21 @@ static void measure_delivered(cudaKernel_t plain, cudaKernel_t inst,
 	}
 	settle(s);
 	per_run = delivered(s) / BENCH_WARMUP;
+	/* Twice a warm-up run's bytes: spans vary in size from run to run. */
+	EGPU_CHECK(!trace_keep_init(&keep, 2 * s->bytes / BENCH_WARMUP + (64 << 20)));
+	__atomic_store_n(&s->keep, &keep, __ATOMIC_RELEASE);
 	for (int i = 0; i < runs; i++) {
 		a[i] = bench_time_once(plain, w);
 		d.want = delivered(s) + per_run;
+		trace_keep_reset(&keep);
 		b[i] = bench_time_until(inst, w, all_delivered, &d,
 					DELIVERY_MAX_MS);
 		if (b[i] < 0)
 			b[i] = (float)DELIVERY_MAX_MS;
 	}
+	__atomic_store_n(&s->keep, NULL, __ATOMIC_RELEASE);
+	check_kept(&keep, w, checked, checked_len);
+	trace_keep_free(&keep);
 	*base = median(a, runs);
 	*probed = median(b, runs);
 	free(a);
@@ -305,7 +369,7 @@ static struct drain time_drain(cudaKernel_t inst, const struct workload *w,
 
 static void print_row(const struct workload *w, const struct mode *m, float base,
 		      float probed, const struct stream *s, uint64_t drops,
-		      int launches, const struct drain *d)
+		      int launches, const struct drain *d, const char *checked)
 {
 	char target[16] = "-", empty[16] = "-", drain_ms[16] = "-",
 	     drain_gbs[16] = "-", per_access[16] = "-";
@@ -325,11 +389,11 @@ static void print_row(const struct workload *w, const struct mode *m, float base
 	if (m->spans && s->lanes)
 		snprintf(per_access, sizeof(per_access), "%.3f%s",
 			 (double)s->bytes / (double)s->lanes, s->bad ? " BAD" : "");
-	printf("| %-12s | %-5s | %8.3f | %9.3f | %7.2fx | %-7s | %11.0f | %6.2f%% | %10s | %8s | %10s | %8s |\n",
+	printf("| %-12s | %-5s | %8.3f | %9.3f | %7.2fx | %-7s | %11.0f | %6.2f%% | %10s | %8s | %10s | %8s | %s |\n",
 	       w->name, m->name, base, probed, probed / base, target,
 	       (double)(records + drops) / launches,
 	       records + drops ? 100.0 * (double)drops / (double)(records + drops) : 0.0,
-	       empty, drain_ms, drain_gbs, per_access);
+	       empty, drain_ms, drain_gbs, per_access, checked);
 	fflush(stdout);
 }
 
@@ -379,6 +443,7 @@ static void bench_mode(const struct mode *m, const char *ptx, size_t len,
 		uint64_t drops = 0, kept = 0, kept_before = 0;
 		float base, probed;
 		uint32_t zero = 0;
+		char checked[48] = "-";
 
 		if (m->ring) {
 			EGPU_OPTS(egpu_ringbuf_opts, o, .chunk_fn = on_span_chunk,
@@ -392,7 +457,8 @@ static void bench_mode(const struct mode *m, const char *ptx, size_t len,
 			EGPU_CHECK(!egpu_map_lookup(cursor, &zero, &kept_before));
 		if (m->lossless)
 			measure_delivered(app_kernel(plain, w[i].kernel), k,
-					  &w[i], runs, &s, &base, &probed);
+					  &w[i], runs, &s, &base, &probed,
+					  checked, sizeof(checked));
 		else
 			bench_measure(app_kernel(plain, w[i].kernel), k, &w[i],
 				      runs, &base, &probed);
@@ -408,7 +474,7 @@ static void bench_mode(const struct mode *m, const char *ptx, size_t len,
 				d = time_drain(k, &w[i], map, fn);
 		}
 		print_row(&w[i], m, base, probed, &s, drops,
-			  BENCH_WARMUP + runs, &d);
+			  BENCH_WARMUP + runs, &d, checked);
 	}
 	cudaLibraryUnload(plain);
 	cudaLibraryUnload(inst);
@@ -468,8 +534,8 @@ int main(int argc, char **argv)
 		free(ptx);
 		return 0;
 	}
-	printf("| workload     | probe | base ms  | probed ms | ratio    | target  | records/run | dropped | empty ring | drain ms | drain GB/s | B/access |\n");
-	printf("|--------------|-------|----------|-----------|----------|---------|-------------|---------|------------|----------|------------|----------|\n");
+	printf("| workload     | probe | base ms  | probed ms | ratio    | target  | records/run | dropped | empty ring | drain ms | drain GB/s | B/access | lanes checked |\n");
+	printf("|--------------|-------|----------|-----------|----------|---------|-------------|---------|------------|----------|------------|----------|---------------|\n");
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
 		if (!only || !strcmp(only, modes[i].name))
 			bench_mode(&modes[i], ptx, len, w, nw, runs);
