@@ -33,8 +33,10 @@
  * time the host takes to drain a run (ms, payload GB/s). Prints a Markdown
  * table (docs/benchmarks.md).
  *
- *   bench_mem [RUNS [PROBE]]  the table (default 20 runs; PROBE: only
- *                             that probe's rows, e.g. for ncu)
+ *   bench_mem [RUNS [PROBE [KERNEL]]]
+ *                             the table (default 20 runs; PROBE: only
+ *                             that probe's rows, e.g. for ncu; KERNEL:
+ *                             only that workload's, vecadd or sgemm_tiled)
  *   bench_mem --plain [RUNS]  the original kernels alone, one "plain" line
  *                             each: scripts/bench_memcheck.sh runs this
  *                             under compute-sanitizer for the comparison
@@ -110,12 +112,9 @@ static int on_record(void *user, const void *data, size_t size)
 
 /*
  * A span, kept whole (a lossless row's timed runs) and its records and
- * their lanes counted, not decoded (the host's work per record is the
- * consumer's choice: the kept trace is decoded and checked after the
- * runs, trace_keep_check); its warp records count as records (drops are
- * counted per warp record too), its bytes with its header. The records
- * are added last: a run is delivered when they are all there
- * (all_delivered), so its trace is kept whole by then.
+ * their lanes counted, not decoded (egpu_span_count); its warp records
+ * count as records (drops are counted per warp record too), its bytes
+ * with its header.
  */
 static int on_span(void *user, const void *data, size_t size)
 {
@@ -128,39 +127,32 @@ static int on_span(void *user, const void *data, size_t size)
 		trace_keep_span(keep, data, size);
 	s->bad |= n < 0;
 	s->lanes += lanes;
-	s->bytes += size + 8;
-	__atomic_store_n(&s->records, s->records + (n > 0 ? (uint64_t)n : 0),
-			 __ATOMIC_RELEASE);
+	s->records += n > 0 ? (uint64_t)n : 0;
+	__atomic_store_n(&s->bytes, s->bytes + size + 8, __ATOMIC_RELAXED);
 	return 0;
 }
 
 /*
- * A chunk of spans, on CHUNK_THREADS threads at once: kept whole, each
- * span counted as on_span does, the counts added once per chunk.
+ * A chunk of spans, on CHUNK_THREADS threads at once, kept whole (a
+ * lossless row's timed runs) and nothing else: no work per record, which
+ * is the consumer's choice (the kept trace is decoded and checked after
+ * the runs, and gives the row its records and lanes).
  */
 static int on_span_chunk(void *user, const void *data, size_t size)
 {
-	struct stream *s = user, mine = { 0 };
+	struct stream *s = user;
 	struct trace_keep *keep = __atomic_load_n(&s->keep, __ATOMIC_ACQUIRE);
-	struct egpu_chunk_iter it = { data, (const uint8_t *)data + size };
-	struct egpu_chunk_rec rec;
-	int more;
 
 	if (keep)
 		trace_keep_chunk(keep, data, size);
-	while ((more = egpu_chunk_next(&it, &rec)) == 1)
-		on_span(&mine, rec.data, rec.size);
-	__atomic_fetch_add(&s->records, mine.records, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&s->bytes, mine.bytes, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&s->lanes, mine.lanes, __ATOMIC_RELAXED);
-	if (mine.bad || more < 0)
-		__atomic_store_n(&s->bad, true, __ATOMIC_RELAXED);
-	return more;
+	__atomic_fetch_add(&s->bytes, size, __ATOMIC_RELAXED);
+	return 0;
 }
 
+/* What the consumer has taken: its bytes go up with every callback. */
 static uint64_t delivered(struct stream *s)
 {
-	return __atomic_load_n(&s->records, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&s->bytes, __ATOMIC_RELAXED);
 }
 
 static void sleep_ms(int ms)
@@ -228,18 +220,26 @@ static float median(float *v, int n)
 	return v[n / 2];
 }
 
-/* What a probed run of a lossless row waits for: the consumer has taken
- * every record up to @want. */
+/*
+ * What a probed run of a lossless row waits for: its kernel ended, then a
+ * consumer pass that began after that found nothing (ring_thread_mark),
+ * so every record it made was delivered.
+ */
 struct delivery {
-	struct stream *s;
-	uint64_t want;
+	struct ring_thread *rt;
+	uint64_t mark;
 };
 
 static bool all_delivered(void *arg)
 {
 	struct delivery *d = arg;
 
-	return delivered(d->s) >= d->want;
+	if (!d->mark) {
+		if (cudaStreamQuery(0) != cudaSuccess)
+			return false;
+		d->mark = ring_thread_mark(d->rt);
+	}
+	return ring_thread_drained(d->rt, d->mark);
 }
 
 /* The arrays @w's kernel accesses (workloads.cu), for trace_keep_check. */
@@ -265,15 +265,23 @@ static size_t workload_expect(const struct workload *w, struct trace_expect *ex)
 	return 3;
 }
 
-/* The last run's kept trace against @w's kernel, into @out. */
+/*
+ * The last run's kept trace against @w's kernel, into @out; its records,
+ * lanes and ring bytes as the row's, per launch (into @s, times
+ * @launches).
+ */
 static void check_kept(const struct trace_keep *keep, const struct workload *w,
-		       char *out, size_t len)
+		       struct stream *s, int launches, char *out, size_t len)
 {
 	struct trace_expect ex[TRACE_EXPECT_MAX];
 	char why[256] = "";
-	uint64_t lanes = trace_keep_check(keep, ex, workload_expect(w, ex), why,
-					  sizeof(why));
+	uint64_t records = 0;
+	uint64_t lanes = trace_keep_check(keep, ex, workload_expect(w, ex),
+					  &records, why, sizeof(why));
 
+	s->records = records * (uint64_t)launches;
+	s->lanes = lanes * (uint64_t)launches;
+	s->bytes = keep->used * (uint64_t)launches;
 	if (lanes)
 		snprintf(out, len, "%llu ok", (unsigned long long)lanes);
 	else {
@@ -295,14 +303,14 @@ static void check_kept(const struct trace_keep *keep, const struct workload *w,
  */
 static void measure_delivered(cudaKernel_t plain, cudaKernel_t inst,
 			      const struct workload *w, int runs,
-			      struct stream *s, float *base, float *probed,
-			      char *checked, size_t checked_len)
+			      struct ring_thread *rt, struct stream *s,
+			      float *base, float *probed, char *checked,
+			      size_t checked_len)
 {
 	float *a = calloc((size_t)runs, sizeof(float));
 	float *b = calloc((size_t)runs, sizeof(float));
-	struct delivery d = { s, 0 };
+	struct delivery d = { rt, 0 };
 	struct trace_keep keep;
-	uint64_t per_run;
 
 	EGPU_CHECK(a && b);
 	for (int i = 0; i < BENCH_WARMUP; i++) {
@@ -310,13 +318,12 @@ static void measure_delivered(cudaKernel_t plain, cudaKernel_t inst,
 		bench_time_once(inst, w);
 	}
 	settle(s);
-	per_run = delivered(s) / BENCH_WARMUP;
 	/* Twice a warm-up run's bytes: spans vary in size from run to run. */
 	EGPU_CHECK(!trace_keep_init(&keep, 2 * s->bytes / BENCH_WARMUP + (64 << 20)));
 	__atomic_store_n(&s->keep, &keep, __ATOMIC_RELEASE);
 	for (int i = 0; i < runs; i++) {
 		a[i] = bench_time_once(plain, w);
-		d.want = delivered(s) + per_run;
+		d.mark = 0;
 		trace_keep_reset(&keep);
 		b[i] = bench_time_until(inst, w, all_delivered, &d,
 					DELIVERY_MAX_MS);
@@ -324,7 +331,7 @@ static void measure_delivered(cudaKernel_t plain, cudaKernel_t inst,
 			b[i] = (float)DELIVERY_MAX_MS;
 	}
 	__atomic_store_n(&s->keep, NULL, __ATOMIC_RELEASE);
-	check_kept(&keep, w, checked, checked_len);
+	check_kept(&keep, w, s, BENCH_WARMUP + runs, checked, checked_len);
 	trace_keep_free(&keep);
 	*base = median(a, runs);
 	*probed = median(b, runs);
@@ -457,7 +464,7 @@ static void bench_mode(const struct mode *m, const char *ptx, size_t len,
 			EGPU_CHECK(!egpu_map_lookup(cursor, &zero, &kept_before));
 		if (m->lossless)
 			measure_delivered(app_kernel(plain, w[i].kernel), k,
-					  &w[i], runs, &s, &base, &probed,
+					  &w[i], runs, &rt, &s, &base, &probed,
 					  checked, sizeof(checked));
 		else
 			bench_measure(app_kernel(plain, w[i].kernel), k, &w[i],
@@ -498,6 +505,7 @@ int main(int argc, char **argv)
 	bool plain = argc > 1 && !strcmp(argv[1], "--plain");
 	int runs = argc > 1 + plain ? atoi(argv[1 + plain]) : DEFAULT_RUNS;
 	const char *only = !plain && argc > 2 ? argv[2] : NULL;
+	const char *kernel = !plain && argc > 3 ? argv[3] : NULL;
 	const struct mode modes[] = {
 		{ "count", BENCH_DIR "/mem_count.bpf.o", 1.3, false, false, false, false, false, 0, 0 },
 		{ "count (SM array)", BENCH_DIR "/mem_count_sm.bpf.o", 1.15, false, false, false, false, false, 0, 0 },
@@ -528,6 +536,16 @@ int main(int argc, char **argv)
 	nw = bench_start(runs, &w);
 	if (!nw)
 		return APP_SKIP;
+	for (size_t i = 0; kernel && i < nw; i++)
+		if (!strcmp(w[i].kernel, kernel)) {
+			w += i;
+			nw = 1;
+			kernel = NULL;
+		}
+	if (kernel) {
+		fprintf(stderr, "bench_mem: no workload runs kernel '%s'\n", kernel);
+		return 2;
+	}
 	ptx = app_read_file(BENCH_DIR "/workloads.ptx", &len);
 	if (plain) {
 		plain_only(ptx, w, nw, runs);

@@ -45,9 +45,11 @@ static size_t vecadd_span(uint64_t *w, uint32_t first)
 	return 11 * 8;
 }
 
+static uint64_t records;
+
 static uint64_t check(struct trace_keep *k, char *why)
 {
-	return trace_keep_check(k, ex, 3, why, 256);
+	return trace_keep_check(k, ex, 3, &records, why, 256);
 }
 
 START_TEST(complete_trace_passes)
@@ -60,6 +62,7 @@ START_TEST(complete_trace_passes)
 	for (uint32_t i = 0; i < N; i += 32)
 		trace_keep_span(&k, span, vecadd_span(span, i));
 	ck_assert_uint_eq(check(&k, why), 3 * N);
+	ck_assert_uint_eq(records, 3 * N / 32);
 	trace_keep_free(&k);
 }
 END_TEST

@@ -60,6 +60,7 @@ void trace_keep_span(struct trace_keep *k, const void *data, size_t size)
 struct tally {
 	const struct trace_expect *ex;
 	size_t n;
+	uint64_t records;
 	uint8_t *count[TRACE_EXPECT_MAX];
 	char *why;
 	size_t why_len;
@@ -100,6 +101,7 @@ static uint64_t tally_span(struct tally *t, const void *data, size_t size)
 	int got = egpu_span_begin(&it, data, size, NULL);
 
 	while (!got && (got = egpu_span_next(&it, &rec)) == 1) {
+		t->records++;
 		for (uint32_t m = rec.mask; m; m &= m - 1, lanes++)
 			if (!tally_lane(t, &rec, rec.addr[__builtin_ctz(m)]))
 				return 0;
@@ -154,10 +156,10 @@ static uint64_t tally_all(struct tally *t, const struct trace_keep *k)
 }
 
 uint64_t trace_keep_check(const struct trace_keep *k,
-			  const struct trace_expect *ex, size_t n, char *why,
-			  size_t why_len)
+			  const struct trace_expect *ex, size_t n,
+			  uint64_t *records, char *why, size_t why_len)
 {
-	struct tally t = { ex, n, { NULL }, why, why_len };
+	struct tally t = { ex, n, 0, { NULL }, why, why_len };
 	uint64_t lanes = 0;
 	size_t i;
 
@@ -171,5 +173,6 @@ uint64_t trace_keep_check(const struct trace_keep *k,
 		lanes = tally_all(&t, k);
 	for (i = 0; i < n && i < TRACE_EXPECT_MAX; i++)
 		free(t.count[i]);
+	*records = t.records;
 	return lanes;
 }

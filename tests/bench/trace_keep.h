@@ -43,12 +43,13 @@ void trace_keep_chunk(struct trace_keep *k, const void *data, size_t size);
 void trace_keep_span(struct trace_keep *k, const void *data, size_t size);
 /*
  * Decode every span kept and count each lane access against @ex (@n
- * arrays): returns the lane accesses checked when each element of each
- * array was accessed exactly its times, with its size and kind, and
- * nothing else; else 0 with the first difference in @why.
+ * arrays): returns the lane accesses checked (their warp records in
+ * *@records) when each element of each array was accessed exactly its
+ * times, with its size and kind, and nothing else; else 0 with the first
+ * difference in @why.
  */
 uint64_t trace_keep_check(const struct trace_keep *k,
-			  const struct trace_expect *ex, size_t n, char *why,
-			  size_t why_len);
+			  const struct trace_expect *ex, size_t n,
+			  uint64_t *records, char *why, size_t why_len);
 
 #endif
