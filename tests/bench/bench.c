@@ -24,19 +24,28 @@ static double host_ms(void)
 }
 
 float bench_time_until(cudaKernel_t k, const struct workload *w,
-		       bool (*done)(void *arg), void *arg, double limit_ms)
+		       bool (*done)(void *arg), void *arg, double limit_ms,
+		       float *kernel_ms)
 {
+	cudaEvent_t ev[2];
 	double t0;
 	bool ok;
 
+	CUDA_CHECK(cudaEventCreate(&ev[0]));
+	CUDA_CHECK(cudaEventCreate(&ev[1]));
 	CUDA_CHECK(cudaMemsetAsync(flush_buf, 0, FLUSH_BYTES, 0));
 	CUDA_CHECK(cudaDeviceSynchronize());
 	t0 = host_ms();
+	CUDA_CHECK(cudaEventRecord(ev[0], 0));
 	CUDA_CHECK(cudaLaunchKernel((const void *)k, w->grid, w->block,
 				    w->args, 0, 0));
+	CUDA_CHECK(cudaEventRecord(ev[1], 0));
 	while (!(ok = done(arg)) && host_ms() - t0 < limit_ms)
 		;
 	CUDA_CHECK(cudaDeviceSynchronize());
+	CUDA_CHECK(cudaEventElapsedTime(kernel_ms, ev[0], ev[1]));
+	cudaEventDestroy(ev[0]);
+	cudaEventDestroy(ev[1]);
 	return ok ? (float)(host_ms() - t0) : -1.0f;
 }
 

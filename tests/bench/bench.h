@@ -32,10 +32,11 @@ float bench_time_once(cudaKernel_t k, const struct workload *w);
  * Host time (ms) from one launch of @k, after flushing the L2, until
  * @done(@arg) says true and the kernel has ended (a lossless trace's
  * delivery: tests/bench/mem_bench.c); a negative time if @done did not
- * come within @limit_ms.
+ * come within @limit_ms. The kernel's own device time in *@kernel_ms.
  */
 float bench_time_until(cudaKernel_t k, const struct workload *w,
-		       bool (*done)(void *arg), void *arg, double limit_ms);
+		       bool (*done)(void *arg), void *arg, double limit_ms,
+		       float *kernel_ms);
 /* Interleave the two kernels run by run; medians into *base and *probed. */
 void bench_measure(cudaKernel_t plain, cudaKernel_t inst, const struct workload *w,
 		   int runs, float *base, float *probed);

@@ -30,7 +30,9 @@
  * (measure_delivered). For the traces also DRAIN_RUNS more
  * launches, each into an empty ring with no consumer running, then drained
  * on this thread: the kernel's ratio when its whole trace fits, and the
- * time the host takes to drain a run (ms, payload GB/s). Prints a Markdown
+ * time the host takes to drain a run (ms, payload GB/s); for a lossless
+ * row, that column has the kernel's own time in the timed runs, waits for
+ * room included. Prints a Markdown
  * table (docs/benchmarks.md).
  *
  *   bench_mem [RUNS [PROBE [KERNEL]]]
@@ -295,24 +297,26 @@ static void check_kept(const struct trace_keep *keep, const struct workload *w,
  * A lossless row's runs, interleaved with the plain kernel's as
  * bench_measure does (medians into *@base and *@probed): the plain
  * kernel's device time, and each probed run's host time from its launch
- * until the consumer has taken every record it made (as many as each
- * warm-up run made: none is dropped) and kept it in host memory, so that
- * the time covers the trace's delivery, not only the kernel. A run whose
+ * until the consumer has taken every record it made (all_delivered) and
+ * kept it in host memory, so that the time covers the trace's delivery,
+ * not only the kernel (whose own device time, producers waiting for room
+ * included, goes into *@kernel). A run whose
  * records do not all come (drops) counts as DELIVERY_MAX_MS. The last
  * run's trace is then checked address by address (into @checked).
  */
 static void measure_delivered(cudaKernel_t plain, cudaKernel_t inst,
 			      const struct workload *w, int runs,
 			      struct ring_thread *rt, struct stream *s,
-			      float *base, float *probed, char *checked,
-			      size_t checked_len)
+			      float *base, float *probed, float *kernel,
+			      char *checked, size_t checked_len)
 {
 	float *a = calloc((size_t)runs, sizeof(float));
 	float *b = calloc((size_t)runs, sizeof(float));
+	float *k = calloc((size_t)runs, sizeof(float));
 	struct delivery d = { rt, 0 };
 	struct trace_keep keep;
 
-	EGPU_CHECK(a && b);
+	EGPU_CHECK(a && b && k);
 	for (int i = 0; i < BENCH_WARMUP; i++) {
 		bench_time_once(plain, w);
 		bench_time_once(inst, w);
@@ -326,7 +330,7 @@ static void measure_delivered(cudaKernel_t plain, cudaKernel_t inst,
 		d.mark = 0;
 		trace_keep_reset(&keep);
 		b[i] = bench_time_until(inst, w, all_delivered, &d,
-					DELIVERY_MAX_MS);
+					DELIVERY_MAX_MS, &k[i]);
 		if (b[i] < 0)
 			b[i] = (float)DELIVERY_MAX_MS;
 	}
@@ -335,8 +339,10 @@ static void measure_delivered(cudaKernel_t plain, cudaKernel_t inst,
 	trace_keep_free(&keep);
 	*base = median(a, runs);
 	*probed = median(b, runs);
+	*kernel = median(k, runs);
 	free(a);
 	free(b);
+	free(k);
 }
 
 /*
@@ -384,10 +390,11 @@ static void print_row(const struct workload *w, const struct mode *m, float base
 
 	if (!strcmp(w->kernel, "vecadd"))
 		snprintf(target, sizeof(target), "<= %.1f", m->vec_target);
-	if (m->lossless)
+	if (m->lossless) {
+		snprintf(empty, sizeof(empty), "%.2fx", d->kernel_ms / base);
 		snprintf(drain_gbs, sizeof(drain_gbs), "%.2f",
 			 (double)s->bytes / launches / (probed * 1e6));
-	else if (m->ring) {
+	} else if (m->ring) {
 		snprintf(empty, sizeof(empty), "%.2fx", d->kernel_ms / base);
 		snprintf(drain_ms, sizeof(drain_ms), "%.3f", d->ms);
 		snprintf(drain_gbs, sizeof(drain_gbs), "%.2f",
@@ -465,6 +472,7 @@ static void bench_mode(const struct mode *m, const char *ptx, size_t len,
 		if (m->lossless)
 			measure_delivered(app_kernel(plain, w[i].kernel), k,
 					  &w[i], runs, &rt, &s, &base, &probed,
+					  &d.kernel_ms,
 					  checked, sizeof(checked));
 		else
 			bench_measure(app_kernel(plain, w[i].kernel), k, &w[i],
@@ -552,7 +560,7 @@ int main(int argc, char **argv)
 		free(ptx);
 		return 0;
 	}
-	printf("| workload     | probe | base ms  | probed ms | ratio    | target  | records/run | dropped | empty ring | drain ms | drain GB/s | B/access | lanes checked |\n");
+	printf("| workload     | probe | base ms  | probed ms | ratio    | target  | records/run | dropped | kernel     | drain ms | drain GB/s | B/access | lanes checked |\n");
 	printf("|--------------|-------|----------|-----------|----------|---------|-------------|---------|------------|----------|------------|----------|---------------|\n");
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
 		if (!only || !strcmp(only, modes[i].name))
