@@ -70,9 +70,10 @@ int egpu_mem_trace_enable(egpu_ctx *ctx, egpu_map *ring,
  * an SM keeps its counters and records, as span_claim finds them from
  * the ring's struct dev_ring at @desc (@handle's data; offline, a
  * placeholder), and the sizes of the spans it asks for (span_fold_sizes:
- * span_claim's, at most half a shard). None for a lossless ring (its
- * claim may wait, and try again: span_claim_again) or a ring too small
- * for a span.
+ * span_claim's, at most half a shard). None for a ring too small for a
+ * span. A lossless ring folds too: the inline claim takes only what has
+ * room, and one that finds none calls the runtime, which waits for room
+ * and tries again (span_claim_again).
  */
 static void fold_claim(struct egpu_map *ring, uint64_t handle,
 		       struct ptx_trace *tr)
@@ -85,7 +86,7 @@ static void fold_claim(struct egpu_map *ring, uint64_t handle,
 	ring_gpu_view(ring->ring, handle, &v);
 	most = v.max_record / SPAN_SLOT;
 	sizes = span_fold_sizes(most, v.mask + 1);
-	if (v.flags & RING_LOSSLESS || most < sizes.least)
+	if (most < sizes.least)
 		return;
 	tr->claim.shards = v.shards;
 	tr->claim.prod_off = offsetof(struct ring_counters, prod);

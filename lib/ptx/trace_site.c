@@ -22,10 +22,11 @@
  *   per-thread order needs no other vote); or the leader owns none, and
  *   then claims one alone, inline as span_claim's first try does when
  *   the span fits (the shard's reserved and prod atomics, the room
- *   checked between them; else undone and the runtime's call below),
- *   or in a lossless ring through egpu_dev_trace_claim (its wait and
- *   tries again, span_claim_again), the other lanes' floors moving to
- *   its start as span_trace moves them.
+ *   checked between them; else undone and the runtime's call below,
+ *   which in a lossless ring waits for room and tries again), or,
+ *   where the ring's layout is not folded, through egpu_dev_trace_claim,
+ *   the other lanes' floors moving to its start as span_trace moves
+ *   them.
  * The site's kind, size and number are the record's first word, a
  * constant here. Anything else calls egpu_dev_trace_site (device/
  * runtime.cu: bpf_egpu_trace_span's code, span_trace.cuh), which returns

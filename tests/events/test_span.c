@@ -271,8 +271,7 @@ static uint32_t inline_slots(const struct span_fold *f, uint32_t prev)
 }
 
 /*
- * The leader's claim as trace_site.c emits it (claim_inline), in a ring
- * that is not lossless: the slots (inline_slots: asked for as
+ * The leader's claim as trace_site.c emits it (claim_inline): the slots (inline_slots: asked for as
  * span_claim's first try would, checked), the cached consumer position
  * loaded, reserved, the room checked, prod, the span fits between a
  * slot's start and the shard's end; its header and owner stored, its
@@ -441,22 +440,21 @@ static void made(struct world *w, uint32_t warp, uint32_t mask,
 
 /*
  * The splicer's claim (trace_site.c's claim_span), the leader owning no
- * span: one claimed inline (claim_inline), or in a lossless ring as
- * egpu_dev_trace_claim does (span_claim after its state's, which may
- * wait and try again); its registers at slot 1; each other lane's state
- * then starts where it does, its own slots kept. 0 when dropped
- * (counted), -1 when the inline claim was undone (the group calls),
- * else 1.
+ * span: one claimed inline (claim_inline; in a lossless ring too, where
+ * the call after an undone claim waits for room); its registers at slot
+ * 1; each other lane's state then starts where it does, its own slots
+ * kept. 0 when dropped (counted), -1 when the inline claim was undone
+ * (the group calls), else 1.
  */
 static int inline_claim(struct world *w, uint32_t warp, uint32_t mask,
 			const struct access *la)
 {
 	uint32_t lead = (uint32_t)__builtin_ctz(mask);
 	uint64_t lst = w->st[warp][lead];
-	uint64_t st2 = w->v.flags & RING_LOSSLESS ? /* egpu_dev_trace_claim */
-		       claim(w, warp, lead, span_prev_slots(lst, w->tag), 1,
-			     false) :
-		       claim_inline(w, warp, lst);
+	uint64_t st2;
+
+	check_none_open(w, warp, lead);
+	st2 = claim_inline(w, warp, lst);
 
 	__atomic_fetch_add(&w->inline_claims, 1, __ATOMIC_RELAXED);
 	if (st2 == UINT64_MAX)
