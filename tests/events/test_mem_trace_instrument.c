@@ -4,7 +4,7 @@
  * no GPU: an offline context): every global site gets the inline record
  * with the site's first word as a constant (core/span_record.h), the
  * leader's claim of a span inline (undone for the runtime's call where
- * it stops; through egpu_dev_trace_claim in a lossless ring), and the
+ * it stops, which in a lossless ring waits for room), and the
  * runtime's call for the rest, the lanes' span registers set once at the
  * kernel's entry and the span published inline before every exit (a
  * guarded exit under its own guard), a .func's site a span of its own with the kernel's span
@@ -203,8 +203,12 @@ START_TEST(no_flush_before_calls_without_traced_funcs)
 }
 END_TEST
 
-/* A lossless ring's claim may wait: egpu_dev_trace_claim, not inline. */
-START_TEST(lossless_claims_through_the_runtime)
+/*
+ * A lossless ring's claim inline too, as in a ring that drops (reserved,
+ * the room, prod); without room it is undone and the group calls the
+ * runtime, which waits: never egpu_dev_trace_claim.
+ */
+START_TEST(lossless_claims_inline)
 {
 	struct egpu_report rep;
 	char *out;
@@ -212,9 +216,11 @@ START_TEST(lossless_claims_through_the_runtime)
 	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "slossless"),
 					       NULL), 0);
 	out = instrument(kernels, &rep);
-	ck_assert_int_eq(tu_count(out, "call \t(%egpu_tret), egpu_dev_trace_claim, (%egpu_ta0, %egpu_tst);"), 2);
-	ck_assert_ptr_null(strstr(out, "atom.global.add.u64"));
-	ck_assert_ptr_null(strstr(out, "red.global.add.u64"));
+	ck_assert_ptr_null(strstr(out, "egpu_dev_trace_claim"));
+	ck_assert_int_eq(tu_count(out, "atom.global.add.u64 \t%egpu_cx2, [%egpu_cx0], %egpu_cx5;"), 2);
+	ck_assert_int_eq(tu_count(out, "atom.global.add.u64 \t%egpu_cx4, [%egpu_cx0+8], %egpu_cx5;"), 2);
+	ck_assert_int_eq(tu_count(out, "neg.s64 \t%egpu_cx5, %egpu_cx5;\n\tred.global.add.u64 \t[%egpu_cx0], %egpu_cx5;"), 2);
+	ck_assert_ptr_nonnull(strstr(out, "), egpu_dev_trace_site, ("));
 	tu_assemble_sm90(out, "lossless");
 	free(out);
 }
@@ -479,7 +485,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, written_kernels);
 	tcase_add_test(tc, no_flush_before_calls_without_traced_funcs);
-	tcase_add_test(tc, lossless_claims_through_the_runtime);
+	tcase_add_test(tc, lossless_claims_inline);
 	tcase_add_test(tc, inline_claim_sizes_follow_span_claim);
 	tcase_add_test(tc, end_flush_not_under_a_guarded_last_statement);
 	tcase_add_test(tc, register_cap);
