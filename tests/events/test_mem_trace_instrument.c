@@ -216,7 +216,7 @@ START_TEST(lossless_claims_inline)
 	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "slossless"),
 					       NULL), 0);
 	out = instrument(kernels, &rep);
-	ck_assert_ptr_null(strstr(out, "egpu_dev_trace_claim"));
+	ck_assert_ptr_null(strstr(out, "), egpu_dev_trace_claim, ("));
 	ck_assert_int_eq(tu_count(out, "atom.global.add.u64 \t%egpu_cx2, [%egpu_cx0], %egpu_cx5;"), 2);
 	ck_assert_int_eq(tu_count(out, "atom.global.add.u64 \t%egpu_cx4, [%egpu_cx0+8], %egpu_cx5;"), 2);
 	ck_assert_int_eq(tu_count(out, "neg.s64 \t%egpu_cx5, %egpu_cx5;\n\tred.global.add.u64 \t[%egpu_cx0], %egpu_cx5;"), 2);
