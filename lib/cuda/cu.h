@@ -72,9 +72,18 @@
 	X(cuLinkComplete)                                                     \
 	X(cuLinkDestroy)
 
+/* Entry points a driver may lack (NULL then): used where present. */
+#if CUDA_VERSION >= 13000
+#define CU_FUNCS_OPTIONAL(X) X(cuMemcpyBatchAsync)
+#define CU_HAVE_MEMCPY_BATCH 1
+#else
+#define CU_FUNCS_OPTIONAL(X)
+#endif
+
 #define CU_FIELD(name) __typeof__(&name) name;
 struct cu_driver {
 	CU_FUNCS(CU_FIELD)
+	CU_FUNCS_OPTIONAL(CU_FIELD)
 };
 #undef CU_FIELD
 

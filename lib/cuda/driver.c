@@ -28,6 +28,10 @@ static int resolve_all(void *lib)
 		return open_fail("CUDA driver lacks %s", SYMBOL(name));
 	CU_FUNCS(CU_RESOLVE)
 #undef CU_RESOLVE
+#define CU_RESOLVE_OPTIONAL(name)                                             \
+	driver.name = (__typeof__(driver.name))dlsym(lib, SYMBOL(name));
+	CU_FUNCS_OPTIONAL(CU_RESOLVE_OPTIONAL)
+#undef CU_RESOLVE_OPTIONAL
 	return 0;
 }
 

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "core/bpf.h"
+#include "maps/copy.h"
 
 struct dev_map;
 
@@ -80,6 +81,11 @@ int dev_map_zero_async(struct dev_map *m, uint32_t chan, uint64_t addr,
  * the GPU while its kernels run (a ring's consumed bytes).
  */
 int dev_map_clear_async(struct dev_map *m, uint32_t chan, uint64_t addr,
+			size_t n);
+/* @n copies of one direction queued at once, in no order among them
+ * (one driver call where the driver has cuMemcpyBatchAsync). */
+int dev_map_batch_async(struct dev_map *m, uint32_t chan,
+			enum mem_copy_dir dir, const struct mem_copy *v,
 			size_t n);
 int dev_map_sync(struct dev_map *m, uint32_t chan);
 

@@ -205,28 +205,108 @@ struct queued {
 	size_t n;
 	bool wait;
 	bool by_copy; /* zeroes by the copy engine (zero_on) */
+	/* Or @n copies at once, all @dir (batch_on). */
+	const struct mem_copy *batch;
+	enum mem_copy_dir dir;
 };
 
 /*
  * Queue zeroing @n bytes at @addr on channel @io (lock held) as copies
  * from page-locked zeros (dev_map_clear_async says why).
  */
+static CUresult zeros_of(struct map_io *io);
+
 static CUresult zero_on(struct map_io *io, uint64_t addr, size_t n)
 {
 	const struct cu_driver *d = cu();
-	CUresult res = CUDA_SUCCESS;
+	CUresult res = zeros_of(io);
 
-	if (!io->zeros) {
-		res = d->cuMemAllocHost(&io->zeros, ZERO_BYTES);
-		if (res)
-			return res;
-		memset(io->zeros, 0, ZERO_BYTES);
-	}
 	for (size_t done = 0; done < n && !res; done += ZERO_BYTES) {
 		size_t k = n - done < ZERO_BYTES ? n - done : ZERO_BYTES;
 
 		res = d->cuMemcpyHtoDAsync(addr + done, io->zeros, k, io->stream);
 	}
+	return res;
+}
+
+/* Page-locked zeros of channel @io to copy from (lock held). */
+static CUresult zeros_of(struct map_io *io)
+{
+	CUresult res = CUDA_SUCCESS;
+
+	if (!io->zeros) {
+		res = cu()->cuMemAllocHost(&io->zeros, ZERO_BYTES);
+		if (!res)
+			memset(io->zeros, 0, ZERO_BYTES);
+	}
+	return res;
+}
+
+#ifdef CU_HAVE_MEMCPY_BATCH
+/* Bytes per piece of a copy of @n bytes: zeroes go ZERO_BYTES at a time. */
+static size_t piece_bytes(enum mem_copy_dir dir, size_t n)
+{
+	return dir == MEM_COPY_ZERO ? ZERO_BYTES : n ? n : 1;
+}
+
+/* @v's copies as one cuMemcpyBatchAsync on channel @io (lock held). */
+static CUresult batch_call(struct map_io *io, enum mem_copy_dir dir,
+			   const struct mem_copy *v, size_t n)
+{
+	CUmemcpyAttributes attr = { .srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM };
+	size_t k = 0, at = 0, first = 0;
+	CUdeviceptr *dst, *src;
+	size_t *size;
+	CUresult res;
+
+	for (size_t i = 0; i < n; i++)
+		k += (v[i].n + piece_bytes(dir, v[i].n) - 1) / piece_bytes(dir, v[i].n);
+	if (!k)
+		return CUDA_SUCCESS;
+	dst = malloc(k * 2 * sizeof(*dst));
+	size = malloc(k * sizeof(*size));
+	src = dst + k;
+	for (size_t i = 0; dst && size && i < n; i++) {
+		size_t step = piece_bytes(dir, v[i].n);
+
+		for (size_t off = 0; off < v[i].n; off += step, at++) {
+			CUdeviceptr host = dir == MEM_COPY_ZERO ?
+					   (CUdeviceptr)(uintptr_t)io->zeros :
+					   (CUdeviceptr)(uintptr_t)v[i].host + off;
+
+			size[at] = v[i].n - off < step ? v[i].n - off : step;
+			dst[at] = dir == MEM_COPY_OUT ? host : v[i].addr + off;
+			src[at] = dir == MEM_COPY_OUT ? v[i].addr + off : host;
+		}
+	}
+	res = dst && size ? cu()->cuMemcpyBatchAsync(dst, src, size, k, &attr,
+						     &first, 1, io->stream) :
+			    CUDA_ERROR_OUT_OF_MEMORY;
+	free(dst);
+	free(size);
+	return res;
+}
+#endif
+
+/*
+ * @v's @n copies queued on channel @io (lock held): in one driver call
+ * where the driver batches copies, else one each.
+ */
+static CUresult batch_on(struct map_io *io, enum mem_copy_dir dir,
+			 const struct mem_copy *v, size_t n)
+{
+	CUresult res = dir == MEM_COPY_ZERO ? zeros_of(io) : CUDA_SUCCESS;
+
+#ifdef CU_HAVE_MEMCPY_BATCH
+	if (!res && cu()->cuMemcpyBatchAsync)
+		return batch_call(io, dir, v, n);
+#endif
+	for (size_t i = 0; i < n && !res; i++)
+		res = dir == MEM_COPY_OUT ?
+		      cu()->cuMemcpyDtoHAsync(v[i].host, v[i].addr, v[i].n, io->stream) :
+		      dir == MEM_COPY_IN ?
+		      cu()->cuMemcpyHtoDAsync(v[i].addr, v[i].host, v[i].n, io->stream) :
+		      zero_on(io, v[i].addr, v[i].n);
 	return res;
 }
 
@@ -246,7 +326,9 @@ static int queue_on(struct dev_map *m, uint32_t c, const struct queued *q)
 	pthread_mutex_lock(&io->lock);
 	/* A wait on a channel that never copied has nothing to wait for. */
 	err = q->n || io->stream ? io_open(m, io) : 0;
-	if (!err && q->n)
+	if (!err && q->batch)
+		res = batch_on(io, q->dir, q->batch, q->n);
+	else if (!err && q->n)
 		res = q->dst ? cu()->cuMemcpyDtoHAsync(q->dst, q->addr, q->n,
 						       io->stream) :
 			q->src ? cu()->cuMemcpyHtoDAsync(q->addr, q->src, q->n,
@@ -257,6 +339,7 @@ static int queue_on(struct dev_map *m, uint32_t c, const struct queued *q)
 		res = io_wait(io);
 	if (!err)
 		err = io_check(m, res, !q->n ? "cuStreamSynchronize" :
+				       q->batch ? "a batch of copies" :
 				       q->dst ? "cuMemcpyDtoHAsync" :
 				       q->src ? "cuMemcpyHtoDAsync" :
 				       q->by_copy ? "zeroing (cuMemcpyHtoDAsync)" :
@@ -293,6 +376,25 @@ int dev_map_clear_async(struct dev_map *m, uint32_t chan, uint64_t addr,
 {
 	return queue_on(m, chan, &(struct queued){ .addr = addr, .n = n,
 						   .by_copy = true });
+}
+
+int dev_map_batch_async(struct dev_map *m, uint32_t chan,
+			enum mem_copy_dir dir, const struct mem_copy *v,
+			size_t n)
+{
+	if (m->host) /* read and written in place: one by one */
+		for (size_t i = 0; i < n; i++) {
+			int err = dir == MEM_COPY_OUT ?
+				  dev_map_read(m, chan, v[i].host, v[i].addr, v[i].n) :
+				  dir == MEM_COPY_IN ?
+				  dev_map_write_async(m, chan, v[i].addr, v[i].host, v[i].n) :
+				  dev_map_clear_async(m, chan, v[i].addr, v[i].n);
+
+			if (err)
+				return err;
+		}
+	return m->host || !n ? 0 :
+	       queue_on(m, chan, &(struct queued){ .batch = v, .n = n, .dir = dir });
 }
 
 int dev_map_sync(struct dev_map *m, uint32_t chan)

@@ -27,6 +27,7 @@
 #include "core/bpf.h"
 #include "core/map_types.h"
 #include "egpu.h"
+#include "maps/copy.h"
 #include "maps/ring_layout.h"
 
 struct event_ring;
@@ -112,6 +113,15 @@ struct ring_copier {
 	 */
 	int (*read_async)(void *io, uint32_t chan, void *dst, uint64_t addr,
 			  size_t n);
+	/*
+	 * Optional, with read_async: @n copies of one direction queued at
+	 * once, in no order among themselves (a pass queues a round's
+	 * windows so: one call instead of one per shard), as read_async
+	 * (out), write (in) and zero do. Without it they are queued one by
+	 * one.
+	 */
+	int (*batch)(void *io, uint32_t chan, enum mem_copy_dir dir,
+		     const struct mem_copy *v, size_t n);
 	void *io;
 	/*
 	 * Optional: memory copies may land in, for the mirror of a consumer

@@ -303,28 +303,17 @@ bool ring_dev_reading(const struct event_ring *r)
 	return dev && r->cons >= dev->start;
 }
 
-/*
- * A copy out on channel @chan (a reader's index): complete on return, or,
- * with @queue and a copier that can, only queued (done by the channel's
- * next sync).
- */
-static int dev_copy_out(const struct event_ring *r, uint32_t chan, void *dst,
-			uint64_t addr, size_t n, bool queue)
+/* A copy out on channel @chan (a reader's index), complete on return. */
+static int dev_read(const struct event_ring *r, uint32_t chan, void *dst,
+		    uint64_t addr, size_t n)
 {
 	const struct ring_copier *c = &r->dev->copier;
-	int err = queue && c->read_async ? c->read_async(c->io, chan, dst, addr, n) :
-		  c->read(c->io, chan, dst, addr, n);
+	int err = c->read(c->io, chan, dst, addr, n);
 
 	if (err)
 		err_prefix("ring '%s': copying %zu bytes out of GPU memory",
 			   r->name, n);
 	return err;
-}
-
-static int dev_read(const struct event_ring *r, uint32_t chan, void *dst,
-		    uint64_t addr, size_t n)
-{
-	return dev_copy_out(r, chan, dst, addr, n, false);
 }
 
 /*
@@ -364,38 +353,91 @@ static uint64_t data_addr(const struct event_ring *r, uint32_t i, uint64_t pos)
 }
 
 /*
- * Give what shard @i consumed since its last release back to producers, on
- * channel @chan: zero it (by position, as for host rings: the tail pad
- * holds no header), then write its consumer position, both queued. The
+ * What a part's rounds queue on its channel at once (ring_queue.c): the
+ * windows' copies out, and their releases: the consumed bytes zeroed,
+ * then the shards' consumer positions written (two batches, in stream
+ * order), the shards and positions they release kept until both are
+ * queued.
+ */
+struct part_queue {
+	struct ring_queue out, zero, pos;
+	struct released {
+		uint32_t i;
+		uint64_t cons;
+	} *rel;
+	size_t nrel, caprel;
+};
+
+static void part_queue_free(struct part_queue *q)
+{
+	ring_queue_free(&q->out);
+	ring_queue_free(&q->zero);
+	ring_queue_free(&q->pos);
+	free(q->rel);
+}
+
+/*
+ * Give what shard @i consumed since its last release back to producers:
+ * zero it (by position, as for host rings: the tail pad holds no header),
+ * then write its consumer position; queued in @q for release_flush(). The
  * position is written from its line in the host copy (page-locked), which
  * no one changes before the channel's next copy out or sync (the next
- * release of the shard comes after one). A failed queueing leaves it for
- * the next pass.
+ * release of the shard comes after one).
  */
-static int shard_release(struct event_ring *r, uint32_t chan, uint32_t i)
+static int release_queue(struct event_ring *r, struct part_queue *q, uint32_t i)
 {
 	struct ring_dev *dev = r->dev;
 	struct shard_cursor *cur = &dev->cur[i];
-	const struct ring_copier *c = &dev->copier;
 	uint64_t *cons = dev->lines + (size_t)(r->shards + i) * LINE_WORDS;
 	uint64_t cap = dev->view.mask + 1, off = cur->released & dev->view.mask;
 	uint64_t n = cur->cons - cur->released, first = min_u64(n, cap - off);
-	int err = c->zero(c->io, chan, data_addr(r, i, cur->released), first);
+	int err = ring_queue_add(&q->zero, data_addr(r, i, cur->released), NULL,
+				 first);
 
 	if (!err && n > first)
-		err = c->zero(c->io, chan, ring_shard_data(&dev->view, i),
-			      n - first);
+		err = ring_queue_add(&q->zero, ring_shard_data(&dev->view, i), NULL,
+				     n - first);
 	*cons = cur->cons;
 	if (!err)
-		err = c->write(c->io, chan, ring_shard_cons(&dev->view, i), cons,
-			       sizeof(*cons));
-	if (err) {
-		err_prefix("ring '%s': giving %llu bytes of shard %u back in GPU memory",
-			   r->name, (unsigned long long)n, i);
-		return err;
+		err = ring_queue_add(&q->pos, ring_shard_cons(&dev->view, i), cons,
+				     sizeof(*cons));
+	if (!err && !ARRAY_GROW(q->rel, q->caprel, q->nrel, 16))
+		err = err_set(EGPU_ENOMEM, "ring '%s': out of memory", r->name);
+	if (!err)
+		q->rel[q->nrel++] = (struct released){ i, cur->cons };
+	return err;
+}
+
+/*
+ * The releases queued in @q, on channel @chan: the zeroes, then the
+ * positions. A failed queueing leaves its shards for the next pass.
+ */
+static int release_flush(struct event_ring *r, uint32_t chan,
+			 struct part_queue *q)
+{
+	const struct ring_copier *c = &r->dev->copier;
+	int err = ring_queue_flush(c, chan, MEM_COPY_ZERO, &q->zero);
+	uint64_t bytes = 0;
+
+	if (!err)
+		err = ring_queue_flush(c, chan, MEM_COPY_IN, &q->pos);
+
+	for (size_t j = 0; j < q->nrel; j++) {
+		struct shard_cursor *cur = &r->dev->cur[q->rel[j].i];
+
+		bytes += q->rel[j].cons - cur->released;
+		if (!err)
+			cur->released = q->rel[j].cons;
 	}
-	cur->released = cur->cons;
-	return 0;
+	if (err && q->nrel == 1)
+		err_prefix("ring '%s': giving %llu bytes of shard %u back in GPU memory",
+			   r->name, (unsigned long long)bytes, q->rel[0].i);
+	else if (err)
+		err_prefix("ring '%s': giving %llu bytes of %zu shards back in GPU memory",
+			   r->name, (unsigned long long)bytes, q->nrel);
+	q->pos.n = 0;
+	q->nrel = 0;
+	return err;
 }
 
 /*
@@ -426,8 +468,35 @@ static int dev_wait(const struct event_ring *r, uint32_t chan)
 	return err;
 }
 
+/*
+ * A copy out of @n bytes at @addr into @dst on channel @chan: queued in
+ * @q where the copier queues reads (flushed by copy_out_flush), else
+ * complete on return.
+ */
+static int copy_out(const struct event_ring *r, uint32_t chan,
+		    struct part_queue *q, void *dst, uint64_t addr, size_t n)
+{
+	if (r->dev->copier.read_async)
+		return ring_queue_add(&q->out, addr, dst, n);
+	return dev_read(r, chan, dst, addr, n);
+}
+
+/* The copies out queued in @q, at once. */
+static int copy_out_flush(const struct event_ring *r, uint32_t chan,
+			  struct part_queue *q)
+{
+	size_t n = q->out.n;
+	int err = ring_queue_flush(&r->dev->copier, chan, MEM_COPY_OUT, &q->out);
+
+	if (err)
+		err_prefix("ring '%s': copying the windows of %zu shards out of GPU memory",
+			   r->name, n);
+	return err;
+}
+
 /* The first copy of @win's window from its shard's consumer position. */
-static int window_start(struct event_ring *r, uint32_t chan, size_t slot_len,
+static int window_start(struct event_ring *r, uint32_t chan,
+			struct part_queue *q, size_t slot_len,
 			struct window *win)
 {
 	struct ring_dev *dev = r->dev;
@@ -443,8 +512,7 @@ static int window_start(struct event_ring *r, uint32_t chan, size_t slot_len,
 	win->c = (struct ring_count){ 0 };
 	win->taken = false;
 	win->once = dev->cur[win->i].known == win->prod;
-	return dev_copy_out(r, chan, win->slot, data_addr(r, win->i, from), n,
-			    true);
+	return copy_out(r, chan, q, win->slot, data_addr(r, win->i, from), n);
 }
 
 /*
@@ -454,7 +522,7 @@ static int window_start(struct event_ring *r, uint32_t chan, size_t slot_len,
  * pass read the producer positions (win->once) is whole in the first.
  */
 static int window_second(struct event_ring *r, uint32_t chan,
-			 struct window *win)
+			 struct part_queue *q, struct window *win)
 {
 	win->seen = ring_walk_headers(r, &win->w, &win->end, &win->c,
 				      win->once);
@@ -466,18 +534,20 @@ static int window_second(struct event_ring *r, uint32_t chan,
 	}
 	win->w.bytes_end = win->end;
 	return win->once ? 0 :
-	       dev_copy_out(r, chan, win->slot, data_addr(r, win->i, win->w.from),
-			    win->end - win->w.from, true);
+	       copy_out(r, chan, q, win->slot, data_addr(r, win->i, win->w.from),
+			win->end - win->w.from);
 }
 
 /*
  * After the second copies, for a chunk taker: @win's records, whole in
- * the mirror, consumed and their bytes given back (queued) before they
- * are handed over, so that producers (a lossless ring's waiting ones)
- * get their room while the callbacks run. Counted in the first walk;
- * only warps' batches are counted again, from their bodies.
+ * the mirror, consumed and their bytes given back (queued in @q, flushed
+ * with the round's) before they are handed over, so that producers (a
+ * lossless ring's waiting ones) get their room while the callbacks run.
+ * Counted in the first walk; only warps' batches are counted again, from
+ * their bodies.
  */
-static int window_take(struct event_ring *r, uint32_t chan, struct window *win)
+static int window_take(struct event_ring *r, struct part_queue *q,
+		       struct window *win)
 {
 	uint64_t at = win->w.from;
 
@@ -491,7 +561,7 @@ static int window_take(struct event_ring *r, uint32_t chan, struct window *win)
 	}
 	r->dev->cur[win->i].cons = win->end;
 	win->taken = true;
-	return shard_release(r, chan, win->i);
+	return release_queue(r, q, win->i);
 }
 
 /*
@@ -515,10 +585,10 @@ static uint64_t window_uncounted(const struct event_ring *r,
 
 /*
  * After the second copies: @win's records handed to @d (a chunk taken
- * whole, or walked), their bytes given back (queued). ring_walk's
+ * whole, or walked), their bytes given back (queued in @q). ring_walk's
  * result, WALK_STOP, or an EGPU_E* code.
  */
-static int window_deliver(struct event_ring *r, uint32_t chan,
+static int window_deliver(struct event_ring *r, struct part_queue *q,
 			  struct delivery *d, struct window *win)
 {
 	struct shard_cursor *cur = &r->dev->cur[win->i];
@@ -532,7 +602,7 @@ static int window_deliver(struct event_ring *r, uint32_t chan,
 		got = ring_walk(r, &win->w, d, &cur->cons, &cur->sub);
 	cur->uncounted += window_uncounted(r, win, cur->cons);
 	if (cur->cons != cur->released) {
-		int err = shard_release(r, chan, win->i);
+		int err = release_queue(r, q, win->i);
 
 		if (err)
 			return err;
@@ -554,16 +624,17 @@ static bool all_once(const struct window *wins, uint32_t n)
 
 /*
  * Rounds over @n windows at once until each is done: every first copy
- * queued, one wait, every second copy queued, one wait, then delivery
- * (to a chunk taker, every window given back first, then each handed
- * over, all of them even after a stop: they were consumed). So a round
- * waits twice whatever the number of shards, instead of twice per
- * shard. WALK_STOP with *@stopped the shard that stopped, or an EGPU_E*
- * code; else 0.
+ * queued (one batch), one wait, every second copy queued (one batch), one
+ * wait, then delivery (to a chunk taker, every window given back first,
+ * in one batch of zeroes and one of positions, then each handed over, all
+ * of them even after a stop: they were consumed). So a round waits twice
+ * and makes a few driver calls whatever the number of shards, instead of
+ * a few per shard. WALK_STOP with *@stopped the shard that stopped, or an
+ * EGPU_E* code; else 0.
  */
 static int rounds(struct event_ring *r, uint32_t chan, struct delivery *d,
-		  struct window *wins, uint32_t n, size_t slot_len,
-		  uint32_t *stopped)
+		  struct part_queue *q, struct window *wins, uint32_t n,
+		  size_t slot_len, uint32_t *stopped)
 {
 	bool more = true, stop = false;
 	int err = 0;
@@ -572,24 +643,30 @@ static int rounds(struct event_ring *r, uint32_t chan, struct delivery *d,
 		more = false;
 		for (uint32_t j = 0; j < n && !err; j++)
 			if (!wins[j].done)
-				err = window_start(r, chan, slot_len, &wins[j]);
+				err = window_start(r, chan, q, slot_len, &wins[j]);
+		if (!err)
+			err = copy_out_flush(r, chan, q);
 		if (!err)
 			err = dev_wait(r, chan);
 		for (uint32_t j = 0; j < n && !err; j++)
 			if (!wins[j].done)
-				err = window_second(r, chan, &wins[j]);
+				err = window_second(r, chan, q, &wins[j]);
+		if (!err)
+			err = copy_out_flush(r, chan, q);
 		if (!err && !all_once(wins, n))
 			err = dev_wait(r, chan);
 		for (uint32_t j = 0; j < n && !err && d->chunk &&
 		     !ring_pass_stopped(d); j++)
 			if (!wins[j].done)
-				err = window_take(r, chan, &wins[j]);
+				err = window_take(r, q, &wins[j]);
+		if (!err && q->nrel)
+			err = release_flush(r, chan, q);
 		for (uint32_t j = 0; j < n && !err; j++) {
 			int got;
 
 			if (wins[j].done || (stop && !wins[j].taken))
 				continue;
-			got = window_deliver(r, chan, d, &wins[j]);
+			got = window_deliver(r, q, d, &wins[j]);
 			if (got == WALK_STOP && !stop) {
 				*stopped = wins[j].i;
 				stop = true;
@@ -597,6 +674,8 @@ static int rounds(struct event_ring *r, uint32_t chan, struct delivery *d,
 			err = got < 0 ? got : 0;
 			more |= !wins[j].done;
 		}
+		if (!err && q->nrel)
+			err = release_flush(r, chan, q);
 	}
 	return err ? err : stop ? WALK_STOP : 0;
 }
@@ -657,6 +736,7 @@ int ring_dev_consume(struct event_ring *r, uint32_t k, uint32_t parts,
 	const struct ring_copier *c = &dev->copier;
 	uint32_t mine = (r->shards - k + parts - 1) / parts; /* shards k + j * parts */
 	uint32_t *next = &d->rd->next, per, n = 0;
+	struct part_queue q = { 0 };
 	struct window *wins;
 	size_t slot_len;
 	int err = 0, synced;
@@ -667,7 +747,9 @@ int ring_dev_consume(struct event_ring *r, uint32_t k, uint32_t parts,
 		return err_set(EGPU_ENOMEM, "ring '%s': out of memory", r->name);
 	for (uint32_t i = k; i < r->shards && !err; i += parts)
 		if (dev->cur[i].cons != dev->cur[i].released)
-			err = shard_release(r, k, i);
+			err = release_queue(r, &q, i);
+	if (!err && q.nrel)
+		err = release_flush(r, k, &q);
 	/* From where the last pass stopped: it may be inside a batch. */
 	for (uint32_t j = 0, first = *next; j < mine && !err; j++) {
 		uint32_t i = k + (first / parts + j) % mine * parts;
@@ -680,12 +762,13 @@ int ring_dev_consume(struct event_ring *r, uint32_t k, uint32_t parts,
 		}
 		if (!n || (n < per && j + 1 < mine))
 			continue;
-		err = rounds(r, k, d, wins, n, slot_len, next);
+		err = rounds(r, k, d, &q, wins, n, slot_len, next);
 		n = 0;
 	}
 	if (err == WALK_STOP) /* *next: the shard it stopped in */
 		err = 0;
 	free(wins);
+	part_queue_free(&q);
 	synced = c->sync(c->io, k);
 	if (synced && !err) {
 		err_prefix("ring '%s': giving consumed bytes back in GPU memory",
@@ -766,6 +849,12 @@ static int map_zero(void *io, uint32_t chan, uint64_t addr, size_t n)
 	return dev_map_clear_async(io, chan, addr, n) ? EGPU_ECUDA : 0;
 }
 
+static int map_batch(void *io, uint32_t chan, enum mem_copy_dir dir,
+		     const struct mem_copy *v, size_t n)
+{
+	return dev_map_batch_async(io, chan, dir, v, n) ? EGPU_ECUDA : 0;
+}
+
 static int map_sync(void *io, uint32_t chan)
 {
 	return dev_map_sync(io, chan) ? EGPU_ECUDA : 0;
@@ -778,7 +867,8 @@ void ring_bind_map(struct event_ring *r, struct dev_map *m)
 {
 	const struct ring_copier c = { .read = map_read, .write = map_write,
 				       .zero = map_zero, .sync = map_sync,
-				       .read_async = map_read_async, .io = m };
+				       .read_async = map_read_async,
+				       .batch = map_batch, .io = m };
 
 	ring_bind_copier(r, &c, dev_map_data(m));
 }

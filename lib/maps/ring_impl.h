@@ -201,4 +201,17 @@ int ring_dev_consume(struct event_ring *r, uint32_t k, uint32_t parts,
 bool ring_dev_ready(const struct event_ring *r);
 uint64_t ring_dev_drops(const struct event_ring *r);
 
+/* A consumer round's copies of one direction (ring_queue.c). */
+struct ring_queue {
+	struct mem_copy *v;
+	size_t n, cap;
+};
+
+int ring_queue_add(struct ring_queue *q, uint64_t addr, void *host, size_t n);
+/* Queue @q's copies on channel @chan, at once where @c batches (as its
+ * read_async, write or zero for @dir); @q is empty after. */
+int ring_queue_flush(const struct ring_copier *c, uint32_t chan,
+		     enum mem_copy_dir dir, struct ring_queue *q);
+void ring_queue_free(struct ring_queue *q);
+
 #endif
