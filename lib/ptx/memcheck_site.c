@@ -331,55 +331,60 @@ int mc_site_hoist(struct mc_func *fn, const struct ptx_module *m,
 	return fn->nhoisted < MC_HOISTED_MAX ? (int)fn->nhoisted++ : -1;
 }
 
-/* After statement @st, the predicates of the sites whose base it may
- * write cleared (each once, in the order of their first site). */
-static int emit_reset_at(const struct ptx_module *m, const struct ptx_stmt *st,
-			 const struct mem_site *s, size_t n, const int *hoist,
-			 const char *prefix, struct edits *e)
+/* Whether a site of @k's predicate before it (its run: the sites of one
+ * predicate are consecutive but for sites without one) has its base. */
+static bool seen_base(const struct ptx_module *m, const struct mem_site *s,
+		      const int *hoist, size_t k)
 {
-	uint32_t done = 0; /* the predicates cleared after it */
+	for (size_t j = k; j-- > 0 && (hoist[j] < 0 || hoist[j] == hoist[k]);)
+		if (hoist[j] == hoist[k] && tok_same(m, s[j].op.base, s[k].op.base))
+			return true;
+	return false;
+}
 
-	for (size_t k = 0; k < n; k++) {
-		struct strbuf *sb;
+/* After statement @st, the predicates @ids (a bit each) cleared, in the
+ * order of their first site (ids grow with their sites). */
+static int emit_reset_at(const struct ptx_module *m, const struct ptx_stmt *st,
+			 uint32_t ids, const char *prefix, struct edits *e)
+{
+	for (; ids; ids &= ids - 1) {
+		struct strbuf *sb = edit_at(e, tok_end(m, st->last - 1), 0);
 
-		if (hoist[k] < 0 || (done >> hoist[k]) & 1 ||
-		    !names_outside_address(m, st, s[k].op.base))
-			continue;
-		done |= 1u << hoist[k];
-		sb = edit_at(e, tok_end(m, st->last - 1), 0);
 		if (!sb)
 			return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
 		sb_printf(sb, "\n\tsetp.ne.u32 \t%%%s_mcv%d, 0, 0;", prefix,
-			  hoist[k]);
+			  __builtin_ctz(ids));
 	}
 	return 0;
 }
 
-/* Only a statement that names a site's base outside an address (found in
- * fn->named) can clear a predicate: those are tested against the sites,
- * not every statement. */
+/*
+ * Only a statement that names a site's base outside an address (found in
+ * fn->named) can clear a predicate: each such statement gets the ids of
+ * the predicates whose sites' bases it names, each base of a predicate
+ * looked up once, not every statement tested against every site.
+ */
 int mc_emit_resets(const struct ptx_module *m, const struct mc_func *fn,
 		   const struct mem_site *s, size_t n, const int *hoist,
 		   const char *prefix, struct edits *e)
 {
 	const struct ptx_func *f = n ? m->items[s[0].item].func : NULL;
-	uint8_t *writes = f ? calloc(f->nstmts + 1, 1) : NULL;
+	uint32_t *clears = f ? calloc(f->nstmts + 1, sizeof(*clears)) : NULL;
 	int err = 0;
 
-	if (f && !writes)
+	if (f && !clears)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory");
 	for (size_t k = 0; k < n; k++) {
-		uint32_t i = hoist[k] < 0 ? UINT32_MAX
-					  : next_naming(m, fn, s[k].op.base, 0);
+		uint32_t i = hoist[k] < 0 || seen_base(m, s, hoist, k) ?
+			     UINT32_MAX : next_naming(m, fn, s[k].op.base, 0);
 
 		for (; i < f->nstmts; i = next_naming(m, fn, s[k].op.base, i + 1))
-			writes[i] = 1;
+			clears[i] |= 1u << hoist[k];
 	}
 	for (uint32_t i = 0; f && !err && i < f->nstmts; i++)
-		if (writes[i])
-			err = emit_reset_at(m, &f->stmts[i], s, n, hoist, prefix,
-					    e);
-	free(writes);
+		if (clears[i])
+			err = emit_reset_at(m, &f->stmts[i], clears[i], prefix, e);
+	free(clears);
 	return err;
 }
 
