@@ -386,33 +386,41 @@ RT_INLINE void ring_fence(bool local)
 		asm volatile("fence.acq_rel.sys;" ::: "memory");
 }
 
-/* Publish a record of @r: everything written before becomes visible first. */
+/*
+ * Publish the record at @h, {@len, @flags}: everything written before
+ * becomes visible first (@local: a ring in GPU memory, a GPU-scope
+ * fence). Given @done, the published-bytes word of its shard, it is
+ * marked RING_COUNTED and its bytes are added there after the header
+ * (release: a copy that sees the sum sees the record whole, so the host
+ * may copy such records once: lib/maps/ring_dev.c, "Copied once").
+ */
+RT_INLINE void ring_publish_at(bool local, uint64_t h, uint32_t len,
+			       uint32_t flags, uint64_t done)
+{
+	ring_fence(local);
+	asm volatile("st.volatile.global.u64 [%0], %1;"
+		     :: "l"(h), "l"((uint64_t)(flags | (done ? RING_COUNTED : 0))
+				    << 32 | len) : "memory");
+	if (done)
+		asm volatile("red.release.gpu.global.add.u64 [%0], %1;"
+			     :: "l"(done), "l"(ring_record_size(len)) : "memory");
+}
+
+/* Publish a record of @r, not counted. */
 RT_INLINE void ring_publish(const struct dev_ring *r, struct ring_hdr *h,
 			    uint32_t len, uint32_t flags)
 {
-	ring_fence(ring_is_local(r));
-	asm volatile("st.volatile.global.u64 [%0], %1;"
-		     :: "l"(h), "l"((uint64_t)flags << 32 | len) : "memory");
+	ring_publish_at(ring_is_local(r), (uint64_t)(uintptr_t)h, len, flags, 0);
 }
 
-/*
- * Publish a record of shard @s of @r: in a ring in GPU memory, marked
- * RING_COUNTED and its bytes added to the shard's published-bytes word
- * after the header (release: a copy that sees the sum sees the record
- * whole, so the host may copy such records once: lib/maps/ring_dev.c).
- */
+/* Publish a record of shard @s of @r: counted where the shard has a word. */
 RT_INLINE void ring_publish_counted(const struct dev_ring *r,
 				    const struct ring_shard *s,
 				    struct ring_hdr *h, uint32_t len,
 				    uint32_t flags)
 {
-	if (!s->done) {
-		ring_publish(r, h, len, flags);
-		return;
-	}
-	ring_publish(r, h, len, flags | RING_COUNTED);
-	asm volatile("red.release.gpu.global.add.u64 [%0], %1;"
-		     :: "l"(s->done), "l"(ring_record_size(len)) : "memory");
+	ring_publish_at(ring_is_local(r), (uint64_t)(uintptr_t)h, len, flags,
+			s->done);
 }
 
 /*

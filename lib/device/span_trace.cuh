@@ -86,16 +86,20 @@ RT_INLINE uint64_t span_addr(const struct dev_ring *v, uint32_t shard,
 	       (uint64_t)slot * SPAN_SLOT;
 }
 
-/* Publish the span of @st: everything written in it first, one fence. */
+/*
+ * Publish the span of @st: everything written in it first, one fence,
+ * then its header; in a ring in GPU memory counted in its shard's
+ * published-bytes word (ring_publish_at).
+ */
 RT_INLINE void span_publish(const struct dev_ring *v, uint32_t shard,
 			    uint64_t st)
 {
-	ring_fence(v->flags & RING_IN_DEVICE_MEMORY);
-	asm volatile("st.volatile.global.u64 [%0], %1;"
-		     :: "l"(span_addr(v, shard, st, 0)),
-			"l"((uint64_t)(RING_COMMIT | RING_SPAN) << 32 |
-			    (span_st_slots(st) * SPAN_SLOT - RING_HDR_SIZE))
-		     : "memory");
+	bool local = v->flags & RING_IN_DEVICE_MEMORY;
+
+	ring_publish_at(local, span_addr(v, shard, st, 0),
+			span_st_slots(st) * SPAN_SLOT - RING_HDR_SIZE,
+			RING_COMMIT | RING_SPAN,
+			local ? ring_shard_done(v, shard) : 0);
 }
 
 /* A record that covers @len bytes at @at and that the consumer skips. */

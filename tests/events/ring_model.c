@@ -165,6 +165,14 @@ static void model_publish_in(const struct model_shard *s, uint8_t *rec,
 	__atomic_fetch_add(s->done, ring_record_size(len), __ATOMIC_RELEASE);
 }
 
+void model_publish_on(struct dev_ring *v, uint32_t sm, uint8_t *rec,
+		      uint32_t len, uint32_t flags)
+{
+	struct model_shard s = model_shard_of(v, sm);
+
+	model_publish_in(&s, rec, len, flags);
+}
+
 uint64_t model_reserve_pos(struct dev_ring *v, uint32_t sm, uint64_t need,
 			   uint32_t records)
 {

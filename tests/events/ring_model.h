@@ -65,6 +65,12 @@ int chunk_each_record(const void *data, size_t size, egpu_sample_fn fn,
 void model_assert_settled(struct dev_ring *v);
 /* Store a record's header (release): publishes it. */
 void model_publish(uint8_t *rec, uint32_t len, uint32_t flags);
+/*
+ * Publish the record at @rec of SM @sm's shard as ring_publish_counted
+ * and span_publish do: counted in a ring in GPU memory.
+ */
+void model_publish_on(struct dev_ring *v, uint32_t sm, uint8_t *rec,
+		      uint32_t len, uint32_t flags);
 
 /*
  * Four host threads play the GPU's producers into @r (@view: its GPU

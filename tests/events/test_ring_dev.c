@@ -21,6 +21,7 @@
 #include "api/ringbuf_batch.h"
 #include "maps/ring.h"
 #include "maps/ring_pool.h"
+#include "maps/span_layout.h"
 #include "egpu/bpf_maps.h" /* after egpu.h: EGPU_F_RING_DEVICE only */
 #include "ring_model.h"
 #include "test_util.h"
@@ -588,6 +589,72 @@ START_TEST(published_bytes_read_before_the_position)
 	s.midway_src = ring_shard_counters(&s.view, 0);
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 2);
 	ck_assert_uint_eq(k.next, 2);
+	sim_free(&s);
+}
+END_TEST
+
+/* A span of 4 slots saying @seq claimed on SM 0, as span_claim leaves it:
+ * its header's length stored, unpublished. */
+static uint8_t *claim_span(struct sim *s, uint64_t seq)
+{
+	const uint32_t len = 4 * SPAN_SLOT - RING_HDR_SIZE;
+	uint8_t *rec = model_reserve_on(&s->view, 0, 4 * SPAN_SLOT, 1);
+
+	ck_assert_ptr_nonnull(rec);
+	fill(rec + RING_HDR_SIZE, len, seq);
+	model_publish(rec, len, RING_SPAN | RING_RESERVED_LOCAL);
+	return rec;
+}
+
+/* span_publish of the span at @rec: counted, as in GPU memory. */
+static void publish_span(struct sim *s, uint8_t *rec)
+{
+	model_publish_on(&s->view, 0, rec, 4 * SPAN_SLOT - RING_HDR_SIZE,
+			 RING_COMMIT | RING_SPAN);
+}
+
+/* Bytes a pass copies out of a shard of @n bytes of records, once or twice. */
+#define COPIED_ONCE(n) (2 * RING_LINE + (n))
+
+/*
+ * Spans count as bpf_ringbuf_output's records do (span_publish): a shard
+ * of published spans is copied once. One span claimed and not published
+ * keeps its shard unsettled: the spans before it are copied twice (and
+ * it at each pass). Reclaimed (its producer ended), it
+ * is taken uncounted, so the pass after that one is settled again.
+ */
+START_TEST(spans_counted_are_copied_once)
+{
+	struct sim s;
+	struct sink k = { 0 };
+
+	sim_new(&s, 4096, 8192);
+	publish_span(&s, claim_span(&s, 0));
+	publish_span(&s, claim_span(&s, 1));
+	ck_assert_uint_eq(*(uint64_t *)ptr(ring_shard_done(&s.view, 0)), 128);
+	s.read_bytes = 0;
+	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 2);
+	ck_assert_uint_eq(s.read_bytes, COPIED_ONCE(128));
+	/* the third published, the fourth open: the third copied twice,
+	 * the fourth once more by the round that looks past the third */
+	publish_span(&s, claim_span(&s, 2));
+	claim_span(&s, 3);
+	s.read_bytes = 0;
+	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 1);
+	ck_assert_uint_eq(s.read_bytes, COPIED_ONCE(128) + 64 + 64);
+	s.read_bytes = 0;
+	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 0);
+	ck_assert_uint_eq(s.read_bytes, COPIED_ONCE(64));
+	/* reclaimed: not counted by its producer, so the consumer counts it */
+	ring_set_reclaim(s.r, true);
+	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 1);
+	ring_set_reclaim(s.r, false);
+	ck_assert_uint_eq(*(uint64_t *)ptr(ring_shard_done(&s.view, 0)), 192);
+	publish_span(&s, claim_span(&s, 4));
+	s.read_bytes = 0;
+	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 1);
+	ck_assert_uint_eq(s.read_bytes, COPIED_ONCE(64));
+	ck_assert_uint_eq(k.next, 5);
 	sim_free(&s);
 }
 END_TEST
@@ -1683,6 +1750,7 @@ int main(void)
 	tcase_add_test(tc, record_published_during_a_copy_is_whole);
 	tcase_add_test(tc, published_bytes_read_before_the_position);
 	tcase_add_test(tc, drops_are_counted_exactly);
+	tcase_add_test(tc, spans_counted_are_copied_once);
 	tcase_add_test(tc, callback_can_stop_inside_a_batch);
 	tcase_add_test(tc, cpu_records_then_gpu_records);
 	tcase_add_test(tc, copy_failure_is_an_error);
