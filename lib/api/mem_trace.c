@@ -68,53 +68,64 @@ int egpu_mem_trace_enable(egpu_ctx *ctx, egpu_map *ring,
 /*
  * What the site's inline claim folds (trace_site.c): where the shard of
  * an SM keeps its counters and records, as span_claim finds them from
- * the ring's struct dev_ring at @desc (@handle's data; offline, a
- * placeholder), and the sizes of the spans it asks for (span_fold_sizes:
- * span_claim's, at most half a shard). None for a ring too small for a
- * span. A lossless ring folds too: the inline claim takes only what has
- * room, and one that finds none calls the runtime, which waits for room
- * and tries again (span_claim_again).
+ * the ring's struct dev_ring @v at @desc (the map's data; offline, its
+ * handle, a placeholder), and the sizes of the spans it asks for
+ * (span_fold_sizes: span_claim's, at most half a shard). None for a ring
+ * too small for a span. A lossless ring folds too: the inline claim takes
+ * only what has room, and one that finds none calls the runtime, which
+ * waits for room and tries again (span_claim_again).
  */
-static void fold_claim(struct egpu_map *ring, uint64_t handle,
+static void fold_claim(uint64_t desc, const struct dev_ring *v,
 		       struct ptx_trace *tr)
 {
-	uint64_t desc = ring->obj->ctx->offline ? handle : dev_map_data(ring->dev);
-	uint32_t most;
-	struct dev_ring v;
-	struct span_fold sizes;
+	uint32_t most = v->max_record / SPAN_SLOT;
+	struct span_fold sizes = span_fold_sizes(most, v->mask + 1);
 
-	ring_gpu_view(ring->ring, handle, &v);
-	most = v.max_record / SPAN_SLOT;
-	sizes = span_fold_sizes(most, v.mask + 1);
 	if (most < sizes.least)
 		return;
-	tr->claim.shards = v.shards;
+	tr->claim.shards = v->shards;
 	tr->claim.prod_off = offsetof(struct ring_counters, prod);
 	tr->claim.cons_off = offsetof(struct ring_counters, cons_seen);
-	tr->claim.mask = v.mask;
+	tr->claim.mask = v->mask;
 	tr->claim.tag = span_ring_tag(desc);
 	tr->claim.skip_flags = RING_COMMIT | RING_DISCARD;
 	/* as span_claim sizes a span for a record of one slot */
 	tr->claim.least = sizes.least;
 	tr->claim.first = sizes.first;
 	tr->claim.most = sizes.most;
-	if (!(v.flags & RING_IN_DEVICE_MEMORY)) { /* the ring itself */
+	if (!(v->flags & RING_IN_DEVICE_MEMORY)) { /* the ring itself */
 		tr->claim.ctr = desc;
-		tr->claim.data = v.data;
+		tr->claim.data = v->data;
 		tr->claim.hdr_flags = RING_SPAN;
 		return;
 	}
-	tr->claim.ctr = ring_shard_counters(&v, 0);
+	tr->claim.ctr = ring_shard_counters(v, 0);
 	tr->claim.ctr_step = RING_LINE;
-	tr->claim.data = ring_shard_data(&v, 0);
-	tr->claim.data_step = v.stride;
+	tr->claim.data = ring_shard_data(v, 0);
+	tr->claim.data_step = v->stride;
 	tr->claim.hdr_flags = RING_SPAN | RING_RESERVED_LOCAL;
+}
+
+/*
+ * Where an inline publish counts its span (a ring in GPU memory, as
+ * span_publish does): its shards' published-bytes words, and the
+ * header's RING_COUNTED; in host memory nothing.
+ */
+static void fold_done(const struct dev_ring *v, struct ptx_trace *tr)
+{
+	if (!(v->flags & RING_IN_DEVICE_MEMORY))
+		return;
+	tr->done.word = ring_shard_done(v, 0);
+	tr->done.step = ring_shard_done(v, 1) - ring_shard_done(v, 0);
+	tr->done.shards = v->shards;
+	tr->span_flags |= RING_COUNTED;
 }
 
 int mem_trace_request(struct egpu_ctx *ctx, struct ptx_attach *reqs,
 		      size_t *nreq, unsigned *needs)
 {
 	struct mem_trace_state *t = ctx->mem_trace;
+	struct dev_ring v;
 	int err;
 
 	if (!t)
@@ -130,7 +141,11 @@ int mem_trace_request(struct egpu_ctx *ctx, struct ptx_attach *reqs,
 	t->req.span_flags = RING_COMMIT | RING_SPAN;
 	t->req.hdr_size = RING_HDR_SIZE;
 	memset(&t->req.claim, 0, sizeof(t->req.claim));
-	fold_claim(t->ring, t->req.ring, &t->req);
+	memset(&t->req.done, 0, sizeof(t->req.done));
+	ring_gpu_view(t->ring->ring, t->req.ring, &v);
+	fold_claim(t->ring->obj->ctx->offline ? t->req.ring :
+		   dev_map_data(t->ring->dev), &v, &t->req);
+	fold_done(&v, &t->req);
 	reqs[(*nreq)++] = (struct ptx_attach){
 		.kernel = t->kernel, .point = EGPU_ATTACH_MEM,
 		.trace = &t->req, .label = "mem trace",

@@ -124,6 +124,18 @@ struct ptx_trace {
 		uint32_t first;    /* slots of a lane's first span */
 		uint32_t most;     /* slots of a span at most */
 	} claim;
+	/*
+	 * Counting an inline publish (a ring in GPU memory: span_flags has
+	 * RING_COUNTED, docs/events.md "Copied once"): after the header, the
+	 * span's bytes are added to its shard's published-bytes word, @word
+	 * + shard * @step, the shard %smid's among @shards as
+	 * ring_shard_index picks it. @word 0: spans are not counted.
+	 */
+	struct {
+		uint64_t word;
+		uint64_t step;
+		uint32_t shards;
+	} done;
 	/* The ring is lossless: a lane publishes its span before it waits
 	 * for other threads and before its warp splits (trace_wait.c). */
 	bool lossless;

@@ -150,7 +150,13 @@ START_TEST(written_kernels)
 	ck_assert(claim < strstr(s, "@%egpu_tp1 st.global.v2.u64"));
 	/* the span the record filled published there, and let go */
 	ck_assert_ptr_nonnull(strstr(s, "setp.eq.and.u32 \t%egpu_tp2, %egpu_tleft, 0, %egpu_tp1;\n\t@!%egpu_tp2 bra \t$egpu_tdone_"));
-	ck_assert_ptr_nonnull(strstr(s, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;\n\t}\n\tand.b64 \t%egpu_tst, %egpu_tst, "));
+	/* a ring in GPU memory: the header RING_COUNTED (49: also COMMIT,
+	 * SPAN), the span's bytes then added to the SM's shard's
+	 * published-bytes word */
+	ck_assert_ptr_nonnull(strstr(s, "\tmov.u32 \t%egpu_pw1, 49;\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;\n\t{\n\t.reg .pred \t%egpu_pp;\n\tmov.u32 \t%egpu_pw0, %smid;\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\tadd.u32 \t%egpu_pw2, %egpu_pw2, 8;\n\tcvt.u64.u32 \t%egpu_px1, %egpu_pw2;\n\tmul.wide.u32 \t%egpu_px0, %egpu_pw0, 128;\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\tred.release.gpu.global.add.u64 \t[%egpu_px0], %egpu_px1;\n\t}\n\t}\n\tand.b64 \t%egpu_tst, %egpu_tst, "));
 	ck_assert_ptr_nonnull(strstr(s, "), egpu_dev_trace_site, ("));
 	free(s);
 	/* the bulk copy: its size from a register, so the runtime's call */
@@ -172,6 +178,7 @@ START_TEST(written_kernels)
 	ck_assert_int_eq(tu_count(out, "st.global.v2.u64 \t[%egpu_tcur], {%egpu_tx3"), 3);
 	ck_assert_int_eq(tu_count(out, "\tmov.b64 \t{%egpu_pw0, %egpu_pw1}, %egpu_tst;"), 3 + 3);
 	ck_assert_int_eq(tu_count(out, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"), 3 + 3);
+	ck_assert_int_eq(tu_count(out, "\tred.release.gpu.global.add.u64 \t[%egpu_px0], %egpu_px1;"), 3 + 3);
 	ck_assert_ptr_nonnull(strstr(out, "sub.s64 \t%egpu_px0, %egpu_tcur, %egpu_px0;"));
 	ck_assert_int_eq(tu_count(out, "), egpu_dev_trace_span_flush, ("), 0);
 	/* f traces: the call's span flushed and let go before its sequence */
@@ -221,7 +228,34 @@ START_TEST(lossless_claims_inline)
 	ck_assert_int_eq(tu_count(out, "atom.global.add.u64 \t%egpu_cx4, [%egpu_cx0+8], %egpu_cx5;"), 2);
 	ck_assert_int_eq(tu_count(out, "neg.s64 \t%egpu_cx5, %egpu_cx5;\n\tred.global.add.u64 \t[%egpu_cx0], %egpu_cx5;"), 2);
 	ck_assert_ptr_nonnull(strstr(out, "), egpu_dev_trace_site, ("));
+	/* its inline publishes are counted all the same */
+	ck_assert_int_eq(tu_count(out, "\tmov.u32 \t%egpu_pw1, 49;\n"),
+			 tu_count(out, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"));
+	ck_assert_int_eq(tu_count(out, "\tred.release.gpu.global.add.u64 \t[%egpu_px0], %egpu_px1;"),
+			 tu_count(out, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"));
 	tu_assemble_sm90(out, "lossless");
+	free(out);
+}
+END_TEST
+
+/*
+ * A ring in host memory has no published-bytes words: its spans are
+ * published uncounted (17: COMMIT, SPAN), with no add after the header.
+ */
+START_TEST(host_ring_spans_not_counted)
+{
+	struct egpu_report rep;
+	char *out;
+
+	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "shost"),
+					       NULL), 0);
+	out = instrument(kernels, &rep);
+	ck_assert_int_gt(tu_count(out, "\tmov.u32 \t%egpu_pw1, 17;\n"), 0);
+	ck_assert_int_eq(tu_count(out, "\tmov.u32 \t%egpu_pw1, 17;\n"),
+			 tu_count(out, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"));
+	ck_assert_ptr_null(strstr(out, "red.release.gpu.global.add.u64 \t[%egpu_px0]"));
+	ck_assert_ptr_nonnull(strstr(out, "fence.acq_rel.sys;"));
+	tu_assemble_sm90(out, "host ring");
 	free(out);
 }
 END_TEST
@@ -486,6 +520,7 @@ int main(void)
 	tcase_add_test(tc, written_kernels);
 	tcase_add_test(tc, no_flush_before_calls_without_traced_funcs);
 	tcase_add_test(tc, lossless_claims_inline);
+	tcase_add_test(tc, host_ring_spans_not_counted);
 	tcase_add_test(tc, inline_claim_sizes_follow_span_claim);
 	tcase_add_test(tc, end_flush_not_under_a_guarded_last_statement);
 	tcase_add_test(tc, register_cap);
