@@ -74,6 +74,21 @@ struct world {
 	uint64_t inline_steps, inline_claims, spans_filled_inline; /* trace mode */
 	uint64_t undone_full, undone_skipped; /* ... inline claims undone */
 	uint64_t let_gos;      /* trace mode: spans published before a wait */
+	/*
+	 * Counted spans, as in a ring in GPU memory (span_publish): warps
+	 * that count mark their spans RING_COUNTED and add the span's bytes
+	 * to @done after the header, owing them (@owe at @owe_at) until it
+	 * lands; the others publish uncounted (the mix must work). The
+	 * consumer's side: the bytes of counted spans it took (@taken_counted),
+	 * and its passes that found D + U == P (consume()).
+	 */
+	uint64_t done;
+	uint32_t uncounted;    /* the warps that do not count */
+	unsigned id;           /* the world's seed */
+	uint32_t owe[WARPS];
+	uint8_t *owe_at[WARPS];
+	uint64_t taken_counted;
+	uint64_t settled_passes;
 	uint32_t most_records; /* in one span */
 	bool bad;
 	/* A lossless ring's claim (which may wait for room) made while a lane
@@ -132,6 +147,20 @@ static void store(struct world *w, uint32_t warp, uint8_t *at,
 	memcpy(p->bytes, src, n);
 }
 
+/* Whether @warp's spans are counted. */
+static bool counts(const struct world *w, uint32_t warp)
+{
+	return !(w->uncounted >> warp & 1);
+}
+
+/* The add a counted publish of @warp owes, once its header landed
+ * (red.release after the header: never before it). */
+static void add_owed(struct world *w, uint32_t warp)
+{
+	__atomic_fetch_add(&w->done, w->owe[warp], __ATOMIC_RELEASE);
+	w->owe_at[warp] = NULL;
+}
+
 /* One of @warp's pending stores lands, any of them. */
 static void land_one(struct world *w, uint32_t warp)
 {
@@ -144,6 +173,8 @@ static void land_one(struct world *w, uint32_t warp)
 				 __ATOMIC_RELEASE);
 	else
 		memcpy(p.at, p.bytes, p.n);
+	if (p.n == 8 && p.at == w->owe_at[warp])
+		add_owed(w, warp);
 }
 
 /* A fence: everything @warp stored before lands before what follows. */
@@ -159,14 +190,32 @@ static uint8_t *slot_at(struct world *w, uint64_t st, uint32_t slot)
 	       ((span_st_start(st) * SPAN_SLOT) & w->v.mask) + slot * SPAN_SLOT;
 }
 
-/* span_publish: one fence, one header store. */
-static void publish(struct world *w, uint32_t warp, uint64_t st)
+/*
+ * The publish of the span of @st at @at: one fence, one header store;
+ * counted (ring_publish_at), the span's bytes added to the
+ * published-bytes word after the header.
+ */
+static void publish_span_at(struct world *w, uint32_t warp, uint64_t st,
+			    uint8_t *at)
 {
-	uint64_t h = (uint64_t)(RING_COMMIT | RING_SPAN) << 32 |
-		     (span_st_slots(st) * SPAN_SLOT - RING_HDR_SIZE);
+	uint32_t bytes = span_st_slots(st) * SPAN_SLOT;
+	uint32_t flags = RING_COMMIT | RING_SPAN | (counts(w, warp) ? RING_COUNTED : 0);
+	uint64_t h = (uint64_t)flags << 32 | (bytes - RING_HDR_SIZE);
 
 	fence(w, warp);
-	store(w, warp, slot_at(w, st, 0), &h, 8);
+	if (counts(w, warp)) {
+		w->owe[warp] = bytes;
+		w->owe_at[warp] = at;
+	}
+	store(w, warp, at, &h, 8);
+	if (counts(w, warp) && w->threaded) /* landed already */
+		add_owed(w, warp);
+}
+
+/* span_publish. */
+static void publish(struct world *w, uint32_t warp, uint64_t st)
+{
+	publish_span_at(w, warp, st, slot_at(w, st, 0));
 }
 
 /*
@@ -177,11 +226,7 @@ static void publish(struct world *w, uint32_t warp, uint64_t st)
 static void publish_at_cursor(struct world *w, uint32_t warp, uint64_t st,
 			      uint8_t *cur)
 {
-	uint64_t h = (uint64_t)(RING_COMMIT | RING_SPAN) << 32 |
-		     (span_st_slots(st) * SPAN_SLOT - RING_HDR_SIZE);
-
-	fence(w, warp);
-	store(w, warp, cur - span_st_used(st) * SPAN_SLOT, &h, 8);
+	publish_span_at(w, warp, st, cur - span_st_used(st) * SPAN_SLOT);
 }
 
 /* The registers the runtime returns with the state (span_regs_of). */
@@ -594,7 +639,7 @@ static int check_span(void *user, const void *data, size_t size)
 	struct egpu_span_iter it;
 	struct egpu_span_info info;
 	struct egpu_warp_rec rec;
-	uint32_t records = 0;
+	uint32_t records = 0, flags;
 	uint64_t lanes = 0, counted_lanes;
 	int got, counted = egpu_span_count(data, size, &counted_lanes);
 
@@ -602,6 +647,17 @@ static int check_span(void *user, const void *data, size_t size)
 		w->bad = true;
 		return -1;
 	}
+	/* Its header, where the host consumer reads it in place: counted
+	 * if its warp counts, unless reclaimed (never published). */
+	flags = (uint32_t)(__atomic_load_n((const uint64_t *)data - 1,
+					   __ATOMIC_ACQUIRE) >> 32);
+	if ((flags & RING_COUNTED) !=
+	    (counts(w, info.warp) && (flags & RING_COMMIT) ? RING_COUNTED : 0)) {
+		w->bad = true;
+		return -1;
+	}
+	if (flags & RING_COUNTED)
+		w->taken_counted += RING_HDR_SIZE + size;
 	while ((got = egpu_span_next(&it, &rec)) == 1) {
 		if (++records > w->most_records)
 			w->most_records = records;
@@ -629,6 +685,35 @@ static int check_span(void *user, const void *data, size_t size)
 	if (got < 0 || counted != (int)records || counted_lanes != lanes)
 		w->bad = true;
 	return got < 0 ? -1 : 0;
+}
+
+/*
+ * A consumer pass, and the check of "Copied once" on it (as ring_dev.c
+ * reads the positions): the published-bytes word D read first, then the
+ * producer position P; U, the bytes the consumer took that no producer
+ * counted (skips, uncounted and reclaimed spans), is its position less
+ * the counted spans it took. D + U never passes P (no span counted twice
+ * or before its header), and where they meet, every record below P was
+ * published: this pass reaches P.
+ */
+static void consume(struct world *w)
+{
+	const struct ring_ctl *ctl = (const struct ring_ctl *)(uintptr_t)w->v.ctl;
+	const struct ring_counters *c = (const struct ring_counters *)&w->v;
+	uint64_t d = __atomic_load_n(&w->done, __ATOMIC_ACQUIRE);
+	uint64_t p = __atomic_load_n(&c->prod, __ATOMIC_ACQUIRE);
+	uint64_t u = __atomic_load_n(&ctl->cons, __ATOMIC_ACQUIRE) - w->taken_counted;
+
+	ck_assert_msg(d + u <= p, "seed %u: D %llu + U %llu past P %llu", w->id,
+		      (unsigned long long)d, (unsigned long long)u,
+		      (unsigned long long)p);
+	ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
+	if (d + u != p || w->bad)
+		return;
+	w->settled_passes++;
+	ck_assert_msg(__atomic_load_n(&ctl->cons, __ATOMIC_ACQUIRE) >= p,
+		      "seed %u: settled at %llu, yet a record below it unpublished",
+		      w->id, (unsigned long long)p);
 }
 
 /* Lane accesses: affine in a converged warp, some far, some odd sizes. */
@@ -684,6 +769,9 @@ static struct world *world_new(unsigned seed, uint64_t cap, bool threaded,
 
 	ck_assert_ptr_nonnull(w);
 	w->seed = seed;
+	w->id = seed;
+	/* all warps count in one world in three, else all but one */
+	w->uncounted = seed % 3 ? 1u << seed % WARPS : 0;
 	w->threaded = threaded;
 	w->site_mode = site_mode; /* before plan() */
 	w->barriers = barriers;
@@ -746,9 +834,10 @@ static void warp_step(struct world *w, uint32_t b, unsigned *seed)
 /* The grid ended: what is left consumed, then reclaimed; every check. */
 static void finish(struct world *w, unsigned seed)
 {
-	uint64_t made = 0;
+	uint64_t made = 0, settled;
+	bool open = false;
 
-	ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
+	consume(w);
 	/* Lossless, a probe's helper: every call published its span, traps
 	 * leave none open (trace mode keeps spans open between waits). */
 	for (uint32_t b = 0; (w->v.flags & RING_LOSSLESS) && !w->site_mode &&
@@ -757,8 +846,19 @@ static void finish(struct world *w, unsigned seed)
 			for (uint32_t k = 0; k < w->n_acc[b][i]; k++)
 				ck_assert_int_ge(get_state(&w->acc[b][i][k]), 2);
 	ring_set_reclaim(w->r, true);
-	ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
+	settled = w->settled_passes;
+	consume(w);
+	/* All taken but spans left open (traps): this pass was settled. */
+	for (uint32_t b = 0; b < WARPS; b++)
+		open |= w->traps[b];
+	ck_assert_msg(open || w->settled_passes == settled + 1,
+		      "seed %u: everything published and taken, yet not settled", seed);
 	ring_set_reclaim(w->r, false);
+	/* Every counted span was taken as published, counted once; with
+	 * everything taken, D + U == P: the next pass would be settled. */
+	ck_assert_uint_eq(w->done, w->taken_counted);
+	ck_assert_uint_eq(w->done + ((const struct ring_ctl *)(uintptr_t)w->v.ctl)->cons -
+			  w->taken_counted, w->v.prod);
 	ck_assert_msg(!w->bad, "seed %u: a record wrong, twice or out of order", seed);
 	ck_assert_msg(!w->held_while_claiming,
 		      "seed %u: a lossless claim while its warp held a span open", seed);
@@ -769,7 +869,7 @@ static void finish(struct world *w, unsigned seed)
 				made++;
 			}
 	if (getenv("SPAN_STATS"))
-		fprintf(stderr, "seed %u: calls %llu (inline %llu, claiming %llu, undone with no room %llu, at a shard's end %llu, filling %llu, let go %llu, most records %u) dropped %llu delivered %llu of %llu\n",
+		fprintf(stderr, "seed %u: calls %llu (inline %llu, claiming %llu, undone with no room %llu, at a shard's end %llu, filling %llu, let go %llu, most records %u) dropped %llu delivered %llu of %llu, passes settled %llu\n",
 			seed, (unsigned long long)w->calls,
 			(unsigned long long)w->inline_steps,
 			(unsigned long long)w->inline_claims,
@@ -778,7 +878,8 @@ static void finish(struct world *w, unsigned seed)
 			(unsigned long long)w->spans_filled_inline,
 			(unsigned long long)w->let_gos, w->most_records,
 			(unsigned long long)w->dropped_calls,
-			(unsigned long long)w->delivered, (unsigned long long)made);
+			(unsigned long long)w->delivered, (unsigned long long)made,
+			(unsigned long long)w->settled_passes);
 	/* Trace mode: the inline step and claim taken; a ring that is not
 	 * lossless drops only in the call after a claim undone */
 	if (w->site_mode) {
@@ -810,7 +911,7 @@ static void play(unsigned seed, uint64_t cap, uint64_t wait_ns, bool site_mode)
 		for (uint32_t k = 0; k < WARPS; k++)
 			live |= live_lanes(w, k) ? 1u << k : 0;
 		if (pick == 0)
-			ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
+			consume(w);
 		else if (pick < 4 && w->npend[b])
 			land_one(w, b);
 		else if (live_lanes(w, b))
@@ -923,7 +1024,7 @@ static uint64_t play_threaded(unsigned seed, uint64_t cap, uint64_t wait_ns,
 		for (uint32_t b = 0; b < WARPS; b++)
 			done += __atomic_load_n(&j[b].done, __ATOMIC_ACQUIRE);
 		if (pace != STOPPED)
-			ck_assert_int_ge(ring_consume(w->r, check_span, w, NULL), 0);
+			consume(w);
 		if (pace != EAGER)
 			usleep(pace == CRAWL ? 2000 : 200);
 	} while (done < WARPS);
