@@ -1210,6 +1210,13 @@ struct egpu_ringbuf_stats {
 	uint64_t bytes;   /**< their payload bytes */
 	uint64_t drops;   /**< records producers dropped: the ring was full */
 	uint32_t rings;   /**< rings consumed */
+	/**
+	 * Bytes of records copied out of GPU memory (EGPU_F_RING_DEVICE):
+	 * each record once, or twice where it may have been published
+	 * while copied (docs/events.md, "Copied once"); 0 for rings in host
+	 * memory, read where they lie.
+	 */
+	uint64_t copied;
 };
 
 /** Fill @p stats (set its sz first). */

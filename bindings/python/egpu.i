@@ -1234,10 +1234,11 @@ PyObject *ring_stats(struct py_ring *r)
 		raise_last(err);
 		return NULL;
 	}
-	return Py_BuildValue("{s:K,s:K,s:K,s:I}",
+	return Py_BuildValue("{s:K,s:K,s:K,s:I,s:K}",
 		"records", (unsigned long long)st.records,
 		"bytes", (unsigned long long)st.bytes,
-		"drops", (unsigned long long)st.drops, "rings", st.rings);
+		"drops", (unsigned long long)st.drops, "rings", st.rings,
+		"copied", (unsigned long long)st.copied);
 }
 
 unsigned long long ring_drops(struct py_ring *r)

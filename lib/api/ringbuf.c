@@ -256,6 +256,7 @@ int egpu_ringbuf_stats(const egpu_ringbuf *rb, struct egpu_ringbuf_stats *stats)
 			st.bytes += rb->v[i].parts[k].bytes;
 		}
 		st.drops += ring_drops(rb->v[i].map->ring);
+		st.copied += ring_copied(rb->v[i].map->ring);
 	}
 	st.rings = (uint32_t)rb->n;
 	/* The caller's struct may be older (smaller) than ours. */

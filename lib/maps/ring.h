@@ -264,6 +264,12 @@ bool ring_ready(const struct event_ring *r);
 void ring_set_reclaim(struct event_ring *r, bool on);
 /* Records producers dropped because the ring was full. */
 uint64_t ring_drops(const struct event_ring *r);
+/*
+ * Bytes of records copied out of GPU memory so far (a ring in GPU memory:
+ * once, or twice where its shard was not settled, docs/events.md "Copied
+ * once"); 0 for a ring read where it lies.
+ */
+uint64_t ring_copied(const struct event_ring *r);
 
 /*
  * CPU producers, for the CPU back end's helpers (same results as the GPU's:

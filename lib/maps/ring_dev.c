@@ -316,6 +316,13 @@ static int dev_read(const struct event_ring *r, uint32_t chan, void *dst,
 	return err;
 }
 
+uint64_t ring_copied(const struct event_ring *r)
+{
+	const struct ring_dev *dev = ring_dev_bound(r);
+
+	return dev ? __atomic_load_n(&dev->copied, __ATOMIC_RELAXED) : 0;
+}
+
 /*
  * The host copy of one kind of shard line (@kind 0: counters, 1: consumer
  * positions, 2: drops), all shards' in one copy; 0 or an EGPU_E* code.
@@ -469,16 +476,20 @@ static int dev_wait(const struct event_ring *r, uint32_t chan)
 }
 
 /*
- * A copy out of @n bytes at @addr into @dst on channel @chan: queued in
- * @q where the copier queues reads (flushed by copy_out_flush), else
- * complete on return.
+ * A copy out of records, @n bytes at @addr into @dst on channel @chan:
+ * queued in @q where the copier queues reads (flushed by copy_out_flush),
+ * else complete on return; counted for ring_copied.
  */
 static int copy_out(const struct event_ring *r, uint32_t chan,
 		    struct part_queue *q, void *dst, uint64_t addr, size_t n)
 {
-	if (r->dev->copier.read_async)
-		return ring_queue_add(&q->out, addr, dst, n);
-	return dev_read(r, chan, dst, addr, n);
+	const struct ring_copier *c = &r->dev->copier;
+	int err = c->read_async ? ring_queue_add(&q->out, addr, dst, n) :
+		  dev_read(r, chan, dst, addr, n);
+
+	if (!err)
+		__atomic_fetch_add(&r->dev->copied, n, __ATOMIC_RELAXED);
+	return err;
 }
 
 /* The copies out queued in @q, at once. */

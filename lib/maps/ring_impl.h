@@ -56,6 +56,7 @@ struct ring_dev {
 	uint64_t dev_ring;   /* device address of the struct dev_ring */
 	bool bound;          /* copier and dev_ring set: the consumer may copy */
 	uint64_t drops;      /* the last drop count read from GPU memory */
+	uint64_t copied;     /* bytes of records copied out (ring_copied) */
 };
 
 struct event_ring {

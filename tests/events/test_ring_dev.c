@@ -613,15 +613,28 @@ static void publish_span(struct sim *s, uint8_t *rec)
 			 RING_COMMIT | RING_SPAN);
 }
 
-/* Bytes a pass copies out of a shard of @n bytes of records, once or twice. */
-#define COPIED_ONCE(n) (2 * RING_LINE + (n))
+/*
+ * A pass over one shard that hands over @records records and copies
+ * @copied bytes of records out (once or twice), besides the counter line
+ * twice; ring_copied counts the same.
+ */
+static void pass_copies(struct sim *s, struct sink *k, int records,
+			uint64_t copied)
+{
+	uint64_t before = ring_copied(s->r);
+
+	s->read_bytes = 0;
+	ck_assert_int_eq(ring_consume(s->r, take, k, NULL), records);
+	ck_assert_uint_eq(s->read_bytes, 2 * RING_LINE + copied);
+	ck_assert_uint_eq(ring_copied(s->r) - before, copied);
+}
 
 /*
  * Spans count as bpf_ringbuf_output's records do (span_publish): a shard
  * of published spans is copied once. One span claimed and not published
  * keeps its shard unsettled: the spans before it are copied twice (and
- * it at each pass). Reclaimed (its producer ended), it
- * is taken uncounted, so the pass after that one is settled again.
+ * it at each pass). Reclaimed (its producer ended), it is taken
+ * uncounted, so the pass after that one is settled again.
  */
 START_TEST(spans_counted_are_copied_once)
 {
@@ -632,28 +645,20 @@ START_TEST(spans_counted_are_copied_once)
 	publish_span(&s, claim_span(&s, 0));
 	publish_span(&s, claim_span(&s, 1));
 	ck_assert_uint_eq(*(uint64_t *)ptr(ring_shard_done(&s.view, 0)), 128);
-	s.read_bytes = 0;
-	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 2);
-	ck_assert_uint_eq(s.read_bytes, COPIED_ONCE(128));
+	pass_copies(&s, &k, 2, 128);
 	/* the third published, the fourth open: the third copied twice,
 	 * the fourth once more by the round that looks past the third */
 	publish_span(&s, claim_span(&s, 2));
 	claim_span(&s, 3);
-	s.read_bytes = 0;
-	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 1);
-	ck_assert_uint_eq(s.read_bytes, COPIED_ONCE(128) + 64 + 64);
-	s.read_bytes = 0;
-	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 0);
-	ck_assert_uint_eq(s.read_bytes, COPIED_ONCE(64));
+	pass_copies(&s, &k, 1, 128 + 64 + 64);
+	pass_copies(&s, &k, 0, 64);
 	/* reclaimed: not counted by its producer, so the consumer counts it */
 	ring_set_reclaim(s.r, true);
 	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 1);
 	ring_set_reclaim(s.r, false);
 	ck_assert_uint_eq(*(uint64_t *)ptr(ring_shard_done(&s.view, 0)), 192);
 	publish_span(&s, claim_span(&s, 4));
-	s.read_bytes = 0;
-	ck_assert_int_eq(ring_consume(s.r, take, &k, NULL), 1);
-	ck_assert_uint_eq(s.read_bytes, COPIED_ONCE(64));
+	pass_copies(&s, &k, 1, 64);
 	ck_assert_uint_eq(k.next, 5);
 	sim_free(&s);
 }

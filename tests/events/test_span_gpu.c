@@ -54,6 +54,7 @@ struct span_check {
 	uint32_t n;        /* threads that access */
 	uint8_t *loaded, *stored; /* per element: times seen */
 	uint64_t warp_recs, affine, lanes, bytes, spans, bad, order;
+	uint64_t copied; /* bytes of records copied out of GPU memory */
 	/* Lossless rings: a thread drains while the kernel runs, or no one
 	 * polls until it ended; the launch's time. */
 	enum { AFTER, WHILE_RUNNING, NEVER_WHILE_RUNNING } drain;
@@ -240,6 +241,7 @@ static uint64_t span_run(const char *const *progs, size_t nprogs,
 	void *two[] = { &out, &in, &nn }, *one[] = { &out, &nn };
 	void **args = strcmp(c->kernel, "gather") ? one : two;
 	struct drainer dr = { 0 };
+	EGPU_OPTS(egpu_ringbuf_stats, st);
 	uint64_t drops;
 	double t0;
 	CUresult rc;
@@ -292,14 +294,19 @@ static uint64_t span_run(const char *const *progs, size_t nprogs,
 		drain(rb);
 	ck_assert_msg(egpu_ringbuf_reclaim(rb) >= 0, "%s", egpu_errmsg());
 	drops = egpu_ringbuf_drops(rb);
+	ck_assert_int_eq(egpu_ringbuf_stats(rb, &st), 0);
+	c->copied = st.copied;
 	printf("%s, %s: %llu spans, %llu warp records (%llu affine), %llu lanes, "
-	       "%llu bytes: %.3f bytes per lane access, %llu dropped, launch %.3f s\n",
+	       "%llu bytes: %.3f bytes per lane access, %llu dropped, launch %.3f s, "
+	       "%llu bytes copied out (%.2fx)\n",
 	       c->kernel, nprogs ? progs[0] : "trace mode",
 	       (unsigned long long)c->spans,
 	       (unsigned long long)c->warp_recs, (unsigned long long)c->affine,
 	       (unsigned long long)c->lanes, (unsigned long long)c->bytes,
 	       c->lanes ? (double)c->bytes / (double)c->lanes : 0.0,
-	       (unsigned long long)drops, c->launch_s);
+	       (unsigned long long)drops, c->launch_s,
+	       (unsigned long long)c->copied,
+	       c->bytes ? (double)c->copied / (double)c->bytes : 0.0);
 	egpu_ringbuf_free(rb);
 	if (rc == CUDA_SUCCESS) {
 		d->cuMemFree(out);
@@ -310,6 +317,22 @@ static uint64_t span_run(const char *const *progs, size_t nprogs,
 		egpu_link_destroy(links[i]);
 	free(ptx);
 	return drops;
+}
+
+/*
+ * A trace drained after its kernel ended, from a ring in GPU memory that
+ * held it whole: every span was published and counted before the pass,
+ * so each crossed the bus once (docs/events.md, "Copied once"; twice
+ * before spans counted).
+ */
+static void assert_copied_once(const struct span_check *c, const char *ring)
+{
+	if (strcmp(ring, "strace") || c->drain != AFTER)
+		return;
+	ck_assert_msg(c->copied == c->bytes,
+		      "%s: %llu bytes of spans copied out for %llu delivered",
+		      c->kernel, (unsigned long long)c->copied,
+		      (unsigned long long)c->bytes);
 }
 
 static void span_check_free(struct span_check *c)
@@ -340,6 +363,7 @@ static void gather_exact(const char *const *progs, size_t nprogs,
 	ck_assert_uint_eq(c.affine, threads / 32);
 	for (uint32_t i = 0; i < c.n; i++)
 		ck_assert(c.loaded[i] == 1 && c.stored[i] == 1);
+	assert_copied_once(&c, ring);
 	span_check_free(&c);
 }
 
@@ -399,6 +423,7 @@ static void diverge_exact(const char *const *progs, size_t nprogs,
 					  k < diverge_stores(i));
 	}
 	ck_assert_uint_eq(c.lanes, lanes);
+	assert_copied_once(&c, ring);
 	span_check_free(&c);
 }
 

@@ -167,8 +167,10 @@ class RingBuffer:
         return _c.ring_drops(self._live())
 
     def stats(self):
-        """{"records", "bytes", "drops", "rings"}: records and payload bytes
-        handed out so far, drops, rings consumed."""
+        """{"records", "bytes", "drops", "rings", "copied"}: records and
+        payload bytes handed out so far, drops, rings consumed, bytes of
+        records copied out of GPU memory (once each, or twice where a
+        record may have been published during the copy)."""
         return _c.ring_stats(self._live())
 
     def fileno(self):
