@@ -7,7 +7,8 @@
  * it stops, which in a lossless ring waits for room), and the
  * runtime's call for the rest, the lanes' span registers set once at the
  * kernel's entry and the span published inline before every exit (a
- * guarded exit under its own guard), a .func's site a span of its own with the kernel's span
+ * guarded exit under its own guard; counted in a ring in GPU memory,
+ * lossless or not, not in host memory), a .func's site a span of its own with the kernel's span
  * flushed before the call, a bulk copy's site through the runtime only,
  * a register cap on the kernels that set none;
  * the events and benchmark kernels accepted by ptxas for sm_90 and saved
@@ -90,6 +91,31 @@ static const char kernels[] = HEAD
 	"\tld.param.b32 %r5, [b];\n\t}\n"
 	"\tst.global.f32 [%rd1], %f2;\n"
 	"\tret;\n}\n";
+
+/* kernels instrumented with the trace mode into @ring. */
+static char *kernels_into(const char *ring, struct egpu_report *rep)
+{
+	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, ring),
+					       NULL), 0);
+	return instrument(kernels, rep);
+}
+
+/*
+ * Every inline publish of @out (there are some) stores its header's
+ * flags as @flags, and adds its span's bytes to a published-bytes word
+ * after it if @counted.
+ */
+static void assert_publishes(const char *out, unsigned flags, bool counted)
+{
+	int n = tu_count(out, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;");
+	char want[64];
+
+	snprintf(want, sizeof(want), "\tmov.u32 \t%%egpu_pw1, %u;\n", flags);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(tu_count(out, want), n);
+	ck_assert_int_eq(tu_count(out, "\tred.release.gpu.global.add.u64 \t[%egpu_px0], %egpu_px1;"),
+			 counted ? n : 0);
+}
 
 START_TEST(written_kernels)
 {
@@ -178,7 +204,7 @@ START_TEST(written_kernels)
 	ck_assert_int_eq(tu_count(out, "st.global.v2.u64 \t[%egpu_tcur], {%egpu_tx3"), 3);
 	ck_assert_int_eq(tu_count(out, "\tmov.b64 \t{%egpu_pw0, %egpu_pw1}, %egpu_tst;"), 3 + 3);
 	ck_assert_int_eq(tu_count(out, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"), 3 + 3);
-	ck_assert_int_eq(tu_count(out, "\tred.release.gpu.global.add.u64 \t[%egpu_px0], %egpu_px1;"), 3 + 3);
+	assert_publishes(out, 49, true);
 	ck_assert_ptr_nonnull(strstr(out, "sub.s64 \t%egpu_px0, %egpu_tcur, %egpu_px0;"));
 	ck_assert_int_eq(tu_count(out, "), egpu_dev_trace_span_flush, ("), 0);
 	/* f traces: the call's span flushed and let go before its sequence */
@@ -220,19 +246,14 @@ START_TEST(lossless_claims_inline)
 	struct egpu_report rep;
 	char *out;
 
-	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "slossless"),
-					       NULL), 0);
-	out = instrument(kernels, &rep);
+	out = kernels_into("slossless", &rep);
 	ck_assert_ptr_null(strstr(out, "), egpu_dev_trace_claim, ("));
 	ck_assert_int_eq(tu_count(out, "atom.global.add.u64 \t%egpu_cx2, [%egpu_cx0], %egpu_cx5;"), 2);
 	ck_assert_int_eq(tu_count(out, "atom.global.add.u64 \t%egpu_cx4, [%egpu_cx0+8], %egpu_cx5;"), 2);
 	ck_assert_int_eq(tu_count(out, "neg.s64 \t%egpu_cx5, %egpu_cx5;\n\tred.global.add.u64 \t[%egpu_cx0], %egpu_cx5;"), 2);
 	ck_assert_ptr_nonnull(strstr(out, "), egpu_dev_trace_site, ("));
 	/* its inline publishes are counted all the same */
-	ck_assert_int_eq(tu_count(out, "\tmov.u32 \t%egpu_pw1, 49;\n"),
-			 tu_count(out, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"));
-	ck_assert_int_eq(tu_count(out, "\tred.release.gpu.global.add.u64 \t[%egpu_px0], %egpu_px1;"),
-			 tu_count(out, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"));
+	assert_publishes(out, 49, true);
 	tu_assemble_sm90(out, "lossless");
 	free(out);
 }
@@ -247,13 +268,8 @@ START_TEST(host_ring_spans_not_counted)
 	struct egpu_report rep;
 	char *out;
 
-	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "shost"),
-					       NULL), 0);
-	out = instrument(kernels, &rep);
-	ck_assert_int_gt(tu_count(out, "\tmov.u32 \t%egpu_pw1, 17;\n"), 0);
-	ck_assert_int_eq(tu_count(out, "\tmov.u32 \t%egpu_pw1, 17;\n"),
-			 tu_count(out, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"));
-	ck_assert_ptr_null(strstr(out, "red.release.gpu.global.add.u64 \t[%egpu_px0]"));
+	out = kernels_into("shost", &rep);
+	assert_publishes(out, 17, false);
 	ck_assert_ptr_nonnull(strstr(out, "fence.acq_rel.sys;"));
 	tu_assemble_sm90(out, "host ring");
 	free(out);
@@ -275,9 +291,7 @@ START_TEST(inline_claim_sizes_follow_span_claim)
 	for (int i = 0; i < 2; i++) {
 		char want[320], *out;
 
-		ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, rings[i]),
-						       NULL), 0);
-		out = instrument(kernels, &rep);
+		out = kernels_into(rings[i], &rep);
 		snprintf(want, sizeof(want), "\tshl.b32 \t%%egpu_cw1, %%egpu_cw0, 1;\n"
 			 "\tmax.u32 \t%%egpu_cw1, %%egpu_cw1, 3;\n"
 			 "\tmin.u32 \t%%egpu_cw1, %%egpu_cw1, %u;\n"
