@@ -106,7 +106,8 @@ struct ptx_trace {
 	/*
 	 * The leader's claim of a span inline (trace_site.c): the ring's
 	 * shards as its struct dev_ring lays them out, folded. @shards 0:
-	 * no inline claim (a lossless ring), egpu_dev_trace_claim instead.
+	 * no inline claim (a ring too small for a span: mem_trace.c's
+	 * fold_claim), egpu_dev_trace_claim instead.
 	 */
 	struct {
 		uint32_t shards;   /* a thread's: %smid's, as ring_shard_index */
