@@ -108,16 +108,24 @@ static void fold_claim(uint64_t desc, const struct dev_ring *v,
 
 /*
  * Where an inline publish counts its span (a ring in GPU memory, as
- * span_publish does): its shards' published-bytes words, and the
- * header's RING_COUNTED; in host memory nothing.
+ * span_publish does): the published-bytes words of its shards, which
+ * shard holds a span (by its address, span_shard_at, exact where the
+ * shards' records and pads span less than 2^31 bytes: all but a 1 GiB
+ * ring on a GPU of more than 250 SMs, whose spans the publish leaves
+ * uncounted, as in host memory), and the header's RING_COUNTED.
  */
 static void fold_done(const struct dev_ring *v, struct ptx_trace *tr)
 {
-	if (!(v->flags & RING_IN_DEVICE_MEMORY))
+	struct span_shard_div dv = span_shard_div_of(v->stride);
+
+	if (!(v->flags & RING_IN_DEVICE_MEMORY) ||
+	    (uint64_t)v->shards * v->stride >= 1ull << 31)
 		return;
 	tr->done.word = ring_shard_done(v, 0);
 	tr->done.step = ring_shard_done(v, 1) - ring_shard_done(v, 0);
-	tr->done.shards = v->shards;
+	tr->done.data = ring_shard_data(v, 0);
+	tr->done.m = dv.m;
+	tr->done.k = dv.k;
 	tr->span_flags |= RING_COUNTED;
 }
 

@@ -197,6 +197,39 @@ RING_INLINE struct span_fold span_fold_sizes(uint32_t most, uint64_t cap)
 }
 
 /*
+ * Which shard of a ring in GPU memory holds a span, from the span's
+ * address (the splicer's inline publish counts it there: ptx/trace_site.c),
+ * without a division: shard = (@off * m) >> k, @off its header's bytes
+ * past shard 0's records, k = 31 + floor(log2(stride)) and m =
+ * ceil(2^k / stride) < 2^31, stride the bytes from one shard's records to
+ * the next's (capacity + largest record). Exact where spans start, from
+ * i * stride to i * stride + capacity - 16: m >= 2^k / stride, so the
+ * quotient is at least i, and it stays under i + 1 while @off * (m *
+ * stride - 2^k) < (largest record + 16) * 2^k, which holds while @off <
+ * 2^31 (mem_trace.c counts only rings whose records and pads span less)
+ * as m * stride - 2^k < stride < 2^(k - 30). test_span checks the first
+ * and last spans of every shard of rings of every size.
+ */
+struct span_shard_div {
+	uint32_t m, k;
+};
+
+RING_INLINE struct span_shard_div span_shard_div_of(uint64_t stride)
+{
+	uint32_t k = 31;
+
+	for (uint64_t s = stride; s > 1; s >>= 1)
+		k++;
+	return (struct span_shard_div){
+		(uint32_t)(((1ull << k) + stride - 1) / stride), k };
+}
+
+RING_INLINE uint32_t span_shard_at(struct span_shard_div dv, uint32_t off)
+{
+	return (uint32_t)((uint64_t)off * dv.m >> dv.k);
+}
+
+/*
  * Whether a claim for a record of @need slots tries again after two
  * claims that would have crossed the end of its shard of @cap bytes
  * (else it drops, counted): in a @lossless ring, when its least span

@@ -128,14 +128,17 @@ struct ptx_trace {
 	/*
 	 * Counting an inline publish (a ring in GPU memory: span_flags has
 	 * RING_COUNTED, docs/events.md "Copied once"): after the header, the
-	 * span's bytes are added to its shard's published-bytes word, @word
-	 * + shard * @step, the shard %smid's among @shards as
-	 * ring_shard_index picks it. @word 0: spans are not counted.
+	 * span's bytes are added to the published-bytes word of the shard
+	 * that holds it, @word + shard * @step, the shard its header's
+	 * address gives: ((header - @data) * @m) >> @k, @data shard 0's
+	 * records (maps/span_layout.h's span_shard_at). @word 0: spans are
+	 * not counted.
 	 */
 	struct {
 		uint64_t word;
 		uint64_t step;
-		uint32_t shards;
+		uint64_t data;
+		uint32_t m, k;
 	} done;
 	/* The ring is lossless: a lane publishes its span before it waits
 	 * for other threads and before its warp splits (trace_wait.c). */

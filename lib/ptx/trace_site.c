@@ -189,24 +189,6 @@ static void vote_slow(struct strbuf *sb, const char *p)
 }
 
 /*
- * @out = this thread's shard of @shards, %smid's as ring_shard_index
- * picks it (@tmp and @pred spent).
- */
-static void shard_index(struct strbuf *sb, const char *p, uint32_t shards,
-			const char *out, const char *tmp, const char *pred)
-{
-	if (shards <= 1) {
-		put(sb, p, "\tmov.u32 \t%s, 0;\n", out);
-		return;
-	}
-	put(sb, p, "\tmov.u32 \t%s, %%smid;\n"
-	    "\tand.b32 \t%s, %s, %u;\n"
-	    "\tsetp.lt.u32 \t%s, %s, %u;\n"
-	    "\tselp.b32 \t%s, %s, %s, %s;\n",
-	    out, tmp, out, shards - 1, pred, out, shards, out, out, tmp, pred);
-}
-
-/*
  * The claim's first step inline (span_claim's size, ring_shard_here,
  * ring_take): %~cw1 the slots the leader's span asks for, as
  * span_claim_slots sizes it (span_fold_sizes): twice its last one's
@@ -229,7 +211,14 @@ static void claim_reserve(struct strbuf *sb, const char *p,
 	    "\tmul.wide.u32 \t%%~cx5, %%~cw1, %u;\n",
 	    SPAN_SLOTS_SHIFT - 32, SPAN_SLOTS_BITS, tr->claim.least,
 	    tr->claim.most, tr->claim.first, SPAN_SLOT);
-	shard_index(sb, p, tr->claim.shards, "%~cw2", "%~cw3", "%~cp");
+	if (tr->claim.shards > 1)
+		put(sb, p, "\tmov.u32 \t%%~cw2, %%smid;\n"
+		    "\tand.b32 \t%%~cw3, %%~cw2, %u;\n"
+		    "\tsetp.lt.u32 \t%%~cp, %%~cw2, %u;\n"
+		    "\tselp.b32 \t%%~cw2, %%~cw2, %%~cw3, %%~cp;\n",
+		    tr->claim.shards - 1, tr->claim.shards);
+	else
+		put(sb, p, "\tmov.u32 \t%%~cw2, 0;\n");
 	put(sb, p, "\tmul.wide.u32 \t%%~cx0, %%~cw2, %llu;\n"
 	    "\tadd.s64 \t%%~cx0, %%~cx0, %llu;\n"
 	    "\tld.relaxed.gpu.global.u64 \t%%~cx1, [%%~cx0+%u];\n"
@@ -417,7 +406,9 @@ static void store_record(struct strbuf *sb, const struct tr_site_code *c)
  * the header {len, flags} at the span's start, %~tcur less the slots used
  * (the state's: %~tcur is always that far into its span), len from the
  * state's slots; where spans are counted (tr->done), its bytes then added
- * to its shard's published-bytes word (release: after the header).
+ * to the published-bytes word of the shard that holds it, found from its
+ * address as span_shard_at does (so from where the span is, whatever SM
+ * runs the lane now; release: after the header).
  */
 static void publish_span(struct strbuf *sb, const char *p,
 			 const struct ptx_trace *tr)
@@ -438,17 +429,20 @@ static void publish_span(struct strbuf *sb, const char *p,
 	    SPAN_USED_SHIFT - 32, SPAN_SLOTS_BITS,
 	    SPAN_SLOTS_SHIFT - 32, SPAN_SLOTS_BITS, SPAN_SLOT,
 	    tr->hdr_size, tr->span_flags);
-	if (tr->done.word) {
-		put(sb, p, "\t{\n\t.reg .pred \t%%~pp;\n");
-		shard_index(sb, p, tr->done.shards, "%~pw0", "%~pw1", "%~pp");
-		put(sb, p, "\tadd.u32 \t%%~pw2, %%~pw2, %u;\n"
+	if (tr->done.word) /* the shard from the span's own address */
+		put(sb, p, "\tcvt.u32.u64 \t%%~pw0, %%~px0;\n"
+		    "\tsub.u32 \t%%~pw0, %%~pw0, %u;\n"
+		    "\tmul.wide.u32 \t%%~px1, %%~pw0, %u;\n"
+		    "\tshr.u64 \t%%~px1, %%~px1, %u;\n"
+		    "\tcvt.u32.u64 \t%%~pw0, %%~px1;\n"
+		    "\tadd.u32 \t%%~pw2, %%~pw2, %u;\n"
 		    "\tcvt.u64.u32 \t%%~px1, %%~pw2;\n"
 		    "\tmul.wide.u32 \t%%~px0, %%~pw0, %llu;\n"
 		    "\tadd.s64 \t%%~px0, %%~px0, %llu;\n"
-		    "\tred.release.gpu.global.add.u64 \t[%%~px0], %%~px1;\n\t}\n",
+		    "\tred.release.gpu.global.add.u64 \t[%%~px0], %%~px1;\n",
+		    (uint32_t)tr->done.data, tr->done.m, tr->done.k,
 		    tr->hdr_size, (unsigned long long)tr->done.step,
 		    (unsigned long long)tr->done.word);
-	}
 	sb_adds(sb, "\t}\n");
 }
 

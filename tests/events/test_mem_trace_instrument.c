@@ -177,12 +177,16 @@ START_TEST(written_kernels)
 	/* the span the record filled published there, and let go */
 	ck_assert_ptr_nonnull(strstr(s, "setp.eq.and.u32 \t%egpu_tp2, %egpu_tleft, 0, %egpu_tp1;\n\t@!%egpu_tp2 bra \t$egpu_tdone_"));
 	/* a ring in GPU memory: the header RING_COUNTED (49: also COMMIT,
-	 * SPAN), the span's bytes then added to the SM's shard's
-	 * published-bytes word */
+	 * SPAN), the span's bytes then added to the published-bytes word
+	 * of the shard its address is in (span_shard_at: a multiply and a
+	 * shift; the shards' lines 128 bytes apart) */
 	ck_assert_ptr_nonnull(strstr(s, "\tmov.u32 \t%egpu_pw1, 49;\n"));
-	ck_assert_ptr_nonnull(strstr(s, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;\n\t{\n\t.reg .pred \t%egpu_pp;\n\tmov.u32 \t%egpu_pw0, %smid;\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;\n"
+				     "\tcvt.u32.u64 \t%egpu_pw0, %egpu_px0;\n\tsub.u32 \t%egpu_pw0, %egpu_pw0, "));
+	ck_assert_ptr_nonnull(strstr(s, "\tmul.wide.u32 \t%egpu_px1, %egpu_pw0, "));
+	ck_assert_ptr_nonnull(strstr(s, "\tcvt.u32.u64 \t%egpu_pw0, %egpu_px1;\n"));
 	ck_assert_ptr_nonnull(strstr(s, "\tadd.u32 \t%egpu_pw2, %egpu_pw2, 8;\n\tcvt.u64.u32 \t%egpu_px1, %egpu_pw2;\n\tmul.wide.u32 \t%egpu_px0, %egpu_pw0, 128;\n"));
-	ck_assert_ptr_nonnull(strstr(s, "\tred.release.gpu.global.add.u64 \t[%egpu_px0], %egpu_px1;\n\t}\n\t}\n\tand.b64 \t%egpu_tst, %egpu_tst, "));
+	ck_assert_ptr_nonnull(strstr(s, "\tred.release.gpu.global.add.u64 \t[%egpu_px0], %egpu_px1;\n\t}\n\tand.b64 \t%egpu_tst, %egpu_tst, "));
 	ck_assert_ptr_nonnull(strstr(s, "), egpu_dev_trace_site, ("));
 	free(s);
 	/* the bulk copy: its size from a register, so the runtime's call */

@@ -1123,6 +1123,37 @@ START_TEST(inline_claim_sizes_as_span_claim)
 END_TEST
 
 /*
+ * The shard the inline publish counts a span in, from its address
+ * (span_shard_at), is the one that holds it: the first and last span
+ * position of every shard, in rings of every size split into shards of
+ * every power of two (and up to 255 of them, as ring_dev_fit_shards
+ * makes one per SM), with records of at most 16 bytes to 64 KiB, where
+ * the shards span less than 2^31 bytes (mem_trace.c counts only those).
+ */
+START_TEST(shard_of_a_span_from_its_address)
+{
+	static const uint32_t largest[] = { 16, 4096, RING_RECORD_MAX };
+
+	for (uint64_t cap = RING_SHARD_MIN_BYTES; cap <= RING_MAX_BYTES; cap *= 2)
+		for (uint64_t unit = 1; unit <= RING_SHARDS_MAX &&
+		     cap / unit >= RING_SHARD_MIN_BYTES; unit *= 2)
+			for (uint32_t r = 0; r < 3; r++) {
+				uint64_t shard = cap / unit;
+				uint64_t stride = shard + largest[r];
+				struct span_shard_div dv = span_shard_div_of(stride);
+
+				for (uint64_t n = 1; n < 256 &&
+				     n * stride < 1ull << 31; n++) {
+					uint64_t i = n - 1, first = i * stride;
+
+					ck_assert_uint_eq(span_shard_at(dv, (uint32_t)first), i);
+					ck_assert_uint_eq(span_shard_at(dv, (uint32_t)(first + shard - SPAN_SLOT)), i);
+				}
+			}
+}
+END_TEST
+
+/*
  * The splicer's trace mode: the inline step where its vote lets it, the
  * runtime's call otherwise; the same adversary and checks, in a ring
  * that holds everything, in small rings that wrap and drop (in 2 KiB,
@@ -1220,6 +1251,7 @@ int main(void)
 	tcase_add_loop_test(tc, lossless_slow_consumer_loses_nothing, 0, 4);
 	tcase_add_loop_test(tc, lossless_stopped_consumer_costs_one_wait, 0, 4);
 	tcase_add_test(tc, inline_claim_sizes_as_span_claim);
+	tcase_add_test(tc, shard_of_a_span_from_its_address);
 	tcase_add_loop_test(tc, trace_mode_against_the_adversary, 0, 24);
 	tcase_add_loop_test(tc, lossless_trace_mode_spans_and_barriers, 0, 4);
 	tcase_add_loop_test(tc, lossless_barrier_after_a_span_loses_nothing, 0, 4);
