@@ -53,9 +53,13 @@
 
 /*
  * A mirror this big holds a window of records of each shard a round
- * copies (ring_dev_consume); smaller rings fit whole.
+ * copies (ring_dev_consume); smaller rings fit whole. 4 MiB, not more:
+ * eight consumer threads' rounds then stay in the host's last-level
+ * cache, where the copy engine's writes land, for the walk and the
+ * callbacks (SGEMM's lossless trace on an H200: 18.3x with 4 MiB, 22x
+ * with 16, 21.5x with 2; docs/events.md).
  */
-#define MIRROR_MAX_BYTES (16u << 20)
+#define MIRROR_MAX_BYTES (4u << 20)
 /* 64-bit words per line of the host copy of the shard lines. */
 #define LINE_WORDS (RING_LINE / 8)
 
