@@ -390,20 +390,23 @@ RT_INLINE void ring_fence(bool local)
  * Publish the record at @h, {@len, @flags}: everything written before
  * becomes visible first (@local: a ring in GPU memory, a GPU-scope
  * fence). Given @done, the published-bytes word of its shard, it is
- * marked RING_COUNTED and its bytes are added there after the header
- * (release: a copy that sees the sum sees the record whole, so the host
- * may copy such records once: lib/maps/ring_dev.c, "Copied once").
+ * marked RING_COUNTED and its bytes are added there after the fence,
+ * before the header (relaxed: the one fence orders the record's bytes
+ * before both; a copy that sees the sum sees the record's bytes whole,
+ * and takes the record once its header reads published, so the host may
+ * copy such records once: lib/maps/ring_dev.c, docs/events.md "Copied
+ * once").
  */
 RT_INLINE void ring_publish_at(bool local, uint64_t h, uint32_t len,
 			       uint32_t flags, uint64_t done)
 {
 	ring_fence(local);
+	if (done)
+		asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;"
+			     :: "l"(done), "l"(ring_record_size(len)) : "memory");
 	asm volatile("st.volatile.global.u64 [%0], %1;"
 		     :: "l"(h), "l"((uint64_t)(flags | (done ? RING_COUNTED : 0))
 				    << 32 | len) : "memory");
-	if (done)
-		asm volatile("red.release.gpu.global.add.u64 [%0], %1;"
-			     :: "l"(done), "l"(ring_record_size(len)) : "memory");
 }
 
 /* Publish a record of @r, not counted. */

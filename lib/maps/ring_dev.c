@@ -34,8 +34,10 @@
  * reads whole: it moves whole 32-byte sectors.) Unless the shard was
  * settled: its published-bytes word (counted by producers that can),
  * read in a copy before the producer position, and the uncounted bytes
- * taken add up to that position, so every record below it was published
- * before the records' copy and it is copied once (read_positions).
+ * taken add up to that position, so every record below it was written
+ * but for its header before the records' copy, and it is copied once
+ * (read_positions; a header the copy reads unpublished ends the walk
+ * there, as always).
  *
  * Every copy out lands in page-locked memory: the mirror, the copy of the
  * shard lines, or the map's staging buffer. A copy into pageable memory
@@ -699,8 +701,9 @@ static int rounds(struct event_ring *r, uint32_t chan, struct delivery *d,
  * Every shard's producer position (the counter lines), and, in a copy
  * before it, what its published-bytes word and the records taken that
  * it does not count add up to (shard_cursor.known): when that equals the
- * position, every record below it was published before that copy, so
- * the pass copies those out once (docs/events.md, "Copied once").
+ * position, every record below it was written, all but perhaps its
+ * header, before that copy, so the pass copies those out once and takes
+ * those whose headers read published (docs/events.md, "Copied once").
  */
 static int read_positions(struct event_ring *r)
 {

@@ -64,9 +64,10 @@
 #define RING_RESERVED_LOCAL 8u
 /*
  * Published by a producer that also added the record's bytes to its
- * shard's published-bytes word (ring_shard_done) after the header: a
- * ring in GPU memory is then copied out once when that word shows every
- * record before the producer position published (lib/maps/ring_dev.c).
+ * shard's published-bytes word (ring_shard_done) after writing them and
+ * before the header: a ring in GPU memory is then copied out once when
+ * that word shows every record before the producer position written
+ * (lib/maps/ring_dev.c).
  * Records without it are counted by the consumer instead, as it takes
  * them. (RING_SPAN is 16u, lib/maps/span_layout.h.)
  */
@@ -252,7 +253,8 @@ RING_INLINE uint64_t ring_shard_stall(const struct dev_ring *r, uint32_t i)
 /*
  * Shard @i's published-bytes word (rings in GPU memory: the word after
  * its stall word): the bytes of every RING_COUNTED record published
- * there, added after its header with release semantics.
+ * there, added after its bytes (the publish's fence) and before its
+ * header.
  */
 RING_INLINE uint64_t ring_shard_done(const struct dev_ring *r, uint32_t i)
 {

@@ -402,48 +402,48 @@ static void store_record(struct strbuf *sb, const struct tr_site_code *c)
 }
 
 /*
- * The span the lane owns published as span_publish does: a fence, then
- * the header {len, flags} at the span's start, %~tcur less the slots used
- * (the state's: %~tcur is always that far into its span), len from the
- * state's slots; where spans are counted (tr->done), its bytes then added
- * to the published-bytes word of the shard that holds it, found from its
- * address as span_shard_at does (so from where the span is, whatever SM
- * runs the lane now; release: after the header).
+ * The span the lane owns published as span_publish does: a fence, then,
+ * where spans are counted (tr->done), its bytes added to the
+ * published-bytes word of the shard that holds it, found from its address
+ * as span_shard_at does (so from where the span is, whatever SM runs the
+ * lane now; relaxed: the fence already orders the span's records before
+ * it, and the header may land after it, docs/events.md "Copied once"),
+ * then the header {len, flags} at the span's start, %~tcur less the slots
+ * used (the state's: %~tcur is always that far into its span), len from
+ * the state's slots.
  */
 static void publish_span(struct strbuf *sb, const char *p,
 			 const struct ptx_trace *tr)
 {
-	put(sb, p, "\t{\n\t.reg .b32 \t%%~pw<3>;\n\t.reg .b64 \t%%~px<2>;\n"
+	put(sb, p, "\t{\n\t.reg .b32 \t%%~pw<3>;\n\t.reg .b64 \t%%~px<4>;\n"
 	    "\tfence.acq_rel.%s;\n"
 	    "\tmov.b64 \t{%%~pw0, %%~pw1}, %%~tst;\n"
 	    "\tbfe.u32 \t%%~pw0, %%~pw1, %u, %u;\n"
 	    "\tbfe.u32 \t%%~pw2, %%~pw1, %u, %u;\n"
 	    "\tmul.wide.u32 \t%%~px0, %%~pw0, %u;\n"
 	    "\tsub.s64 \t%%~px0, %%~tcur, %%~px0;\n"
-	    "\tshl.b32 \t%%~pw2, %%~pw2, 4;\n"
-	    "\tsub.u32 \t%%~pw2, %%~pw2, %u;\n"
-	    "\tmov.u32 \t%%~pw1, %u;\n"
-	    "\tmov.b64 \t%%~px1, {%%~pw2, %%~pw1};\n"
-	    "\tst.volatile.global.u64 \t[%%~px0], %%~px1;\n",
+	    "\tshl.b32 \t%%~pw2, %%~pw2, 4;\n",
 	    tr->sys_fence ? "sys" : "gpu",
 	    SPAN_USED_SHIFT - 32, SPAN_SLOTS_BITS,
-	    SPAN_SLOTS_SHIFT - 32, SPAN_SLOTS_BITS, SPAN_SLOT,
-	    tr->hdr_size, tr->span_flags);
+	    SPAN_SLOTS_SHIFT - 32, SPAN_SLOTS_BITS, SPAN_SLOT);
 	if (tr->done.word) /* the shard from the span's own address */
 		put(sb, p, "\tcvt.u32.u64 \t%%~pw0, %%~px0;\n"
 		    "\tsub.u32 \t%%~pw0, %%~pw0, %u;\n"
-		    "\tmul.wide.u32 \t%%~px1, %%~pw0, %u;\n"
-		    "\tshr.u64 \t%%~px1, %%~px1, %u;\n"
-		    "\tcvt.u32.u64 \t%%~pw0, %%~px1;\n"
-		    "\tadd.u32 \t%%~pw2, %%~pw2, %u;\n"
-		    "\tcvt.u64.u32 \t%%~px1, %%~pw2;\n"
-		    "\tmul.wide.u32 \t%%~px0, %%~pw0, %llu;\n"
-		    "\tadd.s64 \t%%~px0, %%~px0, %llu;\n"
-		    "\tred.release.gpu.global.add.u64 \t[%%~px0], %%~px1;\n",
+		    "\tmul.wide.u32 \t%%~px2, %%~pw0, %u;\n"
+		    "\tshr.u64 \t%%~px2, %%~px2, %u;\n"
+		    "\tcvt.u32.u64 \t%%~pw0, %%~px2;\n"
+		    "\tcvt.u64.u32 \t%%~px3, %%~pw2;\n"
+		    "\tmul.wide.u32 \t%%~px2, %%~pw0, %llu;\n"
+		    "\tadd.s64 \t%%~px2, %%~px2, %llu;\n"
+		    "\tred.relaxed.gpu.global.add.u64 \t[%%~px2], %%~px3;\n",
 		    (uint32_t)tr->done.data, tr->done.m, tr->done.k,
-		    tr->hdr_size, (unsigned long long)tr->done.step,
+		    (unsigned long long)tr->done.step,
 		    (unsigned long long)tr->done.word);
-	sb_adds(sb, "\t}\n");
+	put(sb, p, "\tsub.u32 \t%%~pw2, %%~pw2, %u;\n"
+	    "\tmov.u32 \t%%~pw1, %u;\n"
+	    "\tmov.b64 \t%%~px1, {%%~pw2, %%~pw1};\n"
+	    "\tst.volatile.global.u64 \t[%%~px0], %%~px1;\n\t}\n",
+	    tr->hdr_size, tr->span_flags);
 }
 
 /* The leader's span full (by the record just stored): published, and

@@ -151,8 +151,9 @@ void model_publish(uint8_t *rec, uint32_t len, uint32_t flags)
 
 /*
  * Publish the record at @rec of shard @s as ring_publish_counted does: in
- * a ring in GPU memory, marked RING_COUNTED and its bytes added to the
- * shard's published-bytes word after the header (release).
+ * a ring in GPU memory, its bytes added to the shard's published-bytes
+ * word after its payload (release: the GPU's fence) and before its
+ * header, marked RING_COUNTED.
  */
 static void model_publish_in(const struct model_shard *s, uint8_t *rec,
 			     uint32_t len, uint32_t flags)
@@ -161,8 +162,8 @@ static void model_publish_in(const struct model_shard *s, uint8_t *rec,
 		model_publish(rec, len, flags);
 		return;
 	}
-	model_publish(rec, len, flags | RING_COUNTED);
 	__atomic_fetch_add(s->done, ring_record_size(len), __ATOMIC_RELEASE);
+	model_publish(rec, len, flags | RING_COUNTED);
 }
 
 void model_publish_on(struct dev_ring *v, uint32_t sm, uint8_t *rec,

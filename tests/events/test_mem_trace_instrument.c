@@ -103,7 +103,7 @@ static char *kernels_into(const char *ring, struct egpu_report *rep)
 /*
  * Every inline publish of @out (there are some) stores its header's
  * flags as @flags, and adds its span's bytes to a published-bytes word
- * after it if @counted.
+ * before it (after its fence) if @counted.
  */
 static void assert_publishes(const char *out, unsigned flags, bool counted)
 {
@@ -113,8 +113,10 @@ static void assert_publishes(const char *out, unsigned flags, bool counted)
 	snprintf(want, sizeof(want), "\tmov.u32 \t%%egpu_pw1, %u;\n", flags);
 	ck_assert_int_gt(n, 0);
 	ck_assert_int_eq(tu_count(out, want), n);
-	ck_assert_int_eq(tu_count(out, "\tred.release.gpu.global.add.u64 \t[%egpu_px0], %egpu_px1;"),
+	ck_assert_int_eq(tu_count(out, "\tred.relaxed.gpu.global.add.u64 \t[%egpu_px2], %egpu_px3;\n"
+				       "\tsub.u32 \t%egpu_pw2, %egpu_pw2, 8;\n"),
 			 counted ? n : 0);
+	ck_assert_ptr_null(strstr(out, "red.release"));
 }
 
 START_TEST(written_kernels)
@@ -176,17 +178,21 @@ START_TEST(written_kernels)
 	ck_assert(claim < strstr(s, "@%egpu_tp1 st.global.v2.u64"));
 	/* the span the record filled published there, and let go */
 	ck_assert_ptr_nonnull(strstr(s, "setp.eq.and.u32 \t%egpu_tp2, %egpu_tleft, 0, %egpu_tp1;\n\t@!%egpu_tp2 bra \t$egpu_tdone_"));
-	/* a ring in GPU memory: the header RING_COUNTED (49: also COMMIT,
-	 * SPAN), the span's bytes then added to the published-bytes word
-	 * of the shard its address is in (span_shard_at: a multiply and a
-	 * shift; the shards' lines 128 bytes apart) */
+	/* a ring in GPU memory: the span's bytes added to the
+	 * published-bytes word of the shard its address is in
+	 * (span_shard_at: a multiply and a shift; the shards' lines 128
+	 * bytes apart) after the fence, then the header RING_COUNTED (49:
+	 * also COMMIT, SPAN) */
 	ck_assert_ptr_nonnull(strstr(s, "\tmov.u32 \t%egpu_pw1, 49;\n"));
-	ck_assert_ptr_nonnull(strstr(s, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;\n"
+	ck_assert_ptr_nonnull(strstr(s, "\tshl.b32 \t%egpu_pw2, %egpu_pw2, 4;\n"
 				     "\tcvt.u32.u64 \t%egpu_pw0, %egpu_px0;\n\tsub.u32 \t%egpu_pw0, %egpu_pw0, "));
-	ck_assert_ptr_nonnull(strstr(s, "\tmul.wide.u32 \t%egpu_px1, %egpu_pw0, "));
-	ck_assert_ptr_nonnull(strstr(s, "\tcvt.u32.u64 \t%egpu_pw0, %egpu_px1;\n"));
-	ck_assert_ptr_nonnull(strstr(s, "\tadd.u32 \t%egpu_pw2, %egpu_pw2, 8;\n\tcvt.u64.u32 \t%egpu_px1, %egpu_pw2;\n\tmul.wide.u32 \t%egpu_px0, %egpu_pw0, 128;\n"));
-	ck_assert_ptr_nonnull(strstr(s, "\tred.release.gpu.global.add.u64 \t[%egpu_px0], %egpu_px1;\n\t}\n\tand.b64 \t%egpu_tst, %egpu_tst, "));
+	ck_assert_ptr_nonnull(strstr(s, "\tmul.wide.u32 \t%egpu_px2, %egpu_pw0, "));
+	ck_assert_ptr_nonnull(strstr(s, "\tcvt.u32.u64 \t%egpu_pw0, %egpu_px2;\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\tcvt.u64.u32 \t%egpu_px3, %egpu_pw2;\n\tmul.wide.u32 \t%egpu_px2, %egpu_pw0, 128;\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\tred.relaxed.gpu.global.add.u64 \t[%egpu_px2], %egpu_px3;\n"
+				     "\tsub.u32 \t%egpu_pw2, %egpu_pw2, 8;\n\tmov.u32 \t%egpu_pw1, 49;\n"
+				     "\tmov.b64 \t%egpu_px1, {%egpu_pw2, %egpu_pw1};\n"
+				     "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;\n\t}\n\tand.b64 \t%egpu_tst, %egpu_tst, "));
 	ck_assert_ptr_nonnull(strstr(s, "), egpu_dev_trace_site, ("));
 	free(s);
 	/* the bulk copy: its size from a register, so the runtime's call */
