@@ -116,11 +116,13 @@ static void fold_claim(uint64_t desc, const struct dev_ring *v,
  */
 static void fold_done(const struct dev_ring *v, struct ptx_trace *tr)
 {
-	struct span_shard_div dv = span_shard_div_of(v->stride);
+	struct span_shard_div dv;
 
+	/* A ring in host memory has no shards' stride (0). */
 	if (!(v->flags & RING_IN_DEVICE_MEMORY) ||
 	    (uint64_t)v->shards * v->stride >= 1ull << 31)
 		return;
+	dv = span_shard_div_of(v->stride);
 	tr->done.word = ring_shard_done(v, 0);
 	tr->done.step = ring_shard_done(v, 1) - ring_shard_done(v, 0);
 	tr->done.data = ring_shard_data(v, 0);
