@@ -125,7 +125,7 @@ int egpu_span_count(const void *data, size_t size, uint64_t *lanes)
 int egpu_span_next(struct egpu_span_iter *it, struct egpu_warp_rec *rec)
 {
 	uint64_t w[2];
-	uint32_t width;
+	uint32_t fmt, width;
 	int slots;
 
 	if (!it || !rec)
@@ -135,6 +135,7 @@ int egpu_span_next(struct egpu_span_iter *it, struct egpu_warp_rec *rec)
 	if (slots <= 0)
 		return slots;
 	memcpy(&w[1], it->at + 8, sizeof(w[1]));
+	fmt = span_w0_fmt(w[0]);
 	width = span_w0_width(w[0]);
 	/* Every field set below: addr[] by the format's decoder, whole. */
 	rec->mask = span_w0_mask(w[0]);
@@ -144,9 +145,9 @@ int egpu_span_next(struct egpu_span_iter *it, struct egpu_warp_rec *rec)
 	rec->size = span_w0_size(w[0]);
 	rec->site = span_w0_site(w[0]);
 	rec->bytes = (uint32_t)slots * SPAN_SLOT;
-	if (span_w0_fmt(w[0]) == SPAN_AFFINE) {
+	if (fmt == SPAN_AFFINE) {
 		span_affine(rec, w[1]);
-	} else if (span_w0_fmt(w[0]) == SPAN_SCATTERED) {
+	} else if (fmt == SPAN_SCATTERED) {
 		span_scattered(rec, w[1], it->at + SPAN_SLOT, width);
 	} else {
 		struct span_long l;

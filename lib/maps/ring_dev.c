@@ -467,7 +467,8 @@ struct window {
 	int seen;           /* the first walk's end */
 	bool done;          /* nothing more for it in this pass */
 	bool taken;         /* a chunk given back, to be handed over */
-	bool once;          /* every record was published before the copy */
+	bool once;          /* settled: every record written before the copy,
+			     * but perhaps its header ("Copied once") */
 };
 
 /* Wait for channel @chan's copies (a no-op for a copier without queued reads). */
@@ -535,8 +536,9 @@ static int window_start(struct event_ring *r, uint32_t chan,
 /*
  * After the first copies: where @win's published records end, and, if
  * any, the second copy of them. Published before that copy started:
- * whole in it. A window whose records were all published before the
- * pass read the producer positions (win->once) is whole in the first.
+ * whole in it. A settled window (win->once: every record written, but
+ * perhaps its header, before the pass read the producer positions) is
+ * whole in the first, up to the first header it reads unpublished.
  */
 static int window_second(struct event_ring *r, uint32_t chan,
 			 struct part_queue *q, struct window *win)
