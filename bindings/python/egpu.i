@@ -1494,24 +1494,31 @@ static void helper_write_back(const struct py_helper *h, PyObject *args,
 }
 
 /*
- * A thread Python does not know (the dispatcher) keeps one thread state
- * from its first call to its end, when the key's destructor deletes it:
- * PyGILState_Ensure would otherwise make and clear one for every call,
- * 16 K of them for a kernel's calls, and Python 3.12.3 (Ubuntu 24.04)
- * can crash clearing one whose destructors take the GIL (CPython
- * gh-119585).
+ * A thread Python does not know (the dispatcher, a ring's consumers)
+ * keeps one thread state from its first call to its end, when the key's
+ * destructor deletes it: PyGILState_Ensure would otherwise make and
+ * clear one for every call, 16 K of them for a kernel's calls, and
+ * Python 3.12.3 (Ubuntu 24.04) can crash clearing one whose destructors
+ * take the GIL (CPython gh-119585).
  */
 static pthread_key_t py_thread_key;
 static pthread_once_t py_thread_once = PTHREAD_ONCE_INIT;
 
-/* At the thread's end: the GIL, then both counts of its state dropped,
- * the last deleting it (and releasing the GIL). */
-static void py_thread_end(void *pinned)
+/*
+ * At the thread's end, by the state itself rather than PyGILState: glibc
+ * empties every key of the ending thread in index order, so Python's own
+ * (made first) may already say "no state here", and an Ensure would then
+ * make a second one. Its count stays 1 while it is cleared, so a
+ * destructor's Ensure and Release cannot delete it under us. Once Python
+ * is finalizing, the state is its to free.
+ */
+static void py_thread_end(void *state)
 {
-	(void)pinned;
-	PyGILState_Ensure();
-	PyGILState_Release(PyGILState_LOCKED);
-	PyGILState_Release(PyGILState_UNLOCKED);
+	if (!Py_IsInitialized())
+		return;
+	PyEval_RestoreThread(state);
+	PyThreadState_Clear(state);
+	PyThreadState_DeleteCurrent();
 }
 
 static void py_thread_key_make(void)
@@ -1524,8 +1531,7 @@ static PyGILState_STATE gil_take(void)
 	if (!PyGILState_GetThisThreadState()) {
 		pthread_once(&py_thread_once, py_thread_key_make);
 		PyGILState_Ensure(); /* the state, kept: its count stays 1 */
-		PyEval_SaveThread();
-		pthread_setspecific(py_thread_key, &py_thread_key);
+		pthread_setspecific(py_thread_key, PyEval_SaveThread());
 	}
 	return PyGILState_Ensure();
 }
