@@ -201,6 +201,9 @@ int ring_consume_parts(struct event_ring *r, struct ring_part *parts,
 	pass.dev = pass_begin(&pass);
 	if (!pass.dev)
 		part_job(&pass, 0); /* part 0's flush and result */
+	else if (ring_dev_idle(r)) /* only the flushes: no thread woken */
+		for (uint32_t k = 0; k < pass.n; k++)
+			part_flush(&runs[k], &parts[k], k);
 	else if (pool && pass.n > 1)
 		ring_pool_run(pool, pass.n, part_job, &pass);
 	else

@@ -726,6 +726,17 @@ int ring_dev_begin(struct event_ring *r, uint32_t parts)
 	return err;
 }
 
+bool ring_dev_idle(const struct event_ring *r)
+{
+	const struct ring_dev *dev = r->dev;
+
+	for (uint32_t i = 0; i < r->shards; i++)
+		if (dev->cur[i].cons != shard_prod(dev, i) ||
+		    dev->cur[i].cons != dev->cur[i].released)
+			return false;
+	return true;
+}
+
 /*
  * The windows a round may copy at once: as many slots of the mirror as
  * hold a shard's records each (at least the largest record), for the

@@ -198,6 +198,9 @@ bool ring_dev_reading(const struct event_ring *r);
 int ring_dev_begin(struct event_ring *r, uint32_t parts);
 int ring_dev_consume(struct event_ring *r, uint32_t k, uint32_t parts,
 		     struct delivery *d);
+/* After ring_dev_begin(): whether no part has anything to consume or give
+ * back (so a pass need not wake its threads). */
+bool ring_dev_idle(const struct event_ring *r);
 /* ring_ready() and the GPU's part of ring_drops() there. */
 bool ring_dev_ready(const struct event_ring *r);
 uint64_t ring_dev_drops(const struct event_ring *r);
