@@ -32,8 +32,8 @@ if [ -n "$wrap" ]; then
 	inc=$($py -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 	suf=$($py -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 	rm -f "$build"/bindings/python/egpu/_egpu*.so
-	gcc -shared -fPIC -O2 -w -I"$inc" -I"$root/include" "$wrap" \
-		-L"$build/lib" -legpu -Wl,-rpath,"$build/lib" \
+	gcc -shared -fPIC -O2 -w -I"$inc" -I"$root/include" -I"$root/bindings/python" \
+		"$wrap" "$root/bindings/python/py_thread.c" -L"$build/lib" -legpu -Wl,-rpath,"$build/lib" \
 		-o "$build/bindings/python/egpu/_egpu$suf" || echo "gpu_test: python extension failed"
 fi
 

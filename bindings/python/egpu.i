@@ -21,6 +21,7 @@
 
 #include "egpu.h"
 #include "egpu/ctx.h"
+#include "py_thread.h"
 
 /* egpu.Error factory set by the Python layer: factory(code, message). */
 static PyObject *error_factory;
@@ -865,8 +866,6 @@ struct py_ring {
 	PyObject *exc_type, *exc_value, *exc_tb;
 };
 
-static PyGILState_STATE gil_take(void);
-
 /*
  * What a callback raised, kept for ring_poll: the first exception of a
  * pass (consumer threads may raise at once: the others are dropped).
@@ -885,11 +884,11 @@ static void ring_keep_exception(struct py_ring *r)
 	r->exc_tb = tb;
 }
 
-/* Callbacks may come on egpu_ringbuf's consumer threads: gil_take. */
+/* Callbacks may come on egpu_ringbuf's consumer threads: py_gil_take. */
 static int ring_to_python(void *user, const void *data, size_t size)
 {
 	struct py_ring *r = user;
-	PyGILState_STATE gil = gil_take();
+	PyGILState_STATE gil = py_gil_take();
 	PyObject *res = PyObject_CallFunction(r->fn, "y#", (const char *)data,
 					      (Py_ssize_t)size);
 	int ret = 0;
@@ -908,7 +907,7 @@ static int ring_batch_to_python(void *user, const struct egpu_record *recs,
 				size_t n)
 {
 	struct py_ring *r = user;
-	PyGILState_STATE gil = gil_take();
+	PyGILState_STATE gil = py_gil_take();
 	PyObject *list = PyList_New((Py_ssize_t)n), *res = NULL;
 	int ret = 0;
 
@@ -938,7 +937,7 @@ static int ring_batch_to_python(void *user, const struct egpu_record *recs,
 static int ring_chunk_to_python(void *user, const void *data, size_t size)
 {
 	struct py_ring *r = user;
-	PyGILState_STATE gil = gil_take();
+	PyGILState_STATE gil = py_gil_take();
 	PyObject *res = PyObject_CallFunction(r->fn, "y#", (const char *)data,
 					      (Py_ssize_t)size);
 	int ret = 0;
@@ -1493,56 +1492,13 @@ static void helper_write_back(const struct py_helper *h, PyObject *args,
 	}
 }
 
-/*
- * A thread Python does not know (the dispatcher, a ring's consumers)
- * keeps one thread state from its first call to its end, when the key's
- * destructor deletes it: PyGILState_Ensure would otherwise make and
- * clear one for every call, 16 K of them for a kernel's calls, and
- * Python 3.12.3 (Ubuntu 24.04) can crash clearing one whose destructors
- * take the GIL (CPython gh-119585).
- */
-static pthread_key_t py_thread_key;
-static pthread_once_t py_thread_once = PTHREAD_ONCE_INIT;
-
-/*
- * At the thread's end, by the state itself rather than PyGILState: glibc
- * empties every key of the ending thread in index order, so Python's own
- * (made first) may already say "no state here", and an Ensure would then
- * make a second one. Its count stays 1 while it is cleared, so a
- * destructor's Ensure and Release cannot delete it under us. Once Python
- * is finalizing, the state is its to free.
- */
-static void py_thread_end(void *state)
-{
-	if (!Py_IsInitialized())
-		return;
-	PyEval_RestoreThread(state);
-	PyThreadState_Clear(state);
-	PyThreadState_DeleteCurrent();
-}
-
-static void py_thread_key_make(void)
-{
-	pthread_key_create(&py_thread_key, py_thread_end);
-}
-
-static PyGILState_STATE gil_take(void)
-{
-	if (!PyGILState_GetThisThreadState()) {
-		pthread_once(&py_thread_once, py_thread_key_make);
-		PyGILState_Ensure(); /* the state, kept: its count stays 1 */
-		pthread_setspecific(py_thread_key, PyEval_SaveThread());
-	}
-	return PyGILState_Ensure();
-}
-
 /* egpu_helper_generic_fn: what @user's callable raises is reported as
  * unraisable (sys.unraisablehook) and the call returns 0. */
 static uint64_t helper_to_python(void *user, uint32_t id, const uint64_t *words,
 				 uint32_t nargs)
 {
 	struct py_helper *h = user;
-	PyGILState_STATE gil = gil_take();
+	PyGILState_STATE gil = py_gil_take();
 	PyObject *args = PyTuple_New(nargs), *res = NULL;
 	uint64_t ret = 0;
 
