@@ -15,7 +15,6 @@
 %module _egpu
 
 %{
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
