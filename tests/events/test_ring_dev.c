@@ -1473,6 +1473,8 @@ struct part_sink {
 	struct per_sm p;
 	pthread_t self;
 	bool seen;
+	int flushes;          /* count_flush's */
+	pthread_t flushed_on;
 };
 
 static int take_on_thread(void *user, const void *data, size_t size)
@@ -1545,6 +1547,50 @@ START_TEST(consumer_threads_stop_and_fail)
 	}
 	ck_assert(pthread_equal(ps[0].self, pthread_self()));
 	ck_assert(!pthread_equal(ps[1].self, pthread_self()));
+	ring_pool_free(pool);
+	sim_free(&s);
+}
+END_TEST
+
+/* A part's flush: counted, with the thread it ran on. */
+static int count_flush(void *user)
+{
+	struct part_sink *ps = user;
+
+	ps->flushes++;
+	ps->flushed_on = pthread_self();
+	return 0;
+}
+
+/*
+ * A pass with records wakes the pool's threads; one that finds every
+ * shard empty and nothing to give back only flushes each part, on the
+ * calling thread.
+ */
+START_TEST(idle_pass_wakes_no_thread)
+{
+	struct part_sink ps[3] = { 0 };
+	struct ring_part parts[3];
+	struct ring_pool *pool;
+	uint64_t sent[SMS] = { 0 };
+	struct sim s;
+
+	sim_new_sms(&s, 1 << 20, RING_RECORD_MAX, 6);
+	ck_assert_int_eq(ring_make_readers(s.r, 3), 0);
+	ck_assert_int_eq(ring_pool_new(3, &pool), 0);
+	for (uint32_t k = 0; k < 3; k++)
+		parts[k] = (struct ring_part){ .fn = take_on_thread,
+					       .user = &ps[k] };
+	put_round(&s, sent, 20);
+	ck_assert_int_eq(ring_consume_parts(s.r, parts, 3, pool), 20 * SMS);
+	ck_assert(!pthread_equal(ps[1].self, pthread_self()));
+	for (uint32_t k = 0; k < 3; k++)
+		parts[k].flush = count_flush;
+	ck_assert_int_eq(ring_consume_parts(s.r, parts, 3, pool), 0);
+	for (uint32_t k = 0; k < 3; k++) {
+		ck_assert_int_eq(ps[k].flushes, 1);
+		ck_assert(pthread_equal(ps[k].flushed_on, pthread_self()));
+	}
 	ring_pool_free(pool);
 	sim_free(&s);
 }
@@ -1780,6 +1826,7 @@ int main(void)
 	tcase_add_test(tc, consumer_threads_against_producers);
 	tcase_add_test(tc, lossless_chunks_never_drop);
 	tcase_add_test(tc, consumer_threads_stop_and_fail);
+	tcase_add_test(tc, idle_pass_wakes_no_thread);
 	tcase_add_test(tc, consumer_threads_stream_a_file);
 	tcase_add_test(tc, consumer_threads_bad_counts);
 	tcase_add_test(tc, batch_callback_stops_between_whole_warp_batches);
