@@ -41,9 +41,9 @@ include_dirs, library_dirs, libraries = library()
 
 setup(ext_modules=[Extension(
     "egpu._egpu",
-    sources=["egpu.i"],
+    sources=["egpu.i", "py_thread.c"],
     swig_opts=["-noproxy"] + [f"-I{d}" for d in include_dirs],
-    include_dirs=include_dirs,
+    include_dirs=include_dirs + [HERE],
     library_dirs=library_dirs,
     runtime_library_dirs=library_dirs,
     libraries=libraries,
