@@ -20,11 +20,12 @@
  * producer runs any more can take it: ring_walk's reclaim); published,
  * {len, RING_COMMIT | RING_SPAN}, and in a ring in GPU memory also
  * RING_COUNTED, its bytes added to its shard's published-bytes word after
- * the header (so the host may copy it once: ring_dev.c). A span taken by
- * the reclaim was never counted: the consumer counts it as it takes it,
- * as it does the skips (RING_DISCARD). A span never crosses its shard's end
- * (one that would is published as a discard and claimed again), so the
- * consumer's zeroing covers all of it and unused slots read zero.
+ * its records and before the header (so the host may copy it once:
+ * ring_dev.c). A span taken by the reclaim was never counted: the
+ * consumer counts it as it takes it, as it does the skips (RING_DISCARD).
+ * A span never crosses its shard's end (one that would is published as a
+ * discard and claimed again), so the consumer's zeroing covers all of it
+ * and unused slots read zero.
  */
 #ifndef EGPU_MAPS_SPAN_LAYOUT_H
 #define EGPU_MAPS_SPAN_LAYOUT_H

@@ -127,12 +127,12 @@ struct ptx_trace {
 	} claim;
 	/*
 	 * Counting an inline publish (a ring in GPU memory: span_flags has
-	 * RING_COUNTED, docs/events.md "Copied once"): after the header, the
-	 * span's bytes are added to the published-bytes word of the shard
-	 * that holds it, @word + shard * @step, the shard its header's
-	 * address gives: ((header - @data) * @m) >> @k, @data shard 0's
-	 * records (maps/span_layout.h's span_shard_at). @word 0: spans are
-	 * not counted.
+	 * RING_COUNTED, docs/events.md "Copied once"): after the fence and
+	 * before the header, the span's bytes are added to the
+	 * published-bytes word of the shard that holds it, @word + shard *
+	 * @step, the shard its header's address gives: ((header - @data) *
+	 * @m) >> @k, @data shard 0's records (maps/span_layout.h's
+	 * span_shard_at). @word 0: spans are not counted.
 	 */
 	struct {
 		uint64_t word;
