@@ -1499,6 +1499,25 @@ static void put_round(struct sim *s, uint64_t *sent, uint32_t n)
 }
 
 /*
+ * A ring fitted to a GPU of 6 SMs (6 shards) drained in 3 parts on a
+ * pool of 3 threads, part k taking records into @ps[k] on its thread
+ * (take_on_thread).
+ */
+static struct ring_pool *three_parts(struct sim *s, struct part_sink *ps,
+				     struct ring_part *parts)
+{
+	struct ring_pool *pool;
+
+	sim_new_sms(s, 1 << 20, RING_RECORD_MAX, 6);
+	ck_assert_int_eq(ring_make_readers(s->r, 3), 0);
+	ck_assert_int_eq(ring_pool_new(3, &pool), 0);
+	for (uint32_t k = 0; k < 3; k++)
+		parts[k] = (struct ring_part){ .fn = take_on_thread,
+					       .user = &ps[k] };
+	return pool;
+}
+
+/*
  * A callback stopping on one thread stops the pass, the others at a
  * record; a copy failing on a worker thread is this thread's error, with
  * its message; the next passes deliver the rest, each record once, each
@@ -1513,12 +1532,7 @@ START_TEST(consumer_threads_stop_and_fail)
 	struct sim s;
 	int n;
 
-	sim_new_sms(&s, 1 << 20, RING_RECORD_MAX, 6); /* 6 shards */
-	ck_assert_int_eq(ring_make_readers(s.r, 3), 0);
-	ck_assert_int_eq(ring_pool_new(3, &pool), 0);
-	for (uint32_t k = 0; k < 3; k++)
-		parts[k] = (struct ring_part){ .fn = take_on_thread,
-					       .user = &ps[k] };
+	pool = three_parts(&s, ps, parts);
 	put_round(&s, sent, 50);
 	/* Shards 1 and 4 (SMs 1 and 16) go to thread 1: it stops at its 7th. */
 	ps[1].p.stop_at = 7;
@@ -1575,12 +1589,7 @@ START_TEST(idle_pass_wakes_no_thread)
 	uint64_t sent[SMS] = { 0 };
 	struct sim s;
 
-	sim_new_sms(&s, 1 << 20, RING_RECORD_MAX, 6);
-	ck_assert_int_eq(ring_make_readers(s.r, 3), 0);
-	ck_assert_int_eq(ring_pool_new(3, &pool), 0);
-	for (uint32_t k = 0; k < 3; k++)
-		parts[k] = (struct ring_part){ .fn = take_on_thread,
-					       .user = &ps[k] };
+	pool = three_parts(&s, ps, parts);
 	put_round(&s, sent, 20);
 	ck_assert_int_eq(ring_consume_parts(s.r, parts, 3, pool), 20 * SMS);
 	ck_assert(!pthread_equal(ps[1].self, pthread_self()));
