@@ -134,4 +134,9 @@ SPAN_FN uint32_t span_ring_tag(uint64_t addr)
 /* The state's slots used, one more: what a record of one slot adds. */
 #define SPAN_USED_ONE (1ull << SPAN_USED_SHIFT)
 
+/* A span claim's reservation not made yet (the runtime's span_claim and
+ * the splicer's call of it: a claim that holds one passes reserved's value
+ * from before its bytes). */
+#define SPAN_NOT_HELD UINT64_MAX
+
 #endif

@@ -179,7 +179,7 @@ RT_INLINE uint64_t ring_wait_room(const struct ring_shard *s, uint64_t before,
 }
 
 /*
- * ring_take's slow path: the host's consumer position (after a lossless
+ * ring_room's slow path: the host's consumer position (after a lossless
  * ring's wait), kept in cons_seen. Not inlined: the wait loop's registers
  * would count in every instrumented kernel that claims, full ring or not
  * (sgemm_tiled under bpf_egpu_trace_warp: 70 registers, past the 64 its
@@ -197,24 +197,46 @@ static __device__ __noinline__ uint64_t egpu_dev_ring_cons_now(const struct ring
 	return cons;
 }
 
+/* The cached consumer position (relaxed: only ever stricter, see above). */
+RT_INLINE uint64_t ring_cons_seen(const struct ring_shard *s)
+{
+	uint64_t cons;
+
+	asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];"
+		     : "=l"(cons) : "l"(&s->ctr->cons_seen) : "memory");
+	return cons;
+}
+
+/*
+ * How many bytes past the reservation from @before must fit for a claim of
+ * @total (at least @need of them kept): the room they have, the cached
+ * consumer position @cons usually answering (see above); the host's is
+ * read only when the ring looks full, and a lossless ring waits there
+ * until @need bytes fit (ring_wait_room).
+ */
+RT_INLINE uint64_t ring_room(const struct ring_shard *s, uint64_t before,
+			     uint32_t total, uint32_t need, uint64_t cons)
+{
+	uint64_t cap = s->mask + 1;
+
+	if (before + total - cons > cap)
+		cons = egpu_dev_ring_cons_now(s, before, need);
+	return cons + cap > before ? cons + cap - before : 0;
+}
+
 /*
  * The first half of a claim, by its one leader: @total bytes added to
- * reserved, and how many bytes from the position before that fit. The
- * cached consumer position usually answers (loaded before the atomic: see
- * above); the host's is read only when the ring looks full, and a
- * lossless ring waits there until @need bytes fit (ring_wait_room).
+ * reserved, and how many bytes from the position before that fit
+ * (ring_room; the cached position loaded before the atomic).
  */
 RT_INLINE uint64_t ring_take(const struct ring_shard *s, uint32_t total,
 			     uint32_t need)
 {
-	uint64_t cap = s->mask + 1, cons, before;
+	uint64_t cons = ring_cons_seen(s);
+	uint64_t before = atomicAdd((unsigned long long *)&s->ctr->reserved,
+				    total);
 
-	asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];"
-		     : "=l"(cons) : "l"(&s->ctr->cons_seen) : "memory");
-	before = atomicAdd((unsigned long long *)&s->ctr->reserved, total);
-	if (before + total - cons > cap)
-		cons = egpu_dev_ring_cons_now(s, before, need);
-	return cons + cap > before ? cons + cap - before : 0;
+	return ring_room(s, before, total, need, cons);
 }
 
 /*
@@ -235,6 +257,30 @@ RT_INLINE uint64_t ring_settle(const struct ring_shard *s, uint32_t total,
 }
 
 /*
+ * What a lone lane's claim of @want bytes (@need at least) waits for in a
+ * lossless ring: all of them. Bytes given back to reserved while others
+ * wait would stay in the checks of every reservation made since, which
+ * then wait for positions never handed out, and may wait out the bound
+ * with the ring empty (docs/events.md, "Lossless rings"); so a lossless
+ * ring gives bytes back only when a wait ran out.
+ */
+RT_INLINE uint32_t ring_wait_for(const struct ring_shard *s, uint32_t need,
+				 uint32_t want)
+{
+	return s->wait_ns ? want : need;
+}
+
+/* The claim's end for the @room bytes a lone lane's claim found. */
+RT_INLINE uint32_t ring_keep_one(const struct ring_shard *s, uint64_t room,
+				 uint32_t need, uint32_t want, uint64_t *pos)
+{
+	uint32_t kept = room >= want ? want : room >= need ? (uint32_t)room : 0;
+
+	*pos = ring_settle(s, want, kept, kept ? 0 : 1);
+	return kept;
+}
+
+/*
  * A claim by a lane alone (no warp votes): @want bytes, or as many as fit
  * if that is at least @need. The bytes kept, 0 when not even @need fit
  * (one record dropped and counted), and their position in *@pos.
@@ -242,11 +288,24 @@ RT_INLINE uint64_t ring_settle(const struct ring_shard *s, uint32_t total,
 RT_INLINE uint32_t ring_claim_one(const struct ring_shard *s, uint32_t need,
 				  uint32_t want, uint64_t *pos)
 {
-	uint64_t room = ring_take(s, want, need);
-	uint32_t kept = room >= want ? want : room >= need ? (uint32_t)room : 0;
+	uint64_t room = ring_take(s, want, ring_wait_for(s, need, want));
 
-	*pos = ring_settle(s, want, kept, kept ? 0 : 1);
-	return kept;
+	return ring_keep_one(s, room, need, want, pos);
+}
+
+/*
+ * ring_claim_one for @want bytes already added to reserved, which held
+ * @before until then (the splicer's inline claim that found no room in a
+ * lossless ring hands its reservation on instead of giving it back).
+ */
+RT_INLINE uint32_t ring_claim_held(const struct ring_shard *s,
+				   uint64_t before, uint32_t need,
+				   uint32_t want, uint64_t *pos)
+{
+	uint64_t room = ring_room(s, before, want, ring_wait_for(s, need, want),
+				  ring_cons_seen(s));
+
+	return ring_keep_one(s, room, need, want, pos);
 }
 
 /* This lane's offset among the bytes @group asks for, and their total. */

@@ -184,19 +184,23 @@ RT_API struct span_regs egpu_dev_trace_site(uint64_t map, uint64_t state,
 /*
  * Trace mode, the leader of an affine access that owns no span, no lane of
  * its group owning one (trace_site.c's claim_span), where the site does
- * not claim inline (a lossless ring: the claim may wait and try again): a
- * span claimed after @state's as span_place claims it, the registers with
- * its cursor at slot 1, where the site then stores the record inline; or,
- * when the claim dropped it (counted), @state owning none. Only a group
- * of the whole warp claims here, and its span may stay open: the site
- * publishes it before every wait (docs/events.md, "Lossless rings").
+ * not claim inline, or in a lossless ring where the inline claim found no
+ * room (then @held: what reserved held before its bytes were added, the
+ * reservation handed on, not given back: span_claim; else SPAN_NOT_HELD):
+ * a span claimed after @state's as span_place claims it, the registers
+ * with its cursor at slot 1, where the site then stores the record
+ * inline; or, when the claim dropped it (counted), @state owning none.
+ * Only a group of the whole warp claims here, and its span may stay open:
+ * the site publishes it before every wait (docs/events.md, "Lossless
+ * rings").
  */
-RT_API struct span_regs egpu_dev_trace_claim(uint64_t map, uint64_t state)
+RT_API struct span_regs egpu_dev_trace_claim(uint64_t map, uint64_t state,
+					     uint64_t held)
 {
 	struct dev_ring *r = rt_ring(map), v = ring_shape(r);
 	uint32_t tag = span_ring_tag((uintptr_t)r);
 	uint64_t st = span_claim(r, &v, ring_shard_here(&v), tag,
-				 span_prev_slots(state, tag), 1, false);
+				 span_prev_slots(state, tag), 1, false, held);
 
 	return span_regs_of(r, st ? st : state & ~SPAN_OWN);
 }

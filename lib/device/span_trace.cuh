@@ -119,11 +119,14 @@ RT_INLINE void span_skip(uint64_t at, uint32_t len)
  * records the consumer skips (at most one claim again, or, where
  * span_claim_again says, until it is placed or its wait for room runs
  * out). @exact: just the record's span, which the call publishes
- * (span_claim_least).
+ * (span_claim_least). @held: the first try's bytes are already in
+ * reserved, which held @held before (the splicer's inline claim in a
+ * lossless ring, for a record of one slot: need + 2 <= most, so the
+ * first try runs), else SPAN_NOT_HELD.
  */
 RT_INLINE uint64_t span_claim(struct dev_ring *r, const struct dev_ring *v,
 			      uint32_t shard, uint32_t tag, uint32_t prev,
-			      uint32_t need, bool exact)
+			      uint32_t need, bool exact, uint64_t held)
 {
 	struct ring_shard s = ring_shard_at(r, v, shard);
 	uint32_t most = v->max_record / SPAN_SLOT, want;
@@ -136,7 +139,12 @@ RT_INLINE uint64_t span_claim(struct dev_ring *r, const struct dev_ring *v,
 
 		want = span_claim_slots(exact ? least : span_next_slots(prev, need + 1),
 					least, most, s.mask + 1);
-		kept = ring_claim_one(&s, least * SPAN_SLOT, want * SPAN_SLOT, &pos);
+		if (tries || held == SPAN_NOT_HELD)
+			kept = ring_claim_one(&s, least * SPAN_SLOT,
+					      want * SPAN_SLOT, &pos);
+		else
+			kept = ring_claim_held(&s, held, least * SPAN_SLOT,
+					       want * SPAN_SLOT, &pos);
 		if (!kept) /* dropped: counted */
 			return 0;
 		head = (uint32_t)(pos & 8);
@@ -179,7 +187,7 @@ RT_INLINE uint64_t span_place(struct dev_ring *r, const struct dev_ring *v,
 		if (mine)
 			span_publish(v, shard, *st);
 		st2 = span_claim(r, v, shard, tag, span_prev_slots(*st, tag),
-				 need, exact);
+				 need, exact, SPAN_NOT_HELD);
 		if (!st2) {
 			*st &= ~SPAN_OWN;
 			return 0;

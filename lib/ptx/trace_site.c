@@ -23,7 +23,8 @@
  *   then claims one alone, inline as span_claim's first try does when
  *   the span fits (the shard's reserved and prod atomics, the room
  *   checked between them; else undone and the runtime's call below,
- *   which in a lossless ring waits for room and tries again), or,
+ *   but in a lossless ring without room its reservation handed on to
+ *   egpu_dev_trace_claim, which waits for room for it), or,
  *   where the ring's layout is not folded, through egpu_dev_trace_claim,
  *   the other lanes' floors moving to its start as span_trace moves
  *   them.
@@ -303,12 +304,46 @@ static void claim_own(struct strbuf *sb, const char *p,
 }
 
 /*
+ * The runtime's claim of the leader's span (egpu_dev_trace_claim), with
+ * the reservation in register @held (reserved's value before its bytes),
+ * or NULL: none (SPAN_NOT_HELD), as span_claim takes it.
+ */
+static void call_claim(struct strbuf *sb, const char *p,
+		       const struct ptx_trace *tr, const char *held)
+{
+	put(sb, p, "\t{\n\t.reg .b64 \t%%~ta<2>;\n\tmov.u64 \t%%~ta0, %llu;\n",
+	    (unsigned long long)tr->ring);
+	if (held)
+		put(sb, p, "\tmov.u64 \t%%~ta1, %s;\n", held);
+	else
+		put(sb, p, "\tmov.u64 \t%%~ta1, %llu;\n",
+		    (unsigned long long)SPAN_NOT_HELD);
+	call_regs(sb, p, TR_CLAIM_FUNC, "%~ta0, %~tst, %~ta1");
+	sb_adds(sb, "\t}\n");
+}
+
+/*
+ * A lossless ring's inline claim that found no room hands its reservation
+ * (%~cx2, reserved before it) on to the runtime's claim, which waits for
+ * room for it, instead of giving it back: bytes given back would stay in
+ * the checks of the reservations made since, which could then wait for
+ * room never handed out (docs/events.md, "Lossless rings"). The claim's
+ * registers are then the call's, as where the site does not claim inline.
+ */
+static void claim_held(struct strbuf *sb, const struct tr_site_code *c)
+{
+	call_claim(sb, c->prefix, c->tr, "%~cx2");
+	put(sb, c->prefix, "\tbra \t$~town_%u;\n", c->site);
+}
+
+/*
  * The leader's claim, inline: what span_claim's first try does when the
  * span fits below the cached consumer position, starts a slot and ends
  * inside its shard. Else the leader undoes what it did and the group
  * takes the runtime's call, which claims again from the start
  * (span_claim: no room, a drop, the shard's end): without room, the bytes
- * given back to reserved (nothing was handed out); with a position that
+ * given back to reserved (nothing was handed out), or in a lossless ring
+ * handed on to the runtime's claim (claim_held); with a position that
  * makes no span, its bytes published as one record the consumer skips,
  * as span_claim skips them. %~tleft is then all ones, for the group to
  * see (and 0 again before the call).
@@ -327,13 +362,17 @@ static void claim_inline(struct strbuf *sb, const struct tr_site_code *c)
 	put(sb, p, "\tbra \t$~town_%u;\n$~tskip_%u:\n"
 	    "\tadd.s64 \t%%~cx1, %%~cx5, %llu;\n"
 	    "\tst.volatile.global.u64 \t[%%~tcur], %%~cx1;\n"
-	    "\tbra \t$~tagain_%u;\n$~tgive_%u:\n"
-	    "\tneg.s64 \t%%~cx5, %%~cx5;\n"
-	    "\tred.global.add.u64 \t[%%~cx0], %%~cx5;\n"
-	    "$~tagain_%u:\n\tmov.u32 \t%%~tleft, 0xffffffff;\n$~town_%u:\n\t}\n",
+	    "\tbra \t$~tagain_%u;\n$~tgive_%u:\n",
 	    c->site, c->site,
 	    ((unsigned long long)c->tr->claim.skip_flags << 32) - c->tr->hdr_size,
-	    c->site, c->site, c->site, c->site);
+	    c->site, c->site);
+	if (c->tr->lossless)
+		claim_held(sb, c);
+	else
+		put(sb, p, "\tneg.s64 \t%%~cx5, %%~cx5;\n"
+		    "\tred.global.add.u64 \t[%%~cx0], %%~cx5;\n");
+	put(sb, p, "$~tagain_%u:\n\tmov.u32 \t%%~tleft, 0xffffffff;\n$~town_%u:\n\t}\n",
+	    c->site, c->site);
 }
 
 /*
@@ -351,14 +390,10 @@ static void claim_span(struct strbuf *sb, const struct tr_site_code *c)
 
 	put(sb, p, "\t@!%%~tp2 bra \t$~trec_%u;\n"
 	    "\t@!%%~tp1 bra \t$~tclaimed_%u;\n", c->site, c->site);
-	if (c->tr->claim.shards) {
+	if (c->tr->claim.shards)
 		claim_inline(sb, c);
-	} else {
-		put(sb, p, "\t{\n\t.reg .b64 \t%%~ta0;\n\tmov.u64 \t%%~ta0, %llu;\n",
-		    (unsigned long long)c->tr->ring);
-		call_regs(sb, p, TR_CLAIM_FUNC, "%~ta0, %~tst");
-		sb_adds(sb, "\t}\n");
-	}
+	else
+		call_claim(sb, p, c->tr, NULL);
 	put(sb, p, "$~tclaimed_%u:\n"
 	    "\tshfl.sync.idx.b32 \t%%~tw7, %%~tleft, %%~tw1, 31, %%~tw0;\n",
 	    c->site);

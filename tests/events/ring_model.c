@@ -110,21 +110,18 @@ static uint64_t model_wait_room(const struct model_shard *s, uint64_t before,
 	}
 }
 
-/* The position reserved, or UINT64_MAX when dropped (@records drops counted). */
-static uint64_t model_reserve(const struct model_shard *s, uint64_t need,
-			      uint32_t records)
+/*
+ * The position of @need bytes reserved from @before (reserved's value
+ * before them; ring_room's check, the cached consumer position @cons
+ * loaded before the reservation or after it), or UINT64_MAX when dropped
+ * (@records drops counted).
+ */
+static uint64_t model_place(const struct model_shard *s, uint64_t before,
+			    uint64_t need, uint32_t records, uint64_t cons)
 {
 	struct ring_counters *c = s->ctr;
-	uint64_t cap = s->mask + 1, cons, seen;
-	uint64_t before = __atomic_fetch_add(&c->reserved, need, __ATOMIC_RELAXED);
+	uint64_t cap = s->mask + 1, seen;
 
-	/*
-	 * On the GPU the writes into the space wait for this load by their
-	 * dependency on it (ring.cuh); C11 orders nothing by dependency, so
-	 * the model acquires the position, and the cache passes the host's
-	 * release on (what a TSan build checks).
-	 */
-	cons = __atomic_load_n(&c->cons_seen, __ATOMIC_ACQUIRE);
 	if (before + need - cons > cap) {
 		cons = __atomic_load_n(s->cons, __ATOMIC_ACQUIRE);
 		if (s->wait_ns)
@@ -141,6 +138,23 @@ static uint64_t model_reserve(const struct model_shard *s, uint64_t need,
 		return UINT64_MAX;
 	}
 	return __atomic_fetch_add(&c->prod, need, __ATOMIC_RELAXED);
+}
+
+/* The position reserved, or UINT64_MAX when dropped (@records drops counted). */
+static uint64_t model_reserve(const struct model_shard *s, uint64_t need,
+			      uint32_t records)
+{
+	struct ring_counters *c = s->ctr;
+	/*
+	 * On the GPU the writes into the space wait for this load by their
+	 * dependency on it (ring.cuh); C11 orders nothing by dependency, so
+	 * the model acquires the position, and the cache passes the host's
+	 * release on (what a TSan build checks).
+	 */
+	uint64_t cons = __atomic_load_n(&c->cons_seen, __ATOMIC_ACQUIRE);
+	uint64_t before = __atomic_fetch_add(&c->reserved, need, __ATOMIC_RELAXED);
+
+	return model_place(s, before, need, records, cons);
 }
 
 void model_publish(uint8_t *rec, uint32_t len, uint32_t flags)
@@ -180,6 +194,15 @@ uint64_t model_reserve_pos(struct dev_ring *v, uint32_t sm, uint64_t need,
 	struct model_shard s = model_shard_of(v, sm);
 
 	return model_reserve(&s, need, records);
+}
+
+uint64_t model_reserve_held(struct dev_ring *v, uint32_t sm, uint64_t before,
+			    uint64_t need, uint32_t records)
+{
+	struct model_shard s = model_shard_of(v, sm);
+
+	return model_place(&s, before, need, records,
+			   __atomic_load_n(&s.ctr->cons_seen, __ATOMIC_ACQUIRE));
 }
 
 uint8_t *model_reserve_on(struct dev_ring *v, uint32_t sm, uint64_t need,

@@ -53,6 +53,13 @@ uint8_t *model_reserve_on(struct dev_ring *v, uint32_t sm, uint64_t need,
 /* The same, the position reserved (UINT64_MAX: dropped). */
 uint64_t model_reserve_pos(struct dev_ring *v, uint32_t sm, uint64_t need,
 			   uint32_t records);
+/*
+ * The same for @need bytes already added to reserved, which held @before
+ * until then (ring_claim_held: a reservation handed on), waiting where a
+ * lossless ring waits.
+ */
+uint64_t model_reserve_held(struct dev_ring *v, uint32_t sm, uint64_t before,
+			    uint64_t need, uint32_t records);
 void model_batch_body(uint8_t *rec, const uint8_t *payloads, uint32_t count,
 		      uint32_t len);
 /*
