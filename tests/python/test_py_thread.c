@@ -3,8 +3,9 @@
  * py_gil_take (bindings/python/py_thread.c) on threads an embedded Python
  * does not know, as libegpu's consumer and dispatcher threads are: each
  * thread's state is deleted when it ends, with a destructor in it that
- * takes the GIL again (CPython gh-119585's pattern), and a thread that
- * ends after Python did leaves Python alone.
+ * takes the GIL again (CPython gh-119585's pattern), a thread that ends
+ * after Python did leaves Python alone, and one that ends under a Python
+ * initialized again deletes only the state the new one made.
  */
 #include <check.h>
 #include <pthread.h>
@@ -83,8 +84,25 @@ END_TEST
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static int step; /* 1: the thread called Python; 2: Python has ended */
+static int step; /* how far a test is: each says */
 
+static void wait_step(int n)
+{
+	pthread_mutex_lock(&lock);
+	while (step != n)
+		pthread_cond_wait(&cond, &lock);
+	pthread_mutex_unlock(&lock);
+}
+
+static void set_step(int n)
+{
+	pthread_mutex_lock(&lock);
+	step = n;
+	pthread_cond_broadcast(&cond);
+	pthread_mutex_unlock(&lock);
+}
+
+/* 1: the thread called Python; 2: Python has ended. */
 static void *late_thread(void *arg)
 {
 	PyGILState_STATE g = py_gil_take();
@@ -92,12 +110,8 @@ static void *late_thread(void *arg)
 	(void)arg;
 	ck_assert_int_eq(PyRun_SimpleString("y = 1"), 0);
 	PyGILState_Release(g);
-	pthread_mutex_lock(&lock);
-	step = 1;
-	pthread_cond_broadcast(&cond);
-	while (step != 2)
-		pthread_cond_wait(&cond, &lock);
-	pthread_mutex_unlock(&lock);
+	set_step(1);
+	wait_step(2);
 	return NULL; /* its state was Python's to free */
 }
 
@@ -110,17 +124,66 @@ START_TEST(thread_ending_after_python)
 	Py_Initialize();
 	main_state = PyEval_SaveThread();
 	ck_assert_int_eq(pthread_create(&t, NULL, late_thread, NULL), 0);
-	pthread_mutex_lock(&lock);
-	while (step != 1)
-		pthread_cond_wait(&cond, &lock);
-	pthread_mutex_unlock(&lock);
+	wait_step(1);
 	PyEval_RestoreThread(main_state);
 	ck_assert_int_eq(Py_FinalizeEx(), 0);
-	pthread_mutex_lock(&lock);
-	step = 2;
-	pthread_cond_broadcast(&cond);
-	pthread_mutex_unlock(&lock);
+	set_step(2);
 	ck_assert_int_eq(pthread_join(t, NULL), 0);
+}
+END_TEST
+
+/* 1, 3: the thread called the first, the second Python; 2: the second
+ * runs; 4: the thread may end. */
+static void *restarted_thread(void *arg)
+{
+	(void)arg;
+	for (int life = 1; life <= 2; life++) {
+		PyGILState_STATE g = py_gil_take();
+
+		ck_assert_int_eq(PyRun_SimpleString("z = 2"), 0);
+		if (life == 2) {
+			PyObject *c = PyCapsule_New(&deleted, "egpu.test", capsule_gone);
+
+			ck_assert_ptr_nonnull(c);
+			ck_assert_int_eq(PyDict_SetItemString(PyThreadState_GetDict(),
+							      "egpu.test", c), 0);
+			Py_DECREF(c);
+		}
+		PyGILState_Release(g);
+		set_step(2 * life - 1);
+		wait_step(2 * life);
+	}
+	return NULL;
+}
+
+/*
+ * A thread that called one Python, then, after Py_FinalizeEx and
+ * Py_Initialize, the next, ends while the second runs: the first's state
+ * (freed with it) is left alone (ASan sees a use of it), the second's
+ * deleted, its dict with it.
+ */
+START_TEST(thread_ending_under_python_initialized_again)
+{
+	PyThreadState *main_state;
+	pthread_t t;
+	int seen = deleted;
+
+	Py_Initialize();
+	main_state = PyEval_SaveThread();
+	ck_assert_int_eq(pthread_create(&t, NULL, restarted_thread, NULL), 0);
+	wait_step(1);
+	PyEval_RestoreThread(main_state);
+	ck_assert_int_eq(Py_FinalizeEx(), 0);
+	Py_Initialize();
+	main_state = PyEval_SaveThread();
+	set_step(2);
+	wait_step(3);
+	set_step(4);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	PyEval_RestoreThread(main_state);
+	ck_assert_int_eq(deleted, seen + 1); /* the second state's dict */
+	ck_assert_int_eq(PyRun_SimpleString("assert z == 2"), 0);
+	ck_assert_int_eq(Py_FinalizeEx(), 0);
 }
 END_TEST
 
@@ -131,6 +194,7 @@ int main(void)
 
 	tcase_add_test(tc, states_deleted_at_thread_end);
 	tcase_add_test(tc, thread_ending_after_python);
+	tcase_add_test(tc, thread_ending_under_python_initialized_again);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }
