@@ -104,8 +104,9 @@ SPAN_FN uint64_t span_affine_w1(uint64_t base, int32_t stride)
 #define SPAN_SLOTS_BITS 9u
 #define SPAN_OWN (1ull << 54)
 #define SPAN_TAG_SHIFT 55u
-/* The state's slots; its start and tag (what a floor taken from a span
- * keeps of the span's state: the splicer's claim). */
+/* The state's slots used, its slots; its start and tag (what a floor
+ * taken from a span keeps of the span's state: the splicer's claim). */
+#define SPAN_USED_MASK (0x1ffull << SPAN_USED_SHIFT)
 #define SPAN_SLOTS_MASK (0x1ffull << SPAN_SLOTS_SHIFT)
 #define SPAN_START_TAG_MASK (((1ull << SPAN_START_BITS) - 1) | \
 			     0x1ffull << SPAN_TAG_SHIFT)

@@ -200,7 +200,7 @@ RT_API struct span_regs egpu_dev_trace_claim(uint64_t map, uint64_t state,
 	struct dev_ring *r = rt_ring(map), v = ring_shape(r);
 	uint32_t tag = span_ring_tag((uintptr_t)r);
 	uint64_t st = span_claim(r, &v, ring_shard_here(&v), tag,
-				 span_prev_slots(state, tag), 1, false, held);
+				 span_asks_slots(state, tag), 1, false, held);
 
 	return span_regs_of(r, st ? st : state & ~SPAN_OWN);
 }

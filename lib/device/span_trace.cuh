@@ -112,9 +112,9 @@ RT_INLINE void span_skip(uint64_t at, uint32_t len)
 }
 
 /*
- * A span for a record of @need slots, after one of @prev slots, in shard
- * @shard: its state (owned, slot 0 used by its header and owner), or a
- * state not owning one when the shard is full (one drop counted). What
+ * A span for a record of @need slots, asking for @asks (span_asks_slots),
+ * in shard @shard: its state (owned, slot 0 used by its header and owner),
+ * or a state not owning one when the shard is full (one drop counted). What
  * the claim keeps is made 16-aligned and kept from the shard's end by
  * records the consumer skips (at most one claim again, or, where
  * span_claim_again says, until it is placed or its wait for room runs
@@ -125,7 +125,7 @@ RT_INLINE void span_skip(uint64_t at, uint32_t len)
  * first try runs), else SPAN_NOT_HELD.
  */
 RT_INLINE uint64_t span_claim(struct dev_ring *r, const struct dev_ring *v,
-			      uint32_t shard, uint32_t tag, uint32_t prev,
+			      uint32_t shard, uint32_t tag, uint32_t asks,
 			      uint32_t need, bool exact, uint64_t held)
 {
 	struct ring_shard s = ring_shard_at(r, v, shard);
@@ -137,7 +137,7 @@ RT_INLINE uint64_t span_claim(struct dev_ring *r, const struct dev_ring *v,
 		uint64_t pos, at;
 		uint32_t least = span_claim_least(need, exact, tries), kept, head, slots;
 
-		want = span_claim_slots(exact ? least : span_next_slots(prev, need + 1),
+		want = span_claim_slots(exact ? least : span_next_slots(asks, need + 1),
 					least, most, s.mask + 1);
 		if (tries || held == SPAN_NOT_HELD)
 			kept = ring_claim_one(&s, least * SPAN_SLOT,
@@ -186,7 +186,7 @@ RT_INLINE uint64_t span_place(struct dev_ring *r, const struct dev_ring *v,
 
 		if (mine)
 			span_publish(v, shard, *st);
-		st2 = span_claim(r, v, shard, tag, span_prev_slots(*st, tag),
+		st2 = span_claim(r, v, shard, tag, span_asks_slots(*st, tag),
 				 need, exact, SPAN_NOT_HELD);
 		if (!st2) {
 			*st &= ~SPAN_OWN;

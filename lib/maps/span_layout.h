@@ -124,19 +124,35 @@ RING_INLINE int span_can_take(uint64_t st, uint32_t tag, uint32_t need,
 }
 
 /*
- * The slots of the last span a lane of state @st had in ring @tag, owned
- * still or published when it filled, so that a busy warp's spans keep
- * doubling; 0 for a fresh state or another ring's.
+ * The slots a lane of state @st keeps for ring @tag: its span's, owned
+ * still or published when it filled, a let-go's (span_let_go) or a
+ * floor's; 0 for a fresh state or another ring's.
  */
 RING_INLINE uint32_t span_prev_slots(uint64_t st, uint32_t tag)
 {
 	return st && span_st_tag(st) == tag ? span_st_slots(st) : 0;
 }
 
-/* Slots of the span a lane claims after one of @prev slots, for @need. */
-RING_INLINE uint32_t span_next_slots(uint32_t prev, uint32_t need)
+/*
+ * The slots a lane of state @st asks for in ring @tag at its next claim
+ * (0: a first span's): twice its last span's where that filled (owned
+ * still, a record needing more than it had left; or published when a
+ * record filled it, used == slots: no wait since), so that a busy warp's
+ * spans keep doubling; else the slots the state keeps (a let-go's: the
+ * run of records the lane made between two waits).
+ */
+RING_INLINE uint32_t span_asks_slots(uint64_t st, uint32_t tag)
 {
-	uint32_t n = prev ? 2 * prev : SPAN_MIN_SLOTS;
+	uint32_t slots = span_prev_slots(st, tag);
+
+	return span_st_own(st) || span_st_used(st) == slots ? 2 * slots : slots;
+}
+
+/* Slots of the span a lane claims asking for @asks (span_asks_slots), for
+ * @need. */
+RING_INLINE uint32_t span_next_slots(uint32_t asks, uint32_t need)
+{
+	uint32_t n = asks ? asks : SPAN_MIN_SLOTS;
 
 	if (n > SPAN_MAX_SLOTS)
 		n = SPAN_MAX_SLOTS;
@@ -177,10 +193,11 @@ RING_INLINE uint32_t span_claim_slots(uint32_t want, uint32_t least,
  * What the splicer's inline claim (ptx/trace_site.c, in a ring that drops
  * when full) folds of span_claim's size for a record of one slot, in a
  * ring whose largest record has @most slots and whose shards hold @cap
- * bytes: the least slots, a fresh state's span's and the most. After a
- * span of prev > 0 slots it asks for min(max(2 prev, least), most), which
- * is span_claim_slots(span_next_slots(prev, 2), least, @most, @cap): both
- * only clamp twice the last span (test_span checks every prev).
+ * bytes: the least slots, a fresh state's span's and the most. For a
+ * state asking for a > 0 slots (span_asks_slots) it claims min(max(a,
+ * least), most), which is span_claim_slots(span_next_slots(a, 2), least,
+ * @most, @cap): both only clamp what the state asks for (test_span checks
+ * every state's).
  */
 struct span_fold {
 	uint32_t least, first, most;
@@ -260,17 +277,20 @@ RING_INLINE int span_may_stay_open(int lossless, int site, uint32_t mask)
 }
 
 /*
- * The state of a lane that publishes the span it owns before it waits (or
- * calls): it owns none, and its slots become used / 2 + 1, so that the
- * next span (span_next_slots doubles them) has room for the run of
- * records the lane made in this one and a slot more (a loop that makes
- * the same records between two waits never fills it; a fill would double
- * the next), not twice a span that was mostly left empty.
+ * The state of a lane at a wait (or a call) in the splicer's trace mode:
+ * a span it owns published first, its slots become the slots it used, so
+ * that the next span has room for the same run of records and no more,
+ * not twice a span that was mostly left empty; and its used slots 0, so
+ * that a span published when a record filled it does not double the next
+ * either (span_asks_slots): a loop that makes the same records between two
+ * waits gets spans of just their size.
  */
 RING_INLINE uint64_t span_let_go(uint64_t st)
 {
-	return (st & ~(SPAN_OWN | SPAN_SLOTS_MASK)) |
-	       (uint64_t)(span_st_used(st) / 2 + 1) << SPAN_SLOTS_SHIFT;
+	uint64_t slots = span_st_own(st) ? span_st_used(st) : span_st_slots(st);
+
+	return (st & ~(SPAN_OWN | SPAN_USED_MASK | SPAN_SLOTS_MASK)) |
+	       slots << SPAN_SLOTS_SHIFT;
 }
 
 #endif

@@ -192,8 +192,9 @@ static void vote_slow(struct strbuf *sb, const char *p)
 /*
  * The claim's first step inline (span_claim's size, ring_shard_here,
  * ring_take): %~cw1 the slots the leader's span asks for, as
- * span_claim_slots sizes it (span_fold_sizes): twice its last one's
- * (%~tst's slots, whatever a let-go left there), at least claim.least
+ * span_claim_slots sizes it (span_fold_sizes): what its state asks for
+ * (span_asks_slots: twice %~tst's slots where its last span filled, used
+ * == slots; else its slots, as a let-go left them), at least claim.least
  * and at most claim.most, or claim.first for a fresh state; %~cx5 their
  * bytes, %~cx0 its SM's shard's counters; those bytes added to reserved,
  * %~cx2 the value before; %~cp: they do not fit below the cached
@@ -203,13 +204,17 @@ static void claim_reserve(struct strbuf *sb, const char *p,
 			  const struct ptx_trace *tr)
 {
 	put(sb, p, "\tmov.b64 \t{%%~cw0, %%~cw1}, %%~tst;\n"
+	    "\tbfe.u32 \t%%~cw2, %%~cw1, %u, %u;\n"
 	    "\tbfe.u32 \t%%~cw0, %%~cw1, %u, %u;\n"
+	    "\tsetp.eq.u32 \t%%~cp, %%~cw2, %%~cw0;\n"
 	    "\tshl.b32 \t%%~cw1, %%~cw0, 1;\n"
+	    "\t@!%%~cp mov.b32 \t%%~cw1, %%~cw0;\n"
 	    "\tmax.u32 \t%%~cw1, %%~cw1, %u;\n"
 	    "\tmin.u32 \t%%~cw1, %%~cw1, %u;\n"
 	    "\tsetp.eq.u32 \t%%~cp, %%~cw0, 0;\n"
 	    "\tselp.b32 \t%%~cw1, %u, %%~cw1, %%~cp;\n"
 	    "\tmul.wide.u32 \t%%~cx5, %%~cw1, %u;\n",
+	    SPAN_USED_SHIFT - 32, SPAN_SLOTS_BITS,
 	    SPAN_SLOTS_SHIFT - 32, SPAN_SLOTS_BITS, tr->claim.least,
 	    tr->claim.most, tr->claim.first, SPAN_SLOT);
 	if (tr->claim.shards > 1)
@@ -529,16 +534,14 @@ static void emit_entry(struct strbuf *sb, const char *p)
 /*
  * After a publish before a call or a wait, the lane lets go of its span
  * as span_let_go (maps/span_layout.h) says: its state keeps the span as
- * the lane's floor, owned no more, its slots used / 2 + 1 (the next
- * span's size, halved).
+ * the lane's floor, owned no more, its slots the slots it used (the next
+ * span's size).
  */
 static void let_go(struct strbuf *sb, const char *p)
 {
 	put(sb, p, "\t{\n\t.reg .b32 \t%%~lw<3>;\n"
 	    "\tmov.b64 \t{%%~lw0, %%~lw1}, %%~tst;\n"
 	    "\tbfe.u32 \t%%~lw2, %%~lw1, %u, %u;\n"
-	    "\tshr.u32 \t%%~lw2, %%~lw2, 1;\n"
-	    "\tadd.u32 \t%%~lw2, %%~lw2, 1;\n"
 	    "\tbfi.b32 \t%%~lw1, %%~lw2, %%~lw1, %u, %u;\n"
 	    "\tand.b32 \t%%~lw1, %%~lw1, %u;\n"
 	    "\tmov.b64 \t%%~tst, {%%~lw0, %%~lw1};\n"
@@ -547,10 +550,14 @@ static void let_go(struct strbuf *sb, const char *p)
 	    SPAN_SLOTS_BITS, (unsigned)(~SPAN_OWN >> 32));
 }
 
-/* The lane's span published, if it owns one (%~tleft > 0: a lane never
+/*
+ * The lane's span published, if it owns one (%~tleft > 0: a lane never
  * owns a full span); let go of after, but at an exit (@kind 'x'; 'c'
- * before a call, 'w' before a wait). Its label: $~tf@kind_@item_@stmt,
- * where the flush goes. */
+ * before a call, 'w' before a wait), where every lane's used slots then
+ * become 0 (span_let_go: a span that a record filled since the last wait
+ * does not double the next). Its label: $~tf@kind_@item_@stmt, where the
+ * flush goes.
+ */
 static void emit_flush(struct strbuf *sb, const char *p,
 		       const struct ptx_trace *tr, char kind, uint32_t item,
 		       uint32_t stmt)
@@ -561,7 +568,11 @@ static void emit_flush(struct strbuf *sb, const char *p,
 	publish_span(sb, p, tr);
 	if (kind != 'x')
 		let_go(sb, p);
-	put(sb, p, "$~tf%c_%u_%u:\n\t}\n", kind, item, stmt);
+	put(sb, p, "$~tf%c_%u_%u:\n", kind, item, stmt);
+	if (kind != 'x')
+		put(sb, p, "\tand.b64 \t%%~tst, %%~tst, %llu;\n",
+		    (unsigned long long)~SPAN_USED_MASK);
+	sb_adds(sb, "\t}\n");
 }
 
 /*

@@ -291,7 +291,8 @@ END_TEST
 
 /*
  * The inline claim's span, sized as span_claim's first try sizes it
- * (span_fold_sizes): twice the last one's, at least 3 slots, at most 256
+ * (span_fold_sizes): twice the last one's where it filled (used ==
+ * slots), else the slots the state keeps, at least 3 slots, at most 256
  * and half a shard; 4 for a fresh state. ssmall: one shard of 4 KiB,
  * so at most 128 slots.
  */
@@ -302,10 +303,14 @@ START_TEST(inline_claim_sizes_follow_span_claim)
 	struct egpu_report rep;
 
 	for (int i = 0; i < 2; i++) {
-		char want[320], *out;
+		char want[480], *out;
 
 		out = kernels_into(rings[i], &rep);
-		snprintf(want, sizeof(want), "\tshl.b32 \t%%egpu_cw1, %%egpu_cw0, 1;\n"
+		snprintf(want, sizeof(want), "\tbfe.u32 \t%%egpu_cw2, %%egpu_cw1, 4, 9;\n"
+			 "\tbfe.u32 \t%%egpu_cw0, %%egpu_cw1, 13, 9;\n"
+			 "\tsetp.eq.u32 \t%%egpu_cp, %%egpu_cw2, %%egpu_cw0;\n"
+			 "\tshl.b32 \t%%egpu_cw1, %%egpu_cw0, 1;\n"
+			 "\t@!%%egpu_cp mov.b32 \t%%egpu_cw1, %%egpu_cw0;\n"
 			 "\tmax.u32 \t%%egpu_cw1, %%egpu_cw1, 3;\n"
 			 "\tmin.u32 \t%%egpu_cw1, %%egpu_cw1, %u;\n"
 			 "\tsetp.eq.u32 \t%%egpu_cp, %%egpu_cw0, 0;\n"
@@ -388,9 +393,12 @@ START_TEST(lossless_publishes_before_waits)
 	s = tu_text_before(out, "// begin egpu trace wait", "bar.sync 0;");
 	ck_assert_ptr_nonnull(strstr(s, "@%egpu_tq bra \t$egpu_tfw_"));
 	ck_assert_ptr_nonnull(strstr(s, "st.volatile.global.u64"));
-	/* let go: owned no more, slots used / 2 + 1, %tleft 0 */
-	ck_assert_ptr_nonnull(strstr(s, "shr.u32 \t%egpu_lw2, %egpu_lw2, 1;"));
+	/* let go: owned no more, its slots the slots it used, %tleft 0;
+	 * then every lane's used slots 0 */
+	ck_assert_ptr_nonnull(strstr(s, "bfe.u32 \t%egpu_lw2, %egpu_lw1, 4, 9;\n"
+				     "\tbfi.b32 \t%egpu_lw1, %egpu_lw2, %egpu_lw1, 13, 9;"));
 	ck_assert_ptr_nonnull(strstr(s, "mov.u32 \t%egpu_tleft, 0;"));
+	ck_assert_ptr_nonnull(strstr(s, ":\n\tand.b64 \t%egpu_tst, %egpu_tst, 18446708958056939519;\n\t}"));
 	free(s);
 	s = tu_text_before(out, "// begin egpu trace wait", "barrier.cta.red");
 	ck_assert_ptr_nonnull(strstr(s, "$egpu_tfw_"));

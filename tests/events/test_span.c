@@ -296,13 +296,17 @@ static uint64_t claim(struct world *w, uint32_t warp, uint32_t lead,
 	return 0;
 }
 
-/* The slots of the inline claim's span after one of @prev (the state's
- * slots), from what mem_trace.c folds (@f), as claim_reserve emits it. */
-static uint32_t inline_slots(const struct span_fold *f, uint32_t prev)
+/* The slots of the inline claim's span for a leader of state @st (owning
+ * none), from what mem_trace.c folds (@f), as claim_reserve emits it:
+ * twice its slots where its last span filled (used == slots), else its
+ * slots. */
+static uint32_t inline_slots(const struct span_fold *f, uint64_t st)
 {
-	uint32_t want = 2 * prev > f->least ? 2 * prev : f->least;
+	uint32_t slots = span_st_slots(st);
+	uint32_t want = span_st_used(st) == slots ? 2 * slots : slots;
 
-	return prev ? (want < f->most ? want : f->most) : f->first;
+	want = want > f->least ? want : f->least;
+	return slots ? (want < f->most ? want : f->most) : f->first;
 }
 
 /*
@@ -323,7 +327,7 @@ static uint64_t claim_inline(struct world *w, uint32_t warp, uint32_t lead,
 	uint32_t most = w->v.max_record / SPAN_SLOT;
 	uint64_t cap = w->v.mask + 1;
 	struct span_fold f = span_fold_sizes(most, cap);
-	uint32_t want = inline_slots(&f, span_st_slots(lst));
+	uint32_t want = inline_slots(&f, lst);
 	uint64_t bytes = (uint64_t)want * SPAN_SLOT;
 	uint64_t cons = __atomic_load_n(&c->cons_seen, __ATOMIC_ACQUIRE);
 	uint64_t before = __atomic_fetch_add(&c->reserved, bytes, __ATOMIC_RELAXED);
@@ -332,12 +336,12 @@ static uint64_t claim_inline(struct world *w, uint32_t warp, uint32_t lead,
 
 	ck_assert(!(w->v.flags & RING_IN_DEVICE_MEMORY));
 	ck_assert_uint_eq(want, span_claim_slots(
-		span_next_slots(span_prev_slots(lst, w->tag), 2), f.least,
+		span_next_slots(span_asks_slots(lst, w->tag), 2), f.least,
 		most, cap));
 	if (before + bytes - cons > cap) {
 		if (w->v.flags & RING_LOSSLESS) {
 			__atomic_fetch_add(&w->handed_on, 1, __ATOMIC_RELAXED);
-			return claim(w, warp, lead, span_prev_slots(lst, w->tag),
+			return claim(w, warp, lead, span_asks_slots(lst, w->tag),
 				     1, false, before);
 		}
 		__atomic_fetch_sub(&c->reserved, bytes, __ATOMIC_RELAXED);
@@ -427,7 +431,7 @@ static void call(struct world *w, uint32_t warp, uint32_t mask)
 
 		if (span_st_own(lst))
 			publish(w, warp, lst);
-		st2 = claim(w, warp, lead, span_prev_slots(lst, w->tag), need,
+		st2 = claim(w, warp, lead, span_asks_slots(lst, w->tag), need,
 			    !keep, SPAN_NOT_HELD);
 		if (!st2) {
 			w->st[warp][lead] = lst & ~SPAN_OWN;
@@ -588,16 +592,17 @@ static bool inline_step(struct world *w, uint32_t warp, uint32_t mask,
 /*
  * Trace mode: lane @lane of @warp lets go of its span before a wait, a
  * call, or its warp splitting (trace_site.c's emit_flush): published
- * where it owns one, its state as span_let_go leaves it.
+ * where it owns one; its state, owning one or not, as span_let_go leaves
+ * it.
  */
 static void let_go(struct world *w, uint32_t warp, uint32_t lane)
 {
-	if (!w->left[warp][lane])
-		return;
-	publish_at_cursor(w, warp, w->st[warp][lane], w->cur[warp][lane]);
+	if (w->left[warp][lane]) {
+		publish_at_cursor(w, warp, w->st[warp][lane], w->cur[warp][lane]);
+		__atomic_fetch_add(&w->let_gos, 1, __ATOMIC_RELAXED);
+	}
 	w->st[warp][lane] = span_let_go(w->st[warp][lane]);
 	w->left[warp][lane] = 0;
-	__atomic_fetch_add(&w->let_gos, 1, __ATOMIC_RELAXED);
 }
 
 static void let_go_all(struct world *w, uint32_t warp)
@@ -1123,20 +1128,31 @@ END_TEST
 
 /*
  * The inline claim's size (what mem_trace.c folds, as claim_reserve
- * computes it) is span_claim's first try's, span_claim_slots and all,
- * after every span a state can name (a let-go's used / 2 + 1 among
- * them), for shards of 64 bytes to 16 MiB and any largest record.
+ * computes it) is span_claim's first try's, span_claim_slots and all, for
+ * every state a leader owning none can have: a span that filled (used ==
+ * slots), a let-go's or a floor's (used 0), one with a slot left that a
+ * record needing two could not take; for shards of 64 bytes to 16 MiB and
+ * any largest record.
  */
 START_TEST(inline_claim_sizes_as_span_claim)
 {
+	uint32_t tag = span_ring_tag(0x7000000000ull);
+
 	for (uint64_t cap = 64; cap <= 1u << 24; cap *= 2)
 		for (uint32_t most = 3; most <= 2 * SPAN_MAX_SLOTS; most++) {
 			struct span_fold f = span_fold_sizes(most, cap);
 
-			for (uint32_t prev = 0; prev <= SPAN_MAX_SLOTS; prev++)
-				ck_assert_uint_eq(inline_slots(&f, prev),
-					span_claim_slots(span_next_slots(prev, 2),
-							 f.least, most, cap));
+			for (uint32_t slots = 0; slots <= SPAN_MAX_SLOTS; slots++)
+				for (uint32_t k = 0; k < 3; k++) {
+					uint32_t used = k == 0 ? 0 : k == 1 ? slots :
+							slots ? slots - 1 : 0;
+					uint64_t st = span_state(tag, 0, used, slots, 0);
+
+					ck_assert_uint_eq(inline_slots(&f, st),
+						span_claim_slots(span_next_slots(
+							span_asks_slots(st, tag), 2),
+							f.least, most, cap));
+				}
 		}
 }
 END_TEST
