@@ -28,10 +28,19 @@ static void capsule_gone(PyObject *capsule)
 	PyGILState_Release(g);
 }
 
-/*
- * A library thread's calls: Python code, then an object only its thread
- * state holds (its dict), which goes when the state is cleared.
- */
+/* An object only this thread's state holds (its dict), which goes, with
+ * capsule_gone, when the state is cleared (GIL held). */
+static void hold_capsule(void)
+{
+	PyObject *c = PyCapsule_New(&deleted, "egpu.test", capsule_gone);
+
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(PyDict_SetItemString(PyThreadState_GetDict(),
+					      "egpu.test", c), 0);
+	Py_DECREF(c);
+}
+
+/* A library thread's calls: Python code, and a capsule in its state. */
 static void *library_thread(void *arg)
 {
 	(void)arg;
@@ -39,14 +48,8 @@ static void *library_thread(void *arg)
 		PyGILState_STATE g = py_gil_take();
 
 		ck_assert_int_eq(PyRun_SimpleString("x = sum(range(10))"), 0);
-		if (!call) {
-			PyObject *c = PyCapsule_New(&deleted, "egpu.test", capsule_gone);
-
-			ck_assert_ptr_nonnull(c);
-			ck_assert_int_eq(PyDict_SetItemString(PyThreadState_GetDict(),
-							      "egpu.test", c), 0);
-			Py_DECREF(c);
-		}
+		if (!call)
+			hold_capsule();
 		PyGILState_Release(g);
 	}
 	return NULL;
@@ -141,14 +144,8 @@ static void *restarted_thread(void *arg)
 		PyGILState_STATE g = py_gil_take();
 
 		ck_assert_int_eq(PyRun_SimpleString("z = 2"), 0);
-		if (life == 2) {
-			PyObject *c = PyCapsule_New(&deleted, "egpu.test", capsule_gone);
-
-			ck_assert_ptr_nonnull(c);
-			ck_assert_int_eq(PyDict_SetItemString(PyThreadState_GetDict(),
-							      "egpu.test", c), 0);
-			Py_DECREF(c);
-		}
+		if (life == 2)
+			hold_capsule();
 		PyGILState_Release(g);
 		set_step(2 * life - 1);
 		wait_step(2 * life);
