@@ -110,6 +110,11 @@ static uint64_t model_wait_room(const struct model_shard *s, uint64_t before,
 	}
 }
 
+uint64_t model_hand_out(struct ring_counters *c, uint64_t need)
+{
+	return __atomic_fetch_add(&c->prod, need, __ATOMIC_ACQ_REL);
+}
+
 /*
  * The position of @need bytes reserved from @before (reserved's value
  * before them; ring_room's check, the cached consumer position @cons
@@ -137,7 +142,7 @@ static uint64_t model_place(const struct model_shard *s, uint64_t before,
 		__atomic_fetch_add(s->drops, records, __ATOMIC_RELAXED);
 		return UINT64_MAX;
 	}
-	return __atomic_fetch_add(&c->prod, need, __ATOMIC_RELAXED);
+	return model_hand_out(c, need);
 }
 
 /* The position reserved, or UINT64_MAX when dropped (@records drops counted). */

@@ -60,6 +60,17 @@ uint64_t model_reserve_pos(struct dev_ring *v, uint32_t sm, uint64_t need,
  */
 uint64_t model_reserve_held(struct dev_ring *v, uint32_t sm, uint64_t before,
 			    uint64_t need, uint32_t records);
+/*
+ * The position of @need bytes whose check passed: prod's addition. Its
+ * room may have been checked by a later reservation placed first (below
+ * it), against a consumer position this producer never read; on the GPU
+ * the zeroes of that room were copied, whole, before the host published
+ * that position, so this producer's stores, after its prod atomic and
+ * hence after that reservation's check in time, come after them. C11
+ * needs the order said: acq_rel on prod passes the check's acquire on
+ * (docs/events.md: "Warps on threads against the consumer").
+ */
+uint64_t model_hand_out(struct ring_counters *c, uint64_t need);
 void model_batch_body(uint8_t *rec, const uint8_t *payloads, uint32_t count,
 		      uint32_t len);
 /*

@@ -348,7 +348,7 @@ static uint64_t claim_inline(struct world *w, uint32_t warp, uint32_t lead,
 		__atomic_fetch_add(&w->undone_full, 1, __ATOMIC_RELAXED);
 		return UINT64_MAX;
 	}
-	pos = __atomic_fetch_add(&c->prod, bytes, __ATOMIC_RELAXED);
+	pos = model_hand_out(c, bytes);
 	at = (uint8_t *)(uintptr_t)w->v.data + (pos & w->v.mask);
 	if ((pos & w->v.mask) + bytes > cap || (pos & 8)) {
 		skip(w, warp, at, (uint32_t)bytes);
