@@ -192,6 +192,22 @@ RT_INLINE void warp_span_close(const struct dev_ring *r,
 }
 
 /*
+ * The bytes a new span asks for, for a record of @need: WARP_SPAN_BYTES,
+ * or the ring's largest record; in a lossless ring just the record's. A
+ * span's unwritten rest holds the consumer back, and its warp's lanes may
+ * wait for other threads (a barrier) between two calls while those wait
+ * for room behind it, until the bound runs out and they drop
+ * (docs/events.md, "Lossless rings"): a probe cannot close its span
+ * before the thread's barriers, so in a lossless ring none stays open.
+ */
+RT_INLINE uint32_t warp_span_want(const struct dev_ring *v, uint32_t need)
+{
+	if (v->flags & RING_LOSSLESS)
+		return need;
+	return v->max_record < WARP_SPAN_BYTES ? v->max_record : WARP_SPAN_BYTES;
+}
+
+/*
  * The leader's place for a record of @need bytes (header included) from
  * its span *@st, a new span claimed when the record does not fit (the old
  * one's rest closed first): the record's ring address, or 0 when no span
@@ -206,8 +222,7 @@ RT_INLINE uint64_t warp_span_take(struct dev_ring *r, const struct dev_ring *v,
 	if (warp_span_left(*st) < need || warp_span_shard(*st) != shard ||
 	    !warp_span_valid(r, v, *st)) {
 		struct ring_shard s = ring_shard_at(r, v, shard);
-		uint32_t want = v->max_record < WARP_SPAN_BYTES ?
-				v->max_record : WARP_SPAN_BYTES;
+		uint32_t want = warp_span_want(v, need);
 
 		warp_span_close(r, v, *st);
 		kept = ring_claim_one(&s, need, want, &pos);

@@ -4,7 +4,8 @@
  * memory probe placing each warp access's record in its leading lane's
  * span, the span's state in a thread-local value, and an exit probe
  * closing the span; once into a ring that holds the whole trace, once
- * into one of 64 KiB that must drop. Direct runs call both helpers on the
+ * into one of 64 KiB that must drop, once into a lossless one of 256 KiB
+ * drained while the kernel runs. Direct runs call both helpers on the
  * CPU.
  */
 #include <egpu/bpf_helpers.h>
@@ -21,6 +22,12 @@ struct {
 	__uint(max_entries, 1 << 16);
 	__uint(map_flags, EGPU_F_RING_DEVICE);
 } btiny SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 18);
+	__uint(map_flags, EGPU_F_RING_DEVICE | EGPU_F_RING_LOSSLESS);
+} blossless SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -75,6 +82,18 @@ GPU_EXIT("*")
 int tiny_exit(void *ctx)
 {
 	return flush_into(&btiny);
+}
+
+GPU_MEM("*")
+int ll_mem(struct egpu_mem_ctx *ctx)
+{
+	return trace_into(&blossless, ctx);
+}
+
+GPU_EXIT("*")
+int ll_exit(void *ctx)
+{
+	return flush_into(&blossless);
 }
 
 /* Direct run: ctx = { state, addr }: a store of 8 bytes at site 77. */
