@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "core/core.h"
@@ -86,6 +87,22 @@ static int data_bytes(const struct map_spec *spec, struct host_map *m,
 	return fits_host(spec->name, *bytes);
 }
 
+/*
+ * The data, zero: anonymous pages of its own, allocated only where
+ * written, so that a large zero map (a .bss of gigabytes) costs nothing
+ * until used, and given back whole when freed. (calloc does the first
+ * too, but under AddressSanitizer it marks the shadow of a region it
+ * hands out, an eighth of its size: a fuzzed object's 21 GB map cost
+ * 2.6 GB and 9 s there.)
+ */
+static uint8_t *data_new(uint64_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
 int host_map_new(const struct map_spec *spec, struct host_map **out)
 {
 	struct host_map *m = calloc(1, sizeof(*m));
@@ -103,9 +120,9 @@ int host_map_new(const struct map_spec *spec, struct host_map **out)
 		free(m);
 		return err;
 	}
-	/* Zero pages stay unallocated until written: a large, zero .bss
-	 * costs nothing here (its initial value is never copied). */
-	m->data = calloc(1, bytes ? bytes : 1);
+	/* its initial value is never copied: zero pages stay unallocated */
+	m->data_len = bytes ? bytes : 1;
+	m->data = data_new(m->data_len);
 	if (!m->data) {
 		free(m);
 		return err_set(EGPU_ENOMEM, "map '%s': cannot allocate %llu bytes",
@@ -122,7 +139,7 @@ void host_map_free(struct host_map *map)
 {
 	if (!map)
 		return;
-	free(map->data);
+	munmap(map->data, map->data_len);
 	free(map);
 }
 

@@ -19,6 +19,7 @@ struct host_map {
 	uint32_t count;    /* hash: live entries */
 	uint32_t slot_cnt; /* hash: slots in the open-addressing table */
 	uint8_t *data;     /* array: values; hash: slots (state, key, value) */
+	uint64_t data_len; /* its bytes, as mapped */
 };
 
 int host_map_new(const struct map_spec *spec, struct host_map **out);

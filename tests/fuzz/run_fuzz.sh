@@ -12,7 +12,7 @@ mkdir -p "$artifacts"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Allocations are limited by what they cost (RSS), not by their size: a
-# 4000 MB zero .bss is calloc'ed lazily and must stay cheap. A loop the
+# 4000 MB zero .bss is mapped lazily and must stay cheap. A loop the
 # verifier cannot bound costs it its 1M-instruction budget, about 1 s in a
 # plain build and over 10 s under ASan and coverage: hence -timeout=60.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
