@@ -247,10 +247,11 @@ static void check_none_open(struct world *w, uint32_t warp, uint32_t lead)
 			w->held_while_claiming = true;
 }
 
-/* span_claim, as the device does it, by @lead of @warp; @held as it
- * takes it (the first try's reservation made, reserved's value before). */
+/* span_claim, as the device does it, by @lead of @warp, asking for @asks
+ * (span_asks_slots); @held as it takes it (the first try's reservation
+ * made, reserved's value before). */
 static uint64_t claim(struct world *w, uint32_t warp, uint32_t lead,
-		      uint32_t prev, uint32_t need, bool exact, uint64_t held)
+		      uint32_t asks, uint32_t need, bool exact, uint64_t held)
 {
 	uint32_t most = w->v.max_record / SPAN_SLOT;
 	bool again = span_claim_again(w->v.flags & RING_LOSSLESS, need,
@@ -262,7 +263,7 @@ static uint64_t claim(struct world *w, uint32_t warp, uint32_t lead,
 		 * asks for it alone (the GPU may keep less, >= the least). */
 		uint32_t least = span_claim_least(need, exact, tries);
 		uint32_t want = span_claim_slots(exact ? least :
-						 span_next_slots(prev, need + 1),
+						 span_next_slots(asks, need + 1),
 						 least, most, w->v.mask + 1);
 		uint64_t pos;
 		uint32_t kept, head, slots;
