@@ -48,6 +48,18 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 /* Stands for stderr in our copy of libbpf.a (lib/object/CMakeLists.txt). */
 FILE *object_libbpf_stderr;
 
+/*
+ * Stands for realloc in our copy of libbpf.a: never one that frees and
+ * returns NULL for 0 bytes. libbpf 1.1 (Debian 12) takes that NULL for a
+ * failure and keeps the freed pointer, which bpf_object__close frees again
+ * (upstream's "Fix realloc API handling in zero-sized edge cases", 1.3):
+ * a crafted object aborted the process (tests/fuzz/regress/elf).
+ */
+void *object_libbpf_realloc(void *ptr, size_t size)
+{
+	return realloc(ptr, size ? size : 1);
+}
+
 static void install_print(void)
 {
 	object_libbpf_stderr = stderr;
