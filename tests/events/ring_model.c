@@ -110,6 +110,11 @@ static uint64_t model_wait_room(const struct model_shard *s, uint64_t before,
 	}
 }
 
+uint64_t model_cons_seen(const struct ring_counters *c)
+{
+	return __atomic_load_n(&c->cons_seen, __ATOMIC_ACQUIRE);
+}
+
 uint64_t model_hand_out(struct ring_counters *c, uint64_t need)
 {
 	return __atomic_fetch_add(&c->prod, need, __ATOMIC_ACQ_REL);
@@ -150,13 +155,7 @@ static uint64_t model_reserve(const struct model_shard *s, uint64_t need,
 			      uint32_t records)
 {
 	struct ring_counters *c = s->ctr;
-	/*
-	 * On the GPU the writes into the space wait for this load by their
-	 * dependency on it (ring.cuh); C11 orders nothing by dependency, so
-	 * the model acquires the position, and the cache passes the host's
-	 * release on (what a TSan build checks).
-	 */
-	uint64_t cons = __atomic_load_n(&c->cons_seen, __ATOMIC_ACQUIRE);
+	uint64_t cons = model_cons_seen(c);
 	uint64_t before = __atomic_fetch_add(&c->reserved, need, __ATOMIC_RELAXED);
 
 	return model_place(s, before, need, records, cons);
@@ -206,8 +205,7 @@ uint64_t model_reserve_held(struct dev_ring *v, uint32_t sm, uint64_t before,
 {
 	struct model_shard s = model_shard_of(v, sm);
 
-	return model_place(&s, before, need, records,
-			   __atomic_load_n(&s.ctr->cons_seen, __ATOMIC_ACQUIRE));
+	return model_place(&s, before, need, records, model_cons_seen(s.ctr));
 }
 
 uint8_t *model_reserve_on(struct dev_ring *v, uint32_t sm, uint64_t need,

@@ -61,6 +61,13 @@ uint64_t model_reserve_pos(struct dev_ring *v, uint32_t sm, uint64_t need,
 uint64_t model_reserve_held(struct dev_ring *v, uint32_t sm, uint64_t before,
 			    uint64_t need, uint32_t records);
 /*
+ * The cached consumer position (ring.cuh's ring_cons_seen). On the GPU the
+ * writes into the space wait for this load by their dependency on it; C11
+ * orders nothing by dependency, so the model acquires the position, and
+ * the cache passes the host's release on (what a TSan build checks).
+ */
+uint64_t model_cons_seen(const struct ring_counters *c);
+/*
  * The position of @need bytes whose check passed: prod's addition. Its
  * room may have been checked by a later reservation placed first (below
  * it), against a consumer position this producer never read; on the GPU

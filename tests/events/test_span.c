@@ -330,7 +330,7 @@ static uint64_t claim_inline(struct world *w, uint32_t warp, uint32_t lead,
 	struct span_fold f = span_fold_sizes(most, cap);
 	uint32_t want = inline_slots(&f, lst);
 	uint64_t bytes = (uint64_t)want * SPAN_SLOT;
-	uint64_t cons = __atomic_load_n(&c->cons_seen, __ATOMIC_ACQUIRE);
+	uint64_t cons = model_cons_seen(c);
 	uint64_t before = __atomic_fetch_add(&c->reserved, bytes, __ATOMIC_RELAXED);
 	uint64_t pos, h[2];
 	uint8_t *at;
