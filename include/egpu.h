@@ -663,8 +663,9 @@ EGPU_API int egpu_ptx_link(egpu_ctx *ctx, const char *ptx,
  */
 struct egpu_memcheck_opts {
 	size_t sz;           /**< sizeof(struct egpu_memcheck_opts) */
-	/** 8 bytes holding the address of the published allocation index
-	 *  (0: none yet, and global accesses pass) */
+	/** struct mc_cell, 16 bytes, zeroed at first: the address of the
+	 *  published allocation index (0: none yet, and global accesses
+	 *  pass), then the hints' tag */
 	uint64_t index_cell;
 	uint64_t states;     /**< the allocations' state words */
 	uint64_t counts;     /**< struct mc_counts: bad accesses per site */
@@ -674,7 +675,7 @@ struct egpu_memcheck_opts {
 	 *  dropped (egpu memcheck --contain) */
 	bool contain;
 	/** struct mc_hint[MC_HINTS], zeroed: the allocation each site's
-	 *  lookup found last */
+	 *  lookup found last, tagged */
 	uint64_t hints;
 };
 #define egpu_memcheck_opts__last_field hints

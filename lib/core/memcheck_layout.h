@@ -40,9 +40,14 @@ struct mc_index_hdr {
 struct mc_entry {
 	uint64_t base;
 	uint64_t end;  /* one past the last byte */
-	uint32_t slot; /* its state word */
-	uint32_t kind; /* enum mc_kind */
+	uint32_t slot;  /* its state word */
+	uint16_t kind;  /* enum mc_kind */
+	uint16_t flags; /* MC_ENTRY_* */
 };
+
+/* A graph's allocation, or one a graph frees: its state changes at each
+ * replay, which no tag follows, so no hint names it (struct mc_hint). */
+#define MC_ENTRY_NO_HINT 1
 
 MC_FN const uint64_t *mc_bounds(const struct mc_index_hdr *h)
 {
@@ -133,21 +138,65 @@ MC_FN int mc_check(const struct mc_index_hdr *h, const uint32_t *states,
 }
 
 /*
- * The lookup's hints, one per site (modulo MC_HINTS): the index and the
- * entry its last lookup found, named by its offset in the index and its
- * slot, so that the site loads the entry and the slot's state at once
- * (two dependent loads after the hint's, not three). A site whose hint
- * names the current index and an entry that holds the access, live,
- * needs no search; any other case searches (a hint is only ever a live
- * allocation's entry of the index it names, written in one 16-byte
- * store, so one read stale costs a search, never a wrong verdict).
+ * The lookup's hints, one per site (modulo MC_HINTS): the allocation the
+ * site's last search found, as its base and end, each with the tag of
+ * the table's state then in its top 16 bits (addresses take 48). So the
+ * site's test is one load, with no dependent one: [addr, addr + size)
+ * inside the hint's range, after both words are XORed with the current
+ * tag. A stale hint's base keeps bits over 2^48 and never holds an
+ * address under 2^48, the only ones the test takes.
+ *
+ * The table's tag (the word after the index's address in the cell)
+ * changes after every change that may end an allocation: an index
+ * published, a state set to 0 (in the freeing stream's order). A hint
+ * is written in one 16-byte store, with a tag read before the search's
+ * loads: one read stale costs a search, never a wrong verdict. Tags
+ * wrap after 65,536 changes, where the hints are zeroed; a zeroed hint
+ * holds nothing under any tag (its range is empty, or over 2^48).
  */
-#define MC_HINTS 65536u
-struct mc_hint {
-	uint64_t ix;      /* the index's address */
-	uint32_t offset;  /* the entry's, from the index's */
-	uint32_t slot;    /* the entry's slot (its state word) */
+/* Where the host publishes (egpu_memcheck_opts.index_cell). */
+struct mc_cell {
+	uint64_t index; /* struct mc_index_hdr *; 0: none yet */
+	uint32_t tag;   /* mc_tag_word() of the table's changes */
 };
+
+#define MC_HINTS 65536u
+#define MC_HINT_ADDR_BITS 48
+struct mc_hint {
+	uint64_t base; /* ^ the tag word << 32 */
+	uint64_t end;  /* one past the last byte, ^ the tag word << 32 */
+};
+
+/* The cell's tag word for the table's change count @n: what a hint's
+ * words' high halves are XORed with. 0 once every 65,536. */
+MC_FN uint32_t mc_tag_word(uint64_t n)
+{
+	return (uint32_t)(n & 0xffff) << (MC_HINT_ADDR_BITS - 32);
+}
+
+/* The hint for [@base, @end) under tag word @tag; 0: none (an end past
+ * 2^48 cannot be tagged). */
+MC_FN int mc_hint_make(uint64_t base, uint64_t end, uint32_t tag,
+		       struct mc_hint *h)
+{
+	if (end >> MC_HINT_ADDR_BITS)
+		return 0;
+	h->base = base ^ (uint64_t)tag << 32;
+	h->end = end ^ (uint64_t)tag << 32;
+	return 1;
+}
+
+/* Whether hint @h, read under tag word @tag, holds [@addr, @addr +
+ * @size) (@size >= 1): the site's test (lib/ptx/memcheck_site.c). */
+MC_FN int mc_hint_holds(const struct mc_hint *h, uint32_t tag,
+			uint64_t addr, uint32_t size)
+{
+	uint64_t base = h->base ^ (uint64_t)tag << 32;
+	uint64_t end = h->end ^ (uint64_t)tag << 32;
+
+	return !(addr >> MC_HINT_ADDR_BITS) && addr >= base &&
+	       addr + size <= end;
+}
 
 /*
  * A site's words about one access, 32 bytes: the fields of egpu_mem_ctx,

@@ -21,7 +21,7 @@
 #include "core/memcheck_layout.h"
 #include "rt.cuh"
 
-extern "C" __device__ uint64_t egpu_dev_mc_cell;   /* the index's address */
+extern "C" __device__ uint64_t egpu_dev_mc_cell;   /* struct mc_cell */
 extern "C" __device__ uint64_t egpu_dev_mc_states; /* uint32_t[slots] */
 extern "C" __device__ uint64_t egpu_dev_mc_counts; /* struct mc_counts */
 extern "C" __device__ uint64_t egpu_dev_mc_log;    /* struct mc_log_rec[] */
@@ -89,13 +89,18 @@ static __device__ void mc_send(const struct mc_site_ctx *c)
  */
 MC_API uint64_t egpu_dev_mc_find(const struct mc_site_ctx *c, uint64_t len)
 {
-	/* A plain load: caches are coherent at kernel boundaries, and an
-	 * index published while the kernel runs may be missed (safe: the
-	 * index a kernel read stays until every kernel has finished). */
+	const struct mc_cell *cell =
+		(const struct mc_cell *)(uintptr_t)egpu_dev_mc_cell;
+	/* The tag before the index and the states (an acquire, which also
+	 * leaves no older copy of them in L1): a hint made with it names an
+	 * allocation live after the change that set it. An index published
+	 * while the kernel runs may be missed (safe: the index a kernel read
+	 * stays until every kernel has finished). */
+	uint32_t tag = rt_load_acquire(&cell->tag);
 	const struct mc_index_hdr *h =
-		*(const struct mc_index_hdr *const *)(uintptr_t)egpu_dev_mc_cell;
+		(const struct mc_index_hdr *)(uintptr_t)cell->index;
 	const struct mc_entry *e = NULL;
-	ulonglong2 *hint;
+	struct mc_hint hint;
 
 	(void)len;
 	if (!h)
@@ -104,12 +109,12 @@ MC_API uint64_t egpu_dev_mc_find(const struct mc_site_ctx *c, uint64_t len)
 		    c->addr, c->size, &e)) {
 		if (!e)
 			return MC_FOUND_OK;
-		/* one 16-byte store: a hint read whole names one entry */
-		hint = (ulonglong2 *)(uintptr_t)egpu_dev_mc_hints +
-		       c->site % MC_HINTS;
-		*hint = make_ulonglong2((uint64_t)(uintptr_t)h,
-					(uint64_t)e->slot << 32 |
-					(uint32_t)((uintptr_t)e - (uintptr_t)h));
+		/* one 16-byte store: a hint read whole is one allocation's */
+		if (!(e->flags & MC_ENTRY_NO_HINT) &&
+		    mc_hint_make(e->base, e->end, tag, &hint))
+			((ulonglong2 *)(uintptr_t)egpu_dev_mc_hints)
+				[c->site % MC_HINTS] =
+				make_ulonglong2(hint.base, hint.end);
 		return (uint64_t)(uintptr_t)e;
 	}
 	mc_send(c);

@@ -11,6 +11,7 @@
  * at exit even when the application has torn its context down.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -136,8 +137,7 @@ static int quiesce(void *user)
 	return res;
 }
 
-/* Hints name indexes: one naming a freed index could name its successor
- * at the same address, with an entry past its end. So none survives. */
+/* Zero the hints, at a tag's wrap: none made 65,536 tags ago survives. */
 static CUresult forget_hints(struct mc_dev *d)
 {
 	CUresult res = cu()->cuMemsetD8Async(d->hints, 0, MC_HINTS *
@@ -146,16 +146,28 @@ static CUresult forget_hints(struct mc_dev *d)
 	return res ? res : cu()->cuStreamSynchronize(d->s);
 }
 
+static int set_tag(void *user, uint32_t tag, void *stream)
+{
+	struct mc_dev *d = user;
+	CUdeviceptr at = d->cell + offsetof(struct mc_cell, tag);
+	struct own o = own_enter(d);
+	CUresult res = tag ? 0 : forget_hints(d);
+
+	if (!res)
+		res = stream ? cu()->cuStreamWriteValue32(stream, at, tag, 0)
+			     : put(d, at, &tag, sizeof(tag));
+	own_leave(d, o);
+	return res;
+}
+
 void mc_dev_reclaim(struct mc_dev *d)
 {
 	struct own o = own_enter(d);
 
 	pthread_mutex_lock(&d->lock);
-	if (d->nold && !forget_hints(d)) {
-		for (size_t i = 0; i < d->nold; i++)
-			cu()->cuMemFree(d->old[i]);
-		d->nold = 0;
-	}
+	for (size_t i = 0; i < d->nold; i++)
+		cu()->cuMemFree(d->old[i]);
+	d->nold = 0;
 	pthread_mutex_unlock(&d->lock);
 	own_leave(d, o);
 }
@@ -215,7 +227,7 @@ int mc_dev_new(uint32_t max_slots, const struct mc_guard *guard,
 		err = cu_check(cu()->cuStreamCreate(&d->s, CU_STREAM_NON_BLOCKING),
 			       "memcheck: its stream");
 	if (!err)
-		err = cu_check(cu()->cuMemAlloc(&d->cell, sizeof(CUdeviceptr)),
+		err = cu_check(cu()->cuMemAlloc(&d->cell, sizeof(struct mc_cell)),
 			       "memcheck: the index cell");
 	if (!err)
 		err = cu_check(cu()->cuMemAlloc(&d->states,
@@ -224,7 +236,7 @@ int mc_dev_new(uint32_t max_slots, const struct mc_guard *guard,
 	if (!err)
 		err = cu_zero(d->states, (size_t)max_slots * sizeof(uint32_t));
 	if (!err)
-		err = cu_zero(d->cell, sizeof(CUdeviceptr));
+		err = cu_zero(d->cell, sizeof(struct mc_cell));
 	if (!err)
 		err = make_outputs(d);
 	own_leave(d, o);
@@ -278,7 +290,8 @@ bool mc_dev_capturing(const struct mc_dev *d, void *stream)
 struct mc_backend mc_dev_backend(struct mc_dev *d)
 {
 	return (struct mc_backend){ .user = d, .publish = publish,
-				    .set_state = set_state, .host_fn = host_fn,
+				    .set_state = set_state, .set_tag = set_tag,
+				    .host_fn = host_fn,
 				    .quiesce = quiesce,
 				    .max_slots = d->max_slots };
 }

@@ -233,14 +233,35 @@ static void *build_index(const struct mc_table *t, size_t *bytes)
 		for (uint32_t i = 0; i < nent; i++) {
 			const struct mc_rec *r = &t->recs[i];
 
-			ent[i] = (struct mc_entry){ r->base, r->end, r->slot,
-						    r->kind };
+			ent[i] = (struct mc_entry){
+				r->base, r->end, r->slot, r->kind,
+				r->graph ? MC_ENTRY_NO_HINT : 0 };
 			cover_range(cover, bound_at(b, nb, r->base),
 				    bound_at(b, nb, r->end), i);
 		}
 	}
 	free(b);
 	return h;
+}
+
+/*
+ * A change that may have ended an allocation (an index published, a
+ * state set to 0; @stream NULL: made now) ends every hint a kernel may
+ * hold: a new tag, written after it in the same order.
+ */
+static void new_tag(struct mc_table *t, void *stream)
+{
+	uint32_t tag = mc_tag_word(atomic_fetch_add(&t->changes, 1) + 1);
+
+	if (!stream || t->be.set_tag(t->be.user, tag, stream))
+		t->be.set_tag(t->be.user, tag, NULL);
+}
+
+/* states[@slot] = 0, now (@stream NULL) or in @stream's order. */
+static void set_dead(struct mc_table *t, uint32_t slot, void *stream)
+{
+	t->be.set_state(t->be.user, slot, 0, stream);
+	new_tag(t, stream);
 }
 
 /*
@@ -262,8 +283,10 @@ static int publish_unlock(struct mc_table *t)
 	pthread_mutex_lock(&t->pub_lock);
 	if (ver > t->published) {
 		err = t->be.publish(t->be.user, ix, bytes);
-		if (!err)
+		if (!err) {
 			t->published = ver;
+			new_tag(t, NULL);
+		}
 	}
 	pthread_mutex_unlock(&t->pub_lock);
 	free(ix);
@@ -398,9 +421,15 @@ int mc_table_free_at(struct mc_table *t, uint64_t base, void *stream,
 	/* Its state goes to 0 in stream order; the record stays in the
 	 * index until the stream gets there (a graph's stays). */
 	t->recs[i].freeing = true;
-	t->be.set_state(t->be.user, t->recs[i].slot, 0, stream);
-	if (!capturing && !t->recs[i].graph &&
-	    !drop_in_stream(t, &t->recs[i], stream))
+	if (capturing) {
+		/* each replay sets the state, with no new tag: the entry
+		 * takes no more hints, and the new index ends the old */
+		t->recs[i].graph = true;
+		t->be.set_state(t->be.user, t->recs[i].slot, 0, stream);
+		return publish_unlock(t);
+	}
+	set_dead(t, t->recs[i].slot, stream);
+	if (!t->recs[i].graph && !drop_in_stream(t, &t->recs[i], stream))
 		t->recs[i].graph = true; /* kept: its state says it is dead */
 	pthread_mutex_unlock(&t->lock);
 	return 0;
@@ -500,6 +529,8 @@ void mc_table_quiesced(struct mc_table *t)
 	t->retired = NULL;
 	t->nretired = t->retired_cap = 0;
 	pthread_mutex_unlock(&t->lock);
+	/* no new tag: their records left the index, whose publishing
+	 * changed it */
 	for (size_t i = 0; i < n; i++)
 		t->be.set_state(t->be.user, slots[i], 0, NULL);
 	pthread_mutex_lock(&t->lock);

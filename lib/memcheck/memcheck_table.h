@@ -45,6 +45,10 @@ struct mc_backend {
 	/* states[@slot] = @v: now (@stream NULL) or when @stream reaches
 	 * this point. */
 	int (*set_state)(void *user, uint32_t slot, uint32_t v, void *stream);
+	/* The cell's tag word = @tag (core/memcheck_layout.h, mc_hint):
+	 * now (@stream NULL) or when @stream reaches this point; a tag of
+	 * 0 (a wrap) zeroes the hints first. */
+	int (*set_tag)(void *user, uint32_t tag, void *stream);
 	/* @fn(@arg) on some host thread when @stream reaches this point;
 	 * @fn takes the table's lock and never calls the backend. */
 	int (*host_fn)(void *user, void *stream, void (*fn)(void *), void *arg);

@@ -7,6 +7,7 @@
 #define EGPU_MEMCHECK_TABLE_IMPL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "memcheck/memcheck_table.h"
 
@@ -18,7 +19,8 @@ struct mc_rec {
 	uint32_t slot;
 	uint8_t kind;
 	bool freeing;    /* its stream-ordered free is on its way */
-	bool graph;      /* a captured graph's: never leaves */
+	bool graph;      /* a captured graph's, or freed in one: never
+			  * leaves, named by no hint */
 };
 
 struct mc_table {
@@ -34,6 +36,7 @@ struct mc_table {
 	uint32_t next_slot;
 	uint64_t serial;
 	uint64_t version, published;
+	_Atomic uint64_t changes; /* that may end an allocation: its tags */
 	struct mc_rec freed[MC_HISTORY];
 	size_t nfreed; /* ever freed; freed[nfreed % MC_HISTORY] is next */
 };

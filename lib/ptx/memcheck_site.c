@@ -460,13 +460,14 @@ void mc_emit_hoist_label(struct strbuf *sb, const char *prefix,
 }
 
 /*
- * The index cell read once, at the entry (%P_mcix), where no site keeps
+ * The cell's tag read once, at the entry (%P_mctg), where no site keeps
  * a range: in a loop's body, where the caches are, a register live
- * throughout would cost more than the load on a miss. The index a kernel
- * starts with stays valid to its end (docs/memcheck.md); one published
- * later only sends the hint tests to the search, which reads the cell.
+ * throughout would cost more than the load on a miss. A change while
+ * the kernel runs (a free in another stream) then reaches its hint tests
+ * at the next launch, as cached loads of the states did before; the
+ * search reads the tag itself.
  */
-static bool cell_at_entry(const struct mc_func *fn)
+static bool tag_at_entry(const struct mc_func *fn)
 {
 	return fn->global && !fn->ncached;
 }
@@ -478,7 +479,7 @@ static void put_args(struct strbuf *sb, const struct mc_site_code *c)
 	const char *p = c->prefix;
 
 	sb_printf(sb, "\t.reg .b64 \t%%%s_mc<6>, %%%s_mcr;\n"
-		  "\t.reg .b32 \t%%%s_mcw<2>;\n\t.reg .pred \t%%%s_mcq;\n",
+		  "\t.reg .b32 \t%%%s_mcw<3>;\n\t.reg .pred \t%%%s_mcq;\n",
 		  p, p, p, p);
 	if (op->size_reg >= 0)
 		sb_printf(sb, "\tcvt.u64.u32 \t%%%s_mc2, %.*s;\n", p,
@@ -601,53 +602,52 @@ static void copy_find(struct strbuf *sb, const struct mc_site_code *c)
 		  MC_FOUND_BAD);
 }
 
+/* %P_mc@r ^= the tag word @tag << 32 (its high half only). */
+static void untag(struct strbuf *sb, const char *p, int r, const char *tag)
+{
+	sb_printf(sb, "\tmov.b64 \t{%%%s_mcw0, %%%s_mcw1}, %%%s_mc%d;\n"
+		  "\txor.b32 \t%%%s_mcw1, %%%s_mcw1, %s;\n"
+		  "\tmov.b64 \t%%%s_mc%d, {%%%s_mcw0, %%%s_mcw1};\n",
+		  p, p, p, r, p, p, tag, p, r, p, p);
+}
+
 /*
- * The site's hint (core/memcheck_layout.h): the entry its last search
- * found, which answers without a search when it belongs to the current
- * index and holds the access, live; else the search.
+ * The site's hint (core/memcheck_layout.h, mc_hint_holds): the
+ * allocation its last search found, which answers without a search when
+ * its range, untagged with the table's current tag, holds the access;
+ * else the search. One load: nothing waits on another.
  */
 static void hint_or_find(struct strbuf *sb, const struct mc_site_code *c)
 {
 	const char *p = c->prefix;
 	uint64_t hint = c->mc->hints +
 			(uint64_t)(c->number % MC_HINTS) * sizeof(struct mc_hint);
-	char lo[40], hi[40];
+	char lo[40], hi[40], tag[32];
 
 	range_regs(c, lo, hi, sizeof(lo));
 	/* (ptxas takes immediate addresses for .local only) */
-	if (cell_at_entry(c->fn))
-		sb_printf(sb, "\tmov.b64 \t%%%s_mc3, %%%s_mcix;\n", p, p);
-	else
+	if (tag_at_entry(c->fn)) {
+		snprintf(tag, sizeof(tag), "%%%s_mctg", p);
+	} else {
+		snprintf(tag, sizeof(tag), "%%%s_mcw2", p);
 		sb_printf(sb, "\tmov.u64 \t%%%s_mc3, %llu;\n"
-			  "\tld.global.u64 \t%%%s_mc3, [%%%s_mc3];\n", p,
-			  (unsigned long long)c->mc->cell, p, p);
+			  "\tld.global.u32 \t%s, [%%%s_mc3];\n", p,
+			  (unsigned long long)(c->mc->cell +
+					       offsetof(struct mc_cell, tag)),
+			  tag, p);
+	}
 	sb_printf(sb, "\tmov.u64 \t%%%s_mc5, %llu;\n"
-		  "\tld.global.v2.u64 \t{%%%s_mc4, %%%s_mc5}, [%%%s_mc5];\n"
-		  "\tsetp.ne.u64 \t%%%s_mcq, %%%s_mc4, %%%s_mc3;\n"
-		  "\tsetp.eq.or.u64 \t%%%s_mcq, %%%s_mc3, 0, %%%s_mcq;\n"
-		  "\t@%%%s_mcq bra \t$%s_mcf_%u;\n",
-		  p, (unsigned long long)hint, p, p, p, p, p, p, p, p, p, p, p,
-		  c->site);
-	/* the entry (at the index + the hint's offset) and the state of the
-	 * hint's slot, loaded together; entries are 8-byte aligned (24
-	 * bytes each): no vector load */
-	sb_printf(sb, "\tand.b64 \t%%%s_mc4, %%%s_mc5, 4294967295;\n"
-		  "\tadd.u64 \t%%%s_mc4, %%%s_mc4, %%%s_mc3;\n"
-		  "\tshr.u64 \t%%%s_mc5, %%%s_mc5, 32;\n"
-		  "\tshl.b64 \t%%%s_mc5, %%%s_mc5, 2;\n"
-		  "\tadd.u64 \t%%%s_mc5, %%%s_mc5, %llu;\n"
-		  "\tld.global.u32 \t%%%s_mcw1, [%%%s_mc5];\n"
-		  "\tld.global.u64 \t%%%s_mc3, [%%%s_mc4];\n"
-		  "\tld.global.u64 \t%%%s_mc4, [%%%s_mc4+%zu];\n"
-		  "\tadd.u64 \t%%%s_mc5, %%%s_m0, %%%s_mc2;\n"
+		  "\tld.global.v2.u64 \t{%%%s_mc3, %%%s_mc4}, [%%%s_mc5];\n",
+		  p, (unsigned long long)hint, p, p, p);
+	untag(sb, p, 3, tag);
+	untag(sb, p, 4, tag);
+	sb_printf(sb, "\tadd.u64 \t%%%s_mc5, %%%s_m0, %%%s_mc2;\n"
 		  "\tsetp.lt.u64 \t%%%s_mcq, %%%s_m0, %%%s_mc3;\n"
 		  "\tsetp.gt.or.u64 \t%%%s_mcq, %%%s_mc5, %%%s_mc4, %%%s_mcq;\n"
-		  "\tsetp.eq.or.u32 \t%%%s_mcq, %%%s_mcw1, 0, %%%s_mcq;\n"
+		  "\tsetp.ge.or.u64 \t%%%s_mcq, %%%s_m0, %llu, %%%s_mcq;\n"
 		  "\t@%%%s_mcq bra \t$%s_mcf_%u;\n",
-		  p, p, p, p, p, p, p, p, p, p, p,
-		  (unsigned long long)c->mc->states, p, p, p, p, p, p,
-		  offsetof(struct mc_entry, end), p, p, p, p, p, p, p, p, p,
-		  p, p, p, p, p, p, c->site);
+		  p, p, p, p, p, p, p, p, p, p, p, p,
+		  (unsigned long long)1 << MC_HINT_ADDR_BITS, p, p, p, c->site);
 	if (c->cache >= 0)
 		sb_printf(sb, "\tmov.b64 \t%s, %%%s_mc3;\n\tmov.b64 \t%s, %%%s_mc4;\n",
 			  lo, p, hi, p);
@@ -835,7 +835,7 @@ int mc_site_plan(struct mc_func *fn, const struct mem_site *s)
 
 bool mc_func_has_entry(const struct mc_func *fn)
 {
-	return fn->ncached || fn->shared || cell_at_entry(fn);
+	return fn->ncached || fn->shared || tag_at_entry(fn);
 }
 
 void mc_emit_entry(struct strbuf *sb, const char *prefix,
@@ -864,10 +864,14 @@ void mc_emit_entry(struct strbuf *sb, const char *prefix,
 			  "\tcvt.u64.u32 \t%%%s_mcsx, %%%s_mcsw;\n"
 			  "\tadd.u64 \t%%%s_mcse, %%%s_mcse, %%%s_mcsx;\n\t}\n",
 			  p, p, p, p, p, p, p, p, p, p);
-	if (cell_at_entry(fn))
-		sb_printf(sb, "\t.reg .b64 \t%%%s_mcix;\n\tmov.u64 \t%%%s_mcix, %llu;\n"
-			  "\tld.global.u64 \t%%%s_mcix, [%%%s_mcix];\n", p, p,
-			  (unsigned long long)fn->cell, p, p);
+	if (tag_at_entry(fn))
+		sb_printf(sb, "\t.reg .b32 \t%%%s_mctg;\n\t{\n"
+			  "\t.reg .b64 \t%%%s_mcta;\n\tmov.u64 \t%%%s_mcta, %llu;\n"
+			  "\tld.global.u32 \t%%%s_mctg, [%%%s_mcta];\n\t}\n",
+			  p, p, p,
+			  (unsigned long long)(fn->cell +
+					       offsetof(struct mc_cell, tag)),
+			  p, p);
 	sb_adds(sb, "\t// end egpu memcheck\n\t");
 }
 

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/memcheck_layout.h"
 #include "sim_gpu.h"
 
 static int publish(void *user, const void *ix, size_t bytes)
@@ -54,6 +53,21 @@ static int set_state(void *user, uint32_t slot, uint32_t v, void *stream)
 	return 0;
 }
 
+static int set_tag(void *user, uint32_t tag, void *stream)
+{
+	struct sim_gpu *g = user;
+
+	if (stream)
+		return enqueue(g, stream,
+			       (struct sim_op){ .v = tag, .tag = true });
+	pthread_mutex_lock(&g->lock);
+	g->wraps += !tag;
+	g->tag = tag;
+	g->tags++;
+	pthread_mutex_unlock(&g->lock);
+	return 0;
+}
+
 static int host_fn(void *user, void *stream, void (*fn)(void *), void *arg)
 {
 	return enqueue(user, stream, (struct sim_op){ .fn = fn, .arg = arg });
@@ -71,8 +85,13 @@ void sim_run(struct sim_gpu *g, struct sim_stream *s)
 		}
 		op = s->ops[0];
 		memmove(s->ops, s->ops + 1, --s->nops * sizeof(*s->ops));
-		if (!op.fn)
+		if (op.tag) {
+			g->wraps += !op.v;
+			g->tag = op.v;
+			g->tags++;
+		} else if (!op.fn) {
 			g->states[op.slot] = op.v;
+		}
 		pthread_mutex_unlock(&g->lock);
 		if (op.fn)
 			op.fn(op.arg); /* takes the table's lock: not ours held */
@@ -101,7 +120,8 @@ void sim_init(struct sim_gpu *g, uint32_t max_slots, struct sim_stream *s,
 	g->nstreams = nstreams;
 	memset(s, 0, nstreams * sizeof(*s));
 	g->be = (struct mc_backend){ .user = g, .publish = publish,
-				     .set_state = set_state, .host_fn = host_fn,
+				     .set_state = set_state, .set_tag = set_tag,
+				     .host_fn = host_fn,
 				     .quiesce = quiesce, .max_slots = max_slots };
 }
 
@@ -121,6 +141,22 @@ int sim_check(struct sim_gpu *g, uint64_t addr, uint32_t size)
 	pthread_mutex_lock(&g->lock);
 	if (g->index)
 		ok = mc_check(g->index, g->states, addr, size);
+	pthread_mutex_unlock(&g->lock);
+	return ok;
+}
+
+int sim_site_check(struct sim_gpu *g, struct mc_hint *hint, uint64_t addr,
+		   uint32_t size)
+{
+	const struct mc_entry *e = NULL;
+	int ok = 1;
+
+	pthread_mutex_lock(&g->lock);
+	if (!mc_hint_holds(hint, g->tag, addr, size) && g->index) {
+		ok = mc_find(g->index, g->states, addr, size, &e);
+		if (ok && e && !(e->flags & MC_ENTRY_NO_HINT))
+			mc_hint_make(e->base, e->end, g->tag, hint);
+	}
 	pthread_mutex_unlock(&g->lock);
 	return ok;
 }

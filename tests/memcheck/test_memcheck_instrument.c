@@ -146,10 +146,14 @@ START_TEST(sites_by_space)
 	ck_assert(has_line(s, "mov.b16 \t%egpu_mck2f_", ", 1;"));
 	ck_assert(has_line(s, "mov.b64 \t%egpu_mcr, ", ";"));
 	ck_assert_ptr_nonnull(strstr(s, "setp.eq.u64 \t%egpu_mcq, %egpu_mcr, 0;"));
-	/* k keeps no range: its hint tests use the index read at entry */
-	ck_assert_ptr_nonnull(strstr(s, "mov.b64 \t%egpu_mc3, %egpu_mcix;"));
+	/* k keeps no range: its hint tests untag the hint, one load, with
+	 * the tag read at entry (the cell's word after the index's) */
+	ck_assert_ptr_nonnull(strstr(s, "ld.global.v2.u64 \t{%egpu_mc3, %egpu_mc4}, [%egpu_mc5];"));
+	ck_assert_int_eq(tu_count(s, "xor.b32 \t%egpu_mcw1, %egpu_mcw1, %egpu_mctg;"), 2);
+	ck_assert_ptr_nonnull(strstr(s, "setp.ge.or.u64 \t%egpu_mcq, %egpu_m0, 281474976710656, %egpu_mcq;"));
 	free(s);
-	ck_assert_int_eq(tu_count(out, "ld.global.u64 \t%egpu_mcix, [%egpu_mcix];"), 1);
+	ck_assert_int_eq(tu_count(out, "ld.global.u32 \t%egpu_mctg, [%egpu_mcta];"), 1);
+	ck_assert_ptr_nonnull(strstr(out, "mov.u64 \t%egpu_mcta, 139637976731656;"));
 	/* generic: each window by isspacep; the kernel's depot for local */
 	s = site_before(out, "ld.f32 %f1, [%rd1+4]");
 	ck_assert_ptr_nonnull(strstr(s, "isspacep.global"));
@@ -181,8 +185,9 @@ START_TEST(sites_by_space)
 	free(s);
 	s = site_before(out, "st.global.f32 [%rd1], %f1;\n\tret;");
 	ck_assert_ptr_null(strstr(s, "%egpu_mch"));
-	/* loop keeps ranges: the cell is read where the hint is */
-	ck_assert_ptr_nonnull(strstr(s, "ld.global.u64 \t%egpu_mc3, [%egpu_mc3];"));
+	/* loop keeps ranges: the tag is read where the hint is */
+	ck_assert_ptr_nonnull(strstr(s, "ld.global.u32 \t%egpu_mcw2, [%egpu_mc3];"));
+	ck_assert_int_eq(tu_count(s, "xor.b32 \t%egpu_mcw1, %egpu_mcw1, %egpu_mcw2;"), 2);
 	free(s);
 	ck_assert_ptr_nonnull(strstr(out, "\tmov.b64 \t%egpu_mch0, 0;\n"));
 	/* grp: the loads at 0 and 12 off %r1 checked at the first, up to

@@ -53,6 +53,12 @@ static int no_state(void *u, uint32_t s, uint32_t v, void *st)
 	return 0;
 }
 
+static int no_tag(void *u, uint32_t tag, void *st)
+{
+	(void)u, (void)tag, (void)st;
+	return 0;
+}
+
 static int no_publish(void *u, const void *ix, size_t n)
 {
 	(void)u, (void)ix, (void)n;
@@ -62,7 +68,7 @@ static int no_publish(void *u, const void *ix, size_t n)
 static struct mc_table *table_with_one(void)
 {
 	struct mc_backend be = { .publish = no_publish, .set_state = no_state,
-				 .max_slots = 16 };
+				 .set_tag = no_tag, .max_slots = 16 };
 	struct mc_table *t = mc_table_new(&be);
 
 	ck_assert_int_eq(mc_table_alloc(t, 0x7f0000000000ull, 4194304,

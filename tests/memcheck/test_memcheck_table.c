@@ -3,9 +3,10 @@
  * egpu memcheck's allocation table without a GPU (sim_gpu.h plays it):
  * synchronous and stream-ordered allocations and frees, a pool reusing an
  * address whose free is still queued, graphs, VMM maps merged and cut,
- * growth to thousands of allocations against a brute-force reference,
- * slots reused after a quiesce, threads allocating while others "launch",
- * and the words a report uses.
+ * a site's hint ending with its allocation, the hint's words and the
+ * tag's wrap, growth to thousands of allocations against a brute-force
+ * reference, slots reused after a quiesce, threads allocating while
+ * others "launch", and the words a report uses.
  */
 #include <check.h>
 #include <pthread.h>
@@ -161,6 +162,77 @@ START_TEST(cover_overflow_is_never_a_false_report)
 	ck_assert_int_eq(mc_table_alloc(t, A + 8192, 64, MC_KIND_ALLOC), 0);
 	ck_assert(sim_check(&g, A + 4, 4)); /* republished: one record */
 	ck_assert(!sim_check(&g, A + 4096, 4));
+}
+END_TEST
+
+/* A site's hint (struct mc_hint) answers for its allocation only while
+ * it is live: until a stream reaches its free, a synchronous free, a
+ * free a graph captured (whose entry takes no hint after). */
+START_TEST(hints_follow_frees)
+{
+	struct sim_stream *s = &streams[0];
+	struct mc_hint h = { 0 };
+
+	ck_assert(sim_site_check(&g, &h, A, 4)); /* no table: passes */
+	ck_assert(!h.base && !h.end);
+	ck_assert_int_eq(mc_table_alloc(t, A, 1024, MC_KIND_ALLOC), 0);
+	ck_assert(sim_site_check(&g, &h, A + 1020, 4)); /* the search's hint */
+	ck_assert(mc_hint_holds(&h, g.tag, A, 4));
+	ck_assert(!mc_hint_holds(&h, g.tag, A + 1021, 4));
+	ck_assert(!sim_site_check(&g, &h, A + 1024, 4));
+	/* another allocation: a new index, the hint searched again */
+	ck_assert_int_eq(mc_table_alloc(t, A + MiB, 64, MC_KIND_ALLOC), 0);
+	ck_assert(!mc_hint_holds(&h, g.tag, A, 4));
+	ck_assert(sim_site_check(&g, &h, A, 4));
+	ck_assert_int_eq(mc_table_free_at(t, A, s, false), 0);
+	ck_assert(mc_hint_holds(&h, g.tag, A, 4)); /* queued before it */
+	sim_run(&g, s);
+	ck_assert(!mc_hint_holds(&h, g.tag, A, 4));
+	ck_assert(!sim_site_check(&g, &h, A, 4));
+	/* synchronous */
+	ck_assert(sim_site_check(&g, &h, A + MiB, 4));
+	ck_assert_int_eq(mc_table_free_at(t, A + MiB, NULL, false), 0);
+	ck_assert(!mc_hint_holds(&h, g.tag, A + MiB, 4));
+	ck_assert(!sim_site_check(&g, &h, A + MiB, 4));
+	/* captured: each replay frees it, with no new tag */
+	ck_assert_int_eq(mc_table_alloc(t, A, 256, MC_KIND_ALLOC), 0);
+	ck_assert(sim_site_check(&g, &h, A, 4));
+	ck_assert_int_eq(mc_table_free_at(t, A, s, true), 0);
+	ck_assert(!mc_hint_holds(&h, g.tag, A, 4));
+	ck_assert(sim_site_check(&g, &h, A, 4)); /* no replay yet */
+	ck_assert(!mc_hint_holds(&h, g.tag, A, 4));
+	sim_run(&g, s);
+	ck_assert(!sim_site_check(&g, &h, A, 4));
+}
+END_TEST
+
+/* The hint's words: a stale or zeroed hint holds nothing, nor does any
+ * hint an address past 2^48; an end past it takes no hint; the tag wraps
+ * after 65,536 changes, where the backend zeroes the hints. */
+START_TEST(hint_words)
+{
+	struct mc_hint h = { 0 }, z = { 0 };
+	uint64_t top = 1ull << MC_HINT_ADDR_BITS;
+
+	ck_assert(mc_hint_make(A, A + 64, mc_tag_word(7), &h));
+	ck_assert(mc_hint_holds(&h, mc_tag_word(7), A + 60, 4));
+	for (uint64_t n = 0; n < 70000; n += 997) {
+		ck_assert(!mc_hint_holds(&z, mc_tag_word(n), 0, 1));
+		ck_assert(n == 7 || !mc_hint_holds(&h, mc_tag_word(n), A, 4));
+	}
+	ck_assert(!mc_hint_holds(&h, mc_tag_word(7), A + top, 4));
+	ck_assert(mc_hint_make(top - 64, top - 1, mc_tag_word(7), &h));
+	ck_assert(!mc_hint_holds(&h, mc_tag_word(7), top - 4, 4));
+	ck_assert(!mc_hint_make(top - 64, top, mc_tag_word(7), &h));
+	ck_assert(!mc_hint_make(~0ull - 64, ~0ull, mc_tag_word(7), &h));
+	ck_assert_uint_eq(mc_tag_word(65536), 0);
+	for (int i = 0; i < 32768; i++) { /* two changes each */
+		ck_assert_int_eq(mc_table_alloc(t, A, 64, MC_KIND_ALLOC), 0);
+		ck_assert_int_eq(mc_table_free_at(t, A, NULL, false), 0);
+	}
+	ck_assert_uint_eq(g.tags, 65536);
+	ck_assert_uint_eq(g.wraps, 1);
+	ck_assert_uint_eq(g.tag, 0);
 }
 END_TEST
 
@@ -332,15 +404,18 @@ static void *worker(void *arg)
 	long id = (long)arg;
 	struct sim_stream *s = &streams[id];
 
+	struct mc_hint h = { 0 }; /* a site's, as a kernel would keep it */
+
 	for (int i = 0; i < ROUNDS; i++) {
 		uint64_t base = A + (uint64_t)id * 64 * MiB + (i % 64) * MiB;
 		bool async = i & 1;
 
 		if (mc_table_alloc(t, base, 4096, MC_KIND_ALLOC) ||
-		    !sim_check(&g, base + 4092, 4) || sim_check(&g, base + 4096, 4) ||
+		    !sim_site_check(&g, &h, base + 4092, 4) ||
+		    sim_site_check(&g, &h, base + 4096, 4) ||
 		    mc_table_free_at(t, base, async ? s : NULL, false))
 			__atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);
-		if (!async && sim_check(&g, base, 4))
+		if (!async && sim_site_check(&g, &h, base, 4))
 			__atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
@@ -478,6 +553,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, stream_ordered);
 	tcase_add_test(tc, pool_reuse_before_free_runs);
 	tcase_add_test(tc, cover_overflow_is_never_a_false_report);
+	tcase_add_test(tc, hints_follow_frees);
+	tcase_add_test(tc, hint_words);
 	tcase_add_test(tc, graph_allocations_stay);
 	tcase_add_test(tc, vmm_merge_and_cut);
 	tcase_add_test(tc, growth_matches_reference);
