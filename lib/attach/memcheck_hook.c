@@ -68,6 +68,9 @@ static struct mc_table *the_table(void)
 			be = mc_dev_backend(dev);
 			table = mc_table_new(&be);
 		}
+		/* without its stacks, a report names no allocation's place */
+		if (table && mc_table_keep_origins(table))
+			fprintf(stderr, MC_MSG "%s\n", egpu_errmsg());
 		if (!table)
 			fprintf(stderr, MC_MSG "off: %s\n", egpu_errmsg());
 		__atomic_store_n(&state, table ? 1 : -1, __ATOMIC_RELEASE);

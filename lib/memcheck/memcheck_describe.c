@@ -8,7 +8,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "memcheck/memcheck_origin.h"
 #include "memcheck/memcheck_table_impl.h"
+
+/* An allocation named, with where it was made. */
+#define MADE_LEN 192
+#define WHAT_LEN (MADE_LEN + 96)
 
 const char *mc_commas(uint64_t v, char buf[32])
 {
@@ -29,23 +34,27 @@ static const char *plural(uint64_t n)
 	return n == 1 ? "" : "s";
 }
 
-/* "a 4,096-byte cudaMalloc allocation" */
-static void name_rec(const struct mc_rec *r, char *buf, size_t n)
+/* "a 4,096-byte cudaMalloc allocation", and where stacks are kept, "
+ * made at run_case (from main)" */
+static void name_rec(const struct mc_table *t, const struct mc_rec *r,
+		     char *buf, size_t n)
 {
-	char num[32];
+	char num[32], made[MADE_LEN] = "";
 
-	snprintf(buf, n, "a %s-byte %s allocation", mc_commas(r->end - r->base, num),
-		 mc_kind_name(r->kind));
+	if (t->origins)
+		mc_origin_words(t->origins, r->origin, made, sizeof(made));
+	snprintf(buf, n, "a %s-byte %s allocation%s",
+		 mc_commas(r->end - r->base, num), mc_kind_name(r->kind), made);
 }
 
 /* @addr is inside @r (live or freed, per @freed). */
-static void inside(const struct mc_rec *r, uint64_t addr, uint32_t size,
-		   bool freed, char *buf, size_t n)
+static void inside(const struct mc_table *t, const struct mc_rec *r,
+		   uint64_t addr, uint32_t size, bool freed, char *buf, size_t n)
 {
-	char what[96], off[32], over[32];
+	char what[WHAT_LEN], off[32], over[32];
 	uint64_t last = addr + size;
 
-	name_rec(r, what, sizeof(what));
+	name_rec(t, r, what, sizeof(what));
 	mc_commas(addr - r->base, off);
 	if (freed || r->freeing)
 		snprintf(buf, n, "at offset %s of %s that was freed (use after free)",
@@ -116,11 +125,11 @@ static void nearest(const struct mc_table *t, uint64_t addr, char *buf,
 		    size_t n)
 {
 	const struct mc_rec *below, *above;
-	char what[96], d[32];
+	char what[WHAT_LEN], d[32];
 
 	neighbours(t, addr, &below, &above);
 	if (below && (!above || addr - below->end <= above->base - addr)) {
-		name_rec(below, what, sizeof(what));
+		name_rec(t, below, what, sizeof(what));
 		if (addr == below->end)
 			snprintf(buf, n, "just past the end of %s", what);
 		else
@@ -128,7 +137,7 @@ static void nearest(const struct mc_table *t, uint64_t addr, char *buf,
 				 mc_commas(addr - below->end, d),
 				 plural(addr - below->end), what);
 	} else if (above) {
-		name_rec(above, what, sizeof(what));
+		name_rec(t, above, what, sizeof(what));
 		snprintf(buf, n, "%s byte%s before the start of %s",
 			 mc_commas(above->base - addr, d),
 			 plural(above->base - addr), what);
@@ -146,9 +155,9 @@ void mc_table_describe(struct mc_table *t, uint64_t addr, uint32_t size,
 		return;
 	pthread_mutex_lock(&t->lock);
 	if ((r = holder(t, addr)))
-		inside(r, addr, size, false, buf, n);
+		inside(t, r, addr, size, false, buf, n);
 	else if ((r = freed_at(t, addr)) && addr - r->base < distance(t, addr))
-		inside(r, addr, size, true, buf, n); /* the likelier story */
+		inside(t, r, addr, size, true, buf, n); /* the likelier story */
 	else
 		nearest(t, addr, buf, n);
 	pthread_mutex_unlock(&t->lock);

@@ -14,7 +14,7 @@
 #include "egpu/ctx.h"
 #include "trace/writers.h"
 
-#define WHERE_LEN 192
+#define WHERE_LEN 400
 
 struct site_entry {
 	struct mc_violation first;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/memcheck_layout.h"
+#include "memcheck/memcheck_origin.h"
 #include "memcheck/memcheck_table.h"
 #include "memcheck/memcheck_table_impl.h"
 #include "core/core.h"
@@ -53,10 +54,24 @@ struct mc_table *mc_table_new(const struct mc_backend *be)
 	return t;
 }
 
+int mc_table_keep_origins(struct mc_table *t)
+{
+	if (!t->origins && !(t->origins = mc_origins_new()))
+		return err_set(EGPU_ENOMEM, "memcheck: no memory for allocation stacks");
+	return 0;
+}
+
+/* The calling thread's stack, where stacks are kept. */
+static uint32_t take_origin(struct mc_table *t)
+{
+	return t->origins ? mc_origin_take(t->origins) : 0;
+}
+
 void mc_table_free(struct mc_table *t)
 {
 	if (!t)
 		return;
+	mc_origins_free(t->origins);
 	pthread_mutex_destroy(&t->lock);
 	pthread_mutex_destroy(&t->pub_lock);
 	free(t->recs);
@@ -324,6 +339,7 @@ static int add(struct mc_table *t, uint64_t base, uint64_t size,
 
 	if (err)
 		return err;
+	r.origin = take_origin(t);
 	pthread_mutex_lock(&t->lock);
 	if (kind == MC_KIND_GLOBAL && known_global(t, &r)) {
 		pthread_mutex_unlock(&t->lock);
@@ -454,9 +470,11 @@ static int cut_vmm(struct mc_table *t, uint64_t base, uint64_t end,
 			return err_set(EGPU_EINVAL, "memcheck: cuMemMap records overlap at 0x%llx",
 				       (unsigned long long)r->base);
 		if (r->base < base)
-			keep[(*nkeep)++] = (struct mc_rec){ .base = r->base, .end = base };
+			keep[(*nkeep)++] = (struct mc_rec){
+				.base = r->base, .end = base, .origin = r->origin };
 		if (r->end > end)
-			keep[(*nkeep)++] = (struct mc_rec){ .base = end, .end = r->end };
+			keep[(*nkeep)++] = (struct mc_rec){
+				.base = end, .end = r->end, .origin = r->origin };
 		gone = *r;
 		gone.base = r->base > base ? r->base : base;
 		gone.end = r->end < end ? r->end : end;
@@ -476,13 +494,15 @@ static int vmm_change(struct mc_table *t, uint64_t base, uint64_t size,
 	struct mc_rec keep[2], merged;
 	int nkeep, err = check_range(base, size);
 	uint64_t end = base + size;
+	uint32_t origin = map ? take_origin(t) : 0;
 
 	if (err)
 		return err;
 	pthread_mutex_lock(&t->lock);
 	err = cut_vmm(t, base, end, map, keep, &nkeep);
 	if (!err && map) {
-		merged = (struct mc_rec){ .base = base, .end = end };
+		merged = (struct mc_rec){ .base = base, .end = end,
+					  .origin = origin };
 		for (int k = 0; k < nkeep; k++) {
 			merged.base = keep[k].base < merged.base ? keep[k].base
 								  : merged.base;

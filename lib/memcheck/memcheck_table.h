@@ -63,6 +63,12 @@ struct mc_table;
 /* NULL: out of memory (message set). The backend is copied. */
 struct mc_table *mc_table_new(const struct mc_backend *be);
 void mc_table_free(struct mc_table *t);
+/*
+ * Keep each allocation's call stack from now on, taken in the call that
+ * tells the table of it, for the words ("... made at run_case (from
+ * main)"). 0, or EGPU_ENOMEM.
+ */
+int mc_table_keep_origins(struct mc_table *t);
 
 /*
  * A synchronous allocation [@base, @base + @size), live now (cuMemAlloc,

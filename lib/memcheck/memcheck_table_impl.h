@@ -17,6 +17,7 @@ struct mc_rec {
 	uint64_t base, end;
 	uint64_t serial; /* identifies it to a pending free's host function */
 	uint32_t slot;
+	uint32_t origin; /* its call stack (memcheck_origin.h), 0: none */
 	uint8_t kind;
 	bool freeing;    /* its stream-ordered free is on its way */
 	bool graph;      /* a captured graph's, or freed in one: never
@@ -27,6 +28,7 @@ struct mc_table {
 	pthread_mutex_t lock;     /* everything below but published */
 	pthread_mutex_t pub_lock; /* publishing, in version order */
 	struct mc_backend be;
+	struct mc_origins *origins; /* NULL: stacks not kept */
 	struct mc_rec *recs;
 	size_t nrec, rec_cap;
 	uint32_t *free_slots; /* state 0, reusable */

@@ -10,11 +10,7 @@
 #include <cupti.h>
 
 #include "collect.h"
-
-static inline bool has_prefix(const char *s, const char *p)
-{
-	return !strncmp(s, p, strlen(p));
-}
+#include "symbols.h"
 
 /* ---- libcupti, opened with dlopen (collect_cupti.c) ---- */
 
@@ -49,28 +45,6 @@ const struct cupti_lib *cupti_lib(void);
 /* 0, or @code with "WHAT: CUPTI_ERROR_X" recorded. */
 int cupti_check(CUptiResult res, int code, const char *what);
 
-/* ---- interned strings and a pointer map (collect_str.c) ---- */
-
-struct strpool {
-	char **slot;
-	size_t cap, n;
-};
-
-/* The pool's one copy of @s (first @n bytes); NULL when out of memory. */
-const char *strpool_add(struct strpool *p, const char *s, size_t n);
-void strpool_free(struct strpool *p);
-
-/* uintptr_t (never 0) -> void *; grows as needed. */
-struct ptrmap {
-	uintptr_t *key;
-	void **val;
-	size_t cap, n;
-};
-
-void *ptrmap_get(const struct ptrmap *m, uintptr_t key);
-int ptrmap_put(struct ptrmap *m, uintptr_t key, void *val);
-void ptrmap_free(struct ptrmap *m);
-
 /*
  * uintptr_t (never 0 or 1) -> uint64_t for the callback: lookups without
  * locks from any thread, inserts only, a fixed capacity (a power of two;
@@ -90,8 +64,6 @@ bool lfmap_get(const struct lfmap *m, uintptr_t key, uint64_t *val);
 void lfmap_put(struct lfmap *m, uintptr_t key, uint64_t val);
 void lfmap_free(struct lfmap *m);
 
-/* Demangled @name interned in @p ("_Z..." names only; others as given). */
-const char *strpool_demangled(struct strpool *p, const char *name);
 
 /* ---- host side: API calls recorded on the calling threads ---- */
 
@@ -206,25 +178,6 @@ void collect_accept(struct collect *c);
 int collect_activity_start(struct collect *c);
 /* Flush everything, stop the activity kinds, detach the buffers. */
 void collect_activity_stop(void);
-
-/* collect_sym.c: return addresses to names, cached per address. */
-enum sym_role {
-	SYM_OTHER,
-	SYM_CUDA,   /* libcuda, libcudart or libcupti */
-	SYM_SELF,   /* the module that holds this collector */
-	SYM_LIBC,   /* the C library (program and thread start) */
-};
-
-struct symbolizer;
-struct symbolizer *sym_new(struct strpool *names);
-enum sym_role sym_role(struct symbolizer *s, uintptr_t addr);
-/*
- * The function holding @addr, demangled, or "lib.so+0x1a2b" (offset in
- * the file's address space) where no symbol covers it; NULL when out of
- * memory.
- */
-const char *sym_name(struct symbolizer *s, uintptr_t addr);
-void sym_free(struct symbolizer *s);
 
 /* collect_unwind.c: return addresses, as backtrace() gives them. */
 struct unwinder;

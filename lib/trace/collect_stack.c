@@ -69,34 +69,6 @@ static const char *api_name(struct builder *b, const char *fn)
 	return clean;
 }
 
-/* The identifier of a demangled function: "cudaError cudaLaunchKernel
- * <char>(char const*, ...)" -> "cudaLaunchKernel" (start and length). */
-static const char *identifier(const char *name, size_t *len)
-{
-	const char *end = name + strcspn(name, "<(");
-	const char *start = end;
-
-	while (start > name && start[-1] != ' ')
-		start--;
-	*len = (size_t)(end - start);
-	return start;
-}
-
-/*
- * Frames of a statically linked CUDA runtime (in the application's own
- * file): its internals, and the API function and its C++ wrappers
- * (cudaLaunchKernel<T>, cudaLaunchKernelEx<...> for cudaLaunchKernelExC).
- */
-static bool runtime_frame(const char *name, const char *api)
-{
-	size_t len;
-	const char *id = identifier(name, &len);
-
-	if (has_prefix(id, "cudart::") || has_prefix(id, "__cudart"))
-		return true;
-	return len >= 4 && has_prefix(id, "cu") && !strncmp(id, api, len);
-}
-
 /* The call instruction's address: a return address is the byte after. */
 static uintptr_t call_site(void *const *raw, uint32_t i)
 {
@@ -211,7 +183,7 @@ static int name_frames(struct builder *b, const struct call_chunk *k,
 	for (; i < n; i++) {
 		if (!(name = sym_name(b->sym, call_site(raw, i))))
 			return -1;
-		if (!runtime_frame(name, api))
+		if (!sym_cuda_runtime(name, api))
 			break;
 	}
 	while (n > i && startup_frame(b, call_site(raw, n - 1)))

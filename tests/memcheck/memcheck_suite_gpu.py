@@ -6,8 +6,9 @@ and space, and nothing reported on another line (vmm, whose bad load
 faults unchecked, must fail with a status other than 1, its report
 checked only when it has one); a correct case (ok_*) must exit 0 with no
 errors. With --contain, global_after and vmm must run to the end: exit 1,
-the bug reported. One text run (no --json) must name the line too. Exit
-77 without a GPU.
+the bug reported. One text run (no --json) must name the line too, and
+where the allocation was made (its call stack: global_after). Exit 77
+without a GPU.
 
 usage: memcheck_suite_gpu.py EGPU SUITE SUITE.cu OUT_DIR
 """
@@ -119,6 +120,9 @@ def main():
     check("global_after, text: exit status 1", rc == 1, str(rc))
     check(f"global_after, text: names suite.cu:{line}",
           f"{os.path.basename(source)}:{line}" in (text or ""), text or "")
+    made = (text or "").split(" made at ", 1)[1:]
+    check("global_after, text: the allocation made in global_after (its stack)",
+          bool(made) and "global_after" in made[0].splitlines()[0], text or "")
     print(f"memcheck_suite_gpu: {len(failures)} failures" if failures else
           "memcheck_suite_gpu: all checks passed")
     return 1 if failures else 0

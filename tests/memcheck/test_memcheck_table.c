@@ -16,6 +16,7 @@
 #include "core/memcheck_layout.h"
 #include "memcheck/memcheck_globals.h"
 #include "memcheck/memcheck_table.h"
+#include "trace/symbols.h"
 #include "core/core.h"
 #include "sim_gpu.h"
 #include "test_util.h"
@@ -233,6 +234,30 @@ START_TEST(hint_words)
 	ck_assert_uint_eq(g.tags, 65536);
 	ck_assert_uint_eq(g.wraps, 1);
 	ck_assert_uint_eq(g.tag, 0);
+}
+END_TEST
+
+/* Allocation stacks: kept once per place, named for the words with
+ * libegpu's and the CUDA runtime's frames left out. Here libegpu is in
+ * the test program itself, so every frame is libegpu's and none is
+ * named; egpu memcheck's suite (memcheck_suite_gpu) names the
+ * application's frames. */
+START_TEST(origins)
+{
+	ck_assert_int_eq(mc_table_keep_origins(t), 0);
+	ck_assert_int_eq(mc_table_alloc(t, A, 4096, MC_KIND_ALLOC), 0);
+	ck_assert_str_eq(describe(A + 4096, 4),
+			 "just past the end of a 4,096-byte cudaMalloc allocation");
+	ck_assert(sym_cuda_runtime("cudart::cudaApiMalloc(void**, unsigned long)", NULL));
+	ck_assert(sym_cuda_runtime("__cudart1234", NULL));
+	ck_assert(sym_cuda_runtime("libcudart_static_5382377d5c772c9d", NULL));
+	ck_assert(sym_cuda_runtime("cudaMalloc", NULL));
+	ck_assert(sym_cuda_runtime("cuMemAlloc_v2", NULL));
+	ck_assert(sym_cuda_runtime("cudaError cudaMalloc<float>(float**, unsigned long)", NULL));
+	ck_assert(!sym_cuda_runtime("global_after()", NULL));
+	ck_assert(!sym_cuda_runtime("cube(int)", NULL));
+	ck_assert(!sym_cuda_runtime("main", NULL));
+	ck_assert(!sym_cuda_runtime("cudaMalloc", "cudaLaunchKernel"));
 }
 END_TEST
 
@@ -555,6 +580,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cover_overflow_is_never_a_false_report);
 	tcase_add_test(tc, hints_follow_frees);
 	tcase_add_test(tc, hint_words);
+	tcase_add_test(tc, origins);
 	tcase_add_test(tc, graph_allocations_stay);
 	tcase_add_test(tc, vmm_merge_and_cut);
 	tcase_add_test(tc, growth_matches_reference);

@@ -18,7 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collect_impl.h"
+#include "core/core.h"
+#include "symbols.h"
 
 struct sym {
 	uintptr_t lo, hi;     /* file addresses */
@@ -55,7 +56,7 @@ struct symbolizer *sym_new(struct strpool *names)
 	Dl_info info;
 
 	if (!s) {
-		err_set(EGPU_ENOMEM, "egpu_trace_stop: out of memory");
+		err_set(EGPU_ENOMEM, "symbols: out of memory");
 		return NULL;
 	}
 	s->names = names;
@@ -204,6 +205,34 @@ static struct frame_sym *frame_of(struct symbolizer *s, uintptr_t addr)
 		return NULL;
 	}
 	return f;
+}
+
+/* The identifier of a demangled function: "cudaError cudaLaunchKernel
+ * <char>(char const*, ...)" -> "cudaLaunchKernel" (start and length). */
+static const char *identifier(const char *name, size_t *len)
+{
+	const char *end = name + strcspn(name, "<(");
+	const char *start = end;
+
+	while (start > name && start[-1] != ' ')
+		start--;
+	*len = (size_t)(end - start);
+	return start;
+}
+
+bool sym_cuda_runtime(const char *name, const char *api)
+{
+	size_t len;
+	const char *id = identifier(name, &len);
+
+	if (has_prefix(id, "cudart::") || has_prefix(id, "__cudart") ||
+	    has_prefix(id, "libcudart_static_"))
+		return true;
+	if (!api) /* cuFoo, cudaFoo */
+		return has_prefix(id, "cu") &&
+		       ((id[2] >= 'A' && id[2] <= 'Z') ||
+			(has_prefix(id, "cuda") && id[4] >= 'A' && id[4] <= 'Z'));
+	return len >= 4 && has_prefix(id, "cu") && !strncmp(id, api, len);
 }
 
 enum sym_role sym_role(struct symbolizer *s, uintptr_t addr)
