@@ -34,8 +34,8 @@ static const char *plural(uint64_t n)
 	return n == 1 ? "" : "s";
 }
 
-/* "a 4,096-byte cudaMalloc allocation", and where stacks are kept, "
- * made at run_case (from main)" */
+/* "a 4,096-byte cudaMalloc allocation", where stacks are kept followed
+ * by " made at run_case (from main)" */
 static void name_rec(const struct mc_table *t, const struct mc_rec *r,
 		     char *buf, size_t n)
 {
