@@ -118,7 +118,10 @@ static void put_words(struct mc_origins *o, const struct stack *s,
 	uint32_t i = 0, shown = 0;
 	size_t at = 0;
 
-	/* a return address is the byte after its call */
+	/* a return address is the byte after its call; before libegpu's
+	 * first frame, the capture's own (a sanitizer's backtrace()) */
+	while (i < s->n && sym_role(o->sym, (uintptr_t)s->pc[i] - 1) != SYM_SELF)
+		i++;
 	while (i < s->n && passed_through(o->sym, (uintptr_t)s->pc[i] - 1))
 		i++;
 	for (; i < s->n && shown < ORIGIN_SHOWN; i++, shown++) {
