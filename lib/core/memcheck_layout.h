@@ -137,6 +137,12 @@ MC_FN int mc_check(const struct mc_index_hdr *h, const uint32_t *states,
 	return mc_find(h, states, addr, size, &e);
 }
 
+/* Where the host publishes (egpu_memcheck_opts.index_cell). */
+struct mc_cell {
+	uint64_t index; /* struct mc_index_hdr *; 0: none yet */
+	uint32_t tag;   /* mc_tag_word() of the table's changes */
+};
+
 /*
  * The lookup's hints, one per site (modulo MC_HINTS): the allocation the
  * site's last search found, as its base and end, each with the tag of
@@ -154,12 +160,6 @@ MC_FN int mc_check(const struct mc_index_hdr *h, const uint32_t *states,
  * wrap after 65,536 changes, where the hints are zeroed; a zeroed hint
  * holds nothing under any tag (its range is empty, or over 2^48).
  */
-/* Where the host publishes (egpu_memcheck_opts.index_cell). */
-struct mc_cell {
-	uint64_t index; /* struct mc_index_hdr *; 0: none yet */
-	uint32_t tag;   /* mc_tag_word() of the table's changes */
-};
-
 #define MC_HINTS 65536u
 #define MC_HINT_ADDR_BITS 48
 struct mc_hint {
@@ -174,15 +174,15 @@ MC_FN uint32_t mc_tag_word(uint64_t n)
 	return (uint32_t)(n & 0xffff) << (MC_HINT_ADDR_BITS - 32);
 }
 
-/* The hint for [@base, @end) under tag word @tag; 0: none (an end past
- * 2^48 cannot be tagged). */
-MC_FN int mc_hint_make(uint64_t base, uint64_t end, uint32_t tag,
-		       struct mc_hint *h)
+/* The hint for entry @e under tag word @tag; 0: none (a graph's entry,
+ * MC_ENTRY_NO_HINT, or an end past 2^48, which cannot be tagged). */
+MC_FN int mc_hint_of(const struct mc_entry *e, uint32_t tag,
+		     struct mc_hint *h)
 {
-	if (end >> MC_HINT_ADDR_BITS)
+	if ((e->flags & MC_ENTRY_NO_HINT) || (e->end >> MC_HINT_ADDR_BITS))
 		return 0;
-	h->base = base ^ (uint64_t)tag << 32;
-	h->end = end ^ (uint64_t)tag << 32;
+	h->base = e->base ^ (uint64_t)tag << 32;
+	h->end = e->end ^ (uint64_t)tag << 32;
 	return 1;
 }
 

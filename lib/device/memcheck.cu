@@ -110,8 +110,7 @@ MC_API uint64_t egpu_dev_mc_find(const struct mc_site_ctx *c, uint64_t len)
 		if (!e)
 			return MC_FOUND_OK;
 		/* one 16-byte store: a hint read whole is one allocation's */
-		if (!(e->flags & MC_ENTRY_NO_HINT) &&
-		    mc_hint_make(e->base, e->end, tag, &hint))
+		if (mc_hint_of(e, tag, &hint))
 			((ulonglong2 *)(uintptr_t)egpu_dev_mc_hints)
 				[c->site % MC_HINTS] =
 				make_ulonglong2(hint.base, hint.end);

@@ -53,6 +53,14 @@ static int set_state(void *user, uint32_t slot, uint32_t v, void *stream)
 	return 0;
 }
 
+/* The cell's tag = @tag, the GPU's lock held. */
+static void put_tag(struct sim_gpu *g, uint32_t tag)
+{
+	g->wraps += !tag;
+	g->tag = tag;
+	g->tags++;
+}
+
 static int set_tag(void *user, uint32_t tag, void *stream)
 {
 	struct sim_gpu *g = user;
@@ -61,9 +69,7 @@ static int set_tag(void *user, uint32_t tag, void *stream)
 		return enqueue(g, stream,
 			       (struct sim_op){ .v = tag, .tag = true });
 	pthread_mutex_lock(&g->lock);
-	g->wraps += !tag;
-	g->tag = tag;
-	g->tags++;
+	put_tag(g, tag);
 	pthread_mutex_unlock(&g->lock);
 	return 0;
 }
@@ -86,9 +92,7 @@ void sim_run(struct sim_gpu *g, struct sim_stream *s)
 		op = s->ops[0];
 		memmove(s->ops, s->ops + 1, --s->nops * sizeof(*s->ops));
 		if (op.tag) {
-			g->wraps += !op.v;
-			g->tag = op.v;
-			g->tags++;
+			put_tag(g, op.v);
 		} else if (!op.fn) {
 			g->states[op.slot] = op.v;
 		}
@@ -154,8 +158,8 @@ int sim_site_check(struct sim_gpu *g, struct mc_hint *hint, uint64_t addr,
 	pthread_mutex_lock(&g->lock);
 	if (!mc_hint_holds(hint, g->tag, addr, size) && g->index) {
 		ok = mc_find(g->index, g->states, addr, size, &e);
-		if (ok && e && !(e->flags & MC_ENTRY_NO_HINT))
-			mc_hint_make(e->base, e->end, g->tag, hint);
+		if (ok && e)
+			mc_hint_of(e, g->tag, hint);
 	}
 	pthread_mutex_unlock(&g->lock);
 	return ok;

@@ -208,24 +208,32 @@ START_TEST(hints_follow_frees)
 END_TEST
 
 /* The hint's words: a stale or zeroed hint holds nothing, nor does any
- * hint an address past 2^48; an end past it takes no hint; the tag wraps
+ * hint an address past 2^48; an end past it, or a graph's entry, takes
+ * no hint; the tag wraps
  * after 65,536 changes, where the backend zeroes the hints. */
 START_TEST(hint_words)
 {
 	struct mc_hint h = { 0 }, z = { 0 };
 	uint64_t top = 1ull << MC_HINT_ADDR_BITS;
+	struct mc_entry e = { .base = A, .end = A + 64 };
 
-	ck_assert(mc_hint_make(A, A + 64, mc_tag_word(7), &h));
+	ck_assert(mc_hint_of(&e, mc_tag_word(7), &h));
 	ck_assert(mc_hint_holds(&h, mc_tag_word(7), A + 60, 4));
 	for (uint64_t n = 0; n < 70000; n += 997) {
 		ck_assert(!mc_hint_holds(&z, mc_tag_word(n), 0, 1));
 		ck_assert(n == 7 || !mc_hint_holds(&h, mc_tag_word(n), A, 4));
 	}
 	ck_assert(!mc_hint_holds(&h, mc_tag_word(7), A + top, 4));
-	ck_assert(mc_hint_make(top - 64, top - 1, mc_tag_word(7), &h));
+	e = (struct mc_entry){ .base = top - 64, .end = top - 1 };
+	ck_assert(mc_hint_of(&e, mc_tag_word(7), &h));
 	ck_assert(!mc_hint_holds(&h, mc_tag_word(7), top - 4, 4));
-	ck_assert(!mc_hint_make(top - 64, top, mc_tag_word(7), &h));
-	ck_assert(!mc_hint_make(~0ull - 64, ~0ull, mc_tag_word(7), &h));
+	e.end = top;
+	ck_assert(!mc_hint_of(&e, mc_tag_word(7), &h));
+	e = (struct mc_entry){ .base = ~0ull - 64, .end = ~0ull };
+	ck_assert(!mc_hint_of(&e, mc_tag_word(7), &h));
+	e = (struct mc_entry){ .base = A, .end = A + 64,
+			       .flags = MC_ENTRY_NO_HINT };
+	ck_assert(!mc_hint_of(&e, mc_tag_word(7), &h));
 	ck_assert_uint_eq(mc_tag_word(65536), 0);
 	for (int i = 0; i < 32768; i++) { /* two changes each */
 		ck_assert_int_eq(mc_table_alloc(t, A, 64, MC_KIND_ALLOC), 0);
