@@ -104,35 +104,27 @@ static bool passed_through(struct symbolizer *sym, uintptr_t pc)
 	return name && sym_cuda_runtime(name, NULL);
 }
 
-/* The program's start: the C library's frames, then _start. */
-static bool startup(struct symbolizer *sym, uintptr_t pc)
-{
-	const char *name = sym_name(sym, pc);
-
-	return sym_role(sym, pc) == SYM_LIBC || !name || !strcmp(name, "_start");
-}
-
 static void put_words(struct mc_origins *o, const struct stack *s,
 		      char *buf, size_t n)
 {
 	uint32_t i = 0, shown = 0;
 	size_t at = 0;
 
-	/* a return address is the byte after its call; before libegpu's
-	 * first frame, the capture's own (a sanitizer's backtrace()) */
-	while (i < s->n && sym_role(o->sym, (uintptr_t)s->pc[i] - 1) != SYM_SELF)
+	/* before libegpu's first frame, the capture's own (a sanitizer's
+	 * backtrace()) */
+	while (i < s->n && sym_role(o->sym, sym_call_site(s->pc, i)) != SYM_SELF)
 		i++;
-	while (i < s->n && passed_through(o->sym, (uintptr_t)s->pc[i] - 1))
+	while (i < s->n && passed_through(o->sym, sym_call_site(s->pc, i)))
 		i++;
-	for (; i < s->n && shown < ORIGIN_SHOWN; i++, shown++) {
-		uintptr_t pc = (uintptr_t)s->pc[i] - 1;
+	for (; i < s->n && shown < ORIGIN_SHOWN && at < n; i++, shown++) {
+		uintptr_t pc = sym_call_site(s->pc, i);
+		const char *name = sym_name(o->sym, pc);
 
-		if (startup(o->sym, pc) || at >= n)
+		if (!name || sym_startup(o->sym, pc))
 			break;
 		at += (size_t)snprintf(buf + at, n - at, "%s%s",
 				       shown ? (shown == 1 ? " (from " : ", from ")
-					     : " made at ",
-				       sym_name(o->sym, pc));
+					     : " made at ", name);
 	}
 	if (shown > 1 && at < n)
 		at += (size_t)snprintf(buf + at, n - at, ")");

@@ -69,24 +69,6 @@ static const char *api_name(struct builder *b, const char *fn)
 	return clean;
 }
 
-/* The call instruction's address: a return address is the byte after. */
-static uintptr_t call_site(void *const *raw, uint32_t i)
-{
-	return (uintptr_t)raw[i] - 1;
-}
-
-/* Program and thread start: _start (in the program), then the C
- * library's __libc_start_main, start_thread, clone3. */
-static bool startup_frame(struct builder *b, uintptr_t site)
-{
-	const char *name;
-
-	if (sym_role(b->sym, site) == SYM_LIBC)
-		return true;
-	name = sym_name(b->sym, site);
-	return name && !strcmp(name, "_start");
-}
-
 /* The eval loop's C function (and its .cold part where it has one). */
 static bool eval_frame(const char *name)
 {
@@ -175,23 +157,23 @@ static int name_frames(struct builder *b, const struct call_chunk *k,
 	 * CUDA calls back); without one, the collector's frames.
 	 */
 	for (uint32_t k = 0; k < n; k++)
-		if (sym_role(b->sym, call_site(raw, k)) == SYM_CUDA)
+		if (sym_role(b->sym, sym_call_site(raw, k)) == SYM_CUDA)
 			i = k + 1;
 	if (!i)
-		while (i < n && sym_role(b->sym, call_site(raw, i)) == SYM_SELF)
+		while (i < n && sym_role(b->sym, sym_call_site(raw, i)) == SYM_SELF)
 			i++;
 	for (; i < n; i++) {
-		if (!(name = sym_name(b->sym, call_site(raw, i))))
+		if (!(name = sym_name(b->sym, sym_call_site(raw, i))))
 			return -1;
 		if (!sym_cuda_runtime(name, api))
 			break;
 	}
-	while (n > i && startup_frame(b, call_site(raw, n - 1)))
+	while (n > i && sym_startup(b->sym, sym_call_site(raw, n - 1)))
 		n--;
 	if (n - i > max)
 		n = i + max;
 	for (uint32_t f = n; f > i; f--) {
-		b->frames[out] = sym_name(b->sym, call_site(raw, f - 1));
+		b->frames[out] = sym_name(b->sym, sym_call_site(raw, f - 1));
 		if (!b->frames[out++])
 			return -1;
 	}

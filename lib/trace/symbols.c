@@ -235,6 +235,16 @@ bool sym_cuda_runtime(const char *name, const char *api)
 	return len >= 4 && has_prefix(id, "cu") && !strncmp(id, api, len);
 }
 
+bool sym_startup(struct symbolizer *s, uintptr_t addr)
+{
+	const char *name;
+
+	if (sym_role(s, addr) == SYM_LIBC)
+		return true;
+	name = sym_name(s, addr);
+	return name && !strcmp(name, "_start");
+}
+
 enum sym_role sym_role(struct symbolizer *s, uintptr_t addr)
 {
 	struct frame_sym *f = frame_of(s, addr);

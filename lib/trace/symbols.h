@@ -48,6 +48,13 @@ void ptrmap_free(struct ptrmap *m);
 /* Demangled @name interned in @p ("_Z..." names only; others as given). */
 const char *strpool_demangled(struct strpool *p, const char *name);
 
+/* The call instruction's address of return address @raw[@i]: the byte
+ * before it. */
+static inline uintptr_t sym_call_site(void *const *raw, uint32_t i)
+{
+	return (uintptr_t)raw[i] - 1;
+}
+
 /* symbols.c: return addresses to names, cached per address. */
 enum sym_role {
 	SYM_OTHER,
@@ -74,5 +81,8 @@ void sym_free(struct symbolizer *s);
  * cudaLaunchKernelExC); any cuFoo or cudaFoo where @api is NULL.
  */
 bool sym_cuda_runtime(const char *name, const char *api);
+/* Program and thread start: _start (in the program), then the C
+ * library's __libc_start_main, start_thread, clone3. */
+bool sym_startup(struct symbolizer *s, uintptr_t addr);
 
 #endif
