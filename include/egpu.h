@@ -850,9 +850,14 @@ struct egpu_mem_trace_opts {
 	/** (1u << EGPU_MEM_*) of the accesses recorded; 0: all */
 	uint32_t mem_kinds;
 	/** At most this many registers per thread in each traced kernel
-	 *  that sets no limit of its own (PTX .maxnreg), so that the
-	 *  runtime's call, which sets the count, costs no occupancy; the
-	 *  rest is spilled. 0: as ptxas sees fit */
+	 *  that sets no limit of its own (PTX .maxnreg); the rest is
+	 *  spilled. 0: the most that keep the kernel's occupancy untraced
+	 *  (its blocks per SM at its .maxntid or .reqntid, else its count
+	 *  rounded up to 8), the untraced count from the driver compiling
+	 *  the module as it came (once per instrumented module; no cap
+	 *  offline or with runtime_max_registers < 0; docs/events.md,
+	 *  "Registers: the plain kernel's occupancy").
+	 *  EGPU_MAX_REGISTERS_ANY: as ptxas sees fit */
 	uint32_t max_registers;
 	/** egpu_module_load() (and egpu_ptx_link()) compile the device
 	 *  runtime apart from a traced module's kernels, at most this many
@@ -863,6 +868,8 @@ struct egpu_mem_trace_opts {
 	int32_t runtime_max_registers;
 };
 #define egpu_mem_trace_opts__last_field runtime_max_registers
+/** egpu_mem_trace_opts.max_registers: no cap, ptxas decides. */
+#define EGPU_MAX_REGISTERS_ANY UINT32_MAX
 
 /**
  * Record the accesses @opts selects of every kernel that

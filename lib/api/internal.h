@@ -171,6 +171,14 @@ int module_load_instrumented(struct egpu_ctx *ctx, const char *ptx,
  * default); 0: not apart, one module.
  */
 unsigned mem_trace_runtime_regs(const struct egpu_ctx *ctx);
+/*
+ * Around instrumenting @ptx (NUL-terminated, kept until the end): traced
+ * kernels are capped at registers that keep their untraced occupancy,
+ * the untraced ones the driver's count for @ptx, compiled when a traced
+ * kernel first asks (egpu_mem_trace_opts.max_registers 0, online).
+ */
+void mem_trace_module_begin(struct egpu_ctx *ctx, const char *ptx);
+void mem_trace_module_end(struct egpu_ctx *ctx);
 void mem_trace_free(struct egpu_ctx *ctx);
 /* The handle GPU code reaches map @m by (translate.c): in GPU memory
  * (moved there now), or a placeholder for an offline context. */

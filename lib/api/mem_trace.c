@@ -11,9 +11,22 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "cuda/cu.h"
 #include "egpu/bpf_maps.h"
 #include "egpu/ctx.h"
 #include "maps/span_layout.h"
+
+/*
+ * The module being instrumented as it came, compiled by the driver the
+ * first time a traced kernel asks for its untraced registers
+ * (ptx_trace.plain_regs).
+ */
+struct plain_module {
+	struct egpu_ctx *ctx;
+	const char *ptx;
+	CUmodule mod;
+	bool tried;
+};
 
 struct mem_trace_state {
 	struct ptx_trace req;
@@ -22,6 +35,8 @@ struct mem_trace_state {
 	uint32_t mem_spaces;
 	uint32_t mem_kinds;
 	int32_t runtime_regs; /* egpu_mem_trace_opts.runtime_max_registers */
+	bool plain_caps;      /* caps from the untraced registers */
+	struct plain_module plain;
 };
 
 /* The device runtime's registers compiled apart, by default (docs/events.md,
@@ -61,8 +76,63 @@ int egpu_mem_trace_enable(egpu_ctx *ctx, egpu_map *ring,
 		.runtime_regs = OPTS_GET(opts, runtime_max_registers, 0),
 	};
 	t->req.max_registers = OPTS_GET(opts, max_registers, 0);
+	t->plain_caps = !t->req.max_registers;
+	if (t->req.max_registers == EGPU_MAX_REGISTERS_ANY)
+		t->req.max_registers = 0;
 	ctx->mem_trace = t;
 	return 0;
+}
+
+static uint32_t plain_regs(void *user, const char *name)
+{
+	struct plain_module *pm = user;
+	int regs = 0;
+
+	if (!pm->tried) {
+		pm->tried = true;
+		if (cu_module_load_ptx(pm->ptx, &pm->mod)) {
+			pm->mod = NULL;
+			log_msg(&pm->ctx->log, EGPU_LOG_WARN,
+				"traced kernels not capped at their untraced registers, compiling the module as it came failed: %s",
+				egpu_errmsg());
+		}
+	}
+	if (pm->mod && cu_func_regs(pm->mod, name, &regs))
+		regs = 0;
+	return regs > 0 ? (uint32_t)regs : 0;
+}
+
+void mem_trace_module_begin(struct egpu_ctx *ctx, const char *ptx)
+{
+	struct mem_trace_state *t = ctx->mem_trace;
+	int regs = 0, threads = 0;
+
+	if (!t || !t->plain_caps || ctx->offline ||
+	    !mem_trace_runtime_regs(ctx) ||
+	    cu_device_attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+			   &regs) ||
+	    cu_device_attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+			   &threads))
+		return;
+	t->plain = (struct plain_module){ .ctx = ctx, .ptx = ptx };
+	t->req.plain_regs = plain_regs;
+	t->req.plain_user = &t->plain;
+	t->req.sm_regs = (uint32_t)regs;
+	t->req.sm_threads = (uint32_t)threads;
+	t->req.reg_floor = mem_trace_runtime_regs(ctx);
+}
+
+void mem_trace_module_end(struct egpu_ctx *ctx)
+{
+	struct mem_trace_state *t = ctx->mem_trace;
+
+	if (!t || !t->req.plain_regs)
+		return;
+	if (t->plain.mod)
+		cu()->cuModuleUnload(t->plain.mod);
+	t->plain = (struct plain_module){ 0 };
+	t->req.plain_regs = NULL;
+	t->req.plain_user = NULL;
 }
 
 /*

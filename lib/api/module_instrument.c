@@ -289,9 +289,11 @@ int egpu_instrument_ptx(egpu_ctx *ctx, const char *ptx, size_t len,
 		memcheck_modules(ctx, &ps.mods[ps.nprog + ps.nruntime], &nmc);
 		ps.nruntime += nmc;
 		ptx_report_free(&ctx->last);
+		mem_trace_module_begin(ctx, text);
 		err = ptx_instrument_num(text, len, ps.reqs, ps.nreq, ps.mods,
 					 ps.nprog + ps.nruntime, &kn.num, &sb,
 					 &ctx->last);
+		mem_trace_module_end(ctx);
 	}
 	if (!err)
 		err = fill_report(ctx, report, ps.nprog,

@@ -23,8 +23,10 @@ static int link_split(const char *ptx, unsigned regs, const struct cu_jit *jit,
 	sb_init(&app);
 	sb_init(&rt);
 	err = ptx_split_runtime(ptx, strlen(ptx), &app, &rt);
-	if (!err)
+	if (!err) {
+		ptx_trace_caps_lower(app.buf, cu_jit_max_regs(jit));
 		err = cu_ctx_current(&cur);
+	}
 	if (!err)
 		err = cu_link_ptx(app.buf, rt.buf, regs, jit, cubin, size);
 	sb_free(&app);

@@ -123,6 +123,8 @@ struct cu_jit {
 	const CUjit_option *keys;
 	void *const *vals;
 };
+/* @jit's CU_JIT_MAX_REGISTERS (@jit may be NULL), 0: none. */
+unsigned cu_jit_max_regs(const struct cu_jit *jit);
 /*
  * The PTX modules @app and @rt linked by the driver's JIT linker in the
  * current context (cu_link.c), @rt compiled with at most @rt_regs
@@ -142,7 +144,11 @@ int cu_alloc_stable(CUdeviceptr *p, size_t len);
 void cu_free_stable(CUdeviceptr p);
 /* "sm_XY" of the current context's device into @buf. */
 int cu_device_sm(char *buf, size_t len);
+/* Attribute @attr of the current context's device. */
+int cu_device_attr(CUdevice_attribute attr, int *value);
 /* The current context's device's SM count. */
 int cu_device_sm_count(int *count);
+/* The registers a thread of kernel @name of @mod takes. */
+int cu_func_regs(CUmodule mod, const char *name, int *regs);
 
 #endif

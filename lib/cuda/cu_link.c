@@ -32,14 +32,13 @@ static int link_opts_make(struct link_opts *o, const struct cu_jit *jit,
 	o->vals = calloc(n + OWN_OPTS, sizeof(*o->vals));
 	if (!o->keys || !o->vals)
 		return err_set(EGPU_ENOMEM, "linking: out of memory");
+	o->max_regs = cu_jit_max_regs(jit);
 	for (unsigned i = 0; i < n; i++) {
 		CUjit_option k = jit->keys[i];
 
 		if (k == CU_JIT_ERROR_LOG_BUFFER ||
 		    k == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
 			continue;
-		if (k == CU_JIT_MAX_REGISTERS)
-			o->max_regs = (unsigned)(uintptr_t)jit->vals[i];
 		o->keys[o->n] = k;
 		o->vals[o->n++] = jit->vals[i];
 	}
@@ -48,6 +47,16 @@ static int link_opts_make(struct link_opts *o, const struct cu_jit *jit,
 	o->keys[o->n] = CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
 	o->vals[o->n++] = (void *)(uintptr_t)LOG_SIZE;
 	return 0;
+}
+
+unsigned cu_jit_max_regs(const struct cu_jit *jit)
+{
+	unsigned max = 0;
+
+	for (unsigned i = 0; jit && i < jit->n; i++)
+		if (jit->keys[i] == CU_JIT_MAX_REGISTERS)
+			max = (unsigned)(uintptr_t)jit->vals[i];
+	return max;
 }
 
 /* The failure of @what, with the JIT's log when it wrote one. */

@@ -184,20 +184,39 @@ int cu_device_sm(char *buf, size_t len)
 	return err;
 }
 
-int cu_device_sm_count(int *count)
+int cu_device_attr(CUdevice_attribute attr, int *value)
 {
 	CUcontext ctx;
 	CUdevice dev;
 	int err;
 
-	*count = 0;
+	*value = 0;
 	err = cu_ctx_current(&ctx);
 	if (!err)
 		err = cu_check(driver.cuCtxGetDevice(&dev), "cuCtxGetDevice");
 	if (!err)
-		err = cu_check(driver.cuDeviceGetAttribute(count,
-				CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+		err = cu_check(driver.cuDeviceGetAttribute(value, attr, dev),
 			       "cuDeviceGetAttribute");
+	return err;
+}
+
+int cu_device_sm_count(int *count)
+{
+	return cu_device_attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, count);
+}
+
+int cu_func_regs(CUmodule mod, const char *name, int *regs)
+{
+	CUfunction f;
+	int err;
+
+	*regs = 0;
+	err = cu_check(driver.cuModuleGetFunction(&f, mod, name),
+		       "cuModuleGetFunction");
+	if (!err)
+		err = cu_check(driver.cuFuncGetAttribute(regs,
+				CU_FUNC_ATTRIBUTE_NUM_REGS, f),
+			       "cuFuncGetAttribute");
 	return err;
 }
 

@@ -246,6 +246,13 @@ int tr_emit_kernel(const struct ptx_module *m, uint32_t item,
 		   const char *prefix, const struct ptx_trace *tr, bool calls,
 		   struct edits *e);
 
+/*
+ * .maxnreg before traced kernel @item's body, unless it sets one: the
+ * cap ptx_trace.max_registers or .plain_regs gives (trace_regs.c).
+ */
+int tr_cap_registers(const struct ptx_module *m, uint32_t item,
+		     const struct ptx_trace *tr, struct edits *e);
+
 /* What instruction @st does to a lossless trace's open span (trace_wait.c). */
 enum tr_wait {
 	TR_NO_WAIT,

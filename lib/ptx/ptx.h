@@ -101,8 +101,20 @@ struct ptx_trace {
 	bool sys_fence;
 	uint32_t span_flags;
 	uint32_t hdr_size;
-	/* .maxnreg for each traced kernel that sets none; 0: ptxas decides */
+	/*
+	 * .maxnreg for each traced kernel that sets none. @max_registers
+	 * where not 0; else, where @plain_regs knows the kernel, the count
+	 * the untraced kernel takes made a cap that costs no occupancy
+	 * (ptx_trace_reg_cap); else none, ptxas decides.
+	 */
 	uint32_t max_registers;
+	/* Registers a thread of kernel @name (mangled) takes untraced, 0 not
+	 * known; called once per traced kernel. */
+	uint32_t (*plain_regs)(void *user, const char *name);
+	void *plain_user;
+	uint32_t sm_regs;    /* registers of an SM, for @plain_regs' caps */
+	uint32_t sm_threads; /* threads an SM holds */
+	uint32_t reg_floor;  /* no cap below: the device runtime's count */
 	/*
 	 * The leader's claim of a span inline (trace_site.c): the ring's
 	 * shards as its struct dev_ring lays them out, folded. @shards 0:
@@ -144,6 +156,27 @@ struct ptx_trace {
 	 * for other threads and before its warp splits (trace_wait.c). */
 	bool lossless;
 };
+
+/*
+ * The register cap of a traced kernel whose untraced form takes @plain
+ * registers a thread: the most registers at which an SM still holds as
+ * many of its blocks as at @plain, so that the trace's registers cost no
+ * occupancy (docs/events.md, "Registers: the plain kernel's occupancy").
+ * Blocks of @threads threads (the kernel's .maxntid or .reqntid); 0, not
+ * declared: any size, so only @plain's allocation granule (8 registers)
+ * is sure to keep every size's occupancy. At least @floor (what the
+ * device runtime the kernel calls takes), at most 255.
+ */
+uint32_t ptx_trace_reg_cap(uint32_t plain, uint32_t threads,
+			   uint32_t sm_regs, uint32_t sm_threads,
+			   uint32_t floor);
+
+/*
+ * The caps the trace put on kernels of instrumented @ptx lowered to @max
+ * in place (0: none), where an application's JIT option limits registers
+ * to fewer: a .maxnreg would otherwise win over it.
+ */
+void ptx_trace_caps_lower(char *ptx, uint32_t max);
 
 /* egpu memcheck's check (ptx_attach.memcheck). */
 struct ptx_memcheck {

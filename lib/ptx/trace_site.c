@@ -649,26 +649,6 @@ static int flush_before_call(const struct ptx_module *m, uint32_t item,
 	return 0;
 }
 
-/*
- * .maxnreg @n before the kernel's body, unless a directive between its
- * parameters and body sets a limit already.
- */
-static int cap_registers(const struct ptx_module *m, const struct ptx_func *f,
-			 uint32_t n, struct edits *e)
-{
-	struct strbuf *sb;
-	uint32_t t = f->body;
-
-	while (t-- > 0 && !tok_is(m, t, ")"))
-		if (tok_is(m, t, ".maxnreg"))
-			return 0;
-	sb = edit_at(e, m->toks[f->body].off, 0);
-	if (!sb)
-		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
-	sb_printf(sb, ".maxnreg %u // egpu trace\n", n);
-	return 0;
-}
-
 int tr_emit_kernel(const struct ptx_module *m, uint32_t item,
 		   const char *prefix, const struct ptx_trace *tr, bool calls,
 		   struct edits *e)
@@ -680,8 +660,7 @@ int tr_emit_kernel(const struct ptx_module *m, uint32_t item,
 	if (!sb)
 		return err_set(EGPU_ENOMEM, "PTX: out of memory for edits");
 	emit_entry(sb, prefix);
-	if (tr->max_registers)
-		err = cap_registers(m, f, tr->max_registers, e);
+	err = tr_cap_registers(m, item, tr, e);
 	for (uint32_t i = 0; i < f->nstmts && !err; i++) {
 		const struct ptx_stmt *st = &f->stmts[i];
 

@@ -6,7 +6,8 @@
  * fewer registers than the same module loaded as one program
  * (runtime_max_registers < 0; statically 32 and 48 against 76 and 64),
  * and the application's JIT options reach the linker (its register
- * limit binds kernels and runtime, its info log is written). Exits 77
+ * limit binds kernels and runtime, its info log is written); by default
+ * a traced kernel keeps its untraced blocks per SM. Exits 77
  * without a GPU. The traces of such modules are checked by span_gpu_trace
  * (egpu_module_load links them by default).
  */
@@ -38,12 +39,18 @@ static void teardown(void)
 	egpu_ctx_free(ctx);
 }
 
-static void trace(int32_t runtime_regs)
+static void trace_capped(int32_t runtime_regs, uint32_t max_registers)
 {
-	EGPU_OPTS(egpu_mem_trace_opts, o, .runtime_max_registers = runtime_regs);
+	EGPU_OPTS(egpu_mem_trace_opts, o, .runtime_max_registers = runtime_regs,
+		  .max_registers = max_registers);
 
 	ck_assert_msg(!egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "strace"), &o),
 		      "%s", egpu_errmsg());
+}
+
+static void trace(int32_t runtime_regs)
+{
+	trace_capped(runtime_regs, 0);
 }
 
 static int kernel_regs(CUmodule mod, const char *kernel)
@@ -86,6 +93,61 @@ START_TEST(fewer_registers)
 		       kernels[i], apart, whole);
 		ck_assert_int_lt(apart, whole);
 	}
+}
+END_TEST
+
+/* Blocks of @threads an SM holds at @regs a thread, by registers and
+ * threads alone (the CUDA occupancy calculator's rule). */
+static int sm_blocks(int regs, int threads)
+{
+	int sm_regs, sm_threads, by_regs;
+
+	ck_assert_int_eq(cu_device_attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+					&sm_regs), 0);
+	ck_assert_int_eq(cu_device_attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+					&sm_threads), 0);
+	by_regs = sm_regs / ((regs + 7) / 8 * 8 * threads);
+	return by_regs < sm_threads / threads ? by_regs : sm_threads / threads;
+}
+
+/*
+ * By default a traced kernel keeps its untraced blocks per SM: SGEMM's
+ * 1,024-thread blocks (its .maxntid) two to an SM at its 32 registers,
+ * where ptxas left free (EGPU_MAX_REGISTERS_ANY) took 48 and one block
+ * on the H200 (printed).
+ */
+START_TEST(untraced_occupancy)
+{
+	static const struct { const char *name; int threads; } k[] = {
+		{ "vecadd", 256 }, { "sgemm_tiled", 1024 },
+	};
+	size_t len;
+	char *ptx = tu_read_file(WORKLOADS, &len);
+	CUmodule plain, capped, free_;
+
+	CK_CU(cu()->cuModuleLoadDataEx(&plain, ptx, 0, NULL, NULL));
+	trace(0);
+	ck_assert_msg(!egpu_module_load(ctx, &capped, ptx, len), "%s", egpu_errmsg());
+	trace_capped(0, EGPU_MAX_REGISTERS_ANY);
+	ck_assert_msg(!egpu_module_load(ctx, &free_, ptx, len), "%s", egpu_errmsg());
+	for (size_t i = 0; i < 2; i++) {
+		int p = kernel_regs(plain, k[i].name);
+		int c = kernel_regs(capped, k[i].name);
+		int f = kernel_regs(free_, k[i].name);
+
+		printf("%s: %d registers untraced, %d traced (%d blocks of %d a SM, as untraced %d), %d left to ptxas (%d blocks)\n",
+		       k[i].name, p, c, sm_blocks(c, k[i].threads), k[i].threads,
+		       sm_blocks(p, k[i].threads), f, sm_blocks(f, k[i].threads));
+		ck_assert_int_eq(sm_blocks(c, k[i].threads),
+				 sm_blocks(p, k[i].threads));
+	}
+	/* no cap: never fewer registers than capped */
+	ck_assert_int_ge(kernel_regs(free_, "sgemm_tiled"),
+			 kernel_regs(capped, "sgemm_tiled"));
+	CK_CU(cu()->cuModuleUnload(plain));
+	CK_CU(cu()->cuModuleUnload(capped));
+	CK_CU(cu()->cuModuleUnload(free_));
+	free(ptx);
 }
 END_TEST
 
@@ -132,6 +194,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, fewer_registers);
+	tcase_add_test(tc, untraced_occupancy);
 	tcase_add_test(tc, application_jit_options);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, false); /* CUDA does not survive the fork */
