@@ -869,7 +869,7 @@ struct egpu_mem_trace_opts {
 };
 #define egpu_mem_trace_opts__last_field runtime_max_registers
 /** egpu_mem_trace_opts.max_registers: no cap, ptxas decides. */
-#define EGPU_MAX_REGISTERS_ANY UINT32_MAX
+#define EGPU_MAX_REGISTERS_ANY 0xffffffffu /* UINT32_MAX */
 
 /**
  * Record the accesses @opts selects of every kernel that

@@ -127,6 +127,16 @@ static int memcheck_opts_from(PyObject *d, struct egpu_memcheck_new_opts *o)
 	return 0;
 }
 
+static int mem_trace_opts_from(PyObject *d, struct egpu_mem_trace_opts *o)
+{
+	static char *kw[] = { "kernel", "mem_spaces", "mem_kinds", "max_registers",
+			      "runtime_max_registers", NULL };
+
+	return OPTS_PARSE(d, "zIIIi", kw, &o->kernel, &o->mem_spaces,
+			  &o->mem_kinds, &o->max_registers,
+			  &o->runtime_max_registers) ? 0 : -1;
+}
+
 static int load_opts_from(PyObject *d, struct egpu_load_opts *o)
 {
 	static char *kw[] = { "name", "helpers", "strict", NULL };
@@ -406,6 +416,7 @@ static PyObject *append_text(PyObject *result, const char *s, size_t n)
 %opts_typemap(egpu_trace_opts, trace_opts_from)
 %opts_typemap(egpu_attach_opts, attach_opts_from)
 %opts_typemap(egpu_memcheck_new_opts, memcheck_opts_from)
+%opts_typemap(egpu_mem_trace_opts, mem_trace_opts_from)
 
 /*
  * A NULL handle raises with @code. The C API reports no code for NULL

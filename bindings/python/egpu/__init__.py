@@ -228,6 +228,7 @@ class Context:
         self._on_print = None  # likewise
         self._helpers = []  # registered callables: alive as long as the C context
         self._objects = []
+        self._mem_trace_ring = None  # mem_trace()'s ring, kept open
         self._h = _c.egpu_ctx_new(dict(sm=sm, offline=offline,
                                        thread_slots=thread_slots, log=log,
                                        log_level=log_level,
@@ -296,6 +297,35 @@ class Context:
         bytes). Returns (instrumented PTX, Report)."""
         out, report = _c.egpu_instrument_ptx(self._live(), ptx)
         return out, Report._from_dict(report)
+
+    def mem_trace(self, ring, kernel=None, spaces=None, kinds=None,
+                  max_registers=None, runtime_max_registers=0):
+        """Record every memory access of the kernels matching ``kernel``
+        (as Program.attach names them; None: every kernel) in the spans of
+        ``ring``, a ring map of an object of this context that stays open,
+        in every module instrument() or module_load() handles from now on:
+        the splicer's trace mode, no probe program (docs/events.md). The
+        accesses of the state ``spaces`` (names of MEM_SPACES; None:
+        "global") and ``kinds`` (names of MEM_KINDS; None: all). Each
+        traced kernel keeps the registers that hold its untraced occupancy
+        (``max_registers`` None), at most ``max_registers``, or as many as
+        ptxas takes ("any"); ``runtime_max_registers`` is the device
+        runtime's when module_load() compiles it apart (0: 32; negative:
+        one module). Decode the ring's records with decode_spans()."""
+        if max_registers == "any":
+            max_registers = _c.EGPU_MAX_REGISTERS_ANY
+        elif max_registers is None:
+            max_registers = 0
+        elif not isinstance(max_registers, int) or not 0 < max_registers < 256:
+            raise InvalidArgument(f"max_registers {max_registers!r}: expected "
+                                  "None, \"any\" or 1 to 255")
+        opts = dict(kernel=kernel,
+                    mem_spaces=_mask(spaces, _SPACES, "memory space"),
+                    mem_kinds=_mask(kinds, _MEM_KINDS, "memory access kind"),
+                    max_registers=max_registers,
+                    runtime_max_registers=runtime_max_registers)
+        _c.egpu_mem_trace_enable(self._live(), ring._handle(), opts)
+        self._mem_trace_ring = ring
 
     def module_load(self, image):
         """Instrument PTX ``image`` and load it into the current CUDA context

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Memory probes offline: spaces and kinds chosen by name, the report's
-memory sites, and the clock calibration refused without a GPU."""
+memory sites, and the clock calibration refused without a GPU; the
+splicer's trace mode (Context.mem_trace) and its options."""
 
 import pytest
 
@@ -107,3 +108,53 @@ def test_gpu_to_host_subtracts_the_offset_and_clamps():
     assert late.gpu_to_host(2**64 - 10) == 2**64 - 1
     with pytest.raises(egpu.InvalidArgument, match="unsigned 64-bit"):
         clk.gpu_to_host(-1)
+
+
+def test_mem_trace_records_every_global_access(ctx, events_path, kernels_ptx,
+                                               tmp_path):
+    """The splicer's trace mode: no probe program, every global access of
+    every kernel written into the ring's spans, ptxas happy."""
+    obj = ctx.load(events_path)
+    plain, _ = ctx.instrument(kernels_ptx)
+    assert "// egpu trace" not in plain
+    ctx.mem_trace(obj.maps["events"])
+    out, report = ctx.instrument(kernels_ptx)
+    assert out.count("// egpu trace\n") == len(report.mem_sites) > 0
+    assert {s.space for s in report.mem_sites} == {"global"}
+    assert ".maxnreg" not in out  # offline: no untraced count to keep
+    assemble(out, tmp_path)
+
+
+def test_mem_trace_options(ctx, events_path, kernels_ptx):
+    obj = ctx.load(events_path)
+    ctx.mem_trace(obj.maps["events"], kernel="nothing_like_it")
+    out, report = ctx.instrument(kernels_ptx)
+    assert "// egpu trace" not in out
+    ctx.mem_trace(obj.maps["events"], kinds="store", max_registers=40)
+    out, report = ctx.instrument(kernels_ptx)
+    assert {s.kind for s in report.mem_sites} == {"store"}
+    assert ".maxnreg 40 // egpu trace\n" in out
+    ctx.mem_trace(obj.maps["events"], max_registers="any")
+    out, _ = ctx.instrument(kernels_ptx)
+    assert ".maxnreg" not in out
+
+
+@pytest.mark.parametrize("kw, error, match", [
+    (dict(max_registers=300), egpu.InvalidArgument, "max_registers 300"),
+    (dict(max_registers="many"), egpu.InvalidArgument, "max_registers 'many'"),
+    (dict(spaces="nowhere"), egpu.InvalidArgument, "memory space 'nowhere'"),
+])
+def test_mem_trace_bad_options_raise(ctx, events_path, kw, error, match):
+    obj = ctx.load(events_path)
+    with pytest.raises(error, match=match):
+        ctx.mem_trace(obj.maps["events"], **kw)
+
+
+def test_mem_trace_needs_a_ring_of_the_context(ctx, events_path):
+    obj = ctx.load(events_path)
+    with pytest.raises(egpu.InvalidArgument, match="'plain' is not a ring map"):
+        ctx.mem_trace(obj.maps["plain"])
+    with egpu.Context(offline=True) as other:
+        theirs = other.load(events_path)
+        with pytest.raises(egpu.InvalidArgument, match="not a ring map of this context"):
+            ctx.mem_trace(theirs.maps["events"])
