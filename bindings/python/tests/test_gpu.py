@@ -39,6 +39,22 @@ def check_counts(obj, x, n):
     assert int(cp.asnumpy(per_sm[0]).sum()) == THREADS
 
 
+def loaded_add_one(ctx, kernels_ptx, n):
+    """add_one of ``kernels_ptx`` loaded by ctx.module_load and run on
+    THREADS threads over n floats of THREADS zeros: (x, n)."""
+    cp = pytest.importorskip("cupy")
+    mod = ctx.module_load(kernels_ptx)
+    func = cp.cuda.driver.moduleGetFunction(mod, "add_one")
+    x = cp.zeros(THREADS, dtype=cp.float32)
+    ptr, count = ctypes.c_void_p(x.data.ptr), ctypes.c_int(n)
+    params = (ctypes.c_void_p * 2)(ctypes.addressof(ptr), ctypes.addressof(count))
+    cp.cuda.driver.launchKernel(func, THREADS // BLOCK, 1, 1, BLOCK, 1, 1, 0, 0,
+                                ctypes.addressof(params), 0)
+    cp.cuda.Device(0).synchronize()
+    cp.cuda.driver.moduleUnload(mod)
+    return x, n
+
+
 def test_cupy_raw_module_runs_instrumented_ptx(gpu_obj, kernels_ptx, tmp_path):
     cp = pytest.importorskip("cupy")
     ctx, obj = gpu_obj
@@ -59,17 +75,8 @@ def test_module_load_gives_a_cuda_module(gpu_obj, kernels_ptx):
     cp = pytest.importorskip("cupy")
     ctx, obj = gpu_obj
     cp.cuda.Device(0).use()
-    mod = ctx.module_load(kernels_ptx)
-    func = cp.cuda.driver.moduleGetFunction(mod, "add_one")
-    x = cp.zeros(THREADS, dtype=cp.float32)
-    n = THREADS - 1
-    ptr, count = ctypes.c_void_p(x.data.ptr), ctypes.c_int(n)
-    params = (ctypes.c_void_p * 2)(ctypes.addressof(ptr), ctypes.addressof(count))
-    cp.cuda.driver.launchKernel(func, THREADS // BLOCK, 1, 1, BLOCK, 1, 1, 0, 0,
-                                ctypes.addressof(params), 0)
-    cp.cuda.Device(0).synchronize()
+    x, n = loaded_add_one(ctx, kernels_ptx, THREADS - 1)
     check_counts(obj, x, n)
-    cp.cuda.driver.moduleUnload(mod)
 
 
 def test_direct_gpu_run_matches_cpu(probes_path):
@@ -119,3 +126,31 @@ def test_clock_calibration():
         assert before <= clk.host_ns <= time.monotonic_ns()
         assert clk.gpu_to_host(clk.host_ns + clk.offset_ns) == clk.host_ns
         assert ctx.clock() == clk
+
+
+def test_mem_trace_every_address(events_path, kernels_ptx):
+    """The splicer's trace mode from Python, end to end (Context.mem_trace,
+    module_load, RingBuffer chunks, decode_spans): every global load and
+    store of add_one arrives once, at the address its thread used, the
+    load before the store."""
+    np = pytest.importorskip("numpy")
+    cp = pytest.importorskip("cupy")
+    cp.cuda.Device(0).use()
+    with egpu.Context() as ctx:
+        obj = ctx.load(events_path)
+        ctx.mem_trace(obj.maps["events"])
+        x, n = loaded_add_one(ctx, kernels_ptx, THREADS - 24)
+        assert int((x == 1).sum()) == n
+        rb = egpu.RingBuffer(obj.maps["events"], chunks=True)
+        acc = np.concatenate([egpu.decode_spans(c) for c in rb.read()])
+        rb.close()
+    thread = acc["block"].astype(np.int64) * BLOCK + acc["warp"] * 32 + acc["lane"]
+    assert (acc["addr"] == x.data.ptr + 4 * thread).all()
+    assert (acc["size"] == 4).all()
+    for kind in ("load", "store"):
+        mine = np.sort(thread[acc["kind"] == egpu.MEM_KINDS[kind]])
+        assert (mine == np.arange(n)).all(), kind
+    order = np.lexsort((np.arange(len(acc)), thread))  # each thread's, in arrival order
+    kinds = acc["kind"][order].reshape(n, 2)
+    assert (kinds[:, 0] == egpu.MEM_KINDS["load"]).all()
+    assert (kinds[:, 1] == egpu.MEM_KINDS["store"]).all()
