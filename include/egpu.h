@@ -856,7 +856,10 @@ struct egpu_mem_trace_opts {
 	 *  rounded up to 8), the untraced count from the driver compiling
 	 *  the module as it came (once per instrumented module; no cap
 	 *  offline or with runtime_max_registers < 0; docs/events.md,
-	 *  "Registers: the plain kernel's occupancy").
+	 *  "Registers: the plain kernel's occupancy"). A cap is a .maxnreg
+	 *  in the instrumented text and wins over a JIT option's register
+	 *  limit: egpu_ptx_link() lowers caps to its CU_JIT_MAX_REGISTERS;
+	 *  a text loaded otherwise keeps them.
 	 *  EGPU_MAX_REGISTERS_ANY: as ptxas sees fit */
 	uint32_t max_registers;
 	/** egpu_module_load() (and egpu_ptx_link()) compile the device
