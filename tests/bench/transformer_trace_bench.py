@@ -76,7 +76,7 @@ def main():
                     continue
                 ms, spans, nbytes = drain.replay(graph)
                 times[name].append(ms)
-                traced[name] = (spans, nbytes, drain.rb.drops())
+                traced[name] = (spans, nbytes, drain.rb.drops)
     card = torch.cuda.get_device_name()
     base = statistics.median(times["plain"])
     print(f"GPU: {card}; forward of {tb.LAYERS} layers, d {tb.D}, seq {tb.SEQ}, "
