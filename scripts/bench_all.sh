@@ -16,7 +16,8 @@
 # "GPU, 64 MiB, lossless" rows are "16 B per thread, lossless, delivered":
 # 0 dropped, "delivered" GB/s) and host lookups
 # (lookup_bench), and the probe cost on a torch.compile'd transformer
-# (transformer_bench.py; skipped with a message without PyTorch/Triton).
+# (transformer_bench.py) and its complete trace (transformer_trace_bench.py;
+# both skipped with a message without PyTorch/Triton).
 #
 #   scripts/bench_all.sh [BUILD_DIR] [RUNS]
 set -euo pipefail
@@ -46,3 +47,7 @@ echo
 echo "## Probes on a torch.compile'd transformer (transformer_bench.py $build/tests/bench $runs)"
 python3 "$here/../tests/bench/transformer_bench.py" "$bench" "$runs" ||
 	echo "**transformer_bench FAILED** (exit $?): outputs differ or no probe ran"
+echo
+echo "## The complete trace of a torch.compile'd transformer (transformer_trace_bench.py $build/tests/bench $runs)"
+python3 "$here/../tests/bench/transformer_trace_bench.py" "$bench" "$runs" ||
+	echo "**transformer_trace_bench FAILED** (exit $?): outputs differ, nothing traced or records dropped"
