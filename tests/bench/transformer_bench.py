@@ -90,14 +90,38 @@ def time_ms(graph):
     return start.elapsed_time(end)
 
 
-def main():
-    bench = sys.argv[1]
-    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+def model_and_input():
+    """The model and its input, the same in every run."""
     torch.manual_seed(0)
     # The same kernels in every compile: no choice by timing (docs/frameworks.md).
     torch._inductor.config.triton.autotune_pointwise = False
     model = Model().cuda().to(torch.bfloat16).eval()
     x = torch.randn(BATCH, SEQ, D, device="cuda", dtype=torch.bfloat16)
+    return model, x
+
+
+def interleaved(names, runs, replay):
+    """{name: [ms]}: replay(i) of each variant in turn, RUNS rounds (at
+    least 20), each round starting one variant further on."""
+    times = {name: [] for name in names}
+    for r in range(max(runs, 20)):
+        for i in [(r + k) % len(names) for k in range(len(names))]:
+            times[names[i]].append(replay(i))
+    return times
+
+
+def heading(times):
+    """Prints the card and the run's shape; the plain forward's median."""
+    card = torch.cuda.get_device_name()
+    print(f"GPU: {card}; forward of {LAYERS} layers, d {D}, seq {SEQ}, "
+          f"batch {BATCH}, bf16; median of {len(times['plain'])} interleaved runs")
+    return statistics.median(times["plain"])
+
+
+def main():
+    bench = sys.argv[1]
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+    model, x = model_and_input()
     variants, keep = [], []
     with torch.no_grad():
         variants.append(("plain",) + capture(model, x)[1:])
@@ -110,15 +134,9 @@ def main():
                 fn, graph, out = capture(model, x)
             keep.append((ctx, obj, inst, fn))  # kernels and maps stay alive
             variants.append((name, graph, out))
-        times = {name: [] for name, _, _ in variants}
-        for r in range(max(runs, 20)):
-            turn = variants[r % len(variants):] + variants[:r % len(variants)]
-            for name, graph, _ in turn:
-                times[name].append(time_ms(graph))
-    card = torch.cuda.get_device_name()
-    base = statistics.median(times["plain"])
-    print(f"GPU: {card}; forward of {LAYERS} layers, d {D}, seq {SEQ}, "
-          f"batch {BATCH}, bf16; median of {len(times['plain'])} interleaved runs")
+        times = interleaved([v[0] for v in variants], runs,
+                            lambda i: time_ms(variants[i][1]))
+    base = heading(times)
     print("| variant | forward ms | vs plain | outputs |")
     print("|---|---|---|---|")
     ok = True

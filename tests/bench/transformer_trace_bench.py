@@ -48,10 +48,7 @@ class Drain:
 def main():
     bench = sys.argv[1]
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 20
-    torch.manual_seed(0)
-    torch._inductor.config.triton.autotune_pointwise = False
-    model = tb.Model().cuda().to(torch.bfloat16).eval()
-    x = torch.randn(tb.BATCH, tb.SEQ, tb.D, device="cuda", dtype=torch.bfloat16)
+    model, x = tb.model_and_input()
     variants, keep = [], []
     with torch.no_grad():
         variants.append(("plain",) + tb.capture(model, x)[1:] + (None,))
@@ -66,21 +63,18 @@ def main():
             drain.rb.consume()  # what the compile's runs wrote
             keep.append((ctx, obj, inst, fn))
             variants.append((name, graph, out, drain))
-        times = {v[0]: [] for v in variants}
         traced = {}
-        for r in range(max(runs, 20)):
-            turn = variants[r % len(variants):] + variants[:r % len(variants)]
-            for name, graph, _, drain in turn:
-                if drain is None:
-                    times[name].append(tb.time_ms(graph))
-                    continue
-                ms, spans, nbytes = drain.replay(graph)
-                times[name].append(ms)
-                traced[name] = (spans, nbytes, drain.rb.drops)
-    card = torch.cuda.get_device_name()
-    base = statistics.median(times["plain"])
-    print(f"GPU: {card}; forward of {tb.LAYERS} layers, d {tb.D}, seq {tb.SEQ}, "
-          f"batch {tb.BATCH}, bf16; median of {len(times['plain'])} interleaved runs")
+
+        def replay(i):
+            name, graph, _, drain = variants[i]
+            if drain is None:
+                return tb.time_ms(graph)
+            ms, spans, nbytes = drain.replay(graph)
+            traced[name] = (spans, nbytes, drain.rb.drops)
+            return ms
+
+        times = tb.interleaved([v[0] for v in variants], runs, replay)
+    base = tb.heading(times)
     print("| variant | forward ms | vs plain | spans a forward | MB a forward | dropped | outputs |")
     print("|---|---|---|---|---|---|---|")
     ok = True
