@@ -105,10 +105,10 @@ static uint32_t plain_regs(void *user, const char *name)
 void mem_trace_module_begin(struct egpu_ctx *ctx, const char *ptx)
 {
 	struct mem_trace_state *t = ctx->mem_trace;
+	unsigned floor = mem_trace_runtime_regs(ctx);
 	int regs = 0, threads = 0;
 
-	if (!t || !t->plain_caps || ctx->offline ||
-	    !mem_trace_runtime_regs(ctx) ||
+	if (!t || !t->plain_caps || ctx->offline || !floor ||
 	    cu_device_attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
 			   &regs) ||
 	    cu_device_attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
@@ -119,7 +119,7 @@ void mem_trace_module_begin(struct egpu_ctx *ctx, const char *ptx)
 	t->req.plain_user = &t->plain;
 	t->req.sm_regs = (uint32_t)regs;
 	t->req.sm_threads = (uint32_t)threads;
-	t->req.reg_floor = mem_trace_runtime_regs(ctx);
+	t->req.reg_floor = floor;
 }
 
 void mem_trace_module_end(struct egpu_ctx *ctx)

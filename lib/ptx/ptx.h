@@ -157,6 +157,9 @@ struct ptx_trace {
 	bool lossless;
 };
 
+/* The most registers a thread may have (a .maxnreg's bound). */
+#define PTX_REGS_MAX 255
+
 /*
  * The register cap of a traced kernel whose untraced form takes @plain
  * registers a thread: the most registers at which an SM still holds as
@@ -165,7 +168,7 @@ struct ptx_trace {
  * Blocks of @threads threads (the kernel's .maxntid or .reqntid); 0, not
  * declared: any size, so only @plain's allocation granule (8 registers)
  * is sure to keep every size's occupancy. At least @floor (what the
- * device runtime the kernel calls takes), at most 255.
+ * device runtime the kernel calls takes), at most PTX_REGS_MAX.
  */
 uint32_t ptx_trace_reg_cap(uint32_t plain, uint32_t threads,
 			   uint32_t sm_regs, uint32_t sm_threads,

@@ -22,7 +22,6 @@
 
 /* Registers are allocated to a warp in units of 256: 8 a thread. */
 #define REG_GRANULE 8
-#define REGS_MAX 255
 
 static uint32_t granules(uint32_t regs)
 {
@@ -49,50 +48,49 @@ uint32_t ptx_trace_reg_cap(uint32_t plain, uint32_t threads,
 	if (threads && sm_regs && sm_threads) {
 		uint32_t blocks = blocks_at(plain, threads, sm_regs, sm_threads);
 
-		while (blocks && cap + REG_GRANULE <= granules(REGS_MAX) &&
+		while (blocks && cap + REG_GRANULE <= granules(PTX_REGS_MAX) &&
 		       blocks_at(cap + REG_GRANULE, threads, sm_regs,
 				 sm_threads) >= blocks)
 			cap += REG_GRANULE;
 	}
 	if (cap < floor)
 		cap = floor;
-	return cap < REGS_MAX ? cap : REGS_MAX;
+	return cap < PTX_REGS_MAX ? cap : PTX_REGS_MAX;
 }
 
 /*
- * The threads a block of kernel @f has at most, from its .maxntid or
- * .reqntid (up to three sizes) between its parameters and its body; 0
- * where it declares neither.
+ * The token of directive @name (".maxnreg", ...) between kernel @f's
+ * parameters and its body; 0 where it has none (token 0 opens the
+ * module, never a kernel's header).
  */
-static uint32_t declared_threads(const struct ptx_module *m,
-				 const struct ptx_func *f)
-{
-	uint32_t t = f->body;
-
-	while (t-- > 0 && !tok_is(m, t, ")")) {
-		uint32_t n = 1;
-
-		if (!tok_is(m, t, ".maxntid") && !tok_is(m, t, ".reqntid"))
-			continue;
-		for (uint32_t d = t + 1; d < f->body; d += 2) {
-			n *= (uint32_t)strtoul(tok_text(m, d), NULL, 0);
-			if (!tok_is(m, d + 1, ","))
-				break;
-		}
-		return n;
-	}
-	return 0;
-}
-
-/* Whether kernel @f sets a register limit of its own (.maxnreg). */
-static bool sets_limit(const struct ptx_module *m, const struct ptx_func *f)
+static uint32_t header_directive(const struct ptx_module *m,
+				 const struct ptx_func *f, const char *name)
 {
 	uint32_t t = f->body;
 
 	while (t-- > 0 && !tok_is(m, t, ")"))
-		if (tok_is(m, t, ".maxnreg"))
-			return true;
-	return false;
+		if (tok_is(m, t, name))
+			return t;
+	return 0;
+}
+
+/*
+ * The threads a block of kernel @f has at most, from its .maxntid or
+ * .reqntid (up to three sizes); 0 where it declares neither.
+ */
+static uint32_t declared_threads(const struct ptx_module *m,
+				 const struct ptx_func *f)
+{
+	uint32_t t = header_directive(m, f, ".maxntid"), n = 1;
+
+	if (!t && !(t = header_directive(m, f, ".reqntid")))
+		return 0;
+	for (uint32_t d = t + 1; d < f->body; d += 2) {
+		n *= (uint32_t)strtoul(tok_text(m, d), NULL, 0);
+		if (!tok_is(m, d + 1, ","))
+			break;
+	}
+	return n;
 }
 
 /* The cap of traced kernel @item: 0 none (ptx_trace.max_registers). */
@@ -127,7 +125,7 @@ int tr_cap_registers(const struct ptx_module *m, uint32_t item,
 	uint32_t cap;
 	int err;
 
-	if (sets_limit(m, f))
+	if (header_directive(m, f, ".maxnreg")) /* a limit of its own */
 		return 0;
 	err = cap_of(m, item, tr, &cap);
 	if (err || !cap)

@@ -55,12 +55,10 @@ static void trace(int32_t runtime_regs)
 
 static int kernel_regs(CUmodule mod, const char *kernel)
 {
-	const struct cu_driver *d = cu();
-	CUfunction f;
 	int n = 0;
 
-	CK_CU(d->cuModuleGetFunction(&f, mod, kernel));
-	CK_CU(d->cuFuncGetAttribute(&n, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
+	ck_assert_msg(!cu_func_regs(mod, kernel, &n), "%s: %s", kernel,
+		      egpu_errmsg());
 	return n;
 }
 
