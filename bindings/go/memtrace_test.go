@@ -97,6 +97,10 @@ func TestMemTraceBadArguments(t *testing.T) {
 	if !errors.Is(err, egpu.EINVAL) || !strings.Contains(err.Error(), "memory space 99") {
 		t.Fatalf("space 99: %v", err)
 	}
+	err = ctx.MemTrace(ringOf(t, obj, "events"), &egpu.MemTraceOptions{MaxRegisters: 300})
+	if !errors.Is(err, egpu.EINVAL) || !strings.Contains(err.Error(), "max_registers 300") {
+		t.Fatalf("300 registers: %v", err)
+	}
 	_, theirs := loadEvents(t)
 	err = ctx.MemTrace(ringOf(t, theirs, "events"), nil)
 	if !errors.Is(err, egpu.EINVAL) || !strings.Contains(err.Error(), "not a ring map of this context") {

@@ -48,6 +48,7 @@ int egpu_mem_trace_enable(egpu_ctx *ctx, egpu_map *ring,
 {
 	const char *kernel;
 	struct mem_trace_state *t;
+	uint32_t max_regs;
 	char *k;
 
 	if (!ctx || !ring)
@@ -58,6 +59,11 @@ int egpu_mem_trace_enable(egpu_ctx *ctx, egpu_map *ring,
 		return err_set(EGPU_EINVAL,
 			       "egpu_mem_trace_enable: map '%s' is not a ring map of this context",
 			       ring->spec->name);
+	max_regs = OPTS_GET(opts, max_registers, 0);
+	if (max_regs > PTX_REGS_MAX && max_regs != EGPU_MAX_REGISTERS_ANY)
+		return err_set(EGPU_EINVAL,
+			       "egpu_mem_trace_enable: max_registers %u: a thread has at most %u (EGPU_MAX_REGISTERS_ANY: no cap)",
+			       max_regs, PTX_REGS_MAX);
 	kernel = OPTS_GET(opts, kernel, NULL);
 	k = strdup(kernel ? kernel : "*");
 	t = ctx->mem_trace ? ctx->mem_trace : calloc(1, sizeof(*t));
@@ -75,10 +81,8 @@ int egpu_mem_trace_enable(egpu_ctx *ctx, egpu_map *ring,
 		.mem_kinds = OPTS_GET(opts, mem_kinds, 0),
 		.runtime_regs = OPTS_GET(opts, runtime_max_registers, 0),
 	};
-	t->req.max_registers = OPTS_GET(opts, max_registers, 0);
-	t->plain_caps = !t->req.max_registers;
-	if (t->req.max_registers == EGPU_MAX_REGISTERS_ANY)
-		t->req.max_registers = 0;
+	t->plain_caps = !max_regs;
+	t->req.max_registers = max_regs == EGPU_MAX_REGISTERS_ANY ? 0 : max_regs;
 	ctx->mem_trace = t;
 	return 0;
 }

@@ -545,6 +545,24 @@ START_TEST(bad_arguments)
 }
 END_TEST
 
+/* More registers than a thread may have is refused; no cap at all is not. */
+START_TEST(register_cap_bounds)
+{
+	static const uint32_t too_many[] = { 256, EGPU_MAX_REGISTERS_ANY - 1 };
+	EGPU_OPTS(egpu_mem_trace_opts, any, .max_registers = EGPU_MAX_REGISTERS_ANY);
+
+	for (size_t i = 0; i < 2; i++) {
+		EGPU_OPTS(egpu_mem_trace_opts, o, .max_registers = too_many[i]);
+
+		ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "strace"),
+						       &o), EGPU_EINVAL);
+		ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "max_registers"));
+	}
+	ck_assert_int_eq(egpu_mem_trace_enable(ctx, egpu_obj_map(obj, "strace"),
+					       &any), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("mem_trace_instrument");
@@ -563,6 +581,7 @@ int main(void)
 	tcase_add_test(tc, events_kernels);
 	tcase_add_test(tc, bench_kernels);
 	tcase_add_test(tc, bad_arguments);
+	tcase_add_test(tc, register_cap_bounds);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true) ? 1 : 0;
 }
