@@ -1192,15 +1192,17 @@ EGPU_API int egpu_span_count(const void *data, size_t size, uint64_t *lanes);
  * the records in the ring's own format: each an ::egpu_rec_hdr and the
  * payload padded to 8 bytes; EGPU_REC_DISCARD records are padding,
  * EGPU_REC_BATCH ones a warp's batch (version 1: flags always 0). A span
- * ring's file holds its spans raw, one per record.
+ * ring's file holds its spans raw, one per record (version 3: their
+ * records may be 8-byte short ones, which a reader of version 2 would
+ * misread).
  */
 struct egpu_record_file_header {
 	char magic[8];     /**< EGPU_RECORD_FILE_MAGIC, not NUL-terminated */
-	uint32_t version;  /**< EGPU_RECORD_FILE_VERSION (1 is read too) */
+	uint32_t version;  /**< EGPU_RECORD_FILE_VERSION (1 and 2 are read too) */
 	uint32_t hdr_size; /**< bytes of this header: records start there */
 };
 #define EGPU_RECORD_FILE_MAGIC "EGPU-REC"
-#define EGPU_RECORD_FILE_VERSION 2u
+#define EGPU_RECORD_FILE_VERSION 3u
 
 /**
  * Hand every record of record file @p path to @p fn (as a ring callback:

@@ -63,8 +63,8 @@ func ReadRecordFile(path string) ([]byte, error) {
 		return nil, newError(EFORMAT, "egpu: '"+path+"' is no record file")
 	}
 	version, start := binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:])
-	if version < 1 || version > 2 || start < 16 || start%8 != 0 || int(start) > len(b) {
-		return nil, newError(EFORMAT, fmt.Sprintf("egpu: '%s' is no record file of version 1 to 2", path))
+	if version < 1 || version > 3 || start < 16 || start%8 != 0 || int(start) > len(b) {
+		return nil, newError(EFORMAT, fmt.Sprintf("egpu: '%s' is no record file of version 1 to 3", path))
 	}
 	return b[start:], nil
 }
@@ -78,7 +78,9 @@ type SpanInfo struct {
 
 // AffineRecord is the layout of a 16-byte affine span record (every
 // active lane at Base + (lane - lowest) * Stride), for slices over a
-// span's bytes (SpanSlots); a scattered record's slots hold deltas.
+// span's bytes (SpanSlots); a scattered record's slots hold deltas, and
+// a slot may hold two 8-byte short records instead (DecodeSpan reads
+// them).
 type AffineRecord struct {
 	Info uint32 // format (2 bits), delta width (2), kind (3), size (6), site (19)
 	Mask uint32 // the active lanes
@@ -138,15 +140,41 @@ func DecodeSpan(span []byte) (SpanInfo, []SpanAccess, error) {
 	info := SpanInfo{binary.LittleEndian.Uint32(span), binary.LittleEndian.Uint16(span[4:]),
 		binary.LittleEndian.Uint16(span[6:])}
 	var out []SpanAccess
-	for i := 0; i < len(slots) && (slots[i].Info != 0 || slots[i].Mask != 0); {
-		acc, n, err := decodeRecord(slots[i:], span[8+16*i:])
-		if err != nil {
-			return info, out, err
+	for at := 8; at+8 <= len(span); {
+		w0 := binary.LittleEndian.Uint64(span[at:])
+		half := (at-8)%16 != 0
+		switch {
+		case w0 == 0 && !half: // the end: unused slots read zero
+			return info, out, nil
+		case w0 == 0: // padding after a short record
+			at += 8
+		case w0&3 == spanAffine && w0>>2&3 != 0:
+			out = append(out, decodeShort(w0))
+			at += 8
+		case half:
+			return info, out, newError(EFORMAT, fmt.Sprintf("egpu: a span record of format %d in a slot's second half", w0&3))
+		default:
+			acc, n, err := decodeRecord(slots[(at-8)/16:], span[at:])
+			if err != nil {
+				return info, out, err
+			}
+			out = append(out, acc)
+			at += 16 * n
 		}
-		out = append(out, acc)
-		i += n
 	}
 	return info, out, nil
+}
+
+// decodeShort decodes a short record (8 bytes: a whole warp, lane i at
+// lane 0's address + i * size; lib/core/span_record.h).
+func decodeShort(w uint64) SpanAccess {
+	size := uint32(2) << (w >> 2 & 3)
+	a := SpanAccess{Mask: ^uint32(0), Site: uint32(w >> 6 & 0x3ff), Size: size,
+		Kind: uint8(w>>4&3) + 1, Affine: true, Stride: int64(size), Addrs: make([]uint64, 32)}
+	for i := range a.Addrs {
+		a.Addrs[i] = w>>16 + uint64(i)*uint64(size)
+	}
+	return a
 }
 
 // decodeRecord decodes the record at the first of slots (raw: the same

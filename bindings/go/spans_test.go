@@ -56,7 +56,7 @@ func TestDecodeSharedSpanFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if spans != 2 || want.Scan() {
+	if spans != 3 || want.Scan() {
 		t.Fatalf("%d spans, lines left: %v", spans, want.Text())
 	}
 	// The slots over the same bytes: the first record is affine, stride 4.

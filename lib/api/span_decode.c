@@ -4,6 +4,7 @@
  * lib/maps/span_layout.h's, which the GPU writes; docs/events.md, "Spans".
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "api/internal.h"
@@ -74,49 +75,76 @@ static void span_affine(struct egpu_warp_rec *rec, uint64_t w1)
 				  -(uint64_t)(rec->mask >> lane & 1);
 }
 
-/*
- * The slots of the record starting at @at, @left bytes before the span's
- * end, its first word in *@w0: > 0, 0 at the span's end (unused slots
- * read zero), or EGPU_EFORMAT naming @who.
- */
-static int span_rec_head(const uint8_t *at, size_t left, uint64_t *w0,
-			 const char *who)
+/* A short record: the whole warp, lane i at lane 0's address + i * size. */
+static void span_short(struct egpu_warp_rec *rec, uint64_t w)
 {
+	uint64_t base = span_short_base(w);
+
+	rec->mask = UINT32_MAX;
+	rec->affine = 1;
+	rec->size = span_short_size(w);
+	rec->stride = rec->size;
+	rec->kind = (uint16_t)span_short_kind(w);
+	rec->site = span_short_site(w);
+	for (uint32_t lane = 0; lane < 32; lane++)
+		rec->addr[lane] = base + (uint64_t)lane * rec->size;
+}
+
+/*
+ * The record at *@at (before @end), its first word in *@w0: its bytes
+ * (8 for a short record, else its slots' bytes), 0 at the span's end (a
+ * zero word at a slot's start: unused slots read zero), or EGPU_EFORMAT
+ * naming @who. A zero word in a slot's second half is the padding a short
+ * record left before a record of whole slots: skipped, *@at moved on.
+ */
+static int span_rec_head(const uint8_t **at, const uint8_t *end,
+			 uint64_t *w0, const char *who)
+{
+	/* The slots end a multiple of 16 bytes after span_info. */
+	bool half = (size_t)(end - *at) % SPAN_SLOT != 0;
 	uint32_t fmt, mask, slots;
 
-	if (left < SPAN_SLOT)
+	if (end - *at < (ptrdiff_t)SPAN_SHORT_BYTES)
 		return 0;
-	memcpy(w0, at, sizeof(*w0));
+	memcpy(w0, *at, sizeof(*w0));
+	if (half && !*w0) {
+		*at += SPAN_SHORT_BYTES;
+		return span_rec_head(at, end, w0, who);
+	}
 	if (!*w0)
 		return 0;
+	if (span_w0_short(*w0))
+		return SPAN_SHORT_BYTES;
 	fmt = span_w0_fmt(*w0);
 	mask = span_w0_mask(*w0);
 	slots = span_rec_slots(fmt, (uint32_t)__builtin_popcount(mask),
 			       span_w0_width(*w0));
-	if (!fmt || !mask || (size_t)slots * SPAN_SLOT > left)
+	if (half || !fmt || !mask || (size_t)slots * SPAN_SLOT > (size_t)(end - *at))
 		return err_set(EGPU_EFORMAT,
-			       "%s: record of format %u, lanes 0x%x, %u slots, where %zu bytes are left in the span",
-			       who, fmt, mask, slots, left);
-	return (int)slots;
+			       "%s: record of format %u, lanes 0x%x, %u slots, where %zu bytes are left in the span%s",
+			       who, fmt, mask, slots, (size_t)(end - *at),
+			       half ? " (in a slot's second half)" : "");
+	return (int)(slots * SPAN_SLOT);
 }
 
 int egpu_span_count(const void *data, size_t size, uint64_t *lanes)
 {
 	struct egpu_span_iter it;
 	uint64_t w0, n = 0;
-	int records = 0, slots;
+	int records = 0, bytes;
 	int err = egpu_span_begin(&it, data, size, NULL);
 
 	if (err)
 		return err;
-	while ((slots = span_rec_head(it.at, (size_t)(it.end - it.at), &w0,
+	while ((bytes = span_rec_head(&it.at, it.end, &w0,
 				      "egpu_span_count")) > 0) {
-		n += (uint64_t)__builtin_popcount(span_w0_mask(w0));
+		n += span_w0_short(w0) ? 32 :
+		     (uint64_t)__builtin_popcount(span_w0_mask(w0));
 		records++;
-		it.at += (size_t)slots * SPAN_SLOT;
+		it.at += bytes;
 	}
-	if (slots < 0)
-		return slots;
+	if (bytes < 0)
+		return bytes;
 	if (lanes)
 		*lanes = n;
 	return records;
@@ -126,14 +154,19 @@ int egpu_span_next(struct egpu_span_iter *it, struct egpu_warp_rec *rec)
 {
 	uint64_t w[2];
 	uint32_t fmt, width;
-	int slots;
+	int bytes;
 
 	if (!it || !rec)
 		return err_set(EGPU_EINVAL, "egpu_span_next: NULL argument");
-	slots = span_rec_head(it->at, (size_t)(it->end - it->at), &w[0],
-			      "egpu_span_next");
-	if (slots <= 0)
-		return slots;
+	bytes = span_rec_head(&it->at, it->end, &w[0], "egpu_span_next");
+	if (bytes <= 0)
+		return bytes;
+	rec->bytes = (uint32_t)bytes;
+	if (bytes == SPAN_SHORT_BYTES) {
+		span_short(rec, w[0]);
+		it->at += bytes;
+		return 1;
+	}
 	memcpy(&w[1], it->at + 8, sizeof(w[1]));
 	fmt = span_w0_fmt(w[0]);
 	width = span_w0_width(w[0]);
@@ -144,7 +177,6 @@ int egpu_span_next(struct egpu_span_iter *it, struct egpu_warp_rec *rec)
 	rec->kind = (uint16_t)span_w0_kind(w[0]);
 	rec->size = span_w0_size(w[0]);
 	rec->site = span_w0_site(w[0]);
-	rec->bytes = (uint32_t)slots * SPAN_SLOT;
 	if (fmt == SPAN_AFFINE) {
 		span_affine(rec, w[1]);
 	} else if (fmt == SPAN_SCATTERED) {

@@ -17,13 +17,15 @@
 #define SPAN_FN static inline
 #endif
 
-/* Spans and their records are made of 16-byte slots. */
+/* Spans and their records are made of 16-byte slots (a short record:
+ * half of one). */
 #define SPAN_SLOT 16u
 
 /*
  * A record's first word (never zero):
  *   bits 0-1 format: SPAN_AFFINE, SPAN_SCATTERED, SPAN_LONG
- *   bits 2-3 scattered: log2 of a delta's bytes (1, 2, 4, 8)
+ *   bits 2-3 scattered: log2 of a delta's bytes (1, 2, 4, 8); affine: 0
+ *            (else a short record, below)
  *   bits 4-6 kind (EGPU_MEM_*), bits 7-12 bytes per lane, bits 13-31 site
  *            (all 0 in SPAN_LONG, whose next slot holds them whole)
  *   bits 32-63 the active lanes
@@ -85,6 +87,53 @@ SPAN_FN uint64_t span_affine_w1(uint64_t base, int32_t stride)
 {
 	return base | (uint64_t)(uint16_t)(int16_t)stride << SPAN_ADDR_BITS;
 }
+
+/*
+ * A short record: a full warp's access at lane 0's address + lane * size,
+ * 8 bytes, one word (0.25 byte per lane access for 4-byte lanes):
+ *   bits 0-1   SPAN_AFFINE
+ *   bits 2-3   s, 1 to 3 (never 0: that is a 16-byte affine record):
+ *              bytes per lane 2 << s (4, 8, 16)
+ *   bits 4-5   kind - 1 (EGPU_MEM_LOAD to EGPU_MEM_ASYNC)
+ *   bits 6-15  site
+ *   bits 16-63 lane 0's address (48 bits)
+ * It fills either half of a slot. Every other record starts a slot, so
+ * one that follows a short record in a slot's first half leaves the
+ * second half zero: a zero word there is padding, where a zero word at a
+ * slot's start ends the span's records.
+ */
+#define SPAN_SHORT_BYTES 8u
+#define SPAN_SHORT_SITE_BITS 10u
+#define SPAN_SHORT_ADDR_SHIFT 16u
+
+/* Whether a full warp's unit-stride access of @kind, @size, @site may be a
+ * short record (its address must fit 48 bits too). */
+SPAN_FN int span_short_fits(uint32_t kind, uint32_t size, uint32_t site)
+{
+	return kind >= 1 && kind <= 4 && (size == 4 || size == 8 || size == 16) &&
+	       site >> SPAN_SHORT_SITE_BITS == 0;
+}
+
+/* A short record's low 16 bits: all but the address. */
+SPAN_FN uint32_t span_short_low(uint32_t kind, uint32_t size, uint32_t site)
+{
+	uint32_t s = size == 4 ? 1 : size == 8 ? 2 : 3;
+
+	return SPAN_AFFINE | s << 2 | (kind - 1) << 4 | site << 6;
+}
+
+SPAN_FN uint64_t span_short_word(uint32_t kind, uint32_t size, uint32_t site,
+				 uint64_t base)
+{
+	return (uint64_t)span_short_low(kind, size, site) |
+	       base << SPAN_SHORT_ADDR_SHIFT;
+}
+
+SPAN_FN int span_w0_short(uint64_t w) { return (w & 3) == SPAN_AFFINE && (w >> 2 & 3); }
+SPAN_FN uint32_t span_short_size(uint64_t w) { return 2u << (w >> 2 & 3); }
+SPAN_FN uint32_t span_short_kind(uint64_t w) { return (uint32_t)(w >> 4 & 3) + 1; }
+SPAN_FN uint32_t span_short_site(uint64_t w) { return (uint32_t)(w >> 6 & 0x3ff); }
+SPAN_FN uint64_t span_short_base(uint64_t w) { return w >> SPAN_SHORT_ADDR_SHIFT; }
 
 /*
  * A lane's span state, a u64 the probe keeps in a thread-local value (a

@@ -421,24 +421,62 @@ static void claim_span(struct strbuf *sb, const struct tr_site_code *c)
 }
 
 /*
- * The leader's record: word 0 the site's constant and the lanes, word 1
- * the address's 48 bits and the stride's 16 (core/span_record.h); its
- * span moves on one slot.
+ * The leader's 16-byte record: word 0 the site's constant and the lanes,
+ * word 1 the address's 48 bits and the stride's 16 (core/span_record.h),
+ * at the next slot (a short record may have left %~tcur in a slot's
+ * second half: its zero is padding); its span moves on one slot.
  */
 static void store_record(struct strbuf *sb, const struct tr_site_code *c)
 {
 	uint32_t w0 = (uint32_t)span_word0(SPAN_AFFINE, 0, c->s->op.kind,
 					   c->s->op.size, c->number, 0);
 
-	put(sb, c->prefix, "\tmov.u32 \t%%~tw10, %u;\n"
+	put(sb, c->prefix, "	mov.u32 \t%%~tw10, %u;\n"
 	    "\tmov.b64 \t%%~tx3, {%%~tw10, %%~tw0};\n"
 	    "\tprmt.b32 \t%%~tw11, %%~tw4, %%~tw5, 0x5410;\n"
 	    "\tmov.b64 \t%%~tx4, {%%~tw3, %%~tw11};\n"
+	    "\t@%%~tp1 add.s64 \t%%~tcur, %%~tcur, %u;\n"
+	    "\t@%%~tp1 and.b64 \t%%~tcur, %%~tcur, %d;\n"
 	    "\t@%%~tp1 st.global.v2.u64 \t[%%~tcur], {%%~tx3, %%~tx4};\n"
 	    "\t@%%~tp1 add.s64 \t%%~tcur, %%~tcur, %u;\n"
 	    "\t@%%~tp1 add.s32 \t%%~tleft, %%~tleft, -1;\n"
 	    "\t@%%~tp1 add.s64 \t%%~tst, %%~tst, %llu;\n",
-	    w0, SPAN_SLOT, (unsigned long long)SPAN_USED_ONE);
+	    w0, SPAN_SHORT_BYTES, -(int)SPAN_SLOT, SPAN_SLOT,
+	    (unsigned long long)SPAN_USED_ONE);
+}
+
+/*
+ * Where the group is the whole warp at a stride of the access's size, the
+ * leader's record is a short one (8 bytes: the site's constant and lane
+ * 0's address, core/span_record.h), in the half slot %~tcur is at: a
+ * slot's first half uses the slot (one more used, one less left), its
+ * second half fills it. Else the 16-byte record (store_record).
+ */
+static void store_short(struct strbuf *sb, const struct tr_site_code *c)
+{
+	const struct mem_op *op = &c->s->op;
+	const char *p = c->prefix;
+
+	put(sb, p, "\tsetp.ne.u32 \t%%~tp5, %%~tw0, -1;\n"
+	    "\tsetp.ne.or.u32 \t%%~tp5, %%~tw5, %u, %%~tp5;\n"
+	    "\t@%%~tp5 bra.uni \t$~tlong_%u;\n"
+	    "\tprmt.b32 \t%%~tw10, %%~tw3, %%~tw4, 0x5432;\n"
+	    "\tmov.u32 \t%%~tw11, %u;\n"
+	    "\tprmt.b32 \t%%~tw11, %%~tw11, %%~tw3, 0x5410;\n"
+	    "\tmov.b64 \t%%~tx3, {%%~tw11, %%~tw10};\n"
+	    "\tcvt.u32.u64 \t%%~tw10, %%~tcur;\n"
+	    "\tand.b32 \t%%~tw10, %%~tw10, %u;\n"
+	    "\tsetp.eq.and.u32 \t%%~tp4, %%~tw10, 0, %%~tp1;\n"
+	    "\t@%%~tp1 st.global.u64 \t[%%~tcur], %%~tx3;\n"
+	    "\t@%%~tp1 add.s64 \t%%~tcur, %%~tcur, %u;\n"
+	    "\t@%%~tp4 add.s32 \t%%~tleft, %%~tleft, -1;\n"
+	    "\t@%%~tp4 add.s64 \t%%~tst, %%~tst, %llu;\n"
+	    "\tbra.uni \t$~tstored_%u;\n$~tlong_%u:\n",
+	    op->size, c->site, span_short_low(op->kind, op->size, c->number),
+	    SPAN_SHORT_BYTES, SPAN_SHORT_BYTES,
+	    (unsigned long long)SPAN_USED_ONE, c->site, c->site);
+	store_record(sb, c);
+	put(sb, p, "$~tstored_%u:\n", c->site);
 }
 
 /*
@@ -449,8 +487,9 @@ static void store_record(struct strbuf *sb, const struct tr_site_code *c)
  * lane now; relaxed: the fence already orders the span's records before
  * it, and the header may land after it, docs/events.md "Copied once"),
  * then the header {len, flags} at the span's start, %~tcur less the slots
- * used (the state's: %~tcur is always that far into its span), len from
- * the state's slots.
+ * used (the state's: %~tcur is always that far into its span, but half a
+ * slot less after a short record in a slot's first half), len from the
+ * state's slots.
  */
 static void publish_span(struct strbuf *sb, const char *p,
 			 const struct ptx_trace *tr)
@@ -461,11 +500,14 @@ static void publish_span(struct strbuf *sb, const char *p,
 	    "\tbfe.u32 \t%%~pw0, %%~pw1, %u, %u;\n"
 	    "\tbfe.u32 \t%%~pw2, %%~pw1, %u, %u;\n"
 	    "\tmul.wide.u32 \t%%~px0, %%~pw0, %u;\n"
-	    "\tsub.s64 \t%%~px0, %%~tcur, %%~px0;\n"
+	    "\tadd.s64 \t%%~px1, %%~tcur, %u;\n"
+	    "\tand.b64 \t%%~px1, %%~px1, %d;\n"
+	    "\tsub.s64 \t%%~px0, %%~px1, %%~px0;\n"
 	    "\tshl.b32 \t%%~pw2, %%~pw2, 4;\n",
 	    tr->sys_fence ? "sys" : "gpu",
 	    SPAN_USED_SHIFT - 32, SPAN_SLOTS_BITS,
-	    SPAN_SLOTS_SHIFT - 32, SPAN_SLOTS_BITS, SPAN_SLOT);
+	    SPAN_SLOTS_SHIFT - 32, SPAN_SLOTS_BITS, SPAN_SLOT,
+	    SPAN_SHORT_BYTES, -(int)SPAN_SLOT);
 	if (tr->done.word) /* the shard from the span's own address */
 		put(sb, p, "\tcvt.u32.u64 \t%%~pw0, %%~px0;\n"
 		    "\tsub.u32 \t%%~pw0, %%~pw0, %u;\n"
@@ -507,7 +549,7 @@ void tr_emit_site(struct strbuf *sb, const struct tr_site_code *c)
 		return;
 	}
 	put(sb, p, "\t{\n\t.reg .b32 \t%%~tw<12>;\n\t.reg .b64 \t%%~tx<5>;\n"
-	    "\t.reg .pred \t%%~tp<5>;\n");
+	    "\t.reg .pred \t%%~tp<6>;\n");
 	vote_affine(sb, p);
 	/* Lossless: a group of fewer than 32 lanes takes the call, which
 	 * publishes its record's span at once (span_may_stay_open). */
@@ -516,7 +558,10 @@ void tr_emit_site(struct strbuf *sb, const struct tr_site_code *c)
 	vote_slow(sb, p);
 	put(sb, p, "\t@%%~tp0 bra \t$~tslow_%u;\n", c->site);
 	claim_span(sb, c);
-	store_record(sb, c);
+	if (span_short_fits(c->s->op.kind, c->s->op.size, c->number))
+		store_short(sb, c);
+	else
+		store_record(sb, c);
 	publish_full(sb, c);
 	put(sb, p, "\tbra \t$~tdone_%u;\n$~tslow_%u:\n", c->site, c->site);
 	call_site(sb, c);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "api/internal.h"
+#include "core/span_record.h"
 #include "egpu.h"
 #include "egpu/ctx.h"
 #include "test_util.h"
@@ -396,7 +397,8 @@ static int check_fixture_span(void *user, const void *data, size_t size)
 
 /*
  * The span file the Python and Go decoders are checked against too
- * (data/make_spans.py): every form of record, a discard between spans.
+ * (data/make_spans.py): every form of record, short ones in both halves
+ * of a slot and before a 16-byte one, a discard between spans.
  */
 START_TEST(span_fixture_decodes_as_recorded)
 {
@@ -407,7 +409,7 @@ START_TEST(span_fixture_decodes_as_recorded)
 	ck_assert_ptr_nonnull(want);
 	ck_assert_ptr_nonnull(fgets(line, sizeof(line), want)); /* the legend */
 	ck_assert_int_eq(egpu_record_file_read(EGPU_TEST_DATA "/data/spans.rec",
-					       check_fixture_span, want), 2);
+					       check_fixture_span, want), 3);
 	ck_assert_int_eq(fscanf(want, "%llu", &extra), EOF); /* every line seen */
 	fclose(want);
 }
@@ -568,6 +570,68 @@ START_TEST(malformed_spans_refused)
 	ck_assert_uint_eq(rec.addr[1], 0x1000);
 	ck_assert_uint_eq(rec.addr[3], 0x1008);
 	ck_assert_uint_eq(rec.addr[0] | rec.addr[2] | rec.addr[31], 0);
+}
+END_TEST
+
+/*
+ * Short records (8 bytes, a whole warp at unit stride) in either half of
+ * a slot; a zero second half is padding before a record of whole slots,
+ * a zero at a slot's start the end; a record of whole slots in a second
+ * half is refused.
+ */
+START_TEST(short_records_decode)
+{
+	uint64_t span[1 + 8] = {
+		0,
+		span_short_word(EGPU_MEM_LOAD, 4, 5, 0x7f0000001000ull),
+		span_short_word(EGPU_MEM_STORE, 8, 1023, 0x7f0000002000ull),
+		span_short_word(EGPU_MEM_ASYNC, 16, 0, 0x1000),
+		0, /* padding */
+		span_word0(SPAN_AFFINE, 0, EGPU_MEM_LOAD, 4, 9, 0x3),
+		span_affine_w1(0x5000, 4),
+		span_short_word(EGPU_MEM_ATOMIC, 4, 7, 0xfffffffff000ull),
+		0, /* the end */
+	};
+	static const struct { uint32_t bytes, size, kind, site, lanes; uint64_t base; } want[] = {
+		{ 8, 4, EGPU_MEM_LOAD, 5, 32, 0x7f0000001000ull },
+		{ 8, 8, EGPU_MEM_STORE, 1023, 32, 0x7f0000002000ull },
+		{ 8, 16, EGPU_MEM_ASYNC, 0, 32, 0x1000 },
+		{ 16, 4, EGPU_MEM_LOAD, 9, 2, 0x5000 },
+		{ 8, 4, EGPU_MEM_ATOMIC, 7, 32, 0xfffffffff000ull },
+	};
+	struct egpu_span_iter it;
+	struct egpu_warp_rec rec;
+	uint64_t lanes = 0;
+
+	ck_assert(span_short_fits(EGPU_MEM_ASYNC, 16, 1023));
+	ck_assert(!span_short_fits(EGPU_MEM_LOAD, 2, 0));
+	ck_assert(!span_short_fits(EGPU_MEM_LOAD, 4, 1024));
+	ck_assert(!span_short_fits(0, 4, 0));
+	ck_assert_int_eq(egpu_span_count(span, sizeof(span), &lanes), 5);
+	ck_assert_uint_eq(lanes, 4 * 32 + 2);
+	ck_assert_int_eq(egpu_span_begin(&it, span, sizeof(span), NULL), 0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		ck_assert_int_eq(egpu_span_next(&it, &rec), 1);
+		ck_assert_uint_eq(rec.bytes, want[i].bytes);
+		ck_assert_uint_eq(rec.size, want[i].size);
+		ck_assert_uint_eq(rec.kind, want[i].kind);
+		ck_assert_uint_eq(rec.site, want[i].site);
+		ck_assert_int_eq(__builtin_popcount(rec.mask), (int)want[i].lanes);
+		ck_assert_uint_eq(rec.affine, 1);
+		ck_assert_int_eq(rec.stride, (int64_t)want[i].size);
+		for (uint32_t lane = 0; lane < 32; lane++)
+			ck_assert_uint_eq(rec.addr[lane], rec.mask >> lane & 1 ?
+					  want[i].base + lane * want[i].size : 0);
+	}
+	ck_assert_int_eq(egpu_span_next(&it, &rec), 0);
+	/* A 16-byte record where a short one left half a slot. */
+	span[2] = span[5];
+	span[3] = span[6];
+	ck_assert_int_eq(egpu_span_begin(&it, span, sizeof(span), NULL), 0);
+	ck_assert_int_eq(egpu_span_next(&it, &rec), 1);
+	ck_assert_int_eq(egpu_span_next(&it, &rec), EGPU_EFORMAT);
+	ck_assert_ptr_nonnull(strstr(egpu_errmsg(), "second half"));
+	ck_assert_int_eq(egpu_span_count(span, sizeof(span), NULL), EGPU_EFORMAT);
 }
 END_TEST
 
@@ -1065,6 +1129,7 @@ int main(void)
 	tcase_add_test(tc, span_state_stays_in_registers);
 	tcase_add_test(tc, cpu_span_record);
 	tcase_add_test(tc, malformed_spans_refused);
+	tcase_add_test(tc, short_records_decode);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);
 }

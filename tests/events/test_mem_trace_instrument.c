@@ -155,6 +155,28 @@ START_TEST(written_kernels)
 	}
 	ck_assert_ptr_nonnull(strstr(s, "vote.sync.any.pred"));
 	ck_assert_ptr_nonnull(strstr(s, "@%egpu_tp1 st.global.v2.u64 \t[%egpu_tcur], {%egpu_tx3, %egpu_tx4};"));
+	/* a whole warp at a stride of 16: the short record, 8 bytes in the
+	 * half slot the cursor is at, the slot counted in its first half;
+	 * else the 16-byte one at the next slot (the cursor rounded up) */
+	{
+		char want[64];
+		const char *sh = strstr(s, "setp.ne.u32 \t%egpu_tp5, %egpu_tw0, -1;\n"
+					   "\tsetp.ne.or.u32 \t%egpu_tp5, %egpu_tw5, 16, %egpu_tp5;\n"
+					   "\t@%egpu_tp5 bra.uni \t$egpu_tlong_");
+
+		snprintf(want, sizeof(want), "mov.u32 \t%%egpu_tw11, %u;",
+			 span_short_low(EGPU_MEM_LOAD, 16, rep.mem_sites[1].site));
+		ck_assert_ptr_nonnull(sh);
+		ck_assert_msg(strstr(sh, want), "no '%s' in %s", want, sh);
+		ck_assert_ptr_nonnull(strstr(sh, "and.b32 \t%egpu_tw10, %egpu_tw10, 8;\n"
+					     "\tsetp.eq.and.u32 \t%egpu_tp4, %egpu_tw10, 0, %egpu_tp1;\n"
+					     "\t@%egpu_tp1 st.global.u64 \t[%egpu_tcur], %egpu_tx3;\n"
+					     "\t@%egpu_tp1 add.s64 \t%egpu_tcur, %egpu_tcur, 8;\n"
+					     "\t@%egpu_tp4 add.s32 \t%egpu_tleft, %egpu_tleft, -1;"));
+		ck_assert_ptr_nonnull(strstr(sh, "@%egpu_tp1 add.s64 \t%egpu_tcur, %egpu_tcur, 8;\n"
+					     "\t@%egpu_tp1 and.b64 \t%egpu_tcur, %egpu_tcur, -16;\n"
+					     "\t@%egpu_tp1 st.global.v2.u64"));
+	}
 	/* a leader that owns no span claims one inline (the other lanes'
 	 * floors then at its start), then stores the record inline: reserved
 	 * before prod, the room checked between them against the cached
@@ -215,7 +237,9 @@ START_TEST(written_kernels)
 	ck_assert_int_eq(tu_count(out, "\tmov.b64 \t{%egpu_pw0, %egpu_pw1}, %egpu_tst;"), 3 + 3);
 	ck_assert_int_eq(tu_count(out, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"), 3 + 3);
 	assert_publishes(out, 49, true);
-	ck_assert_ptr_nonnull(strstr(out, "sub.s64 \t%egpu_px0, %egpu_tcur, %egpu_px0;"));
+	ck_assert_ptr_nonnull(strstr(out, "add.s64 \t%egpu_px1, %egpu_tcur, 8;\n"
+				      "\tand.b64 \t%egpu_px1, %egpu_px1, -16;\n"
+				      "\tsub.s64 \t%egpu_px0, %egpu_px1, %egpu_px0;"));
 	ck_assert_int_eq(tu_count(out, "), egpu_dev_trace_span_flush, ("), 0);
 	/* f traces: the call's span flushed and let go before its sequence */
 	ck_assert_ptr_nonnull(call);

@@ -19,9 +19,11 @@ from ._errors import FormatError
 SPAN_HEADER = [("len", "<u4"), ("flags", "<u4"), ("block", "<u4"),
                ("warp", "<u2"), ("smid", "<u2")]
 # One 16-byte slot holding an affine record (every lane at base + (i -
-# lowest) * stride): fmt 1 in the low 2 bits of info, then width, kind
+# lowest) * stride): fmt 1 in the low 2 bits of info, then width (0), kind
 # (3 bits), size (6), site (19); the lanes' mask; base (48 bits) and a
-# signed 16-bit stride in w1's top bits.
+# signed 16-bit stride in w1's top bits. A slot may hold two 8-byte short
+# records instead (fmt 1, width 1-3: lib/core/span_record.h), which
+# decode_spans reads.
 AFFINE_RECORD = [("info", "<u4"), ("mask", "<u4"), ("w1", "<u8")]
 # What decode_spans gives: one row per lane access.
 ACCESS = [("addr", "<u8"), ("site", "<u4"), ("size", "<u2"), ("kind", "u1"),
@@ -42,8 +44,8 @@ def record_file_body(path):
     np = _np()
     head = np.memmap(path, dtype=np.uint8, mode="r", shape=(16,))
     magic, (version, hdr_size) = bytes(head[:8]), head[8:].view("<u4")
-    if magic != _MAGIC or not 1 <= version <= 2 or hdr_size < 16 or hdr_size % 8:
-        raise FormatError(f"'{path}' is no record file of version 1 to 2")
+    if magic != _MAGIC or not 1 <= version <= 3 or hdr_size < 16 or hdr_size % 8:
+        raise FormatError(f"'{path}' is no record file of version 1 to 3")
     return np.memmap(path, dtype=np.uint8, mode="r", offset=int(hdr_size))
 
 
@@ -69,17 +71,27 @@ def decode_spans(chunk):
     idx = np.frombuffer(_c.span_index(buf), dtype="<u8").reshape(-1, 2)
     words = buf[:len(buf) // 8 * 8].view("<u8")
     rec, hdr = idx[:, 0] // 8, idx[:, 1] // 8
-    w0, w1, owner = words[rec], words[rec + 1], words[hdr + 1]
+    # A short record's next word may lie past the chunk's end: clipped.
+    w0, owner = words[rec], words[hdr + 1]
+    w1 = words[np.minimum(rec + 1, np.uint64(max(len(words) - 1, 0)))]
     fmt = w0 & 3
     width = (w0 >> 2) & 3
     kind, size, site = (w0 >> 4) & 7, (w0 >> 7) & 63, (w0 >> 13) & 0x7FFFF
+    # Short (8 bytes): the whole warp at lane 0's address + lane * size.
+    short = (fmt == 1) & (width != 0)
+    if short.any():
+        kind[short] = ((w0[short] >> 4) & 3) + 1
+        size[short] = np.left_shift(2, width[short])
+        site[short] = (w0[short] >> 6) & 0x3FF
+        w1 = w1.copy()
+        w1[short] = (w0[short] >> 16) | (size[short] << 48)
     long_ = fmt == 3
     if long_.any():  # site, size and kind whole in the next slot
         extra = words[rec[long_] + 2]
         site[long_] = extra & 0xFFFFFFFF
         size[long_] = (extra >> 32) & 0xFFFF
         kind[long_] = (extra >> 48) & 0xFF
-    mask = (w0 >> 32).astype(np.uint32)
+    mask = np.where(short, 0xFFFFFFFF, w0 >> 32).astype(np.uint32)
     lanes = ((mask[:, None] >> np.arange(32, dtype=np.uint32)) & 1).astype(bool)
     r, lane = np.nonzero(lanes)  # record order, then lane order
     out = np.zeros(len(r), dtype=np.dtype(ACCESS))
