@@ -231,7 +231,20 @@ struct tr_site_code {
 	uint32_t number; /* egpu_mem_ctx.site: the record's site */
 	const struct ptx_trace *tr;
 	bool kernel;     /* in a kernel: the lanes' span registers are there */
+	uint32_t first;  /* slots of a lane's first span (tr_first_slots) */
 };
+
+/*
+ * Where the site's record ends in a span, in half slots, when it starts
+ * at @halves: a short record's half, else a slot at the next slot (the
+ * runtime's record: one at least).
+ */
+uint32_t tr_record_end(const struct tr_site_code *c, uint32_t halves);
+/*
+ * Slots of a lane's first span that holds @halves half slots of records
+ * after its header, within the ring's least and most.
+ */
+uint32_t tr_first_slots(const struct ptx_trace *tr, uint32_t halves);
 
 /* The record of the access at %P_m0, inside the site's scope. */
 void tr_emit_site(struct strbuf *sb, const struct tr_site_code *c);

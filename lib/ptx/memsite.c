@@ -49,6 +49,7 @@ struct site_code {
 	const int *group;         /* ... memcheck's groups of them ... */
 	const int *hoist;         /* ... and their passed predicates */
 	size_t nall;
+	uint32_t first;           /* the trace's first span (trace_first) */
 };
 
 /* %P_m0 = generic address of the first byte accessed. */
@@ -282,7 +283,8 @@ static void emit_call(struct strbuf *sb, const struct site_code *c, size_t i)
 		struct tr_site_code tr = { .m = m, .s = c->s, .prefix = p,
 					   .site = c->site, .number = c->number,
 					   .tr = mem_plan_call(c->p, c->s, i)->r->trace,
-					   .kernel = m->items[c->s->item].func->entry };
+					   .kernel = m->items[c->s->item].func->entry,
+					   .first = c->first };
 
 		tr_emit_site(sb, &tr);
 	} else if (call->body) {
@@ -465,6 +467,39 @@ static int plan_trace(const struct mem_plan *p, const struct ptx_module *m,
 	return tr_emit_kernel(m, item, prefix, q->r->trace, calls, e);
 }
 
+/*
+ * Slots of a lane's first span in kernel @item (its sites [@lo, @hi), @fn
+ * its loops): where no traced site is in a loop, each runs at most once
+ * a warp, in order, so the first span is sized to hold a record of each
+ * (a straight-line kernel's warps then claim one span, and no empty
+ * slots); else the ring's first size.
+ */
+static uint32_t trace_first(const struct mem_plan *p,
+			    const struct ptx_module *m, uint32_t item,
+			    const struct mem_site *s, size_t lo, size_t hi,
+			    const struct mc_func *fn)
+{
+	const struct mem_req *q = NULL;
+	uint32_t halves = 0;
+
+	for (size_t i = lo; i < hi; i++) {
+		const struct mem_req *t = trace_of(p, &s[i]);
+		struct tr_site_code c = {
+			.m = m, .s = &s[i],
+			.number = mem_plan_site_base(p) + (uint32_t)i,
+			.kernel = m->items[item].func->entry,
+		};
+
+		if (!t)
+			continue;
+		q = t;
+		if (fn->in_loop[s[i].stmt])
+			return q->r->trace->claim.first;
+		halves = tr_record_end(&c, halves);
+	}
+	return q ? tr_first_slots(q->r->trace, halves) : 0;
+}
+
 int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
 		  uint32_t item, const struct mem_names *names,
 		  struct edits *e)
@@ -475,6 +510,7 @@ int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
 	int *cache = calloc(3 * (hi - lo) + 1, sizeof(*cache));
 	int *group = cache + (hi - lo), *hoist = group + (hi - lo);
 	int err = mc_func_make(m, m->items[item].func, &fn);
+	uint32_t first;
 
 	if (!err && !cache)
 		err = err_set(EGPU_ENOMEM, "PTX: out of memory");
@@ -483,6 +519,7 @@ int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
 				    hoist, names->prefix, e);
 	if (!err)
 		err = plan_trace(p, m, item, s, lo, hi, names->prefix, e);
+	first = err ? 0 : trace_first(p, m, item, s, lo, hi, &fn);
 	for (size_t i = lo; i < hi && !err; i++) {
 		const struct ptx_stmt *st = &m->items[item].func->stmts[s[i].stmt];
 		struct site_code c = { .m = m, .p = p, .s = &s[i],
@@ -491,7 +528,8 @@ int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
 				       .nm = names, .fn = &fn,
 				       .cache = cache[i - lo],
 				       .hoist = hoist, .all = s + lo,
-				       .group = group, .nall = hi - lo };
+				       .group = group, .nall = hi - lo,
+				       .first = first };
 		struct strbuf *sb = edit_at(e, m->toks[st->first].off, 0);
 
 		if (!sb)

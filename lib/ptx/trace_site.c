@@ -89,6 +89,24 @@ static bool inline_ok(const struct tr_site_code *c)
 	       span_fields_fit(op->kind, op->size, c->number);
 }
 
+uint32_t tr_record_end(const struct tr_site_code *c, uint32_t halves)
+{
+	const struct mem_op *op = &c->s->op;
+
+	if (inline_ok(c) && span_short_fits(op->kind, op->size, c->number))
+		return halves + 1;
+	return (halves + 1) / 2 * 2 + 2; /* at least a slot, at a slot */
+}
+
+uint32_t tr_first_slots(const struct ptx_trace *tr, uint32_t halves)
+{
+	uint32_t slots = 1 + (halves + 1) / 2;
+
+	if (slots < tr->claim.least)
+		return tr->claim.least;
+	return slots < tr->claim.most ? slots : tr->claim.most;
+}
+
 /* %~ta1 = the info word (a bulk copy's size from its register). */
 static void put_info(struct strbuf *sb, const struct tr_site_code *c)
 {
@@ -195,14 +213,17 @@ static void vote_slow(struct strbuf *sb, const char *p)
  * span_claim_slots sizes it (span_fold_sizes): what its state asks for
  * (span_asks_slots: twice %~tst's slots where its last span filled, used
  * == slots; else its slots, as a let-go left them), at least claim.least
- * and at most claim.most, or claim.first for a fresh state; %~cx5 their
+ * and at most claim.most, or the kernel's first size (@c->first) for a
+ * fresh state; %~cx5 their
  * bytes, %~cx0 its SM's shard's counters; those bytes added to reserved,
  * %~cx2 the value before; %~cp: they do not fit below the cached
  * consumer position (loaded alongside, as ring_take does).
  */
-static void claim_reserve(struct strbuf *sb, const char *p,
-			  const struct ptx_trace *tr)
+static void claim_reserve(struct strbuf *sb, const struct tr_site_code *c)
 {
+	const struct ptx_trace *tr = c->tr;
+	const char *p = c->prefix;
+
 	put(sb, p, "\tmov.b64 \t{%%~cw0, %%~cw1}, %%~tst;\n"
 	    "\tbfe.u32 \t%%~cw2, %%~cw1, %u, %u;\n"
 	    "\tbfe.u32 \t%%~cw0, %%~cw1, %u, %u;\n"
@@ -216,7 +237,7 @@ static void claim_reserve(struct strbuf *sb, const char *p,
 	    "\tmul.wide.u32 \t%%~cx5, %%~cw1, %u;\n",
 	    SPAN_USED_SHIFT - 32, SPAN_SLOTS_BITS,
 	    SPAN_SLOTS_SHIFT - 32, SPAN_SLOTS_BITS, tr->claim.least,
-	    tr->claim.most, tr->claim.first, SPAN_SLOT);
+	    tr->claim.most, c->first, SPAN_SLOT);
 	if (tr->claim.shards > 1)
 		put(sb, p, "\tmov.u32 \t%%~cw2, %%smid;\n"
 		    "\tand.b32 \t%%~cw3, %%~cw2, %u;\n"
@@ -359,7 +380,7 @@ static void claim_inline(struct strbuf *sb, const struct tr_site_code *c)
 
 	put(sb, p, "\t{\n\t.reg .b32 \t%%~cw<5>;\n\t.reg .b64 \t%%~cx<6>;\n"
 	    "\t.reg .pred \t%%~cp;\n");
-	claim_reserve(sb, p, c->tr);
+	claim_reserve(sb, c);
 	put(sb, p, "\t@%%~cp bra \t$~tgive_%u;\n", c->site);
 	claim_place(sb, p, c->tr);
 	put(sb, p, "\t@%%~cp bra \t$~tskip_%u;\n", c->site);

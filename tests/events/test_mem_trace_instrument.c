@@ -317,8 +317,10 @@ END_TEST
  * The inline claim's span, sized as span_claim's first try sizes it
  * (span_fold_sizes): twice the last one's where it filled (used ==
  * slots), else the slots the state keeps, at least 3 slots, at most 256
- * and half a shard; 4 for a fresh state. ssmall: one shard of 4 KiB,
- * so at most 128 slots.
+ * and half a shard; for a fresh state, 3 in k, which has no loop: its
+ * warps' first spans hold a header and its two short records (the
+ * vector load's, the store's). ssmall: one shard of 4 KiB, so at most
+ * 128 slots.
  */
 START_TEST(inline_claim_sizes_follow_span_claim)
 {
@@ -338,11 +340,50 @@ START_TEST(inline_claim_sizes_follow_span_claim)
 			 "\tmax.u32 \t%%egpu_cw1, %%egpu_cw1, 3;\n"
 			 "\tmin.u32 \t%%egpu_cw1, %%egpu_cw1, %u;\n"
 			 "\tsetp.eq.u32 \t%%egpu_cp, %%egpu_cw0, 0;\n"
-			 "\tselp.b32 \t%%egpu_cw1, 4, %%egpu_cw1, %%egpu_cp;\n",
+			 "\tselp.b32 \t%%egpu_cw1, 3, %%egpu_cw1, %%egpu_cp;\n",
 			 most[i]);
 		ck_assert_msg(tu_count(out, want) == 2, "%s: %s", rings[i], want);
 		free(out);
 	}
+}
+END_TEST
+
+/*
+ * A fresh state's first span: in a kernel with no loop, a header and one
+ * record of each traced site, in order (short ones two to a slot, a
+ * 16-byte one at the next slot); in a loop the ring's first size, 4.
+ */
+START_TEST(first_span_fits_a_straight_kernel)
+{
+	static const char ptx[] = HEAD
+		".visible .entry flat(.param .u64 p)\n{\n"
+		"\t.reg .b16 %h<8>;\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<4>;\n"
+		"\tld.param.u64 %rd1, [p];\n"
+		"\tld.global.u32 %r1, [%rd1];\n"    /* short: half 1 */
+		"\tld.global.u16 %h1, [%rd1+64];\n" /* 16 bytes: 2-3 */
+		"\tld.global.u32 %r2, [%rd1+128];\n" /* short: 5 */
+		"\tld.global.u32 %r3, [%rd1+192];\n" /* short: 6 */
+		"\tld.global.u16 %h2, [%rd1+256];\n" /* 16 bytes: 7-8 */
+		"\tst.global.u16 [%rd1], %h2;\n"    /* 16 bytes: 9-10 */
+		"\tret;\n}\n"
+		".visible .entry loop(.param .u64 p)\n{\n"
+		"\t.reg .pred %p<2>;\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<4>;\n"
+		"\tld.param.u64 %rd1, [p];\n\tmov.u32 %r1, 0;\n"
+		"$L:\n\tld.global.u32 %r2, [%rd1];\n"
+		"\tadd.u32 %r1, %r1, 1;\n\tsetp.lt.u32 %p1, %r1, 8;\n"
+		"\t@%p1 bra $L;\n\tret;\n}\n";
+	struct egpu_report rep;
+	char *out = traced(NULL, ptx, &rep), *flat, *loop;
+
+	loop = strstr(out, ".entry loop");
+	ck_assert_ptr_nonnull(loop);
+	flat = strndup(out, (size_t)(loop - out));
+	/* 1 + 10 / 2 slots in flat, at each of its six sites */
+	ck_assert_int_eq(tu_count(flat, "selp.b32 \t%egpu_cw1, 6, %egpu_cw1, %egpu_cp;"), 6);
+	ck_assert_int_eq(tu_count(loop, "selp.b32 \t%egpu_cw1, 4, %egpu_cw1, %egpu_cp;"), 1);
+	tu_assemble_sm90(out, "first spans");
+	free(flat);
+	free(out);
 }
 END_TEST
 
@@ -599,6 +640,7 @@ int main(void)
 	tcase_add_test(tc, lossless_claims_inline);
 	tcase_add_test(tc, host_ring_spans_not_counted);
 	tcase_add_test(tc, inline_claim_sizes_follow_span_claim);
+	tcase_add_test(tc, first_span_fits_a_straight_kernel);
 	tcase_add_test(tc, end_flush_not_under_a_guarded_last_statement);
 	tcase_add_test(tc, register_cap);
 	tcase_add_test(tc, lossless_publishes_before_waits);
