@@ -185,7 +185,7 @@ RT_API struct span_regs egpu_dev_trace_site(uint64_t map, uint64_t state,
  * Trace mode, the leader of an affine access that owns no span, no lane of
  * its group owning one (trace_site.c's claim_span), where the site does
  * not claim inline, or in a lossless ring where the inline claim found no
- * room (then @held: what reserved held before its bytes were added, the
+ * room (then @held: what reserved held before its @slots were added, the
  * reservation handed on, not given back: span_claim; else SPAN_NOT_HELD):
  * a span claimed after @state's as span_place claims it, the registers
  * with its cursor at slot 1, where the site then stores the record
@@ -195,12 +195,13 @@ RT_API struct span_regs egpu_dev_trace_site(uint64_t map, uint64_t state,
  * rings").
  */
 RT_API struct span_regs egpu_dev_trace_claim(uint64_t map, uint64_t state,
-					     uint64_t held)
+					     uint64_t held, uint32_t slots)
 {
 	struct dev_ring *r = rt_ring(map), v = ring_shape(r);
 	uint32_t tag = span_ring_tag((uintptr_t)r);
 	uint64_t st = span_claim(r, &v, ring_shard_here(&v), tag,
-				 span_asks_slots(state, tag), 1, false, held);
+				 span_asks_slots(state, tag), 1, false, held,
+				 slots);
 
 	return span_regs_of(r, st ? st : state & ~SPAN_OWN);
 }

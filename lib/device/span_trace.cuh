@@ -119,14 +119,15 @@ RT_INLINE void span_skip(uint64_t at, uint32_t len)
  * records the consumer skips (at most one claim again, or, where
  * span_claim_again says, until it is placed or its wait for room runs
  * out). @exact: just the record's span, which the call publishes
- * (span_claim_least). @held: the first try's bytes are already in
+ * (span_claim_least). @held: the first try's @held_slots are already in
  * reserved, which held @held before (the splicer's inline claim in a
  * lossless ring, for a record of one slot: need + 2 <= most, so the
  * first try runs), else SPAN_NOT_HELD.
  */
 RT_INLINE uint64_t span_claim(struct dev_ring *r, const struct dev_ring *v,
 			      uint32_t shard, uint32_t tag, uint32_t asks,
-			      uint32_t need, bool exact, uint64_t held)
+			      uint32_t need, bool exact, uint64_t held,
+			      uint32_t held_slots)
 {
 	struct ring_shard s = ring_shard_at(r, v, shard);
 	uint32_t most = v->max_record / SPAN_SLOT, want;
@@ -135,15 +136,17 @@ RT_INLINE uint64_t span_claim(struct dev_ring *r, const struct dev_ring *v,
 
 	for (int tries = 0; need + 2 <= most && (tries < 2 || again); tries++) {
 		uint64_t pos, at;
-		uint32_t least = span_claim_least(need, exact, tries), kept, head, slots;
+		struct span_ask a = span_claim_ask(asks, need, exact, tries,
+						   held == SPAN_NOT_HELD ? 0 : held_slots,
+						   most, s.mask + 1);
+		uint32_t kept, head, slots;
 
-		want = span_claim_slots(exact ? least : span_next_slots(asks, need + 1),
-					least, most, s.mask + 1);
+		want = a.want;
 		if (tries || held == SPAN_NOT_HELD)
-			kept = ring_claim_one(&s, least * SPAN_SLOT,
+			kept = ring_claim_one(&s, a.least * SPAN_SLOT,
 					      want * SPAN_SLOT, &pos);
 		else
-			kept = ring_claim_held(&s, held, least * SPAN_SLOT,
+			kept = ring_claim_held(&s, held, a.least * SPAN_SLOT,
 					       want * SPAN_SLOT, &pos);
 		if (!kept) /* dropped: counted */
 			return 0;
@@ -187,7 +190,7 @@ RT_INLINE uint64_t span_place(struct dev_ring *r, const struct dev_ring *v,
 		if (mine)
 			span_publish(v, shard, *st);
 		st2 = span_claim(r, v, shard, tag, span_asks_slots(*st, tag),
-				 need, exact, SPAN_NOT_HELD);
+				 need, exact, SPAN_NOT_HELD, 0);
 		if (!st2) {
 			*st &= ~SPAN_OWN;
 			return 0;

@@ -189,15 +189,47 @@ RING_INLINE uint32_t span_claim_slots(uint32_t want, uint32_t least,
 	return want < most ? want : most;
 }
 
+/* The least and the wanted slots of one try of a span claim. */
+struct span_ask {
+	uint32_t least, want;
+};
+
 /*
- * What the splicer's inline claim (ptx/trace_site.c, in a ring that drops
- * when full) folds of span_claim's size for a record of one slot, in a
- * ring whose largest record has @most slots and whose shards hold @cap
- * bytes: the least slots, a fresh state's span's and the most. For a
- * state asking for a > 0 slots (span_asks_slots) it claims min(max(a,
- * least), most), which is span_claim_slots(span_next_slots(a, 2), least,
- * @most, @cap): both only clamp what the state asks for (test_span checks
- * every state's).
+ * span_claim's try @tries for a record of @need slots, asking for @asks
+ * (span_asks_slots), @exact as span_claim_least takes it, in a ring whose
+ * largest record has @most slots and whose shards hold @cap bytes.
+ * @held_slots: the slots the splicer's inline claim already reserved and
+ * hands on (0: none), which its first try takes as they are: sized as
+ * the inline claim sized them (span_fold_sizes, a kernel's first span),
+ * so that reserved and prod agree.
+ */
+RING_INLINE struct span_ask span_claim_ask(uint32_t asks, uint32_t need,
+					   int exact, int tries,
+					   uint32_t held_slots, uint32_t most,
+					   uint64_t cap)
+{
+	struct span_ask a;
+
+	if (!tries && held_slots)
+		return (struct span_ask){ span_claim_least(need, 1, 0), held_slots };
+	a.least = span_claim_least(need, exact, tries);
+	a.want = span_claim_slots(exact ? a.least : span_next_slots(asks, need + 1),
+				  a.least, most, cap);
+	return a;
+}
+
+/*
+ * What the splicer's inline claim (ptx/trace_site.c) folds of span_claim's
+ * size for a record of one slot, in a ring whose largest record has
+ * @most slots and whose shards hold @cap bytes: the least slots, a fresh
+ * state's span's and the most. It claims only where its span starts a
+ * slot (else the runtime claims), so it needs no room to align: at least
+ * the header and the slot, as an exact claim's first try. For a state
+ * asking for a > 0 slots (span_asks_slots) it claims min(max(a, least),
+ * most), which is span_claim_slots(span_next_slots(a, 1), least, @most,
+ * @cap): both only clamp what the state asks for (test_span checks every
+ * state's). So a warp that makes two short records between two waits of
+ * a lossless ring publishes spans of two slots.
  */
 struct span_fold {
 	uint32_t least, first, most;
@@ -205,11 +237,11 @@ struct span_fold {
 
 RING_INLINE struct span_fold span_fold_sizes(uint32_t most, uint64_t cap)
 {
-	uint32_t least = span_claim_least(1, 0, 0);
+	uint32_t least = span_claim_least(1, 1, 0);
 
 	return (struct span_fold){
 		least,
-		span_claim_slots(span_next_slots(0, 2), least, most, cap),
+		span_claim_slots(span_next_slots(0, 1), least, most, cap),
 		span_claim_slots(SPAN_MAX_SLOTS, least, most, cap),
 	};
 }

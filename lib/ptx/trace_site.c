@@ -11,7 +11,7 @@
  * %P_tcur, where the next record of a span the lane owns goes; %P_tleft,
  * the slots left in it (0: it owns none). At a site the warp's active
  * lanes (the group) vote; the record is stored inline, by the leader (the
- * lowest lane) with one 16-byte store, when
+ * lowest lane) with one 16-byte store (8 for a short record), when
  * - every lane's address is the leader's + (lane - leader) * stride, for
  *   the 16-bit stride the next lane's offset gives, and the leader's
  *   address fits 48 bits (an affine record);
@@ -29,7 +29,12 @@
  *   the other lanes' floors moving to its start as span_trace moves
  *   them.
  * The site's kind, size and number are the record's first word, a
- * constant here. Anything else calls egpu_dev_trace_site (device/
+ * constant here. Where they fit a short record (span_short_fits), the
+ * group first tests the likely case with the stride known, the whole
+ * warp at the access's size apart, and the leader stores an 8-byte short
+ * record; a group that fails it takes the test above, and stores a
+ * 16-byte record only into a span its leader owns. Anything else calls
+ * egpu_dev_trace_site (device/
  * runtime.cu: bpf_egpu_trace_span's code, span_trace.cuh), which returns
  * the three registers. Before every exit, and before calls when a .func
  * traces too, a lane publishes the span it owns inline (a fence and the
@@ -154,12 +159,10 @@ static void call_site(struct strbuf *sb, const struct tr_site_code *c)
 }
 
 /*
- * The group, its leader and the affine test. %~tw0: the active lanes,
- * %~tw1: the leader, %~tw2: this lane, {%~tw3, %~tw4}: the leader's
- * address, %~tw5: the 16-bit stride (sign-extended), %~tp0: this lane's
- * address is off the line.
+ * The group and its leader. %~tw0: the active lanes, %~tw1: the leader,
+ * %~tw2: this lane, {%~tw3, %~tw4}: the leader's address, also in %~tx0.
  */
-static void vote_affine(struct strbuf *sb, const char *p)
+static void vote_leader(struct strbuf *sb, const char *p)
 {
 	put(sb, p, "\tactivemask.b32 \t%%~tw0;\n"
 	    "\tbrev.b32 \t%%~tw1, %%~tw0;\n"
@@ -167,11 +170,18 @@ static void vote_affine(struct strbuf *sb, const char *p)
 	    "\tmov.u32 \t%%~tw2, %%laneid;\n"
 	    "\tmov.b64 \t{%%~tw3, %%~tw4}, %%~m0;\n"
 	    "\tshfl.sync.idx.b32 \t%%~tw3, %%~tw3, %%~tw1, 31, %%~tw0;\n"
-	    "\tshfl.sync.idx.b32 \t%%~tw4, %%~tw4, %%~tw1, 31, %%~tw0;\n");
-	/* Each lane's offset from the leader; the next lane's is the
-	 * stride (from an inactive lane anything: every lane checks it). */
-	put(sb, p, "\tmov.b64 \t%%~tx0, {%%~tw3, %%~tw4};\n"
-	    "\tsub.s64 \t%%~tx1, %%~m0, %%~tx0;\n"
+	    "\tshfl.sync.idx.b32 \t%%~tw4, %%~tw4, %%~tw1, 31, %%~tw0;\n"
+	    "\tmov.b64 \t%%~tx0, {%%~tw3, %%~tw4};\n");
+}
+
+/*
+ * The affine test: %~tw5, the 16-bit stride the next lane's offset gives
+ * (sign-extended; from an inactive lane anything: every lane checks it),
+ * %~tp0: this lane's address is off the line.
+ */
+static void vote_stride(struct strbuf *sb, const char *p)
+{
+	put(sb, p, "\tsub.s64 \t%%~tx1, %%~m0, %%~tx0;\n"
 	    "\tcvt.u32.u64 \t%%~tw5, %%~tx1;\n"
 	    "\tadd.u32 \t%%~tw6, %%~tw1, 1;\n"
 	    "\tshfl.sync.idx.b32 \t%%~tw5, %%~tw5, %%~tw6, 31, %%~tw0;\n"
@@ -179,6 +189,21 @@ static void vote_affine(struct strbuf *sb, const char *p)
 	    "\tsub.s32 \t%%~tw6, %%~tw2, %%~tw1;\n"
 	    "\tmul.wide.s32 \t%%~tx2, %%~tw6, %%~tw5;\n"
 	    "\tsetp.ne.s64 \t%%~tp0, %%~tx1, %%~tx2;\n");
+}
+
+/*
+ * The short record's test, with the stride known (the access's size, as
+ * a whole warp's coalesced access has it), so no shuffle for it: %~tp0,
+ * this lane's address is not lane 0's + lane * @size, or the group is not
+ * the whole warp.
+ */
+static void vote_unit(struct strbuf *sb, const char *p, uint32_t size)
+{
+	put(sb, p, "\tsub.s64 \t%%~tx1, %%~m0, %%~tx0;\n"
+	    "\tsub.s32 \t%%~tw6, %%~tw2, %%~tw1;\n"
+	    "\tmul.wide.s32 \t%%~tx2, %%~tw6, %u;\n"
+	    "\tsetp.ne.s64 \t%%~tp0, %%~tx1, %%~tx2;\n"
+	    "\tsetp.ne.or.u32 \t%%~tp0, %%~tw0, -1, %%~tp0;\n", size);
 }
 
 /*
@@ -331,20 +356,22 @@ static void claim_own(struct strbuf *sb, const char *p,
 
 /*
  * The runtime's claim of the leader's span (egpu_dev_trace_claim), with
- * the reservation in register @held (reserved's value before its bytes),
- * or NULL: none (SPAN_NOT_HELD), as span_claim takes it.
+ * the reservation in registers @held (reserved's value before its bytes)
+ * and %~cw1 (its slots), or @held NULL: none (SPAN_NOT_HELD), as
+ * span_claim takes it.
  */
 static void call_claim(struct strbuf *sb, const char *p,
 		       const struct ptx_trace *tr, const char *held)
 {
-	put(sb, p, "\t{\n\t.reg .b64 \t%%~ta<2>;\n\tmov.u64 \t%%~ta0, %llu;\n",
-	    (unsigned long long)tr->ring);
+	put(sb, p, "\t{\n\t.reg .b64 \t%%~ta<2>;\n\t.reg .b32 \t%%~ta2;\n"
+	    "\tmov.u64 \t%%~ta0, %llu;\n", (unsigned long long)tr->ring);
 	if (held)
-		put(sb, p, "\tmov.u64 \t%%~ta1, %s;\n", held);
+		put(sb, p, "\tmov.u64 \t%%~ta1, %s;\n\tmov.u32 \t%%~ta2, %%~cw1;\n",
+		    held);
 	else
-		put(sb, p, "\tmov.u64 \t%%~ta1, %llu;\n",
+		put(sb, p, "\tmov.u64 \t%%~ta1, %llu;\n\tmov.u32 \t%%~ta2, 0;\n",
 		    (unsigned long long)SPAN_NOT_HELD);
-	call_regs(sb, p, TR_CLAIM_FUNC, "%~ta0, %~tst, %~ta1");
+	call_regs(sb, p, TR_CLAIM_FUNC, "%~ta0, %~tst, %~ta1, %~ta2");
 	sb_adds(sb, "\t}\n");
 }
 
@@ -467,21 +494,16 @@ static void store_record(struct strbuf *sb, const struct tr_site_code *c)
 }
 
 /*
- * Where the group is the whole warp at a stride of the access's size, the
- * leader's record is a short one (8 bytes: the site's constant and lane
- * 0's address, core/span_record.h), in the half slot %~tcur is at: a
- * slot's first half uses the slot (one more used, one less left), its
- * second half fills it. Else the 16-byte record (store_record).
+ * The leader's short record (8 bytes: the site's constant and lane 0's
+ * address, core/span_record.h), in the half slot %~tcur is at: a slot's
+ * first half uses the slot (one more used, one less left), its second
+ * half fills it.
  */
 static void store_short(struct strbuf *sb, const struct tr_site_code *c)
 {
 	const struct mem_op *op = &c->s->op;
-	const char *p = c->prefix;
 
-	put(sb, p, "\tsetp.ne.u32 \t%%~tp5, %%~tw0, -1;\n"
-	    "\tsetp.ne.or.u32 \t%%~tp5, %%~tw5, %u, %%~tp5;\n"
-	    "\t@%%~tp5 bra.uni \t$~tlong_%u;\n"
-	    "\tprmt.b32 \t%%~tw10, %%~tw3, %%~tw4, 0x5432;\n"
+	put(sb, c->prefix, "\tprmt.b32 \t%%~tw10, %%~tw3, %%~tw4, 0x5432;\n"
 	    "\tmov.u32 \t%%~tw11, %u;\n"
 	    "\tprmt.b32 \t%%~tw11, %%~tw11, %%~tw3, 0x5410;\n"
 	    "\tmov.b64 \t%%~tx3, {%%~tw11, %%~tw10};\n"
@@ -491,13 +513,10 @@ static void store_short(struct strbuf *sb, const struct tr_site_code *c)
 	    "\t@%%~tp1 st.global.u64 \t[%%~tcur], %%~tx3;\n"
 	    "\t@%%~tp1 add.s64 \t%%~tcur, %%~tcur, %u;\n"
 	    "\t@%%~tp4 add.s32 \t%%~tleft, %%~tleft, -1;\n"
-	    "\t@%%~tp4 add.s64 \t%%~tst, %%~tst, %llu;\n"
-	    "\tbra.uni \t$~tstored_%u;\n$~tlong_%u:\n",
-	    op->size, c->site, span_short_low(op->kind, op->size, c->number),
+	    "\t@%%~tp4 add.s64 \t%%~tst, %%~tst, %llu;\n",
+	    span_short_low(op->kind, op->size, c->number),
 	    SPAN_SHORT_BYTES, SPAN_SHORT_BYTES,
-	    (unsigned long long)SPAN_USED_ONE, c->site, c->site);
-	store_record(sb, c);
-	put(sb, p, "$~tstored_%u:\n", c->site);
+	    (unsigned long long)SPAN_USED_ONE);
 }
 
 /*
@@ -560,8 +579,53 @@ static void publish_full(struct strbuf *sb, const struct tr_site_code *c)
 	    (unsigned long long)~SPAN_OWN);
 }
 
+/*
+ * The general inline record: the affine test with the stride the lanes
+ * give, then the 16-byte record; in a lossless ring a group of fewer than
+ * 32 lanes takes the call, which publishes its record's span at once
+ * (span_may_stay_open). @claim: a leader that owns no span claims one
+ * inline, else it takes the call too.
+ */
+static void site_general(struct strbuf *sb, const struct tr_site_code *c,
+			 bool claim)
+{
+	const char *p = c->prefix;
+
+	vote_stride(sb, p);
+	if (c->tr->lossless)
+		put(sb, p, "\tsetp.ne.or.u32 \t%%~tp0, %%~tw0, -1, %%~tp0;\n");
+	vote_slow(sb, p);
+	if (!claim)
+		put(sb, p, "\tor.pred \t%%~tp0, %%~tp0, %%~tp2;\n");
+	put(sb, p, "\t@%%~tp0 bra \t$~tslow_%u;\n", c->site);
+	if (claim)
+		claim_span(sb, c);
+	store_record(sb, c);
+	publish_full(sb, c);
+}
+
+/*
+ * A site whose record may be short: first the test with the stride known
+ * (vote_unit) and the short record; a group it fails takes the general
+ * test, and stores a 16-byte record only into a span its leader owns.
+ */
+static void site_short(struct strbuf *sb, const struct tr_site_code *c)
+{
+	const char *p = c->prefix;
+
+	vote_unit(sb, p, c->s->op.size);
+	vote_slow(sb, p);
+	put(sb, p, "\t@%%~tp0 bra.uni \t$~tgen_%u;\n", c->site);
+	claim_span(sb, c);
+	store_short(sb, c);
+	publish_full(sb, c);
+	put(sb, p, "\tbra.uni \t$~tdone_%u;\n$~tgen_%u:\n", c->site, c->site);
+	site_general(sb, c, false);
+}
+
 void tr_emit_site(struct strbuf *sb, const struct tr_site_code *c)
 {
+	const struct mem_op *op = &c->s->op;
 	const char *p = c->prefix;
 
 	sb_adds(sb, "\t// egpu trace\n");
@@ -570,20 +634,12 @@ void tr_emit_site(struct strbuf *sb, const struct tr_site_code *c)
 		return;
 	}
 	put(sb, p, "\t{\n\t.reg .b32 \t%%~tw<12>;\n\t.reg .b64 \t%%~tx<5>;\n"
-	    "\t.reg .pred \t%%~tp<6>;\n");
-	vote_affine(sb, p);
-	/* Lossless: a group of fewer than 32 lanes takes the call, which
-	 * publishes its record's span at once (span_may_stay_open). */
-	if (c->tr->lossless)
-		put(sb, p, "\tsetp.ne.or.u32 \t%%~tp0, %%~tw0, -1, %%~tp0;\n");
-	vote_slow(sb, p);
-	put(sb, p, "\t@%%~tp0 bra \t$~tslow_%u;\n", c->site);
-	claim_span(sb, c);
-	if (span_short_fits(c->s->op.kind, c->s->op.size, c->number))
-		store_short(sb, c);
+	    "\t.reg .pred \t%%~tp<5>;\n");
+	vote_leader(sb, p);
+	if (span_short_fits(op->kind, op->size, c->number))
+		site_short(sb, c);
 	else
-		store_record(sb, c);
-	publish_full(sb, c);
+		site_general(sb, c, true);
 	put(sb, p, "\tbra \t$~tdone_%u;\n$~tslow_%u:\n", c->site, c->site);
 	call_site(sb, c);
 	put(sb, p, "$~tdone_%u:\n\t}\n", c->site);

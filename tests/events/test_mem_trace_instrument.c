@@ -155,27 +155,41 @@ START_TEST(written_kernels)
 	}
 	ck_assert_ptr_nonnull(strstr(s, "vote.sync.any.pred"));
 	ck_assert_ptr_nonnull(strstr(s, "@%egpu_tp1 st.global.v2.u64 \t[%egpu_tcur], {%egpu_tx3, %egpu_tx4};"));
-	/* a whole warp at a stride of 16: the short record, 8 bytes in the
-	 * half slot the cursor is at, the slot counted in its first half;
-	 * else the 16-byte one at the next slot (the cursor rounded up) */
+	/* may be short: first the test at the stride of 16 for the whole
+	 * warp, then the short record, 8 bytes in the half slot the cursor
+	 * is at, the slot counted in its first half; a group that fails it
+	 * takes the test at the lanes' stride and stores the 16-byte record
+	 * at the next slot (the cursor rounded up) only into a span its
+	 * leader owns */
 	{
 		char want[64];
-		const char *sh = strstr(s, "setp.ne.u32 \t%egpu_tp5, %egpu_tw0, -1;\n"
-					   "\tsetp.ne.or.u32 \t%egpu_tp5, %egpu_tw5, 16, %egpu_tp5;\n"
-					   "\t@%egpu_tp5 bra.uni \t$egpu_tlong_");
+		const char *sh = strstr(s, "mul.wide.s32 \t%egpu_tx2, %egpu_tw6, 16;\n"
+					   "\tsetp.ne.s64 \t%egpu_tp0, %egpu_tx1, %egpu_tx2;\n"
+					   "\tsetp.ne.or.u32 \t%egpu_tp0, %egpu_tw0, -1, %egpu_tp0;\n");
+		const char *gen = strstr(s, "bra.uni \t$egpu_tgen_");
 
 		snprintf(want, sizeof(want), "mov.u32 \t%%egpu_tw11, %u;",
 			 span_short_low(EGPU_MEM_LOAD, 16, rep.mem_sites[1].site));
 		ck_assert_ptr_nonnull(sh);
-		ck_assert_msg(strstr(sh, want), "no '%s' in %s", want, sh);
+		ck_assert_ptr_nonnull(gen);
+		ck_assert_ptr_nonnull(strstr(sh, "@%egpu_tp0 bra.uni \t$egpu_tgen_"));
+		gen = strstr(gen, "\n$egpu_tgen_"); /* the general test's label */
+		ck_assert_ptr_nonnull(gen);
+		ck_assert_msg(strstr(sh, want) && strstr(sh, want) < gen,
+			      "no '%s' before the general test in %s", want, sh);
 		ck_assert_ptr_nonnull(strstr(sh, "and.b32 \t%egpu_tw10, %egpu_tw10, 8;\n"
 					     "\tsetp.eq.and.u32 \t%egpu_tp4, %egpu_tw10, 0, %egpu_tp1;\n"
 					     "\t@%egpu_tp1 st.global.u64 \t[%egpu_tcur], %egpu_tx3;\n"
 					     "\t@%egpu_tp1 add.s64 \t%egpu_tcur, %egpu_tcur, 8;\n"
 					     "\t@%egpu_tp4 add.s32 \t%egpu_tleft, %egpu_tleft, -1;"));
-		ck_assert_ptr_nonnull(strstr(sh, "@%egpu_tp1 add.s64 \t%egpu_tcur, %egpu_tcur, 8;\n"
-					     "\t@%egpu_tp1 and.b64 \t%egpu_tcur, %egpu_tcur, -16;\n"
-					     "\t@%egpu_tp1 st.global.v2.u64"));
+		ck_assert_ptr_nonnull(strstr(gen, "shfl.sync.idx.b32 \t%egpu_tw5, %egpu_tw5, %egpu_tw6, 31, %egpu_tw0;"));
+		ck_assert_ptr_nonnull(strstr(gen, "or.pred \t%egpu_tp0, %egpu_tp0, %egpu_tp2;\n"
+					      "\t@%egpu_tp0 bra \t$egpu_tslow_"));
+		ck_assert_ptr_nonnull(strstr(gen, "@%egpu_tp1 add.s64 \t%egpu_tcur, %egpu_tcur, 8;\n"
+					      "\t@%egpu_tp1 and.b64 \t%egpu_tcur, %egpu_tcur, -16;\n"
+					      "\t@%egpu_tp1 st.global.v2.u64"));
+		/* one claim: the short record's */
+		ck_assert_int_eq(tu_count(s, "[%egpu_cx0+8], %egpu_cx5;"), 1);
 	}
 	/* a leader that owns no span claims one inline (the other lanes'
 	 * floors then at its start), then stores the record inline: reserved
@@ -231,11 +245,13 @@ START_TEST(written_kernels)
 	 * and the call): a fence, the header at the cursor less the slots
 	 * used; no runtime call */
 	ck_assert_int_eq(tu_count(out, "setp.eq.u32 \t%egpu_tq, %egpu_tleft, 0;\n\t@%egpu_tq bra \t$egpu_tf"), 3);
-	/* publishes: those and one where each of the 3 inline records
-	 * (vector, shared, last store) may fill its span */
+	/* publishes: those and two where each of the 3 inline sites
+	 * (vector, shared, last store; all may be short) may fill its span,
+	 * after its short record and after its 16-byte one */
 	ck_assert_int_eq(tu_count(out, "st.global.v2.u64 \t[%egpu_tcur], {%egpu_tx3"), 3);
-	ck_assert_int_eq(tu_count(out, "\tmov.b64 \t{%egpu_pw0, %egpu_pw1}, %egpu_tst;"), 3 + 3);
-	ck_assert_int_eq(tu_count(out, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"), 3 + 3);
+	ck_assert_int_eq(tu_count(out, "st.global.u64 \t[%egpu_tcur], %egpu_tx3;"), 3);
+	ck_assert_int_eq(tu_count(out, "\tmov.b64 \t{%egpu_pw0, %egpu_pw1}, %egpu_tst;"), 3 + 2 * 3);
+	ck_assert_int_eq(tu_count(out, "\tst.volatile.global.u64 \t[%egpu_px0], %egpu_px1;"), 3 + 2 * 3);
 	assert_publishes(out, 49, true);
 	ck_assert_ptr_nonnull(strstr(out, "add.s64 \t%egpu_px1, %egpu_tcur, 8;\n"
 				      "\tand.b64 \t%egpu_px1, %egpu_px1, -16;\n"
@@ -286,8 +302,10 @@ START_TEST(lossless_claims_inline)
 	ck_assert_int_eq(tu_count(out, "atom.global.add.u64 \t%egpu_cx2, [%egpu_cx0], %egpu_cx5;"), 2);
 	ck_assert_int_eq(tu_count(out, "atom.global.add.u64 \t%egpu_cx4, [%egpu_cx0+8], %egpu_cx5;"), 2);
 	ck_assert_ptr_null(strstr(out, "neg.s64 \t%egpu_cx5, %egpu_cx5;"));
-	ck_assert_int_eq(tu_count(out, "mov.u64 \t%egpu_ta1, %egpu_cx2;\n"), 2);
-	ck_assert_int_eq(tu_count(out, "), egpu_dev_trace_claim, (%egpu_ta0, %egpu_tst, %egpu_ta1);"), 2);
+	/* handed on with its slots, which the runtime's claim keeps */
+	ck_assert_int_eq(tu_count(out, "mov.u64 \t%egpu_ta1, %egpu_cx2;\n"
+				       "\tmov.u32 \t%egpu_ta2, %egpu_cw1;\n"), 2);
+	ck_assert_int_eq(tu_count(out, "), egpu_dev_trace_claim, (%egpu_ta0, %egpu_tst, %egpu_ta1, %egpu_ta2);"), 2);
 	ck_assert_ptr_nonnull(strstr(out, "), egpu_dev_trace_site, ("));
 	/* its inline publishes are counted all the same */
 	assert_publishes(out, 49, true);
@@ -316,8 +334,9 @@ END_TEST
 /*
  * The inline claim's span, sized as span_claim's first try sizes it
  * (span_fold_sizes): twice the last one's where it filled (used ==
- * slots), else the slots the state keeps, at least 3 slots, at most 256
- * and half a shard; for a fresh state, 3 in k, which has no loop: its
+ * slots), else the slots the state keeps, at least 2 slots (the header
+ * and a record's: it claims only where a span starts a slot), at most
+ * 256 and half a shard; for a fresh state, 2 in k, which has no loop: its
  * warps' first spans hold a header and its two short records (the
  * vector load's, the store's). ssmall: one shard of 4 KiB, so at most
  * 128 slots.
@@ -337,10 +356,10 @@ START_TEST(inline_claim_sizes_follow_span_claim)
 			 "\tsetp.eq.u32 \t%%egpu_cp, %%egpu_cw2, %%egpu_cw0;\n"
 			 "\tshl.b32 \t%%egpu_cw1, %%egpu_cw0, 1;\n"
 			 "\t@!%%egpu_cp mov.b32 \t%%egpu_cw1, %%egpu_cw0;\n"
-			 "\tmax.u32 \t%%egpu_cw1, %%egpu_cw1, 3;\n"
+			 "\tmax.u32 \t%%egpu_cw1, %%egpu_cw1, 2;\n"
 			 "\tmin.u32 \t%%egpu_cw1, %%egpu_cw1, %u;\n"
 			 "\tsetp.eq.u32 \t%%egpu_cp, %%egpu_cw0, 0;\n"
-			 "\tselp.b32 \t%%egpu_cw1, 3, %%egpu_cw1, %%egpu_cp;\n",
+			 "\tselp.b32 \t%%egpu_cw1, 2, %%egpu_cw1, %%egpu_cp;\n",
 			 most[i]);
 		ck_assert_msg(tu_count(out, want) == 2, "%s: %s", rings[i], want);
 		free(out);
@@ -485,8 +504,9 @@ START_TEST(lossless_publishes_before_waits)
 	/* every call (g does not trace), the exit */
 	ck_assert_int_eq(tu_count(out, "// begin egpu trace call"), 1);
 	ck_assert_int_eq(tu_count(out, "// begin egpu trace exit"), 1);
-	/* lossless sites: a group of fewer than 32 lanes calls */
-	ck_assert_int_eq(tu_count(out, "setp.ne.or.u32 \t%egpu_tp0, %egpu_tw0, -1, %egpu_tp0;"), 2);
+	/* lossless sites (both may be short): a group of fewer than 32
+	 * lanes calls, from the short record's test and the general one */
+	ck_assert_int_eq(tu_count(out, "setp.ne.or.u32 \t%egpu_tp0, %egpu_tw0, -1, %egpu_tp0;"), 2 * 2);
 	tu_assemble_sm90(out, "lossless waits");
 	free(out);
 	/* setmaxnreg (sm_90a: not assembled here): a warpgroup meets there */
@@ -509,7 +529,8 @@ START_TEST(lossless_publishes_before_waits)
 	out = instrument(waits, &rep);
 	ck_assert_ptr_null(strstr(out, "// begin egpu trace wait"));
 	ck_assert_ptr_null(strstr(out, "// begin egpu trace call"));
-	ck_assert_ptr_null(strstr(out, "setp.ne.or.u32 \t%egpu_tp0, %egpu_tw0, -1"));
+	/* (the short records' tests ask for the whole warp all the same) */
+	ck_assert_int_eq(tu_count(out, "setp.ne.or.u32 \t%egpu_tp0, %egpu_tw0, -1"), 2);
 	free(out);
 }
 END_TEST
