@@ -232,6 +232,7 @@ struct tr_site_code {
 	const struct ptx_trace *tr;
 	bool kernel;     /* in a kernel: the lanes' span registers are there */
 	uint32_t first;  /* slots of a lane's first span (tr_first_slots) */
+	bool shorts;     /* a site of the kernel may store a short record */
 };
 
 /*
@@ -240,6 +241,8 @@ struct tr_site_code {
  * runtime's record: one at least).
  */
 uint32_t tr_record_end(const struct tr_site_code *c, uint32_t halves);
+/* Whether the site's record may be short (an 8-byte one). */
+bool tr_may_be_short(const struct tr_site_code *c);
 /*
  * Slots of a lane's first span that holds @halves half slots of records
  * after its header, within the ring's least and most.

@@ -36,6 +36,12 @@ _Static_assert(offsetof(struct egpu_mem_ctx, text) == 8 &&
 	       "the stores below follow struct egpu_mem_ctx");
 
 /* What the code of one site needs. */
+/* What the trace's code at each site of a kernel knows of the others. */
+struct trace_kernel {
+	uint32_t first; /* slots of a lane's first span */
+	bool shorts;    /* a site may store a short record */
+};
+
 struct site_code {
 	const struct ptx_module *m;
 	const struct mem_plan *p;
@@ -49,7 +55,7 @@ struct site_code {
 	const int *group;         /* ... memcheck's groups of them ... */
 	const int *hoist;         /* ... and their passed predicates */
 	size_t nall;
-	uint32_t first;           /* the trace's first span (trace_first) */
+	struct trace_kernel tk;   /* the trace's, in the site's kernel */
 };
 
 /* %P_m0 = generic address of the first byte accessed. */
@@ -284,7 +290,8 @@ static void emit_call(struct strbuf *sb, const struct site_code *c, size_t i)
 					   .site = c->site, .number = c->number,
 					   .tr = mem_plan_call(c->p, c->s, i)->r->trace,
 					   .kernel = m->items[c->s->item].func->entry,
-					   .first = c->first };
+					   .first = c->tk.first,
+					   .shorts = c->tk.shorts };
 
 		tr_emit_site(sb, &tr);
 	} else if (call->body) {
@@ -468,19 +475,22 @@ static int plan_trace(const struct mem_plan *p, const struct ptx_module *m,
 }
 
 /*
- * Slots of a lane's first span in kernel @item (its sites [@lo, @hi), @fn
- * its loops): where no traced site is in a loop, each runs at most once
- * a warp, in order, so the first span is sized to hold a record of each
- * (a straight-line kernel's warps then claim one span, and no empty
+ * The trace in kernel @item (its sites [@lo, @hi), @fn its loops). A
+ * lane's first span: where no traced site is in a loop, each runs at most
+ * once a warp, in order, so the first span is sized to hold a record of
+ * each (a straight-line kernel's warps then claim one span, and no empty
  * slots); else the ring's first size.
  */
-static uint32_t trace_first(const struct mem_plan *p,
-			    const struct ptx_module *m, uint32_t item,
-			    const struct mem_site *s, size_t lo, size_t hi,
-			    const struct mc_func *fn)
+static struct trace_kernel trace_kernel(const struct mem_plan *p,
+					const struct ptx_module *m,
+					uint32_t item, const struct mem_site *s,
+					size_t lo, size_t hi,
+					const struct mc_func *fn)
 {
 	const struct mem_req *q = NULL;
+	struct trace_kernel k = { 0 };
 	uint32_t halves = 0;
+	bool loop = false;
 
 	for (size_t i = lo; i < hi; i++) {
 		const struct mem_req *t = trace_of(p, &s[i]);
@@ -493,11 +503,14 @@ static uint32_t trace_first(const struct mem_plan *p,
 		if (!t)
 			continue;
 		q = t;
-		if (fn->in_loop[s[i].stmt])
-			return q->r->trace->claim.first;
+		loop |= fn->in_loop[s[i].stmt];
+		k.shorts |= tr_may_be_short(&c);
 		halves = tr_record_end(&c, halves);
 	}
-	return q ? tr_first_slots(q->r->trace, halves) : 0;
+	if (q)
+		k.first = loop ? q->r->trace->claim.first :
+			  tr_first_slots(q->r->trace, halves);
+	return k;
 }
 
 int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
@@ -510,7 +523,7 @@ int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
 	int *cache = calloc(3 * (hi - lo) + 1, sizeof(*cache));
 	int *group = cache + (hi - lo), *hoist = group + (hi - lo);
 	int err = mc_func_make(m, m->items[item].func, &fn);
-	uint32_t first;
+	struct trace_kernel tk = { 0 };
 
 	if (!err && !cache)
 		err = err_set(EGPU_ENOMEM, "PTX: out of memory");
@@ -519,7 +532,8 @@ int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
 				    hoist, names->prefix, e);
 	if (!err)
 		err = plan_trace(p, m, item, s, lo, hi, names->prefix, e);
-	first = err ? 0 : trace_first(p, m, item, s, lo, hi, &fn);
+	if (!err)
+		tk = trace_kernel(p, m, item, s, lo, hi, &fn);
 	for (size_t i = lo; i < hi && !err; i++) {
 		const struct ptx_stmt *st = &m->items[item].func->stmts[s[i].stmt];
 		struct site_code c = { .m = m, .p = p, .s = &s[i],
@@ -529,7 +543,7 @@ int mem_emit_item(const struct mem_plan *p, const struct ptx_module *m,
 				       .cache = cache[i - lo],
 				       .hoist = hoist, .all = s + lo,
 				       .group = group, .nall = hi - lo,
-				       .first = first };
+				       .tk = tk };
 		struct strbuf *sb = edit_at(e, m->toks[st->first].off, 0);
 
 		if (!sb)

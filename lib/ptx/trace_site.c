@@ -9,7 +9,8 @@
  * A kernel keeps each lane's span in three registers the splicer owns
  * (P: the prefix), set at its entry: %P_tst, the state of core/span_record.h (0: none);
  * %P_tcur, where the next record of a span the lane owns goes; %P_tleft,
- * the slots left in it (0: it owns none). At a site the warp's active
+ * the slots with room left in it (0: it owns none; one whose first half a
+ * short record filled counts, the state's used slots count it too). At a site the warp's active
  * lanes (the group) vote; the record is stored inline, by the leader (the
  * lowest lane) with one 16-byte store (8 for a short record), when
  * - every lane's address is the leader's + (lane - leader) * stride, for
@@ -94,11 +95,16 @@ static bool inline_ok(const struct tr_site_code *c)
 	       span_fields_fit(op->kind, op->size, c->number);
 }
 
-uint32_t tr_record_end(const struct tr_site_code *c, uint32_t halves)
+bool tr_may_be_short(const struct tr_site_code *c)
 {
 	const struct mem_op *op = &c->s->op;
 
-	if (inline_ok(c) && span_short_fits(op->kind, op->size, c->number))
+	return inline_ok(c) && span_short_fits(op->kind, op->size, c->number);
+}
+
+uint32_t tr_record_end(const struct tr_site_code *c, uint32_t halves)
+{
+	if (tr_may_be_short(c))
 		return halves + 1;
 	return (halves + 1) / 2 * 2 + 2; /* at least a slot, at a slot */
 }
@@ -471,33 +477,40 @@ static void claim_span(struct strbuf *sb, const struct tr_site_code *c)
 /*
  * The leader's 16-byte record: word 0 the site's constant and the lanes,
  * word 1 the address's 48 bits and the stride's 16 (core/span_record.h),
- * at the next slot (a short record may have left %~tcur in a slot's
- * second half: its zero is padding); its span moves on one slot.
+ * at the next slot: where a short record left %~tcur in a slot's second
+ * half, that half stays zero (padding) and its slot is given up
+ * (half_slot_check made sure one more is left); its span moves on one
+ * slot.
  */
 static void store_record(struct strbuf *sb, const struct tr_site_code *c)
 {
 	uint32_t w0 = (uint32_t)span_word0(SPAN_AFFINE, 0, c->s->op.kind,
 					   c->s->op.size, c->number, 0);
 
-	put(sb, c->prefix, "	mov.u32 \t%%~tw10, %u;\n"
+	if (c->shorts)
+		put(sb, c->prefix, "\tcvt.u32.u64 \t%%~tw10, %%~tcur;\n"
+		    "\tand.b32 \t%%~tw10, %%~tw10, %u;\n"
+		    "\tsetp.ne.and.u32 \t%%~tp4, %%~tw10, 0, %%~tp1;\n"
+		    "\t@%%~tp4 add.s32 \t%%~tleft, %%~tleft, -1;\n"
+		    "\t@%%~tp4 add.s64 \t%%~tcur, %%~tcur, %u;\n",
+		    SPAN_SHORT_BYTES, SPAN_SHORT_BYTES);
+	put(sb, c->prefix, "\tmov.u32 \t%%~tw10, %u;\n"
 	    "\tmov.b64 \t%%~tx3, {%%~tw10, %%~tw0};\n"
 	    "\tprmt.b32 \t%%~tw11, %%~tw4, %%~tw5, 0x5410;\n"
 	    "\tmov.b64 \t%%~tx4, {%%~tw3, %%~tw11};\n"
-	    "\t@%%~tp1 add.s64 \t%%~tcur, %%~tcur, %u;\n"
-	    "\t@%%~tp1 and.b64 \t%%~tcur, %%~tcur, %d;\n"
 	    "\t@%%~tp1 st.global.v2.u64 \t[%%~tcur], {%%~tx3, %%~tx4};\n"
 	    "\t@%%~tp1 add.s64 \t%%~tcur, %%~tcur, %u;\n"
 	    "\t@%%~tp1 add.s32 \t%%~tleft, %%~tleft, -1;\n"
 	    "\t@%%~tp1 add.s64 \t%%~tst, %%~tst, %llu;\n",
-	    w0, SPAN_SHORT_BYTES, -(int)SPAN_SLOT, SPAN_SLOT,
-	    (unsigned long long)SPAN_USED_ONE);
+	    w0, SPAN_SLOT, (unsigned long long)SPAN_USED_ONE);
 }
 
 /*
  * The leader's short record (8 bytes: the site's constant and lane 0's
  * address, core/span_record.h), in the half slot %~tcur is at: a slot's
- * first half uses the slot (one more used, one less left), its second
- * half fills it.
+ * first half starts the slot (one more used; it still has room, so as
+ * many left), its second half fills it (one less left). So a span is
+ * full, and published, only once no half of it is left.
  */
 static void store_short(struct strbuf *sb, const struct tr_site_code *c)
 {
@@ -510,13 +523,29 @@ static void store_short(struct strbuf *sb, const struct tr_site_code *c)
 	    "\tcvt.u32.u64 \t%%~tw10, %%~tcur;\n"
 	    "\tand.b32 \t%%~tw10, %%~tw10, %u;\n"
 	    "\tsetp.eq.and.u32 \t%%~tp4, %%~tw10, 0, %%~tp1;\n"
+	    "\tsetp.ne.and.u32 \t%%~tp2, %%~tw10, 0, %%~tp1;\n"
 	    "\t@%%~tp1 st.global.u64 \t[%%~tcur], %%~tx3;\n"
 	    "\t@%%~tp1 add.s64 \t%%~tcur, %%~tcur, %u;\n"
-	    "\t@%%~tp4 add.s32 \t%%~tleft, %%~tleft, -1;\n"
+	    "\t@%%~tp2 add.s32 \t%%~tleft, %%~tleft, -1;\n"
 	    "\t@%%~tp4 add.s64 \t%%~tst, %%~tst, %llu;\n",
 	    span_short_low(op->kind, op->size, c->number),
 	    SPAN_SHORT_BYTES, SPAN_SHORT_BYTES,
 	    (unsigned long long)SPAN_USED_ONE);
+}
+
+/*
+ * %~tp0 |= the leader stands in a slot's second half with no slot after
+ * it (%~tleft 1 there: only that half is left), where a 16-byte record
+ * does not fit: the runtime's call publishes the span and claims another.
+ */
+static void half_slot_check(struct strbuf *sb, const char *p)
+{
+	put(sb, p, "\tcvt.u32.u64 \t%%~tw10, %%~tcur;\n"
+	    "\tand.b32 \t%%~tw10, %%~tw10, %u;\n"
+	    "\tsetp.ne.u32 \t%%~tp4, %%~tw10, 0;\n"
+	    "\tsetp.eq.and.u32 \t%%~tp4, %%~tleft, 1, %%~tp4;\n"
+	    "\tsetp.eq.and.u32 \t%%~tp4, %%~tw2, %%~tw1, %%~tp4;\n"
+	    "\tor.pred \t%%~tp0, %%~tp0, %%~tp4;\n", SPAN_SHORT_BYTES);
 }
 
 /*
@@ -594,6 +623,8 @@ static void site_general(struct strbuf *sb, const struct tr_site_code *c,
 	vote_stride(sb, p);
 	if (c->tr->lossless)
 		put(sb, p, "\tsetp.ne.or.u32 \t%%~tp0, %%~tw0, -1, %%~tp0;\n");
+	if (c->shorts)
+		half_slot_check(sb, p);
 	vote_slow(sb, p);
 	if (!claim)
 		put(sb, p, "\tor.pred \t%%~tp0, %%~tp0, %%~tp2;\n");
@@ -625,7 +656,6 @@ static void site_short(struct strbuf *sb, const struct tr_site_code *c)
 
 void tr_emit_site(struct strbuf *sb, const struct tr_site_code *c)
 {
-	const struct mem_op *op = &c->s->op;
 	const char *p = c->prefix;
 
 	sb_adds(sb, "\t// egpu trace\n");
@@ -636,7 +666,7 @@ void tr_emit_site(struct strbuf *sb, const struct tr_site_code *c)
 	put(sb, p, "\t{\n\t.reg .b32 \t%%~tw<12>;\n\t.reg .b64 \t%%~tx<5>;\n"
 	    "\t.reg .pred \t%%~tp<5>;\n");
 	vote_leader(sb, p);
-	if (span_short_fits(op->kind, op->size, c->number))
+	if (tr_may_be_short(c))
 		site_short(sb, c);
 	else
 		site_general(sb, c, true);

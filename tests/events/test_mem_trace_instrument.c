@@ -179,15 +179,22 @@ START_TEST(written_kernels)
 			      "no '%s' before the general test in %s", want, sh);
 		ck_assert_ptr_nonnull(strstr(sh, "and.b32 \t%egpu_tw10, %egpu_tw10, 8;\n"
 					     "\tsetp.eq.and.u32 \t%egpu_tp4, %egpu_tw10, 0, %egpu_tp1;\n"
+					     "\tsetp.ne.and.u32 \t%egpu_tp2, %egpu_tw10, 0, %egpu_tp1;\n"
 					     "\t@%egpu_tp1 st.global.u64 \t[%egpu_tcur], %egpu_tx3;\n"
 					     "\t@%egpu_tp1 add.s64 \t%egpu_tcur, %egpu_tcur, 8;\n"
-					     "\t@%egpu_tp4 add.s32 \t%egpu_tleft, %egpu_tleft, -1;"));
+					     "\t@%egpu_tp2 add.s32 \t%egpu_tleft, %egpu_tleft, -1;\n"
+					     "\t@%egpu_tp4 add.s64 \t%egpu_tst, %egpu_tst, "));
 		ck_assert_ptr_nonnull(strstr(gen, "shfl.sync.idx.b32 \t%egpu_tw5, %egpu_tw5, %egpu_tw6, 31, %egpu_tw0;"));
 		ck_assert_ptr_nonnull(strstr(gen, "or.pred \t%egpu_tp0, %egpu_tp0, %egpu_tp2;\n"
 					      "\t@%egpu_tp0 bra \t$egpu_tslow_"));
-		ck_assert_ptr_nonnull(strstr(gen, "@%egpu_tp1 add.s64 \t%egpu_tcur, %egpu_tcur, 8;\n"
-					      "\t@%egpu_tp1 and.b64 \t%egpu_tcur, %egpu_tcur, -16;\n"
-					      "\t@%egpu_tp1 st.global.v2.u64"));
+		/* a leader in a slot's second half with nothing after it
+		 * takes the call; else that half is given up */
+		ck_assert_ptr_nonnull(strstr(gen, "setp.eq.and.u32 \t%egpu_tp4, %egpu_tleft, 1, %egpu_tp4;\n"
+					      "\tsetp.eq.and.u32 \t%egpu_tp4, %egpu_tw2, %egpu_tw1, %egpu_tp4;\n"
+					      "\tor.pred \t%egpu_tp0, %egpu_tp0, %egpu_tp4;\n"));
+		ck_assert_ptr_nonnull(strstr(gen, "setp.ne.and.u32 \t%egpu_tp4, %egpu_tw10, 0, %egpu_tp1;\n"
+					      "\t@%egpu_tp4 add.s32 \t%egpu_tleft, %egpu_tleft, -1;\n"
+					      "\t@%egpu_tp4 add.s64 \t%egpu_tcur, %egpu_tcur, 8;\n"));
 		/* one claim: the short record's */
 		ck_assert_int_eq(tu_count(s, "[%egpu_cx0+8], %egpu_cx5;"), 1);
 	}
@@ -370,7 +377,9 @@ END_TEST
 /*
  * A fresh state's first span: in a kernel with no loop, a header and one
  * record of each traced site, in order (short ones two to a slot, a
- * 16-byte one at the next slot); in a loop the ring's first size, 4.
+ * 16-byte one at the next slot); in a loop the ring's first size, 4. A
+ * kernel with no site that may store a short record has no code for half
+ * slots.
  */
 START_TEST(first_span_fits_a_straight_kernel)
 {
@@ -390,16 +399,27 @@ START_TEST(first_span_fits_a_straight_kernel)
 		"\tld.param.u64 %rd1, [p];\n\tmov.u32 %r1, 0;\n"
 		"$L:\n\tld.global.u32 %r2, [%rd1];\n"
 		"\tadd.u32 %r1, %r1, 1;\n\tsetp.lt.u32 %p1, %r1, 8;\n"
-		"\t@%p1 bra $L;\n\tret;\n}\n";
+		"\t@%p1 bra $L;\n\tret;\n}\n"
+		".visible .entry halves(.param .u64 p)\n{\n"
+		"\t.reg .b16 %h<4>;\n\t.reg .b64 %rd<4>;\n"
+		"\tld.param.u64 %rd1, [p];\n"
+		"\tld.global.u16 %h1, [%rd1];\n\tst.global.u16 [%rd1], %h1;\n"
+		"\tret;\n}\n";
 	struct egpu_report rep;
-	char *out = traced(NULL, ptx, &rep), *flat, *loop;
+	char *out = traced(NULL, ptx, &rep), *flat, *loop, *halves;
 
 	loop = strstr(out, ".entry loop");
 	ck_assert_ptr_nonnull(loop);
 	flat = strndup(out, (size_t)(loop - out));
 	/* 1 + 10 / 2 slots in flat, at each of its six sites */
 	ck_assert_int_eq(tu_count(flat, "selp.b32 \t%egpu_cw1, 6, %egpu_cw1, %egpu_cp;"), 6);
+	halves = strstr(out, ".entry halves");
+	ck_assert_ptr_nonnull(halves);
 	ck_assert_int_eq(tu_count(loop, "selp.b32 \t%egpu_cw1, 4, %egpu_cw1, %egpu_cp;"), 1);
+	/* no short records in halves (2-byte lanes): no half slots either */
+	ck_assert_int_eq(tu_count(halves, "selp.b32 \t%egpu_cw1, 3, %egpu_cw1, %egpu_cp;"), 2);
+	ck_assert_ptr_null(strstr(halves, "%egpu_tw10, 8;"));
+	ck_assert_ptr_nonnull(strstr(flat, "%egpu_tw10, 8;"));
 	tu_assemble_sm90(out, "first spans");
 	free(flat);
 	free(out);
