@@ -499,7 +499,7 @@ static void store_record(struct strbuf *sb, const struct tr_site_code *c)
 	    "\tprmt.b32 \t%%~tw11, %%~tw4, %%~tw5, 0x5410;\n"
 	    "\tmov.b64 \t%%~tx4, {%%~tw3, %%~tw11};\n"
 	    "\t@%%~tp1 st.global.v2.u64 \t[%%~tcur], {%%~tx3, %%~tx4};\n"
-	    "\t@%%~tp1 add.s64 \t%%~tcur, %%~tcur, %u;\n"
+	    "\tadd.s64 \t%%~tcur, %%~tcur, %u;\n"
 	    "\t@%%~tp1 add.s32 \t%%~tleft, %%~tleft, -1;\n"
 	    "\t@%%~tp1 add.s64 \t%%~tst, %%~tst, %llu;\n",
 	    w0, SPAN_SLOT, (unsigned long long)SPAN_USED_ONE);
@@ -510,22 +510,23 @@ static void store_record(struct strbuf *sb, const struct tr_site_code *c)
  * address, core/span_record.h), in the half slot %~tcur is at: a slot's
  * first half starts the slot (one more used; it still has room, so as
  * many left), its second half fills it (one less left). So a span is
- * full, and published, only once no half of it is left.
+ * full, and published, only once no half of it is left. Every lane moves
+ * its %~tcur on: no other lane owns a span here (vote_slow), and one that
+ * owns none never reads it.
  */
 static void store_short(struct strbuf *sb, const struct tr_site_code *c)
 {
 	const struct mem_op *op = &c->s->op;
 
 	put(sb, c->prefix, "\tprmt.b32 \t%%~tw10, %%~tw3, %%~tw4, 0x5432;\n"
-	    "\tmov.u32 \t%%~tw11, %u;\n"
-	    "\tprmt.b32 \t%%~tw11, %%~tw11, %%~tw3, 0x5410;\n"
+	    "\tmad.lo.u32 \t%%~tw11, %%~tw3, 65536, %u;\n"
 	    "\tmov.b64 \t%%~tx3, {%%~tw11, %%~tw10};\n"
 	    "\tcvt.u32.u64 \t%%~tw10, %%~tcur;\n"
 	    "\tand.b32 \t%%~tw10, %%~tw10, %u;\n"
 	    "\tsetp.eq.and.u32 \t%%~tp4, %%~tw10, 0, %%~tp1;\n"
 	    "\tsetp.ne.and.u32 \t%%~tp2, %%~tw10, 0, %%~tp1;\n"
 	    "\t@%%~tp1 st.global.u64 \t[%%~tcur], %%~tx3;\n"
-	    "\t@%%~tp1 add.s64 \t%%~tcur, %%~tcur, %u;\n"
+	    "\tadd.s64 \t%%~tcur, %%~tcur, %u;\n"
 	    "\t@%%~tp2 add.s32 \t%%~tleft, %%~tleft, -1;\n"
 	    "\t@%%~tp4 add.s64 \t%%~tst, %%~tst, %llu;\n",
 	    span_short_low(op->kind, op->size, c->number),
