@@ -72,6 +72,7 @@ struct world {
 	uint32_t npend[WARPS];
 	uint64_t calls, dropped_calls, delivered;
 	uint64_t inline_steps, inline_claims, spans_filled_inline; /* trace mode */
+	uint64_t short_steps; /* of them, short records */
 	uint64_t undone_full, undone_skipped; /* ... inline claims undone */
 	uint64_t handed_on;    /* ... lossless, their reservation handed on */
 	uint64_t let_gos;      /* trace mode: spans published before a wait */
@@ -104,6 +105,9 @@ struct world {
 	/* Slots of a fresh lane's first span there, as a kernel's
 	 * (tr_first_slots, then clamped), 0: the ring's (span_fold_sizes). */
 	uint32_t first;
+	/* Its regular sites may store short records (else numbered past a
+	 * short record's 10 bits: the 16-byte records' inline path). */
+	bool shorts;
 	uint8_t *cur[WARPS][LANES];
 	uint32_t left[WARPS][LANES];
 	/* Groups: a strict subset of the lanes at one access, one step in
@@ -216,7 +220,17 @@ static void publish(struct world *w, uint32_t warp, uint64_t st)
 static void publish_at_cursor(struct world *w, uint32_t warp, uint64_t st,
 			      uint8_t *cur)
 {
+	/* a cursor in a slot's second half: that slot is one of the used */
+	uintptr_t off = (uintptr_t)(cur - (uint8_t *)(uintptr_t)w->v.data);
+
+	cur += (off + SPAN_SHORT_BYTES) / SPAN_SLOT * SPAN_SLOT - off;
 	publish_span_at(w, warp, st, cur - span_st_used(st) * SPAN_SLOT);
+}
+
+/* Whether @cur stands in a slot's second half (after a short record). */
+static bool at_half_slot(const struct world *w, const uint8_t *cur)
+{
+	return (uintptr_t)(cur - (const uint8_t *)(uintptr_t)w->v.data) % SPAN_SLOT != 0;
 }
 
 /* The registers the runtime returns with the state (span_regs_of). */
@@ -558,6 +572,9 @@ static bool inline_step(struct world *w, uint32_t warp, uint32_t mask,
 	int16_t stride = (int16_t)(next ?
 		w->acc[warp][lead + 1][w->next[warp][lead + 1]].addr - base :
 		(uint64_t)rand_r(seed));
+	bool may_short = span_short_fits(la->kind, la->size, la->site);
+	bool is_short = may_short && mask == UINT32_MAX && stride == (int16_t)la->size;
+	bool half;
 
 	if (base >> SPAN_ADDR_BITS ||
 	    !span_fields_fit(la->kind, la->size, la->site) ||
@@ -573,6 +590,13 @@ static bool inline_step(struct world *w, uint32_t warp, uint32_t mask,
 			    (uint64_t)((int64_t)(i - lead) * stride))
 			return false;
 	}
+	/* A site whose record may be short claims inline only for one; the
+	 * 16-byte record needs a whole slot after a half one. */
+	if (may_short && !is_short && claims)
+		return false;
+	if (!is_short && !claims && w->left[warp][lead] == 1 &&
+	    at_half_slot(w, w->cur[warp][lead]))
+		return false;
 	if (claims) {
 		int got = inline_claim(w, warp, mask, la);
 
@@ -580,14 +604,31 @@ static bool inline_step(struct world *w, uint32_t warp, uint32_t mask,
 			return got == 0;
 	}
 	lst = w->st[warp][lead];
-	h[0] = span_word0(SPAN_AFFINE, 0, la->kind, la->size, la->site, mask);
-	h[1] = span_affine_w1(base, stride);
+	half = at_half_slot(w, w->cur[warp][lead]);
 	/* Made before a publish can hand the record to the consumer. */
 	made(w, warp, mask, la, 1);
-	store(w, warp, w->cur[warp][lead], h, 16);
-	w->cur[warp][lead] += SPAN_SLOT;
-	lst += SPAN_USED_ONE;
-	if (!--w->left[warp][lead]) {
+	if (is_short) { /* a half slot: the first starts it, the second fills it */
+		h[0] = span_short_word(la->kind, la->size, la->site, base);
+		store(w, warp, w->cur[warp][lead], h, SPAN_SHORT_BYTES);
+		__atomic_fetch_add(&w->short_steps, 1, __ATOMIC_RELAXED);
+		w->cur[warp][lead] += SPAN_SHORT_BYTES;
+		if (half)
+			w->left[warp][lead]--;
+		else
+			lst += SPAN_USED_ONE;
+	} else {
+		if (half) { /* the half slot given up */
+			w->left[warp][lead]--;
+			w->cur[warp][lead] += SPAN_SHORT_BYTES;
+		}
+		h[0] = span_word0(SPAN_AFFINE, 0, la->kind, la->size, la->site, mask);
+		h[1] = span_affine_w1(base, stride);
+		store(w, warp, w->cur[warp][lead], h, 16);
+		w->cur[warp][lead] += SPAN_SLOT;
+		lst += SPAN_USED_ONE;
+		w->left[warp][lead]--;
+	}
+	if (!w->left[warp][lead]) {
 		publish_at_cursor(w, warp, lst, w->cur[warp][lead]);
 		lst &= ~SPAN_OWN;
 		__atomic_fetch_add(&w->spans_filled_inline, 1, __ATOMIC_RELAXED);
@@ -780,7 +821,8 @@ static void plan(struct world *w)
 				else if (shape == 1)
 					x->addr ^= 1ull << 52;
 				x->size = shape == 2 ? 256 : 4;
-				x->site = shape == 3 ? 1u << 20 : k;
+				x->site = shape == 3 ? 1u << 20 :
+					  k + (w->shorts ? 0 : 1024);
 				x->kind = 1 + k % 3;
 			}
 		}
@@ -807,8 +849,10 @@ static struct world *world_new(unsigned seed, uint64_t cap, bool threaded,
 	w->threaded = threaded;
 	w->site_mode = site_mode; /* before plan() */
 	w->first = seed % 2 ? 1 + seed / 2 % 6 : 0;
+	w->shorts = seed / 2 % 2;
 	w->barriers = barriers;
-	w->split_one_in = barriers ? 16 : 2;
+	/* (rarer where short records are to be made: a whole warp's) */
+	w->split_one_in = barriers || (site_mode && w->shorts) ? 16 : 2;
 	w->bar_live = WARPS;
 	pthread_mutex_init(&w->bar_mu, NULL);
 	pthread_cond_init(&w->bar_cv, NULL);
@@ -902,9 +946,10 @@ static void finish(struct world *w, unsigned seed)
 				made++;
 			}
 	if (getenv("SPAN_STATS"))
-		fprintf(stderr, "seed %u: calls %llu (inline %llu, claiming %llu, undone with no room %llu, handed on %llu, at a shard's end %llu, filling %llu, let go %llu, most records %u) dropped %llu delivered %llu of %llu, passes settled %llu\n",
+		fprintf(stderr, "seed %u: calls %llu (inline %llu, short %llu, claiming %llu, undone with no room %llu, handed on %llu, at a shard's end %llu, filling %llu, let go %llu, most records %u) dropped %llu delivered %llu of %llu, passes settled %llu\n",
 			seed, (unsigned long long)w->calls,
 			(unsigned long long)w->inline_steps,
+			(unsigned long long)w->short_steps,
 			(unsigned long long)w->inline_claims,
 			(unsigned long long)w->undone_full,
 			(unsigned long long)w->handed_on,
@@ -914,10 +959,15 @@ static void finish(struct world *w, unsigned seed)
 			(unsigned long long)w->dropped_calls,
 			(unsigned long long)w->delivered, (unsigned long long)made,
 			(unsigned long long)w->settled_passes);
-	/* Trace mode: the inline step and claim taken; a ring that is not
-	 * lossless drops only in the call after a claim undone */
-	if (w->site_mode) {
+	/* Trace mode: the inline step (short records among them) and claim
+	 * taken; a ring that is not lossless drops only in the call after a
+	 * claim undone */
+	if (w->site_mode && w->shorts) {
 		ck_assert_uint_gt(w->inline_steps, 0);
+		ck_assert_uint_gt(w->short_steps, 0);
+	} else if (w->site_mode) {
+		ck_assert_uint_gt(w->inline_steps, 0);
+		ck_assert_uint_eq(w->short_steps, 0);
 		ck_assert_uint_gt(w->inline_claims, 0);
 		if (!(w->v.flags & RING_LOSSLESS) && w->dropped_calls)
 			ck_assert_uint_gt(w->undone_full, 0);
