@@ -10,9 +10,10 @@
  * (P: the prefix), set at its entry: %P_tst, the state of core/span_record.h (0: none);
  * %P_tcur, where the next record of a span the lane owns goes; %P_tleft,
  * the slots with room left in it (0: it owns none; one whose first half a
- * short record filled counts, the state's used slots count it too). At a site the warp's active
- * lanes (the group) vote; the record is stored inline, by the leader (the
- * lowest lane) with one 16-byte store (8 for a short record), when
+ * short record filled counts, and the state's used slots count it too).
+ * At a site the warp's active lanes (the group) vote; the record is
+ * stored inline, by the leader (the lowest lane) with one 16-byte store
+ * (8 for a short record), when
  * - every lane's address is the leader's + (lane - leader) * stride, for
  *   the 16-bit stride the next lane's offset gives, and the leader's
  *   address fits 48 bits (an affine record);
