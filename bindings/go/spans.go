@@ -166,13 +166,23 @@ func DecodeSpan(span []byte) (SpanInfo, []SpanAccess, error) {
 }
 
 // decodeShort decodes a short record (8 bytes: a whole warp, lane i at
-// lane 0's address + i * size; lib/core/span_record.h).
+// lane 0's address + i * size; lib/core/span_record.h) as the affine
+// record it stands for.
 func decodeShort(w uint64) SpanAccess {
 	size := uint32(2) << (w >> 2 & 3)
-	a := SpanAccess{Mask: ^uint32(0), Site: uint32(w >> 6 & 0x3ff), Size: size,
-		Kind: uint8(w>>4&3) + 1, Affine: true, Stride: int64(size), Addrs: make([]uint64, 32)}
-	for i := range a.Addrs {
-		a.Addrs[i] = w>>16 + uint64(i)*uint64(size)
+	kind, site := uint32(w>>4&3)+1, uint32(w>>6&0x3ff)
+	return affineAccess(AffineRecord{Info: spanAffine | kind<<4 | size<<7 | site<<13,
+		Mask: ^uint32(0), W1: w>>16 | uint64(size)<<48})
+}
+
+// affineAccess decodes an affine record: each lane of its mask at
+// Base + (lane - lowest) * Stride.
+func affineAccess(r AffineRecord) SpanAccess {
+	a := SpanAccess{Mask: r.Mask, Site: r.Site(), Size: r.Size(), Kind: r.Kind(),
+		Affine: true, Stride: r.Stride(), Addrs: make([]uint64, 0, bits.OnesCount32(r.Mask))}
+	low := bits.TrailingZeros32(r.Mask)
+	for m := r.Mask; m != 0; m &= m - 1 {
+		a.Addrs = append(a.Addrs, r.Base()+uint64(int64(bits.TrailingZeros32(m)-low)*a.Stride))
 	}
 	return a
 }
@@ -196,12 +206,7 @@ func decodeRecord(slots []AffineRecord, raw []byte) (SpanAccess, int, error) {
 		return a, 0, newError(EFORMAT, fmt.Sprintf("egpu: a span record of format %d, lanes %#x, %d slots, where %d are left", r.Format(), r.Mask, n, len(slots)))
 	}
 	if r.Format() == spanAffine {
-		low := bits.TrailingZeros32(r.Mask)
-		a.Affine, a.Stride = true, r.Stride()
-		for m := r.Mask; m != 0; m &= m - 1 {
-			a.Addrs = append(a.Addrs, r.Base()+uint64(int64(bits.TrailingZeros32(m)-low)*a.Stride))
-		}
-		return a, n, nil
+		return affineAccess(r), n, nil
 	}
 	deltas := raw[16:]
 	if r.Format() == spanLong {

@@ -75,19 +75,14 @@ static void span_affine(struct egpu_warp_rec *rec, uint64_t w1)
 				  -(uint64_t)(rec->mask >> lane & 1);
 }
 
-/* A short record: the whole warp, lane i at lane 0's address + i * size. */
+/* A short record: an affine one of the whole warp at a stride of its size. */
 static void span_short(struct egpu_warp_rec *rec, uint64_t w)
 {
-	uint64_t base = span_short_base(w);
-
 	rec->mask = UINT32_MAX;
-	rec->affine = 1;
 	rec->size = span_short_size(w);
-	rec->stride = rec->size;
 	rec->kind = (uint16_t)span_short_kind(w);
 	rec->site = span_short_site(w);
-	for (uint32_t lane = 0; lane < 32; lane++)
-		rec->addr[lane] = base + (uint64_t)lane * rec->size;
+	span_affine(rec, span_affine_w1(span_short_base(w), (int32_t)rec->size));
 }
 
 /*

@@ -475,6 +475,13 @@ static void claim_span(struct strbuf *sb, const struct tr_site_code *c)
 	    (unsigned long long)SPAN_SLOTS_MASK, c->site);
 }
 
+/* %~tw10 = where %~tcur stands in its slot: 8 in its second half, else 0. */
+static void half_of_slot(struct strbuf *sb, const char *p)
+{
+	put(sb, p, "\tcvt.u32.u64 \t%%~tw10, %%~tcur;\n"
+	    "\tand.b32 \t%%~tw10, %%~tw10, %u;\n", SPAN_SHORT_BYTES);
+}
+
 /*
  * The leader's 16-byte record: word 0 the site's constant and the lanes,
  * word 1 the address's 48 bits and the stride's 16 (core/span_record.h),
@@ -488,13 +495,13 @@ static void store_record(struct strbuf *sb, const struct tr_site_code *c)
 	uint32_t w0 = (uint32_t)span_word0(SPAN_AFFINE, 0, c->s->op.kind,
 					   c->s->op.size, c->number, 0);
 
-	if (c->shorts)
-		put(sb, c->prefix, "\tcvt.u32.u64 \t%%~tw10, %%~tcur;\n"
-		    "\tand.b32 \t%%~tw10, %%~tw10, %u;\n"
-		    "\tsetp.ne.and.u32 \t%%~tp4, %%~tw10, 0, %%~tp1;\n"
+	if (c->shorts) {
+		half_of_slot(sb, c->prefix);
+		put(sb, c->prefix, "\tsetp.ne.and.u32 \t%%~tp4, %%~tw10, 0, %%~tp1;\n"
 		    "\t@%%~tp4 add.s32 \t%%~tleft, %%~tleft, -1;\n"
 		    "\t@%%~tp4 add.s64 \t%%~tcur, %%~tcur, %u;\n",
-		    SPAN_SHORT_BYTES, SPAN_SHORT_BYTES);
+		    SPAN_SHORT_BYTES);
+	}
 	put(sb, c->prefix, "\tmov.u32 \t%%~tw10, %u;\n"
 	    "\tmov.b64 \t%%~tx3, {%%~tw10, %%~tw0};\n"
 	    "\tprmt.b32 \t%%~tw11, %%~tw4, %%~tw5, 0x5410;\n"
@@ -521,18 +528,16 @@ static void store_short(struct strbuf *sb, const struct tr_site_code *c)
 
 	put(sb, c->prefix, "\tprmt.b32 \t%%~tw10, %%~tw3, %%~tw4, 0x5432;\n"
 	    "\tmad.lo.u32 \t%%~tw11, %%~tw3, 65536, %u;\n"
-	    "\tmov.b64 \t%%~tx3, {%%~tw11, %%~tw10};\n"
-	    "\tcvt.u32.u64 \t%%~tw10, %%~tcur;\n"
-	    "\tand.b32 \t%%~tw10, %%~tw10, %u;\n"
-	    "\tsetp.eq.and.u32 \t%%~tp4, %%~tw10, 0, %%~tp1;\n"
+	    "\tmov.b64 \t%%~tx3, {%%~tw11, %%~tw10};\n",
+	    span_short_low(op->kind, op->size, c->number));
+	half_of_slot(sb, c->prefix);
+	put(sb, c->prefix, "\tsetp.eq.and.u32 \t%%~tp4, %%~tw10, 0, %%~tp1;\n"
 	    "\tsetp.ne.and.u32 \t%%~tp2, %%~tw10, 0, %%~tp1;\n"
 	    "\t@%%~tp1 st.global.u64 \t[%%~tcur], %%~tx3;\n"
 	    "\tadd.s64 \t%%~tcur, %%~tcur, %u;\n"
 	    "\t@%%~tp2 add.s32 \t%%~tleft, %%~tleft, -1;\n"
 	    "\t@%%~tp4 add.s64 \t%%~tst, %%~tst, %llu;\n",
-	    span_short_low(op->kind, op->size, c->number),
-	    SPAN_SHORT_BYTES, SPAN_SHORT_BYTES,
-	    (unsigned long long)SPAN_USED_ONE);
+	    SPAN_SHORT_BYTES, (unsigned long long)SPAN_USED_ONE);
 }
 
 /*
@@ -542,12 +547,11 @@ static void store_short(struct strbuf *sb, const struct tr_site_code *c)
  */
 static void half_slot_check(struct strbuf *sb, const char *p)
 {
-	put(sb, p, "\tcvt.u32.u64 \t%%~tw10, %%~tcur;\n"
-	    "\tand.b32 \t%%~tw10, %%~tw10, %u;\n"
-	    "\tsetp.ne.u32 \t%%~tp4, %%~tw10, 0;\n"
+	half_of_slot(sb, p);
+	put(sb, p, "\tsetp.ne.u32 \t%%~tp4, %%~tw10, 0;\n"
 	    "\tsetp.eq.and.u32 \t%%~tp4, %%~tleft, 1, %%~tp4;\n"
 	    "\tsetp.eq.and.u32 \t%%~tp4, %%~tw2, %%~tw1, %%~tp4;\n"
-	    "\tor.pred \t%%~tp0, %%~tp0, %%~tp4;\n", SPAN_SHORT_BYTES);
+	    "\tor.pred \t%%~tp0, %%~tp0, %%~tp4;\n");
 }
 
 /*

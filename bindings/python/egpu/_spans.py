@@ -83,7 +83,6 @@ def decode_spans(chunk):
         kind[short] = ((w0[short] >> 4) & 3) + 1
         size[short] = np.left_shift(2, width[short])
         site[short] = (w0[short] >> 6) & 0x3FF
-        w1 = w1.copy()
         w1[short] = (w0[short] >> 16) | (size[short] << 48)
     long_ = fmt == 3
     if long_.any():  # site, size and kind whole in the next slot
