@@ -17,24 +17,14 @@
 #define UNBOUNDED_OBJ EGPU_TEST_BUILD "/unbounded.bpf.o"
 #define RSS_LIMIT_MB 512
 
-/* AddressSanitizer's shadow and quarantine are not the verifier's: the
- * bound is checked in builds without it. */
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
 
 static void check_rss(const char *what)
 {
 	long mb = tu_peak_rss_mb();
 
-	if (UNDER_ASAN)
+	/* AddressSanitizer's shadow and quarantine are not the verifier's:
+	 * the bound is checked in builds without it. */
+	if (TU_SANITIZED)
 		return;
 	ck_assert_msg(mb < RSS_LIMIT_MB, "%s: peak RSS %ld MB", what, mb);
 }

@@ -7,6 +7,25 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Whether this test is built with AddressSanitizer (gcc or clang). */
+#if defined(__SANITIZE_ADDRESS__)
+#define TU_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TU_SANITIZED 1
+#endif
+#endif
+#ifndef TU_SANITIZED
+#define TU_SANITIZED 0
+#endif
+
+/*
+ * The rounds of a stress test: all @n, or a quarter under the sanitizers.
+ * Their run looks for memory errors, which a quarter finds as well; rare
+ * interleavings are the plain build's job, which runs every round.
+ */
+#define TU_ROUNDS(n) (TU_SANITIZED ? ((n) + 3) / 4 : (n))
+
 /*
  * GPU tests call this first: without a usable GPU it prints why and exits
  * 77, which ctest reports as skipped (never as passed).
@@ -56,7 +75,12 @@ void tu_verifier_dump(struct strbuf *sb, const struct prog_spec *prog,
 		      const struct map_spec *maps, size_t map_cnt, int abi);
 /* The process's peak resident memory so far, in MB. */
 long tu_peak_rss_mb(void);
-/* Run @s, print its results, free it; 0 if every test passed. */
+/*
+ * Run @s, print its results, free it; 0 if every test passed. @fork: each
+ * test in a child of its own. Suites of table rows run without: a row is a
+ * pure check, and under AddressSanitizer a fork (and its leak check at
+ * exit) costs ten times the row.
+ */
 int tu_run_suite(Suite *s, bool fork);
 
 #endif

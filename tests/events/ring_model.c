@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "ring_model.h"
+#include "test_util.h"
 
 void fill(uint8_t *p, uint32_t len, uint64_t seq)
 {
@@ -304,7 +305,7 @@ void model_assert_settled(struct dev_ring *v)
 }
 
 #define PRODUCERS 4
-#define PER_PRODUCER 100000
+#define PER_PRODUCER TU_ROUNDS(100000)
 
 /*
  * A producer thread (produce()): PER_PRODUCER records tagged with its id,

@@ -1391,7 +1391,7 @@ static void weak_run(uint64_t seed, uint64_t cap, size_t mirror_len,
 /* Small shards that fill up and wrap many times, windows inside laps. */
 START_TEST(weak_visibility_many_seeds_small_shards)
 {
-	for (uint64_t seed = 1; seed <= 10; seed++)
+	for (uint64_t seed = 1; seed <= TU_ROUNDS(10); seed++)
 		weak_run(seed * 0x9e3779b97f4a7c15ull, 4 * 64 * 1024,
 			 RING_RECORD_MAX, 4);
 }
@@ -1400,7 +1400,7 @@ END_TEST
 /* One shard per SM of a GPU of 6 SMs, a mirror of a whole shard. */
 START_TEST(weak_visibility_shard_per_sm)
 {
-	for (uint64_t seed = 100; seed < 103; seed++)
+	for (uint64_t seed = 100; seed < 100 + TU_ROUNDS(3); seed++)
 		weak_run(seed, 1 << 20, (1 << 20) / 4 + RING_RECORD_MAX, 6);
 }
 END_TEST
@@ -1415,7 +1415,7 @@ END_TEST
  */
 START_TEST(weak_visibility_consumer_threads)
 {
-	for (uint64_t seed = 200; seed < 204; seed++) {
+	for (uint64_t seed = 200; seed < 200 + TU_ROUNDS(4); seed++) {
 		weak_run_threads(seed, 4 * 64 * 1024, RING_RECORD_MAX, 4,
 				 2 + seed % 2, false);
 		weak_run_threads(seed, 1 << 20, (1 << 20) / 4 + RING_RECORD_MAX,
@@ -1430,7 +1430,7 @@ END_TEST
  */
 START_TEST(weak_visibility_chunks)
 {
-	for (uint64_t seed = 300; seed < 304; seed++) {
+	for (uint64_t seed = 300; seed < 300 + TU_ROUNDS(4); seed++) {
 		weak_run_threads(seed, 4 * 64 * 1024, RING_RECORD_MAX, 4, 1,
 				 true);
 		weak_run_threads(seed, 1 << 20, (1 << 20) / 4 + RING_RECORD_MAX,

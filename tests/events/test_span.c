@@ -1339,17 +1339,17 @@ int main(void)
 	TCase *tc = tcase_create("span");
 
 	tcase_set_timeout(tc, 300);
-	tcase_add_loop_test(tc, every_access_once_in_order, 0, 12);
-	tcase_add_loop_test(tc, small_rings_wrap_and_drop, 0, 12);
-	tcase_add_loop_test(tc, warps_on_threads_against_the_consumer, 0, 6);
-	tcase_add_loop_test(tc, lossless_waits_are_bounded_and_drops_exact, 0, 8);
+	tcase_add_loop_test(tc, every_access_once_in_order, 0, TU_ROUNDS(12));
+	tcase_add_loop_test(tc, small_rings_wrap_and_drop, 0, TU_ROUNDS(12));
+	tcase_add_loop_test(tc, warps_on_threads_against_the_consumer, 0, TU_ROUNDS(6));
+	tcase_add_loop_test(tc, lossless_waits_are_bounded_and_drops_exact, 0, TU_ROUNDS(8));
 	tcase_add_loop_test(tc, lossless_slow_consumer_loses_nothing, 0, 4);
 	tcase_add_loop_test(tc, lossless_stopped_consumer_costs_one_wait, 0, 4);
 	tcase_add_test(tc, inline_claim_sizes_as_span_claim);
 	tcase_add_test(tc, shard_of_a_span_from_its_address);
-	tcase_add_loop_test(tc, trace_mode_against_the_adversary, 0, 24);
+	tcase_add_loop_test(tc, trace_mode_against_the_adversary, 0, TU_ROUNDS(24));
 	tcase_add_loop_test(tc, lossless_trace_mode_spans_and_barriers, 0, 4);
-	tcase_add_loop_test(tc, lossless_barrier_after_a_span_loses_nothing, 0, 16);
+	tcase_add_loop_test(tc, lossless_barrier_after_a_span_loses_nothing, 0, TU_ROUNDS(16));
 	tcase_add_loop_test(tc, lossless_span_held_at_a_barrier_drops, 0, 2);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s, true);

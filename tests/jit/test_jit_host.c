@@ -595,5 +595,5 @@ int main(void)
 {
 
 	vector_cnt = vectors_with_result(&vectors);
-	return tu_run_suite(jit_suite(), true);
+	return tu_run_suite(jit_suite(), false);
 }

@@ -19,14 +19,25 @@
 static struct vector *vectors;
 static size_t vector_cnt;
 
-static void assemble(const char *what, const struct jit_input *in)
+/*
+ * Whether ptxas checks program @i of many: each one, or one in four under
+ * the sanitizers, where the time goes to ptxas (neither ours nor
+ * sanitized) while jit_ptx still runs for every program.
+ */
+static bool ptxas_checks(int i)
+{
+	return !TU_SANITIZED || i % 4 == 0;
+}
+
+static void assemble(const char *what, const struct jit_input *in, bool check)
 {
 	char *ptx = NULL, log[2048];
 	int err = jit_ptx(in, "sm_90", true, &ptx, NULL, NULL);
 
 	ck_assert_msg(!err, "%s: jit_ptx: %s", what, egpu_errmsg());
-	ck_assert_msg(tu_ptxas(ptx, strlen(ptx), "sm_90", strstr(ptx, ".extern") != NULL, log,
-			       sizeof(log)),
+	ck_assert_msg(!check || tu_ptxas(ptx, strlen(ptx), "sm_90",
+					 strstr(ptx, ".extern") != NULL, log,
+					 sizeof(log)),
 		      "%s: ptxas failed:\n%s\n%s", what, log, ptx);
 	free(ptx);
 }
@@ -38,7 +49,7 @@ START_TEST(conformance_row)
 
 	in = test_input("conformance", v->insns, v->insn_cnt,
 			EGPU_HELPERS_CONFORMANCE);
-	assemble(v->name, &in);
+	assemble(v->name, &in, ptxas_checks(_i));
 }
 END_TEST
 
@@ -50,7 +61,7 @@ START_TEST(edge_case)
 	char what[64];
 
 	snprintf(what, sizeof(what), "edge_cases.c:%d", c->line);
-	assemble(what, &in);
+	assemble(what, &in, ptxas_checks(_i));
 }
 END_TEST
 
@@ -88,7 +99,7 @@ static bool seen_before(const char *text)
 }
 
 static void assemble_for(const char *what, unsigned sm, bool known,
-			 const char *ptx)
+			 const char *ptx, bool check)
 {
 	char arch[16], log[2048], *copy = strdup(ptx), *target;
 
@@ -102,13 +113,14 @@ static void assemble_for(const char *what, unsigned sm, bool known,
 					   !strstr(ptx, "nanosleep")),
 			      "%s: sm_70 instructions for sm_%u:\n%s", what, sm, ptx);
 		/* The older targets mostly give the same text: assemble once. */
-		if (seen_before(copy)) {
+		if (!check || seen_before(copy)) {
 			free(copy);
 			return;
 		}
 	}
-	ck_assert_msg(tu_ptxas(copy, strlen(copy), arch,
-			       strstr(copy, ".extern") != NULL, log, sizeof(log)),
+	ck_assert_msg(!check || tu_ptxas(copy, strlen(copy), arch,
+					 strstr(copy, ".extern") != NULL, log,
+					 sizeof(log)),
 		      "%s: ptxas -arch=%s failed:\n%s\n%s", what, arch, log, copy);
 	free(copy);
 }
@@ -118,7 +130,7 @@ static void assemble_for(const char *what, unsigned sm, bool known,
  * helper and the target (never an abort inside LLVM).
  */
 static void jit_for(const char *what, unsigned sm, bool known,
-		    const struct jit_input *in, const char *helper)
+		    const struct jit_input *in, const char *helper, bool check)
 {
 	char target[16], *ptx = NULL;
 	int err;
@@ -133,7 +145,7 @@ static void jit_for(const char *what, unsigned sm, bool known,
 		return;
 	}
 	ck_assert_msg(!err, "%s: jit_ptx: %s", what, egpu_errmsg());
-	assemble_for(what, sm, known, ptx);
+	assemble_for(what, sm, known, ptx, check);
 	free(ptx);
 }
 
@@ -164,7 +176,7 @@ static void every_helper_for(unsigned sm)
 	in.maps = test_maps;
 	in.map_cnt = 1;
 	snprintf(what, sizeof(what), "sm_%u atomics", sm);
-	jit_for(what, sm, known, &in, NULL);
+	jit_for(what, sm, known, &in, NULL, true);
 	for (int32_t id = 0; id < 1024; id++) {
 		const struct helper_info *h = helper_find(id, EGPU_HELPERS_GPU);
 		const struct bpf_insn p[] = {
@@ -183,7 +195,7 @@ static void every_helper_for(unsigned sm)
 		in.maps = test_maps;
 		in.map_cnt = 1;
 		snprintf(what, sizeof(what), "sm_%u helper %s", sm, h->name);
-		jit_for(what, sm, known, &in, h->name);
+		jit_for(what, sm, known, &in, h->name, ptxas_checks(found));
 		found++;
 	}
 	ck_assert_int_ge(found, 20);
@@ -234,14 +246,12 @@ int main(void)
 		return 77;
 	}
 	vector_cnt = vectors_with_result(&vectors);
-	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, conformance_row, 0, (int)vector_cnt);
 	tcase_add_loop_test(tc, edge_case, 0, (int)edge_case_cnt);
 	tcase_add_test(tc, unknown_sm);
 	suite_add_tcase(s, tc);
-	tcase_set_timeout(targets, 300);
 	tcase_add_test(targets, every_helper_every_sm);
 	tcase_add_test(targets, every_helper_newer_sm);
 	suite_add_tcase(s, targets);
-	return tu_run_suite(s, true);
+	return tu_run_suite(s, false);
 }

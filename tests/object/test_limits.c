@@ -42,16 +42,7 @@ START_TEST(zero_bss_is_not_copied)
 END_TEST
 
 /* AddressSanitizer's shadow of a 4000 MB allocation is 500 MB. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SHADOW_MB 500
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SHADOW_MB 500
-#endif
-#endif
-#ifndef SHADOW_MB
-#define SHADOW_MB 0
-#endif
+#define SHADOW_MB (TU_SANITIZED ? 500 : 0)
 
 /* Loading it (host maps included) costs far less than its 4000 MB. */
 START_TEST(zero_bss_loads_cheaply)

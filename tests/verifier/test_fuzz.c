@@ -18,11 +18,11 @@
 #include "verifier/verifier.h"
 #include "test_util.h"
 
-#define RANDOM_PROGRAMS 3000
-#define LOOP_PROGRAMS 3000
-#define MUTANTS 6000
+#define RANDOM_PROGRAMS TU_ROUNDS(3000)
+#define LOOP_PROGRAMS TU_ROUNDS(3000)
+#define MUTANTS TU_ROUNDS(6000)
 #define RUNS_PER_PROGRAM 6
-#define GARBAGE_PROGRAMS 20000
+#define GARBAGE_PROGRAMS TU_ROUNDS(20000)
 
 struct subject {
 	const char *name;

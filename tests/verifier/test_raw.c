@@ -231,7 +231,6 @@ int main(void)
 	tcase_add_test(tc, disassembly);
 	tcase_add_test(tc, report_line);
 	tcase_add_test(tc, report_after_log);
-	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
-	return tu_run_suite(s, true);
+	return tu_run_suite(s, false);
 }
