@@ -6,14 +6,17 @@
  * thread would), the trace streaming its Perfetto timeline to FILE. The
  * resident memory (/proc/self/statm) is sampled SAMPLES times:
  *
- *     tracecol_stream_mem LAUNCHES SAMPLES FILE [GROWTH_MB]
+ *     tracecol_stream_mem LAUNCHES SAMPLES FILE [GROWTH_MB [RATE]]
  *
  * prints "launches seconds rss_mb" per sample (and before the first
  * launch, the trace started), then the file's bytes per
  * launch. With GROWTH_MB, fails (1) unless every launch was joined and
  * written, and the memory of the run's second half stays within
  * GROWTH_MB of the first half's highest: flat once the stream's lag (the
- * last 2 s of calls) has filled; FILE is then removed.
+ * last 2 s of calls) has filled; FILE is then removed. RATE: at most so
+ * many launches a second. The lag's memory follows the launch rate, so a
+ * check of its growth paces them: unpaced, a run whose second half gets
+ * more of a shared CPU than its first holds more launches in its lag.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -39,11 +42,21 @@ static double rss_mb(void)
 	return (double)resident * (double)sysconf(_SC_PAGESIZE) / 1048576.0;
 }
 
-/* @n launches from two paths (the second 8 frames deeper). */
-static void launches(long from, long n)
+/*
+ * @n launches from two paths (the second 8 frames deeper), at most @rate
+ * a second from @t0 on (0: unpaced).
+ */
+static void launches(long from, long n, double t0, double rate)
 {
-	for (long i = from; i < from + n; i++)
+	for (long i = from; i < from + n; i++) {
 		bench_launch(i, 2, DEPTH);
+		if (rate > 0 && i % 1024 == 1023) {
+			double ahead = t0 + (double)(i + 1) / rate - bench_now();
+
+			if (ahead > 0)
+				usleep((useconds_t)(ahead * 1e6));
+		}
+	}
 }
 
 int main(int argc, char **argv)
@@ -51,6 +64,7 @@ int main(int argc, char **argv)
 	long n = argc > 3 ? atol(argv[1]) : 0;
 	int samples = argc > 3 ? atoi(argv[2]) : 0;
 	double growth = argc > 4 ? atof(argv[4]) : -1, first = 0, second = 0;
+	double rate = argc > 5 ? atof(argv[5]) : 0;
 	struct egpu_trace_opts o = { .sz = sizeof(o), .no_python = true };
 	struct egpu_trace_stats st = { .sz = sizeof(st) };
 	double t0, rss;
@@ -58,7 +72,7 @@ int main(int argc, char **argv)
 	struct stat sb;
 
 	if (n < 1 || samples < 2 || n < samples) {
-		fprintf(stderr, "usage: %s LAUNCHES SAMPLES FILE [GROWTH_MB]\n",
+		fprintf(stderr, "usage: %s LAUNCHES SAMPLES FILE [GROWTH_MB [RATE]]\n",
 			argv[0]);
 		return 2;
 	}
@@ -74,7 +88,8 @@ int main(int argc, char **argv)
 	for (int s = 0; s < samples; s++) {
 		long from = n / samples * s;
 
-		launches(from, s + 1 == samples ? n - from : n / samples);
+		launches(from, s + 1 == samples ? n - from : n / samples, t0,
+			 rate);
 		rss = rss_mb();
 		if (s < samples / 2)
 			first = rss > first ? rss : first;
