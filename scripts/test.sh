@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Install what is missing, build, and run every test: the unit, binding
 # (pytest, go test) and GPU tests under ctest (GPU tests report "skipped"
-# without a GPU), a Release build of the library and CLI, a clang build of
-# everything, the unit tests again under AddressSanitizer and UBSan, and
-# each fuzz target briefly.
+# without a GPU), a Release build of the library and CLI, the unit tests
+# again under AddressSanitizer and UBSan, and a clang build of the library
+# and CLI whose fuzz targets each run briefly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/cuda/bin"
@@ -30,9 +30,6 @@ grep -E '^[0-9]+ (passed|failed|skipped)|^(ok|FAIL)[[:space:]]+libegpu|GPU tests
 cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DEGPU_WERROR=ON \
 	-DEGPU_BUILD_TESTS=OFF -DEGPU_BUILD_EXAMPLES=OFF >/dev/null
 stage cmake --build build-release -j"$jobs"
-# clang's warnings differ from gcc's: one clang build of everything
-# (tests and examples included; every type: scripts/build_matrix.sh)
-EGPU_MATRIX_CC=clang-16 stage scripts/build_matrix.sh build-matrix Debug
 
 # -O1, as AddressSanitizer's documentation advises: at -O0 the sanitized
 # tests take nearly twice as long.
@@ -46,13 +43,15 @@ ASAN_OPTIONS=detect_leaks=1 stage ctest --test-dir build-asan --output-on-failur
 	-LE "gpu|install" -j"$jobs"
 
 # Fuzzing, briefly (tests/fuzz, docs/fuzzing.md): where clang links
-# libFuzzer, each target runs for EGPU_FUZZ_SECONDS (0: not at all).
+# libFuzzer, each target runs for EGPU_FUZZ_SECONDS (0: not at all). The
+# same build is CI's clang build (-Werror) of the library and the CLI;
+# scripts/build_matrix.sh builds the tests and examples with clang too.
 if [ "${EGPU_FUZZ_SECONDS:-20}" != 0 ] && echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' |
 	clang-16 -x c -fsanitize=fuzzer,address -o /dev/null - 2>/dev/null; then
 	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang-16 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DEGPU_FUZZ=ON -DEGPU_SANITIZE=ON -DEGPU_WERROR=ON -DEGPU_BUILD_TESTS=OFF \
-		-DEGPU_BUILD_EXAMPLES=OFF -DEGPU_BUILD_TOOLS=OFF >/dev/null
-	stage cmake --build build-fuzz -j"$jobs" --target egpu_fuzzers
+		-DEGPU_BUILD_EXAMPLES=OFF >/dev/null
+	stage cmake --build build-fuzz -j"$jobs" --target egpu_fuzzers egpu_cli
 	stage tests/fuzz/run_fuzz.sh build-fuzz "${EGPU_FUZZ_SECONDS:-20}"
 else
 	echo "test.sh: clang-16 cannot link libFuzzer: fuzzing skipped" >&2
