@@ -44,17 +44,23 @@ static double rss_mb(void)
 
 /*
  * @n launches from two paths (the second 8 frames deeper), at most @rate
- * a second from @t0 on (0: unpaced).
+ * a second (0: unpaced). A batch that falls behind does not catch up in a
+ * burst: no stretch of the run goes faster than @rate.
  */
-static void launches(long from, long n, double t0, double rate)
+static void launches(long from, long n, double rate)
 {
+	static double start; /* when this batch of 1024 started */
+
 	for (long i = from; i < from + n; i++) {
 		bench_launch(i, 2, DEPTH);
 		if (rate > 0 && i % 1024 == 1023) {
-			double ahead = t0 + (double)(i + 1) / rate - bench_now();
+			double now = bench_now(), end = start + 1024 / rate;
 
-			if (ahead > 0)
-				usleep((useconds_t)(ahead * 1e6));
+			if (start > 0 && now < end) {
+				usleep((useconds_t)((end - now) * 1e6));
+				now = end;
+			}
+			start = now;
 		}
 	}
 }
@@ -88,8 +94,7 @@ int main(int argc, char **argv)
 	for (int s = 0; s < samples; s++) {
 		long from = n / samples * s;
 
-		launches(from, s + 1 == samples ? n - from : n / samples, t0,
-			 rate);
+		launches(from, s + 1 == samples ? n - from : n / samples, rate);
 		rss = rss_mb();
 		if (s < samples / 2)
 			first = rss > first ? rss : first;
