@@ -71,7 +71,8 @@ int tu_count(const char *s, const char *what);
  * malloc'ed; fails the test if either is missing. */
 char *tu_text_before(const char *out, const char *marker, const char *insn);
 /* @ptx (NUL-terminated) accepted by ptxas -arch=sm_90 -c where ptxas
- * is found; else the test fails, naming @what. */
+ * is found; else the test fails, naming @what. Not under the sanitizers:
+ * ptxas's verdict is the plain build's, and its time is not ours. */
 void tu_assemble_sm90(const char *ptx, const char *what);
 /* @ptx written to the file @path (for ptxas -v by hand). */
 void tu_save(const char *ptx, const char *path);

@@ -41,7 +41,8 @@ static bool as_expected(const struct raw_case *c, int err)
 
 /*
  * Each case twice: as usual, and storing a state at every prune point so
- * that pruning decides as much as it can.
+ * that pruning decides as much as it can (under the sanitizers, one case
+ * in four: the second run's verdicts are the plain build's to check).
  */
 START_TEST(raw_case)
 {
@@ -50,7 +51,7 @@ START_TEST(raw_case)
 	const char *msg = egpu_errmsg();
 	bool ok = as_expected(c, err);
 
-	if (ok) {
+	if (ok && (!TU_SANITIZED || _i % 4 == 0)) {
 		err = run_case_with(c, NULL, true);
 		ok = as_expected(c, err);
 	}
