@@ -17,7 +17,6 @@
 #define UNBOUNDED_OBJ EGPU_TEST_BUILD "/unbounded.bpf.o"
 #define RSS_LIMIT_MB 512
 
-
 static void check_rss(const char *what)
 {
 	long mb = tu_peak_rss_mb();

@@ -33,11 +33,14 @@
 #endif
 
 /*
- * The rounds of a stress test: all @n, or a quarter under the sanitizers.
- * Their run looks for memory errors, which a quarter finds as well; rare
- * interleavings are the plain build's job, which runs every round.
+ * Under the sanitizers a test looks for memory errors, which one round or
+ * table row in TU_SHARE finds as well; rare interleavings and every row's
+ * verdict are the plain build's job, which runs them all. TU_ROUNDS: the
+ * rounds of a stress test of @n; TU_SAMPLED: whether row @i is run.
  */
-#define TU_ROUNDS(n) (TU_SANITIZED ? ((n) + 3) / 4 : (n))
+#define TU_SHARE 4
+#define TU_ROUNDS(n) (TU_SANITIZED ? ((n) + TU_SHARE - 1) / TU_SHARE : (n))
+#define TU_SAMPLED(i) (!TU_SANITIZED || (i) % TU_SHARE == 0)
 
 /*
  * GPU tests call this first: without a usable GPU it prints why and exits

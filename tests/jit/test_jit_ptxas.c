@@ -20,15 +20,10 @@ static struct vector *vectors;
 static size_t vector_cnt;
 
 /*
- * Whether ptxas checks program @i of many: each one, or one in four under
- * the sanitizers, where the time goes to ptxas (neither ours nor
- * sanitized) while jit_ptx still runs for every program.
+ * @check: whether ptxas checks this program. Under the sanitizers it
+ * checks a sample (TU_SAMPLED), since there the time goes to ptxas (neither
+ * ours nor sanitized); jit_ptx still runs for every program.
  */
-static bool ptxas_checks(int i)
-{
-	return !TU_SANITIZED || i % 4 == 0;
-}
-
 static void assemble(const char *what, const struct jit_input *in, bool check)
 {
 	char *ptx = NULL, log[2048];
@@ -49,7 +44,7 @@ START_TEST(conformance_row)
 
 	in = test_input("conformance", v->insns, v->insn_cnt,
 			EGPU_HELPERS_CONFORMANCE);
-	assemble(v->name, &in, ptxas_checks(_i));
+	assemble(v->name, &in, TU_SAMPLED(_i));
 }
 END_TEST
 
@@ -61,7 +56,7 @@ START_TEST(edge_case)
 	char what[64];
 
 	snprintf(what, sizeof(what), "edge_cases.c:%d", c->line);
-	assemble(what, &in, ptxas_checks(_i));
+	assemble(what, &in, TU_SAMPLED(_i));
 }
 END_TEST
 
@@ -195,7 +190,7 @@ static void every_helper_for(unsigned sm)
 		in.maps = test_maps;
 		in.map_cnt = 1;
 		snprintf(what, sizeof(what), "sm_%u helper %s", sm, h->name);
-		jit_for(what, sm, known, &in, h->name, ptxas_checks(found));
+		jit_for(what, sm, known, &in, h->name, TU_SAMPLED(found));
 		found++;
 	}
 	ck_assert_int_ge(found, 20);
